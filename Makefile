@@ -1,0 +1,75 @@
+# gravplug — one non-recursive Makefile. Each directory that builds something
+# has a module.mk that appends to the variables below; this file holds the
+# shared rules. `make` builds everything, `make test` runs the TAP suite.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= gcc
+PROVE   ?= prove
+VERSION := 0.1.0
+
+# -fvisibility=hidden everywhere: plugins export gravplug_entry alone
+# (enforced again by plugin/plugin.map), libraries mark their API explicitly.
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -fPIC -fvisibility=hidden -fopenmp $(WARN) -D_GNU_SOURCE \
+            -Iabi -Iplugin -DGP_VERSION='"$(VERSION)"' -DGP_BUILD_PLUGIN_DIR='"$(abspath $(BUILD))/plugins"'
+LDLIBS   += -lm
+OMPFLAGS := -fopenmp
+
+# CUDA: found automatically; without nvcc the CUDA parts are left out.
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+# sm_90 (H100/H200) machine code plus compute_90 PTX for newer GPUs.
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -g -lineinfo
+NVCCFLAGS += $(CUDA_ARCH) -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-fopenmp \
+             -Iabi -Iplugin -DGP_VERSION='"$(VERSION)"' --expt-relaxed-constexpr
+
+# Filled in by module.mk files.
+PLUGINS :=   # build/plugins/gravplug-NAME.so
+LIBS    :=   # shared/static libraries
+BINS    :=   # host programs
+TESTS   :=   # TAP producers run by prove (executables under build/t/)
+BENCHES :=   # benchmark programs
+CPU_PLUGINS :=  # plugins also run under valgrind in the test suite
+HOSTLIB_OBJS := # objects of build/lib/libgravplug.so (loader, integrators, ICs)
+HOSTLIB_LDLIBS := -ldl -lm
+
+.PHONY: all test bench install clean check-exports
+all:
+
+include $(sort $(wildcard */module.mk */*/module.mk))
+
+all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
+
+# ---- shared compile rules ------------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# A plugin exports gravplug_entry and nothing else (version script).
+PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined
+
+# The host library: everything a host (gravhost, Python, a user's C code)
+# links against. Its exported names all start with gp_ (checked in tests).
+HOSTLIB := $(BUILD)/lib/libgravplug.so
+$(HOSTLIB): $(HOSTLIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fopenmp -o $@ $^ $(HOSTLIB_LDLIBS)
+LIBS += $(HOSTLIB)
+
+# ---- tests ---------------------------------------------------------------
+test: all
+	$(PROVE) -e '' $(sort $(TESTS))
+
+bench: all $(BENCHES)
+	@echo "benchmarks built in $(BUILD)/bench; see bench/README.md"
+
+clean:
+	rm -rf $(BUILD)

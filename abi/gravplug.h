@@ -1,0 +1,270 @@
+/*
+ * gravplug.h — the gravplug plugin ABI, version 1.0.
+ *
+ * One header for hosts and plugins, C99, usable from C, C++, Fortran
+ * (iso_c_binding) and Python (ctypes/cffi). It includes nothing beyond
+ * <stddef.h> and <stdint.h>.
+ *
+ * A plugin is a shared object that exports exactly one symbol:
+ *
+ *     const gp_api *gravplug_entry(uint32_t abi_major);
+ *
+ * The host calls it once, after dlopen(path, RTLD_NOW | RTLD_LOCAL), with the
+ * ABI major version it was compiled against (GRAVPLUG_ABI_MAJOR). The plugin
+ * returns its function table for that major version, or NULL if it does not
+ * speak it. The table is static: it lives as long as the .so is loaded.
+ *
+ * Compatibility policy
+ *   - A minor bump only appends members at the END of structs. Nothing is
+ *     ever removed, reordered or retyped within a major version.
+ *   - Every extensible struct carries its own size: gp_api.struct_size is
+ *     set by the plugin; gp_init_args.struct_size and gp_stats.struct_size
+ *     are set by the caller. The receiving side never touches a member that
+ *     lies beyond the size it was given (LV2's rule), and treats members the
+ *     other side did not know about as absent (defaults).
+ *   - A major bump is a new table and a new gravplug_entry answer.
+ *
+ * Ownership
+ *   The caller owns every array it passes in or out. A plugin copies what
+ *   it keeps and never holds a caller pointer past the call that received
+ *   it. Strings returned by the plugin (name, version, gp_param_info text,
+ *   last_error) belong to the plugin; see each function for how long they
+ *   stay valid.
+ *
+ * Threads
+ *   Plugins keep no global mutable state. Two instances, of one plugin or of
+ *   two plugins, may be used from two threads at once. One instance is used
+ *   by one thread at a time (the host serialises calls on it). A plugin may
+ *   use threads (OpenMP) or a GPU inside a call; it never leaves work running
+ *   after a call returns.
+ *
+ * Errors
+ *   Every function that can fail returns a gp_status. On failure the
+ *   instance is left as it was before the call (no partial update), and
+ *   last_error(s) returns a sentence saying what was wrong and what to do.
+ *   A plugin never aborts, exits, or prints to stdout; diagnostics go
+ *   through the host's gp_log_fn if one was given.
+ *
+ * Determinism
+ *   The same inputs and parameters on the same plugin give bit-identical
+ *   outputs, run after run, whatever the number of threads or GPU blocks:
+ *   every sum has a fixed order (no floating-point atomics in accumulation).
+ *
+ * Units
+ *   The ABI is unit-free: positions, masses and G are in whatever consistent
+ *   units the host uses (N-body units, G = 1, by default).
+ */
+#ifndef GRAVPLUG_H
+#define GRAVPLUG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GRAVPLUG_ABI_MAJOR 1
+#define GRAVPLUG_ABI_MINOR 0
+
+/* The name of the one exported symbol, for dlsym. */
+#define GRAVPLUG_ENTRY_SYMBOL "gravplug_entry"
+
+/* Plugins mark gravplug_entry with this; everything else is hidden. */
+#if defined(_WIN32)
+#  define GRAVPLUG_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define GRAVPLUG_EXPORT __attribute__((visibility("default")))
+#else
+#  define GRAVPLUG_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes. GP_OK is 0; every other value is a failure.                */
+/* ------------------------------------------------------------------------ */
+typedef enum gp_status {
+    GP_OK                    = 0,
+    GP_ERR_INVALID_ARGUMENT  = 1, /* NULL array, n = 0, NaN/Inf, negative mass,
+                                     bad index, unparsable parameter value   */
+    GP_ERR_BAD_STATE         = 2, /* call out of order (compute before
+                                     set_particles, ...)                    */
+    GP_ERR_OUT_OF_MEMORY     = 3, /* host or device memory does not fit n    */
+    GP_ERR_DEVICE            = 4, /* no usable GPU, or a CUDA error          */
+    GP_ERR_UNSUPPORTED       = 5, /* the plugin lacks this capability        */
+    GP_ERR_UNKNOWN_PARAMETER = 6, /* set_param/get_param/init: no such name  */
+    GP_ERR_ABI_MISMATCH      = 7, /* struct_size too small for the first
+                                     published layout                       */
+    GP_ERR_INTERNAL          = 8  /* a bug in the plugin: please report it   */
+} gp_status;
+
+/* ------------------------------------------------------------------------ */
+/* Capability bits of gp_api.capabilities, bit 0 first.                     */
+/* ------------------------------------------------------------------------ */
+#define GP_CAP_GPU           (UINT64_C(1) << 0) /* runs on a GPU             */
+#define GP_CAP_TREE          (UINT64_C(1) << 1) /* approximate (tree) forces */
+#define GP_CAP_EXACT         (UINT64_C(1) << 2) /* direct summation          */
+#define GP_CAP_ACTIVE_SUBSET (UINT64_C(1) << 3) /* cost follows the active
+                                                   count, not n              */
+#define GP_CAP_FIELD         (UINT64_C(1) << 4) /* compute_field works       */
+#define GP_CAP_POTENTIAL     (UINT64_C(1) << 5) /* pot outputs are filled    */
+#define GP_CAP_REFIT         (UINT64_C(1) << 6) /* update_positions is
+                                                   cheaper than
+                                                   set_particles             */
+
+/* ------------------------------------------------------------------------ */
+/* Parameters, logging, init arguments, statistics.                         */
+/* ------------------------------------------------------------------------ */
+
+/* A name = value pair, both as strings (values as set_param parses them). */
+typedef struct gp_param {
+    const char *name;
+    const char *value;
+} gp_param;
+
+/* Log callback. Called only from inside a call on the instance, on the
+ * calling thread; message is valid during the callback only. */
+typedef void (*gp_log_fn)(void *user, int level, const char *message);
+enum {
+    GP_LOG_ERROR   = 0,
+    GP_LOG_WARNING = 1,
+    GP_LOG_INFO    = 2,
+    GP_LOG_DEBUG   = 3
+};
+
+/* Arguments to init. The caller sets struct_size = sizeof(gp_init_args) as
+ * it compiled it; a plugin rejects a size smaller than this first published
+ * layout with GP_ERR_ABI_MISMATCH. init(&s, NULL) means all defaults. */
+typedef struct gp_init_args {
+    size_t struct_size;       /* sizeof(gp_init_args) as the caller compiled it */
+    const gp_param *params;   /* may be NULL when n_params == 0; applied in
+                                 order, as set_param would                   */
+    size_t n_params;
+    gp_log_fn log;            /* may be NULL: the plugin stays silent         */
+    void *log_user;           /* passed back to log unchanged                 */
+    int device;               /* GPU ordinal; -1: the plugin's default.
+                                 CPU plugins ignore it.                       */
+} gp_init_args;
+
+typedef enum gp_param_type {
+    GP_PARAM_DOUBLE = 0,
+    GP_PARAM_INT    = 1,
+    GP_PARAM_BOOL   = 2,      /* "true"/"false" (also "1"/"0", "yes"/"no")    */
+    GP_PARAM_ENUM   = 3       /* one of the '|'-separated words in allowed    */
+} gp_param_type;
+
+/* One parameter, as describe_params lists it. All strings are static. */
+typedef struct gp_param_info {
+    const char *name;
+    gp_param_type type;
+    const char *default_value; /* as a string, parseable by set_param         */
+    const char *allowed;       /* enums: "bh|bmax|multipole|acceleration";
+                                  ranges: "[0,inf)"; otherwise NULL           */
+    const char *doc;           /* one line                                    */
+} gp_param_info;
+
+/* Cumulative counters since init. The caller sets struct_size before
+ * get_stats; the plugin fills only the members that fit in it. */
+typedef struct gp_stats {
+    size_t   struct_size;      /* set by the caller                          */
+    uint64_t force_calls;      /* compute_forces calls that succeeded        */
+    uint64_t field_calls;      /* compute_field calls that succeeded         */
+    uint64_t tree_builds;      /* full tree (re)builds                        */
+    uint64_t tree_refits;      /* moment refits on an old topology            */
+    uint64_t pp_interactions;  /* particle-particle interactions evaluated    */
+    uint64_t pc_interactions;  /* particle-cell interactions evaluated        */
+    double   seconds_build;    /* wall seconds: keys, sort, tree topology     */
+    double   seconds_moments;  /* wall seconds: multipole moments, refits     */
+    double   seconds_walk;     /* wall seconds: walks and interactions        */
+    double   seconds_transfer; /* wall seconds: host<->device copies          */
+} gp_stats;
+
+/* ------------------------------------------------------------------------ */
+/* The function table.                                                       */
+/* ------------------------------------------------------------------------ */
+typedef struct gp_solver gp_solver; /* opaque instance */
+
+typedef struct gp_api {
+    uint32_t abi_major, abi_minor; /* what the plugin implements             */
+    size_t   struct_size;          /* sizeof(gp_api) of the plugin: a host
+                                      compiled against a newer minor checks
+                                      it before touching a newer member     */
+    const char *name;              /* "cpu-direct", "cpu-tree", "cuda-tree"  */
+    const char *version;           /* plugin version string                  */
+    uint64_t capabilities;         /* GP_CAP_* bits                           */
+
+    /* The parameters this plugin accepts, as a static array; *count gets
+     * its length. Needs no instance and works without a GPU. count may not
+     * be NULL. */
+    const gp_param_info *(*describe_params)(size_t *count);
+
+    /* Creates an instance. args may be NULL (all defaults). On failure *out
+     * is set to NULL and last_error(NULL) explains on the calling thread
+     * until its next init. A GPU plugin on a machine without a usable GPU
+     * fails here with GP_ERR_DEVICE. */
+    gp_status (*init)(gp_solver **out, const gp_init_args *args);
+
+    /* Frees the instance and everything it holds. NULL is a no-op. */
+    void      (*finalize)(gp_solver *s);
+
+    /* Sets one parameter by name from a string. Unknown name:
+     * GP_ERR_UNKNOWN_PARAMETER; bad value: GP_ERR_INVALID_ARGUMENT; both
+     * with a sentence naming what is accepted. May be called at any time;
+     * takes effect at the next compute call. */
+    gp_status (*set_param)(gp_solver *s, const char *name, const char *value);
+
+    /* Writes the current value of a parameter as a string set_param
+     * accepts, NUL-terminated, into buf (buflen bytes). Too small a buffer:
+     * GP_ERR_INVALID_ARGUMENT. */
+    gp_status (*get_param)(gp_solver *s, const char *name, char *buf, size_t buflen);
+
+    /* Replaces the whole particle set: n particles, pos[3n] interleaved xyz,
+     * mass[n] >= 0 (zero mass: a massless test particle that feels the
+     * field and sources none). Resets the active subset to all particles.
+     * n may differ from the previous call. The plugin copies the arrays. */
+    gp_status (*set_particles)(gp_solver *s, size_t n, const double *pos, const double *mass);
+
+    /* Moves the same n particles to new positions pos[3n] (masses
+     * unchanged). The cheap path for block time steps: a plugin with
+     * GP_CAP_REFIT refits its tree instead of rebuilding it. Requires a
+     * previous set_particles: otherwise GP_ERR_BAD_STATE. */
+    gp_status (*update_positions)(gp_solver *s, const double *pos);
+
+    /* Selects the i-particles of the next compute_forces calls: index[k] is
+     * a position in set_particles order, each < n and none repeated.
+     * (0, NULL) means all particles. Sources are always all particles. The
+     * subset stays in force until replaced or until set_particles. */
+    gp_status (*set_active_subset)(gp_solver *s, size_t n_active, const uint32_t *index);
+
+    /* Accelerations acc[3*n_active] and, when pot is not NULL, potentials
+     * pot[n_active] of the active particles, in the order of the active
+     * index list (particle order when all are active):
+     *     a_i   =  G * sum_{j != i} m_j (x_j - x_i) / (r_ij^2 + eps^2)^(3/2)
+     *     phi_i = -G * sum_{j != i} m_j / sqrt(r_ij^2 + eps^2)
+     * The self term is excluded. */
+    gp_status (*compute_forces)(gp_solver *s, double *acc, double *pot);
+
+    /* The field of all particles at m arbitrary points (points[3m]):
+     * acc[3m] and, when pot is not NULL, pot[m]. No term is excluded: a
+     * point on top of a particle gets that particle's softened term (with
+     * eps = 0 such a pair is skipped). Leaves the active subset alone. */
+    gp_status (*compute_field)(gp_solver *s, size_t m, const double *points,
+                               double *acc, double *pot);
+
+    /* Copies the cumulative counters into *out, up to out->struct_size. */
+    gp_status (*get_stats)(gp_solver *s, gp_stats *out);
+
+    /* A sentence about the last failure on s (what was wrong and what to
+     * do), or "" if none; valid until the next call on s. last_error(NULL)
+     * reports the last failed init on the calling thread. Never NULL. */
+    const char *(*last_error)(const gp_solver *s);
+} gp_api;
+
+/* The one symbol every plugin exports. */
+typedef const gp_api *(*gravplug_entry_fn)(uint32_t abi_major);
+GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRAVPLUG_H */
