@@ -1,0 +1,241 @@
+/*
+ * gp_integrator.h — the host-side simulation API of libgravplug.so.
+ *
+ * A gp_sim owns the time: particle positions, velocities, masses and ids,
+ * the integrator (leapfrog, rk4, rk2, block-rk2, rk8pd, ... chosen by name)
+ * and its time-step bookkeeping. It drives one gravity plugin (a gp_api and
+ * a gp_solver instance) through active-subset force calls, and can swap
+ * that plugin mid-run without disturbing the trajectory.
+ *
+ * Shaped for ctypes/cffi and for AMUSE-style drivers: every function takes
+ * plain pointers and sizes, nothing is passed by value except scalars, and
+ * every failure returns a gp_status with a sentence in gp_sim_last_error().
+ *
+ *   gp_sim *sim;
+ *   gp_sim_new(&sim);
+ *   gp_sim_open_solver(sim, "auto", 1, (const char*[]){"eps"},
+ *                      (const char*[]){"0.01"});       // or gp_sim_set_solver
+ *   gp_sim_set_particles(sim, n, pos, vel, mass, NULL);
+ *   gp_sim_set_integrator(sim, "block-rk2");
+ *   gp_sim_set_integrator_param(sim, "eta", "0.2");
+ *   gp_sim_evolve(sim, 10.0);                          // evolve_model(t)
+ *   gp_sim_energies(sim, &kin, &pot);
+ *   gp_sim_get_particles(sim, pos, vel, NULL, NULL);
+ *   gp_sim_free(sim);
+ *
+ * Arrays: pos, vel, acc and points are interleaved xyz (3*n doubles); mass
+ * and pot are n doubles; ids are n uint64_t. The caller owns every array;
+ * the simulation copies what it keeps.
+ *
+ * Threads: one gp_sim is used by one thread at a time; distinct gp_sim
+ * objects are independent.
+ *
+ * Determinism: the same inputs, integrator, parameters and plugin give
+ * bit-identical trajectories. A checkpoint is also a solver resync point
+ * (the plugin is re-fed with set_particles there), so a run restarted from
+ * a checkpoint continues bit for bit like the uninterrupted run.
+ */
+#ifndef GP_INTEGRATOR_H
+#define GP_INTEGRATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gravplug.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_sim gp_sim;
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+/* A new, empty simulation: no solver, no particles, time 0, integrator
+ * "block-rk2" with its defaults. */
+GRAVPLUG_EXPORT gp_status gp_sim_new(gp_sim **out);
+
+/* Frees the simulation, finalises a solver it owns and closes a plugin it
+ * opened. NULL is a no-op. */
+GRAVPLUG_EXPORT void gp_sim_free(gp_sim *sim);
+
+/* A sentence about the last failure on sim ("" if none), valid until the
+ * next call on sim. gp_sim_last_error(NULL) reports a failed gp_sim_new. */
+GRAVPLUG_EXPORT const char *gp_sim_last_error(const gp_sim *sim);
+
+/* ---- the gravity solver ------------------------------------------------- */
+
+/* Opens a plugin by short name ("cpu-direct", "cpu-tree", "cuda-tree"), by
+ * path to a .so, or "auto" (cuda-tree if its init succeeds, else cpu-tree,
+ * else cpu-direct), creates an instance with the n_params name/value pairs
+ * (unknown names are rejected with the plugin's own sentence) and makes it
+ * the simulation's solver. The simulation owns both. Replaces (and frees)
+ * any previous solver: usable mid-run to swap solvers seamlessly. */
+GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
+                                             size_t n_params,
+                                             const char *const *names,
+                                             const char *const *values);
+
+/* Uses an instance the caller created from a plugin it opened itself.
+ * take_ownership != 0: gp_sim_free (or the next swap) finalises it.
+ * The plugin's .so must stay loaded while the simulation uses it. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver(gp_sim *sim, const gp_api *api,
+                                            gp_solver *solver, int take_ownership);
+
+/* The current solver's plugin name ("" if none). */
+GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim);
+
+/* Passes a parameter to the current solver (its set_param). */
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name,
+                                                  const char *value);
+GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
+                                                  char *buf, size_t buflen);
+
+/* The solver's cumulative counters (gp_stats, caller sets struct_size). */
+GRAVPLUG_EXPORT gp_status gp_sim_solver_stats(gp_sim *sim, gp_stats *out);
+
+/* ---- particles ---------------------------------------------------------- */
+
+/* Replaces all particles: n >= 1, pos[3n], vel[3n], mass[n] >= 0 (all
+ * finite), ids[n] (NULL: 0..n-1). The simulation time is kept; the
+ * integrator restarts from this synchronised state at the next step. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
+                                               const double *pos, const double *vel,
+                                               const double *mass, const uint64_t *ids);
+
+/* Number of particles (0 before gp_sim_set_particles). */
+GRAVPLUG_EXPORT size_t gp_sim_count(const gp_sim *sim);
+
+/* Copies the state at the current time into the arrays that are not NULL.
+ * Under block time steps, particles not synchronised with the current time
+ * are predicted to it (second order, as the integrator predicts them);
+ * after gp_sim_evolve every particle is synchronised. */
+GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double *vel,
+                                               double *mass, uint64_t *ids);
+
+/* Overwrites positions and/or velocities (either may be NULL) of the same
+ * n particles at the current time, e.g. a framework's kick; the integrator
+ * restarts from this synchronised state. Synchronises first if needed. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos,
+                                           const double *vel);
+
+/* Overwrites masses (n doubles, >= 0); the solver gets a fresh particle set. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass);
+
+/* Current simulation time, and setting it (only between runs: the
+ * integrator restarts there). */
+GRAVPLUG_EXPORT double gp_sim_time(const gp_sim *sim);
+GRAVPLUG_EXPORT gp_status gp_sim_set_time(gp_sim *sim, double t);
+
+/* ---- integrators -------------------------------------------------------- */
+
+/* The registered integrators: count, and name/one-line summary by index
+ * (NULL past the end). */
+GRAVPLUG_EXPORT size_t gp_integrator_count(void);
+GRAVPLUG_EXPORT const char *gp_integrator_name(size_t index);
+GRAVPLUG_EXPORT const char *gp_integrator_summary(size_t index);
+
+/* Parameters of integrator `name`, by index: writes pointers to static
+ * strings (any output may be NULL). GP_ERR_INVALID_ARGUMENT past the end
+ * or for an unknown integrator. */
+GRAVPLUG_EXPORT gp_status gp_integrator_param(const char *name, size_t index,
+                                              const char **param_name,
+                                              const char **default_value,
+                                              const char **doc);
+
+/* Chooses the integrator by name (GP_ERR_UNKNOWN_PARAMETER with the list
+ * of known names otherwise). Keeps the particles and time; synchronises
+ * first when switching mid-run. Parameters reset to the new integrator's
+ * defaults. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_integrator(gp_sim *sim, const char *name);
+GRAVPLUG_EXPORT const char *gp_sim_integrator(const gp_sim *sim);
+
+/* Integrator parameters as strings, checked against the integrator's
+ * table (unknown names: GP_ERR_UNKNOWN_PARAMETER naming the accepted
+ * ones). The common ones:
+ *   dt         shared step (leapfrog, rk2, rk4), or dt_max (block-rk2)
+ *   eta        accuracy of the time-step criterion (block-rk2)
+ *   criterion  block-rk2: "softening" eta*sqrt(eps/|a|), "jerk"
+ *              eta*|a|/|da/dt| (Aarseth-like, from two force calls), "min"
+ *   eps        softening used by the criterion; "solver" (default) reads
+ *              the solver's eps parameter
+ *   max_level  deepest power-of-two level below dt_max (block-rk2)
+ *   rtol, atol, h0   rk8pd tolerances and first step
+ * A change takes effect at the next step (block-rk2 synchronises first). */
+GRAVPLUG_EXPORT gp_status gp_sim_set_integrator_param(gp_sim *sim, const char *name,
+                                                      const char *value);
+GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *name,
+                                                      char *buf, size_t buflen);
+
+/* ---- running ------------------------------------------------------------ */
+
+/* Advances to time t_end (>= current time) and leaves every particle
+ * synchronised at t_end. Under block-rk2, t_end on the dt_max grid costs
+ * nothing extra; elsewhere the particles are brought to t_end with one
+ * synchronising step and the level grid restarts there. */
+GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end);
+
+/* One integrator step (one block step under block-rk2), not past t_end. */
+GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end);
+
+/* 1 when every particle is synchronised with the current time. */
+GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim);
+
+/* Asks a running gp_sim_evolve to return at the next step boundary with
+ * GP_OK and the time reached (async-signal-safe: it sets a flag). */
+GRAVPLUG_EXPORT void gp_sim_request_stop(gp_sim *sim);
+GRAVPLUG_EXPORT int gp_sim_stop_requested(const gp_sim *sim);
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+/* Kinetic and potential energy of the (synchronised or predicted) state;
+ * either output may be NULL. The potential needs a solver with
+ * GP_CAP_POTENTIAL and costs one force call (counted as diagnostic). */
+GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential);
+
+/* Total momentum p[3], angular momentum L[3] about the origin and the
+ * centre of mass com[3]; any may be NULL. */
+GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com);
+
+/* The field of all particles at m points (AMUSE get_gravity_at_point /
+ * get_potential_at_point): acc[3m] and/or pot[m] (either may be NULL). */
+GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *points,
+                                          double *acc, double *pot);
+
+/* Counters by name (GP_ERR_UNKNOWN_PARAMETER for others):
+ *   steps             integrator steps (block steps under block-rk2)
+ *   force_calls       compute_forces calls made by the integrator
+ *   particle_forces   sum of active counts over those calls: the force cost
+ *   diag_force_calls  compute_forces calls made for diagnostics
+ *   last_active       active particles in the last step
+ *   solver_swaps      solvers replaced mid-run
+ *   syncs             forced synchronisations (off-grid evolve ends, ...) */
+GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
+
+/* Particles per time-step level now: counts[l] for l = 0 (dt_max) to
+ * max_count-1; *n_levels gets the number of levels in use (deepest + 1).
+ * Shared-step integrators put everybody on level 0. */
+GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *counts,
+                                              size_t max_count, size_t *n_levels);
+
+/* ---- checkpoint / restart ----------------------------------------------- */
+
+/* Writes the complete state (time, particles, integrator, its parameters
+ * and time-step bookkeeping, counters) to path, atomically (a temporary
+ * file renamed into place), plus an opaque caller blob (may be NULL/0).
+ * Marks a solver resync point: the next force call re-sends all particles. */
+GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
+                                                 const void *user, size_t user_len);
+
+/* Restores a state written by gp_sim_checkpoint_save into sim (which needs
+ * a solver, set before or after). user_buf (may be NULL) receives up to
+ * buflen bytes of the caller blob; *user_len (may be NULL) its full size. */
+GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
+                                                 void *user_buf, size_t buflen,
+                                                 size_t *user_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_INTEGRATOR_H */
