@@ -1,0 +1,234 @@
+/*
+ * particles.c — validation of particles, positions, active subsets and
+ * field points, and the plugin's own copy of them.
+ *
+ * Every function checks everything before it changes anything, so a
+ * rejected call leaves the instance exactly as it was (ABI.md).
+ */
+#include "common/plugin_base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t gp_first_nonfinite(const double *v, size_t count)
+{
+    /* Branch-free scan in blocks (vectorises), then locate the culprit. */
+    const size_t B = 1024;
+    for (size_t s = 0; s < count; s += B) {
+        size_t e = s + B < count ? s + B : count;
+        int bad = 0;
+        for (size_t k = s; k < e; ++k) bad |= !isfinite(v[k]);
+        if (bad)
+            for (size_t k = s; k < e; ++k)
+                if (!isfinite(v[k])) return k;
+    }
+    return (size_t)-1;
+}
+
+static const char *what_number(double x)
+{
+    return isnan(x) ? "NaN" : "infinite";
+}
+
+/* 3*n doubles without overflow? */
+static int size_ok(size_t n, size_t per)
+{
+    return n <= (size_t)-1 / (per * sizeof(double));
+}
+
+static gp_status check_positions_array(gp_base *base, const char *fn, const char *what,
+                                       size_t n, const double *pos)
+{
+    size_t bad = gp_first_nonfinite(pos, 3 * n);
+    if (bad != (size_t)-1)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "%s: %s %zu has a %s %c coordinate; every coordinate "
+                       "must be a finite number",
+                       fn, what, bad / 3, what_number(pos[bad]), "xyz"[bad % 3]);
+    return GP_OK;
+}
+
+gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const double *mass)
+{
+    if (n == 0)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_particles was given n = 0; pass at least one particle");
+    if (!pos || !mass)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_particles was given a NULL %s array; pass %s",
+                       !pos ? "pos" : "mass",
+                       !pos ? "3*n interleaved x,y,z doubles" : "n masses");
+    if (!size_ok(n, 3))
+        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                       "set_particles: n = %zu is too large to address; pass fewer particles", n);
+    gp_status st = check_positions_array(base, "set_particles", "particle", n, pos);
+    if (st != GP_OK) return st;
+    for (size_t i = 0; i < n; ++i) {
+        if (!isfinite(mass[i]))
+            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                           "set_particles: particle %zu has a %s mass; masses "
+                           "must be finite and >= 0", i, what_number(mass[i]));
+        if (mass[i] < 0)
+            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                           "set_particles: particle %zu has a negative mass (%g); "
+                           "masses must be >= 0 (0 makes a massless test particle)",
+                           i, mass[i]);
+    }
+    return GP_OK;
+}
+
+static gp_status need_particles(gp_base *base, const char *fn)
+{
+    if (!base->p.have)
+        return gp_fail(base, GP_ERR_BAD_STATE,
+                       "%s was called before set_particles; call set_particles first", fn);
+    return GP_OK;
+}
+
+gp_status gp_check_positions(gp_base *base, const double *pos)
+{
+    gp_status st = need_particles(base, "update_positions");
+    if (st != GP_OK) return st;
+    if (!pos)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "update_positions was given a NULL pos array; pass 3*n "
+                       "interleaved x,y,z doubles (n = %zu)", base->p.n);
+    return check_positions_array(base, "update_positions", "particle", base->p.n, pos);
+}
+
+gp_status gp_check_active(gp_base *base, size_t n_active, const uint32_t *index)
+{
+    gp_status st = need_particles(base, "set_active_subset");
+    if (st != GP_OK) return st;
+    if (n_active == 0) return GP_OK; /* all particles */
+    if (!index)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_active_subset was given n_active = %zu but a NULL "
+                       "index array; pass the indices, or (0, NULL) for all particles",
+                       n_active);
+    size_t n = base->p.n;
+    if (n_active > n)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_active_subset was given n_active = %zu but there are "
+                       "only %zu particles; an index may appear at most once",
+                       n_active, n);
+    /* Range and repeat check with a bitmap: O(n_active + n / 64). */
+    uint64_t *seen = calloc((n + 63) / 64, sizeof *seen);
+    if (!seen)
+        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                       "set_active_subset: no memory for a %zu-bit check map; "
+                       "free memory or use fewer particles", n);
+    st = GP_OK;
+    for (size_t k = 0; k < n_active; ++k) {
+        uint32_t i = index[k];
+        if ((size_t)i >= n) {
+            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                         "set_active_subset: index[%zu] = %u is out of range; "
+                         "indices must be < n = %zu", k, (unsigned)i, n);
+            break;
+        }
+        uint64_t bit = UINT64_C(1) << (i % 64);
+        if (seen[i / 64] & bit) {
+            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                         "set_active_subset: index %u appears twice (again at "
+                         "index[%zu]); list each active particle once",
+                         (unsigned)i, k);
+            break;
+        }
+        seen[i / 64] |= bit;
+    }
+    free(seen);
+    return st;
+}
+
+gp_status gp_check_compute(gp_base *base, const double *acc)
+{
+    gp_status st = need_particles(base, "compute_forces");
+    if (st != GP_OK) return st;
+    if (!acc)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "compute_forces was given a NULL acc array; pass room for "
+                       "3*n_active doubles (n_active = %zu)", base->p.n_active);
+    return GP_OK;
+}
+
+gp_status gp_check_field(gp_base *base, size_t m, const double *points, const double *acc)
+{
+    gp_status st = need_particles(base, "compute_field");
+    if (st != GP_OK) return st;
+    if (m == 0)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "compute_field was given m = 0 points; pass at least one point");
+    if (!points || !acc)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "compute_field was given a NULL %s array; pass 3*m doubles",
+                       !points ? "points" : "acc");
+    if (!size_ok(m, 3))
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "compute_field: m = %zu is too large to address; pass fewer points", m);
+    return check_positions_array(base, "compute_field", "point", m, points);
+}
+
+gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const double *mass)
+{
+    gp_status st = gp_check_particles(base, n, pos, mass);
+    if (st != GP_OK) return st;
+    gp_particles *p = &base->p;
+    double *np = p->pos, *nm = p->mass;
+    if (!p->have || p->n != n) {
+        np = malloc(3 * n * sizeof *np);
+        nm = malloc(n * sizeof *nm);
+        if (!np || !nm) {
+            free(np);
+            free(nm);
+            return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                           "set_particles: no memory for a copy of %zu particles "
+                           "(%zu bytes); free memory or use fewer particles",
+                           n, 4 * n * sizeof(double));
+        }
+        free(p->pos);
+        free(p->mass);
+    }
+    memcpy(np, pos, 3 * n * sizeof *np);
+    memcpy(nm, mass, n * sizeof *nm);
+    p->pos = np;
+    p->mass = nm;
+    p->n = n;
+    p->have = 1;
+    free(p->active);
+    p->active = NULL;
+    p->n_active = n;
+    return GP_OK;
+}
+
+gp_status gp_particles_update(gp_base *base, const double *pos)
+{
+    gp_status st = gp_check_positions(base, pos);
+    if (st != GP_OK) return st;
+    memcpy(base->p.pos, pos, 3 * base->p.n * sizeof *pos);
+    return GP_OK;
+}
+
+gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t *index)
+{
+    gp_status st = gp_check_active(base, n_active, index);
+    if (st != GP_OK) return st;
+    gp_particles *p = &base->p;
+    if (n_active == 0) {
+        free(p->active);
+        p->active = NULL;
+        p->n_active = p->n;
+        return GP_OK;
+    }
+    uint32_t *copy = malloc(n_active * sizeof *copy);
+    if (!copy)
+        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                       "set_active_subset: no memory for %zu indices; free memory "
+                       "or activate fewer particles", n_active);
+    memcpy(copy, index, n_active * sizeof *copy);
+    free(p->active);
+    p->active = copy;
+    p->n_active = n_active;
+    return GP_OK;
+}

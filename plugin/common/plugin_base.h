@@ -1,0 +1,297 @@
+/*
+ * plugin_base.h — backend-neutral helpers every gravplug plugin links in.
+ *
+ * Every plugin (cpu-direct, cpu-tree, cuda-direct, cuda-tree) has to do the
+ * same book-keeping around its solver: an error sentence per instance, the
+ * input validation ABI.md requires (and which must leave the instance
+ * unchanged on failure), a parameter table driven by its gp_param_info[],
+ * a copy of the particles and of the active index list, and statistics.
+ * This file does all of that once so the plugins hold only their algorithm.
+ *
+ * How a plugin uses it
+ *
+ *     struct gp_solver {           // the opaque type of gravplug.h
+ *         gp_base base;            // FIRST member, always
+ *         ... solver state ...
+ *     };
+ *
+ *     static const gp_param_info params[] = {
+ *         {"G",   GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
+ *         {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)", "Plummer softening length"},
+ *     };
+ *     enum { P_G, P_EPS };         // indices into params[], same order
+ *
+ *     init:          s = calloc(1, sizeof *s);   (NULL -> gp_init_fail)
+ *                    st = gp_base_init(&s->base, "cpu-direct", args,
+ *                                      params, 2);
+ *                    on failure: gp_base_free(&s->base); free(s);
+ *                    (the sentence is already in last_error(NULL))
+ *     finalize:      gp_base_free(&s->base); free(s);
+ *     set_param:     return gp_base_set_param(&s->base, name, value);
+ *     get_param:     return gp_base_get_param(&s->base, name, buf, buflen);
+ *     set_particles: return gp_particles_set(&s->base, n, pos, mass);
+ *                    (the copy is in s->base.p; rebuild your own structures
+ *                    from it — if that can fail, validate FIRST with
+ *                    gp_check_particles, build into temporaries, and only
+ *                    then call gp_particles_set, so failure changes nothing)
+ *     compute_forces: st = gp_check_compute(&s->base, acc); then use
+ *                    s->base.p and gp_param_double(&s->base, P_EPS)
+ *     last_error:    return gp_base_last_error(s ? &s->base : NULL);
+ *
+ * Every gp_check_* / gp_particles_* function validates completely before it
+ * changes anything, and on failure returns the status after writing a
+ * sentence with gp_fail. A NULL instance (s == NULL) is answered with
+ * GP_ERR_INVALID_ARGUMENT by gp_null_instance().
+ *
+ * Thread safety: no global mutable state except the thread-local buffer for
+ * init failures (last_error(NULL)), as the ABI asks. Each plugin .so links
+ * its own copy of these objects (hidden visibility), so two plugins never
+ * share anything.
+ *
+ * This header is C and C++ compatible (CUDA plugins include it from .cu).
+ */
+#ifndef GP_PLUGIN_BASE_H
+#define GP_PLUGIN_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gravplug.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#  define GP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define GP_PRINTF(a, b)
+#endif
+
+/* Longest error sentence kept (longer ones are truncated, never overrun). */
+#define GP_ERROR_LEN 1024
+/* Most parameters one plugin may declare. */
+#define GP_MAX_PARAMS 32
+
+/* The size of the first published gp_init_args layout (ABI 1.0). A caller's
+ * struct_size below this is GP_ERR_ABI_MISMATCH. */
+#define GP_INIT_ARGS_V1_SIZE (offsetof(gp_init_args, device) + sizeof(int))
+
+/* ------------------------------------------------------------------------ */
+/* Parameter values                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The stored value of one parameter. Which member is meaningful depends on
+ * the parameter's type:
+ *   GP_PARAM_DOUBLE -> d
+ *   GP_PARAM_INT    -> i
+ *   GP_PARAM_BOOL   -> b (0 or 1)
+ *   GP_PARAM_ENUM   -> word: index of the chosen word in `allowed`
+ *                      ("auto|always|N": auto = 0, always = 1, N = 2).
+ *
+ * Enums with an integer alternative: in an enum's `allowed` list the word
+ * "N" (a single capital N) stands for "any positive integer". Setting
+ * rebuild = "10" on allowed "auto|always|N" stores word = 2 (the index of
+ * "N") and i = 10; get_param then prints "10". So a framework reading
+ * describe_params sees "auto|always|N", and users write "auto", "always"
+ * or a number. */
+typedef struct gp_param_value {
+    double d;
+    long long i;
+    int b;
+    int word;
+} gp_param_value;
+
+/* ------------------------------------------------------------------------ */
+/* Particle storage                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The plugin's own copy of what set_particles / set_active_subset gave it.
+ * pos[3n] interleaved xyz, mass[n]. active == NULL means all particles are
+ * active (n_active == n); otherwise active[n_active] holds indices < n,
+ * none repeated, in the caller's order. */
+typedef struct gp_particles {
+    int      have;          /* set_particles succeeded at least once */
+    size_t   n;
+    double  *pos;
+    double  *mass;
+    size_t   n_active;
+    uint32_t *active;       /* NULL: all active */
+} gp_particles;
+
+/* ------------------------------------------------------------------------ */
+/* The common part of every instance                                         */
+/* ------------------------------------------------------------------------ */
+typedef struct gp_base {
+    const char *plugin_name;        /* for sentences: "cpu-direct: ..."     */
+    gp_log_fn log;                  /* may be NULL                          */
+    void *log_user;
+    int device;                     /* from init args; -1 if none given     */
+    int in_init;                    /* failures also go to last_error(NULL) */
+    char error[GP_ERROR_LEN];       /* last failure on this instance, or "" */
+
+    const gp_param_info *param_info;
+    size_t n_params;
+    gp_param_value param[GP_MAX_PARAMS];
+
+    gp_particles p;
+    gp_stats stats;                 /* cumulative; struct_size = sizeof    */
+} gp_base;
+
+/* ------------------------------------------------------------------------ */
+/* Errors and logging                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Records a failure: formats the sentence (what was wrong, what to do) into
+ * base->error, prefixed with the plugin name, logs it at GP_LOG_ERROR
+ * through the host's log callback if any, and returns status. base may be
+ * NULL (no instance yet): then the sentence goes to the thread-local
+ * last_error(NULL) buffer. During gp_base_init it goes to both. */
+gp_status gp_fail(gp_base *base, gp_status status, const char *fmt, ...) GP_PRINTF(3, 4);
+gp_status gp_vfail(gp_base *base, gp_status status, const char *fmt, va_list ap);
+
+/* An init failure before any gp_base exists (e.g. calloc failed, out ==
+ * NULL): writes the thread-local sentence, logs through args->log when args
+ * is usable, and returns status. */
+gp_status gp_init_fail(const gp_init_args *args, const char *plugin_name,
+                       gp_status status, const char *fmt, ...) GP_PRINTF(4, 5);
+
+/* Clears the thread-local init error; call at the start of init. */
+void gp_init_clear_error(void);
+
+/* What a plugin's last_error(s) returns: base->error, or the thread-local
+ * init failure when base is NULL. Never NULL. */
+const char *gp_base_last_error(const gp_base *base);
+
+/* Logs a message through the host callback (no-op when none). */
+void gp_log(const gp_base *base, int level, const char *fmt, ...) GP_PRINTF(3, 4);
+
+/* Every entry point given s == NULL answers with this (INVALID_ARGUMENT and
+ * a sentence in last_error(NULL)). fn is the entry point's name. */
+gp_status gp_null_instance(const char *plugin_name, const char *fn);
+
+/* Human name of a status ("GP_ERR_BAD_STATE"). */
+const char *gp_status_string(gp_status st);
+
+/* ------------------------------------------------------------------------ */
+/* Instance life cycle                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Fills in base (which must be zeroed, e.g. from calloc): checks args
+ * (NULL = defaults; struct_size < GP_INIT_ARGS_V1_SIZE -> ABI_MISMATCH;
+ * n_params > 0 with params NULL -> INVALID_ARGUMENT), copies the log
+ * callback, sets every parameter to its default and then applies
+ * args->params in order, exactly as set_param would. Any failure writes
+ * last_error(NULL) and returns the status; the caller then calls
+ * gp_base_free and frees its instance. Also clears last_error(NULL) first.
+ * A default that does not parse is GP_ERR_INTERNAL (a bug in the table). */
+gp_status gp_base_init(gp_base *base, const char *plugin_name,
+                       const gp_init_args *args,
+                       const gp_param_info *info, size_t n_info);
+
+/* Frees what base holds (particle copies). Safe on a zeroed base. */
+void gp_base_free(gp_base *base);
+
+/* ------------------------------------------------------------------------ */
+/* Parameters                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* set_param / get_param with the ABI's rules: unknown name ->
+ * GP_ERR_UNKNOWN_PARAMETER naming the accepted names; bad value ->
+ * GP_ERR_INVALID_ARGUMENT naming what is accepted; NULL name/value/buf or a
+ * too small buffer -> GP_ERR_INVALID_ARGUMENT. On failure nothing changes.
+ * Doubles are printed with %.17g so they round-trip exactly. */
+gp_status gp_base_set_param(gp_base *base, const char *name, const char *value);
+gp_status gp_base_get_param(gp_base *base, const char *name, char *buf, size_t buflen);
+
+/* Index of a parameter by name (exact match), or -1. */
+int gp_param_index(const gp_base *base, const char *name);
+
+/* Current values by index into the plugin's gp_param_info[]. */
+static inline double    gp_param_double(const gp_base *b, int idx) { return b->param[idx].d; }
+static inline long long gp_param_int(const gp_base *b, int idx)    { return b->param[idx].i; }
+static inline int       gp_param_bool(const gp_base *b, int idx)   { return b->param[idx].b; }
+/* Enum: the index of the chosen word in allowed. For the "N" word, the
+ * integer is gp_param_int(b, idx). */
+static inline int       gp_param_enum(const gp_base *b, int idx)   { return b->param[idx].word; }
+
+/* Parses value for parameter info into *out without touching any instance.
+ * On failure writes a sentence (what is accepted) to msg and returns
+ * GP_ERR_INVALID_ARGUMENT. Exposed for tests and for plugins that check a
+ * value before applying it. */
+gp_status gp_param_parse(const gp_param_info *info, const char *value,
+                         gp_param_value *out, char *msg, size_t msglen);
+
+/* Formats a value of parameter info as set_param accepts it. Returns the
+ * length snprintf would write (so >= buflen means truncated). */
+int gp_param_format(const gp_param_info *info, const gp_param_value *v, char *buf, size_t buflen);
+
+/* Parses a range such as "[0,inf)", "(0,1]", "[1,64]", "(-inf,inf)".
+ * Returns 1 on success. lo_open/hi_open: 1 for '(' / ')'. */
+int gp_range_parse(const char *allowed, double *lo, int *lo_open, double *hi, int *hi_open);
+
+/* ------------------------------------------------------------------------ */
+/* Validation (never changes state)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* n > 0, pos and mass not NULL, every pos finite, every mass finite and
+ * >= 0, n fits in uint32_t indices. */
+gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const double *mass);
+
+/* pos not NULL, all finite; requires a previous set_particles (BAD_STATE). */
+gp_status gp_check_positions(gp_base *base, const double *pos);
+
+/* n_active == 0 means all (index ignored). Otherwise index not NULL, each
+ * < n, none repeated (O(n) bitmap). Requires set_particles (BAD_STATE). */
+gp_status gp_check_active(gp_base *base, size_t n_active, const uint32_t *index);
+
+/* compute_forces preconditions: set_particles done (BAD_STATE), acc not
+ * NULL. */
+gp_status gp_check_compute(gp_base *base, const double *acc);
+
+/* compute_field preconditions: set_particles done, m > 0, points and acc
+ * not NULL, every point finite. */
+gp_status gp_check_field(gp_base *base, size_t m, const double *points, const double *acc);
+
+/* A finite-check over count doubles; returns the index of the first
+ * non-finite value, or (size_t)-1 if all are finite. */
+size_t gp_first_nonfinite(const double *v, size_t count);
+
+/* ------------------------------------------------------------------------ */
+/* Particle storage (validate, then copy; failure changes nothing)           */
+/* ------------------------------------------------------------------------ */
+
+/* set_particles: validates, copies n/pos/mass into base->p (reusing the
+ * buffers when n is unchanged), resets the active subset to all. */
+gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const double *mass);
+
+/* update_positions: validates and copies pos into base->p.pos. */
+gp_status gp_particles_update(gp_base *base, const double *pos);
+
+/* set_active_subset: validates and stores a copy of the index list
+ * (n_active == 0: all active, active = NULL). */
+gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t *index);
+
+/* The i-th active particle (i < base->p.n_active). */
+static inline size_t gp_active_index(const gp_base *b, size_t i)
+{
+    return b->p.active ? (size_t)b->p.active[i] : i;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Statistics and timing                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* get_stats: out not NULL and out->struct_size >= sizeof(size_t); copies
+ * only the members that fit in out->struct_size, leaves struct_size. */
+gp_status gp_base_get_stats(gp_base *base, gp_stats *out);
+
+/* Monotonic wall clock in seconds (CLOCK_MONOTONIC). */
+double gp_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_PLUGIN_BASE_H */
