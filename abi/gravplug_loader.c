@@ -1,0 +1,355 @@
+/*
+ * gravplug_loader.c — dlopen-based plugin loader for hosts (see
+ * gravplug_loader.h for the search order and the error policy).
+ */
+#include "gravplug_loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef GP_BUILD_PLUGIN_DIR
+#define GP_BUILD_PLUGIN_DIR ""
+#endif
+#ifndef GP_INSTALL_PLUGIN_DIR
+#define GP_INSTALL_PLUGIN_DIR "/usr/local/lib/gravplug"
+#endif
+
+#define GP_PATH_MAX 4096
+#define GP_MAX_DIRS 64
+
+struct gp_plugin {
+    void *handle;
+    const gp_api *api;
+    char path[GP_PATH_MAX];
+};
+
+GRAVPLUG_EXPORT const char *gp_status_name(gp_status st)
+{
+    switch (st) {
+    case GP_OK:                    return "GP_OK";
+    case GP_ERR_INVALID_ARGUMENT:  return "GP_ERR_INVALID_ARGUMENT";
+    case GP_ERR_BAD_STATE:         return "GP_ERR_BAD_STATE";
+    case GP_ERR_OUT_OF_MEMORY:     return "GP_ERR_OUT_OF_MEMORY";
+    case GP_ERR_DEVICE:            return "GP_ERR_DEVICE";
+    case GP_ERR_UNSUPPORTED:       return "GP_ERR_UNSUPPORTED";
+    case GP_ERR_UNKNOWN_PARAMETER: return "GP_ERR_UNKNOWN_PARAMETER";
+    case GP_ERR_ABI_MISMATCH:      return "GP_ERR_ABI_MISMATCH";
+    case GP_ERR_INTERNAL:          return "GP_ERR_INTERNAL";
+    }
+    return "GP_ERR_UNKNOWN";
+}
+
+static gp_status say(char *err, size_t errlen, gp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static gp_status say(char *err, size_t errlen, gp_status st, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---- the search path ---------------------------------------------------- */
+
+typedef struct dir_list {
+    size_t n;
+    char dir[GP_MAX_DIRS][GP_PATH_MAX];
+} dir_list;
+
+static void add_dir(dir_list *l, const char *d, size_t len)
+{
+    if (len == 0 || len >= GP_PATH_MAX || l->n >= GP_MAX_DIRS) return;
+    while (len > 1 && d[len - 1] == '/') --len; /* "a/b/" == "a/b" */
+    for (size_t k = 0; k < l->n; ++k)
+        if (strlen(l->dir[k]) == len && strncmp(l->dir[k], d, len) == 0) return;
+    memcpy(l->dir[l->n], d, len);
+    l->dir[l->n][len] = '\0';
+    ++l->n;
+}
+
+/* The directory holding libgravplug.so itself, via dladdr. */
+static void add_library_dir(dir_list *l)
+{
+    Dl_info info;
+    if (!dladdr((void *)&gp_plugin_open, &info) || !info.dli_fname) return;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (!slash) return;
+    char d[GP_PATH_MAX];
+    int k = snprintf(d, sizeof d, "%.*s/gravplug", (int)(slash - info.dli_fname), info.dli_fname);
+    if (k > 0 && (size_t)k < sizeof d) add_dir(l, d, (size_t)k);
+}
+
+static void search_dirs(dir_list *l)
+{
+    l->n = 0;
+    const char *env = getenv("GRAVPLUG_PATH");
+    if (env) {
+        const char *s = env;
+        for (;;) {
+            const char *c = strchr(s, ':');
+            size_t len = c ? (size_t)(c - s) : strlen(s);
+            add_dir(l, s, len);
+            if (!c) break;
+            s = c + 1;
+        }
+    }
+    add_library_dir(l);
+    add_dir(l, GP_BUILD_PLUGIN_DIR, strlen(GP_BUILD_PLUGIN_DIR));
+    add_dir(l, GP_INSTALL_PLUGIN_DIR, strlen(GP_INSTALL_PLUGIN_DIR));
+}
+
+static size_t join_dirs(const dir_list *l, char *buf, size_t buflen)
+{
+    size_t need = 0;
+    if (buf && buflen) buf[0] = '\0';
+    for (size_t k = 0; k < l->n; ++k) {
+        size_t dl = strlen(l->dir[k]);
+        size_t add = dl + (k ? 1 : 0);
+        if (buf && need + add < buflen) {
+            if (k) buf[need] = ':';
+            memcpy(buf + need + (k ? 1 : 0), l->dir[k], dl);
+            buf[need + add] = '\0';
+        }
+        need += add;
+    }
+    return need;
+}
+
+GRAVPLUG_EXPORT size_t gp_plugin_search_path(char *buf, size_t buflen)
+{
+    dir_list *l = malloc(sizeof *l);
+    if (!l) { if (buf && buflen) buf[0] = '\0'; return 0; }
+    search_dirs(l);
+    size_t need = join_dirs(l, buf, buflen);
+    free(l);
+    return need;
+}
+
+static int is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A short name is a plain word: letters, digits, '-', '_', '.'. */
+static int valid_short_name(const char *name)
+{
+    if (!*name) return 0;
+    for (const char *c = name; *c; ++c)
+        if (!(( *c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+            return 0;
+    return 1;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **out,
+                                         char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = '\0';
+    if (!out)
+        return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                   "gp_plugin_open was given a NULL out pointer; pass the "
+                   "address of a gp_plugin *");
+    *out = NULL;
+    if (!name_or_path || !*name_or_path)
+        return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                   "gp_plugin_open was given no plugin name; pass a short name "
+                   "such as \"cpu-direct\" or a path to a gravplug-NAME.so file");
+
+    gp_plugin *p = calloc(1, sizeof *p);
+    if (!p)
+        return say(err, errlen, GP_ERR_OUT_OF_MEMORY,
+                   "gp_plugin_open: out of memory for a plugin handle");
+
+    if (strchr(name_or_path, '/')) {
+        if (strlen(name_or_path) >= sizeof p->path) {
+            free(p);
+            return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                       "gp_plugin_open: the path is longer than %d bytes", GP_PATH_MAX - 1);
+        }
+        if (!is_regular_file(name_or_path)) {
+            free(p);
+            return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                       "plugin file '%s' does not exist or is not a regular file; "
+                       "check the path, or give a short name like \"cpu-direct\"",
+                       name_or_path);
+        }
+        strcpy(p->path, name_or_path);
+    } else {
+        if (!valid_short_name(name_or_path)) {
+            free(p);
+            return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                       "'%s' is not a plugin name; a short name holds letters, "
+                       "digits, '-', '_' or '.', e.g. \"cpu-direct\"", name_or_path);
+        }
+        dir_list *l = malloc(sizeof *l);
+        if (!l) {
+            free(p);
+            return say(err, errlen, GP_ERR_OUT_OF_MEMORY, "gp_plugin_open: out of memory");
+        }
+        search_dirs(l);
+        int found = 0;
+        for (size_t k = 0; k < l->n && !found; ++k) {
+            int w = snprintf(p->path, sizeof p->path, "%s/gravplug-%s.so", l->dir[k], name_or_path);
+            if (w > 0 && (size_t)w < sizeof p->path && is_regular_file(p->path)) found = 1;
+        }
+        if (!found) {
+            char dirs[2048];
+            join_dirs(l, dirs, sizeof dirs);
+            free(l);
+            free(p);
+            return say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                       "no plugin named '%s': gravplug-%s.so is not in any of the "
+                       "directories searched (%s); build it with `make`, install it "
+                       "with `make install`, or add its directory to GRAVPLUG_PATH",
+                       name_or_path, name_or_path, dirs[0] ? dirs : "none");
+        }
+        free(l);
+    }
+
+    dlerror(); /* clear */
+    p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
+    if (!p->handle) {
+        const char *why = dlerror();
+        gp_status st = say(err, errlen, GP_ERR_UNSUPPORTED,
+                           "cannot load plugin '%s': %s; check that it was built "
+                           "for this machine and that the libraries it needs are "
+                           "installed", p->path, why ? why : "dlopen failed");
+        free(p);
+        return st;
+    }
+    dlerror();
+    void *sym = dlsym(p->handle, GRAVPLUG_ENTRY_SYMBOL);
+    if (!sym) {
+        gp_status st = say(err, errlen, GP_ERR_ABI_MISMATCH,
+                           "'%s' is not a gravplug plugin: it has no '%s' symbol; "
+                           "give the path of a gravplug-NAME.so file",
+                           p->path, GRAVPLUG_ENTRY_SYMBOL);
+        dlclose(p->handle);
+        free(p);
+        return st;
+    }
+    gravplug_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry); /* object -> function pointer, ISO-clean */
+    const gp_api *api = entry(GRAVPLUG_ABI_MAJOR);
+    gp_status st = GP_OK;
+    if (!api)
+        st = say(err, errlen, GP_ERR_ABI_MISMATCH,
+                 "plugin '%s' does not speak gravplug ABI major version %d; "
+                 "rebuild the plugin against this gravplug.h or use a host of "
+                 "its version", p->path, GRAVPLUG_ABI_MAJOR);
+    else if (api->abi_major != GRAVPLUG_ABI_MAJOR)
+        st = say(err, errlen, GP_ERR_ABI_MISMATCH,
+                 "plugin '%s' returned a table for ABI major version %u, not %d; "
+                 "rebuild the plugin against this gravplug.h",
+                 p->path, (unsigned)api->abi_major, GRAVPLUG_ABI_MAJOR);
+    else if (api->struct_size < offsetof(gp_api, last_error) + sizeof api->last_error)
+        st = say(err, errlen, GP_ERR_ABI_MISMATCH,
+                 "plugin '%s' has a function table of %zu bytes, smaller than "
+                 "the ABI %d.0 layout; rebuild the plugin against this gravplug.h",
+                 p->path, api->struct_size, GRAVPLUG_ABI_MAJOR);
+    if (st != GP_OK) {
+        dlclose(p->handle);
+        free(p);
+        return st;
+    }
+    p->api = api;
+    *out = p;
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT const gp_api *gp_plugin_api(const gp_plugin *p) { return p ? p->api : NULL; }
+
+GRAVPLUG_EXPORT const char *gp_plugin_path(const gp_plugin *p) { return p ? p->path : NULL; }
+
+GRAVPLUG_EXPORT void gp_plugin_close(gp_plugin *p)
+{
+    if (!p) return;
+    if (p->handle) dlclose(p->handle);
+    free(p);
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Was this short name already reported from an earlier directory? */
+static int seen_name(char **seen, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; ++k)
+        if (strcmp(seen[k], name) == 0) return 1;
+    return 0;
+}
+
+GRAVPLUG_EXPORT size_t gp_plugin_list(gp_plugin_visit_fn fn, void *user)
+{
+    dir_list *l = malloc(sizeof *l);
+    if (!l) return 0;
+    search_dirs(l);
+    size_t reported = 0, n_seen = 0, cap_seen = 0;
+    char **seen = NULL;
+    int stop = 0;
+    for (size_t k = 0; k < l->n && !stop; ++k) {
+        DIR *d = opendir(l->dir[k]);
+        if (!d) continue;
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (len <= 12 || strncmp(e->d_name, "gravplug-", 9) != 0 ||
+                strcmp(e->d_name + len - 3, ".so") != 0)
+                continue;
+            if (n == cap) {
+                cap = cap ? 2 * cap : 16;
+                char **nn = realloc(names, cap * sizeof *nn);
+                if (!nn) break;
+                names = nn;
+            }
+            names[n] = strdup(e->d_name);
+            if (names[n]) ++n;
+        }
+        closedir(d);
+        if (n) qsort(names, n, sizeof *names, by_name);
+        for (size_t i = 0; i < n; ++i) {
+            char shortname[256], path[GP_PATH_MAX];
+            size_t len = strlen(names[i]);
+            snprintf(shortname, sizeof shortname, "%.*s", (int)(len - 12), names[i] + 9);
+            int w = snprintf(path, sizeof path, "%s/%s", l->dir[k], names[i]);
+            if (!stop && w > 0 && (size_t)w < sizeof path && is_regular_file(path) &&
+                !seen_name(seen, n_seen, shortname)) {
+                if (n_seen == cap_seen) {
+                    cap_seen = cap_seen ? 2 * cap_seen : 16;
+                    char **ns = realloc(seen, cap_seen * sizeof *ns);
+                    if (ns) seen = ns;
+                }
+                if (n_seen < cap_seen) {
+                    seen[n_seen] = strdup(shortname);
+                    if (seen[n_seen]) ++n_seen;
+                }
+                ++reported;
+                if (fn && fn(path, shortname, user)) stop = 1;
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    for (size_t k = 0; k < n_seen; ++k) free(seen[k]);
+    free(seen);
+    free(l);
+    return reported;
+}

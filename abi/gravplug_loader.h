@@ -1,0 +1,103 @@
+/*
+ * gravplug_loader.h — find, open and check gravplug plugins (host side).
+ *
+ * Part of libgravplug.so (link with `pkg-config --libs gravplug`, or
+ * -lgravplug -ldl). Every exported name starts with gp_.
+ *
+ * Finding a plugin
+ *   gp_plugin_open accepts either a path (anything containing a '/', e.g.
+ *   "./build/plugins/gravplug-cpu-direct.so") or a short name
+ *   ("cpu-direct"). A short name NAME means the file gravplug-NAME.so,
+ *   searched for, first match wins, in:
+ *     1. each directory of the GRAVPLUG_PATH environment variable
+ *        (colon-separated, like PATH; empty entries are skipped);
+ *     2. LIBDIR/gravplug, where LIBDIR is the directory libgravplug.so was
+ *        loaded from (so an installed library finds installed plugins even
+ *        when moved to another prefix);
+ *     3. the build tree this library was built in (build/plugins);
+ *     4. the plugin directory of the PREFIX it was built for,
+ *        $(PREFIX)/lib/gravplug.
+ *   Duplicates are dropped. gp_plugin_search_path lists the directories.
+ *
+ * Opening a plugin
+ *   dlopen(path, RTLD_NOW | RTLD_LOCAL), then dlsym("gravplug_entry"),
+ *   then entry(GRAVPLUG_ABI_MAJOR). The table must report the same major
+ *   version and a struct_size covering the 1.0 layout. Each failure returns
+ *   a status and writes a sentence into err (what went wrong, what to do):
+ *   file not found (naming the directories searched), dlopen's own message,
+ *   not a gravplug plugin (no entry symbol), ABI major mismatch.
+ *   Because of RTLD_LOCAL, any number of plugins load side by side, and the
+ *   same file may be opened twice (dlopen reference-counts it).
+ *
+ * Threads
+ *   gp_plugin_open / gp_plugin_close may be called from any thread; the
+ *   loader keeps no global mutable state (it reads GRAVPLUG_PATH with
+ *   getenv at each call). A gp_plugin handle may be shared between threads
+ *   once opened: gp_plugin_api and gp_plugin_path only read it.
+ *
+ * Ownership
+ *   The gp_plugin handle belongs to the caller until gp_plugin_close. The
+ *   gp_api table and every string returned by the plugin stay valid until
+ *   gp_plugin_close; finalize every instance before closing its plugin.
+ */
+#ifndef GRAVPLUG_LOADER_H
+#define GRAVPLUG_LOADER_H
+
+#include <stddef.h>
+
+#include "gravplug.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An opened plugin: the dlopen handle, its path, its function table. */
+typedef struct gp_plugin gp_plugin;
+
+/* Opens a plugin by path or short name (see above). On success *out holds
+ * the handle and GP_OK is returned. On failure *out is NULL, a status is
+ * returned and, when err is not NULL, a NUL-terminated sentence is written
+ * to err (errlen bytes; 1024 is plenty):
+ *   GP_ERR_INVALID_ARGUMENT  NULL arguments, or no such file (the sentence
+ *                            lists the directories searched);
+ *   GP_ERR_UNSUPPORTED       dlopen refused the file (its message quoted:
+ *                            e.g. a missing libcudart, wrong architecture);
+ *   GP_ERR_ABI_MISMATCH      not a gravplug plugin (no gravplug_entry), or
+ *                            it does not speak this ABI major version;
+ *   GP_ERR_OUT_OF_MEMORY. */
+GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **out,
+                                         char *err, size_t errlen);
+
+/* The plugin's function table (never NULL for an open plugin). */
+GRAVPLUG_EXPORT const gp_api *gp_plugin_api(const gp_plugin *p);
+
+/* The path the plugin was loaded from (as resolved, not canonicalised). */
+GRAVPLUG_EXPORT const char *gp_plugin_path(const gp_plugin *p);
+
+/* Closes the plugin (dlclose) and frees the handle. NULL is a no-op. Every
+ * instance created through it must be finalized first. */
+GRAVPLUG_EXPORT void gp_plugin_close(gp_plugin *p);
+
+/* Calls fn(path, user) once for every file named gravplug-*.so found on the
+ * search path, in search order, directories in order and files sorted by
+ * name within a directory. A name that appears in several directories is
+ * reported once, for the first directory (the one gp_plugin_open would
+ * use). The short name is the file name without "gravplug-" and ".so".
+ * fn returns 0 to continue, non-zero to stop. Returns the number of files
+ * reported. Files are not opened: call gp_plugin_open to check them. */
+typedef int (*gp_plugin_visit_fn)(const char *path, const char *short_name, void *user);
+GRAVPLUG_EXPORT size_t gp_plugin_list(gp_plugin_visit_fn fn, void *user);
+
+/* Writes the search directories, colon-separated, into buf (buflen bytes).
+ * Returns the length needed (like snprintf). */
+GRAVPLUG_EXPORT size_t gp_plugin_search_path(char *buf, size_t buflen);
+
+/* The name of a status code, e.g. "GP_ERR_BAD_STATE"; "GP_ERR_UNKNOWN"
+ * for a value outside the enum. Static storage. */
+GRAVPLUG_EXPORT const char *gp_status_name(gp_status st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRAVPLUG_LOADER_H */

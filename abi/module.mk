@@ -1,0 +1,5 @@
+# abi: the plugin loader, part of the host library build/lib/libgravplug.so.
+GP_LOADER_OBJ := $(BUILD)/obj/abi/gravplug_loader.o
+HOSTLIB_OBJS += $(GP_LOADER_OBJ)
+# The installed plugin directory is the last place a short name is searched.
+$(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
