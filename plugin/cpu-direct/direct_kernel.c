@@ -1,0 +1,58 @@
+/*
+ * direct_kernel.c — the vectorised, fixed-order pairwise sum (see
+ * direct_kernel.h). Compiled with -O3 -fno-math-errno (module.mk) so GCC
+ * turns the lane loop into SIMD; -std=c11 keeps FMA contraction off, and
+ * no -ffast-math: the arithmetic is exactly what is written here.
+ */
+#include "direct_kernel.h"
+
+#include <math.h>
+
+/* One block of L sources into the lane accumulators. */
+#define LANE_BODY(j, l)                                                     \
+    do {                                                                    \
+        double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
+        double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
+        int use = (r2 > 0.0) & (id[j] != self);                             \
+        double rinv = use ? 1.0 / sqrt(use ? r2 : 1.0) : 0.0;               \
+        double mr = m[j] * rinv;                                            \
+        double mr3 = mr * rinv * rinv;                                      \
+        ax[l] += mr3 * dx;                                                  \
+        ay[l] += mr3 * dy;                                                  \
+        az[l] += mr3 * dz;                                                  \
+        ph[l] -= mr;                                                        \
+    } while (0)
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(GP_NO_CLONES)
+/* AVX2 and baseline versions, chosen at load time. Both do the same
+ * operations in the same order (no FMA under -std=c11), so they agree. */
+__attribute__((target_clones("avx2", "default")))
+#endif
+void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
+                     double self, double eps2, double out[4])
+{
+    enum { L = GP_DIRECT_LANES };
+    const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
+    const double *restrict m = src->m, *restrict id = src->id;
+    double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
+    size_t n = src->n, nfull = n - n % L;
+
+    for (size_t jb = 0; jb < nfull; jb += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) LANE_BODY(jb + l, l);
+    }
+    for (size_t j = nfull; j < n; ++j) LANE_BODY(j, (int)(j - nfull));
+
+    /* Lanes combined in a fixed pairwise order. */
+    for (int w = L / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) {
+            ax[l] += ax[l + w];
+            ay[l] += ay[l + w];
+            az[l] += az[l + w];
+            ph[l] += ph[l + w];
+        }
+    out[0] = ax[0];
+    out[1] = ay[0];
+    out[2] = az[0];
+    out[3] = ph[0];
+}

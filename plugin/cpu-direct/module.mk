@@ -1,0 +1,16 @@
+# plugin/cpu-direct: the exact O(N^2) reference solver (OpenMP, double).
+CPU_DIRECT_SO   := $(BUILD)/plugins/gravplug-cpu-direct.so
+CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_kernel.o)
+PLUGINS     += $(CPU_DIRECT_SO)
+CPU_PLUGINS += $(CPU_DIRECT_SO)
+
+# The kernel is written to vectorise: -O3 plus -fno-math-errno lets sqrt
+# become a SIMD instruction. No -ffast-math: results stay exactly as coded.
+$(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno
+
+$(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_COMMON_OBJS) plugin/plugin.map
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(CPU_DIRECT_OBJS) $(GP_COMMON_OBJS) $(LDLIBS)
+
+.PHONY: cpu-direct
+cpu-direct: $(CPU_DIRECT_SO)
