@@ -1,0 +1,164 @@
+/*
+ * file.c — particles from a text file, one particle a line:
+ *
+ *     # x y z vx vy vz m [id]
+ *     1.0 0.0 0.0  0.0 0.5 0.0  0.001
+ *
+ * Whitespace-separated columns x y z vx vy vz m and an optional integer id
+ * (if one line has an id, every line must); '#' starts a comment that runs
+ * to the end of the line; blank lines are ignored. Numbers must be finite
+ * and masses >= 0. Errors name the file and line. Units are the file's own
+ * (G = 1 in the host). Moved to the centre-of-mass frame unless
+ * center = false.
+ */
+#include "ic_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gp_ic_opt_info opts[] = {
+    {"path", GP_IC_OPT_STRING, "", NULL, "the text file to read (required)"},
+    {"center", GP_IC_OPT_BOOL, "true", NULL, "move to the centre-of-mass frame"},
+};
+
+typedef struct growing {
+    size_t n, cap;
+    double *rows; /* 7 doubles per particle */
+    uint64_t *ids;
+} growing;
+
+static int push(growing *g, const double *row, uint64_t id)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 1024;
+        double *r = realloc(g->rows, cap * 7 * sizeof(double));
+        if (!r) return -1;
+        g->rows = r;
+        uint64_t *d = realloc(g->ids, cap * sizeof(uint64_t));
+        if (!d) return -1;
+        g->ids = d;
+        g->cap = cap;
+    }
+    memcpy(&g->rows[7 * g->n], row, 7 * sizeof(double));
+    g->ids[g->n++] = id;
+    return 0;
+}
+
+static int read_file(const char *path, growing *g, int *has_ids, char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return ic_fail(err, errlen, "Cannot open the particle file '%s': %s.", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int rc = 0;
+    *has_ids = -1;
+    static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "m", "id"};
+    while (getline(&line, &cap, fp) >= 0) {
+        ++lineno;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        double row[7];
+        uint64_t id = 0;
+        int cols = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \t\r\n,", &save); tok; tok = strtok_r(NULL, " \t\r\n,", &save)) {
+            if (cols >= 8) { cols = 9; break; }
+            char *end;
+            errno = 0;
+            if (cols < 7) {
+                row[cols] = strtod(tok, &end);
+                if (*end != '\0' || !isfinite(row[cols]) || errno == ERANGE) {
+                    rc = ic_fail(err, errlen, "%s line %ld: column %d (%s) is not a finite number: '%s'.",
+                                 path, lineno, cols + 1, names[cols], tok);
+                    goto done;
+                }
+            } else {
+                if (tok[0] == '-' || (id = strtoull(tok, &end, 10), *end != '\0') || errno == ERANGE) {
+                    rc = ic_fail(err, errlen, "%s line %ld: column 8 (id) is not a non-negative integer: '%s'.",
+                                 path, lineno, tok);
+                    goto done;
+                }
+            }
+            ++cols;
+        }
+        if (cols == 0) continue;
+        if (cols != 7 && cols != 8) {
+            rc = ic_fail(err, errlen,
+                         "%s line %ld: expected 7 or 8 columns (x y z vx vy vz m [id]); found %s%d.",
+                         path, lineno, cols > 8 ? "more than " : "", cols > 8 ? 8 : cols);
+            goto done;
+        }
+        if (row[6] < 0) {
+            rc = ic_fail(err, errlen, "%s line %ld: the mass is negative (%g); masses must be >= 0.",
+                         path, lineno, row[6]);
+            goto done;
+        }
+        int with_id = cols == 8;
+        if (*has_ids == -1) *has_ids = with_id;
+        else if (*has_ids != with_id) {
+            rc = ic_fail(err, errlen,
+                         "%s line %ld: has %d columns but earlier lines have %d; either every line "
+                         "has an id column or none does.",
+                         path, lineno, cols, *has_ids ? 8 : 7);
+            goto done;
+        }
+        if (push(g, row, with_id ? id : g->n) != 0) {
+            rc = ic_fail(err, errlen, "Out of memory reading '%s' at line %ld.", path, lineno);
+            goto done;
+        }
+    }
+    if (ferror(fp)) rc = ic_fail(err, errlen, "Error reading '%s': %s.", path, strerror(errno));
+done:
+    free(line);
+    fclose(fp);
+    return rc;
+}
+
+static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+{
+    (void)rng;
+    const char *path = ic_str(v, "path");
+    if (!path || !path[0])
+        return ic_fail(err, errlen, "Model 'file' needs the option 'path' (a text file with columns "
+                                    "x y z vx vy vz m [id]).");
+    growing g = {0, 0, NULL, NULL};
+    int has_ids;
+    if (read_file(path, &g, &has_ids, err, errlen) != 0) goto fail;
+    if (g.n == 0) {
+        ic_fail(err, errlen, "The particle file '%s' holds no particles.", path);
+        goto fail;
+    }
+    if (n != 0 && n != g.n) {
+        ic_fail(err, errlen, "The particle file '%s' holds %zu particles but %zu were asked for "
+                             "(ask for 0 to take them all).", path, g.n, n);
+        goto fail;
+    }
+    if (ic_alloc(out, g.n, err, errlen) != 0) goto fail;
+    for (size_t i = 0; i < g.n; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            out->pos[3 * i + k] = g.rows[7 * i + k];
+            out->vel[3 * i + k] = g.rows[7 * i + 3 + k];
+        }
+        out->mass[i] = g.rows[7 * i + 6];
+        out->id[i] = g.ids[i];
+    }
+    free(g.rows);
+    free(g.ids);
+    if (ic_num(v, "center") != 0) ic_to_com_frame(out);
+    return 0;
+fail:
+    free(g.rows);
+    free(g.ids);
+    return -1;
+}
+
+const ic_model ic_model_file = {
+    "file",
+    "particles from a text file (columns x y z vx vy vz m [id], '#' comments)",
+    opts, sizeof opts / sizeof opts[0], make,
+};

@@ -1,0 +1,63 @@
+/*
+ * hernquist.c — Hernquist (1990) sphere with isotropic velocities from the
+ * Eddington formula (spherical.c).
+ *
+ *   rho(r) = M a / (2 pi r (r + a)^3),  M(<r) = M r^2 / (r + a)^2
+ *
+ * Units: G = 1, M = 1, a = 1 by default (E = -M^2/(12 a) untruncated).
+ * Untruncated by default (radii drawn out to 10^6 a, i.e. all but 2e-6 of
+ * the mass); rtrunc > 0 tapers the density exponentially beyond rtrunc
+ * with decay length decay * rtrunc, the mass option then being the mass
+ * including the taper.
+ */
+#include "ic_internal.h"
+#include "spherical.h"
+
+#include <math.h>
+
+static const gp_ic_opt_info opts[] = {
+    {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
+    {"scale", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "scale radius a"},
+    {"rtrunc", GP_IC_OPT_DOUBLE, "0", "[0,inf)",
+     "taper the density beyond this radius (0: untruncated)"},
+    {"decay", GP_IC_OPT_DOUBLE, "0.1", "(0,inf)", "taper decay length in units of rtrunc"},
+};
+
+static double hernquist_shape(double r, const void *par)
+{
+    double a = *(const double *)par;
+    double x = r / a;
+    return 1.0 / (x * (1 + x) * (1 + x) * (1 + x));
+}
+
+static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+{
+    if (ic_require_n("hernquist", n, err, errlen) != 0) return -1;
+    double a = ic_num(v, "scale");
+    double rt = ic_num(v, "rtrunc");
+    if (rt > 0 && rt < a * 1e-3)
+        return ic_fail(err, errlen, "Option 'rtrunc' of model 'hernquist' must be 0 (untruncated) or "
+                                    "at least 1e-3 times the scale radius; got %g.", rt);
+    ic_sph_comp comp = {hernquist_shape, &a, ic_num(v, "mass"), rt, rt * ic_num(v, "decay"), 1};
+    ic_sph model;
+    if (ic_sph_build(&model, &comp, 1, 1e-5 * a, 1e6 * a, 6000, err, errlen) != 0) return -1;
+    if (ic_alloc(out, n, err, errlen) != 0) {
+        ic_sph_free(&model);
+        return -1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        double r = ic_sph_draw_radius(&model, 0, rng);
+        ic_isotropic(rng, r, &out->pos[3 * i]);
+        ic_sph_draw_velocity(&model, 0, r, rng, &out->vel[3 * i]);
+        out->mass[i] = comp.mass / (double)n;
+    }
+    ic_sph_free(&model);
+    ic_to_com_frame(out);
+    return 0;
+}
+
+const ic_model ic_model_hernquist = {
+    "hernquist",
+    "Hernquist sphere, Eddington isotropic velocities; G = M = a = 1 by default",
+    opts, sizeof opts / sizeof opts[0], make,
+};
