@@ -1,8 +1,9 @@
 /*
  * direct_kernel.c — the vectorised, fixed-order pairwise sum (see
- * direct_kernel.h). Compiled with -O3 -fno-math-errno (module.mk) so GCC
- * turns the lane loop into SIMD; -std=c11 keeps FMA contraction off, and
- * no -ffast-math: the arithmetic is exactly what is written here.
+ * direct_kernel.h). Compiled with -O3 -fno-math-errno -fno-trapping-math
+ * (module.mk) so GCC turns the lane loop into SIMD; -std=c11 keeps FMA
+ * contraction off, and no -ffast-math: the arithmetic is exactly what is
+ * written here.
  */
 #include "direct_kernel.h"
 
@@ -13,8 +14,9 @@
     do {                                                                    \
         double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
         double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
-        int use = (r2 > 0.0) & (id[j] != self);                             \
-        double rinv = use ? 1.0 / sqrt(use ? r2 : 1.0) : 0.0;               \
+        /* skip the self term and zero distances, without branches */      \
+        double keep = (double)((r2 > 0.0) & (id[j] != self));               \
+        double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);                     \
         double mr = m[j] * rinv;                                            \
         double mr3 = mr * rinv * rinv;                                      \
         ax[l] += mr3 * dx;                                                  \

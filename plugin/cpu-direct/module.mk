@@ -4,9 +4,10 @@ CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o dire
 PLUGINS     += $(CPU_DIRECT_SO)
 CPU_PLUGINS += $(CPU_DIRECT_SO)
 
-# The kernel is written to vectorise: -O3 plus -fno-math-errno lets sqrt
-# become a SIMD instruction. No -ffast-math: results stay exactly as coded.
-$(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno
+# The kernel is written to vectorise: -O3, -fno-math-errno (sqrt as one
+# instruction) and -fno-trapping-math (branch-free selects) make it SIMD;
+# none of these changes a result. No -ffast-math: results stay as coded.
+$(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno -fno-trapping-math
 
 $(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_COMMON_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)
