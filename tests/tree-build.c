@@ -1,0 +1,97 @@
+/* tree-build: the level-by-level octree over sorted keys is a valid
+ * partition (every cell = the union of its children, leaves small, depth
+ * <= 21), its moments enclose their particles, and extreme coordinates
+ * (1e30 outliers, all particles at one point) neither crash nor deepen it. */
+#include "tap.h"
+#include "core/host_tree.h"
+
+#include <stdlib.h>
+
+static uint64_t rs = 0x2545F4914F6CDD1Du;
+static double urand(void)
+{
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return (double)(rs >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* builds keys, sorts, builds the tree and moments; returns problems found */
+static int check(const char *what, size_t n, double *x, double *y, double *z, double *m,
+                 uint32_t leaf, gp_key_kind kind)
+{
+    double lo[3], inv;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint32_t *perm = malloc(n * sizeof *perm);
+    double *sx = malloc(n * sizeof *sx), *sy = malloc(n * sizeof *sy), *sz = malloc(n * sizeof *sz),
+           *sm = malloc(n * sizeof *sm);
+    gp_host_root_cube(n, x, y, z, 1, lo, &inv);
+    gp_host_make_keys(n, x, y, z, 1, kind, lo, inv, keys);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    int bad = gp_host_sort_keys(n, keys, perm) != 0;
+    for (size_t i = 1; i < n; i++) bad += keys[i - 1] > keys[i];
+    for (size_t i = 0; i < n; i++) {
+        sx[i] = x[perm[i]]; sy[i] = y[perm[i]]; sz[i] = z[perm[i]]; sm[i] = m[perm[i]];
+    }
+    gp_host_tree t = { 0 };
+    bad += gp_host_tree_build(&t, keys, (uint32_t)n, leaf) != 0;
+    bad += gp_host_tree_moments(&t, sx, sy, sz, sm) != 0;
+    uint32_t leaves = 0, maxlevel = 0, covered = 0;
+    for (uint32_t c = 0; c < t.ncells; c++) {
+        const gp_cell *cl = &t.cells[c];
+        if (cl->level > maxlevel) maxlevel = cl->level;
+        if (cl->nchild == 0) {
+            leaves++;
+            covered += cl->count;
+            if (cl->count > leaf && cl->level < GP_KEY_MAX_LEVEL) bad++;
+        } else {
+            uint32_t next = cl->begin;
+            for (uint32_t k = 0; k < cl->nchild; k++) {
+                const gp_cell *ch = &t.cells[cl->child + k];
+                if (ch->begin != next || ch->parent != c || ch->level != cl->level + 1) bad++;
+                next += ch->count;
+            }
+            if (next != cl->begin + cl->count) bad++;
+        }
+        /* every particle lies in the box and within bmax of the com */
+        const gp_moments *mo = &t.mom[c];
+        for (uint32_t i = cl->begin; i < cl->begin + cl->count; i++) {
+            double dx = sx[i] - mo->com[0], dy = sy[i] - mo->com[1], dz = sz[i] - mo->com[2];
+            double r = sqrt(dx * dx + dy * dy + dz * dz);
+            if (r > mo->bmax * (1 + 1e-12) + 1e-300) bad++;
+            if (sx[i] < mo->lo[0] || sx[i] > mo->hi[0] || sz[i] < mo->lo[2] || sz[i] > mo->hi[2]) bad++;
+        }
+    }
+    double mt = 0;
+    for (size_t i = 0; i < n; i++) mt += m[i];
+    if (fabs(t.mom[0].m - mt) > 1e-12 * mt) bad++;
+    if (covered != n) bad++;
+    diag("%s: %u cells, %u leaves, depth %u", what, t.ncells, leaves, maxlevel);
+    gp_host_tree_free(&t);
+    free(keys); free(perm); free(sx); free(sy); free(sz); free(sm);
+    return bad + (maxlevel > GP_KEY_MAX_LEVEL);
+}
+
+int main(void)
+{
+    plan(6);
+    size_t n = 20000;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z),
+           *m = malloc(n * sizeof *m);
+    /* a centrally concentrated cloud */
+    for (size_t i = 0; i < n; i++) {
+        double r = pow(urand(), 3.0);
+        x[i] = r * (urand() - 0.5); y[i] = r * (urand() - 0.5); z[i] = r * (urand() - 0.5);
+        m[i] = 1.0 / n;
+    }
+    ok(check("cloud, PH", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0, "PH tree over a cloud is valid");
+    ok(check("cloud, Morton", n, x, y, z, m, 8, GP_KEY_MORTON) == 0, "Morton tree over a cloud is valid");
+    ok(check("cloud, leaf 1", n, x, y, z, m, 1, GP_KEY_PEANO_HILBERT) == 0, "leaf size 1 tree is valid");
+    x[7] = 1e30; y[7] = -1e30; z[123] = -3e29;
+    ok(check("two 1e30 outliers", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0,
+       "1e30 outliers: valid, depth bounded");
+    for (size_t i = 0; i < n; i++) x[i] = y[i] = z[i] = 0.25;
+    ok(check("all at one point", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0,
+       "all particles at one point: valid");
+    ok(check("one particle", 1, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0, "one particle: valid");
+    free(x); free(y); free(z); free(m);
+    return done_testing();
+}
