@@ -1,0 +1,78 @@
+/*
+ * force.c — the integrators' force calls through the plugin ABI.
+ *
+ * Positions go to the solver with set_particles after anything that
+ * invalidates its copy (new particles, new solver, checkpoint resync) and
+ * with the cheap update_positions otherwise. Active subsets are set only
+ * when they differ from "all". Counters: force_calls and particle_forces
+ * (the sum of active counts, the force cost a block scheme saves).
+ */
+#include <string.h>
+
+#include "sim_internal.h"
+
+static gp_status send_positions(gp_sim *sim, const double *pos)
+{
+    if (!sim->api || !sim->solver)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
+                           "no gravity solver: open one with gp_sim_open_solver "
+                           "(e.g. \"auto\") or pass one to gp_sim_set_solver first");
+    gp_status st;
+    if (!sim->solver_fresh) {
+        st = sim->api->set_particles(sim->solver, sim->n, pos, sim->mass);
+        if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
+    } else {
+        st = sim->api->update_positions(sim->solver, pos);
+    }
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s solver refused the particle positions: %s",
+                           sim->solver_name, sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+static gp_status compute(gp_sim *sim, double *acc, double *pot)
+{
+    gp_status st = sim->api->compute_forces(sim->solver, acc, pot);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s solver failed to compute forces: %s",
+                           sim->solver_name, sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
+{
+    gp_status st = send_positions(sim, pos);
+    if (st != GP_OK) return st;
+    if (!sim->subset_all) {
+        st = sim->api->set_active_subset(sim->solver, 0, NULL);
+        if (st != GP_OK)
+            return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
+                               sim->solver_name, sim->api->last_error(sim->solver));
+        sim->subset_all = 1;
+    }
+    st = compute(sim, acc, pot);
+    if (st != GP_OK) return st;
+    sim->force_calls++;
+    sim->particle_forces += sim->n;
+    sim->last_active = sim->n;
+    return GP_OK;
+}
+
+gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
+                          const uint32_t *idx, double *acc)
+{
+    if (na == sim->n) return gp_force_all(sim, pos, acc, NULL);
+    gp_status st = send_positions(sim, pos);
+    if (st != GP_OK) return st;
+    st = sim->api->set_active_subset(sim->solver, na, idx);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
+                           sim->solver_name, sim->api->last_error(sim->solver));
+    sim->subset_all = 0;
+    st = compute(sim, acc, NULL);
+    if (st != GP_OK) return st;
+    sim->force_calls++;
+    sim->particle_forces += na;
+    sim->last_active = na;
+    return GP_OK;
+}

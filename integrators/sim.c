@@ -1,0 +1,729 @@
+/*
+ * sim.c — the gp_sim object: particles, solver, integrator choice and
+ * parameters, evolve, diagnostics. The integration schemes live in their
+ * own files (leapfrog.c, rk2.c, rk4.c, block_rk2.c, rk8pd.c); checkpoints in
+ * checkpoint.c; forces in force.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gravplug_loader.h"
+#include "sim_internal.h"
+
+static _Thread_local char new_error[256];
+
+gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim->err, sizeof sim->err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+GRAVPLUG_EXPORT const char *gp_sim_last_error(const gp_sim *sim)
+{
+    return sim ? sim->err : new_error;
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void apply_defaults(gp_sim *sim);
+
+GRAVPLUG_EXPORT gp_status gp_sim_new(gp_sim **out)
+{
+    if (!out) {
+        snprintf(new_error, sizeof new_error, "gp_sim_new needs a place for the result (out is NULL)");
+        return GP_ERR_INVALID_ARGUMENT;
+    }
+    gp_sim *sim = calloc(1, sizeof *sim);
+    *out = sim;
+    if (!sim) {
+        snprintf(new_error, sizeof new_error, "out of memory creating a simulation");
+        return GP_ERR_OUT_OF_MEMORY;
+    }
+    sim->integ = gp_integrator_find("block-rk2");
+    if (!sim->integ) {
+        free(sim);
+        *out = NULL;
+        snprintf(new_error, sizeof new_error, "no integrators are registered: libgravplug was built without integrators/");
+        return GP_ERR_INTERNAL;
+    }
+    apply_defaults(sim);
+    snprintf(sim->solver_name, sizeof sim->solver_name, "%s", "");
+    return GP_OK;
+}
+
+static void release_solver(gp_sim *sim)
+{
+    if (sim->own_solver && sim->api && sim->solver) sim->api->finalize(sim->solver);
+    if (sim->plugin_handle) gp_plugin_close(sim->plugin_handle);
+    sim->api = NULL;
+    sim->solver = NULL;
+    sim->plugin_handle = NULL;
+    sim->own_solver = 0;
+    sim->solver_fresh = 0;
+    sim->solver_name[0] = '\0';
+}
+
+static void stop_integrator(gp_sim *sim)
+{
+    if (sim->integ && sim->integ->stop) sim->integ->stop(sim);
+    sim->priv = NULL;
+    sim->started = 0;
+}
+
+static void free_particles(gp_sim *sim)
+{
+    free(sim->pos); free(sim->vel); free(sim->mass); free(sim->acc);
+    free(sim->ids); free(sim->work); free(sim->work2); free(sim->active);
+    sim->pos = sim->vel = sim->mass = sim->acc = sim->work = sim->work2 = NULL;
+    sim->ids = NULL;
+    sim->active = NULL;
+    sim->n = 0;
+}
+
+GRAVPLUG_EXPORT void gp_sim_free(gp_sim *sim)
+{
+    if (!sim) return;
+    stop_integrator(sim);
+    release_solver(sim);
+    free_particles(sim);
+    gp_levels_free(&sim->lv);
+    free(sim);
+}
+
+/* ---- solver ---------------------------------------------------------------- */
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver(gp_sim *sim, const gp_api *api,
+                                            gp_solver *solver, int take_ownership)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!api || !solver)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_set_solver needs a plugin table and an instance (got NULL)");
+    int swapping = sim->solver != NULL && sim->started;
+    release_solver(sim);
+    sim->api = api;
+    sim->solver = solver;
+    sim->own_solver = take_ownership != 0;
+    snprintf(sim->solver_name, sizeof sim->solver_name, "%s", api->name ? api->name : "?");
+    if (swapping) sim->solver_swaps++;
+    return GP_OK;
+}
+
+/* Creates an instance of an opened plugin with the given parameters. */
+static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
+                               const char *const *names, const char *const *values,
+                               gp_solver **out)
+{
+    const gp_api *api = gp_plugin_api(plugin);
+    gp_param *params = n_params ? calloc(n_params, sizeof *params) : NULL;
+    if (n_params && !params) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < n_params; ++i) {
+        params[i].name = names[i];
+        params[i].value = values[i];
+    }
+    gp_init_args args = { sizeof args, params, n_params, NULL, NULL, -1 };
+    gp_status st = api->init(out, &args);
+    free(params);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s plugin could not start: %s",
+                           api->name, api->last_error(NULL));
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
+                                             size_t n_params,
+                                             const char *const *names,
+                                             const char *const *values)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!plugin)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_open_solver needs a plugin name, a path, or \"auto\"");
+    if (n_params && (!names || !values))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_open_solver: %zu parameters announced but names or values is NULL",
+                           n_params);
+    static const char *const auto_order[] = { "cuda-tree", "cpu-tree", "cpu-direct" };
+    int is_auto = strcmp(plugin, "auto") == 0;
+    size_t n_try = is_auto ? 3 : 1;
+    char err[1024], tried[1536] = "";
+    for (size_t k = 0; k < n_try; ++k) {
+        const char *name = is_auto ? auto_order[k] : plugin;
+        gp_plugin *p = NULL;
+        gp_status st = gp_plugin_open(name, &p, err, sizeof err);
+        if (st != GP_OK) {
+            if (!is_auto) return gp_sim_fail(sim, st, "%s", err);
+            size_t len = strlen(tried);
+            snprintf(tried + len, sizeof tried - len, "%s%s: %s", len ? "; " : "", name, err);
+            continue;
+        }
+        gp_solver *s = NULL;
+        st = init_instance(sim, p, n_params, names, values, &s);
+        if (st != GP_OK) {
+            gp_plugin_close(p);
+            /* A parameter the plugin rejects is the user's error, not a
+             * reason to fall back to another plugin. */
+            if (!is_auto || st == GP_ERR_UNKNOWN_PARAMETER || st == GP_ERR_INVALID_ARGUMENT)
+                return st;
+            size_t len = strlen(tried);
+            snprintf(tried + len, sizeof tried - len, "%s%s", len ? "; " : "", sim->err);
+            continue;
+        }
+        st = gp_sim_set_solver(sim, gp_plugin_api(p), s, 1);
+        if (st != GP_OK) {
+            gp_plugin_api(p)->finalize(s);
+            gp_plugin_close(p);
+            return st;
+        }
+        sim->plugin_handle = p;
+        return GP_OK;
+    }
+    return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                       "no plugin could be opened for \"auto\" (tried cuda-tree, cpu-tree, cpu-direct): %s",
+                       tried);
+}
+
+GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)
+{
+    return sim ? sim->solver_name : "";
+}
+
+static gp_status need_solver(gp_sim *sim)
+{
+    if (!sim->api || !sim->solver)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
+                           "no gravity solver: open one with gp_sim_open_solver (e.g. \"auto\") first");
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name, const char *value)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    gp_status st = need_solver(sim);
+    if (st != GP_OK) return st;
+    st = sim->api->set_param(sim->solver, name, value);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "%s", sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
+                                                  char *buf, size_t buflen)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    gp_status st = need_solver(sim);
+    if (st != GP_OK) return st;
+    st = sim->api->get_param(sim->solver, name, buf, buflen);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "%s", sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_solver_stats(gp_sim *sim, gp_stats *out)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    gp_status st = need_solver(sim);
+    if (st != GP_OK) return st;
+    if (!out) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_solver_stats: out is NULL");
+    st = sim->api->get_stats(sim->solver, out);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "%s", sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps)
+{
+    if (sim->set.eps >= 0.0) { *eps = sim->set.eps; return GP_OK; }
+    char buf[64];
+    if (sim->api && sim->solver &&
+        sim->api->get_param(sim->solver, "eps", buf, sizeof buf) == GP_OK) {
+        char *end;
+        double v = strtod(buf, &end);
+        if (end != buf && isfinite(v) && v >= 0) { *eps = v; return GP_OK; }
+    }
+    *eps = 0.0;
+    return GP_OK;
+}
+
+/* ---- particles ------------------------------------------------------------ */
+
+static int all_finite(const double *a, size_t m)
+{
+    for (size_t i = 0; i < m; ++i)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+/* Restart the integrator from the synchronised state at sim->time. */
+static void restart_integrator(gp_sim *sim)
+{
+    stop_integrator(sim);
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
+                                               const double *pos, const double *vel,
+                                               const double *mass, const uint64_t *ids)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (n == 0)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_particles needs at least one particle (n = 0)");
+    if (n > UINT32_MAX)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_set_particles: n = %zu exceeds the ABI's 32-bit active indices", n);
+    if (!pos || !vel || !mass)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_set_particles needs pos, vel and mass arrays (one is NULL)");
+    if (!all_finite(pos, 3 * n) || !all_finite(vel, 3 * n) || !all_finite(mass, n))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_set_particles: positions, velocities and masses must be finite (found NaN or Inf)");
+    for (size_t i = 0; i < n; ++i)
+        if (mass[i] < 0)
+            return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                               "gp_sim_set_particles: particle %zu has a negative mass (%g)", i, mass[i]);
+    double *p = malloc(3 * n * sizeof *p), *v = malloc(3 * n * sizeof *v);
+    double *m = malloc(n * sizeof *m), *a = calloc(3 * n, sizeof *a);
+    double *w = malloc(3 * n * sizeof *w), *w2 = malloc(3 * n * sizeof *w2);
+    uint64_t *id = malloc(n * sizeof *id);
+    uint32_t *act = malloc(n * sizeof *act);
+    gp_levels lv_new = { 0 };
+    if (!p || !v || !m || !a || !w || !w2 || !id || !act || gp_levels_alloc(&lv_new, n) != 0) {
+        free(p); free(v); free(m); free(a); free(w); free(w2); free(id); free(act);
+        gp_levels_free(&lv_new);
+        return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory storing %zu particles", n);
+    }
+    memcpy(p, pos, 3 * n * sizeof *p);
+    memcpy(v, vel, 3 * n * sizeof *v);
+    memcpy(m, mass, n * sizeof *m);
+    for (size_t i = 0; i < n; ++i) id[i] = ids ? ids[i] : (uint64_t)i;
+    restart_integrator(sim);
+    free_particles(sim);
+    gp_levels_free(&sim->lv);
+    sim->lv = lv_new;
+    gp_levels_anchor(&sim->lv, sim->time, 1.0, 0);
+    sim->n = n;
+    sim->pos = p; sim->vel = v; sim->mass = m; sim->acc = a;
+    sim->work = w; sim->work2 = w2; sim->ids = id; sim->active = act;
+    sim->solver_fresh = 0;
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT size_t gp_sim_count(const gp_sim *sim) { return sim ? sim->n : 0; }
+
+GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
+{
+    if (!sim || !sim->started) return 1;
+    for (size_t i = 0; i < sim->n; ++i)
+        if (sim->lv.t_last[i] != sim->lv.now) return 0;
+    return 1;
+}
+
+/* Predicted state at sim->time (second order in position, as the block
+ * integrator predicts j-particles; first order in velocity). */
+static void predict_state(const gp_sim *sim, double *pos, double *vel)
+{
+    for (size_t i = 0; i < sim->n; ++i) {
+        double dt = 0.0;
+        if (sim->started && sim->lv.t_last[i] != sim->lv.now)
+            dt = sim->time - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
+        for (int k = 0; k < 3; ++k) {
+            double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
+            if (pos) pos[3 * i + k] = dt == 0.0 ? x : x + dt * v + 0.5 * dt * dt * a;
+            if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
+        }
+    }
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double *vel,
+                                               double *mass, uint64_t *ids)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    predict_state(sim, pos, vel);
+    if (mass) memcpy(mass, sim->mass, sim->n * sizeof *mass);
+    if (ids) memcpy(ids, sim->ids, sim->n * sizeof *ids);
+    return GP_OK;
+}
+
+/* Brings every particle to sim->time (a block scheme's sync step). */
+static gp_status synchronise(gp_sim *sim)
+{
+    if (!sim->started || gp_sim_synchronised(sim)) return GP_OK;
+    if (!sim->integ->synchronize)
+        return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator %s left particles unsynchronised", sim->integ->name);
+    return sim->integ->synchronize(sim);
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos, const double *vel)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if ((pos && !all_finite(pos, 3 * sim->n)) || (vel && !all_finite(vel, 3 * sim->n)))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_state: values must be finite (found NaN or Inf)");
+    gp_status st = synchronise(sim);
+    if (st != GP_OK) return st;
+    if (pos) memcpy(sim->pos, pos, 3 * sim->n * sizeof *pos);
+    if (vel) memcpy(sim->vel, vel, 3 * sim->n * sizeof *vel);
+    restart_integrator(sim);
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (!mass || !all_finite(mass, sim->n))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_masses needs n finite masses");
+    for (size_t i = 0; i < sim->n; ++i)
+        if (mass[i] < 0)
+            return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                               "gp_sim_set_masses: particle %zu has a negative mass (%g)", i, mass[i]);
+    gp_status st = synchronise(sim);
+    if (st != GP_OK) return st;
+    memcpy(sim->mass, mass, sim->n * sizeof *mass);
+    sim->solver_fresh = 0;
+    restart_integrator(sim);
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT double gp_sim_time(const gp_sim *sim) { return sim ? sim->time : 0.0; }
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_time(gp_sim *sim, double t)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!isfinite(t)) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_time: t must be finite");
+    gp_status st = synchronise(sim);
+    if (st != GP_OK) return st;
+    sim->time = t;
+    restart_integrator(sim);
+    return GP_OK;
+}
+
+/* ---- integrator choice and parameters --------------------------------------- */
+
+static int param_index(const gp_integrator_def *def, const char *name)
+{
+    for (int i = 0; def->params[i]; ++i)
+        if (strcmp(def->params[i], name) == 0) return i;
+    return -1;
+}
+
+static gp_status parse_setting(gp_sim *sim, gp_integ_settings *set,
+                               const char *name, const char *value)
+{
+    char *end = NULL;
+    if (!value)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s: value is NULL", name);
+    if (strcmp(name, "criterion") == 0) {
+        if (strcmp(value, "softening") == 0) set->criterion = GP_CRIT_SOFTENING;
+        else if (strcmp(value, "jerk") == 0) set->criterion = GP_CRIT_JERK;
+        else if (strcmp(value, "min") == 0) set->criterion = GP_CRIT_MIN;
+        else return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                                "integrator parameter criterion: \"%s\" is not one of softening, jerk, min", value);
+        return GP_OK;
+    }
+    if (strcmp(name, "eps") == 0 && strcmp(value, "solver") == 0) {
+        set->eps = -1.0;
+        return GP_OK;
+    }
+    if (strcmp(name, "max_level") == 0) {
+        errno = 0;
+        long l = strtol(value, &end, 10);
+        if (errno || end == value || *end || l < 0 || l > GP_LEVELS_MAX)
+            return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                               "integrator parameter max_level: \"%s\" is not an integer in [0, %d]", value, GP_LEVELS_MAX);
+        set->max_level = (int)l;
+        return GP_OK;
+    }
+    double v = strtod(value, &end);
+    if (end == value || *end || !isfinite(v))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "integrator parameter %s: \"%s\" is not a finite number", name, value);
+    if (strcmp(name, "eps") == 0) {
+        if (v < 0) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter eps must be >= 0 or \"solver\" (got %s)", value);
+        set->eps = v;
+    } else if (strcmp(name, "rtol") == 0 || strcmp(name, "atol") == 0) {
+        if (v < 0) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s must be >= 0 (got %s)", name, value);
+        *(name[0] == 'r' ? &set->rtol : &set->atol) = v;
+    } else {
+        if (!(v > 0)) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s must be > 0 (got %s)", name, value);
+        if (strcmp(name, "dt") == 0) set->dt = v;
+        else if (strcmp(name, "eta") == 0) set->eta = v;
+        else if (strcmp(name, "h0") == 0) set->h0 = v;
+        else return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator parameter %s has no setting behind it", name);
+    }
+    return GP_OK;
+}
+
+static void apply_defaults(gp_sim *sim)
+{
+    gp_integ_settings set = { 0.01, 0.1, GP_CRIT_SOFTENING, -1.0, 20, 1e-10, 1e-12, 1e-3 };
+    for (int i = 0; sim->integ->params[i]; ++i)
+        (void)parse_setting(sim, &set, sim->integ->params[i], sim->integ->defaults[i]);
+    sim->set = set;
+    sim->err[0] = '\0';
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_integrator(gp_sim *sim, const char *name)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    const gp_integrator_def *def = gp_integrator_find(name);
+    if (!def) {
+        char list[512] = "";
+        for (size_t i = 0; i < gp_integrator_count(); ++i) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", gp_integrator_name(i));
+        }
+        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
+                           "unknown integrator \"%s\": choose one of %s", name ? name : "(null)", list);
+    }
+    gp_status st = synchronise(sim);
+    if (st != GP_OK) return st;
+    restart_integrator(sim);
+    sim->integ = def;
+    apply_defaults(sim);
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT const char *gp_sim_integrator(const gp_sim *sim)
+{
+    return sim && sim->integ ? sim->integ->name : "";
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_integrator_param(gp_sim *sim, const char *name, const char *value)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!name || param_index(sim->integ, name) < 0) {
+        char list[256] = "";
+        for (int i = 0; sim->integ->params[i]; ++i) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", sim->integ->params[i]);
+        }
+        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
+                           "integrator %s has no parameter \"%s\": it accepts %s",
+                           sim->integ->name, name ? name : "(null)", list[0] ? list : "none");
+    }
+    gp_integ_settings set = sim->set;
+    gp_status st = parse_setting(sim, &set, name, value);
+    if (st != GP_OK) return st;
+    st = synchronise(sim);
+    if (st != GP_OK) return st;
+    sim->set = set;
+    restart_integrator(sim);
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *name,
+                                                      char *buf, size_t buflen)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!name || param_index(sim->integ, name) < 0)
+        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER, "integrator %s has no parameter \"%s\"",
+                           sim->integ->name, name ? name : "(null)");
+    if (!buf || buflen == 0)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_get_integrator_param needs a buffer");
+    static const char *const crit[] = { "softening", "jerk", "min" };
+    int len;
+    const gp_integ_settings *s = &sim->set;
+    if (strcmp(name, "criterion") == 0) len = snprintf(buf, buflen, "%s", crit[s->criterion]);
+    else if (strcmp(name, "eps") == 0 && s->eps < 0) len = snprintf(buf, buflen, "solver");
+    else if (strcmp(name, "max_level") == 0) len = snprintf(buf, buflen, "%d", s->max_level);
+    else {
+        double v = strcmp(name, "dt") == 0 ? s->dt : strcmp(name, "eta") == 0 ? s->eta
+                 : strcmp(name, "eps") == 0 ? s->eps : strcmp(name, "rtol") == 0 ? s->rtol
+                 : strcmp(name, "atol") == 0 ? s->atol : s->h0;
+        len = snprintf(buf, buflen, "%.17g", v);
+    }
+    if (len < 0 || (size_t)len >= buflen)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "buffer of %zu bytes too small for %s", buflen, name);
+    return GP_OK;
+}
+
+/* ---- running -------------------------------------------------------------- */
+
+static gp_status ensure_started(gp_sim *sim)
+{
+    if (sim->started) return GP_OK;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    gp_status st = need_solver(sim);
+    if (st != GP_OK) return st;
+    st = sim->integ->start(sim);
+    if (st != GP_OK) {
+        stop_integrator(sim);
+        return st;
+    }
+    sim->started = 1;
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!isfinite(t_end))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the end time must be finite");
+    gp_status st = ensure_started(sim);
+    if (st != GP_OK) return st;
+    if (t_end <= sim->time) return GP_OK;
+    st = sim->integ->step(sim, t_end);
+    if (st == GP_OK) sim->steps++;
+    return st;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (!isfinite(t_end))
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the end time must be finite");
+    if (t_end < sim->time)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "cannot evolve backwards: the simulation is at t = %.17g and the end time is %.17g",
+                           sim->time, t_end);
+    gp_status st = ensure_started(sim);
+    if (st != GP_OK) return st;
+    while (sim->time < t_end && !sim->stop_requested) {
+        st = sim->integ->step(sim, t_end);
+        if (st != GP_OK) return st;
+        sim->steps++;
+    }
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT void gp_sim_request_stop(gp_sim *sim)
+{
+    if (sim) sim->stop_requested = 1;
+}
+
+GRAVPLUG_EXPORT int gp_sim_stop_requested(const gp_sim *sim)
+{
+    return sim ? sim->stop_requested : 0;
+}
+
+/* ---- diagnostics ------------------------------------------------------------ */
+
+GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    double *pos = sim->work, *vel = sim->work2;
+    predict_state(sim, pos, vel);
+    if (kinetic) {
+        double k = 0.0;
+        for (size_t i = 0; i < sim->n; ++i) {
+            const double *v = vel + 3 * i;
+            k += 0.5 * sim->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        }
+        *kinetic = k;
+    }
+    if (potential) {
+        gp_status st = need_solver(sim);
+        if (st != GP_OK) return st;
+        if (!(sim->api->capabilities & GP_CAP_POTENTIAL))
+            return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                               "the %s solver does not compute potentials, so the potential energy is unknown",
+                               sim->solver_name);
+        double *acc = malloc(3 * sim->n * sizeof *acc), *pot = malloc(sim->n * sizeof *pot);
+        if (!acc || !pot) {
+            free(acc); free(pot);
+            return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory computing the potential energy");
+        }
+        uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
+        st = gp_force_all(sim, pos, acc, pot);
+        sim->force_calls = fc; sim->particle_forces = pf; sim->last_active = la;
+        if (st == GP_OK) {
+            sim->diag_force_calls++;
+            double w = 0.0;
+            for (size_t i = 0; i < sim->n; ++i) w += sim->mass[i] * pot[i];
+            *potential = 0.5 * w;
+        }
+        free(acc); free(pot);
+        if (st != GP_OK) return st;
+    }
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    double *pos = sim->work, *vel = sim->work2;
+    predict_state(sim, pos, vel);
+    double P[3] = { 0 }, A[3] = { 0 }, C[3] = { 0 }, M = 0.0;
+    for (size_t i = 0; i < sim->n; ++i) {
+        const double m = sim->mass[i], *x = pos + 3 * i, *v = vel + 3 * i;
+        for (int k = 0; k < 3; ++k) { P[k] += m * v[k]; C[k] += m * x[k]; }
+        A[0] += m * (x[1] * v[2] - x[2] * v[1]);
+        A[1] += m * (x[2] * v[0] - x[0] * v[2]);
+        A[2] += m * (x[0] * v[1] - x[1] * v[0]);
+        M += m;
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (p) p[k] = P[k];
+        if (L) L[k] = A[k];
+        if (com) com[k] = M > 0 ? C[k] / M : 0.0;
+    }
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *points,
+                                          double *acc, double *pot)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    gp_status st = need_solver(sim);
+    if (st != GP_OK) return st;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (m == 0 || !points)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_field_at needs m >= 1 points");
+    double *a = acc ? acc : malloc(3 * m * sizeof *a);
+    if (!a) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
+    /* the solver must hold the current (predicted) positions */
+    predict_state(sim, sim->work, NULL);
+    if (!sim->solver_fresh) {
+        st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
+        if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
+    } else {
+        st = sim->api->update_positions(sim->solver, sim->work);
+    }
+    if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
+    if (!acc) free(a);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
+                           sim->solver_name, sim->api->last_error(sim->solver));
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value)
+{
+    if (!sim || !name || !value) return GP_ERR_INVALID_ARGUMENT;
+    const struct { const char *name; uint64_t v; } c[] = {
+        { "steps", sim->steps }, { "force_calls", sim->force_calls },
+        { "particle_forces", sim->particle_forces }, { "diag_force_calls", sim->diag_force_calls },
+        { "last_active", sim->last_active }, { "solver_swaps", sim->solver_swaps },
+        { "syncs", sim->syncs },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i)
+        if (strcmp(c[i].name, name) == 0) { *value = c[i].v; return GP_OK; }
+    return GP_ERR_UNKNOWN_PARAMETER;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *counts,
+                                              size_t max_count, size_t *n_levels)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    size_t used = sim->n ? gp_levels_counts(&sim->lv, counts, max_count) : 0;
+    if (!sim->n && counts) memset(counts, 0, max_count * sizeof *counts);
+    if (n_levels) *n_levels = used;
+    return GP_OK;
+}

@@ -1,0 +1,117 @@
+/*
+ * sim_internal.h — what the integrators see of a gp_sim (not installed).
+ *
+ * An integrator is a gp_integrator_def: a name, a parameter list and a few
+ * callbacks, registered by name from its own file with
+ * GP_REGISTER_INTEGRATOR (see docs/INTEGRATORS.md). The simulation keeps
+ * the per-particle arrays every scheme shares (positions, velocities, the
+ * last accelerations, per-particle times and levels), so checkpoints and
+ * solver swaps work for every integrator without its help.
+ */
+#ifndef GP_SIM_INTERNAL_H
+#define GP_SIM_INTERNAL_H
+
+#include <stdio.h>
+
+#include "gp_integrator.h"
+#include "timestep_levels.h"
+
+/* Integrator settings: one struct for all schemes; each integrator's
+ * parameter list says which of them it reads. */
+typedef struct gp_integ_settings {
+    double dt;          /* shared step, or dt_max for block-rk2 */
+    double eta;         /* time-step criterion accuracy */
+    int criterion;      /* GP_CRIT_* */
+    double eps;         /* softening for the criterion; < 0: the solver's */
+    int max_level;      /* deepest level below dt_max */
+    double rtol, atol;  /* rk8pd tolerances */
+    double h0;          /* rk8pd first step */
+} gp_integ_settings;
+
+enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2 };
+
+typedef struct gp_integrator_def gp_integrator_def;
+
+struct gp_sim {
+    /* solver */
+    const gp_api *api;
+    gp_solver *solver;
+    int own_solver;
+    void *plugin_handle;      /* loader handle when the sim opened the plugin */
+    int solver_fresh;         /* 0: next force call must set_particles */
+    int subset_all;           /* the solver's active subset is "all" */
+    char solver_name[64];
+
+    /* particles: pos/vel at each particle's own time t_i (= time when
+     * synchronised); acc is the acceleration at (pos, t_i). */
+    size_t n;
+    double *pos, *vel, *mass, *acc;
+    uint64_t *ids;
+    double *work;             /* 3n scratch: predicted positions */
+    double *work2;            /* 3n scratch: new accelerations   */
+    uint32_t *active;         /* n scratch: active indices        */
+
+    /* time */
+    double time;
+    gp_levels lv;             /* time-step levels (block-rk2), ticks */
+
+    /* integrator */
+    const gp_integrator_def *integ;
+    gp_integ_settings set;
+    void *priv;               /* integrator's private state */
+    int started;              /* integrator has its initial accelerations */
+
+    /* counters */
+    uint64_t steps, force_calls, particle_forces, diag_force_calls;
+    uint64_t last_active, solver_swaps, syncs;
+
+    volatile int stop_requested;
+    char err[512];
+};
+
+struct gp_integrator_def {
+    const char *name;
+    const char *summary;
+    /* NULL-terminated list of the settings it reads (names as in
+     * gp_sim_set_integrator_param), with defaults and docs. */
+    const char *const *params;
+    const char *const *defaults;
+    const char *const *docs;
+    /* Called when the state is synchronised at sim->time and the
+     * integrator must (re)start there: compute initial accelerations,
+     * levels, private state. */
+    gp_status (*start)(gp_sim *sim);
+    /* One step, not past t_end (t_end > sim->time). */
+    gp_status (*step)(gp_sim *sim, double t_end);
+    /* Optional: bring every particle to sim->time (block schemes). */
+    gp_status (*synchronize)(gp_sim *sim);
+    /* Optional: free private state. */
+    void (*stop)(gp_sim *sim);
+    /* Optional: private state for checkpoints (a few doubles). */
+    size_t n_saved;
+    void (*save)(const gp_sim *sim, double *out);
+    gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
+};
+
+/* Registration, called from a constructor in each integrator's file. */
+void gp_integrator_register_def(const gp_integrator_def *def);
+const gp_integrator_def *gp_integrator_find(const char *name);
+
+#define GP_REGISTER_INTEGRATOR(def)                                        \
+    __attribute__((constructor)) static void gp_register_##def(void)       \
+    { gp_integrator_register_def(&def); }
+
+/* Failure with a sentence (printf-like); returns the status. */
+gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Forces (force.c). Positions pos[3n] of all particles (predicted);
+ * compute accelerations of all particles into acc[3n] (pot may be NULL). */
+gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot);
+/* Same, for the na active particles idx[] (acc[3na] in idx order). */
+gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
+                          const uint32_t *idx, double *acc);
+/* The softening the criterion uses (settings or the solver's eps). */
+gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps);
+
+#endif /* GP_SIM_INTERNAL_H */

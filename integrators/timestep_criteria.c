@@ -1,0 +1,31 @@
+/* timestep_criteria.c — see the header. */
+#include "timestep_criteria.h"
+
+#include <math.h>
+
+#include "sim_internal.h"
+
+static double norm3(const double *x) { return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); }
+
+static double softening_dt(double eta, double eps, const double *a, const double *v)
+{
+    double amag = norm3(a);
+    if (amag == 0.0) return INFINITY;
+    if (eps > 0.0) return eta * sqrt(eps / amag);
+    double vmag = norm3(v);
+    return vmag > 0.0 ? eta * vmag / amag : INFINITY;
+}
+
+double gp_criterion_dt(int criterion, double eta, double eps,
+                       const double *a, const double *a_old, double dt_prev,
+                       const double *v)
+{
+    double ds = softening_dt(eta, eps, a, v);
+    if (criterion == GP_CRIT_SOFTENING || !a_old || !(dt_prev > 0.0)) return ds;
+    double j[3] = { (a[0] - a_old[0]) / dt_prev, (a[1] - a_old[1]) / dt_prev,
+                    (a[2] - a_old[2]) / dt_prev };
+    double jmag = norm3(j), amag = norm3(a);
+    double dj = jmag > 0.0 ? eta * amag / jmag : INFINITY;
+    if (criterion == GP_CRIT_JERK) return dj;
+    return dj < ds ? dj : ds;
+}
