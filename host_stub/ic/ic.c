@@ -14,12 +14,12 @@
 
 static const ic_model *const models[] = {
     &ic_model_plummer, &ic_model_hernquist, &ic_model_nfw,
-    &ic_model_uniform, &ic_model_kepler,    &ic_model_file,
+    &ic_model_uniform, &ic_model_kepler,    &ic_model_file, &ic_model_snapshot,
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
 static const char *const model_names[] = {
-    "plummer", "hernquist", "nfw", "uniform", "kepler", "file", NULL,
+    "plummer", "hernquist", "nfw", "uniform", "kepler", "file", "snapshot", NULL,
 };
 
 int ic_fail(char *err, size_t errlen, const char *fmt, ...)

@@ -1,0 +1,426 @@
+/*
+ * snapshot.c — writes and reads HDF5 snapshots in the Gadget/SWIFT layout
+ * (see snapshot.h for the layout).
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* HDF5 prints its error stack by default; silence it for one call. */
+typedef struct quiet {
+    H5E_auto2_t func;
+    void *data;
+} quiet;
+
+static void quiet_begin(quiet *q)
+{
+    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+
+/* The innermost HDF5 error description, for our sentences. */
+static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e->desc) snprintf((char *)data, 160, "%s", e->desc);
+    return 0;
+}
+
+static const char *h5_reason(char *buf)
+{
+    buf[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, buf);
+    if (!buf[0]) snprintf(buf, 160, "unknown HDF5 error");
+    return buf;
+}
+
+/* ---- writing --------------------------------------------------------- */
+
+static int attr(hid_t loc, const char *name, hid_t memtype, hid_t filetype, hsize_t count,
+                const void *buf)
+{
+    hid_t space = count ? H5Screate_simple(1, &count, NULL) : H5Screate(H5S_SCALAR);
+    if (space < 0) return -1;
+    hid_t a = H5Acreate2(loc, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, memtype, buf) < 0 ? -1 : 0;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(space);
+    return rc;
+}
+
+static int attr_double(hid_t loc, const char *name, double x)
+{
+    return attr(loc, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 0, &x);
+}
+
+static int attr_int(hid_t loc, const char *name, int x)
+{
+    return attr(loc, name, H5T_NATIVE_INT, H5T_STD_I32LE, 0, &x);
+}
+
+static int attr_string(hid_t loc, const char *name, const char *s)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    H5Tset_size(t, strlen(s) ? strlen(s) : 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    int rc = attr(loc, name, t, t, 0, s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int dataset(hid_t grp, const char *name, hid_t memtype, hid_t filetype, size_t n, int cols,
+                   const void *buf)
+{
+    hsize_t dims[2] = {(hsize_t)n, (hsize_t)cols};
+    hid_t space = H5Screate_simple(cols > 1 ? 2 : 1, dims, NULL);
+    if (space < 0) return -1;
+    hid_t d = H5Dcreate2(grp, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = d < 0 ? -1 : 0;
+    if (rc == 0 && n > 0 && H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) rc = -1;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(space);
+    return rc;
+}
+
+static int write_header(hid_t file, double time, size_t n, const gp_snapshot_extra *x)
+{
+    hid_t h = H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (h < 0) return -1;
+    uint64_t this_file[6] = {0, (uint64_t)n, 0, 0, 0, 0};
+    uint32_t total[6] = {0, (uint32_t)((uint64_t)n & 0xffffffffu), 0, 0, 0, 0};
+    uint32_t high[6] = {0, (uint32_t)((uint64_t)n >> 32), 0, 0, 0, 0};
+    double mass_table[6] = {0, 0, 0, 0, 0, 0};
+    int rc = 0;
+    rc |= attr_double(h, "Time", time);
+    rc |= attr_double(h, "Redshift", 0.0);
+    rc |= attr_double(h, "BoxSize", 0.0);
+    rc |= attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, H5T_STD_U64LE, 6, this_file);
+    rc |= attr(h, "NumPart_Total", H5T_NATIVE_UINT32, H5T_STD_U32LE, 6, total);
+    rc |= attr(h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, H5T_STD_U32LE, 6, high);
+    rc |= attr(h, "MassTable", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 6, mass_table);
+    rc |= attr_int(h, "NumFilesPerSnapshot", 1);
+    rc |= attr_int(h, "Dimension", 3);
+    rc |= attr_double(h, "Omega0", 0.0);
+    rc |= attr_double(h, "OmegaLambda", 0.0);
+    rc |= attr_double(h, "HubbleParam", 1.0);
+    rc |= attr_int(h, "Flag_Sfr", 0);
+    rc |= attr_int(h, "Flag_Cooling", 0);
+    rc |= attr_int(h, "Flag_Feedback", 0);
+    rc |= attr_int(h, "Flag_StellarAge", 0);
+    rc |= attr_int(h, "Flag_Metals", 0);
+    rc |= attr_int(h, "Flag_Entropy_ICs", 0);
+    rc |= attr_int(h, "Flag_DoublePrecision", 1);
+    rc |= attr_string(h, "Code", "gravplug");
+#ifdef GP_VERSION
+    rc |= attr_string(h, "CodeVersion", GP_VERSION);
+#endif
+    if (x && x->comment) rc |= attr_string(h, "Comment", x->comment);
+    H5Gclose(h);
+    return rc ? -1 : 0;
+}
+
+static int write_units(hid_t file, const gp_snapshot_extra *x)
+{
+    hid_t u = H5Gcreate2(file, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (u < 0) return -1;
+    int rc = 0;
+    rc |= attr_double(u, "G", 1.0);
+    if (x && x->length_cgs > 0 && x->mass_cgs > 0) {
+        const double G_cgs = 6.67430e-8; /* CODATA 2018 */
+        double L = x->length_cgs, M = x->mass_cgs;
+        double T = sqrt(L * L * L / (G_cgs * M));
+        double one = 1.0;
+        rc |= attr(u, "Unit length in cgs (U_L)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &L);
+        rc |= attr(u, "Unit mass in cgs (U_M)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &M);
+        rc |= attr(u, "Unit time in cgs (U_t)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &T);
+        rc |= attr(u, "Unit current in cgs (U_I)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &one);
+        rc |= attr(u, "Unit temperature in cgs (U_T)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &one);
+        rc |= attr_string(u, "System",
+                          "physical: lengths, masses and times in the U_L, U_M, U_t above (cgs), "
+                          "with G = 1 in these units");
+    } else {
+        rc |= attr_string(u, "System",
+                          "N-body units: G = 1; lengths, masses and times are dimensionless "
+                          "(scale them to physical units as you choose)");
+    }
+    H5Gclose(u);
+    return rc ? -1 : 0;
+}
+
+GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n,
+                                         const double *pos, const double *vel,
+                                         const double *mass, const uint64_t *id,
+                                         const gp_snapshot_extra *extra,
+                                         char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = '\0';
+    if (!path || !path[0]) return fail(err, errlen, "gp_snapshot_write needs a file path.");
+    if (n > 0 && (!pos || !mass))
+        return fail(err, errlen, "gp_snapshot_write needs positions and masses (pos or mass was NULL).");
+    if (extra && extra->struct_size < sizeof(gp_snapshot_extra))
+        return fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
+                                 "%zu; set it to sizeof(gp_snapshot_extra).",
+                    extra->struct_size, sizeof(gp_snapshot_extra));
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    double *zeros = NULL;
+    uint64_t *ids = NULL;
+    if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+    snprintf(tmp, len + 5, "%s.tmp", path);
+    if (!vel && n > 0) zeros = calloc(3 * n, sizeof(double));
+    if (!id && n > 0) {
+        ids = malloc(n * sizeof(uint64_t));
+        if (ids)
+            for (size_t i = 0; i < n; ++i) ids[i] = i;
+    }
+    if ((!vel && n > 0 && !zeros) || (!id && n > 0 && !ids)) {
+        free(tmp);
+        free(zeros);
+        free(ids);
+        return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+    }
+    quiet q;
+    quiet_begin(&q);
+    char why[160];
+    int rc = 0;
+    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0) {
+        rc = fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+                               "exists and is writable.", tmp, h5_reason(why));
+        goto out;
+    }
+    if (write_header(file, time, n, extra) != 0 || write_units(file, extra) != 0) {
+        rc = fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
+        H5Fclose(file);
+        goto out;
+    }
+    hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int drc = g < 0 ? -1 : 0;
+    if (drc == 0) {
+        drc |= dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, pos);
+        drc |= dataset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, vel ? vel : zeros);
+        drc |= dataset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, mass);
+        drc |= dataset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_STD_U64LE, n, 1, id ? id : ids);
+        if (extra && extra->acc)
+            drc |= dataset(g, "Acceleration", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, extra->acc);
+        if (extra && extra->pot)
+            drc |= dataset(g, "Potential", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, extra->pot);
+        H5Gclose(g);
+    }
+    if (drc != 0) {
+        rc = fail(err, errlen, "Cannot write the particles of snapshot '%s' (%s); the disk may be full.",
+                  tmp, h5_reason(why));
+        H5Fclose(file);
+        goto out;
+    }
+    if (H5Fclose(file) < 0) {
+        rc = fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
+                  h5_reason(why));
+        goto out;
+    }
+    if (rename(tmp, path) != 0)
+        rc = fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+out:
+    quiet_end(&q);
+    if (rc != 0) remove(tmp);
+    free(tmp);
+    free(zeros);
+    free(ids);
+    return rc;
+}
+
+GRAVPLUG_EXPORT int gp_snapshot_write(const char *path, double time, size_t n, const double *pos,
+                                      const double *vel, const double *mass, const uint64_t *id,
+                                      char *err, size_t errlen)
+{
+    return gp_snapshot_write_ex(path, time, n, pos, vel, mass, id, NULL, err, errlen);
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+/* Reads dataset `name` of grp as n x cols values of memtype into buf
+ * (allocated here). Returns 0, 1 if the dataset is absent, -1 on error. */
+static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsize, int cols,
+                        size_t *n, void **buf, const char *path, char *err, size_t errlen)
+{
+    if (H5Lexists(grp, name, H5P_DEFAULT) <= 0) return 1;
+    hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
+    if (d < 0) return fail(err, errlen, "Cannot open dataset %s in '%s'.", name, path);
+    hid_t space = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(space);
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    H5Sclose(space);
+    int want_rank = cols > 1 ? 2 : 1;
+    if (rank != want_rank || (cols > 1 && dims[1] != (hsize_t)cols)) {
+        H5Dclose(d);
+        return fail(err, errlen, "Dataset %s in '%s' has the wrong shape (rank %d); expected %s.", name,
+                    path, rank, cols > 1 ? "n x 3" : "n values");
+    }
+    if (*n != (size_t)-1 && dims[0] != (hsize_t)*n) {
+        H5Dclose(d);
+        return fail(err, errlen, "Dataset %s in '%s' has %llu rows but Coordinates has %zu.", name,
+                    path, (unsigned long long)dims[0], *n);
+    }
+    *n = (size_t)dims[0];
+    size_t count = *n * (size_t)cols;
+    *buf = malloc(count ? count * elsize : 1);
+    if (!*buf) {
+        H5Dclose(d);
+        return fail(err, errlen, "Out of memory reading %s from '%s' (%zu values).", name, path, count);
+    }
+    if (count > 0 && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0) {
+        char why[160];
+        H5Dclose(d);
+        free(*buf);
+        *buf = NULL;
+        return fail(err, errlen, "Cannot read %s from '%s': %s.", name, path, h5_reason(why));
+    }
+    H5Dclose(d);
+    return 0;
+}
+
+/* Reads a numeric attribute of loc (scalar or array) into out[max]; returns
+ * the number of values, or -1 if absent or unreadable. */
+static int read_attr_doubles(hid_t loc, const char *name, double *out, int max)
+{
+    if (H5Aexists(loc, name) <= 0) return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return -1;
+    hid_t space = H5Aget_space(a);
+    hssize_t np = H5Sget_simple_extent_npoints(space);
+    H5Sclose(space);
+    int rc = -1;
+    if (np >= 1 && np <= 64) {
+        double tmp[64];
+        if (H5Aread(a, H5T_NATIVE_DOUBLE, tmp) >= 0) {
+            rc = (int)np < max ? (int)np : max;
+            memcpy(out, tmp, (size_t)rc * sizeof(double));
+        }
+    }
+    H5Aclose(a);
+    return rc;
+}
+
+GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic *out,
+                                          double *time, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = '\0';
+    if (!out) return fail(err, errlen, "gp_snapshot_read needs somewhere to put the particles (out was NULL).");
+    memset(out, 0, sizeof *out);
+    if (!path || !path[0]) return fail(err, errlen, "gp_snapshot_read needs a file path.");
+    if (part_type < 0 || part_type > 5)
+        return fail(err, errlen, "Particle type %d does not exist; Gadget/SWIFT types are 0 to 5.", part_type);
+    quiet q;
+    quiet_begin(&q);
+    char why[160];
+    int rc = 0;
+    double *pos = NULL, *vel = NULL, *mass = NULL;
+    uint64_t *id = NULL;
+    hid_t file = -1, grp = -1, hdr = -1;
+    if (H5Fis_hdf5(path) <= 0) {
+        FILE *fp = fopen(path, "rb");
+        if (!fp) rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, strerror(errno));
+        else {
+            fclose(fp);
+            rc = fail(err, errlen, "'%s' is not an HDF5 file (expected a gravplug/Gadget/SWIFT snapshot).", path);
+        }
+        goto out;
+    }
+    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0) {
+        rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, h5_reason(why));
+        goto out;
+    }
+    char gname[16];
+    snprintf(gname, sizeof gname, "PartType%d", part_type);
+    if (H5Lexists(file, gname, H5P_DEFAULT) <= 0) {
+        rc = fail(err, errlen, "Snapshot '%s' has no group %s: it holds no particles of type %d, or "
+                               "it is not a gravplug/Gadget/SWIFT snapshot.", path, gname, part_type);
+        goto out;
+    }
+    grp = H5Gopen2(file, gname, H5P_DEFAULT);
+    if (H5Lexists(file, "Header", H5P_DEFAULT) > 0) hdr = H5Gopen2(file, "Header", H5P_DEFAULT);
+    size_t n = (size_t)-1;
+    int r = read_dataset(grp, "Coordinates", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&pos,
+                         path, err, errlen);
+    if (r == 1) rc = fail(err, errlen, "Snapshot '%s' has no %s/Coordinates.", path, gname);
+    if (r != 0) { rc = -1; goto out; }
+    r = read_dataset(grp, "Velocities", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&vel, path,
+                     err, errlen);
+    if (r == 1) rc = fail(err, errlen, "Snapshot '%s' has no %s/Velocities.", path, gname);
+    if (r != 0) { rc = -1; goto out; }
+    r = read_dataset(grp, "Masses", H5T_NATIVE_DOUBLE, sizeof(double), 1, &n, (void **)&mass, path,
+                     err, errlen);
+    if (r < 0) { rc = -1; goto out; }
+    if (r == 1) {
+        double table[6];
+        if (hdr < 0 || read_attr_doubles(hdr, "MassTable", table, 6) != 6 || !(table[part_type] > 0)) {
+            rc = fail(err, errlen, "Snapshot '%s' has no %s/Masses and no positive Header/MassTable[%d].",
+                      path, gname, part_type);
+            goto out;
+        }
+        mass = malloc((n ? n : 1) * sizeof(double));
+        if (!mass) { rc = fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
+        for (size_t i = 0; i < n; ++i) mass[i] = table[part_type];
+    }
+    r = read_dataset(grp, "ParticleIDs", H5T_NATIVE_UINT64, sizeof(uint64_t), 1, &n, (void **)&id, path,
+                     err, errlen);
+    if (r < 0) { rc = -1; goto out; }
+    if (r == 1) {
+        id = malloc((n ? n : 1) * sizeof(uint64_t));
+        if (!id) { rc = fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
+        for (size_t i = 0; i < n; ++i) id[i] = i;
+    }
+    if (time) {
+        double t = 0;
+        if (hdr < 0 || read_attr_doubles(hdr, "Time", &t, 1) != 1) {
+            rc = fail(err, errlen, "Snapshot '%s' has no Header/Time.", path);
+            goto out;
+        }
+        *time = t;
+    }
+    out->n = n;
+    out->pos = pos;
+    out->vel = vel;
+    out->mass = mass;
+    out->id = id;
+    pos = vel = mass = NULL;
+    id = NULL;
+out:
+    if (hdr >= 0) H5Gclose(hdr);
+    if (grp >= 0) H5Gclose(grp);
+    if (file >= 0) H5Fclose(file);
+    quiet_end(&q);
+    free(pos);
+    free(vel);
+    free(mass);
+    free(id);
+    return rc;
+}
+
+GRAVPLUG_EXPORT int gp_snapshot_read(const char *path, gp_ic *out, double *time, char *err, size_t errlen)
+{
+    return gp_snapshot_read_type(path, 1, out, time, err, errlen);
+}
