@@ -6,3 +6,16 @@ HOSTLIB_LDLIBS += -lgsl -lgslcblas
 
 .PHONY: integrators
 integrators: $(HOSTLIB)
+
+# Tests (tests/integrators-*.c) link the integrator objects and the loader
+# directly, and load cpu-direct at run time through the loader.
+INTEGRATOR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTEGRATOR_SRCS))
+INTEGRATOR_TESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/integrators-*.c))
+TESTS += $(INTEGRATOR_TESTS)
+$(INTEGRATOR_TESTS): $(BUILD)/t/%.t: tests/%.c $(INTEGRATOR_OBJS) $(BUILD)/obj/abi/gravplug_loader.o \
+                     tests/integrators-common.h tests/tap.h $(BUILD)/plugins/gravplug-cpu-direct.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -Iintegrators -o $@ $< $(INTEGRATOR_OBJS) \
+	    $(BUILD)/obj/abi/gravplug_loader.o -lgsl -lgslcblas -ldl $(LDLIBS)
+
+integrators: $(INTEGRATOR_TESTS)

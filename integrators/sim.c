@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include "gravplug_loader.h"
 #include "sim_internal.h"
 
@@ -58,10 +60,22 @@ GRAVPLUG_EXPORT gp_status gp_sim_new(gp_sim **out)
     return GP_OK;
 }
 
+/* An OpenMP plugin may be the one that brought libgomp into the process;
+ * closing it would unmap libgomp under its idle worker threads (a crash).
+ * Pin libgomp, if loaded, for the life of the process before closing. */
+static void pin_openmp_runtime(void)
+{
+    void *h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    (void)h; /* intentionally never closed */
+}
+
 static void release_solver(gp_sim *sim)
 {
     if (sim->own_solver && sim->api && sim->solver) sim->api->finalize(sim->solver);
-    if (sim->plugin_handle) gp_plugin_close(sim->plugin_handle);
+    if (sim->plugin_handle) {
+        pin_openmp_runtime();
+        gp_plugin_close(sim->plugin_handle);
+    }
     sim->api = NULL;
     sim->solver = NULL;
     sim->plugin_handle = NULL;
