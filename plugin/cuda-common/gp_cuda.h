@@ -1,0 +1,95 @@
+/*
+ * gp_cuda.h — what both CUDA plugins need around their kernels: picking the
+ * device, turning every CUDA error into GP_ERR_DEVICE with the CUDA string
+ * and what was being done, sizing buffers from cudaMemGetInfo, device
+ * buffers that grow, and a per-instance stream.
+ *
+ * Host-side C (compiled by gcc against cuda_runtime_api.h, linked with the
+ * static CUDA runtime), so the plugins' book-keeping stays in .c files and
+ * the .cu files hold kernels and their extern "C" launchers only.
+ *
+ * Nothing here calls exit or prints; failures become a status and a
+ * sentence in the instance (gp_fail from plugin/common).
+ */
+#ifndef GP_CUDA_H
+#define GP_CUDA_H
+
+#include <stddef.h>
+#include "common/plugin_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One instance's view of its GPU. */
+typedef struct gp_cuda {
+    int    device;           /* ordinal in use                               */
+    void  *stream;           /* cudaStream_t, non-blocking, one per instance */
+    char   name[256];        /* cudaDeviceProp.name                          */
+    int    sm_count;         /* multiprocessors                              */
+    int    cc_major, cc_minor;
+    size_t total_mem;        /* bytes of device memory                       */
+    int    open;             /* 1 after gp_cuda_open succeeded               */
+} gp_cuda;
+
+/* Picks device base->device (-1: device 0), checks that it exists and that
+ * this build's kernels load on it (probe: a cudaError_t-returning function
+ * from the plugin's .cu, e.g. cudaFuncGetAttributes on one kernel; may be
+ * NULL), creates the stream. GP_ERR_DEVICE with a sentence otherwise. */
+gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void));
+
+/* Destroys the stream. Safe on a zeroed or failed gp_cuda. */
+void gp_cuda_close(gp_cuda *c);
+
+/* Makes c's device current on the calling thread (every entry point calls
+ * this first: the current device is per thread in CUDA). */
+gp_status gp_cuda_enter(gp_base *b, gp_cuda *c);
+
+/* err == cudaSuccess -> GP_OK; else GP_ERR_DEVICE with "while <doing>:
+ * <cudaGetErrorName>: <cudaGetErrorString>" and advice. err is an int so
+ * callers need not include the CUDA headers. */
+gp_status gp_cuda_check(gp_base *b, int err, const char *doing);
+
+/* Waits for the instance's stream; errors of earlier asynchronous work
+ * surface here. */
+gp_status gp_cuda_sync(gp_base *b, gp_cuda *c, const char *doing);
+
+/* Checks that `bytes` more device memory fit in what cudaMemGetInfo says is
+ * free (keeping a safety margin); GP_ERR_OUT_OF_MEMORY with a sentence
+ * naming what (e.g. "tree buffers for n = 16777216 particles"), how much it
+ * needs and how much is free otherwise. */
+gp_status gp_cuda_fits(gp_base *b, gp_cuda *c, size_t bytes, const char *what);
+
+/* A device buffer that is reallocated only when it must grow. */
+typedef struct gp_dbuf {
+    void  *ptr;
+    size_t bytes;
+} gp_dbuf;
+
+/* Ensures buf holds at least `bytes` (contents are NOT kept when it grows).
+ * GP_ERR_OUT_OF_MEMORY with a sentence naming `what` when it cannot. */
+gp_status gp_dbuf_reserve(gp_base *b, gp_dbuf *buf, size_t bytes, const char *what);
+
+/* As gp_dbuf_reserve, but keeps the first `keep` bytes when it grows. */
+gp_status gp_dbuf_grow_keep(gp_base *b, gp_cuda *c, gp_dbuf *buf, size_t bytes,
+                            size_t keep, const char *what);
+
+void gp_dbuf_free(gp_dbuf *buf);
+
+/* Host<->device copies on the instance's stream, then synchronised (the
+ * host buffers are ordinary pageable memory). */
+gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
+                         size_t bytes, const char *what);
+gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
+                           size_t bytes, const char *what);
+
+/* A coordinate shift that keeps float coordinates accurate: the per-axis
+ * median of pos[3n] (robust to a few particles far outside the bulk, which
+ * would drag a mean or a box centre away). Uses scratch[n] doubles. */
+void gp_median_center(const double *pos, size_t n, double *scratch, double out[3]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_CUDA_H */

@@ -1,0 +1,48 @@
+/*
+ * direct_dev.h — the extern "C" boundary between cuda-direct's host code
+ * (direct.c, gcc) and its kernels (direct_dev.cu, nvcc). Every function
+ * returns a cudaError_t as an int (0 = success) and runs on `stream`.
+ *
+ * Device records: j- and i-particles are {x, y, z, m} as float4 (single,
+ * mixed) or gp_d4 (double); results are gp_d4 {ax, ay, az, sum m/r}
+ * without G and without the potential's minus sign.
+ */
+#ifndef GP_DIRECT_DEV_H
+#define GP_DIRECT_DEV_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Four doubles, 32-byte aligned (CUDA 13 deprecates double4). */
+typedef struct __attribute__((aligned(32))) gp_d4 { double x, y, z, w; } gp_d4;
+/* Four floats, 16-byte aligned: the layout of CUDA's float4. */
+typedef struct __attribute__((aligned(16))) gp_f4 { float x, y, z, w; } gp_f4;
+
+/* cudaFuncGetAttributes on the main kernel: fails when this build has no
+ * code for the current GPU. */
+int gp_direct_probe(void);
+
+/* Number of j-segments for ni i-particles and nj j-particles (a function of
+ * ni and nj only, so results do not depend on the device). */
+uint32_t gp_direct_segments(uint32_t ni, uint32_t nj);
+
+/* ip[k] = jp[index[k]] for k < ni; dbl selects gp_d4 records. */
+int gp_direct_gather(const void *jp, const uint32_t *index, uint32_t ni, void *ip,
+                     int dbl, void *stream);
+
+/* out[i] = field of jp[0..nj) at ip[i], i < ni. self[i] is the j index to
+ * skip for i; self == NULL with identity != 0 means self[i] = i (all
+ * active), with identity == 0 that nothing is skipped (field points). mode 0 single, 1 mixed, 2 double. seg holds
+ * nseg * ni gp_d4 when nseg > 1 (unused otherwise). */
+int gp_direct_launch(int mode, const void *jp, uint32_t nj, const void *ip,
+                     const uint32_t *self, int identity, uint32_t ni, double eps2,
+                     uint32_t nseg, void *seg, void *out, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_DIRECT_DEV_H */
