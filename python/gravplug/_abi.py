@@ -1,0 +1,148 @@
+"""ctypes mirror of abi/gravplug.h (ABI 1.0), member for member.
+
+Keep this file in the order of the header: a minor ABI bump only appends
+members at the end of structs, and the loader checks the plugin's
+gp_api.struct_size against ctypes.sizeof(GpApi) before using the table.
+"""
+import ctypes
+import enum
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
+
+ABI_MAJOR = 1
+ABI_MINOR = 0
+ENTRY_SYMBOL = "gravplug_entry"
+
+
+class Status(enum.IntEnum):
+    """gp_status: GP_OK is 0, every other value is a failure."""
+    OK = 0
+    INVALID_ARGUMENT = 1
+    BAD_STATE = 2
+    OUT_OF_MEMORY = 3
+    DEVICE = 4
+    UNSUPPORTED = 5
+    UNKNOWN_PARAMETER = 6
+    ABI_MISMATCH = 7
+    INTERNAL = 8
+
+    @property
+    def c_name(self):
+        """The C spelling, e.g. 'GP_ERR_BAD_STATE'."""
+        return "GP_OK" if self == 0 else "GP_ERR_" + self.name
+
+
+class Capability(enum.IntFlag):
+    """Bits of gp_api.capabilities, bit 0 first."""
+    GPU = 1 << 0
+    TREE = 1 << 1
+    EXACT = 1 << 2
+    ACTIVE_SUBSET = 1 << 3
+    FIELD = 1 << 4
+    POTENTIAL = 1 << 5
+    REFIT = 1 << 6
+
+
+class ParamType(enum.IntEnum):
+    DOUBLE = 0
+    INT = 1
+    BOOL = 2
+    ENUM = 3
+
+
+LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3
+
+gp_status = c_int          # a C enum is an int on every ABI we build for
+gp_solver_p = c_void_p     # opaque instance
+
+
+class GpParam(Structure):
+    _fields_ = [("name", c_char_p), ("value", c_char_p)]
+
+
+GpLogFn = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+
+
+class GpInitArgs(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("params", POINTER(GpParam)),
+        ("n_params", c_size_t),
+        ("log", GpLogFn),
+        ("log_user", c_void_p),
+        ("device", c_int),
+    ]
+
+
+class GpParamInfo(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("type", c_int),
+        ("default_value", c_char_p),
+        ("allowed", c_char_p),
+        ("doc", c_char_p),
+    ]
+
+
+class GpStats(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("force_calls", c_uint64),
+        ("field_calls", c_uint64),
+        ("tree_builds", c_uint64),
+        ("tree_refits", c_uint64),
+        ("pp_interactions", c_uint64),
+        ("pc_interactions", c_uint64),
+        ("seconds_build", c_double),
+        ("seconds_moments", c_double),
+        ("seconds_walk", c_double),
+        ("seconds_transfer", c_double),
+    ]
+
+
+c_double_p = POINTER(c_double)
+c_uint32_p = POINTER(c_uint32)
+
+DescribeParamsFn = CFUNCTYPE(POINTER(GpParamInfo), POINTER(c_size_t))
+InitFn = CFUNCTYPE(gp_status, POINTER(gp_solver_p), POINTER(GpInitArgs))
+FinalizeFn = CFUNCTYPE(None, gp_solver_p)
+SetParamFn = CFUNCTYPE(gp_status, gp_solver_p, c_char_p, c_char_p)
+GetParamFn = CFUNCTYPE(gp_status, gp_solver_p, c_char_p, ctypes.c_char_p, c_size_t)
+SetParticlesFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_double_p, c_double_p)
+UpdatePositionsFn = CFUNCTYPE(gp_status, gp_solver_p, c_double_p)
+SetActiveSubsetFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p)
+ComputeForcesFn = CFUNCTYPE(gp_status, gp_solver_p, c_double_p, c_double_p)
+ComputeFieldFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_double_p,
+                           c_double_p, c_double_p)
+GetStatsFn = CFUNCTYPE(gp_status, gp_solver_p, POINTER(GpStats))
+LastErrorFn = CFUNCTYPE(c_char_p, gp_solver_p)
+
+
+class GpApi(Structure):
+    _fields_ = [
+        ("abi_major", c_uint32),
+        ("abi_minor", c_uint32),
+        ("struct_size", c_size_t),
+        ("name", c_char_p),
+        ("version", c_char_p),
+        ("capabilities", c_uint64),
+        ("describe_params", DescribeParamsFn),
+        ("init", InitFn),
+        ("finalize", FinalizeFn),
+        ("set_param", SetParamFn),
+        ("get_param", GetParamFn),
+        ("set_particles", SetParticlesFn),
+        ("update_positions", UpdatePositionsFn),
+        ("set_active_subset", SetActiveSubsetFn),
+        ("compute_forces", ComputeForcesFn),
+        ("compute_field", ComputeFieldFn),
+        ("get_stats", GetStatsFn),
+        ("last_error", LastErrorFn),
+    ]
+
+
+EntryFn = CFUNCTYPE(POINTER(GpApi), c_uint32)
+
+# Sizes of the first published layouts (ABI 1.0) on this platform: a plugin
+# table smaller than this is rejected before any member is touched.
+API_SIZE_1_0 = ctypes.sizeof(GpApi)

@@ -1,0 +1,443 @@
+"""Solver: one instance of a gravplug plugin, driven with numpy arrays.
+
+    import numpy as np, gravplug
+    with gravplug.Solver("cpu-tree", theta=0.5, eps=0.01) as s:
+        s.set_particles(pos, mass)          # pos (n, 3), mass (n,) float64
+        acc, pot = s.forces()               # (n, 3), (n,)
+        acc, pot = s.field(points)          # field of all particles at points
+
+Array policy (see _arrays.py): float64 C-contiguous numpy arrays go to C
+without a copy; numpy arrays of another dtype or layout are rejected with a
+TypeError/ValueError before any C call; lists and tuples are converted.
+"""
+import ctypes
+import dataclasses
+import logging
+import math
+import numbers
+import threading
+
+import numpy as np
+
+from . import _abi
+from ._abi import Capability, ParamType, Status
+from ._arrays import (as_index, as_scalars, as_vectors, dptr, output, uptr)
+from ._plugin import open_plugin
+from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
+                     error_for)
+
+_log = logging.getLogger("gravplug")
+_log.addHandler(logging.NullHandler())   # silent unless the user configures logging
+_LOG_LEVELS = {_abi.LOG_ERROR: logging.ERROR, _abi.LOG_WARNING: logging.WARNING,
+               _abi.LOG_INFO: logging.INFO, _abi.LOG_DEBUG: logging.DEBUG}
+
+
+def _s(b):
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamInfo:
+    """One entry of a plugin's describe_params."""
+    name: str
+    type: ParamType
+    default: str
+    allowed: str | None
+    doc: str
+
+    def parse(self, text):
+        """A value as get_param writes it, as a Python value of this type."""
+        try:
+            if self.type == ParamType.DOUBLE:
+                return float(text)
+            if self.type == ParamType.INT:
+                return int(text)
+            if self.type == ParamType.BOOL:
+                return text.strip().lower() in ("true", "1", "yes")
+        except ValueError:
+            pass
+        return text            # enums, and values like rebuild=auto
+
+    def format(self, value):
+        """A Python value as the string set_param parses; raises
+        InvalidArgumentError/TypeError before C when it cannot fit."""
+        if isinstance(value, (bytes, str)):
+            return value.decode() if isinstance(value, bytes) else value
+        if self.type == ParamType.BOOL:
+            if isinstance(value, (bool, np.bool_)) or value in (0, 1):
+                return "true" if value else "false"
+            raise TypeError(f"parameter {self.name} is a bool; got {value!r}")
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"parameter {self.name} is of type "
+                            f"{self.type.name.lower()}, not bool; got {value!r}")
+        if self.type == ParamType.INT:
+            if isinstance(value, numbers.Integral) or (
+                    isinstance(value, numbers.Real) and float(value).is_integer()):
+                self._check_range(float(value))
+                return str(int(value))
+            raise TypeError(f"parameter {self.name} is an integer; got {value!r}")
+        if isinstance(value, numbers.Real):
+            v = float(value)
+            if math.isnan(v):
+                raise InvalidArgumentError(
+                    f"parameter {self.name} = nan is not a number; "
+                    f"allowed: {self.allowed or 'any finite value'}", None, "gravplug")
+            self._check_range(v)
+            return repr(v)
+        raise TypeError(f"parameter {self.name}: cannot pass a "
+                        f"{type(value).__name__} ({value!r}); give a number or a string")
+
+    def _check_range(self, v):
+        """Checks a '[lo,hi)' style range from describe_params, if any."""
+        a = (self.allowed or "").strip()
+        if len(a) < 5 or a[0] not in "[(" or a[-1] not in "])" or "," not in a:
+            return
+        lo_s, hi_s = a[1:-1].split(",", 1)
+        try:
+            lo, hi = float(lo_s), float(hi_s)
+        except ValueError:
+            return
+        bad = (v < lo or (a[0] == "(" and v == lo) or v > hi or (a[-1] == ")" and v == hi))
+        if bad:
+            raise InvalidArgumentError(
+                f"parameter {self.name} = {v!r} is outside its allowed range {a} "
+                f"({self.doc})", None, "set_param")
+
+
+@dataclasses.dataclass
+class Stats:
+    """Cumulative counters of an instance (gp_stats)."""
+    force_calls: int = 0
+    field_calls: int = 0
+    tree_builds: int = 0
+    tree_refits: int = 0
+    pp_interactions: int = 0
+    pc_interactions: int = 0
+    seconds_build: float = 0.0
+    seconds_moments: float = 0.0
+    seconds_walk: float = 0.0
+    seconds_transfer: float = 0.0
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+class Params:
+    """Live view of an instance's parameters: s.params["theta"] reads
+    get_param, s.params["theta"] = 0.7 calls set_param."""
+
+    def __init__(self, solver):
+        self._solver = solver
+
+    def __getitem__(self, name):
+        return self._solver.get_param(name)
+
+    def __setitem__(self, name, value):
+        self._solver.set_param(name, value)
+
+    def __iter__(self):
+        return iter(self._solver._info)
+
+    def __len__(self):
+        return len(self._solver._info)
+
+    def __contains__(self, name):
+        return name in self._solver._info
+
+    def keys(self):
+        return list(self._solver._info)
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def as_dict(self):
+        return dict(self.items())
+
+    def __repr__(self):
+        return f"Params({self.as_dict()!r})"
+
+
+def describe_params(plugin):
+    """ParamInfo list of a plugin (name or path); needs no instance."""
+    p = open_plugin(plugin)
+    return list(_read_param_info(p.api).values())
+
+
+def _read_param_info(api):
+    count = ctypes.c_size_t(0)
+    arr = api.describe_params(ctypes.byref(count))
+    info = {}
+    for i in range(count.value if arr else 0):
+        e = arr[i]
+        try:
+            t = ParamType(e.type)
+        except ValueError:
+            t = e.type
+        name = _s(e.name)
+        info[name] = ParamInfo(name, t, _s(e.default_value) or "",
+                               _s(e.allowed), _s(e.doc) or "")
+    return info
+
+
+class Solver:
+    """An instance of a gravplug plugin.
+
+    Solver(plugin, params=None, *, device=-1, logger=None, **kw)
+      plugin  short name ("cpu-direct", "cpu-tree", "cuda-tree"...) or a path
+      params  dict of parameters (names that are not Python identifiers)
+      kw      more parameters: theta=0.5, eps=0.01, mac="bmax", ...
+      device  GPU ordinal for GPU plugins (-1: the plugin's default)
+      logger  a logging.Logger for the plugin's messages (default: "gravplug")
+
+    Parameter names are checked against the plugin's describe_params before
+    init (UnknownParameterError, listing the accepted names); values are
+    converted to strings and checked by the plugin (InvalidArgumentError
+    with its sentence). Every failure raises a GravplugError subclass.
+    """
+
+    def __init__(self, plugin="cpu-direct", params=None, *, device=-1,
+                 logger=None, **kw):
+        self._handle = None
+        self._lock = threading.RLock()
+        self._plugin = open_plugin(plugin)
+        api = self._plugin.api
+        self._api = api
+        self._info = _read_param_info(api)
+        all_params = dict(params or {})
+        all_params.update(kw)
+        strings = [(k, self._format(k, v)) for k, v in all_params.items()]
+
+        self._logger = logger or _log
+
+        def on_log(user, level, message):
+            self._logger.log(_LOG_LEVELS.get(level, logging.DEBUG), "%s", _s(message))
+        self._log_cb = _abi.GpLogFn(on_log)   # kept alive as long as self
+
+        pairs = (_abi.GpParam * max(1, len(strings)))()
+        keep = []
+        for i, (k, v) in enumerate(strings):
+            kb, vb = k.encode(), v.encode()
+            keep += [kb, vb]
+            pairs[i].name, pairs[i].value = kb, vb
+        args = _abi.GpInitArgs()
+        args.struct_size = ctypes.sizeof(_abi.GpInitArgs)
+        args.params = ctypes.cast(pairs, ctypes.POINTER(_abi.GpParam)) if strings else None
+        args.n_params = len(strings)
+        args.log = self._log_cb
+        args.log_user = None
+        args.device = int(device)
+        handle = _abi.gp_solver_p()
+        st = api.init(ctypes.byref(handle), ctypes.byref(args))
+        if st != Status.OK:
+            raise error_for(st, _s(api.last_error(None)), f"{self.name}: init")
+        self._handle = handle
+        self._n = 0
+        self._n_active = 0
+
+    # ---- identity ---------------------------------------------------------
+    @property
+    def name(self):
+        return _s(self._api.name)
+
+    @property
+    def version(self):
+        return _s(self._api.version)
+
+    @property
+    def path(self):
+        """The plugin's .so file."""
+        return self._plugin.path
+
+    @property
+    def capabilities(self):
+        return Capability(self._api.capabilities)
+
+    @property
+    def abi_version(self):
+        return (self._api.abi_major, self._api.abi_minor)
+
+    @property
+    def n(self):
+        """Number of particles set (0 before set_particles)."""
+        return self._n
+
+    @property
+    def n_active(self):
+        return self._n_active
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else f"n={self._n}"
+        return f"<gravplug.Solver {self.name} {self.version} {state}>"
+
+    # ---- lifetime ---------------------------------------------------------
+    def close(self):
+        """Frees the instance; later calls raise BadStateError. Idempotent."""
+        with self._lock:
+            if self._handle is not None:
+                self._api.finalize(self._handle)
+                self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def _h(self, what):
+        if self._handle is None:
+            raise BadStateError(f"this {self.name} Solver was closed; create a "
+                                f"new gravplug.Solver to {what}", None, self.name)
+        return self._handle
+
+    def _check(self, st, what):
+        if st != Status.OK:
+            raise error_for(st, _s(self._api.last_error(self._handle)),
+                            f"{self.name}: {what}")
+
+    # ---- parameters -------------------------------------------------------
+    @property
+    def param_info(self):
+        """ParamInfo for every parameter, in describe_params order."""
+        return list(self._info.values())
+
+    @property
+    def params(self):
+        """Live mapping name -> current value (get_param / set_param)."""
+        return Params(self)
+
+    def _format(self, name, value):
+        info = self._info.get(name)
+        if info is None:
+            raise UnknownParameterError(
+                f"{self.name} has no parameter '{name}'; it accepts: "
+                f"{', '.join(self._info) or '(none)'}", None, self.name)
+        return info.format(value)
+
+    def set_param(self, name, value):
+        text = self._format(name, value)
+        with self._lock:
+            h = self._h("set parameters")
+            self._check(self._api.set_param(h, name.encode(), text.encode()),
+                        f"set_param({name}={text})")
+
+    def get_param(self, name, raw=False):
+        """Current value, typed from describe_params (raw=True: the string)."""
+        if name not in self._info:
+            self._format(name, None)           # raises UnknownParameterError
+        buf = ctypes.create_string_buffer(256)
+        with self._lock:
+            h = self._h("read parameters")
+            self._check(self._api.get_param(h, name.encode(), buf, len(buf)),
+                        f"get_param({name})")
+        text = _s(buf.value)
+        return text if raw else self._info[name].parse(text)
+
+    def describe(self):
+        """A readable table of the plugin and its parameters (a str)."""
+        caps = ", ".join(c.name.lower() for c in Capability if c in self.capabilities)
+        lines = [f"{self.name} {self.version} (ABI {self.abi_version[0]}."
+                 f"{self.abi_version[1]}; {caps})", f"  from {self.path}"]
+        for p in self._info.values():
+            cur = "?" if self.closed else self.get_param(p.name, raw=True)
+            tname = p.type.name.lower() if isinstance(p.type, ParamType) else str(p.type)
+            allowed = f" {p.allowed}" if p.allowed else ""
+            lines.append(f"  {p.name:<10} = {cur:<10} {tname}{allowed}, "
+                         f"default {p.default}: {p.doc}")
+        return "\n".join(lines)
+
+    # ---- particles --------------------------------------------------------
+    def set_particles(self, pos, mass):
+        """Replaces the particle set: pos (n, 3), mass (n,) or a scalar.
+        Resets the active subset to all particles."""
+        pos = as_vectors(pos, "pos")
+        n = pos.shape[0]
+        mass = as_scalars(mass, "mass", n)
+        with self._lock:
+            h = self._h("set particles")
+            self._check(self._api.set_particles(h, n, dptr(pos), dptr(mass)),
+                        "set_particles")
+            self._n = self._n_active = n
+
+    def update_positions(self, pos):
+        """Moves the same n particles (masses unchanged); the cheap path."""
+        if self._n == 0 and self._handle is not None:
+            pos = as_vectors(pos, "pos")
+        else:
+            pos = as_vectors(pos, "pos", self._n)
+        with self._lock:
+            h = self._h("update positions")
+            self._check(self._api.update_positions(h, dptr(pos)), "update_positions")
+
+    def set_active(self, idx=None):
+        """i-particles of the next forces() calls (indices into the
+        set_particles order); None makes all particles active."""
+        with self._lock:
+            h = self._h("set the active subset")
+            if idx is None:
+                self._check(self._api.set_active_subset(h, 0, None), "set_active_subset")
+                self._n_active = self._n
+                return
+            if self._n == 0:
+                raise BadStateError("set_active before set_particles; set the "
+                                    "particles first", None, self.name)
+            a = as_index(idx, "idx", self._n)
+            self._check(self._api.set_active_subset(h, a.shape[0], uptr(a)),
+                        "set_active_subset")
+            self._n_active = a.shape[0]
+
+    # ---- forces -----------------------------------------------------------
+    def _wants_pot(self, potential):
+        return potential and bool(self._api.capabilities & Capability.POTENTIAL)
+
+    def forces(self, potential=True, out=None):
+        """(acc, pot) of the active particles, in active-index order:
+        acc (n_active, 3), pot (n_active,) or None when potential=False or
+        the plugin computes no potentials. out=(acc, pot) reuses arrays."""
+        with self._lock:
+            h = self._h("compute forces")
+            k = self._n_active
+            if k == 0:
+                # No particles yet: let the plugin say so in its own words.
+                dummy = np.empty((1, 3))
+                self._check(self._api.compute_forces(h, dptr(dummy), None),
+                            "compute_forces")
+                raise BadStateError("compute_forces before set_particles; set "
+                                    "the particles first", None, self.name)
+            acc = output(out[0] if out else None, (k, 3), "out[0] (acc)")
+            pot = (output(out[1] if out else None, (k,), "out[1] (pot)")
+                   if self._wants_pot(potential) else None)
+            self._check(self._api.compute_forces(h, dptr(acc), dptr(pot)),
+                        "compute_forces")
+        return acc, pot
+
+    def field(self, points, potential=True, out=None):
+        """(acc, pot) of the field of all particles at points (m, 3)."""
+        pts = as_vectors(points, "points", allow_single=True)
+        m = pts.shape[0]
+        with self._lock:
+            h = self._h("compute the field")
+            acc = output(out[0] if out else None, (m, 3), "out[0] (acc)")
+            pot = (output(out[1] if out else None, (m,), "out[1] (pot)")
+                   if self._wants_pot(potential) else None)
+            self._check(self._api.compute_field(h, m, dptr(pts), dptr(acc), dptr(pot)),
+                        "compute_field")
+        return acc, pot
+
+    def stats(self):
+        """Cumulative counters (a Stats dataclass; .as_dict() for a dict)."""
+        st = _abi.GpStats()
+        st.struct_size = ctypes.sizeof(_abi.GpStats)
+        with self._lock:
+            h = self._h("read statistics")
+            self._check(self._api.get_stats(h, ctypes.byref(st)), "get_stats")
+        return Stats(**{f.name: getattr(st, f.name) for f in dataclasses.fields(Stats)})
