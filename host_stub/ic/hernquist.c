@@ -5,10 +5,12 @@
  *   rho(r) = M a / (2 pi r (r + a)^3),  M(<r) = M r^2 / (r + a)^2
  *
  * Units: G = 1, M = 1, a = 1 by default (E = -M^2/(12 a) untruncated).
- * Untruncated by default (radii drawn out to 10^6 a, i.e. all but 2e-6 of
- * the mass); rtrunc > 0 tapers the density exponentially beyond rtrunc
- * with decay length decay * rtrunc, the mass option then being the mass
- * including the taper.
+ * By default the density is tapered exponentially beyond rtrunc = 100 a
+ * (decay length decay * rtrunc), the mass option being the mass including
+ * the taper. rtrunc = 0 gives the untruncated model (radii out to 10^6 a,
+ * all but 2e-6 of the mass), whose r^-4 tail puts a few particles so far
+ * out that the centre of mass of N particles lies several a from the
+ * cusp: use frame = momentum with it.
  */
 #include "ic_internal.h"
 #include "spherical.h"
@@ -18,9 +20,11 @@
 static const gp_ic_opt_info opts[] = {
     {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
     {"scale", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "scale radius a"},
-    {"rtrunc", GP_IC_OPT_DOUBLE, "0", "[0,inf)",
+    {"rtrunc", GP_IC_OPT_DOUBLE, "100", "[0,inf)",
      "taper the density beyond this radius (0: untruncated)"},
     {"decay", GP_IC_OPT_DOUBLE, "0.1", "(0,inf)", "taper decay length in units of rtrunc"},
+    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
+     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
 };
 
 static double hernquist_shape(double r, const void *par)
@@ -52,12 +56,12 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
         out->mass[i] = comp.mass / (double)n;
     }
     ic_sph_free(&model);
-    ic_to_com_frame(out);
+    ic_apply_frame(out, v);
     return 0;
 }
 
 const ic_model ic_model_hernquist = {
     "hernquist",
-    "Hernquist sphere, Eddington isotropic velocities; G = M = a = 1 by default",
+    "Hernquist sphere tapered beyond 100 a, Eddington isotropic velocities; G = M = a = 1 by default",
     opts, sizeof opts / sizeof opts[0], make,
 };

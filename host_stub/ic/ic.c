@@ -13,13 +13,13 @@
 #include <strings.h>
 
 static const ic_model *const models[] = {
-    &ic_model_plummer, &ic_model_hernquist, &ic_model_nfw,
+    &ic_model_plummer, &ic_model_hernquist, &ic_model_nfw, &ic_model_galaxy,
     &ic_model_uniform, &ic_model_kepler,    &ic_model_file, &ic_model_snapshot,
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
 static const char *const model_names[] = {
-    "plummer", "hernquist", "nfw", "uniform", "kepler", "file", "snapshot", NULL,
+    "plummer", "hernquist", "nfw", "galaxy", "uniform", "kepler", "file", "snapshot", NULL,
 };
 
 int ic_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -235,7 +235,7 @@ void ic_isotropic(gsl_rng *rng, double r, double *x)
     x[2] = r * z;
 }
 
-void ic_to_com_frame(gp_ic *ic)
+static void shift_to_frame(gp_ic *ic, int positions)
 {
     double mt = 0, cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
     for (size_t i = 0; i < ic->n; ++i) {
@@ -249,9 +249,18 @@ void ic_to_com_frame(gp_ic *ic)
     for (int k = 0; k < 3; ++k) { cx[k] /= mt; cv[k] /= mt; }
     for (size_t i = 0; i < ic->n; ++i)
         for (int k = 0; k < 3; ++k) {
-            ic->pos[3 * i + k] -= cx[k];
+            if (positions) ic->pos[3 * i + k] -= cx[k];
             ic->vel[3 * i + k] -= cv[k];
         }
+}
+
+void ic_to_com_frame(gp_ic *ic) { shift_to_frame(ic, 1); }
+
+void ic_apply_frame(gp_ic *ic, const ic_vals *v)
+{
+    const char *frame = ic_str(v, "frame");
+    if (!frame || strcmp(frame, "com") == 0) shift_to_frame(ic, 1);
+    else if (strcmp(frame, "momentum") == 0) shift_to_frame(ic, 0);
 }
 
 GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic)

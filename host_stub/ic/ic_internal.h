@@ -59,6 +59,10 @@ void ic_isotropic(gsl_rng *rng, double r, double *x);
  * velocities), with sums in particle order. */
 void ic_to_com_frame(gp_ic *ic);
 
+/* Applies the model's "frame" option: com (ic_to_com_frame), momentum
+ * (velocities only: zero total momentum, positions untouched) or none. */
+void ic_apply_frame(gp_ic *ic, const ic_vals *v);
+
 /* The usual check for sampled models: n >= 1. */
 int ic_require_n(const char *model, size_t n, char *err, size_t errlen);
 

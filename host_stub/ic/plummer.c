@@ -20,6 +20,8 @@ static const gp_ic_opt_info opts[] = {
      "Plummer radius a; the default 3*pi/16 gives E = -1/4 for M = 1 (Henon units)"},
     {"mass_cut", GP_IC_OPT_DOUBLE, "0.999", "(0,1]",
      "sample radii only inside this fraction of the mass (1: no cut)"},
+    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
+     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
 };
 
 static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
@@ -44,7 +46,7 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
         ic_isotropic(rng, q * vesc, &out->vel[3 * i]);
         out->mass[i] = M / (double)n;
     }
-    ic_to_com_frame(out);
+    ic_apply_frame(out, v);
     return 0;
 }
 

@@ -50,6 +50,13 @@ double ic_sph_menc(const ic_sph *m, double r)
     return grid_interp(m, m->mtot, r, mt);
 }
 
+double ic_sph_menc_comp(const ic_sph *m, size_t c, double r)
+{
+    const double *mc = m->mcum[c];
+    if (r <= m->r[0]) return mc[0] * pow(r / m->r[0], 3.0);
+    return grid_interp(m, mc, r, mc[m->ng - 1]);
+}
+
 double ic_sph_f(ic_sph *m, size_t c, double E)
 {
     if (!(E > 0) || !m->fint[c]) return 0;

@@ -71,6 +71,8 @@ double ic_sph_density(const ic_sph *m, size_t c, double r);
 double ic_sph_psi(const ic_sph *m, double r);
 /* The total enclosed mass M(<r) of all components, interpolated. */
 double ic_sph_menc(const ic_sph *m, double r);
+/* The enclosed mass of component c alone, interpolated. */
+double ic_sph_menc_comp(const ic_sph *m, size_t c, double r);
 /* f(E) of a live component (0 outside the table). */
 double ic_sph_f(ic_sph *m, size_t c, double E);
 /* A radius drawn from component c's mass profile. */

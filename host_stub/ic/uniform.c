@@ -15,6 +15,8 @@ static const gp_ic_opt_info opts[] = {
     {"radius", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "sphere radius R"},
     {"virial_ratio", GP_IC_OPT_DOUBLE, "0", "[0,10]",
      "2K/|W| of random isotropic velocities (0: cold)"},
+    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
+     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
 };
 
 static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
@@ -29,7 +31,7 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
     if (Q > 0) {
         for (size_t i = 0; i < 3 * n; ++i) out->vel[i] = gsl_ran_ugaussian(rng);
     }
-    ic_to_com_frame(out);
+    ic_apply_frame(out, v);
     if (Q > 0 && n > 1) {
         double K = 0;
         for (size_t i = 0; i < n; ++i) {
