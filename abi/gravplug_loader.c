@@ -82,7 +82,9 @@ static void add_library_dir(dir_list *l)
     Dl_info info;
     if (!dladdr((void *)&gp_plugin_open, &info) || !info.dli_fname) return;
     const char *slash = strrchr(info.dli_fname, '/');
-    if (!slash) return;
+    /* Only when the loader lives in libgravplug.so (not linked statically
+     * into a program, where the directory would mean nothing). */
+    if (!slash || strncmp(slash + 1, "libgravplug", 11) != 0) return;
     char d[GP_PATH_MAX];
     int k = snprintf(d, sizeof d, "%.*s/gravplug", (int)(slash - info.dli_fname), info.dli_fname);
     if (k > 0 && (size_t)k < sizeof d) add_dir(l, d, (size_t)k);

@@ -28,7 +28,7 @@ size_t gp_first_nonfinite(const double *v, size_t count)
 
 static const char *what_number(double x)
 {
-    return isnan(x) ? "NaN" : "infinite";
+    return isnan(x) ? "a NaN" : "an infinite";
 }
 
 /* 3*n doubles without overflow? */
@@ -43,7 +43,7 @@ static gp_status check_positions_array(gp_base *base, const char *fn, const char
     size_t bad = gp_first_nonfinite(pos, 3 * n);
     if (bad != (size_t)-1)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "%s: %s %zu has a %s %c coordinate; every coordinate "
+                       "%s: %s %zu has %s %c coordinate; every coordinate "
                        "must be a finite number",
                        fn, what, bad / 3, what_number(pos[bad]), "xyz"[bad % 3]);
     return GP_OK;
@@ -67,7 +67,7 @@ gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const d
     for (size_t i = 0; i < n; ++i) {
         if (!isfinite(mass[i]))
             return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                           "set_particles: particle %zu has a %s mass; masses "
+                           "set_particles: particle %zu has %s mass; masses "
                            "must be finite and >= 0", i, what_number(mass[i]));
         if (mass[i] < 0)
             return gp_fail(base, GP_ERR_INVALID_ARGUMENT,

@@ -1,0 +1,128 @@
+/*
+ * abi-loader.c — the host-side loader (abi/gravplug_loader.h): short names
+ * and paths, GRAVPLUG_PATH, a sentence for each failure, listing, and two
+ * plugins side by side.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gravplug.h"
+#include "gravplug_loader.h"
+#include "tap.h"
+
+static int count_cb(const char *path, const char *name, void *user)
+{
+    int *found = user;
+    if (strcmp(name, "cpu-direct") == 0 && strstr(path, "gravplug-cpu-direct.so")) *found = 1;
+    return 0;
+}
+
+static int stop_cb(const char *path, const char *name, void *user)
+{
+    (void)path; (void)name;
+    ++*(int *)user;
+    return 1;
+}
+
+int main(void)
+{
+    char err[2048];
+    gp_plugin *a = NULL, *b = NULL;
+    /* The fixtures directory: GP_FIXTURES_DIR, else the build tree's. */
+    const char *fixtures = getenv("GP_FIXTURES_DIR");
+#ifdef GP_TEST_FIXTURES
+    if (!fixtures) fixtures = GP_TEST_FIXTURES;
+#endif
+    plan_lazy();
+
+    unsetenv("GRAVPLUG_PATH");
+    ok(gp_plugin_open("cpu-direct", &a, err, sizeof err) == GP_OK && a,
+       "open cpu-direct by short name from the build tree");
+    if (!a) { diag("%s", err); bail("cannot load cpu-direct"); }
+    const gp_api *api = gp_plugin_api(a);
+    is_string(api->name, "cpu-direct", "its table names it");
+    ok(strstr(gp_plugin_path(a), "/gravplug-cpu-direct.so") != NULL, "gp_plugin_path: %s", gp_plugin_path(a));
+
+    ok(gp_plugin_open(gp_plugin_path(a), &b, err, sizeof err) == GP_OK && b,
+       "open the same file again by path (side by side)");
+    gp_solver *s1 = NULL, *s2 = NULL;
+    double pos[6] = {0, 0, 0, 1, 0, 0}, m[2] = {1, 1}, acc1[6], acc2[6];
+    ok(api->init(&s1, NULL) == GP_OK && gp_plugin_api(b)->init(&s2, NULL) == GP_OK,
+       "an instance from each handle");
+    api->set_particles(s1, 2, pos, m);
+    gp_plugin_api(b)->set_particles(s2, 2, pos, m);
+    api->compute_forces(s1, acc1, NULL);
+    gp_plugin_api(b)->compute_forces(s2, acc2, NULL);
+    ok(acc1[0] == 1.0 && acc2[0] == 1.0, "both compute");
+    api->finalize(s1);
+    gp_plugin_api(b)->finalize(s2);
+    gp_plugin_close(b);
+    b = NULL;
+
+    /* Failures, each with a sentence. */
+    gp_status st = gp_plugin_open("no-such-solver", &b, err, sizeof err);
+    ok(st == GP_ERR_INVALID_ARGUMENT && b == NULL && strstr(err, "no-such-solver") &&
+       strstr(err, "GRAVPLUG_PATH"), "a missing short name: %s", gp_status_name(st));
+    diag("%s", err);
+    char sp[4096];
+    gp_plugin_search_path(sp, sizeof sp);
+    ok(strlen(sp) > 0 && strstr(err, sp) != NULL, "the sentence lists the directories searched (%s)", sp);
+    st = gp_plugin_open("/nonexistent/dir/gravplug-x.so", &b, err, sizeof err);
+    ok(st == GP_ERR_INVALID_ARGUMENT && strstr(err, "does not exist"), "a missing path: %s", err);
+    st = gp_plugin_open("/etc/passwd", &b, err, sizeof err);
+    ok(st != GP_OK && err[0], "a non-library file path is refused: %s", err);
+    st = gp_plugin_open("bad name!", &b, err, sizeof err);
+    ok(st == GP_ERR_INVALID_ARGUMENT && err[0], "an ill-formed short name: %s", err);
+    ok(gp_plugin_open(NULL, &b, err, sizeof err) == GP_ERR_INVALID_ARGUMENT && err[0], "NULL name");
+    ok(gp_plugin_open("cpu-direct", NULL, err, sizeof err) == GP_ERR_INVALID_ARGUMENT, "NULL out");
+    ok(gp_plugin_open("no-such-solver", &b, NULL, 0) == GP_ERR_INVALID_ARGUMENT, "err may be NULL");
+
+    /* dlopen's own message: a text file named like a plugin. */
+    char tmpdir[] = "/tmp/gp-loader-XXXXXX";
+    if (mkdtemp(tmpdir)) {
+        char fake[256];
+        snprintf(fake, sizeof fake, "%s/gravplug-fake.so", tmpdir);
+        FILE *f = fopen(fake, "w");
+        if (f) { fputs("not an ELF file\n", f); fclose(f); }
+        setenv("GRAVPLUG_PATH", tmpdir, 1);
+        st = gp_plugin_open("fake", &b, err, sizeof err);
+        ok(st == GP_ERR_UNSUPPORTED && strstr(err, "cannot load"), "a file dlopen refuses: %s", err);
+        remove(fake);
+        rmdir(tmpdir);
+    } else {
+        skip(1, "no temporary directory");
+    }
+
+    if (fixtures) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/gravplug-noentry.so", fixtures);
+        st = gp_plugin_open(path, &b, err, sizeof err);
+        ok(st == GP_ERR_ABI_MISMATCH && strstr(err, "not a gravplug plugin"), "no entry symbol: %s", err);
+        /* GRAVPLUG_PATH is searched first, ':'-separated, empty entries ignored. */
+        char gpath[2048];
+        snprintf(gpath, sizeof gpath, "/nonexistent::%s", fixtures);
+        setenv("GRAVPLUG_PATH", gpath, 1);
+        st = gp_plugin_open("wrongabi", &b, err, sizeof err);
+        ok(st == GP_ERR_ABI_MISMATCH && strstr(err, "ABI major version 1"),
+           "found through GRAVPLUG_PATH, wrong ABI: %s", err);
+        gp_plugin_search_path(sp, sizeof sp);
+        ok(strncmp(sp, "/nonexistent:", 13) == 0, "GRAVPLUG_PATH comes first in the search path");
+        int found = 0;
+        size_t listed = gp_plugin_list(count_cb, &found);
+        ok(listed >= 3 && found, "gp_plugin_list reports the fixtures and cpu-direct (%zu files)", listed);
+        int calls = 0;
+        ok(gp_plugin_list(stop_cb, &calls) == 1 && calls == 1, "gp_plugin_list stops when asked");
+        unsetenv("GRAVPLUG_PATH");
+    } else {
+        skip(5, "GP_FIXTURES_DIR not set");
+    }
+
+    is_string(gp_status_name(GP_ERR_BAD_STATE), "GP_ERR_BAD_STATE", "gp_status_name");
+    is_string(gp_status_name((gp_status)99), "GP_ERR_UNKNOWN", "gp_status_name of an unknown value");
+    gp_plugin_close(NULL);
+    gp_plugin_close(a);
+    ok(1, "close");
+    return done_testing();
+}

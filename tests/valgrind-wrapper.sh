@@ -1,0 +1,12 @@
+#!/bin/sh
+# The conformance suite under valgrind memcheck, in quick mode (generated
+# from tests/valgrind-wrapper.sh by tests/module.mk). Any memcheck error, or
+# any definitely/indirectly lost block, makes valgrind exit non-zero.
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "1..0 # SKIP valgrind is not installed (sudo .ci/install-deps)"
+    exit 0
+fi
+OMP_NUM_THREADS=1 GP_CONFORMANCE_QUICK=1 exec valgrind -q --error-exitcode=99 \
+    --leak-check=full --show-leak-kinds=definite,indirect \
+    --errors-for-leak-kinds=definite,indirect \
+    --suppressions="@SUPP@" "@CONFORMANCE@" "@PLUGIN@"
