@@ -1,0 +1,70 @@
+"""A tiny TAP producer for the Python tests (tests/python-*.t), in the
+spirit of tests/tap.h: ok, is_num (relative tolerance), raises, skip,
+skip_all, diag, done_testing. Not part of the public API."""
+import math
+import sys
+import traceback
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def diag(self, msg):
+        for line in str(msg).splitlines() or [""]:
+            print(f"# {line}")
+        sys.stdout.flush()
+
+    def ok(self, cond, name, *details):
+        self.n += 1
+        cond = bool(cond)
+        if not cond:
+            self.failed += 1
+        print(f"{'' if cond else 'not '}ok {self.n} - {name}")
+        if not cond:
+            for d in details:
+                self.diag(d)
+        sys.stdout.flush()
+        return cond
+
+    def is_num(self, got, want, rel, name):
+        got, want = float(got), float(want)
+        err = abs(got - want) / abs(want) if want != 0 else abs(got)
+        return self.ok(math.isfinite(got) and err <= rel, name,
+                       f"got {got!r}, wanted {want!r} (rel. tol. {rel:g}, error {err:.3g})")
+
+    def raises(self, exc_types, fn, name, check=None):
+        """ok if fn() raises one of exc_types (and check(e) holds); returns e."""
+        try:
+            fn()
+        except exc_types as e:
+            good = check(e) if check else True
+            self.ok(good, name, f"raised {type(e).__name__}: {e}")
+            return e
+        except Exception as e:  # noqa: BLE001 — reported as a failure
+            self.ok(False, name, f"raised {type(e).__name__} instead: {e}",
+                    traceback.format_exc())
+            return e
+        self.ok(False, name, f"no exception; wanted {exc_types}")
+        return None
+
+    def skip(self, count, why):
+        for _ in range(count):
+            self.n += 1
+            print(f"ok {self.n} # skip {why}")
+
+    @staticmethod
+    def skip_all(why):
+        print(f"1..0 # SKIP {why}")
+        sys.stdout.flush()
+        sys.exit(0)
+
+    def bail(self, why):
+        print(f"Bail out! {why}")
+        sys.exit(255)
+
+    def done_testing(self):
+        print(f"1..{self.n}")
+        sys.stdout.flush()
+        sys.exit(1 if self.failed else 0)
