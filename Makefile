@@ -54,7 +54,10 @@ $(BUILD)/obj/%.cu.o: %.cu
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # A plugin exports gravplug_entry and nothing else (version script).
-PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined
+# -z nodelete: dlclose never unmaps a plugin. OpenMP worker threads (libgomp,
+# pulled in by the plugin) and the static CUDA runtime's exit handlers would
+# otherwise run unmapped code after a host closes the plugin.
+PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined -Wl,-z,nodelete
 
 # The host library: everything a host (gravhost, Python, a user's C code)
 # links against. Its exported names all start with gp_ (checked in tests).
@@ -67,6 +70,37 @@ LIBS += $(HOSTLIB)
 # ---- tests ---------------------------------------------------------------
 test: all
 	$(PROVE) -e '' $(sort $(TESTS))
+
+# ---- install ---------------------------------------------------------------
+# make install PREFIX=/some/prefix [DESTDIR=staging]:
+#   $(PREFIX)/include/            gravplug.h, gravplug_loader.h (+ INSTALL_HEADERS)
+#   $(PREFIX)/lib/libgravplug.so  the host library (loader, integrators, ICs)
+#   $(PREFIX)/lib/gravplug/       the plugins, gravplug-NAME.so
+#   $(PREFIX)/lib/pkgconfig/gravplug.pc
+#   $(PREFIX)/bin/                the host programs (BINS)
+# The installed libgravplug.so finds plugins in the lib/gravplug directory
+# next to itself, so `pkg-config --cflags --libs gravplug` is all a host needs.
+INSTALL   ?= install
+LIBDIR     = $(PREFIX)/lib
+PLUGINDIR  = $(LIBDIR)/gravplug
+INCLUDEDIR = $(PREFIX)/include
+BINDIR     = $(PREFIX)/bin
+install: $(HOSTLIB) $(PLUGINS) $(BINS)
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 644 $(sort $(INSTALL_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 755 $(HOSTLIB) $(DESTDIR)$(LIBDIR)/
+	$(if $(PLUGINS),$(INSTALL) -m 755 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/)
+	$(if $(BINS),$(INSTALL) -m 755 $(BINS) $(DESTDIR)$(BINDIR)/)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' abi/gravplug.pc.in \
+	    > $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
+	@echo "installed into $(DESTDIR)$(PREFIX); try: PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig pkg-config --cflags --libs gravplug"
+
+# ---- the main job ----------------------------------------------------------
+# `make run` runs RUN_TARGET: the demo until a module.mk sets it to the
+# default simulation (e.g. RUN_TARGET := sim-run).
+RUN_TARGET ?= demo
+.PHONY: run
+run: $(RUN_TARGET)
 
 bench: all $(BENCHES)
 	@echo "benchmarks built in $(BUILD)/bench; see bench/README.md"

@@ -3,3 +3,6 @@ GP_LOADER_OBJ := $(BUILD)/obj/abi/gravplug_loader.o
 HOSTLIB_OBJS += $(GP_LOADER_OBJ)
 # The installed plugin directory is the last place a short name is searched.
 $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
+
+# Installed by `make install` into $(PREFIX)/include (modules append theirs).
+INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h

@@ -52,10 +52,11 @@ $(BUILD)/t/abi-loader.t: $(GP_FIXTURES)
 $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BUILD))/tests/fixtures"'
 
 # ---- script tests (shell, with paths substituted) ------------------------
-GP_MY_SH_TESTS := abi-hostlib-exports build-install
+GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
-$(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS)
+$(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)
+$(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
 $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@ROOT@|$(abspath .)|g' -e 's|@BUILD@|$(abspath $(BUILD))|g' \
