@@ -1,0 +1,689 @@
+/*
+ * tree.c — the cuda-tree plugin: a GPU oct-tree solver in the line of
+ * GOTHIC (Miki & Umemura 2017). Host side only: parameters, validation and
+ * particle copies through plugin/common, device memory and errors through
+ * plugin/cuda-common, and the order of the pipeline; every step over
+ * particles or cells runs on the GPU (tree_dev.cu).
+ *
+ *   set_particles      copy positions and masses to the GPU; next compute
+ *                      builds the tree
+ *   update_positions   copy positions; next compute refits the moments on
+ *                      the old topology or rebuilds, as `rebuild` says
+ *                      (auto: GOTHIC 2.6's linear model of the walk cost)
+ *   compute_forces     [build or refit] -> walk records for the MAC ->
+ *                      i-groups of 32 active particles in key order ->
+ *                      warp-per-group walk -> only the active results back
+ *   compute_field      the same walk for arbitrary points (sorted by key
+ *                      so that groups of 32 are compact)
+ *
+ * Active subsets: only the active particles are put into i-groups, in key
+ * order, 32 to a group, so few active particles still make full warps
+ * (GOTHIC's low-N_i regime) and the cost follows the active count.
+ *
+ * rebuild = auto is decided from interaction counts, not from timers, so
+ * the same inputs give the same tree and the same bits on every run: the
+ * walk cost after a build is cost_i = interactions * n / n_active of the
+ * i-th call, its growth rate dc/di is fitted by least squares, and the tree
+ * is rebuilt once the calls since the build reach sqrt(2 * t_make / (dc/di))
+ * (GOTHIC eq. 12), with t_make = GP_TREE_BUILD_COST * n interaction
+ * equivalents.
+ */
+#include "common/plugin_base.h"
+#include "cuda-common/gp_cuda.h"
+#include "cuda-tree/tree_dev.h"
+#include "core/mac.h"
+
+#include <cuda_runtime_api.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PLUGIN_NAME "cuda-tree"
+/* A build plus moments costs about as much as this many interactions per
+ * particle (keys, a radix sort, ~22 level launches, moments); a fixed
+ * constant keeps rebuild = auto deterministic. */
+#define GP_TREE_BUILD_COST 64.0
+/* rebuild = auto never refits more than this many calls in a row. */
+#define GP_TREE_MAX_REFITS 256u
+
+static const gp_param_info params[] = {
+    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
+    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)", "Plummer softening length"},
+    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
+     "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
+    {"mac", GP_PARAM_ENUM, "acceleration", "bh|bmax|multipole|acceleration",
+     "multipole acceptance criterion (core/mac.h); acceleration falls back to bh "
+     "for groups without a previous acceleration"},
+    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
+     "relative accuracy of the acceleration MAC (Springel 2005)"},
+    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "expansion order of cells"},
+    {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
+     "auto: GOTHIC's model of the walk cost; always; or every N position updates"},
+    {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
+     "single: float sums; mixed: float interactions, float sums per block of "
+     "<= 64 terms added into double; double: double arithmetic"},
+};
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_ORDER, P_REBUILD, P_PRECISION };
+
+typedef struct dev_buffers {
+    gp_dbuf pos_in, mass_in;                /* unsorted, as the host gave them */
+    gp_dbuf keys_a, keys_b, perm_a, perm, rank;
+    gp_dbuf x, y, z, m, f4, center;         /* key order, relative to center   */
+    gp_dbuf cells, mom, rec;
+    gp_dbuf counts, offsets, scalar, bbox;
+    gp_dbuf cub;
+    gp_dbuf aold;                           /* |a| of the last call, by index  */
+    gp_dbuf idx, akey_a, akey_b, aval_a, aval_b;
+    gp_dbuf ipos, islot, iself, iorig, iaold, out;
+    gp_dbuf stacks, next_group, counters;
+    gp_dbuf fpts, fkey_a, fkey_b, fidx_a, fidx_b; /* compute_field        */
+} dev_buffers;
+
+struct gp_solver {
+    gp_base base;
+    gp_cuda cu;
+    dev_buffers d;
+    uint32_t walk_slots;
+    int slots_mode;
+
+    int dev_valid;       /* pos_in / mass_in hold base.p                 */
+    int have_tree;       /* cells / moments exist for the current n      */
+    int need_build;      /* the next compute rebuilds                    */
+    int need_refit;      /* positions moved since the moments            */
+    int idx_valid;       /* d.idx holds base.p.active                    */
+    uint32_t ncells, nlevels;
+    double root_lo[3], inv_cell;   /* the root cube of the last build   */
+    uint32_t level_start[GP_KEY_MAX_LEVEL + 3];
+    size_t cell_cap;
+
+    /* rebuild = auto: least squares over (i, cost_i) since the build */
+    unsigned calls_since_build, updates_since_build;
+    double s_i, s_c, s_ii, s_ic;
+
+    gp_d4 *hout;
+    size_t hout_bytes;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static gp_status dev(gp_solver *s, int err, const char *doing)
+{
+    return gp_cuda_check(&s->base, err, doing);
+}
+
+static gp_status reserve(gp_solver *s, gp_dbuf *b, size_t bytes, const char *what)
+{
+    return gp_dbuf_reserve(&s->base, b, bytes, what);
+}
+
+static void free_all(dev_buffers *d)
+{
+    gp_dbuf *b = (gp_dbuf *)d;
+    for (size_t k = 0; k < sizeof *d / sizeof(gp_dbuf); ++k) gp_dbuf_free(&b[k]);
+}
+
+static int mode_of(const gp_solver *s) { return gp_param_enum(&s->base, P_PRECISION); }
+
+/* Device bytes for n particles with all active (what set_particles checks). */
+static size_t bytes_for(size_t n, size_t stack_bytes)
+{
+    size_t per = 24 + 8            /* positions, masses in          */
+               + 16 + 8 + 4        /* keys x2, perm x2, rank        */
+               + 32 + 16           /* sorted SoA, float records     */
+               + 4 + 4 + 16 + 16   /* aold, index, active keys/vals */
+               + 16 + 12 + 4 + 32  /* i-records, results           */
+               + 24                /* CUB temporaries (about)       */
+               + 80;               /* cells: ~n/3 x 240 bytes       */
+    return n * per + stack_bytes + ((size_t)64 << 20);
+}
+
+/* ---- build, refit ------------------------------------------------------ */
+
+static gp_status cub_reserve(gp_solver *s, size_t bytes)
+{
+    return reserve(s, &s->d.cub, bytes, "CUB temporary storage");
+}
+
+static gp_status build_tree(gp_solver *s)
+{
+    dev_buffers *d = &s->d;
+    const uint32_t n = (uint32_t)s->base.p.n;
+    void *st = s->cu.stream;
+    gp_status r;
+    double t0 = gp_wtime();
+
+    /* root cube: the bounding box, as core/host_tree.c makes it */
+    double box[6];
+    if ((r = reserve(s, &d->bbox, 6 * 1024 * sizeof(double), "the bounding-box scratch")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_bbox(d->pos_in.ptr, n, d->bbox.ptr, box, st), "computing the bounding box")) != GP_OK) return r;
+    double side = 0, lo[3];
+    for (int a = 0; a < 3; ++a)
+        if (box[3 + a] - box[a] > side) side = box[3 + a] - box[a];
+    if (!(side > 0)) side = 1.0;
+    if (!(side <= 0.5 * DBL_MAX)) side = DBL_MAX;
+    else side *= 1.0 + 1e-9;
+    for (int a = 0; a < 3; ++a) lo[a] = 0.5 * box[a] + 0.5 * box[3 + a] - 0.5 * side;
+    double inv_cell = (double)GP_KEY_GRID / side;
+    for (int a = 0; a < 3; ++a) s->root_lo[a] = lo[a];
+    s->inv_cell = inv_cell;
+
+    /* Peano-Hilbert keys, sorted with the particle indices */
+    if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, n, lo[0], lo[1], lo[2], inv_cell, d->keys_a.ptr,
+                                 d->perm_a.ptr, st), "computing the Peano-Hilbert keys")) != GP_OK) return r;
+    size_t tmp = 0;
+    if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, n, st), "sizing the key sort")) != GP_OK) return r;
+    if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+    tmp = d->cub.bytes;
+    if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->keys_a.ptr, d->keys_b.ptr, d->perm_a.ptr, d->perm.ptr, n, st),
+                 "sorting the keys")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_set_center(d->pos_in.ptr, d->perm.ptr, n, d->center.ptr, st), "choosing the centre")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, n, d->center.ptr, d->x.ptr, d->y.ptr,
+                                   d->z.ptr, d->m.ptr, d->f4.ptr, d->rank.ptr, st),
+                 "reordering the particles")) != GP_OK) return r;
+
+    /* the octree, one level per step (core/tree.h) */
+    gp_cell root = {0, n, 0, 0, 0, 0};
+    if (s->cell_cap < 1 || !d->cells.ptr) {
+        size_t cap = n / 2 + 64;
+        if ((r = reserve(s, &d->cells, cap * sizeof(gp_cell), "the tree cells")) != GP_OK) return r;
+        s->cell_cap = cap;
+    }
+    if ((r = gp_cuda_upload(&s->base, &s->cu, d->cells.ptr, &root, sizeof root, "initialising the root cell")) != GP_OK) return r;
+    uint32_t b = 0, e = 1, level = 0;
+    s->level_start[0] = 0;
+    for (;;) {
+        uint32_t width = e - b, total = 0;
+        if ((r = reserve(s, &d->counts, width * sizeof(uint32_t), "the tree build counts")) != GP_OK) return r;
+        if ((r = reserve(s, &d->offsets, width * sizeof(uint32_t), "the tree build offsets")) != GP_OK) return r;
+        if ((r = reserve(s, &d->scalar, 64, "a device scalar")) != GP_OK) return r;
+        if ((r = dev(s, gp_tree_count(d->keys_b.ptr, d->cells.ptr, b, e, d->counts.ptr, st), "counting children")) != GP_OK) return r;
+        tmp = 0;
+        if ((r = dev(s, gp_tree_scan(NULL, &tmp, NULL, NULL, width, st), "sizing the scan")) != GP_OK) return r;
+        if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+        tmp = d->cub.bytes;
+        if ((r = dev(s, gp_tree_scan(d->cub.ptr, &tmp, d->counts.ptr, d->offsets.ptr, width, st), "scanning child counts")) != GP_OK) return r;
+        if ((r = dev(s, gp_tree_total(d->counts.ptr, d->offsets.ptr, width, d->scalar.ptr, &total, st),
+                     "counting the next level")) != GP_OK) return r;
+        s->level_start[level + 1] = e;
+        if (total == 0 || level >= GP_KEY_MAX_LEVEL) break;
+        if ((size_t)e + total > s->cell_cap) {
+            size_t cap = ((size_t)e + total) * 3 / 2 + 64;
+            if ((r = gp_dbuf_grow_keep(&s->base, &s->cu, &d->cells, cap * sizeof(gp_cell), (size_t)e * sizeof(gp_cell),
+                                       "the tree cells")) != GP_OK) return r;
+            s->cell_cap = cap;
+        }
+        if ((r = dev(s, gp_tree_split(d->keys_b.ptr, d->cells.ptr, b, e, d->offsets.ptr, st), "splitting cells")) != GP_OK) return r;
+        b = e;
+        e += total;
+        ++level;
+    }
+    s->ncells = e;
+    s->nlevels = level + 1;
+    if ((r = gp_cuda_sync(&s->base, &s->cu, "building the tree")) != GP_OK) return r;
+    s->base.stats.seconds_build += gp_wtime() - t0;
+    s->base.stats.tree_builds++;
+    s->have_tree = 1;
+    return GP_OK;
+}
+
+/* Moments bottom-up: the deepest level first, each cell from its particles
+ * (leaf) or its children (core/moments.h). */
+static gp_status moments(gp_solver *s)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    double t0 = gp_wtime();
+    if ((r = reserve(s, &d->mom, (size_t)s->ncells * sizeof(gp_moments), "the cell moments")) != GP_OK) return r;
+    if ((r = reserve(s, &d->rec, (size_t)s->ncells * sizeof(gp_wcell), "the walk records")) != GP_OK) return r;
+    for (int L = (int)s->nlevels - 1; L >= 0; --L)
+        if ((r = dev(s, gp_tree_moments(d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->cells.ptr, s->level_start[L],
+                                        s->level_start[L + 1], d->mom.ptr, s->cu.stream),
+                     "computing the cell moments")) != GP_OK) return r;
+    if ((r = gp_cuda_sync(&s->base, &s->cu, "computing the cell moments")) != GP_OK) return r;
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+    return GP_OK;
+}
+
+static void model_reset(gp_solver *s)
+{
+    s->calls_since_build = s->updates_since_build = 0;
+    s->s_i = s->s_c = s->s_ii = s->s_ic = 0;
+}
+
+/* GOTHIC eq. 12 with the least-squares slope of the cost since the build. */
+static int model_wants_rebuild(const gp_solver *s)
+{
+    unsigned k = s->calls_since_build;
+    if (s->updates_since_build >= GP_TREE_MAX_REFITS) return 1;
+    if (k < 3) return 0;
+    double den = k * s->s_ii - s->s_i * s->s_i;
+    if (!(den > 0)) return 0;
+    double slope = (k * s->s_ic - s->s_i * s->s_c) / den;
+    if (!(slope > 0)) return 0;
+    double t_make = GP_TREE_BUILD_COST * (double)s->base.p.n;
+    return (double)s->updates_since_build >= sqrt(2.0 * t_make / slope);
+}
+
+static gp_status upload_particles(gp_solver *s, int with_mass)
+{
+    const gp_particles *p = &s->base.p;
+    double t0 = gp_wtime();
+    gp_status r = gp_cuda_upload(&s->base, &s->cu, s->d.pos_in.ptr, p->pos, p->n * 3 * sizeof(double),
+                                 "copying the positions to the GPU");
+    if (r == GP_OK && with_mass)
+        r = gp_cuda_upload(&s->base, &s->cu, s->d.mass_in.ptr, p->mass, p->n * sizeof(double),
+                           "copying the masses to the GPU");
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    if (r != GP_OK) s->dev_valid = 0;
+    return r;
+}
+
+/* Per-particle device buffers for n particles (set_particles). */
+static gp_status reserve_particles(gp_solver *s, size_t n)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    struct { gp_dbuf *b; size_t each; const char *what; } t[] = {
+        {&d->pos_in, 24, "the positions"}, {&d->mass_in, 8, "the masses"},
+        {&d->keys_a, 8, "the keys"}, {&d->keys_b, 8, "the sorted keys"},
+        {&d->perm_a, 4, "the particle indices"}, {&d->perm, 4, "the key order"},
+        {&d->rank, 4, "the inverse key order"}, {&d->x, 8, "sorted x"}, {&d->y, 8, "sorted y"},
+        {&d->z, 8, "sorted z"}, {&d->m, 8, "sorted masses"}, {&d->f4, 16, "the walk's particle records"},
+        {&d->aold, 4, "the previous accelerations"},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k)
+        if ((r = reserve(s, t[k].b, n * t[k].each, t[k].what)) != GP_OK) return r;
+    if ((r = reserve(s, &d->center, 4 * sizeof(double), "the centre")) != GP_OK) return r;
+    return GP_OK;
+}
+
+/* Makes the tree match the current positions: build or refit as decided. */
+static gp_status ensure_tree(gp_solver *s)
+{
+    gp_status r;
+    if (!s->dev_valid) {
+        if ((r = upload_particles(s, 1)) != GP_OK) return r;
+        s->dev_valid = 1;
+        s->need_build = 1;
+    }
+    if (s->need_build || !s->have_tree) {
+        s->have_tree = 0;
+        if ((r = build_tree(s)) != GP_OK) return r;
+        if ((r = moments(s)) != GP_OK) { s->have_tree = 0; return r; }
+        s->need_build = s->need_refit = 0;
+        model_reset(s);
+    } else if (s->need_refit) {
+        double t0 = gp_wtime();
+        dev_buffers *d = &s->d;
+        if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, (uint32_t)s->base.p.n, d->center.ptr,
+                                       d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->f4.ptr, NULL, s->cu.stream),
+                     "reordering the moved particles")) != GP_OK) return r;
+        s->base.stats.seconds_moments += gp_wtime() - t0;
+        if ((r = moments(s)) != GP_OK) return r;
+        s->need_refit = 0;
+        s->base.stats.tree_refits++;
+    }
+    return GP_OK;
+}
+
+/* Walk records for the current MAC parameters (O(cells), every call). */
+static gp_status records(gp_solver *s)
+{
+    return dev(s, gp_tree_records(s->d.mom.ptr, s->ncells, gp_param_enum(&s->base, P_MAC),
+                                  gp_param_double(&s->base, P_THETA), s->d.rec.ptr, s->cu.stream),
+               "preparing the walk records");
+}
+
+static gp_status reserve_irecords(gp_solver *s, size_t ni)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    if ((r = reserve(s, &d->ipos, ni * sizeof(gp_f4), "the i-particles")) != GP_OK) return r;
+    if ((r = reserve(s, &d->islot, ni * 4, "the output slots")) != GP_OK) return r;
+    if ((r = reserve(s, &d->iself, ni * 4, "the self indices")) != GP_OK) return r;
+    if ((r = reserve(s, &d->iorig, ni * 4, "the original indices")) != GP_OK) return r;
+    if ((r = reserve(s, &d->iaold, ni * 4, "the previous accelerations")) != GP_OK) return r;
+    if ((r = reserve(s, &d->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return r;
+    if (s->hout_bytes < ni * sizeof(gp_d4)) {
+        void *q = realloc(s->hout, ni * sizeof(gp_d4));
+        if (!q) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory for the results",
+                               ni * sizeof(gp_d4));
+        s->hout = q;
+        s->hout_bytes = ni * sizeof(gp_d4);
+    }
+    return GP_OK;
+}
+
+/* Runs the walk over ni prepared i-records; results land in s->hout. */
+static gp_status walk(gp_solver *s, size_t ni, int for_forces, uint64_t *interactions)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    int mode = mode_of(s);
+    if (s->slots_mode != mode + 1) {
+        uint32_t slots = 0;
+        if ((r = dev(s, gp_tree_walk_slots(mode, &slots), "sizing the walk")) != GP_OK) return r;
+        if ((r = reserve(s, &d->stacks, (size_t)slots * GP_TREE_STACK * sizeof(uint32_t), "the walk stacks")) != GP_OK) return r;
+        s->walk_slots = slots;
+        s->slots_mode = mode + 1;
+    }
+    if ((r = reserve(s, &d->next_group, 64, "the group counter")) != GP_OK) return r;
+    if ((r = reserve(s, &d->counters, 4 * sizeof(unsigned long long), "the interaction counters")) != GP_OK) return r;
+    unsigned long long cnt[4] = {0, 0, 0, 0};
+    if ((r = gp_cuda_upload(&s->base, &s->cu, d->counters.ptr, cnt, sizeof cnt, "clearing the counters")) != GP_OK) return r;
+
+    gp_walk_args a;
+    memset(&a, 0, sizeof a);
+    a.ipos = d->ipos.ptr;
+    a.islot = d->islot.ptr;
+    a.iself = for_forces ? d->iself.ptr : NULL;
+    a.iorig = for_forces ? d->iorig.ptr : NULL;
+    a.iaold = for_forces ? d->iaold.ptr : NULL;
+    a.ni = (uint32_t)ni;
+    a.ppos = d->f4.ptr;
+    a.cells = d->cells.ptr;
+    a.rec = d->rec.ptr;
+    a.stacks = d->stacks.ptr;
+    a.warp_slots = s->walk_slots;
+    a.next_group = d->next_group.ptr;
+    a.counters = d->counters.ptr;
+    a.mode = mode;
+    a.quad = gp_param_enum(&s->base, P_ORDER) == 1;
+    a.accel = gp_param_enum(&s->base, P_MAC) == GP_MAC_ACCELERATION;
+    a.G = (float)gp_param_double(&s->base, P_G);
+    a.delta_acc = (float)gp_param_double(&s->base, P_DELTA_ACC);
+    double eps = gp_param_double(&s->base, P_EPS);
+    a.eps2 = eps * eps;
+    a.out = d->out.ptr;
+    a.aold = for_forces ? d->aold.ptr : NULL;
+
+    double t0 = gp_wtime();
+    if ((r = dev(s, gp_tree_walk(&a, s->cu.stream), "launching the tree walk")) != GP_OK) return r;
+    if ((r = gp_cuda_sync(&s->base, &s->cu, "walking the tree")) != GP_OK) return r;
+    double t1 = gp_wtime();
+    s->base.stats.seconds_walk += t1 - t0;
+    if ((r = gp_cuda_download(&s->base, &s->cu, cnt, d->counters.ptr, sizeof cnt, "reading the counters")) != GP_OK) return r;
+    if (cnt[2] != 0)
+        return gp_fail(&s->base, GP_ERR_INTERNAL,
+                       "the tree walk ran out of its stack (%u entries per warp) in %llu group(s); "
+                       "the results were discarded; please report this bug with n and the "
+                       "particle distribution", GP_TREE_STACK, (unsigned long long)cnt[2]);
+    if ((r = gp_cuda_download(&s->base, &s->cu, s->hout, d->out.ptr, ni * sizeof(gp_d4),
+                              "copying the results from the GPU")) != GP_OK) return r;
+    s->base.stats.seconds_transfer += gp_wtime() - t1;
+    s->base.stats.pp_interactions += cnt[0];
+    s->base.stats.pc_interactions += cnt[1];
+    *interactions = cnt[0] + cnt[1];
+    return GP_OK;
+}
+
+static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
+{
+    const double G = gp_param_double(&s->base, P_G);
+    for (size_t k = 0; k < ni; ++k) {
+        acc[3 * k] = G * s->hout[k].x;
+        acc[3 * k + 1] = G * s->hout[k].y;
+        acc[3 * k + 2] = G * s->hout[k].z;
+        if (pot) pot[k] = -G * s->hout[k].w;
+    }
+}
+
+/* ---- the ABI entry points --------------------------------------------- */
+
+static const gp_param_info *ct_describe_params(size_t *count)
+{
+    if (count) *count = sizeof params / sizeof params[0];
+    return params;
+}
+
+static void ct_finalize(gp_solver *s)
+{
+    if (!s) return;
+    if (s->cu.open) {
+        (void)gp_cuda_enter(&s->base, &s->cu);
+        free_all(&s->d);
+        gp_cuda_close(&s->cu);
+    }
+    free(s->hout);
+    gp_base_free(&s->base);
+    free(s);
+}
+
+static gp_status ct_init(gp_solver **out, const gp_init_args *args)
+{
+    if (!out) return gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                                  "init was given out = NULL; pass the address of a gp_solver pointer");
+    *out = NULL;
+    gp_init_clear_error();
+    gp_solver *s = calloc(1, sizeof *s);
+    if (!s) return gp_init_fail(args, PLUGIN_NAME, GP_ERR_OUT_OF_MEMORY,
+                                "cannot allocate the instance; the host is out of memory");
+    gp_status st = gp_base_init(&s->base, PLUGIN_NAME, args, params, sizeof params / sizeof params[0]);
+    if (st == GP_OK) {
+        s->base.in_init = 1;
+        st = gp_cuda_open(&s->base, &s->cu, gp_tree_probe);
+        s->base.in_init = 0;
+    }
+    if (st != GP_OK) {
+        ct_finalize(s);
+        return st;
+    }
+    s->base.error[0] = '\0';
+    *out = s;
+    return GP_OK;
+}
+
+static gp_status ct_set_param(gp_solver *s, const char *name, const char *value)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
+    return gp_base_set_param(&s->base, name, value);
+}
+
+static gp_status ct_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
+    return gp_base_get_param(&s->base, name, buf, buflen);
+}
+
+static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
+    gp_status r = gp_check_particles(&s->base, n, pos, mass);
+    if (r != GP_OK) return r;
+    if (n > (size_t)INT32_MAX)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "n = %zu is more than cuda-tree handles in one instance (2^31 - 1)", n);
+    if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    size_t held = 0;
+    for (size_t k = 0; k < sizeof s->d / sizeof(gp_dbuf); ++k) held += ((gp_dbuf *)&s->d)[k].bytes;
+    size_t need = bytes_for(n, s->d.stacks.bytes ? 0 : (size_t)64 << 20);
+    char what[160];
+    snprintf(what, sizeof what, "the tree buffers for n = %zu particles", n);
+    if ((r = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return r;
+    if ((r = reserve_particles(s, n)) != GP_OK) return r;
+    if ((r = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return r;
+    s->dev_valid = 0;
+    s->have_tree = 0;
+    s->need_build = 1;
+    s->idx_valid = 0;
+    model_reset(s);
+    if ((r = upload_particles(s, 1)) != GP_OK) return r;
+    /* no previous accelerations: the acceleration MAC starts with bh */
+    int e = (int)cudaMemsetAsync(s->d.aold.ptr, 0, n * sizeof(float), (cudaStream_t)s->cu.stream);
+    if ((r = dev(s, e, "clearing the previous accelerations")) != GP_OK) return r;
+    if ((r = gp_cuda_sync(&s->base, &s->cu, "clearing the previous accelerations")) != GP_OK) return r;
+    s->dev_valid = 1;
+    return GP_OK;
+}
+
+static gp_status ct_update_positions(gp_solver *s, const double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
+    gp_status r = gp_particles_update(&s->base, pos);
+    if (r != GP_OK) return r;
+    if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    s->updates_since_build++;
+    switch (gp_param_enum(&s->base, P_REBUILD)) {
+    case 0: if (model_wants_rebuild(s)) s->need_build = 1; break;           /* auto   */
+    case 1: s->need_build = 1; break;                                       /* always */
+    default:                                                                /* N      */
+        if ((long long)s->updates_since_build >= gp_param_int(&s->base, P_REBUILD)) s->need_build = 1;
+        break;
+    }
+    s->need_refit = 1;
+    if (s->dev_valid) return upload_particles(s, 0);
+    return GP_OK; /* ensure_tree uploads everything */
+}
+
+static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
+    gp_status r = gp_particles_set_active(&s->base, n_active, index);
+    if (r == GP_OK) s->idx_valid = 0;
+    return r;
+}
+
+static int bits_for(uint32_t n)
+{
+    int b = 1;
+    while (b < 32 && (n >> b) != 0) ++b;
+    return b;
+}
+
+static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    gp_status r = gp_check_compute(&s->base, acc);
+    if (r != GP_OK) return r;
+    if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    if ((r = ensure_tree(s)) != GP_OK) return r;
+    if ((r = records(s)) != GP_OK) return r;
+    const gp_particles *p = &s->base.p;
+    dev_buffers *d = &s->d;
+    size_t ni = p->n_active;
+    uint32_t n = (uint32_t)p->n;
+    if ((r = reserve_irecords(s, ni)) != GP_OK) return r;
+    void *st = s->cu.stream;
+    if (p->active) {
+        if (!s->idx_valid) {
+            if ((r = reserve(s, &d->idx, ni * 4, "the active index list")) != GP_OK) return r;
+            double t0 = gp_wtime();
+            if ((r = gp_cuda_upload(&s->base, &s->cu, d->idx.ptr, p->active, ni * 4,
+                                    "copying the active index list to the GPU")) != GP_OK) return r;
+            s->base.stats.seconds_transfer += gp_wtime() - t0;
+            s->idx_valid = 1;
+        }
+        if ((r = reserve(s, &d->akey_a, ni * 4, "the active keys")) != GP_OK) return r;
+        if ((r = reserve(s, &d->akey_b, ni * 4, "the sorted active keys")) != GP_OK) return r;
+        if ((r = reserve(s, &d->aval_a, ni * 4, "the active slots")) != GP_OK) return r;
+        if ((r = reserve(s, &d->aval_b, ni * 4, "the sorted active slots")) != GP_OK) return r;
+        /* the active particles in key order: compact i-groups of 32 */
+        if ((r = dev(s, gp_tree_active_keys(d->idx.ptr, d->rank.ptr, (uint32_t)ni, d->akey_a.ptr, d->aval_a.ptr, st),
+                     "ordering the active particles")) != GP_OK) return r;
+        size_t tmp = 0;
+        int end_bit = bits_for(n - 1);
+        if ((r = dev(s, gp_tree_sort32(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)ni, end_bit, st),
+                     "sizing the active sort")) != GP_OK) return r;
+        if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+        tmp = d->cub.bytes;
+        if ((r = dev(s, gp_tree_sort32(d->cub.ptr, &tmp, d->akey_a.ptr, d->akey_b.ptr, d->aval_a.ptr, d->aval_b.ptr,
+                                       (uint32_t)ni, end_bit, st), "sorting the active particles")) != GP_OK) return r;
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, d->akey_b.ptr, d->aval_b.ptr,
+                                           (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
+                                           d->iaold.ptr, st), "gathering the active particles");
+    } else {
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, NULL, NULL, n, d->ipos.ptr,
+                                           d->islot.ptr, d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
+                "gathering the particles");
+    }
+    if (r != GP_OK) return r;
+    uint64_t inter = 0;
+    if ((r = walk(s, ni, 1, &inter)) != GP_OK) return r;
+    scatter(s, ni, acc, pot);
+    s->base.stats.force_calls++;
+    /* the cost model of rebuild = auto: cost of a full walk on this tree */
+    double i = (double)++s->calls_since_build;
+    double c = (double)inter * (double)n / (double)ni;
+    s->s_i += i; s->s_c += c; s->s_ii += i * i; s->s_ic += i * c;
+    return GP_OK;
+}
+
+static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
+    gp_status r = gp_check_field(&s->base, m, points, acc);
+    if (r != GP_OK) return r;
+    if (m > (size_t)INT32_MAX)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "m = %zu points is more than one call handles (2^31 - 1); split the points", m);
+    if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    if ((r = ensure_tree(s)) != GP_OK) return r;
+    if ((r = records(s)) != GP_OK) return r;
+    dev_buffers *d = &s->d;
+    void *st = s->cu.stream;
+    if ((r = reserve_irecords(s, m)) != GP_OK) return r;
+    if ((r = reserve(s, &d->fpts, m * 3 * sizeof(double), "the field points")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fkey_a, m * 8, "the field keys")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fkey_b, m * 8, "the sorted field keys")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fidx_a, m * 4, "the field indices")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fidx_b, m * 4, "the field order")) != GP_OK) return r;
+    double t0 = gp_wtime();
+    if ((r = gp_cuda_upload(&s->base, &s->cu, d->fpts.ptr, points, m * 3 * sizeof(double),
+                            "copying the field points to the GPU")) != GP_OK) return r;
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    /* points in key order so that groups of 32 are compact */
+    if ((r = dev(s, gp_tree_keys(d->fpts.ptr, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
+                                 d->fkey_a.ptr, d->fidx_a.ptr, st), "computing the field points' keys")) != GP_OK) return r;
+    size_t tmp = 0;
+    if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)m, st), "sizing the point sort")) != GP_OK) return r;
+    if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+    tmp = d->cub.bytes;
+    if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
+                                   (uint32_t)m, st), "sorting the field points")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, d->ipos.ptr,
+                                           d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
+    uint64_t inter = 0;
+    if ((r = walk(s, m, 0, &inter)) != GP_OK) return r;
+    scatter(s, m, acc, pot);
+    s->base.stats.field_calls++;
+    return GP_OK;
+}
+
+static gp_status ct_get_stats(gp_solver *s, gp_stats *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
+    return gp_base_get_stats(&s->base, out);
+}
+
+static const char *ct_last_error(const gp_solver *s)
+{
+    return gp_base_last_error(s ? &s->base : NULL);
+}
+
+static const gp_api api = {
+    .abi_major = GRAVPLUG_ABI_MAJOR,
+    .abi_minor = GRAVPLUG_ABI_MINOR,
+    .struct_size = sizeof(gp_api),
+    .name = PLUGIN_NAME,
+    .version = GP_VERSION,
+    .capabilities = GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL | GP_CAP_REFIT,
+    .describe_params = ct_describe_params,
+    .init = ct_init,
+    .finalize = ct_finalize,
+    .set_param = ct_set_param,
+    .get_param = ct_get_param,
+    .set_particles = ct_set_particles,
+    .update_positions = ct_update_positions,
+    .set_active_subset = ct_set_active_subset,
+    .compute_forces = ct_compute_forces,
+    .compute_field = ct_compute_field,
+    .get_stats = ct_get_stats,
+    .last_error = ct_last_error,
+};
+
+GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
+{
+    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
+}

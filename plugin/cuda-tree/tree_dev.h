@@ -1,0 +1,149 @@
+/*
+ * tree_dev.h — the extern "C" boundary between cuda-tree's host code
+ * (tree.c, gcc) and its kernels (tree_dev.cu, nvcc). Every launcher runs on
+ * `stream` and returns a cudaError_t as an int (0 = success). Pointers are
+ * device pointers unless a name says host.
+ *
+ * Layouts
+ *   positions in     double xyz interleaved, n triples (as the ABI gives them)
+ *   sorted arrays    key (Peano-Hilbert) order: x, y, z, m as double SoA
+ *                    (for the moments) and {x, y, z, m} float records (for
+ *                    the walk), all relative to `center` (device double[3]:
+ *                    the particle in the middle of the key order, a point of
+ *                    the bulk, so float coordinates stay accurate when a few
+ *                    particles sit far away)
+ *   perm[s]          original index of sorted particle s; rank = inverse
+ *   cells            gp_cell (core/tree.h), breadth-first, levels contiguous
+ *   moments          gp_moments (core/moments.h), double, per cell
+ *   walk records     gp_wcell below, float, per cell
+ *   i-records        ipos (float {x,y,z,0}), islot (output position),
+ *                    iself (sorted index to skip, or GP_TREE_NONE), iorig
+ *                    (original index, for a_old) in walk order, grouped 32 by
+ *                    32 consecutive (GOTHIC's i-groups)
+ *   results          gp_d4 {ax, ay, az, sum m/r} without G and sign
+ */
+#ifndef GP_TREE_DEV_H
+#define GP_TREE_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/tree.h"
+#include "core/moments.h"
+#include "cuda-direct/direct_dev.h" /* gp_d4, gp_f4 */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_TREE_NONE 0xffffffffu
+#define GP_TREE_LEAF_SIZE 16u   /* particles per leaf (deepest level: any)  */
+#define GP_TREE_GROUP 32u       /* i-particles per group = one warp         */
+#define GP_TREE_STACK 8192u     /* walk stack entries per warp              */
+
+/* A cell as the walk reads it (80 bytes). */
+typedef struct __attribute__((aligned(16))) gp_wcell {
+    gp_f4 mc;   /* com (relative to center), mass                          */
+    gp_f4 sa;   /* second moment s[0..3] (xx yy zz xy)                     */
+    gp_f4 sb;   /* s[4], s[5] (xz yz), rcrit (geometric MACs, or bh for the
+                   acceleration MAC's fallback), l (tight box side)         */
+    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (core/mac.h)    */
+    gp_f4 hi;
+} gp_wcell;
+
+/* The walk's parameters. */
+typedef struct gp_walk_args {
+    const gp_f4 *ipos;
+    const uint32_t *islot, *iself, *iorig; /* iself, iorig may be NULL     */
+    const float *iaold;                     /* previous |a| per i, or NULL  */
+    uint32_t ni;
+    const gp_f4 *ppos;                      /* sorted particles             */
+    const gp_cell *cells;
+    const gp_wcell *rec;
+    uint32_t *stacks;                       /* GP_TREE_STACK per warp slot  */
+    uint32_t warp_slots;
+    uint32_t *next_group;                   /* zeroed by the launcher       */
+    unsigned long long *counters;           /* [0] pp, [1] pc, [2] overflow */
+    int mode;                               /* 0 single, 1 mixed, 2 double  */
+    int quad;                               /* quadrupole cells             */
+    int accel;                              /* acceleration MAC             */
+    float G, delta_acc;
+    double eps2;
+    gp_d4 *out;                             /* by islot                     */
+    float *aold;                            /* by iorig: |a| written back   */
+} gp_walk_args;
+
+int gp_tree_probe(void);
+
+/* Bounding box of n interleaved positions: box_host[0..2] = min,
+ * [3..5] = max. scratch holds at least 6 * 1024 doubles. Synchronises. */
+int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_host, void *stream);
+
+/* keys[i] = Peano-Hilbert key of pos[i] in the root cube (lo, inv_cell);
+ * idx[i] = i (idx may be NULL). */
+int gp_tree_keys(const double *pos, uint32_t n, double lo0, double lo1, double lo2,
+                 double inv_cell, uint64_t *keys, uint32_t *idx, void *stream);
+
+/* CUB DeviceRadixSort::SortPairs; tmp == NULL asks for *tmp_bytes. */
+int gp_tree_sort64(void *tmp, size_t *tmp_bytes, const uint64_t *kin, uint64_t *kout,
+                   const uint32_t *vin, uint32_t *vout, uint32_t n, void *stream);
+int gp_tree_sort32(void *tmp, size_t *tmp_bytes, const uint32_t *kin, uint32_t *kout,
+                   const uint32_t *vin, uint32_t *vout, uint32_t n, int end_bit, void *stream);
+/* CUB DeviceScan::ExclusiveSum over uint32; tmp == NULL asks for *tmp_bytes. */
+int gp_tree_scan(void *tmp, size_t *tmp_bytes, const uint32_t *in, uint32_t *out, uint32_t n,
+                 void *stream);
+
+/* center[0..2] = pos[perm[n / 2]] (the middle of the key order). */
+int gp_tree_set_center(const double *pos, const uint32_t *perm, uint32_t n, double *center,
+                       void *stream);
+
+/* Sorted copies relative to center: x, y, z, m (double SoA) and f4; when
+ * rank is not NULL also rank[perm[s]] = s. */
+int gp_tree_gather(const double *pos, const double *mass, const uint32_t *perm, uint32_t n,
+                   const double *center, double *x, double *y, double *z, double *m,
+                   gp_f4 *f4, uint32_t *rank, void *stream);
+
+/* One level of the build, cells [b, e): counts[k] = children of cell b+k;
+ * then (after a scan into offsets) the split writes them at e + offsets[k].
+ * total_host gets offsets[last] + counts[last]. */
+int gp_tree_count(const uint64_t *keys, const gp_cell *cells, uint32_t b, uint32_t e,
+                  uint32_t *counts, void *stream);
+int gp_tree_total(const uint32_t *counts, const uint32_t *offsets, uint32_t count,
+                  uint32_t *scratch, uint32_t *total_host, void *stream);
+int gp_tree_split(const uint64_t *keys, gp_cell *cells, uint32_t b, uint32_t e,
+                  const uint32_t *offsets, void *stream);
+
+/* Moments of the cells [b, e) of one level (deeper levels done first). */
+int gp_tree_moments(const double *x, const double *y, const double *z, const double *m,
+                    const gp_cell *cells, uint32_t b, uint32_t e, gp_moments *mom, void *stream);
+
+/* Walk records of all ncells cells for the given MAC (core/mac.h kinds). */
+int gp_tree_records(const gp_moments *mom, uint32_t ncells, int mac, double theta,
+                    gp_wcell *rec, void *stream);
+
+/* i-records for compute_forces: k < ni takes sorted particle
+ * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s]. */
+int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
+                            const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
+                            gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
+                            float *iaold, void *stream);
+
+/* Active subset: key[k] = rank[index[k]], val[k] = k (then sorted). */
+int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni,
+                        uint32_t *key, uint32_t *val, void *stream);
+
+/* Field points: ipos[k] = points[order[k]] - center, islot[k] = order[k]. */
+int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t m,
+                           const double *center, gp_f4 *ipos, uint32_t *islot, void *stream);
+
+/* Warp slots the walk uses (resident warps on this GPU); stacks must hold
+ * slots * GP_TREE_STACK entries. */
+int gp_tree_walk_slots(int mode, uint32_t *slots);
+
+/* The walk (GOTHIC 2.3): one warp per group of 32 i-records. */
+int gp_tree_walk(const gp_walk_args *a, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_TREE_DEV_H */

@@ -1,0 +1,50 @@
+/*
+ * gpu-plugin.h — what the GPU tests share: find a plugin .so in the build
+ * tree (GP_BUILD/plugins, else the directory compiled in), dlopen it
+ * RTLD_LOCAL and get its table. Header only.
+ */
+#ifndef GP_TEST_GPU_PLUGIN_H
+#define GP_TEST_GPU_PLUGIN_H
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gravplug.h"
+
+#ifndef GP_BUILD_PLUGIN_DIR
+#  define GP_BUILD_PLUGIN_DIR "build/plugins"
+#endif
+
+typedef struct gpu_plugin {
+    void *handle;
+    const gp_api *api;
+    char path[1024];
+} gpu_plugin;
+
+/* 0 on success; otherwise a sentence in why. */
+static inline int gpu_plugin_open(gpu_plugin *p, const char *name, char *why, size_t whylen)
+{
+    const char *b = getenv("GP_BUILD");
+    if (b && *b) snprintf(p->path, sizeof p->path, "%s/plugins/gravplug-%s.so", b, name);
+    else snprintf(p->path, sizeof p->path, "%s/gravplug-%s.so", GP_BUILD_PLUGIN_DIR, name);
+    p->api = NULL;
+    p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
+    if (!p->handle) {
+        snprintf(why, whylen, "cannot load %s: %s", p->path, dlerror());
+        return -1;
+    }
+    gravplug_entry_fn entry = (gravplug_entry_fn)dlsym(p->handle, GRAVPLUG_ENTRY_SYMBOL);
+    if (!entry) {
+        snprintf(why, whylen, "%s has no %s", p->path, GRAVPLUG_ENTRY_SYMBOL);
+        return -1;
+    }
+    p->api = entry(GRAVPLUG_ABI_MAJOR);
+    if (!p->api) {
+        snprintf(why, whylen, "%s does not speak ABI %d", p->path, GRAVPLUG_ABI_MAJOR);
+        return -1;
+    }
+    return 0;
+}
+
+#endif /* GP_TEST_GPU_PLUGIN_H */
