@@ -1,0 +1,214 @@
+/*
+ * compare.c — `gravhost compare`: the built-in accuracy check. Both solvers
+ * get the same particles; the test solver's accelerations (and potentials)
+ * are compared with the reference's particle by particle, and the error
+ * distribution (median, 90th, 99th percentile, max) and each solver's time
+ * are printed.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gravplug_loader.h"
+#include "ic.h"
+#include "progress.h"
+
+#define MAX_KV 32
+
+typedef struct solver_run {
+    const char *spec;
+    gp_plugin *plugin;
+    const gp_api *api;
+    gp_solver *s;
+    double t_first, t_again;
+    double *acc, *pot;
+    gp_stats stats;
+} solver_run;
+
+static int add_kv(gp_param *kv, size_t *n, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || *n == MAX_KV) return -1;
+    *eq = '\0';
+    kv[*n].name = arg;
+    kv[*n].value = eq + 1;
+    ++*n;
+    return 0;
+}
+
+static int run_solver(solver_run *sr, const gp_param *common, size_t n_common,
+                      const gp_param *own, size_t n_own, const gp_ic *ic, int repeat)
+{
+    char err[1024];
+    if (gp_plugin_open(sr->spec, &sr->plugin, err, sizeof err) != GP_OK) {
+        fprintf(stderr, "gravhost compare: %s\n", err);
+        return -1;
+    }
+    sr->api = gp_plugin_api(sr->plugin);
+    gp_param kv[2 * MAX_KV];
+    size_t n = 0;
+    for (size_t i = 0; i < n_common; ++i) kv[n++] = common[i];
+    for (size_t i = 0; i < n_own; ++i) kv[n++] = own[i];
+    gp_init_args args = { sizeof args, kv, n, NULL, NULL, -1 };
+    if (sr->api->init(&sr->s, &args) != GP_OK) {
+        fprintf(stderr, "gravhost compare: %s: %s\n", sr->spec, sr->api->last_error(NULL));
+        return -1;
+    }
+    int want_pot = (sr->api->capabilities & GP_CAP_POTENTIAL) != 0;
+    sr->acc = malloc(3 * ic->n * sizeof *sr->acc);
+    sr->pot = want_pot ? malloc(ic->n * sizeof *sr->pot) : NULL;
+    if (!sr->acc || (want_pot && !sr->pot)) { fprintf(stderr, "gravhost compare: out of memory\n"); return -1; }
+    double t0 = gh_wall();
+    gp_status st = sr->api->set_particles(sr->s, ic->n, ic->pos, ic->mass);
+    if (st == GP_OK) st = sr->api->compute_forces(sr->s, sr->acc, sr->pot);
+    sr->t_first = gh_wall() - t0;
+    sr->t_again = INFINITY;
+    for (int k = 0; st == GP_OK && k < repeat; ++k) {
+        t0 = gh_wall();
+        st = sr->api->update_positions(sr->s, ic->pos);
+        if (st == GP_OK) st = sr->api->compute_forces(sr->s, sr->acc, sr->pot);
+        double t = gh_wall() - t0;
+        if (t < sr->t_again) sr->t_again = t;
+    }
+    if (st != GP_OK) {
+        fprintf(stderr, "gravhost compare: %s: %s\n", sr->spec, sr->api->last_error(sr->s));
+        return -1;
+    }
+    memset(&sr->stats, 0, sizeof sr->stats);
+    sr->stats.struct_size = sizeof sr->stats;
+    sr->api->get_stats(sr->s, &sr->stats);
+    return 0;
+}
+
+static void free_solver(solver_run *sr)
+{
+    if (sr->s) sr->api->finalize(sr->s);
+    if (sr->plugin) gp_plugin_close(sr->plugin);
+    free(sr->acc);
+    free(sr->pot);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_distribution(const char *what, double *e, size_t n)
+{
+    qsort(e, n, sizeof *e, cmp_double);
+    printf("%-28s median %.3e   90%% %.3e   99%% %.3e   max %.3e\n", what,
+           e[(size_t)(0.5 * (double)(n - 1))], e[(size_t)(0.9 * (double)(n - 1))],
+           e[(size_t)(0.99 * (double)(n - 1))], e[n - 1]);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: gravhost compare [--ref PLUGIN] [--test PLUGIN] [--model MODEL] [--n N] [--seed S]\n"
+            "                        [--param k=v]... [--ref-param k=v]... [--test-param k=v]...\n"
+            "                        [--option k=v]... [--repeat R]\n"
+            "  --param applies to both solvers, --ref-param/--test-param to one; --option is an\n"
+            "  initial-conditions option of the model. Defaults: --ref cpu-direct --test auto\n"
+            "  (cuda-tree, else cpu-tree) --model plummer --n 16384 --seed 1 --repeat 1.\n");
+}
+
+int gh_compare(int argc, char **argv)
+{
+    const char *ref_spec = "cpu-direct", *test_spec = NULL, *model = "plummer";
+    size_t n = 16384;
+    unsigned long long seed = 1;
+    int repeat = 1;
+    gp_param common[MAX_KV], refp[MAX_KV], testp[MAX_KV], opts[MAX_KV];
+    size_t nc = 0, nr = 0, nt = 0, no = 0;
+    for (int i = 0; i < argc; ++i) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!v) bad = 1;
+        else if (strcmp(a, "--ref") == 0) ref_spec = v;
+        else if (strcmp(a, "--test") == 0) test_spec = v;
+        else if (strcmp(a, "--model") == 0) model = v;
+        else if (strcmp(a, "--n") == 0) { char *e; n = strtoull(v, &e, 10); bad = *e || n == 0; }
+        else if (strcmp(a, "--seed") == 0) { char *e; seed = strtoull(v, &e, 10); bad = *e != 0; }
+        else if (strcmp(a, "--repeat") == 0) { char *e; repeat = (int)strtol(v, &e, 10); bad = *e || repeat < 0; }
+        else if (strcmp(a, "--param") == 0) bad = add_kv(common, &nc, argv[i + 1]);
+        else if (strcmp(a, "--ref-param") == 0) bad = add_kv(refp, &nr, argv[i + 1]);
+        else if (strcmp(a, "--test-param") == 0) bad = add_kv(testp, &nt, argv[i + 1]);
+        else if (strcmp(a, "--option") == 0) bad = add_kv(opts, &no, argv[i + 1]);
+        else bad = 1;
+        if (bad) {
+            fprintf(stderr, "gravhost compare: bad argument \"%s%s%s\"\n", a, v ? " " : "", v ? v : "");
+            usage();
+            return 2;
+        }
+        ++i;
+    }
+    solver_run ref = { .spec = ref_spec }, test = { .spec = test_spec };
+    gp_ic ic;
+    char err[1024];
+    gp_ic_opts io = { opts, no };
+    if (gp_ic_make(model, n, seed, &io, &ic, err, sizeof err) != 0) {
+        fprintf(stderr, "gravhost compare: %s\n", err);
+        return 1;
+    }
+    int rc = 1;
+    if (!test.spec) {
+        /* auto: the best tree plugin that starts here */
+        static const char *const order[] = { "cuda-tree", "cpu-tree" };
+        for (int k = 0; k < 2 && !test.s; ++k) {
+            solver_run probe = { .spec = order[k] };
+            gp_plugin *p;
+            if (gp_plugin_open(order[k], &p, err, sizeof err) != GP_OK) continue;
+            gp_solver *s = NULL;
+            if (gp_plugin_api(p)->init(&s, NULL) == GP_OK) {
+                gp_plugin_api(p)->finalize(s);
+                test.spec = order[k];
+            }
+            gp_plugin_close(p);
+            (void)probe;
+            if (test.spec) break;
+        }
+        if (!test.spec) test.spec = "cpu-direct";
+    }
+    if (run_solver(&ref, common, nc, refp, nr, &ic, repeat) != 0) goto out;
+    if (run_solver(&test, common, nc, testp, nt, &ic, repeat) != 0) goto out;
+
+    double *e = malloc(ic.n * sizeof *e);
+    if (!e) goto out;
+    printf("compare: model %s, n = %zu, seed %llu\n", model, ic.n, seed);
+    printf("%-12s %-10s %14s %14s %14s %16s\n", "role", "plugin", "first call s", "repeat call s", "pp inter.", "pc inter.");
+    solver_run *both[2] = { &ref, &test };
+    for (int k = 0; k < 2; ++k)
+        printf("%-12s %-10s %14.4f %14.4f %14llu %16llu\n", k ? "test" : "reference", both[k]->api->name,
+               both[k]->t_first, repeat ? both[k]->t_again : NAN,
+               (unsigned long long)both[k]->stats.pp_interactions, (unsigned long long)both[k]->stats.pc_interactions);
+    for (size_t i = 0; i < ic.n; ++i) {
+        double d2 = 0, r2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            double d = test.acc[3 * i + k] - ref.acc[3 * i + k];
+            d2 += d * d;
+            r2 += ref.acc[3 * i + k] * ref.acc[3 * i + k];
+        }
+        e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+    }
+    print_distribution("|da|/|a| (acceleration)", e, ic.n);
+    if (ref.pot && test.pot) {
+        for (size_t i = 0; i < ic.n; ++i)
+            e[i] = ref.pot[i] != 0 ? fabs(test.pot[i] - ref.pot[i]) / fabs(ref.pot[i]) : fabs(test.pot[i]);
+        print_distribution("|dphi|/|phi| (potential)", e, ic.n);
+    }
+    double tr = repeat ? ref.t_again : ref.t_first, tt = repeat ? test.t_again : test.t_first;
+    printf("speed: %s is %.2fx the speed of %s (%s calls)\n", test.api->name, tt > 0 ? tr / tt : INFINITY,
+           ref.api->name, repeat ? "repeat" : "first");
+    free(e);
+    rc = 0;
+out:
+    free_solver(&ref);
+    free_solver(&test);
+    gp_ic_free(&ic);
+    return rc;
+}

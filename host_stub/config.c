@@ -1,0 +1,366 @@
+/*
+ * config.c — reads a gravhost config with libconfig and checks every
+ * setting: known names only, right types, sensible ranges. Messages are
+ * "FILE:LINE: SETTING.PATH: what is wrong (what to do)".
+ */
+#include "config.h"
+
+#include <libconfig.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct reader {
+    const char *file;
+    char *err;
+    size_t errlen;
+} reader;
+
+static int fail(reader *r, const config_setting_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void setting_path(const config_setting_t *s, char *buf, size_t len)
+{
+    if (!s || !config_setting_name(s)) { snprintf(buf, len, "(top level)"); return; }
+    char parent[256] = "";
+    const config_setting_t *p = config_setting_parent(s);
+    if (p && config_setting_name(p)) setting_path(p, parent, sizeof parent);
+    else if (p && config_setting_parent(p)) {
+        /* an element of a list: name it by index */
+        const config_setting_t *list = config_setting_parent(p);
+        char lp[200];
+        setting_path(list, lp, sizeof lp);
+        snprintf(parent, sizeof parent, "%s[%d]", lp, config_setting_index(p));
+    }
+    if (parent[0]) snprintf(buf, len, "%s.%s", parent, config_setting_name(s));
+    else snprintf(buf, len, "%s", config_setting_name(s));
+}
+
+static int fail(reader *r, const config_setting_t *s, const char *fmt, ...)
+{
+    char path[300], msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (s) {
+        setting_path(s, path, sizeof path);
+        snprintf(r->err, r->errlen, "%s:%d: %s: %s", r->file, config_setting_source_line(s), path, msg);
+    } else {
+        snprintf(r->err, r->errlen, "%s: %s", r->file, msg);
+    }
+    return -1;
+}
+
+/* Every child of group g must be named in allowed (NULL-terminated). */
+static int check_names(reader *r, const config_setting_t *g, const char *const *allowed)
+{
+    for (int i = 0; i < config_setting_length(g); ++i) {
+        const config_setting_t *c = config_setting_get_elem(g, (unsigned)i);
+        const char *name = config_setting_name(c);
+        int known = 0;
+        for (int k = 0; allowed[k]; ++k)
+            if (strcmp(allowed[k], name) == 0) known = 1;
+        if (!known) {
+            char list[300] = "";
+            for (int k = 0; allowed[k]; ++k) {
+                size_t len = strlen(list);
+                snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", allowed[k]);
+            }
+            return fail(r, c, "unknown setting (this group accepts %s)", list);
+        }
+    }
+    return 0;
+}
+
+static int get_group(reader *r, const config_setting_t *parent, const char *name,
+                     int required, const config_setting_t **out)
+{
+    const config_setting_t *s = config_setting_get_member(parent, name);
+    *out = s;
+    if (!s) {
+        if (required) {
+            char path[300];
+            setting_path(parent, path, sizeof path);
+            if (config_setting_name(parent))
+                return fail(r, parent, "the group needs a setting \"%s\"", name);
+            return fail(r, NULL, "missing the required group \"%s = { ... };\"", name);
+        }
+        return 0;
+    }
+    if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+        return fail(r, s, "expected a group { ... }");
+    return 0;
+}
+
+static int get_number(reader *r, const config_setting_t *g, const char *name,
+                      int required, double def, double *out)
+{
+    const config_setting_t *s = g ? config_setting_get_member(g, name) : NULL;
+    *out = def;
+    if (!s) return required ? fail(r, g, "missing the number \"%s\"", name) : 0;
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT: *out = config_setting_get_int(s); break;
+    case CONFIG_TYPE_INT64: *out = (double)config_setting_get_int64(s); break;
+    case CONFIG_TYPE_FLOAT: *out = config_setting_get_float(s); break;
+    default: return fail(r, s, "expected a number");
+    }
+    if (!isfinite(*out)) return fail(r, s, "expected a finite number");
+    return 0;
+}
+
+static int get_uint(reader *r, const config_setting_t *g, const char *name,
+                    int required, uint64_t def, uint64_t *out)
+{
+    const config_setting_t *s = g ? config_setting_get_member(g, name) : NULL;
+    *out = def;
+    if (!s) return required ? fail(r, g, "missing the integer \"%s\"", name) : 0;
+    long long v;
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT: v = config_setting_get_int(s); break;
+    case CONFIG_TYPE_INT64: v = config_setting_get_int64(s); break;
+    default: return fail(r, s, "expected a whole number (no decimal point)");
+    }
+    if (v < 0) return fail(r, s, "expected a number >= 0, got %lld", v);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int get_string(reader *r, const config_setting_t *g, const char *name,
+                      int required, const char *def, char **out)
+{
+    const config_setting_t *s = g ? config_setting_get_member(g, name) : NULL;
+    const char *v = def;
+    if (!s) {
+        if (required) return fail(r, g, "missing the string \"%s\"", name);
+    } else {
+        if (config_setting_type(s) != CONFIG_TYPE_STRING)
+            return fail(r, s, "expected a string in double quotes");
+        v = config_setting_get_string(s);
+    }
+    *out = v ? strdup(v) : NULL;
+    return 0;
+}
+
+static int setting_line(const config_setting_t *g, const char *name)
+{
+    const config_setting_t *s = g ? config_setting_get_member(g, name) : NULL;
+    return s ? config_setting_source_line(s) : (g ? config_setting_source_line(g) : 0);
+}
+
+/* A group of pass-through name = value settings, converted to strings. */
+static int get_params(reader *r, const config_setting_t *parent, const char *name, gh_params *out)
+{
+    memset(out, 0, sizeof *out);
+    const config_setting_t *g;
+    if (get_group(r, parent, name, 0, &g) != 0) return -1;
+    if (!g) return 0;
+    out->line = config_setting_source_line(g);
+    int n = config_setting_length(g);
+    out->items = calloc((size_t)n + 1, sizeof *out->items);
+    out->lines = calloc((size_t)n + 1, sizeof *out->lines);
+    if (!out->items || !out->lines) return fail(r, g, "out of memory");
+    for (int i = 0; i < n; ++i) {
+        const config_setting_t *c = config_setting_get_elem(g, (unsigned)i);
+        char buf[64];
+        const char *v = buf;
+        switch (config_setting_type(c)) {
+        case CONFIG_TYPE_INT: snprintf(buf, sizeof buf, "%d", config_setting_get_int(c)); break;
+        case CONFIG_TYPE_INT64: snprintf(buf, sizeof buf, "%lld", config_setting_get_int64(c)); break;
+        case CONFIG_TYPE_FLOAT: snprintf(buf, sizeof buf, "%.17g", config_setting_get_float(c)); break;
+        case CONFIG_TYPE_BOOL: v = config_setting_get_bool(c) ? "true" : "false"; break;
+        case CONFIG_TYPE_STRING: v = config_setting_get_string(c); break;
+        default: return fail(r, c, "expected a number, a boolean or a string");
+        }
+        out->items[out->n].name = strdup(config_setting_name(c));
+        out->items[out->n].value = strdup(v);
+        out->lines[out->n] = config_setting_source_line(c);
+        out->n++;
+    }
+    return 0;
+}
+
+static void free_params(gh_params *p)
+{
+    for (size_t i = 0; i < p->n; ++i) {
+        free((char *)p->items[i].name);
+        free((char *)p->items[i].value);
+    }
+    free(p->items);
+    free(p->lines);
+    memset(p, 0, sizeof *p);
+}
+
+const char *gh_params_get(const gh_params *p, const char *name)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < p->n; ++i)
+        if (strcmp(p->items[i].name, name) == 0) v = p->items[i].value;
+    return v;
+}
+
+static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg)
+{
+    const config_setting_t *list = config_setting_get_member(root, "switch");
+    if (!list) return 0;
+    if (config_setting_type(list) != CONFIG_TYPE_LIST)
+        return fail(r, list, "expected a list of groups: switch = ( { at_time = 5.0; plugin = \"cpu-direct\"; } );");
+    int n = config_setting_length(list);
+    if (n > GH_MAX_SWITCHES) return fail(r, list, "at most %d switches", GH_MAX_SWITCHES);
+    static const char *const names[] = { "at_time", "below_active_fraction", "plugin", "params", NULL };
+    for (int i = 0; i < n; ++i) {
+        const config_setting_t *g = config_setting_get_elem(list, (unsigned)i);
+        gh_switch *sw = &cfg->switches[cfg->n_switches];
+        if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+            return fail(r, list, "element %d is not a group { ... }", i);
+        if (check_names(r, g, names) != 0) return -1;
+        int has_t = config_setting_get_member(g, "at_time") != NULL;
+        int has_f = config_setting_get_member(g, "below_active_fraction") != NULL;
+        if (has_t == has_f)
+            return fail(r, list, "element %d (line %d) needs exactly one of at_time and below_active_fraction",
+                        i, config_setting_source_line(g));
+        sw->by_time = has_t;
+        sw->line = config_setting_source_line(g);
+        if (has_t && get_number(r, g, "at_time", 1, 0, &sw->at_time) != 0) return -1;
+        if (has_f) {
+            if (get_number(r, g, "below_active_fraction", 1, 0, &sw->below_fraction) != 0) return -1;
+            if (!(sw->below_fraction > 0 && sw->below_fraction <= 1))
+                return fail(r, config_setting_get_member(g, "below_active_fraction"), "must lie in (0, 1]");
+        }
+        if (get_string(r, g, "plugin", 1, NULL, &sw->plugin) != 0) return -1;
+        sw->has_params = config_setting_get_member(g, "params") != NULL;
+        if (get_params(r, g, "params", &sw->params) != 0) return -1;
+        cfg->n_switches++;
+    }
+    return 0;
+}
+
+int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    reader rd = { path, err, errlen }, *r = &rd;
+    config_t lc;
+    config_init(&lc);
+    if (config_read_file(&lc, path) != CONFIG_TRUE) {
+        if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
+            snprintf(err, errlen, "%s: cannot read the file (does it exist?)", path);
+        else
+            snprintf(err, errlen, "%s:%d: syntax error: %s", path, config_error_line(&lc), config_error_text(&lc));
+        config_destroy(&lc);
+        return -1;
+    }
+    const config_setting_t *root = config_root_setting(&lc), *g;
+    static const char *const top[] = { "solver", "initial_conditions", "integrator", "run", "output", "switch", NULL };
+    static const char *const solver_names[] = { "plugin", "params", NULL };
+    static const char *const ic_names[] = { "model", "n", "seed", "options", NULL };
+    static const char *const integ_names[] = { "name", "params", NULL };
+    static const char *const run_names[] = { "t_end", "progress", NULL };
+    static const char *const out_names[] = { "dir", "log", "log_interval", "snapshot_interval", "snapshot_prefix",
+                                              "checkpoint", "checkpoint_interval", "lagrangian_fractions", NULL };
+    int rc = -1;
+    cfg->path = strdup(path);
+    char *tmp = strdup(path);
+    cfg->dir = strdup(dirname(tmp));
+    free(tmp);
+    if (check_names(r, root, top) != 0) goto done;
+
+    if (get_group(r, root, "solver", 1, &g) != 0 || check_names(r, g, solver_names) != 0
+        || get_string(r, g, "plugin", 0, "auto", &cfg->plugin) != 0
+        || get_params(r, g, "params", &cfg->solver_params) != 0)
+        goto done;
+    cfg->plugin_line = setting_line(g, "plugin");
+
+    if (get_group(r, root, "initial_conditions", 0, &g) != 0) goto done;
+    if (g) {
+        cfg->have_ic = 1;
+        cfg->ic_line = config_setting_source_line(g);
+        if (check_names(r, g, ic_names) != 0 || get_string(r, g, "model", 1, NULL, &cfg->model) != 0
+            || get_uint(r, g, "n", 1, 0, &cfg->n) != 0 || get_uint(r, g, "seed", 0, 1, &cfg->seed) != 0
+            || get_params(r, g, "options", &cfg->ic_options) != 0)
+            goto done;
+    }
+
+    if (get_group(r, root, "integrator", 0, &g) != 0) goto done;
+    if ((g && check_names(r, g, integ_names) != 0)
+        || get_string(r, g, "name", 0, "block-rk2", &cfg->integrator) != 0
+        || (g && get_params(r, g, "params", &cfg->integ_params) != 0))
+        goto done;
+    cfg->integrator_line = setting_line(g, "name");
+
+    char *progress = NULL;
+    if (get_group(r, root, "run", 1, &g) != 0 || check_names(r, g, run_names) != 0
+        || get_number(r, g, "t_end", 1, 0, &cfg->t_end) != 0
+        || get_string(r, g, "progress", 0, "auto", &progress) != 0)
+        goto done;
+    if (!(cfg->t_end >= 0)) { fail(r, config_setting_get_member(g, "t_end"), "must be >= 0"); goto done; }
+    if (strcmp(progress, "auto") == 0) cfg->progress = 0;
+    else if (strcmp(progress, "always") == 0) cfg->progress = 1;
+    else if (strcmp(progress, "never") == 0) cfg->progress = 2;
+    else {
+        free(progress);
+        fail(r, config_setting_get_member(g, "progress"), "expected \"auto\", \"always\" or \"never\"");
+        goto done;
+    }
+    free(progress);
+
+    if (get_group(r, root, "output", 0, &g) != 0) goto done;
+    if ((g && check_names(r, g, out_names) != 0)
+        || get_string(r, g, "dir", 0, "out", &cfg->out_dir) != 0
+        || get_string(r, g, "log", 0, "diagnostics.tsv", &cfg->log_name) != 0
+        || get_string(r, g, "snapshot_prefix", 0, "snap", &cfg->snap_prefix) != 0
+        || get_string(r, g, "checkpoint", 0, "checkpoint.gpck", &cfg->ckpt_name) != 0
+        || get_number(r, g, "log_interval", 0, cfg->t_end / 100, &cfg->log_interval) != 0
+        || get_number(r, g, "snapshot_interval", 0, cfg->t_end / 4, &cfg->snap_interval) != 0
+        || get_number(r, g, "checkpoint_interval", 0, 0, &cfg->ckpt_interval) != 0)
+        goto done;
+    static const char *const interval_names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
+    double *intervals[] = { &cfg->log_interval, &cfg->snap_interval, &cfg->ckpt_interval };
+    for (int k = 0; k < 3; ++k)
+        if (*intervals[k] < 0) {
+            fail(r, config_setting_get_member(g, interval_names[k]), "must be >= 0 (0: none)");
+            goto done;
+        }
+    const config_setting_t *fr = g ? config_setting_get_member(g, "lagrangian_fractions") : NULL;
+    if (fr) {
+        int t = config_setting_type(fr);
+        if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) { fail(r, fr, "expected an array like [0.1, 0.5, 0.9]"); goto done; }
+        int n = config_setting_length(fr);
+        if (n < 1 || n > GH_MAX_FRACTIONS) { fail(r, fr, "give 1 to %d fractions", GH_MAX_FRACTIONS); goto done; }
+        for (int i = 0; i < n; ++i) {
+            const config_setting_t *e = config_setting_get_elem(fr, (unsigned)i);
+            int et = config_setting_type(e);
+            double v = et == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                     : et == CONFIG_TYPE_INT ? config_setting_get_int(e) : -1;
+            if (!(v > 0 && v < 1)) { fail(r, fr, "element %d must be a fraction in (0, 1)", i); goto done; }
+            cfg->fractions[cfg->n_fractions++] = v;
+        }
+    } else {
+        static const double def[] = { 0.1, 0.25, 0.5, 0.75, 0.9 };
+        memcpy(cfg->fractions, def, sizeof def);
+        cfg->n_fractions = 5;
+    }
+
+    if (read_switches(r, root, cfg) != 0) goto done;
+    rc = 0;
+done:
+    config_destroy(&lc);
+    if (rc != 0) gh_config_free(cfg);
+    return rc;
+}
+
+void gh_config_free(gh_config *cfg)
+{
+    free(cfg->path); free(cfg->dir); free(cfg->plugin); free(cfg->model); free(cfg->integrator);
+    free(cfg->out_dir); free(cfg->log_name); free(cfg->snap_prefix); free(cfg->ckpt_name);
+    free_params(&cfg->solver_params);
+    free_params(&cfg->ic_options);
+    free_params(&cfg->integ_params);
+    for (size_t i = 0; i < cfg->n_switches; ++i) {
+        free(cfg->switches[i].plugin);
+        free_params(&cfg->switches[i].params);
+    }
+    memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,72 @@
+/*
+ * config.h — gravhost's libconfig file, read into plain structs and
+ * checked strictly (docs/CONFIG.md): unknown settings and wrong types are
+ * errors naming the file, the line and the setting.
+ */
+#ifndef GH_CONFIG_H
+#define GH_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gravplug.h"
+
+#define GH_MAX_SWITCHES 16
+#define GH_MAX_FRACTIONS 16
+
+/* name = value string pairs, with the line each came from. */
+typedef struct gh_params {
+    gp_param *items;
+    int *lines;
+    size_t n;
+    int line;              /* line of the group itself (0: absent) */
+} gh_params;
+
+typedef struct gh_switch {
+    int by_time;           /* 1: at_time; 0: below_active_fraction */
+    double at_time, below_fraction;
+    char *plugin;
+    gh_params params;
+    int has_params;
+    int line;
+} gh_switch;
+
+typedef struct gh_config {
+    char *path;            /* as given */
+    char *dir;             /* its directory, for relative IC paths */
+
+    char *plugin;
+    gh_params solver_params;
+    int plugin_line;
+
+    int have_ic;
+    char *model;
+    uint64_t n, seed;
+    gh_params ic_options;
+    int ic_line;
+
+    char *integrator;
+    gh_params integ_params;
+    int integrator_line;
+
+    double t_end;
+    int progress;          /* 0 auto, 1 always, 2 never */
+
+    char *out_dir, *log_name, *snap_prefix, *ckpt_name;
+    double log_interval, snap_interval, ckpt_interval;
+    double fractions[GH_MAX_FRACTIONS];
+    size_t n_fractions;
+
+    gh_switch switches[GH_MAX_SWITCHES];
+    size_t n_switches;
+} gh_config;
+
+/* Reads and checks path. Returns 0, or -1 with "FILE:LINE: SETTING: why"
+ * in err. */
+int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen);
+void gh_config_free(gh_config *cfg);
+
+/* Looks a value up in a params list (NULL if absent). */
+const char *gh_params_get(const gh_params *p, const char *name);
+
+#endif

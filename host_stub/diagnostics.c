@@ -1,0 +1,158 @@
+/* diagnostics.c — the diagnostics log (see the header, docs/CONFIG.md). */
+#include "diagnostics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rm { double r2, m; } rm;
+
+static int by_r2(const void *a, const void *b)
+{
+    double x = ((const rm *)a)->r2, y = ((const rm *)b)->r2;
+    return (x > y) - (x < y);
+}
+
+void gh_lagrangian_radii(size_t n, const double *pos, const double *mass,
+                         const double *fractions, size_t n_fractions, double *radii)
+{
+    double c[3] = { 0 }, M = 0;
+    for (size_t i = 0; i < n; ++i) {
+        for (int k = 0; k < 3; ++k) c[k] += mass[i] * pos[3 * i + k];
+        M += mass[i];
+    }
+    for (int k = 0; k < 3; ++k) c[k] = M > 0 ? c[k] / M : 0;
+    rm *a = malloc(n * sizeof *a);
+    if (!a) { for (size_t f = 0; f < n_fractions; ++f) radii[f] = NAN; return; }
+    for (size_t i = 0; i < n; ++i) {
+        double dx = pos[3 * i] - c[0], dy = pos[3 * i + 1] - c[1], dz = pos[3 * i + 2] - c[2];
+        a[i].r2 = dx * dx + dy * dy + dz * dz;
+        a[i].m = mass[i];
+    }
+    qsort(a, n, sizeof *a, by_r2);
+    size_t f = 0;
+    double cum = 0;
+    for (size_t i = 0; i < n && f < n_fractions; ++i) {
+        cum += a[i].m;
+        while (f < n_fractions && cum >= fractions[f] * M) radii[f++] = sqrt(a[i].r2);
+    }
+    while (f < n_fractions) radii[f++] = n ? sqrt(a[n - 1].r2) : NAN;
+    free(a);
+}
+
+int gh_diag_measure(gp_sim *sim, const double *fractions, size_t n_fractions,
+                    gh_diag_values *v, char *err, size_t errlen)
+{
+    size_t n = gp_sim_count(sim);
+    memset(v, 0, sizeof *v);
+    if (gp_sim_energies(sim, &v->K, &v->W) != GP_OK || gp_sim_momenta(sim, v->p, v->L, NULL) != GP_OK) {
+        snprintf(err, errlen, "diagnostics: %s", gp_sim_last_error(sim));
+        return -1;
+    }
+    v->E = v->K + v->W;
+    v->virial = v->W != 0 ? 2 * v->K / fabs(v->W) : 0;
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+    if (!pos || !mass) {
+        free(pos); free(mass);
+        snprintf(err, errlen, "diagnostics: out of memory");
+        return -1;
+    }
+    gp_sim_get_particles(sim, pos, NULL, mass, NULL);
+    gh_lagrangian_radii(n, pos, mass, fractions, n_fractions > 16 ? 16 : n_fractions, v->radii);
+    free(pos);
+    free(mass);
+    return 0;
+}
+
+static void write_header(gh_diag *d)
+{
+    fprintf(d->f, "time\tK\tW\tE\tdE_rel\tpx\tpy\tpz\tLx\tLy\tLz\tvirial");
+    for (size_t f = 0; f < d->n_fractions; ++f) {
+        char name[32];
+        snprintf(name, sizeof name, "r%g", 100 * d->fractions[f]);
+        for (char *c = name; *c; ++c) if (*c == '.') *c = '_';
+        fprintf(d->f, "\t%s", name);
+    }
+    fprintf(d->f, "\tlevels\tsteps\tforce_calls\tparticle_forces\tinteractions\tsolver\twall\n");
+}
+
+/* Keeps comments, the header and data lines with time <= t_keep. */
+static int truncate_after(const char *path, double t_keep, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;   /* no old log: start a fresh one */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) { fclose(in); snprintf(err, errlen, "cannot write %s", tmp); return -1; }
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, in) > 0) {
+        char *end;
+        double t = strtod(line, &end);
+        if (line[0] == '#' || end == line || t <= t_keep) fputs(line, out);
+    }
+    free(line);
+    fclose(in);
+    if (fclose(out) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rewrite %s", path);
+        return -1;
+    }
+    return 1;
+}
+
+int gh_diag_open(gh_diag *d, const char *path, int append, double t_keep,
+                 const char *meta, const double *fractions, size_t n_fractions,
+                 char *err, size_t errlen)
+{
+    d->fractions = fractions;
+    d->n_fractions = n_fractions;
+    int existed = 0;
+    if (append) {
+        existed = truncate_after(path, t_keep, err, errlen);
+        if (existed < 0) return -1;
+    }
+    d->f = fopen(path, existed ? "a" : "w");
+    if (!d->f) {
+        snprintf(err, errlen, "cannot write the diagnostics log %s: %m", path);
+        return -1;
+    }
+    if (!existed) {
+        fprintf(d->f, "%s", meta);
+        write_header(d);
+    }
+    fflush(d->f);
+    return 0;
+}
+
+int gh_diag_write(gh_diag *d, gp_sim *sim, uint64_t interactions, double wall,
+                  char *err, size_t errlen)
+{
+    gh_diag_values v;
+    if (gh_diag_measure(sim, d->fractions, d->n_fractions, &v, err, errlen) != 0) return -1;
+    double drift = d->E0 != 0 ? (v.E - d->E0) / fabs(d->E0) : 0;
+    fprintf(d->f, "%.10g\t%.15g\t%.15g\t%.15g\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.8f",
+            gp_sim_time(sim), v.K, v.W, v.E, drift, v.p[0], v.p[1], v.p[2], v.L[0], v.L[1], v.L[2], v.virial);
+    for (size_t f = 0; f < d->n_fractions; ++f) fprintf(d->f, "\t%.6g", v.radii[f]);
+    uint64_t counts[64];
+    size_t used = 0;
+    gp_sim_level_counts(sim, counts, 64, &used);
+    fputc('\t', d->f);
+    for (size_t l = 0; l < used || l == 0; ++l)
+        fprintf(d->f, "%s%llu", l ? "," : "", (unsigned long long)(used ? counts[l] : 0));
+    uint64_t steps = 0, fc = 0, pf = 0;
+    gp_sim_counter(sim, "steps", &steps);
+    gp_sim_counter(sim, "force_calls", &fc);
+    gp_sim_counter(sim, "particle_forces", &pf);
+    fprintf(d->f, "\t%llu\t%llu\t%llu\t%llu\t%s\t%.3f\n", (unsigned long long)steps,
+            (unsigned long long)fc, (unsigned long long)pf, (unsigned long long)interactions,
+            gp_sim_solver_name(sim), wall);
+    fflush(d->f);
+    return 0;
+}
+
+void gh_diag_close(gh_diag *d)
+{
+    if (d->f) fclose(d->f);
+    d->f = NULL;
+}

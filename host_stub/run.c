@@ -1,0 +1,438 @@
+/*
+ * run.c — `gravhost run CONFIG`: builds the simulation from the config,
+ * then walks from event to event (log lines, snapshots, checkpoints, solver
+ * switches, the end), one integrator step at a time so that signals,
+ * active-fraction switches and the progress line are handled at every step
+ * boundary.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diagnostics.h"
+#include "gp_integrator.h"
+#include "ic.h"
+#include "progress.h"
+#include "snapshot.h"
+
+/* What gravhost itself needs to continue a run: stored in the checkpoint
+ * as its caller blob. */
+typedef struct gh_state {
+    char magic[8];
+    double E0, wall;
+    uint64_t log_index, snap_index, snap_count, ckpt_index;
+    uint64_t switch_fired;          /* bit i: switch i has fired */
+    uint64_t interactions;          /* of the solvers before this one */
+    int32_t params_from;            /* -1: solver.params; else switch index */
+    char plugin[512];               /* the solver spec in use */
+} gh_state;
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig) { got_signal = sig; }
+
+static int mkdir_p(const char *dir, char *err, size_t errlen)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; ; ++p) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create the output directory %s: %s", buf, strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+typedef struct runner {
+    const gh_config *cfg;
+    gp_sim *sim;
+    gh_state st;
+    gh_diag diag;
+    char out_dir[2048];
+    double wall0;
+    char err[2048];
+} runner;
+
+static void join(char *buf, size_t len, const char *dir, const char *name)
+{
+    if (name[0] == '/') snprintf(buf, len, "%s", name);
+    else snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static const gh_params *params_for(const runner *r, int32_t from)
+{
+    if (from >= 0 && r->cfg->switches[from].has_params) return &r->cfg->switches[from].params;
+    return &r->cfg->solver_params;
+}
+
+/* Opens plugin spec with a params list; on failure names the config line. */
+static int open_solver(runner *r, const char *plugin, const gh_params *p, const char *where, int line)
+{
+    const char **names = calloc(p->n + 1, sizeof *names), **values = calloc(p->n + 1, sizeof *values);
+    for (size_t i = 0; i < p->n; ++i) { names[i] = p->items[i].name; values[i] = p->items[i].value; }
+    gp_status st = gp_sim_open_solver(r->sim, plugin, p->n, names, values);
+    free(names);
+    free(values);
+    if (st == GP_OK) return 0;
+    const char *msg = gp_sim_last_error(r->sim);
+    /* point at the parameter the plugin complained about, if named */
+    for (size_t i = 0; i < p->n; ++i)
+        if (strstr(msg, p->items[i].name)) {
+            snprintf(r->err, sizeof r->err, "%s:%d: %s.params.%s: %s", r->cfg->path, p->lines[i], where,
+                     p->items[i].name, msg);
+            return -1;
+        }
+    snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, msg);
+    return -1;
+}
+
+static uint64_t solver_interactions(runner *r)
+{
+    gp_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    if (gp_sim_solver_stats(r->sim, &s) != GP_OK) return 0;
+    return s.pp_interactions + s.pc_interactions;
+}
+
+static double wall_total(runner *r) { return r->st.wall + (gh_wall() - r->wall0); }
+
+static int write_log(runner *r)
+{
+    return gh_diag_write(&r->diag, r->sim, r->st.interactions + solver_interactions(r), wall_total(r),
+                         r->err, sizeof r->err);
+}
+
+static int write_snapshot(runner *r)
+{
+    size_t n = gp_sim_count(r->sim);
+    double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *mass = malloc(n * sizeof *mass);
+    uint64_t *ids = malloc(n * sizeof *ids);
+    int rc = -1;
+    if (pos && vel && mass && ids && gp_sim_get_particles(r->sim, pos, vel, mass, ids) == GP_OK) {
+        char name[512], path[4096];
+        snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
+        join(path, sizeof path, r->out_dir, name);
+        char comment[256];
+        snprintf(comment, sizeof comment, "gravhost: %s on %s", gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim));
+        gp_snapshot_extra ex;
+        memset(&ex, 0, sizeof ex);
+        ex.struct_size = sizeof ex;
+        ex.comment = comment;
+        char err[512];
+        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
+            r->st.snap_count++;
+            rc = 0;
+        } else {
+            snprintf(r->err, sizeof r->err, "%s", err);
+        }
+    } else {
+        snprintf(r->err, sizeof r->err, "snapshot: %s", pos && vel && mass && ids ? gp_sim_last_error(r->sim) : "out of memory");
+    }
+    free(pos); free(vel); free(mass); free(ids);
+    return rc;
+}
+
+static int write_checkpoint(runner *r)
+{
+    char path[4096];
+    join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
+    gh_state s = r->st;
+    s.wall = wall_total(r);
+    s.interactions = r->st.interactions + solver_interactions(r);
+    /* the restarted run's new solver instance counts from zero */
+    if (gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        return -1;
+    }
+    return 0;
+}
+
+static int do_switch(runner *r, size_t i)
+{
+    const gh_switch *sw = &r->cfg->switches[i];
+    uint64_t before = solver_interactions(r);
+    char where[32];
+    snprintf(where, sizeof where, "switch[%zu]", i);
+    if (open_solver(r, sw->plugin, params_for(r, (int32_t)i), where, sw->line) != 0) return -1;
+    r->st.interactions += before;
+    r->st.switch_fired |= UINT64_C(1) << i;
+    r->st.params_from = (int32_t)i;
+    snprintf(r->st.plugin, sizeof r->st.plugin, "%s", sw->plugin);
+    return 0;
+}
+
+static int due(double t, double interval, uint64_t index)
+{
+    if (!(interval > 0)) return 0;
+    double at = (double)index * interval;
+    return t >= at - 1e-9 * (interval < 1 ? interval : 1);
+}
+
+static uint64_t next_index(double t, double interval)
+{
+    return (uint64_t)floor(t / interval + 1e-9) + 1;
+}
+
+/* Log, snapshot, time switches and checkpoint due at the current time. */
+static int handle_events(runner *r)
+{
+    const gh_config *c = r->cfg;
+    double t = gp_sim_time(r->sim);
+    /* interval 0: only at the start (index 0) and at the end */
+    if (c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0) {
+        if (write_log(r) != 0) return -1;
+        r->st.log_index = c->log_interval > 0 ? next_index(t, c->log_interval) : 1;
+    }
+    if (c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0) {
+        if (write_snapshot(r) != 0) return -1;
+        r->st.snap_index = c->snap_interval > 0 ? next_index(t, c->snap_interval) : 1;
+    }
+    for (size_t i = 0; i < c->n_switches; ++i)
+        if (c->switches[i].by_time && !(r->st.switch_fired >> i & 1) && t >= c->switches[i].at_time)
+            if (do_switch(r, i) != 0) return -1;
+    if (due(t, c->ckpt_interval, r->st.ckpt_index)) {
+        r->st.ckpt_index = next_index(t, c->ckpt_interval);
+        if (write_checkpoint(r) != 0) return -1;
+    }
+    return 0;
+}
+
+static double next_event(runner *r, double t_end)
+{
+    const gh_config *c = r->cfg;
+    double t = t_end;
+    if (c->log_interval > 0) t = fmin(t, (double)r->st.log_index * c->log_interval);
+    if (c->snap_interval > 0) t = fmin(t, (double)r->st.snap_index * c->snap_interval);
+    if (c->ckpt_interval > 0) t = fmin(t, (double)r->st.ckpt_index * c->ckpt_interval);
+    for (size_t i = 0; i < c->n_switches; ++i)
+        if (c->switches[i].by_time && !(r->st.switch_fired >> i & 1))
+            t = fmin(t, c->switches[i].at_time);
+    return t;
+}
+
+static int check_fraction_switches(runner *r)
+{
+    const gh_config *c = r->cfg;
+    uint64_t active = 0;
+    gp_sim_counter(r->sim, "last_active", &active);
+    double frac = (double)active / (double)gp_sim_count(r->sim);
+    for (size_t i = 0; i < c->n_switches; ++i)
+        if (!c->switches[i].by_time && !(r->st.switch_fired >> i & 1) && frac < c->switches[i].below_fraction)
+            return do_switch(r, i);
+    return 0;
+}
+
+/* Sets up particles and the integrator from the config (a fresh run). */
+static int setup_fresh(runner *r)
+{
+    const gh_config *c = r->cfg;
+    if (!c->have_ic) {
+        snprintf(r->err, sizeof r->err, "%s: no initial_conditions group: add one, or use --restart CHECKPOINT", c->path);
+        return -1;
+    }
+    /* relative file paths are relative to the config file */
+    gp_param *opts = calloc(c->ic_options.n + 1, sizeof *opts);
+    char **owned = calloc(c->ic_options.n + 1, sizeof *owned);
+    for (size_t i = 0; i < c->ic_options.n; ++i) {
+        opts[i] = c->ic_options.items[i];
+        if ((strcmp(opts[i].name, "path") == 0 || strcmp(opts[i].name, "file") == 0) && opts[i].value[0] != '/') {
+            size_t len = strlen(c->dir) + strlen(opts[i].value) + 2;
+            owned[i] = malloc(len);
+            snprintf(owned[i], len, "%s/%s", c->dir, opts[i].value);
+            opts[i].value = owned[i];
+        }
+    }
+    gp_ic_opts io = { opts, c->ic_options.n };
+    gp_ic ic;
+    char err[1024];
+    int rc = gp_ic_make(c->model, (size_t)c->n, c->seed, &io, &ic, err, sizeof err);
+    for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
+    free(owned);
+    free(opts);
+    if (rc != 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
+        return -1;
+    }
+    gp_status st = gp_sim_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id);
+    gp_ic_free(&ic);
+    if (st != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, gp_sim_last_error(r->sim));
+        return -1;
+    }
+    if (gp_sim_set_integrator(r->sim, c->integrator) != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s:%d: integrator.name: %s", c->path, c->integrator_line, gp_sim_last_error(r->sim));
+        return -1;
+    }
+    for (size_t i = 0; i < c->integ_params.n; ++i)
+        if (gp_sim_set_integrator_param(r->sim, c->integ_params.items[i].name, c->integ_params.items[i].value) != GP_OK) {
+            snprintf(r->err, sizeof r->err, "%s:%d: integrator.params.%s: %s", c->path, c->integ_params.lines[i],
+                     c->integ_params.items[i].name, gp_sim_last_error(r->sim));
+            return -1;
+        }
+    return 0;
+}
+
+static void describe(runner *r, char *meta, size_t len)
+{
+    const gh_config *c = r->cfg;
+    int k = snprintf(meta, len, "# gravhost %s\n# config: %s\n# plugin: %s (asked: %s)\n# integrator: %s",
+                     GP_VERSION, c->path, gp_sim_solver_name(r->sim), r->st.plugin, gp_sim_integrator(r->sim));
+    for (size_t i = 0; gp_integrator_param(gp_sim_integrator(r->sim), i, NULL, NULL, NULL) == GP_OK && k > 0 && (size_t)k < len; ++i) {
+        const char *name;
+        char val[64];
+        gp_integrator_param(gp_sim_integrator(r->sim), i, &name, NULL, NULL);
+        if (gp_sim_get_integrator_param(r->sim, name, val, sizeof val) == GP_OK)
+            k += snprintf(meta + k, len - (size_t)k, " %s=%s", name, val);
+    }
+    if (k > 0 && (size_t)k < len)
+        snprintf(meta + k, len - (size_t)k, "\n# n: %zu\n# units: N-body (G = 1)\n", gp_sim_count(r->sim));
+}
+
+int gh_run(const gh_config *cfg, const gh_run_opts *o)
+{
+    runner R, *r = &R;
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->wall0 = gh_wall();
+    memcpy(r->st.magic, "GHSTATE1", 8);
+    r->st.params_from = -1;
+    snprintf(r->st.plugin, sizeof r->st.plugin, "%s", cfg->plugin);
+    snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_dir ? o->out_dir : cfg->out_dir);
+    double t_end = o->have_t_end ? o->t_end : cfg->t_end;
+    int rc = 1;
+    gh_progress prog;
+    memset(&prog, 0, sizeof prog);
+
+    if (gp_sim_new(&r->sim) != GP_OK) {
+        fprintf(stderr, "gravhost: %s\n", gp_sim_last_error(NULL));
+        return 1;
+    }
+    if (mkdir_p(r->out_dir, r->err, sizeof r->err) != 0) goto out;
+
+    char ckpt_path[4096];
+    if (o->restart) {
+        if (o->restart[0]) snprintf(ckpt_path, sizeof ckpt_path, "%s", o->restart);
+        else join(ckpt_path, sizeof ckpt_path, r->out_dir, cfg->ckpt_name);
+        /* peek at the blob first: the solver in use at the checkpoint */
+        gh_state s;
+        size_t len = 0;
+        gp_sim *probe = NULL;
+        gp_sim_new(&probe);
+        gp_status st = gp_sim_checkpoint_load(probe, ckpt_path, &s, sizeof s, &len);
+        if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(probe));
+        gp_sim_free(probe);
+        if (st != GP_OK) goto out;
+        if (len != sizeof s || memcmp(s.magic, "GHSTATE1", 8) != 0) {
+            snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
+            goto out;
+        }
+        r->st = s;
+        const char *where = s.params_from >= 0 ? "switch" : "solver";
+        if (open_solver(r, s.plugin, params_for(r, s.params_from), where, cfg->plugin_line) != 0) goto out;
+        if (gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL) != GP_OK) {
+            snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+            goto out;
+        }
+        r->st.plugin[sizeof r->st.plugin - 1] = '\0';
+    } else {
+        if (open_solver(r, cfg->plugin, &cfg->solver_params, "solver", cfg->plugin_line) != 0) goto out;
+        if (setup_fresh(r) != 0) goto out;
+    }
+
+    char log_path[4096], meta[2048];
+    join(log_path, sizeof log_path, r->out_dir, cfg->log_name);
+    describe(r, meta, sizeof meta);
+    if (gh_diag_open(&r->diag, log_path, o->restart != NULL, gp_sim_time(r->sim), meta,
+                     cfg->fractions, cfg->n_fractions, r->err, sizeof r->err) != 0)
+        goto out;
+    if (!o->restart) {
+        gh_diag_values v;
+        if (gh_diag_measure(r->sim, cfg->fractions, cfg->n_fractions, &v, r->err, sizeof r->err) != 0) goto out;
+        r->st.E0 = v.E;
+    }
+    r->diag.E0 = r->st.E0;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    int show = o->progress > 0 || (o->progress == 0 && cfg->progress == 1)
+               || (o->progress == 0 && cfg->progress == 0 && isatty(2));
+    uint64_t steps = 0;
+    gp_sim_counter(r->sim, "steps", &steps);
+    gh_progress_start(&prog, show, gp_sim_time(r->sim), t_end, steps);
+    if (show)
+        fprintf(stderr, "gravhost: %zu particles, %s on %s, t = %g to %g, output in %s/\n", gp_sim_count(r->sim),
+                gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim), gp_sim_time(r->sim), t_end, r->out_dir);
+
+    for (;;) {
+        if (handle_events(r) != 0) goto out;
+        double t = gp_sim_time(r->sim);
+        if (t >= t_end) break;
+        double target = next_event(r, t_end);
+        if (target <= t) target = t_end;   /* nothing ahead but the end */
+        while (gp_sim_time(r->sim) < target) {
+            if (gp_sim_step(r->sim, target) != GP_OK) {
+                snprintf(r->err, sizeof r->err, "at t = %.10g: %s", gp_sim_time(r->sim), gp_sim_last_error(r->sim));
+                goto out;
+            }
+            if (cfg->n_switches && check_fraction_switches(r) != 0) goto out;
+            gp_sim_counter(r->sim, "steps", &steps);
+            gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
+            if (got_signal) {
+                gh_progress_finish(&prog);
+                if (write_checkpoint(r) != 0) goto out;
+                char cp[4096];
+                join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
+                fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
+                        "(continue with: gravhost run %s --restart)\n", (int)got_signal, gp_sim_time(r->sim), cp, cfg->path);
+                rc = 128 + got_signal;
+                goto out_quiet;
+            }
+        }
+    }
+    /* the end: a last log line and snapshot unless the intervals gave them */
+    {
+        double t = gp_sim_time(r->sim);
+        int logged_now = cfg->log_interval > 0 && fabs(t - (double)(r->st.log_index - 1) * cfg->log_interval) < 1e-9 * (1 + t);
+        if (!logged_now && write_log(r) != 0) goto out;
+        int snapped_now = cfg->snap_interval > 0 && fabs(t - (double)(r->st.snap_index - 1) * cfg->snap_interval) < 1e-9 * (1 + t);
+        if (!snapped_now && write_snapshot(r) != 0) goto out;
+        if (write_checkpoint(r) != 0) goto out;
+    }
+    gh_progress_update(&prog, gp_sim_time(r->sim), steps, 1);
+    gh_progress_finish(&prog);
+    if (show) {
+        uint64_t fc = 0;
+        gp_sim_counter(r->sim, "force_calls", &fc);
+        fprintf(stderr, "gravhost: done: t = %g, %llu steps, %llu force calls, %.1f s; log %s/%s, %llu snapshots\n",
+                gp_sim_time(r->sim), (unsigned long long)steps, (unsigned long long)fc, wall_total(r),
+                r->out_dir, cfg->log_name, (unsigned long long)r->st.snap_count);
+    }
+    rc = 0;
+    goto out_quiet;
+out:
+    gh_progress_finish(&prog);
+    fprintf(stderr, "gravhost: %s\n", r->err);
+out_quiet:
+    gh_diag_close(&r->diag);
+    gp_sim_free(r->sim);
+    return rc;
+}
