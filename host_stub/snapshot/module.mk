@@ -14,17 +14,18 @@ ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS)
 ICSNAP_LIBS := -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
 ICSNAP_CTESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/ic-*.c tests/snapshot-*.c))
 ICSNAP_PYTESTS := $(patsubst tests/%.py,$(BUILD)/t/%.t,$(wildcard tests/snapshot-*.py tests/plot-*.py))
+$(BUILD)/t/plot-gravplot.t: host_stub/plot/gravplot.py
 TESTS += $(ICSNAP_CTESTS) $(ICSNAP_PYTESTS)
 $(ICSNAP_CTESTS): $(BUILD)/t/%.t: tests/%.c $(ICSNAP_OBJS) tests/tap.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -Ihost_stub/ic -Ihost_stub/snapshot -o $@ $< \
 	    $(ICSNAP_OBJS) $(ICSNAP_LIBS) $(LDLIBS)
-# Python TAP scripts: copied with their shebang; they find the build and
-# the sources through GP_BUILD / GP_SOURCE, defaulting to paths relative to
-# the script.
+# Python TAP scripts: copied with their shebang, @GP_SOURCE@ replaced by
+# the source tree; they find the build through GP_BUILD (default: the
+# script's ../).
 $(ICSNAP_PYTESTS): $(BUILD)/t/%.t: tests/%.py
 	@mkdir -p $(dir $@)
-	cp $< $@ && chmod +x $@
+	sed 's|@GP_SOURCE@|$(abspath .)|' $< > $@ && chmod +x $@
 
 .PHONY: ic snapshot
 ic snapshot: $(ICSNAP_OBJS) $(ICSNAP_CTESTS) $(ICSNAP_PYTESTS)
