@@ -95,12 +95,8 @@ install: $(HOSTLIB) $(PLUGINS) $(BINS)
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
 	@echo "installed into $(DESTDIR)$(PREFIX); try: PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig pkg-config --cflags --libs gravplug"
 
-# ---- the main job ----------------------------------------------------------
-# `make run` runs RUN_TARGET: the demo until a module.mk sets it to the
-# default simulation (e.g. RUN_TARGET := sim-run).
-RUN_TARGET ?= demo
-.PHONY: run
-run: $(RUN_TARGET)
+# `make run` (the main job) is defined in host_stub/module.mk; `make demo`
+# (examples/demo/module.mk) loads every plugin and prints one evaluation.
 
 bench: all $(BENCHES)
 	@echo "benchmarks built in $(BUILD)/bench; see bench/README.md"
