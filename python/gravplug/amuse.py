@@ -24,6 +24,9 @@ the environment is inherited.
 Needs the AMUSE framework (`pip install amuse-framework`); importing this
 module without it raises ImportError.
 """
+import os
+import tempfile
+
 import numpy as np
 
 from amuse.community.interface.gd import (GravitationalDynamics,
@@ -62,7 +65,8 @@ class GravplugImplementation:
         self.state = {}          # id -> [m, x, y, z, vx, vy, vz, r]
         self.next_id = 1
         self.gravity = None
-        self.dirty = True        # Python state newer than self.gravity
+        self.dirty = True        # particle set or parameters changed: rebuild
+        self.moved = False       # only positions/velocities changed: push
         self.time = self.begin_time
 
     # ---- lifetime ---------------------------------------------------------
@@ -103,11 +107,19 @@ class GravplugImplementation:
                         np.ascontiguousarray(rows[:, 4:7]),
                         np.ascontiguousarray(rows[:, 0]), time=self.time)
         self.gravity = g
-        self.dirty = False
+        self.dirty = self.moved = False
+
+    def _rows(self):
+        return np.array([self.state[i] for i in self.index], dtype=np.float64).reshape(-1, 8)
 
     def _sync(self):
         if self.dirty or self.gravity is None:
             self._build()
+        elif self.moved:
+            rows = self._rows()
+            self.gravity.set_state(np.ascontiguousarray(rows[:, 1:4]),
+                                   np.ascontiguousarray(rows[:, 4:7]))
+        self.moved = False
 
     def _pull(self):
         """Copies positions/velocities back from Gravity after a run."""
@@ -173,7 +185,10 @@ class GravplugImplementation:
             return ERROR
         for k, v in zip(slots, values):
             s[k] = float(v)
-        self.dirty = True
+        if all(1 <= k <= 6 for k in slots):
+            self.moved = True        # a kick or drift: no rebuild needed
+        elif any(k == 0 for k in slots):
+            self.dirty = True        # masses changed
         return OK
 
     def get_state(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius):
@@ -339,8 +354,9 @@ class GravplugImplementation:
                 gx, gy, gz = self.gravity.get_gravity_at_point(e, px, py, pz)
         except Exception:
             return ERROR
-        A = nbody_system.acceleration
-        ax.value, ay.value, az.value = gx | A, gy | A, gz | A
+        # Plain N-body floats: this AMUSE version's Python worker packs
+        # outputs without unit conversion.
+        ax.value, ay.value, az.value = gx, gy, gz
         return OK
 
     def get_potential_at_point(self, eps, x, y, z, phi, npoints=None):
@@ -354,7 +370,7 @@ class GravplugImplementation:
                 p = self.gravity.get_potential_at_point(e, px, py, pz)
         except Exception:
             return ERROR
-        phi.value = p | nbody_system.potential
+        phi.value = p
         return OK
 
     # ---- gravplug-specific settings ---------------------------------------------
@@ -395,8 +411,14 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
 
     def __init__(self, **options):
         options.setdefault("channel_type", "sockets")
-        PythonCodeInterface.__init__(self, GravplugImplementation,
-                                     "gravplug_worker", **options)
+        # AMUSE writes the generated worker script into worker_dir (the
+        # current directory by default): keep it out of the user's way.
+        if not options.get("worker_dir"):
+            wd = os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}")
+            os.makedirs(wd, exist_ok=True)
+            options["worker_dir"] = wd
+        # name_of_the_worker=None: AMUSE writes the worker script itself.
+        PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
         LiteratureReferencesMixIn.__init__(self)
 
     @legacy_function

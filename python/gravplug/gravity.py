@@ -375,6 +375,11 @@ class Gravity:
                                                            dptr(mass), None), "get_particles")
         return pos, vel, mass
 
+    def set_state(self, pos=None, vel=None):
+        """Overwrites positions and/or velocities of the same n particles at
+        the current time (a framework's kick or drift)."""
+        self._set_state(pos, vel)
+
     def _set_state(self, pos=None, vel=None):
         self._need_particles("setting positions or velocities")
         n = self.n
