@@ -75,21 +75,19 @@ static inline GP_HD uint64_t gp_ph_encode(uint32_t ix, uint32_t iy, uint32_t iz)
     const uint32_t M = 1u << (GP_KEY_BITS_PER_AXIS - 1);
     for (uint32_t Q = M; Q > 1; Q >>= 1) {           /* inverse undo */
         uint32_t P = Q - 1;
-        for (int i = 0; i < 3; i++) {
-            if (X[i] & Q) {
-                X[0] ^= P;
-            } else {
-                uint32_t t = (X[0] ^ X[i]) & P;
-                X[0] ^= t;
-                X[i] ^= t;
-            }
+        for (int i = 0; i < 3; i++) {                /* branch-free: no divergence */
+            uint32_t on = 0u - ((X[i] & Q) != 0);    /* all ones when the bit is set */
+            X[0] ^= P & on;                          /* set: invert low bits of X[0] */
+            uint32_t t = (X[0] ^ X[i]) & P & ~on;    /* clear: swap low bits          */
+            X[0] ^= t;
+            X[i] ^= t;
         }
     }
     X[1] ^= X[0];                                    /* Gray encode */
     X[2] ^= X[1];
     uint32_t t = 0;
     for (uint32_t Q = M; Q > 1; Q >>= 1)
-        if (X[2] & Q) t ^= Q - 1;
+        t ^= (Q - 1) & (0u - ((X[2] & Q) != 0));
     X[0] ^= t; X[1] ^= t; X[2] ^= t;
     return gp_morton_encode(X[0], X[1], X[2]);
 }
@@ -106,13 +104,11 @@ static inline GP_HD void gp_ph_decode(uint64_t key, uint32_t *ix, uint32_t *iy, 
     for (uint32_t Q = 2; Q != GP_KEY_GRID; Q <<= 1) { /* undo excess work */
         uint32_t P = Q - 1;
         for (int i = 2; i >= 0; i--) {
-            if (X[i] & Q) {
-                X[0] ^= P;
-            } else {
-                uint32_t u = (X[0] ^ X[i]) & P;
-                X[0] ^= u;
-                X[i] ^= u;
-            }
+            uint32_t on = 0u - ((X[i] & Q) != 0);
+            X[0] ^= P & on;
+            uint32_t u = (X[0] ^ X[i]) & P & ~on;
+            X[0] ^= u;
+            X[i] ^= u;
         }
     }
     *ix = X[0]; *iy = X[1]; *iz = X[2];

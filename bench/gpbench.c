@@ -1,0 +1,262 @@
+/*
+ * gpbench — time one plugin on one model and measure its error against
+ * exact summation.
+ *
+ *   gpbench --plugin cpu-tree --model plummer --n 100000 \
+ *           --set eps=0.01 --set theta=0.5 [--repeats 5] [--sample 2000]
+ *           [--seed 1] [--reference cpu-direct|none] [--active 0.01] [--csv]
+ *
+ * Each repeat is one full force evaluation from scratch: set_particles
+ * (which builds the tree) plus compute_forces for all particles, so the time
+ * includes the tree build. Printed: the median (min, max) over repeats, the
+ * build / moments / walk split from get_stats, interactions per particle,
+ * and the relative error of the accelerations and potentials on a random
+ * sample of particles against the reference plugin (cpu-direct, same G and
+ * eps): median, 99th percentile, maximum and mean.
+ *
+ * --active F times compute_forces alone with a random fraction F of the
+ * particles active after an update_positions (the block-time-step case).
+ * --csv adds one machine-readable line starting with RESULT, for sweeps.
+ * Threads: OMP_NUM_THREADS (or --set threads=N).
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gravplug.h"
+#include "gravplug_loader.h"
+#include "ic.h"
+
+#define MAX_SET 32
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpbench --plugin NAME --model MODEL --n N [--set name=value]...\n"
+            "               [--repeats R] [--sample K] [--seed S] [--reference NAME|none]\n"
+            "               [--active FRACTION] [--csv]\n"
+            "models: plummer, hernquist, nfw, galaxy, uniform (see host_stub/ic/ic.h)\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(double *v, size_t n, double q) /* v sorted */
+{
+    if (n == 0) return NAN;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n) return v[n - 1];
+    double f = pos - (double)i;
+    return v[i] * (1 - f) + v[i + 1] * f;
+}
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+typedef struct solver {
+    gp_plugin *plugin;
+    const gp_api *api;
+    gp_solver *s;
+} solver;
+
+static int open_solver(solver *sv, const char *name, const gp_param *kv, size_t nkv)
+{
+    char err[1024];
+    if (gp_plugin_open(name, &sv->plugin, err, sizeof err) != GP_OK) {
+        fprintf(stderr, "gpbench: %s\n", err);
+        return -1;
+    }
+    sv->api = gp_plugin_api(sv->plugin);
+    gp_init_args args = { .struct_size = sizeof args, .params = kv, .n_params = nkv,
+                          .log = NULL, .log_user = NULL, .device = -1 };
+    if (sv->api->init(&sv->s, &args) != GP_OK) {
+        fprintf(stderr, "gpbench: %s: %s\n", name, sv->api->last_error(NULL));
+        return -1;
+    }
+    return 0;
+}
+
+static void close_solver(solver *sv)
+{
+    if (sv->api && sv->s) sv->api->finalize(sv->s);
+    if (sv->plugin) gp_plugin_close(sv->plugin);
+}
+
+#define CHECK(sv, call)                                                                   \
+    do {                                                                                  \
+        if ((call) != GP_OK) {                                                            \
+            fprintf(stderr, "gpbench: %s: %s\n", (sv)->api->name, (sv)->api->last_error((sv)->s)); \
+            return 1;                                                                     \
+        }                                                                                 \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const char *plugin = NULL, *model = NULL, *reference = "cpu-direct";
+    size_t n = 0, sample = 2000;
+    int repeats = 5, csv = 0;
+    double active = 0;
+    uint64_t seed = 1;
+    gp_param kv[MAX_SET];
+    size_t nkv = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--csv")) { csv = 1; continue; }
+        if (!v) { usage(stderr); return 2; }
+        if (!strcmp(a, "--plugin")) plugin = v;
+        else if (!strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "--n")) n = (size_t)strtod(v, NULL);
+        else if (!strcmp(a, "--repeats")) repeats = atoi(v);
+        else if (!strcmp(a, "--sample")) sample = (size_t)strtod(v, NULL);
+        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--reference")) reference = v;
+        else if (!strcmp(a, "--active")) active = atof(v);
+        else if (!strcmp(a, "--set")) {
+            char *eq = strchr(v, '=');
+            if (!eq || nkv == MAX_SET) { fprintf(stderr, "gpbench: --set wants name=value\n"); return 2; }
+            char *name = strndup(v, (size_t)(eq - v));
+            kv[nkv++] = (gp_param){ name, eq + 1 };
+        } else { usage(stderr); return 2; }
+        i++;
+    }
+    if (!plugin || !model || n == 0 || repeats < 1) { usage(stderr); return 2; }
+
+    gp_ic ic;
+    char err[1024];
+    if (gp_ic_make(model, n, seed, NULL, &ic, err, sizeof err) != 0) {
+        fprintf(stderr, "gpbench: %s\n", err);
+        return 1;
+    }
+    solver sv = { 0 };
+    if (open_solver(&sv, plugin, kv, nkv)) return 1;
+    double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+    double *times = malloc((size_t)repeats * sizeof *times);
+    if (!acc || !pot || !times) { fprintf(stderr, "gpbench: out of memory\n"); return 1; }
+
+    gp_stats st0 = { .struct_size = sizeof st0 }, st1 = { .struct_size = sizeof st1 };
+    CHECK(&sv, sv.api->get_stats(sv.s, &st0));
+    for (int r = 0; r < repeats; r++) {
+        double t0 = omp_get_wtime();
+        CHECK(&sv, sv.api->set_particles(sv.s, n, ic.pos, ic.mass));
+        CHECK(&sv, sv.api->compute_forces(sv.s, acc, pot));
+        times[r] = omp_get_wtime() - t0;
+    }
+    CHECK(&sv, sv.api->get_stats(sv.s, &st1));
+    qsort(times, (size_t)repeats, sizeof *times, cmp_double);
+    double tmed = quantile(times, (size_t)repeats, 0.5);
+    double calls = (double)(st1.force_calls - st0.force_calls);
+    double t_build = (st1.seconds_build - st0.seconds_build) / calls;
+    double t_mom = (st1.seconds_moments - st0.seconds_moments) / calls;
+    double t_walk = (st1.seconds_walk - st0.seconds_walk) / calls;
+    double ipp_pp = (double)(st1.pp_interactions - st0.pp_interactions) / calls / (double)n;
+    double ipp_pc = (double)(st1.pc_interactions - st0.pc_interactions) / calls / (double)n;
+
+    char params[1024] = "";
+    for (size_t k = 0; k < nkv; k++) {
+        size_t l = strlen(params);
+        snprintf(params + l, sizeof params - l, "%s%s=%s", k ? ";" : "", kv[k].name, kv[k].value);
+    }
+    int threads = omp_get_max_threads();
+    for (size_t k = 0; k < nkv; k++)
+        if (!strcmp(kv[k].name, "threads") && atoi(kv[k].value) > 0) threads = atoi(kv[k].value);
+    printf("plugin %s  model %s  n %zu  seed %llu  threads %d  params %s\n", plugin, model, n,
+           (unsigned long long)seed, threads, nkv ? params : "(defaults)");
+    printf("full force evaluation (set_particles + compute_forces): median %.4f s  (min %.4f, max %.4f, %d repeats)\n",
+           tmed, times[0], times[repeats - 1], repeats);
+    printf("  per call: build %.4f s  moments %.4f s  walk %.4f s\n", t_build, t_mom, t_walk);
+    printf("  interactions per particle: %.1f particle-particle + %.1f particle-cell\n", ipp_pp, ipp_pc);
+
+    /* active-subset timing: a refit plus a walk for a random fraction */
+    double t_active = NAN;
+    size_t n_act = 0;
+    if (active > 0 && active <= 1) {
+        n_act = (size_t)(active * (double)n);
+        if (n_act < 1) n_act = 1;
+        uint32_t *idx = malloc(n * sizeof *idx);
+        for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+        rng_state = seed * 0x9E3779B97F4A7C15ull + 7;
+        for (size_t i = 0; i < n_act; i++) {
+            size_t j = i + rng() % (n - i);
+            uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+        }
+        CHECK(&sv, sv.api->set_active_subset(sv.s, n_act, idx));
+        for (int r = 0; r < repeats; r++) {
+            double t0 = omp_get_wtime();
+            CHECK(&sv, sv.api->update_positions(sv.s, ic.pos));
+            CHECK(&sv, sv.api->compute_forces(sv.s, acc, pot));
+            times[r] = omp_get_wtime() - t0;
+        }
+        qsort(times, (size_t)repeats, sizeof *times, cmp_double);
+        t_active = quantile(times, (size_t)repeats, 0.5);
+        printf("active subset of %zu (%.3g%%): update_positions + compute_forces median %.5f s\n",
+               n_act, 100 * active, t_active);
+        CHECK(&sv, sv.api->set_active_subset(sv.s, 0, NULL));
+        CHECK(&sv, sv.api->set_particles(sv.s, n, ic.pos, ic.mass));
+        CHECK(&sv, sv.api->compute_forces(sv.s, acc, pot));
+        free(idx);
+    }
+
+    double e[8] = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN };
+    if (strcmp(reference, "none") != 0) {
+        if (sample > n) sample = n;
+        uint32_t *idx = malloc(n * sizeof *idx);
+        for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+        rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
+        for (size_t i = 0; i < sample; i++) {
+            size_t j = i + rng() % (n - i);
+            uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+        }
+        gp_param rkv[3];
+        size_t nr = 0;
+        for (size_t k = 0; k < nkv; k++)
+            if (!strcmp(kv[k].name, "G") || !strcmp(kv[k].name, "eps") || !strcmp(kv[k].name, "threads"))
+                rkv[nr++] = kv[k];
+        solver ref = { 0 };
+        if (open_solver(&ref, reference, rkv, nr)) return 1;
+        double *racc = malloc(3 * sample * sizeof *racc), *rpot = malloc(sample * sizeof *rpot);
+        CHECK(&ref, ref.api->set_particles(ref.s, n, ic.pos, ic.mass));
+        CHECK(&ref, ref.api->set_active_subset(ref.s, sample, idx));
+        CHECK(&ref, ref.api->compute_forces(ref.s, racc, rpot));
+        double *ea = malloc(sample * sizeof *ea), *ep = malloc(sample * sizeof *ep);
+        double suma = 0, sump = 0;
+        for (size_t k = 0; k < sample; k++) {
+            const double *a = &acc[3 * (size_t)idx[k]], *b = &racc[3 * k];
+            double d = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                            (a[2] - b[2]) * (a[2] - b[2]));
+            ea[k] = d / sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+            ep[k] = fabs(pot[idx[k]] - rpot[k]) / fabs(rpot[k]);
+            suma += ea[k];
+            sump += ep[k];
+        }
+        qsort(ea, sample, sizeof *ea, cmp_double);
+        qsort(ep, sample, sizeof *ep, cmp_double);
+        e[0] = quantile(ea, sample, 0.5); e[1] = quantile(ea, sample, 0.99); e[2] = ea[sample - 1];
+        e[3] = suma / (double)sample;
+        e[4] = quantile(ep, sample, 0.5); e[5] = quantile(ep, sample, 0.99); e[6] = ep[sample - 1];
+        e[7] = sump / (double)sample;
+        printf("relative error vs %s on %zu random particles:\n", reference, sample);
+        printf("  acceleration: median %.3e  99%% %.3e  max %.3e  mean %.3e\n", e[0], e[1], e[2], e[3]);
+        printf("  potential:    median %.3e  99%% %.3e  max %.3e  mean %.3e\n", e[4], e[5], e[6], e[7]);
+        free(racc); free(rpot); free(ea); free(ep); free(idx);
+        close_solver(&ref);
+    }
+    if (csv)
+        printf("RESULT,%s,%s,%zu,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%zu,%.6g\n",
+               plugin, model, n, nkv ? params : "-", threads, tmed, t_build, t_mom, t_walk, ipp_pp,
+               ipp_pc, e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], n_act, t_active);
+    free(acc); free(pot); free(times);
+    close_solver(&sv);
+    gp_ic_free(&ic);
+    return 0;
+}

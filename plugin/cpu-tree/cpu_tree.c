@@ -1,0 +1,537 @@
+/*
+ * cpu_tree.c — the cpu-tree plugin: a Barnes-Hut oct-tree on the CPU, built
+ * from plugin/core (keys, level-by-level tree, moments, MACs, kernels) and
+ * driven with OpenMP over i-groups (walk.c).
+ *
+ * One compute_forces call:
+ *   1. make the tree current: a full build after set_particles; after
+ *      update_positions either a refit (moments on the old topology) or a
+ *      rebuild, as `rebuild` says (auto: when the extra interactions the
+ *      aging tree costs exceed what a build costs; both measured in
+ *      interactions, so the decision is deterministic);
+ *   2. the groups holding active particles, each with a sphere around its
+ *      active particles only;
+ *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
+ *      made by one thread in a fixed order, so results do not depend on the
+ *      thread count). The acceleration MAC needs the previous |a|: where a
+ *      particle has none yet, a bh pass runs first (as in GADGET-2).
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/plugin_base.h"
+#include "core/mac.h"
+#include "tree_state.h"
+#include "walk.h"
+
+#define PLUGIN_NAME "cpu-tree"
+
+/* A full build costs about as much as this many interactions per particle
+ * (keys, sort, two trees, moments; measured on x86, see bench/README.md). */
+#define CT_BUILD_COST_PER_PARTICLE 150.0
+
+static const gp_param_info params[] = {
+    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
+    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",
+     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"},
+    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
+     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},
+    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
+     "cell acceptance: bh l/d<theta, bmax l/theta+s<d, multipole Warren-Salmon with B2, "
+     "acceleration GADGET-2 relative to the previous |a|"},
+    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",
+     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},
+    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"},
+    {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
+     "after update_positions: auto (refit until a rebuild pays off), always, or rebuild "
+     "every N force calls and refit in between"},
+    {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
+     "single: float interactions and sums; mixed: float interactions, double sums; double"},
+    {"group_size", GP_PARAM_INT, "32", "[1,1024]",
+     "most particles in one i-group (the unit of the walk)"},
+    {"leaf_size", GP_PARAM_INT, "8", "[1,1024]", "most particles in a source leaf cell"},
+    {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
+     "space-filling curve the particles are sorted along"},
+    {"threads", GP_PARAM_INT, "0", "[0,4096]",
+     "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
+};
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
+       P_KEYS, P_THREADS, N_PARAMS };
+enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
+
+struct gp_solver {
+    gp_base base;            /* first: errors, params, particle copy, stats */
+    ct_tree tree;
+    int have_tree;
+    int moved;               /* positions changed since the tree was made   */
+    uint32_t built_group, built_leaf; /* the sizes the tree was built with  */
+    int built_keys;
+    uint64_t calls_since_build;
+    double base_cost;        /* interactions per active particle, fresh tree */
+    double excess;           /* extra interactions paid since the build     */
+    double *aold;            /* previous |a| per particle, < 0: none yet    */
+    int32_t *slot;           /* key-sorted index -> output slot, -1 inactive */
+    unsigned char *gmark;    /* per group: holds an active particle         */
+    uint32_t *glist;         /* active groups of this call                  */
+};
+
+static int thread_count(const gp_solver *s)
+{
+    long long t = gp_param_int(&s->base, P_THREADS);
+    return t > 0 ? (int)t : omp_get_max_threads();
+}
+
+static void per_call_free(gp_solver *s)
+{
+    free(s->slot); free(s->gmark); free(s->glist);
+    s->slot = NULL; s->gmark = NULL; s->glist = NULL;
+}
+
+/* Per-call scratch sized to the tree; -1 when out of memory. */
+static int per_call_alloc(gp_solver *s)
+{
+    size_t n = s->tree.n, ng = s->tree.ngroups ? s->tree.ngroups : 1;
+    per_call_free(s);
+    s->slot = malloc(n * sizeof *s->slot);
+    s->gmark = calloc(ng, 1);
+    s->glist = malloc(ng * sizeof *s->glist);
+    if (!s->slot || !s->gmark || !s->glist) { per_call_free(s); return -1; }
+    for (size_t i = 0; i < n; i++) s->slot[i] = -1;
+    return 0;
+}
+
+static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    double t0 = gp_wtime();
+    ct_tree fresh;
+    uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
+    uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
+    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+    int prev_threads = omp_get_max_threads();
+    omp_set_num_threads(thread_count(s));
+    int rc = ct_tree_build(&fresh, n, pos, mass, gsize, lsize, kind);
+    omp_set_num_threads(prev_threads);
+    if (rc)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "no memory to build the tree of %zu particles; free memory or use "
+                       "fewer particles", n);
+    ct_tree old = s->tree;
+    s->tree = fresh;
+    if (per_call_alloc(s)) {
+        s->tree = old;
+        ct_tree_free(&fresh);
+        per_call_alloc(s);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "no memory for the per-call buffers of %zu particles", n);
+    }
+    ct_tree_free(&old);
+    s->have_tree = 1;
+    s->moved = 0;
+    s->built_group = gsize;
+    s->built_leaf = lsize;
+    s->built_keys = (int)kind;
+    s->calls_since_build = 0;
+    s->excess = 0;
+    s->base.stats.tree_builds += 1;
+    s->base.stats.seconds_build += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* Makes the tree current for the stored particles (see the file comment). */
+static gp_status ensure_tree(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    int layout_changed = !s->have_tree ||
+                         s->built_group != (uint32_t)gp_param_int(&s->base, P_GROUP) ||
+                         s->built_leaf != (uint32_t)gp_param_int(&s->base, P_LEAF) ||
+                         s->built_keys != (gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON
+                                                                                : GP_KEY_PEANO_HILBERT);
+    if (layout_changed) return build_tree(s, p->n, p->pos, p->mass);
+    if (!s->moved) return GP_OK;
+    int mode = gp_param_enum(&s->base, P_REBUILD);
+    int rebuild = mode == REBUILD_ALWAYS ||
+                  (mode == REBUILD_EVERY &&
+                   s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
+                  (mode == REBUILD_AUTO &&
+                   s->excess > CT_BUILD_COST_PER_PARTICLE * (double)p->n);
+    if (rebuild) return build_tree(s, p->n, p->pos, p->mass);
+    double t0 = gp_wtime();
+    int prev_threads = omp_get_max_threads();
+    omp_set_num_threads(thread_count(s));
+    int rc = ct_tree_refit(&s->tree, p->pos);
+    omp_set_num_threads(prev_threads);
+    if (rc)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
+    s->moved = 0;
+    s->base.stats.tree_refits += 1;
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+    return GP_OK;
+}
+
+static ct_walk_params walk_params(const gp_solver *s, int mac)
+{
+    double eps = gp_param_double(&s->base, P_EPS);
+    ct_walk_params w = {
+        .mac = mac,
+        .quadrupole = gp_param_enum(&s->base, P_ORDER) == 1,
+        .prec = (ct_precision)gp_param_enum(&s->base, P_PREC),
+        .eps2 = eps * eps,
+        .G = gp_param_double(&s->base, P_G),
+        .alpha = gp_param_double(&s->base, P_DELTA),
+    };
+    return w;
+}
+
+/* One force pass over the groups glist[0..ng). all_active: every particle
+ * of those groups is a target and its slot is its particle index. Writes
+ * acc/pot by slot. Returns 0, or -1 when out of memory. */
+static int force_pass(gp_solver *s, int mac, const uint32_t *glist, uint32_t ng, int all_active,
+                      double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
+{
+    const ct_tree *t = &s->tree;
+    ct_tree_prepare_cells(&s->tree, mac, gp_param_double(&s->base, P_THETA));
+    const ct_sources src = ct_tree_sources(t);
+    const ct_walk_params wp = walk_params(s, mac);
+    const uint32_t G = t->max_group;
+    int failed = 0;
+    uint64_t pp = 0, pc = 0;
+    const double *aold = s->aold;
+    const int32_t *slot = s->slot;
+
+#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
+    {
+        ct_workspace *ws = ct_workspace_new(G);
+        double *buf = malloc(7 * (size_t)G * sizeof *buf);
+        int32_t *self = malloc((size_t)G * sizeof *self);
+        size_t *out = malloc((size_t)G * sizeof *out);
+        int ok_mem = ws && buf && self && out;
+        if (!ok_mem) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (uint32_t k = 0; k < ng; k++) {
+            if (!ok_mem) continue;
+            uint32_t g = glist[k], b = t->gbegin[g], e = b + t->gcount[g], nt = 0;
+            double *x = buf, *y = buf + G, *z = buf + 2 * G;
+            double amin = HUGE_VAL;
+            for (uint32_t i = b; i < e; i++) {
+                if (!all_active && slot[i] < 0) continue;
+                x[nt] = t->x[i]; y[nt] = t->y[i]; z[nt] = t->z[i];
+                self[nt] = (int32_t)i;
+                out[nt] = all_active ? t->order[i] : (size_t)slot[i];
+                if (aold) {
+                    double a = aold[t->order[i]];
+                    amin = a < amin ? a : amin;
+                }
+                nt++;
+            }
+            ct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = self, .amin = amin,
+                             .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
+                             .pot = buf + 6 * G };
+            gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
+            ct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
+            for (uint32_t j = 0; j < nt; j++) {
+                acc[3 * out[j]] = grp.ax[j];
+                acc[3 * out[j] + 1] = grp.ay[j];
+                acc[3 * out[j] + 2] = grp.az[j];
+                if (pot) pot[out[j]] = grp.pot[j];
+            }
+        }
+        ct_workspace_free(ws);
+        free(buf); free(self); free(out);
+    }
+    *pp_out += pp;
+    *pc_out += pc;
+    return failed ? -1 : 0;
+}
+
+/* ---- the ABI entry points ----------------------------------------------- */
+
+static const gp_param_info *ct_describe_params(size_t *count)
+{
+    if (count) *count = N_PARAMS;
+    return params;
+}
+
+static gp_status ct_init(gp_solver **out, const gp_init_args *args)
+{
+    gp_init_clear_error();
+    if (!out)
+        return gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                            "init was given a NULL out pointer; pass the address of a gp_solver *");
+    *out = NULL;
+    gp_solver *s = calloc(1, sizeof *s);
+    if (!s)
+        return gp_init_fail(args, PLUGIN_NAME, GP_ERR_OUT_OF_MEMORY,
+                            "init: no memory for a solver instance");
+    gp_status st = gp_base_init(&s->base, PLUGIN_NAME, args, params, N_PARAMS);
+    if (st != GP_OK) {
+        gp_base_free(&s->base);
+        free(s);
+        return st;
+    }
+    *out = s;
+    return GP_OK;
+}
+
+static void ct_finalize(gp_solver *s)
+{
+    if (!s) return;
+    ct_tree_free(&s->tree);
+    per_call_free(s);
+    free(s->aold);
+    gp_base_free(&s->base);
+    free(s);
+}
+
+static gp_status ct_set_param(gp_solver *s, const char *name, const char *value)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
+    return gp_base_set_param(&s->base, name, value);
+}
+
+static gp_status ct_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
+    return gp_base_get_param(&s->base, name, buf, buflen);
+}
+
+static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
+    gp_status st = gp_check_particles(&s->base, n, pos, mass);
+    if (st != GP_OK) return st;
+    double *aold = malloc(n * sizeof *aold);
+    if (!aold)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "set_particles: no memory for %zu particles; free memory or use fewer", n);
+    /* build aside first: a failure leaves the instance as it was */
+    ct_tree keep = s->tree;
+    int had = s->have_tree;
+    memset(&s->tree, 0, sizeof s->tree);
+    int32_t *kslot = s->slot; unsigned char *kmark = s->gmark; uint32_t *klist = s->glist;
+    s->slot = NULL; s->gmark = NULL; s->glist = NULL;
+    st = build_tree(s, n, pos, mass);
+    if (st == GP_OK) st = gp_particles_set(&s->base, n, pos, mass);
+    if (st != GP_OK) {
+        ct_tree_free(&s->tree);
+        per_call_free(s);
+        s->tree = keep;
+        s->have_tree = had;
+        s->slot = kslot; s->gmark = kmark; s->glist = klist;
+        free(aold);
+        return st;
+    }
+    ct_tree_free(&keep);
+    free(kslot); free(kmark); free(klist);
+    for (size_t i = 0; i < n; i++) aold[i] = -1;
+    free(s->aold);
+    s->aold = aold;
+    return GP_OK;
+}
+
+static gp_status ct_update_positions(gp_solver *s, const double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
+    gp_status st = gp_particles_update(&s->base, pos);
+    if (st != GP_OK) return st;
+    s->moved = 1;
+    return GP_OK;
+}
+
+static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
+    return gp_particles_set_active(&s->base, n_active, index);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    gp_status st = gp_check_compute(&s->base, acc);
+    if (st != GP_OK) return st;
+    st = ensure_tree(s);
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    ct_tree *t = &s->tree;
+    const gp_particles *p = &s->base.p;
+    size_t na = p->n_active;
+    int all = p->active == NULL;
+    uint32_t ng = 0;
+    if (all) {
+        for (uint32_t g = 0; g < t->ngroups; g++) s->glist[g] = g;
+        ng = t->ngroups;
+    } else {
+        /* O(n_active): mark slots and groups, list the groups in key order */
+        for (size_t k = 0; k < na; k++) {
+            uint32_t i = t->rank[p->active[k]];
+            s->slot[i] = (int32_t)k;
+            uint32_t g = t->group_of[i];
+            if (!s->gmark[g]) { s->gmark[g] = 1; s->glist[ng++] = g; }
+        }
+        qsort(s->glist, ng, sizeof *s->glist, by_value);
+    }
+    int mac = gp_param_enum(&s->base, P_MAC);
+    uint64_t pp = 0, pc = 0;
+    int rc = 0;
+    if (mac == GP_MAC_ACCELERATION) {
+        int missing = 0;
+        for (size_t k = 0; k < na && !missing; k++) missing = s->aold[gp_active_index(&s->base, k)] < 0;
+        if (missing) {
+            /* GADGET-2's start: a bh pass gives the |a| the criterion needs */
+            uint64_t pp0 = 0, pc0 = 0;
+            rc = force_pass(s, GP_MAC_BH, s->glist, ng, all, acc, NULL, &pp0, &pc0);
+            for (size_t k = 0; k < na && !rc; k++) {
+                const double *a = &acc[3 * k];
+                s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+            }
+            s->base.stats.pp_interactions += pp0;
+            s->base.stats.pc_interactions += pc0;
+        }
+    }
+    if (!rc) rc = force_pass(s, mac, s->glist, ng, all, acc, pot, &pp, &pc);
+    if (!all) {
+        for (size_t k = 0; k < na; k++) s->slot[t->rank[p->active[k]]] = -1;
+        for (uint32_t k = 0; k < ng; k++) s->gmark[s->glist[k]] = 0;
+    }
+    if (rc)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces: no memory for the walk buffers; free memory or use "
+                       "fewer threads");
+    for (size_t k = 0; k < na; k++) {
+        const double *a = &acc[3 * k];
+        s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    }
+    /* rebuild=auto bookkeeping, in interactions (deterministic) */
+    double cost = na ? (double)(pp + pc) / (double)na : 0;
+    if (s->calls_since_build == 0) s->base_cost = cost;
+    else if (cost > s->base_cost) s->excess += (cost - s->base_cost) * (double)na;
+    s->calls_since_build++;
+    s->base.stats.force_calls += 1;
+    s->base.stats.pp_interactions += pp;
+    s->base.stats.pc_interactions += pc;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* The field at m points: points sorted along the tree's curve and cut into
+ * groups of group_size, then the same walk (bh in place of acceleration,
+ * which has no previous |a| at a point), nothing excluded. */
+static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+                                  double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
+    gp_status st = gp_check_field(&s->base, m, points, acc);
+    if (st != GP_OK) return st;
+    st = ensure_tree(s);
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    ct_tree *t = &s->tree;
+    uint64_t *keys = malloc(m * sizeof *keys);
+    uint32_t *perm = malloc(m * sizeof *perm);
+    if (!keys || !perm || m > UINT32_MAX) {
+        free(keys); free(perm);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_field: no memory to sort %zu points; pass fewer at a time", m);
+    }
+    gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, t->lo, t->inv_cell, keys);
+    for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
+    if (gp_host_sort_keys(m, keys, perm)) {
+        free(keys); free(perm);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "compute_field: no memory to sort points");
+    }
+    free(keys);
+    int mac = gp_param_enum(&s->base, P_MAC);
+    if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
+    ct_tree_prepare_cells(t, mac, gp_param_double(&s->base, P_THETA));
+    const ct_sources src = ct_tree_sources(t);
+    const ct_walk_params wp = walk_params(s, mac);
+    const uint32_t G = t->max_group;
+    size_t ngroups = (m + G - 1) / G;
+    uint64_t pp = 0, pc = 0;
+    int failed = 0;
+#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
+    {
+        ct_workspace *ws = ct_workspace_new(G);
+        double *buf = malloc(7 * (size_t)G * sizeof *buf);
+        int ok_mem = ws && buf;
+        if (!ok_mem) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t g = 0; g < ngroups; g++) {
+            if (!ok_mem) continue;
+            size_t b = g * G, e = b + G < m ? b + G : m;
+            uint32_t nt = (uint32_t)(e - b);
+            double *x = buf, *y = buf + G, *z = buf + 2 * G;
+            for (uint32_t j = 0; j < nt; j++) {
+                const double *q = &points[3 * (size_t)perm[b + j]];
+                x[j] = q[0]; y[j] = q[1]; z[j] = q[2];
+            }
+            ct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = NULL, .amin = 0,
+                             .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
+                             .pot = buf + 6 * G };
+            gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
+            ct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
+            for (uint32_t j = 0; j < nt; j++) {
+                size_t o = perm[b + j];
+                acc[3 * o] = grp.ax[j]; acc[3 * o + 1] = grp.ay[j]; acc[3 * o + 2] = grp.az[j];
+                if (pot) pot[o] = grp.pot[j];
+            }
+        }
+        ct_workspace_free(ws);
+        free(buf);
+    }
+    free(perm);
+    if (failed)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_field: no memory for the walk buffers; free memory or use "
+                       "fewer threads");
+    s->base.stats.field_calls += 1;
+    s->base.stats.pp_interactions += pp;
+    s->base.stats.pc_interactions += pc;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
+static gp_status ct_get_stats(gp_solver *s, gp_stats *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
+    return gp_base_get_stats(&s->base, out);
+}
+
+static const char *ct_last_error(const gp_solver *s)
+{
+    return gp_base_last_error(s ? &s->base : NULL);
+}
+
+static const gp_api api = {
+    .abi_major = GRAVPLUG_ABI_MAJOR,
+    .abi_minor = GRAVPLUG_ABI_MINOR,
+    .struct_size = sizeof(gp_api),
+    .name = PLUGIN_NAME,
+    .version = GP_VERSION,
+    .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+                    GP_CAP_REFIT,
+    .describe_params = ct_describe_params,
+    .init = ct_init,
+    .finalize = ct_finalize,
+    .set_param = ct_set_param,
+    .get_param = ct_get_param,
+    .set_particles = ct_set_particles,
+    .update_positions = ct_update_positions,
+    .set_active_subset = ct_set_active_subset,
+    .compute_forces = ct_compute_forces,
+    .compute_field = ct_compute_field,
+    .get_stats = ct_get_stats,
+    .last_error = ct_last_error,
+};
+
+GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
+{
+    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
+}

@@ -1,0 +1,188 @@
+/* tree_state.c — building and refitting cpu-tree's trees (see tree_state.h). */
+#include "tree_state.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mac.h"
+
+void ct_tree_free(ct_tree *t)
+{
+    free(t->order); free(t->rank);
+    free(t->x); free(t->y); free(t->z); free(t->m);
+    free(t->gbegin); free(t->gcount); free(t->group_of);
+    free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
+    gp_host_tree_free(&t->st);
+    free(t->wcells);
+    memset(t, 0, sizeof *t);
+}
+
+typedef struct leaf_ref { uint32_t begin, count, parent; } leaf_ref;
+
+static int by_begin(const void *a, const void *b)
+{
+    uint32_t x = ((const leaf_ref *)a)->begin, y = ((const leaf_ref *)b)->begin;
+    return (x > y) - (x < y);
+}
+
+/* i-groups: leaves of a tree with leaf size group_size, in key order;
+ * consecutive sibling leaves are merged while they fit in one group (an
+ * octree leaf is often far below the size limit), and deepest-level leaves
+ * larger than a group are cut into chunks. */
+static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
+{
+    gp_host_tree gt = { 0 };
+    uint32_t n = (uint32_t)t->n;
+    if (gp_host_tree_build(&gt, keys, n, group_size)) return -1;
+    uint32_t nleaf = 0, nchunk = 0;
+    for (uint32_t c = 0; c < gt.ncells; c++)
+        if (gt.cells[c].nchild == 0) {
+            nleaf++;
+            nchunk += gp_tree_group_chunks(gt.cells[c].count, group_size);
+        }
+    leaf_ref *lv = malloc((nleaf ? nleaf : 1) * sizeof *lv);
+    t->gbegin = malloc((size_t)nchunk * sizeof *t->gbegin);
+    t->gcount = malloc((size_t)nchunk * sizeof *t->gcount);
+    t->group_of = malloc((size_t)n * sizeof *t->group_of);
+    if (!lv || !t->gbegin || !t->gcount || !t->group_of) {
+        free(lv);
+        gp_host_tree_free(&gt);
+        return -1;
+    }
+    uint32_t k = 0;
+    for (uint32_t c = 0; c < gt.ncells; c++)
+        if (gt.cells[c].nchild == 0)
+            lv[k++] = (leaf_ref){ gt.cells[c].begin, gt.cells[c].count, gt.cells[c].parent };
+    qsort(lv, nleaf, sizeof *lv, by_begin);
+    uint32_t ng = 0, cur_parent = UINT32_MAX;
+    for (uint32_t i = 0; i < nleaf; i++) {
+        uint32_t b = lv[i].begin, c = lv[i].count;
+        if (ng > 0 && lv[i].parent == cur_parent && t->gcount[ng - 1] + c <= group_size) {
+            t->gcount[ng - 1] += c;
+            continue;
+        }
+        while (c > 0) {
+            uint32_t take = c < group_size ? c : group_size;
+            t->gbegin[ng] = b;
+            t->gcount[ng] = take;
+            ng++;
+            b += take;
+            c -= take;
+        }
+        cur_parent = lv[i].parent;
+    }
+    t->ngroups = ng;
+    t->max_group = group_size;
+    for (uint32_t g = 0; g < ng; g++)
+        for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
+    free(lv);
+    gp_host_tree_free(&gt);
+    return 0;
+}
+
+static void fill_sorted(ct_tree *t, const double *pos)
+{
+    size_t n = t->n;
+#pragma omp parallel for schedule(static) if (n > 8192)
+    for (size_t i = 0; i < n; i++) {
+        const double *p = &pos[3 * (size_t)t->order[i]];
+        t->x[i] = p[0]; t->y[i] = p[1]; t->z[i] = p[2];
+    }
+#pragma omp parallel for schedule(static) if (t->nsrc > 8192)
+    for (size_t k = 0; k < t->nsrc; k++) {
+        uint32_t i = t->sid[k];
+        t->sx[k] = t->x[i]; t->sy[k] = t->y[i]; t->sz[k] = t->z[i];
+    }
+}
+
+int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
+                  uint32_t group_size, uint32_t leaf_size, gp_key_kind keys_kind)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->keys = keys_kind;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint64_t *skeys = NULL;
+    t->order = malloc(n * sizeof *t->order);
+    t->rank = malloc(n * sizeof *t->rank);
+    t->x = malloc(n * sizeof *t->x); t->y = malloc(n * sizeof *t->y);
+    t->z = malloc(n * sizeof *t->z); t->m = malloc(n * sizeof *t->m);
+    if (!keys || !t->order || !t->rank || !t->x || !t->y || !t->z || !t->m) goto oom;
+
+    gp_host_root_cube(n, pos, pos + 1, pos + 2, 3, t->lo, &t->inv_cell);
+    gp_host_make_keys(n, pos, pos + 1, pos + 2, 3, keys_kind, t->lo, t->inv_cell, keys);
+    for (size_t i = 0; i < n; i++) t->order[i] = (uint32_t)i;
+    if (gp_host_sort_keys(n, keys, t->order)) goto oom;
+    uint32_t nsrc = 0;
+    for (size_t i = 0; i < n; i++) {
+        t->rank[t->order[i]] = (uint32_t)i;
+        t->m[i] = mass[t->order[i]];
+        nsrc += t->m[i] > 0;
+    }
+    if (make_groups(t, keys, group_size)) goto oom;
+
+    t->nsrc = nsrc;
+    size_t ns = nsrc ? nsrc : 1;
+    t->sx = malloc(ns * sizeof *t->sx); t->sy = malloc(ns * sizeof *t->sy);
+    t->sz = malloc(ns * sizeof *t->sz); t->sm = malloc(ns * sizeof *t->sm);
+    t->sid = malloc(ns * sizeof *t->sid);
+    skeys = malloc(ns * sizeof *skeys);
+    if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !skeys) goto oom;
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; t->sm[k] = t->m[i]; skeys[k] = keys[i]; k++; }
+    fill_sorted(t, pos);
+    if (nsrc > 0) {
+        if (gp_host_tree_build(&t->st, skeys, nsrc, leaf_size)) goto oom;
+        if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;
+        t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
+        if (!t->wcells) goto oom;
+    }
+    free(keys);
+    free(skeys);
+    return 0;
+oom:
+    free(keys);
+    free(skeys);
+    ct_tree_free(t);
+    return -1;
+}
+
+int ct_tree_refit(ct_tree *t, const double *pos)
+{
+    fill_sorted(t, pos);
+    if (t->nsrc > 0 && gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) return -1;
+    return 0;
+}
+
+void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
+{
+    uint32_t nc = t->nsrc ? t->st.ncells : 0;
+#pragma omp parallel for schedule(static) if (nc > 4096)
+    for (uint32_t c = 0; c < nc; c++) {
+        const gp_moments *mo = &t->st.mom[c];
+        const gp_cell *cl = &t->st.cells[c];
+        ct_wcell *w = &t->wcells[c];
+        for (int a = 0; a < 3; a++) {
+            w->com[a] = mo->com[a];
+            w->lo[a] = mo->lo[a];   /* gp_mac_box_clear adds the margin */
+            w->hi[a] = mo->hi[a];
+        }
+        w->rcrit = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+        double smax = 0;
+        for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
+        w->smax = smax;
+        w->child = cl->child;
+        w->nchild = cl->nchild;
+        w->begin = cl->begin;
+        w->count = cl->count;
+    }
+}
+
+ct_sources ct_tree_sources(const ct_tree *t)
+{
+    ct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
+                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom };
+    return s;
+}

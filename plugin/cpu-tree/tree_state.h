@@ -1,0 +1,54 @@
+/*
+ * tree_state.h — everything cpu-tree derives from the particles: the key
+ * order, the i-groups, and the source tree over the massive particles.
+ *
+ * Built in one go by ct_tree_build (keys, sort, groups, source tree,
+ * moments) and refreshed cheaply by ct_tree_refit (new positions, same
+ * order and topology, moments recomputed). ct_tree_prepare_cells derives the
+ * per-cell MAC data for the current mac/theta.
+ */
+#ifndef GP_CPU_TREE_STATE_H
+#define GP_CPU_TREE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/host_tree.h"
+#include "walk.h"
+
+typedef struct ct_tree {
+    size_t n;
+    double lo[3], inv_cell;             /* root cube of the last build        */
+    gp_key_kind keys;
+    uint32_t *order;                    /* key-sorted index -> particle index */
+    uint32_t *rank;                     /* particle index -> key-sorted index */
+    double *x, *y, *z, *m;              /* all particles, key order           */
+    uint32_t ngroups;
+    uint32_t *gbegin, *gcount;          /* i-groups: runs of the key order    */
+    uint32_t *group_of;                 /* key-sorted index -> group          */
+    uint32_t max_group;
+    uint32_t nsrc;                      /* massive particles, key order:      */
+    double *sx, *sy, *sz, *sm;
+    uint32_t *sid;                      /*   their key-sorted index           */
+    gp_host_tree st;                    /* source tree over them              */
+    ct_wcell *wcells;                   /* per source cell, for the walk      */
+} ct_tree;
+
+/* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out
+ * of memory (t is then empty). t must be zeroed or freed before. */
+int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
+                  uint32_t group_size, uint32_t leaf_size, gp_key_kind keys);
+
+/* Same particles, new positions pos[3n]: re-sorts nothing, recomputes the
+ * moments on the old topology. Returns 0 or -1 (out of memory). */
+int ct_tree_refit(ct_tree *t, const double *pos);
+
+/* Fills t->wcells for a MAC and theta. */
+void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
+
+/* The walk's view of the sources. */
+ct_sources ct_tree_sources(const ct_tree *t);
+
+void ct_tree_free(ct_tree *t);
+
+#endif /* GP_CPU_TREE_STATE_H */

@@ -1,0 +1,82 @@
+/*
+ * walk.h — the cpu-tree group walk: one i-group against the source tree.
+ *
+ * For a group (a sphere around up to group_size targets) the walk descends
+ * the source tree depth-first, asks the MAC (core/mac.h) about each cell,
+ * and appends what it accepts to two interaction lists held as SoA arrays:
+ * cells (relative com, mass, second moment) and particles (relative
+ * position, mass, id). When a list fills up, or at the end, it is flushed
+ * through a tight loop over the list for every target — each target's sum
+ * runs over the list in blocks of CT_LANES lanes, each lane with its own
+ * partial sum, lanes added in a fixed order at the end. That loop
+ * vectorises (SSE/AVX2/AVX-512 clones chosen at load time; without FMA
+ * contraction all give the same bits) and its order depends only on the
+ * group and the tree, never on threads: output is bit-identical whatever
+ * OMP_NUM_THREADS is.
+ *
+ * Positions in the lists are relative to the group centre, so float
+ * interactions (single, mixed) keep their precision far from the origin.
+ */
+#ifndef GP_CPU_TREE_WALK_H
+#define GP_CPU_TREE_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/moments.h"
+
+#define CT_LANES 16
+
+typedef enum ct_precision { CT_SINGLE = 0, CT_MIXED = 1, CT_DOUBLE = 2 } ct_precision;
+
+/* What the walk needs to know about a source cell. */
+typedef struct ct_wcell {
+    double com[3];
+    double rcrit;        /* geometric MACs: r_crit; acceleration: M l^2     */
+    double lo[3], hi[3]; /* tight box of the cell's particles             */
+    double smax;         /* largest |second moment| entry, for float range  */
+    uint32_t child, nchild, begin, count;
+} ct_wcell;
+
+/* The massive particles in key order and the tree over them. */
+typedef struct ct_sources {
+    uint32_t n;
+    const double *x, *y, *z, *m;
+    const uint32_t *id;      /* key-sorted index of each source (self test) */
+    uint32_t ncells;
+    const ct_wcell *cells;
+    const gp_moments *mom;
+} ct_sources;
+
+typedef struct ct_walk_params {
+    int mac;                 /* gp_mac_kind used for this pass              */
+    int quadrupole;          /* 1: cells carry quadrupoles                  */
+    ct_precision prec;
+    double eps2;
+    double G;
+    double alpha;            /* delta_acc, for the acceleration MAC         */
+} ct_walk_params;
+
+/* One group of targets. x/y/z absolute positions; self[k] the key-sorted
+ * index of the source to skip for target k, or -1 (field points). amin:
+ * the group's smallest previous |a| (acceleration MAC only). Results (G
+ * applied) go to ax/ay/az/pot[k]. */
+typedef struct ct_group {
+    uint32_t n;
+    const double *x, *y, *z;
+    const int32_t *self;
+    double centre[3], radius, amin;
+    double *ax, *ay, *az, *pot;
+} ct_group;
+
+typedef struct ct_workspace ct_workspace;
+
+/* A workspace for groups of up to max_group targets; NULL when out of memory. */
+ct_workspace *ct_workspace_new(uint32_t max_group);
+void ct_workspace_free(ct_workspace *ws);
+
+/* Walks one group; adds the pp and pc interaction counts. */
+void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace *ws,
+                   const ct_group *g, uint64_t *pp, uint64_t *pc);
+
+#endif /* GP_CPU_TREE_WALK_H */
