@@ -308,6 +308,8 @@ static void test_rejections(void)
     make_set(n, 11, pos, mass);
 
     gp_solver *s = make_solver();
+    const char *fresh = api->last_error(s);
+    ok(fresh && fresh[0] == '\0', "a fresh instance's last_error is \"\"");
     test_before_particles(s);
     ok(api->set_particles(s, n, pos, mass) == GP_OK, "set_particles(%zu) succeeds", n);
     uint32_t act[5] = {7, 3, 41, 0, 19};
@@ -404,6 +406,19 @@ static void test_rejections(void)
     api->get_stats(s, &full);
     ok(full.force_calls == before_calls + 1, "force_calls counts successful compute_forces only (%llu -> %llu)",
        (unsigned long long)before_calls, (unsigned long long)full.force_calls);
+    ok(full.pp_interactions + full.pc_interactions > 0, "interactions are counted (%llu pp, %llu pc)",
+       (unsigned long long)full.pp_interactions, (unsigned long long)full.pc_interactions);
+    uint64_t field_before = full.field_calls;
+    double fpt[3] = {0.5, 0.5, 0.5}, facc[3];
+    api->compute_field(s, 1, fpt, facc, NULL);
+    api->get_stats(s, &full);
+    ok(full.field_calls == field_before + 1, "field_calls counts compute_field");
+    /* compute_field leaves the active subset alone */
+    double *big = malloc((3 * n) * sizeof *big);
+    for (size_t k = 0; k < 3 * n; ++k) big[k] = 12345.0;
+    ok(forces(s, big, NULL) == GP_OK && big[15] == 12345.0 && same_bits(big, acc0, 15),
+       "compute_field leaves the active subset alone (pot = NULL accepted)");
+    free(big);
     const char *le = api->last_error(s);
     ok(le != NULL, "last_error is never NULL");
     api->finalize(s);
