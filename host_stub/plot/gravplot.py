@@ -13,8 +13,10 @@ log's directory):
   levels.png       particles per time-step level against time (block
                    time steps only: when the log's levels column has more
                    than one level)
-  xy.png           x-y projected density of the first and last snapshot
-                   (log scale), centred on the densest region
+  xy.png           x-y projected density of the first, middle and last
+                   snapshot
+                   (log scale), centred on the densest region (--axes xz
+                   or yz: xz.png, yz.png instead)
 
 Columns are read by name from the log's header line (docs/CONFIG.md lists
 them); lines starting with '#' are metadata ("# key: value"), used for the
@@ -226,7 +228,8 @@ def density_centre(pos, mass):
         radius *= 0.8
 
 
-def plot_xy(snaps, meta, out, extent=None, bins=None):
+def plot_xy(snaps, meta, out, extent=None, bins=None, axes_name="xy"):
+    ix, iy = "xyz".index(axes_name[0]), "xyz".index(axes_name[1])
     loaded = [read_snapshot(p) for p in snaps]
     if extent is None:  # twice the half-mass radius of the first snapshot
         pos, mass, _ = loaded[0]
@@ -242,7 +245,7 @@ def plot_xy(snaps, meta, out, extent=None, bins=None):
     images = []
     for ax, (pos, mass, time), path in zip(axes[0], loaded, snaps):
         c = density_centre(pos, mass)
-        h, xe, ye = np.histogram2d(pos[:, 0] - c[0], pos[:, 1] - c[1], bins=bins,
+        h, xe, ye = np.histogram2d(pos[:, ix] - c[ix], pos[:, iy] - c[iy], bins=bins,
                                    range=[[-extent, extent], [-extent, extent]], weights=mass)
         cell = (2 * extent / bins) ** 2
         images.append((ax, h.T / cell, time, os.path.basename(path)))
@@ -255,11 +258,11 @@ def plot_xy(snaps, meta, out, extent=None, bins=None):
                        norm=LogNorm(vmin=vmin, vmax=vmax), cmap="magma", interpolation="nearest")
         ax.set_facecolor("black")
         ax.set_title(f"t = {time:g}  ({name})", fontsize=8)
-        ax.set_xlabel("x")
+        ax.set_xlabel(axes_name[0])
         ax.set_aspect("equal")
-    axes[0, 0].set_ylabel("y")
+    axes[0, 0].set_ylabel(axes_name[1])
     fig.colorbar(im, ax=list(axes[0]), shrink=0.85, label="projected mass density")
-    fig.suptitle(f"x-y projection\n{subtitle(meta)}", fontsize=9)
+    fig.suptitle(f"{axes_name[0]}-{axes_name[1]} projection\n{subtitle(meta)}", fontsize=9)
     fig.savefig(out, dpi=100)
     plt.close(fig)
 
@@ -272,10 +275,12 @@ def main(argv=None):
     ap.add_argument("run_dir", nargs="?", help="a gravhost output directory (diagnostics.tsv, snap_*.h5)")
     ap.add_argument("--log", help="the diagnostics log (default RUN_DIR/diagnostics.tsv)")
     ap.add_argument("--snapshot", action="append", default=[],
-                    help="a snapshot to project (repeatable; default: first and last in RUN_DIR)")
+                    help="a snapshot to project (repeatable; default: the first, middle and last in RUN_DIR)")
     ap.add_argument("--out", help="where the PNGs go (default: RUN_DIR or the log's directory)")
     ap.add_argument("--extent", type=float, help="half-width of the x-y images (default: twice the "
                                                  "half-mass radius of the first snapshot)")
+    ap.add_argument("--axes", default="xy", choices=["xy", "xz", "yz"],
+                    help="the projection plane (default xy; the file is named after it, e.g. xz.png)")
     ap.add_argument("--bins", type=int, help="pixels across the x-y images (default from N, 40 to 240)")
     args = ap.parse_args(argv)
     if not args.run_dir and not args.log and not args.snapshot:
@@ -285,7 +290,7 @@ def main(argv=None):
         snaps = args.snapshot
         if not snaps and args.run_dir:
             found = sorted(glob.glob(os.path.join(args.run_dir, "*.h5")))
-            snaps = [found[0], found[-1]] if len(found) > 1 else found
+            snaps = [found[0], found[len(found) // 2], found[-1]] if len(found) > 2 else found
         out = args.out or args.run_dir or os.path.dirname(os.path.abspath(log or snaps[0]))
         os.makedirs(out, exist_ok=True)
         written = []
@@ -299,8 +304,9 @@ def main(argv=None):
             if plot_levels(meta, cols, log, os.path.join(out, "levels.png")):
                 written.append("levels.png")
         if snaps:
-            plot_xy(snaps, meta, os.path.join(out, "xy.png"), extent=args.extent, bins=args.bins)
-            written.append("xy.png")
+            name = f"{args.axes}.png"
+            plot_xy(snaps, meta, os.path.join(out, name), extent=args.extent, bins=args.bins, axes_name=args.axes)
+            written.append(name)
         elif args.run_dir:
             print(f"gravplot: no snapshots (*.h5) in {args.run_dir}; skipping the x-y projection",
                   file=sys.stderr)
