@@ -29,6 +29,20 @@ $(GPU_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(CUDA_PLUGINS_BUILT) $(BUI
 TESTS += $(GPU_TESTS)
 endif
 
+# ---- the kernels' own source on the CPU (no nvcc, no GPU needed) ---------
+# tests/gpu-walk-emu.cc compiles walk.cuh and direct_kernel.cuh with g++
+# through tests/cuda-emu.h (a warp emulator) and checks them against a
+# direct sum; it runs in every build, CUDA or not.
+CXX ?= g++
+GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
+$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/cuda-emu.h tests/tap.h plugin/cuda-tree/walk.cuh \
+                 plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
+                 plugin/cuda-direct/direct_dev.h $(GP_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
+	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_CORE_OBJS) -fopenmp -lm
+TESTS += $(GPU_EMU_TEST)
+
 # `make cuda`: the CUDA plugins, the GPU tests and benchmarks only.
 .PHONY: cuda
-cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) 
+cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) $(GPU_EMU_TEST)

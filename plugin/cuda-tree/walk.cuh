@@ -1,0 +1,261 @@
+/*
+ * walk.cuh — the cuda-tree walk kernel (GOTHIC 2.3) and the per-cell walk
+ * record, in a header of their own so that the same source is compiled by
+ * nvcc into tree_dev.cu and, through tests/cuda-emu.h (a warp emulator), by
+ * g++ into tests/gpu-walk-emu.cc, which runs the kernel on the CPU against
+ * a direct sum. Everything here uses warp-synchronous primitives with the
+ * full mask only, reached by all 32 lanes together (the emulator checks).
+ */
+#ifndef GP_CUDA_TREE_WALK_CUH
+#define GP_CUDA_TREE_WALK_CUH
+
+#include <float.h>
+#include <math.h>
+#include <type_traits>
+
+#include "cuda-tree/tree_dev.h"
+#include "core/mac.h"
+#include "core/kernels.h"
+
+#define WALK_WARPS 4
+#define WALK_THREADS (WALK_WARPS * 32)
+#define CLIST 64
+#define FULL 0xffffffffu
+
+/* float(x) rounded down / up (the box must never shrink in float). */
+static inline GP_HD float gp_float_down(double x)
+{
+    float f = (float)x;
+    return (double)f > x ? nextafterf(f, -FLT_MAX) : f;
+}
+static inline GP_HD float gp_float_up(double x)
+{
+    float f = (float)x;
+    return (double)f < x ? nextafterf(f, FLT_MAX) : f;
+}
+
+/* The walk record of one cell from its moments (core/moments.h) for the
+ * MAC `mac` (core/mac.h) and opening angle theta. */
+static inline GP_HD gp_wcell gp_wcell_make(const gp_moments *mo, int mac, double theta)
+{
+    double l = gp_moments_size(mo);
+    /* the acceleration MAC's per-cell part (M l^2) is formed in the walk;
+     * rcrit then holds bh's l / theta for groups without a previous |a| */
+    double rc = gp_mac_rcrit(mac == GP_MAC_ACCELERATION ? GP_MAC_BH : (gp_mac_kind)mac, theta, mo);
+    gp_wcell w;
+    w.mc = gp_f4{(float)mo->com[0], (float)mo->com[1], (float)mo->com[2], (float)mo->m};
+    w.sa = gp_f4{(float)mo->s[0], (float)mo->s[1], (float)mo->s[2], (float)mo->s[3]};
+    w.sb = gp_f4{(float)mo->s[4], (float)mo->s[5], (float)rc, gp_float_up(l)};
+    float lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+        double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
+        lo[a] = gp_float_down(mo->lo[a] - pad);
+        hi[a] = gp_float_up(mo->hi[a] + pad);
+    }
+    w.lo = gp_f4{lo[0], lo[1], lo[2], 0.f};
+    w.hi = gp_f4{hi[0], hi[1], hi[2], 0.f};
+    return w;
+}
+
+template <typename P> struct Acc {
+    P tx, ty, tz, tp;       /* current block (float in single/mixed)     */
+    double bx, by, bz, bp;  /* blocked double sums (mixed, double)       */
+};
+
+/* Folds the block's partial sum into the double accumulator (Chamomile's
+ * blocked accumulation). single keeps one float sum: no folding. */
+template <int MODE, typename P>
+__device__ __forceinline__ void fold(Acc<P> &a)
+{
+    if (MODE != 0) {
+        a.bx += (double)a.tx; a.by += (double)a.ty; a.bz += (double)a.tz; a.bp += (double)a.tp;
+        a.tx = a.ty = a.tz = a.tp = P(0);
+    }
+}
+
+__device__ __forceinline__ float warp_min(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(FULL, v, o));
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL, v, o));
+    return v;
+}
+
+/* Sums the accepted cells in list[0..n) into every lane's accumulator. */
+template <int MODE, typename P>
+__device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t *list, uint32_t n,
+                                            int quad, P xi, P yi, P zi, P eps2, Acc<P> &a)
+{
+    for (uint32_t e = 0; e < n; ++e) {
+        const gp_wcell *w = &rec[list[e]];
+        gp_f4 mc = w->mc;
+        P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
+        P ax, ay, az, phi;
+        if (quad) {
+            gp_f4 sa = w->sa, sb = w->sb;
+            P s[6] = {(P)sa.x, (P)sa.y, (P)sa.z, (P)sa.w, (P)sb.x, (P)sb.y};
+            if (MODE == 2) gp_quad_d(dx, dy, dz, (P)mc.w, (const double *)(const void *)s, eps2,
+                                     (double *)(void *)&ax, (double *)(void *)&ay,
+                                     (double *)(void *)&az, (double *)(void *)&phi);
+            else gp_quad_f(dx, dy, dz, (P)mc.w, (const float *)(const void *)s, eps2,
+                           (float *)(void *)&ax, (float *)(void *)&ay,
+                           (float *)(void *)&az, (float *)(void *)&phi);
+        } else {
+            P r2 = dx * dx + dy * dy + dz * dz + eps2;
+            P rinv = MODE == 2 ? P(1) / sqrt(r2) : (P)rsqrtf((float)r2);
+            rinv = r2 > P(0) ? rinv : P(0);
+            P mr = (P)mc.w * rinv, mr3 = mr * rinv * rinv;
+            ax = mr3 * dx; ay = mr3 * dy; az = mr3 * dz; phi = -mr;
+        }
+        a.tx += ax; a.ty += ay; a.tz += az; a.tp -= phi;
+    }
+    fold<MODE>(a);
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(WALK_THREADS)
+walk_kernel(gp_walk_args A)
+{
+    typedef typename std::conditional<MODE == 2, double, float>::type P;
+    __shared__ uint32_t clist_s[WALK_WARPS][CLIST];
+    __shared__ gp_f4 pbuf_s[WALK_WARPS][32];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    uint32_t *clist = clist_s[wib];
+    gp_f4 *pbuf = pbuf_s[wib];
+    const uint32_t slot = blockIdx.x * WALK_WARPS + wib;
+    uint32_t *stack = A.stacks + (size_t)slot * GP_TREE_STACK;
+    const uint32_t ngroups = (A.ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
+    const unsigned lt_mask = (1u << lane) - 1u;
+    const P eps2 = (P)A.eps2;
+
+    for (;;) {
+        uint32_t g = 0;
+        if (lane == 0) g = atomicAdd(A.next_group, 1u);
+        g = __shfl_sync(FULL, g, 0);
+        if (g >= ngroups) break;
+
+        const uint32_t k0 = g * GP_TREE_GROUP, k = k0 + lane;
+        const bool valid = k < A.ni;
+        const uint32_t nvalid = min(GP_TREE_GROUP, A.ni - k0);
+        gp_f4 me = A.ipos[valid ? k : k0];
+        const uint32_t self = valid && A.iself ? A.iself[k] : GP_TREE_NONE;
+
+        /* the group's enclosing sphere (centre of the box, farthest member) */
+        float gx = 0.5f * (warp_min(me.x) + warp_max(me.x));
+        float gy = 0.5f * (warp_min(me.y) + warp_max(me.y));
+        float gz = 0.5f * (warp_min(me.z) + warp_max(me.z));
+        float ddx = me.x - gx, ddy = me.y - gy, ddz = me.z - gz;
+        float rg = sqrtf(warp_max(ddx * ddx + ddy * ddy + ddz * ddz));
+        rg = rg * (1.0f + 1e-5f) + 1e-30f; /* float rounding must not shrink it */
+
+        /* acceleration MAC: the group's smallest previous |a|; a group
+         * with any unknown one uses bh this time (as GADGET's first step) */
+        float aold = valid && A.iaold ? A.iaold[k] : (valid ? 0.f : FLT_MAX);
+        float amin = warp_min(aold);
+        const bool use_accel = A.accel && amin > 0.f;
+        const float alpha = A.delta_acc * amin;
+
+        Acc<P> acc;
+        acc.tx = acc.ty = acc.tz = acc.tp = P(0);
+        acc.bx = acc.by = acc.bz = acc.bp = 0.0;
+        const P xi = (P)me.x, yi = (P)me.y, zi = (P)me.z;
+        unsigned long long npp = 0, npc = 0;
+        uint32_t ncl = 0, top = 1;
+        if (lane == 0) stack[0] = 0; /* the root */
+        __syncwarp();
+        bool overflow = false;
+
+        while (top > 0) {
+            const uint32_t take = min(32u, top), base = top - take;
+            const bool has = (uint32_t)lane < take;
+            const uint32_t c = has ? stack[base + lane] : 0u;
+            top = base;
+            __syncwarp();
+            bool accept = false, leaf = false;
+            uint32_t nch = 0, child = 0, pbegin = 0, pcount = 0;
+            if (has) {
+                gp_cell t = A.cells[c];
+                const gp_wcell *w = &A.rec[c];
+                gp_f4 mc = w->mc, sb = w->sb, lo = w->lo, hi = w->hi;
+                float ex = fmaxf(fmaxf(lo.x - gx, gx - hi.x), 0.f);
+                float ey = fmaxf(fmaxf(lo.y - gy, gy - hi.y), 0.f);
+                float ez = fmaxf(fmaxf(lo.z - gz, gz - hi.z), 0.f);
+                bool clear = ex * ex + ey * ey + ez * ez > rg * rg;
+                float rc = use_accel ? sqrtf(sqrtf(A.G * mc.w * sb.w * sb.w / alpha)) : sb.z;
+                float dx = mc.x - gx, dy = mc.y - gy, dz = mc.z - gz;
+                float r = rc + rg;
+                accept = clear && r * r < dx * dx + dy * dy + dz * dz;
+                leaf = !accept && t.nchild == 0;
+                nch = (!accept && !leaf) ? t.nchild : 0u;
+                child = t.child;
+                pbegin = t.begin;
+                pcount = t.count;
+            }
+            /* accepted cells -> the shared list, in lane order */
+            unsigned ab = __ballot_sync(FULL, accept);
+            if (accept) clist[ncl + __popc(ab & lt_mask)] = c;
+            ncl += __popc(ab);
+            npc += (unsigned long long)__popc(ab) * nvalid;
+            __syncwarp();
+            if (ncl >= 32) {
+                flush_cells<MODE>(A.rec, clist, ncl, A.quad, xi, yi, zi, eps2, acc);
+                ncl = 0;
+                __syncwarp();
+            }
+            /* opened internal cells -> children onto the stack, lane order */
+            uint32_t incl = nch;
+            for (int o = 1; o < 32; o <<= 1) {
+                uint32_t v = __shfl_up_sync(FULL, incl, o);
+                if (lane >= o) incl += v;
+            }
+            const uint32_t total = __shfl_sync(FULL, incl, 31);
+            if (top + total > GP_TREE_STACK) { overflow = true; break; }
+            for (uint32_t t = 0; t < nch; ++t) stack[top + incl - nch + t] = child + t;
+            top += total;
+            __syncwarp();
+            /* opened leaves: their particles, leaf by leaf in lane order */
+            unsigned lb = __ballot_sync(FULL, leaf);
+            while (lb) {
+                const int src = __ffs(lb) - 1;
+                lb &= lb - 1;
+                const uint32_t b0 = __shfl_sync(FULL, pbegin, src);
+                const uint32_t cnt = __shfl_sync(FULL, pcount, src);
+                for (uint32_t c0 = 0; c0 < cnt; c0 += 32) {
+                    const uint32_t mcount = min(32u, cnt - c0);
+                    if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
+                    __syncwarp();
+                    for (uint32_t j = 0; j < mcount; ++j) {
+                        gp_f4 q = pbuf[j];
+                        P dx = (P)q.x - xi, dy = (P)q.y - yi, dz = (P)q.z - zi;
+                        P r2 = dx * dx + dy * dy + dz * dz + eps2;
+                        P rinv = MODE == 2 ? P(1) / sqrt(r2) : (P)rsqrtf((float)r2);
+                        rinv = (r2 > P(0) && b0 + c0 + j != self) ? rinv : P(0);
+                        P mr = (P)q.w * rinv, mr3 = mr * rinv * rinv;
+                        acc.tx += mr3 * dx; acc.ty += mr3 * dy; acc.tz += mr3 * dz; acc.tp += mr;
+                    }
+                    fold<MODE>(acc);
+                    npp += (unsigned long long)mcount * nvalid;
+                    __syncwarp();
+                }
+            }
+        }
+        if (ncl > 0 && !overflow) flush_cells<MODE>(A.rec, clist, ncl, A.quad, xi, yi, zi, eps2, acc);
+        __syncwarp();
+        if (MODE == 0) { acc.bx = acc.tx; acc.by = acc.ty; acc.bz = acc.tz; acc.bp = acc.tp; }
+        if (valid) {
+            A.out[A.islot[k]] = gp_d4{acc.bx, acc.by, acc.bz, acc.bp};
+            if (A.iorig && A.aold)
+                A.aold[A.iorig[k]] = (float)((double)A.G * sqrt(acc.bx * acc.bx + acc.by * acc.by + acc.bz * acc.bz));
+        }
+        if (lane == 0) {
+            atomicAdd(&A.counters[0], npp);
+            atomicAdd(&A.counters[1], npc);
+            if (overflow) atomicAdd(&A.counters[2], 1ull);
+        }
+    }
+}
+
+#endif /* GP_CUDA_TREE_WALK_CUH */

@@ -1,0 +1,212 @@
+/*
+ * cuda-emu.h — just enough of CUDA to run this project's kernels on the CPU
+ * with g++, for tests on machines without a GPU (tests/gpu-walk-emu.cc).
+ *
+ * Every CUDA thread of a synchronising group (a warp for warp-level code, a
+ * block for __syncthreads code) is a ucontext coroutine; the group runs in
+ * rounds: each live thread runs until its next barrier or its end. Warp
+ * primitives (__shfl_*, __ballot_sync, __syncwarp) and __syncthreads(_or)
+ * are barriers plus an exchange array. After every round the scheduler
+ * checks what CUDA requires of full-mask primitives: all threads of the
+ * group wait at the same barrier count, or all have finished — a lane that
+ * skips a shuffle, or exits while others wait, is reported as a failure.
+ *
+ * Deterministic and single-threaded: atomics are plain read-modify-write.
+ * rsqrtf is 1/sqrtf (the GPU's is within 2 ulp of it).
+ */
+#ifndef GP_CUDA_EMU_H
+#define GP_CUDA_EMU_H
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#ifndef restrict
+#  define restrict __restrict__
+#endif
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct float4 { float x, y, z, w; };
+
+namespace emu {
+enum { MAXT = 256, STACK = 256 * 1024 };
+struct state {
+    int n = 0, cur = 0;
+    ucontext_t sched;
+    ucontext_t ctx[MAXT];
+    bool done[MAXT];
+    long nbar[MAXT];
+    uint64_t xchg[MAXT];
+    char *stacks = nullptr;
+    std::function<void()> fn;
+    long failures = 0;
+    char first_failure[256] = "";
+};
+inline state &S() { static state s; return s; }
+struct idx3 { unsigned x, y, z; };
+inline idx3 &thread_idx() { static idx3 v; return v; }
+inline idx3 &block_idx() { static idx3 v; return v; }
+inline idx3 &block_dim() { static idx3 v; return v; }
+inline idx3 &grid_dim() { static idx3 v; return v; }
+inline unsigned &tid_base() { static unsigned v; return v; }
+
+inline void trampoline()
+{
+    state &s = S();
+    s.fn();
+    s.done[s.cur] = true; /* uc_link returns to the scheduler */
+}
+
+inline void fail(const char *what)
+{
+    state &s = S();
+    if (s.failures++ == 0) snprintf(s.first_failure, sizeof s.first_failure, "%s", what);
+}
+
+/* Runs fn as n threads with threadIdx.x = base .. base + n - 1. */
+inline void run_group(int n, unsigned base, std::function<void()> fn)
+{
+    state &s = S();
+    if (!s.stacks) s.stacks = (char *)malloc((size_t)MAXT * STACK);
+    s.n = n;
+    s.fn = fn;
+    tid_base() = base;
+    for (int t = 0; t < n; ++t) {
+        s.done[t] = false;
+        s.nbar[t] = 0;
+        getcontext(&s.ctx[t]);
+        s.ctx[t].uc_stack.ss_sp = s.stacks + (size_t)t * STACK;
+        s.ctx[t].uc_stack.ss_size = STACK;
+        s.ctx[t].uc_link = &s.sched;
+        makecontext(&s.ctx[t], trampoline, 0);
+    }
+    for (;;) {
+        for (int t = 0; t < n; ++t) {
+            if (s.done[t]) continue;
+            s.cur = t;
+            thread_idx().x = base + (unsigned)t;
+            swapcontext(&s.sched, &s.ctx[t]);
+        }
+        int ndone = 0;
+        long bar = -1;
+        bool same = true;
+        for (int t = 0; t < n; ++t) {
+            if (s.done[t]) { ++ndone; continue; }
+            if (bar < 0) bar = s.nbar[t];
+            else if (s.nbar[t] != bar) same = false;
+        }
+        if (ndone == n) return;
+        if (ndone > 0) { fail("some threads finished while others wait at a barrier"); break; }
+        if (!same) { fail("threads of one group wait at different barriers"); break; }
+    }
+    /* a failure: the waiting coroutines are abandoned (their stacks reused) */
+}
+
+inline void barrier()
+{
+    state &s = S();
+    s.nbar[s.cur]++;
+    swapcontext(&s.ctx[s.cur], &s.sched);
+}
+
+template <class T> inline T exchange(T v, int src)
+{
+    state &s = S();
+    uint64_t w = 0;
+    memcpy(&w, &v, sizeof v);
+    s.xchg[s.cur] = w;
+    barrier();
+    T r;
+    uint64_t got = s.xchg[src];
+    memcpy(&r, &got, sizeof r);
+    barrier();
+    return r;
+}
+
+/* Launches a kernel (a callable) on grid x block, `group` threads at a
+ * time (32 for warp-level kernels, the block size for block-level ones). */
+inline void launch(dim3 grid, dim3 block, int group, std::function<void()> k)
+{
+    grid_dim() = {grid.x, grid.y, grid.z};
+    block_dim() = {block.x, block.y, block.z};
+    for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
+            block_idx() = {bx, by, 0};
+            for (unsigned g = 0; g < block.x; g += (unsigned)group) run_group(group, g, k);
+        }
+}
+} /* namespace emu */
+
+#define threadIdx (emu::thread_idx())
+#define blockIdx (emu::block_idx())
+#define blockDim (emu::block_dim())
+#define gridDim (emu::grid_dim())
+
+/* lane within the group being run (a warp: 0..31) */
+static inline int emu_lane() { return emu::S().cur; }
+
+static inline void __syncwarp(unsigned = 0xffffffffu) { emu::barrier(); }
+static inline void __syncthreads() { emu::barrier(); }
+static inline int __syncthreads_or(int p)
+{
+    emu::state &s = emu::S();
+    s.xchg[s.cur] = p ? 1 : 0;
+    emu::barrier();
+    int any = 0;
+    for (int t = 0; t < s.n; ++t) any |= (int)s.xchg[t];
+    emu::barrier();
+    return any;
+}
+static inline unsigned __ballot_sync(unsigned, int p)
+{
+    emu::state &s = emu::S();
+    s.xchg[s.cur] = p ? 1 : 0;
+    emu::barrier();
+    unsigned b = 0;
+    int w0 = s.cur & ~31;
+    for (int t = 0; t < 32 && w0 + t < s.n; ++t) b |= (unsigned)s.xchg[w0 + t] << t;
+    emu::barrier();
+    return b;
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int src)
+{
+    return emu::exchange(v, (emu_lane() & ~31) + (src & 31));
+}
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o)
+{
+    return emu::exchange(v, emu_lane() ^ o);
+}
+template <class T> static inline T __shfl_up_sync(unsigned, T v, unsigned o)
+{
+    int l = emu_lane();
+    return emu::exchange(v, (l & 31) >= (int)o ? l - (int)o : l);
+}
+static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+static inline int __ffs(unsigned v) { return __builtin_ffs((int)v); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    unsigned long long o = *p;
+    *p += v;
+    return o;
+}
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+using std::max;
+using std::min;
+
+#endif /* GP_CUDA_EMU_H */
