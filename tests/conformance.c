@@ -611,6 +611,38 @@ static void test_accuracy_subset_field(void)
         ok(same_bits(acc, acc2, 3 * n), "update_positions gives the same bits as set_particles");
         api->finalize(s3);
     }
+    /* A move that scrambles any tree: positions permuted among particles.
+     * A refitting plugin must stay right (or rebuild). */
+    for (size_t i = 0; i < n; ++i) {
+        size_t j = (i * 7919 + 13) % n;
+        memcpy(&moved[3 * i], &pos[3 * j], 3 * sizeof *moved);
+    }
+    ok(api->update_positions(s, moved) == GP_OK && api->compute_forces(s, acc2, pot2) == GP_OK,
+       "update_positions with the positions permuted");
+    tl_ref_forces(n, moved, mass, 1.0, has_eps ? eps : 0.0, n, NULL, ref, rpot);
+    close_to_ref(n, acc2, ref, pot2, rpot, "after a scrambling update_positions");
+
+    /* The same sequence of calls on a fresh instance: the same bits
+     * (refit/rebuild decisions are deterministic too). */
+    {
+        gp_solver *s4 = make_solver();
+        if (has_eps) api->set_param(s4, "eps", epsbuf);
+        double *a4 = malloc(3 * n * sizeof *a4);
+        double *m1 = malloc(3 * n * sizeof *m1);
+        for (size_t i = 0; i < 3 * n; ++i) m1[i] = pos[i] * 1.01 + 0.002 * sin((double)i);
+        int same_seq = api->set_particles(s4, n, pos, mass) == GP_OK;
+        same_seq &= api->compute_forces(s4, a4, NULL) == GP_OK;
+        same_seq &= api->update_positions(s4, m1) == GP_OK;
+        same_seq &= api->compute_forces(s4, a4, NULL) == GP_OK;
+        same_seq &= api->update_positions(s4, moved) == GP_OK;
+        same_seq &= api->compute_forces(s4, a4, NULL) == GP_OK;
+        ok(same_seq && same_bits(a4, acc2, 3 * n),
+           "the same set/update/compute sequence on a fresh instance gives the same bits");
+        api->finalize(s4);
+        free(a4);
+        free(m1);
+    }
+
     /* n may change between set_particles calls. */
     ok(api->set_particles(s, n / 2, pos, mass) == GP_OK && api->compute_forces(s, acc2, pot2) == GP_OK,
        "set_particles with a different n (%zu)", n / 2);
