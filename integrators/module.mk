@@ -19,3 +19,12 @@ $(INTEGRATOR_TESTS): $(BUILD)/t/%.t: tests/%.c $(INTEGRATOR_OBJS) $(BUILD)/obj/a
 	    $(BUILD)/obj/abi/gravplug_loader.o -lgsl -lgslcblas -ldl $(LDLIBS)
 
 integrators: $(INTEGRATOR_TESTS)
+
+# bench/block-vs-shared: block-step against shared-step RK2 at the same
+# energy error (results in bench/results/block-vs-shared.*).
+BLOCK_VS_SHARED := $(BUILD)/bench/block-vs-shared
+BENCHES += $(BLOCK_VS_SHARED)
+$(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
+$(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
