@@ -2,7 +2,10 @@
 # `make install PREFIX=<temp>` then a tiny host compiled with nothing but
 # `pkg-config --cflags --libs gravplug`, which loads cpu-direct by short
 # name from the installed tree. (generated from tests/build-install.sh)
-unset MAKEFLAGS MFLAGS MAKELEVEL GRAVPLUG_PATH
+unset MFLAGS MAKELEVEL GRAVPLUG_PATH
+# Keep the outer make's variable overrides (e.g. NVCC=), drop its jobserver.
+MAKEFLAGS=$(printf '%s' "${MAKEFLAGS:-}" | sed -E 's/--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-j[0-9]*( |$)/ /g')
+export MAKEFLAGS
 for tool in pkg-config cc; do
     command -v $tool >/dev/null 2>&1 || { echo "1..0 # SKIP $tool is not installed (sudo .ci/install-deps)"; exit 0; }
 done
