@@ -90,6 +90,22 @@ static inline GP_HD int gp_mac_box_clear(const double gc[3], double rg, const do
     return d2 > rg * rg;
 }
 
+/* The same test against a box stored relative to the cell's com, already
+ * enlarged by the margin and rounded outward (compact float storage):
+ * (rx, ry, rz) = group centre - com. */
+static inline GP_HD int gp_mac_box_clear_rel(const float blo[3], const float bhi[3], double rx,
+                                             double ry, double rz, double rg)
+{
+    double r[3] = { rx, ry, rz }, d2 = 0;
+    for (int a = 0; a < 3; a++) {
+        double e = 0;
+        if (r[a] < (double)blo[a]) e = (double)blo[a] - r[a];
+        else if (r[a] > (double)bhi[a]) e = r[a] - (double)bhi[a];
+        d2 += e * e;
+    }
+    return d2 > rg * rg;
+}
+
 /* The test itself: d2 = |com - gc|^2; accept when |com - gc| - rg > rcrit. */
 static inline GP_HD int gp_mac_accept_distance(double d2, double rg, double rcrit)
 {

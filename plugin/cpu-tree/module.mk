@@ -8,6 +8,10 @@ CPU_PLUGINS += $(CPU_TREE_SO)
 # x86-64-v2, and walk.c adds x86-64-v3/v4 clones picked at load time
 # (target_clones). No -ffast-math: sums stay in the coded order.
 CPU_TREE_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
+# walk.c: fused multiply-adds where the clone has them (x86-64-v3/v4). The
+# rounding is then fixed per clone, so results stay bit-identical run to run
+# and across thread counts on one machine (not across CPU generations).
+$(BUILD)/obj/plugin/cpu-tree/walk.o: CFLAGS += -ffp-contract=fast
 ifeq ($(shell uname -m),x86_64)
 CPU_TREE_CFLAGS += -march=x86-64-v2
 endif

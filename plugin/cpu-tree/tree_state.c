@@ -16,6 +16,7 @@ void ct_tree_free(ct_tree *t)
     free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
     gp_host_tree_free(&t->st);
     free(t->wcells);
+    free(t->payf);
     memset(t, 0, sizeof *t);
 }
 
@@ -137,7 +138,8 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
         if (gp_host_tree_build(&t->st, skeys, nsrc, leaf_size)) goto oom;
         if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;
         t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
-        if (!t->wcells) goto oom;
+        t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);
+        if (!t->wcells || !t->payf) goto oom;
     }
     free(keys);
     free(skeys);
@@ -156,6 +158,18 @@ int ct_tree_refit(ct_tree *t, const double *pos)
     return 0;
 }
 
+static float round_up(double v)
+{
+    float f = (float)v;
+    return (double)f < v ? nextafterf(f, HUGE_VALF) : f;
+}
+
+static float round_down(double v)
+{
+    float f = (float)v;
+    return (double)f > v ? nextafterf(f, -HUGE_VALF) : f;
+}
+
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
 {
     uint32_t nc = t->nsrc ? t->st.ncells : 0;
@@ -165,24 +179,30 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
         const gp_cell *cl = &t->st.cells[c];
         ct_wcell *w = &t->wcells[c];
         for (int a = 0; a < 3; a++) {
+            double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
             w->com[a] = mo->com[a];
-            w->lo[a] = mo->lo[a];   /* gp_mac_box_clear adds the margin */
-            w->hi[a] = mo->hi[a];
+            w->blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
+            w->bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
         }
-        w->rcrit = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+        double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+        w->rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
         double smax = 0;
         for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
-        w->smax = smax;
-        w->child = cl->child;
-        w->nchild = cl->nchild;
-        w->begin = cl->begin;
         w->count = cl->count;
+        w->first = cl->nchild ? cl->child : cl->begin;
+        w->nchild = cl->nchild;
+        ct_payload_f *pf = &t->payf[c];
+        pf->m = (float)mo->m;
+        for (int k = 0; k < 6; k++) pf->s[k] = (float)mo->s[k];
+        /* float kernels form s d^2 and d^2: both must stay below ~1e34 */
+        int fits = mo->m < 1e30 && smax < 1e30;
+        pf->d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
     }
 }
 
 ct_sources ct_tree_sources(const ct_tree *t)
 {
     ct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
-                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom };
+                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf };
     return s;
 }

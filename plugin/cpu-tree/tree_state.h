@@ -32,6 +32,7 @@ typedef struct ct_tree {
     uint32_t *sid;                      /*   their key-sorted index           */
     gp_host_tree st;                    /* source tree over them              */
     ct_wcell *wcells;                   /* per source cell, for the walk      */
+    ct_payload_f *payf;                 /* per source cell, float payload     */
 } ct_tree;
 
 /* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out

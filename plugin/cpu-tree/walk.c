@@ -11,7 +11,6 @@
 
 #define CT_LIST_CAP 1024   /* entries per list before a flush (multiple of CT_LANES) */
 #define CT_STACK_CAP 512   /* depth 21 x 8 children fits easily */
-#define CT_FLOAT_SAFE 1e36 /* products the float kernels may form */
 
 /* SoA list storage; n is the used length, padding up to a lane multiple is
  * written at flush time. */
@@ -68,38 +67,60 @@ void ct_workspace_free(ct_workspace *ws)
 
 #define LANE_SUM(A, arr) ({ A s_ = 0; for (int l_ = 0; l_ < CT_LANES; l_++) s_ += arr[l_]; s_; })
 
+/* Block of CT_BLOCK lane-blocks summed in the interaction type T before it
+ * is added to the lane sums of type A (Chamomile's blocked accumulation:
+ * in mixed mode each double lane sum receives float partial sums of 4
+ * terms, which keeps float-to-double conversions off the critical path). */
+#define CT_BLOCK 4
+
 #define DEFINE_LIST_KERNELS(T, A, SFX, NAME, LIST)                                             \
-    static inline __attribute__((always_inline)) void NAME##_cells_quad(const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2,  \
-                                         A out[4])                                             \
+    static inline __attribute__((always_inline)) void NAME##_cells_quad(                       \
+        const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2, A out[4])                         \
     {                                                                                          \
         A ax[CT_LANES] = { 0 }, ay[CT_LANES] = { 0 }, az[CT_LANES] = { 0 }, ph[CT_LANES] = { 0 }; \
-        for (uint32_t j0 = 0; j0 < n; j0 += CT_LANES) {                                        \
+        for (uint32_t j0 = 0; j0 < n; j0 += CT_BLOCK * CT_LANES) {                             \
+            T bx[CT_LANES] = { 0 }, by[CT_LANES] = { 0 }, bz[CT_LANES] = { 0 }, bp[CT_LANES] = { 0 }; \
+            uint32_t je = j0 + CT_BLOCK * CT_LANES < n ? j0 + CT_BLOCK * CT_LANES : n;         \
+            for (uint32_t j1 = j0; j1 < je; j1 += CT_LANES) {                                  \
+                _Pragma("omp simd")                                                            \
+                for (int l = 0; l < CT_LANES; l++) {                                           \
+                    uint32_t j = j1 + (uint32_t)l;                                             \
+                    T fx, fy, fz, fp;                                                          \
+                    gp_quad6_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, L->m[j],          \
+                                   L->s[0][j], L->s[1][j], L->s[2][j], L->s[3][j], L->s[4][j], \
+                                   L->s[5][j], eps2, &fx, &fy, &fz, &fp);                      \
+                    bx[l] += fx; by[l] += fy; bz[l] += fz; bp[l] += fp;                        \
+                }                                                                              \
+            }                                                                                  \
             _Pragma("omp simd")                                                                \
             for (int l = 0; l < CT_LANES; l++) {                                               \
-                uint32_t j = j0 + (uint32_t)l;                                                 \
-                T fx, fy, fz, fp;                                                              \
-                gp_quad6_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, L->m[j], L->s[0][j],  \
-                               L->s[1][j], L->s[2][j], L->s[3][j], L->s[4][j], L->s[5][j],     \
-                               eps2, &fx, &fy, &fz, &fp);                                      \
-                ax[l] += (A)fx; ay[l] += (A)fy; az[l] += (A)fz; ph[l] += (A)fp;                \
+                ax[l] += (A)bx[l]; ay[l] += (A)by[l]; az[l] += (A)bz[l]; ph[l] += (A)bp[l];    \
             }                                                                                  \
         }                                                                                      \
         out[0] += LANE_SUM(A, ax); out[1] += LANE_SUM(A, ay);                                  \
         out[2] += LANE_SUM(A, az); out[3] += LANE_SUM(A, ph);                                  \
     }                                                                                          \
-    static inline __attribute__((always_inline)) void NAME##_mono(const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2,        \
-                                   int32_t self, A out[4])                                     \
+    static inline __attribute__((always_inline)) void NAME##_mono(                             \
+        const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2, int32_t self, A out[4])           \
     {                                                                                          \
         A ax[CT_LANES] = { 0 }, ay[CT_LANES] = { 0 }, az[CT_LANES] = { 0 }, ph[CT_LANES] = { 0 }; \
-        for (uint32_t j0 = 0; j0 < n; j0 += CT_LANES) {                                        \
+        for (uint32_t j0 = 0; j0 < n; j0 += CT_BLOCK * CT_LANES) {                             \
+            T bx[CT_LANES] = { 0 }, by[CT_LANES] = { 0 }, bz[CT_LANES] = { 0 }, bp[CT_LANES] = { 0 }; \
+            uint32_t je = j0 + CT_BLOCK * CT_LANES < n ? j0 + CT_BLOCK * CT_LANES : n;         \
+            for (uint32_t j1 = j0; j1 < je; j1 += CT_LANES) {                                  \
+                _Pragma("omp simd")                                                            \
+                for (int l = 0; l < CT_LANES; l++) {                                           \
+                    uint32_t j = j1 + (uint32_t)l;                                             \
+                    T m = L->id[j] == self ? (T)0 : L->m[j];                                   \
+                    T fx, fy, fz, fp;                                                          \
+                    gp_mono_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, m, eps2,           \
+                                  &fx, &fy, &fz, &fp);                                         \
+                    bx[l] += fx; by[l] += fy; bz[l] += fz; bp[l] += fp;                        \
+                }                                                                              \
+            }                                                                                  \
             _Pragma("omp simd")                                                                \
             for (int l = 0; l < CT_LANES; l++) {                                               \
-                uint32_t j = j0 + (uint32_t)l;                                                 \
-                T m = L->id[j] == self ? (T)0 : L->m[j];                                       \
-                T fx, fy, fz, fp;                                                              \
-                gp_mono_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, m, eps2,               \
-                              &fx, &fy, &fz, &fp);                                             \
-                ax[l] += (A)fx; ay[l] += (A)fy; az[l] += (A)fz; ph[l] += (A)fp;                \
+                ax[l] += (A)bx[l]; ay[l] += (A)by[l]; az[l] += (A)bz[l]; ph[l] += (A)bp[l];    \
             }                                                                                  \
         }                                                                                      \
         out[0] += LANE_SUM(A, ax); out[1] += LANE_SUM(A, ay);                                  \
@@ -180,11 +201,11 @@ static inline float clampf(double v)
 }
 
 static inline void push_cell(ct_workspace *ws, const ct_walk_params *p, const ct_group *g,
-                             int quad, const ct_wcell *wc, const gp_moments *mo)
+                             int quad, const ct_sources *src, uint32_t c, double dx, double dy,
+                             double dz)
 {
-    double dx = wc->com[0] - g->centre[0], dy = wc->com[1] - g->centre[1],
-           dz = wc->com[2] - g->centre[2];
     if (p->prec == CT_DOUBLE) {
+        const gp_moments *mo = &src->mom[c];
         list_d *C = ws->cd;
         if (C->n == CT_LIST_CAP) flush(ws, p, g, quad);
         uint32_t j = C->n++;
@@ -192,11 +213,12 @@ static inline void push_cell(ct_workspace *ws, const ct_walk_params *p, const ct
         for (int k = 0; k < 6; k++) C->s[k][j] = quad ? mo->s[k] : 0.0;
         C->id[j] = -1;
     } else {
+        const ct_payload_f *pf = &src->payf[c];
         list_f *C = ws->cf;
         if (C->n == CT_LIST_CAP) flush(ws, p, g, quad);
         uint32_t j = C->n++;
-        C->x[j] = (float)dx; C->y[j] = (float)dy; C->z[j] = (float)dz; C->m[j] = (float)mo->m;
-        for (int k = 0; k < 6; k++) C->s[k][j] = quad ? (float)mo->s[k] : 0.0f;
+        C->x[j] = (float)dx; C->y[j] = (float)dy; C->z[j] = (float)dz; C->m[j] = pf->m;
+        for (int k = 0; k < 6; k++) C->s[k][j] = quad ? pf->s[k] : 0.0f;
         C->id[j] = -1;
     }
 }
@@ -252,20 +274,21 @@ void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace 
             const ct_wcell *wc = &src->cells[c];
             double dx = wc->com[0] - gc[0], dy = wc->com[1] - gc[1], dz = wc->com[2] - gc[2];
             double d2 = dx * dx + dy * dy + dz * dz;
-            double rcrit = accel ? gp_mac_rcrit_acceleration(p->G * wc->rcrit, alpha_a) : wc->rcrit;
-            int accept = wc->count == 1 ? 0 :
-                         gp_mac_accept_distance(d2, rg, rcrit) && gp_mac_box_clear(gc, rg, wc->lo, wc->hi);
-            if (accept && floats)
-                accept = d2 < CT_FLOAT_SAFE && wc->smax * d2 < CT_FLOAT_SAFE && src->mom[c].m < 1e30;
+            double rcrit = accel ? gp_mac_rcrit_acceleration(p->G * (double)wc->rcrit, alpha_a)
+                                 : (double)wc->rcrit;
+            uint32_t nchild = wc->nchild;
+            int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
+                         gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg) &&
+                         (!floats || d2 < (double)src->payf[c].d2max);
             if (accept) {
-                push_cell(ws, p, g, quad, wc, &src->mom[c]);
+                push_cell(ws, p, g, quad, src, c, dx, dy, dz);
                 ncell++;
-            } else if (wc->nchild == 0) {
-                push_particles(ws, p, g, quad, src, wc->begin, wc->count);
+            } else if (nchild == 0) {
+                push_particles(ws, p, g, quad, src, wc->first, wc->count);
                 npart += wc->count;
             } else {
                 /* children pushed in reverse so they are visited in key order */
-                for (uint32_t k = wc->nchild; k-- > 0;) ws->stack[sp++] = wc->child + k;
+                for (uint32_t k = nchild; k-- > 0;) ws->stack[sp++] = wc->first + k;
             }
         }
         flush(ws, p, g, quad);

@@ -29,14 +29,22 @@
 
 typedef enum ct_precision { CT_SINGLE = 0, CT_MIXED = 1, CT_DOUBLE = 2 } ct_precision;
 
-/* What the walk needs to know about a source cell. */
+/* What the walk needs to know about a source cell: one 64-byte line. */
 typedef struct ct_wcell {
     double com[3];
-    double rcrit;        /* geometric MACs: r_crit; acceleration: M l^2     */
-    double lo[3], hi[3]; /* tight box of the cell's particles             */
-    double smax;         /* largest |second moment| entry, for float range  */
-    uint32_t child, nchild, begin, count;
+    float rcrit;         /* geometric MACs: r_crit; acceleration: M l^2 (rounded up) */
+    uint32_t count;      /* particles below the cell                         */
+    float blo[3], bhi[3];/* box relative to com, margin added, rounded outward */
+    uint32_t first;      /* first child (internal) or first source (leaf)    */
+    uint32_t nchild;     /* number of children, 0 for a leaf                 */
 } ct_wcell;
+
+/* A cell's multipole payload in float (single and mixed modes). */
+typedef struct ct_payload_f {
+    float m, s[6];
+    float d2max;   /* float modes accept the cell only closer than this (squared):
+                      keeps every product in the float kernels finite */
+} ct_payload_f;
 
 /* The massive particles in key order and the tree over them. */
 typedef struct ct_sources {
@@ -45,7 +53,8 @@ typedef struct ct_sources {
     const uint32_t *id;      /* key-sorted index of each source (self test) */
     uint32_t ncells;
     const ct_wcell *cells;
-    const gp_moments *mom;
+    const gp_moments *mom;      /* double payload                            */
+    const ct_payload_f *payf;   /* float payload                             */
 } ct_sources;
 
 typedef struct ct_walk_params {
