@@ -70,6 +70,12 @@ class ParamInfo:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError(f"parameter {self.name} is of type "
                             f"{self.type.name.lower()}, not bool; got {value!r}")
+        if self.type == ParamType.ENUM:
+            # Enums may also take numbers (rebuild = auto|always|N).
+            if isinstance(value, numbers.Real) and float(value).is_integer():
+                return str(int(value))
+            raise TypeError(f"parameter {self.name} is one of {self.allowed}; "
+                            f"got {value!r}")
         if self.type == ParamType.INT:
             if isinstance(value, numbers.Integral) or (
                     isinstance(value, numbers.Real) and float(value).is_integer()):
