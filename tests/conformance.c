@@ -543,6 +543,21 @@ static void test_accuracy_subset_field(void)
     }
     ok(api->compute_forces(s, acc2, pot2) == GP_OK && acc2[3 * na] == 12345.0,
        "the subset stays in force for the next call");
+    /* A tiny subset (a plugin may schedule it differently), any thread count. */
+    if (is_exact) {
+        uint32_t tiny[3] = {(uint32_t)(n - 1), 0, (uint32_t)(n / 2)};
+        int tiny_same = api->set_active_subset(s, 3, tiny) == GP_OK;
+        for (int t = 1; t <= 3 && tiny_same; t += 2) {
+            omp_set_num_threads(t);
+            tiny_same &= api->compute_forces(s, acc2, pot2) == GP_OK;
+            for (int k = 0; k < 3; ++k)
+                tiny_same &= same_bits(&acc2[3 * k], &acc[3 * (size_t)tiny[k]], 3) &&
+                             (!has_cap(GP_CAP_POTENTIAL) || same_bits(&pot2[k], &pot[tiny[k]], 1));
+        }
+        omp_set_num_threads(omp_get_num_procs());
+        ok(tiny_same, "a 3-particle subset equals the all-active entries bit for bit (1 and 3 threads)");
+        api->set_active_subset(s, na, idx);
+    }
     ok(api->set_active_subset(s, 0, NULL) == GP_OK && api->compute_forces(s, acc2, pot2) == GP_OK &&
        acc2[3 * (n - 1)] != 12345.0 && (is_exact ? same_bits(acc, acc2, 3 * n) : 1),
        "set_active_subset(0, NULL) makes all particles active again");

@@ -176,29 +176,105 @@ static int thread_count(const gp_solver *s)
     return t > 0 ? (int)t : omp_get_max_threads();
 }
 
-/* Field of all sources at m targets. target k sits at tpos[3*k] (when
- * tidx is NULL) or at particle tidx[k]'s position, excluding that
- * particle itself (self); field points exclude nothing. */
-static void evaluate(const gp_solver *s, size_t m, const double *tpos, const uint32_t *tidx,
-                     int exclude_self, double *acc, double *pot)
+/*
+ * The sum for one target is always formed the same way, whatever the
+ * thread count or the number of targets:
+ *
+ *     f = 0;  for each chunk c of GP_CHUNK sources, in order:  f += S_c
+ *
+ * where S_c is the lane-ordered sum of direct_kernel.h over that chunk.
+ * Two schedules produce exactly these additions:
+ *   - many targets: tiles of GP_TILE targets per thread, chunk-major, so a
+ *     chunk of sources is read from cache by a whole tile (memory traffic
+ *     divided by GP_TILE for large n);
+ *   - few targets (a small active subset): (target, chunk) pairs spread
+ *     over the threads into a buffer of partial sums, then added per target
+ *     in chunk order, so even one active particle uses every core.
+ */
+enum { GP_CHUNK = 1024, GP_TILE = 32 };
+
+typedef struct targets {
+    size_t m;
+    const double *tpos;      /* field points, or NULL for particles      */
+    const uint32_t *tidx;    /* active index list, or NULL for 0..m-1    */
+    const double *ppos;      /* particle positions                       */
+} targets;
+
+/* Position and self id of target k. */
+static inline const double *target(const targets *t, size_t k, double *self)
+{
+    if (t->tpos) { *self = -1.0; return &t->tpos[3 * k]; }
+    size_t i = t->tidx ? (size_t)t->tidx[k] : k;
+    *self = (double)i;
+    return &t->ppos[3 * i];
+}
+
+/* Sources [c*GP_CHUNK, ...) as a view for the kernel. */
+static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
+{
+    size_t j0 = c * GP_CHUNK, j1 = j0 + GP_CHUNK < src->n ? j0 + GP_CHUNK : src->n;
+    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0};
+    return v;
+}
+
+static void store(double G, const double f[4], size_t k, double *acc, double *pot)
+{
+    acc[3 * k] = G * f[0];
+    acc[3 * k + 1] = G * f[1];
+    acc[3 * k + 2] = G * f[2];
+    if (pot) pot[k] = G * f[3];
+}
+
+static void evaluate(const gp_solver *s, const targets *t, double *acc, double *pot)
 {
     const double G = gp_param_double(&s->base, P_G);
     const double eps = gp_param_double(&s->base, P_EPS);
     const double eps2 = eps * eps;
-    const double *ppos = s->base.p.pos;
     const gp_direct_sources *src = &s->src;
-    long long mm = (long long)m;
+    const size_t m = t->m, nchunks = (src->n + GP_CHUNK - 1) / GP_CHUNK;
+    const int nthreads = thread_count(s);
 
-#pragma omp parallel for schedule(static) num_threads(thread_count(s)) if (m > 1)
-    for (long long k = 0; k < mm; ++k) {
-        size_t i = tidx ? (size_t)tidx[k] : (size_t)k;
-        const double *xi = exclude_self ? &ppos[3 * i] : &tpos[3 * (size_t)k];
-        double f[4];
-        gp_direct_point(src, xi[0], xi[1], xi[2], exclude_self ? (double)i : -1.0, eps2, f);
-        acc[3 * k] = G * f[0];
-        acc[3 * k + 1] = G * f[1];
-        acc[3 * k + 2] = G * f[2];
-        if (pot) pot[k] = G * f[3];
+    /* Few targets and several chunks: parallel over (target, chunk). */
+    double *part = NULL;
+    if (nchunks > 1 && m < (size_t)nthreads * GP_TILE && m <= ((size_t)-1 / 32) / nchunks)
+        part = malloc(m * nchunks * 4 * sizeof *part);
+    if (part) {
+        long long pairs = (long long)(m * nchunks);
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+        for (long long q = 0; q < pairs; ++q) {
+            size_t k = (size_t)q / nchunks, c = (size_t)q % nchunks;
+            double self;
+            const double *x = target(t, k, &self);
+            gp_direct_sources v = chunk(src, c);
+            gp_direct_point(&v, x[0], x[1], x[2], self, eps2, &part[4 * (size_t)q]);
+        }
+        for (size_t k = 0; k < m; ++k) {
+            double f[4] = {0, 0, 0, 0};
+            for (size_t c = 0; c < nchunks; ++c)
+                for (int d = 0; d < 4; ++d) f[d] += part[4 * (k * nchunks + c) + d];
+            store(G, f, k, acc, pot);
+        }
+        free(part);
+        return;
+    }
+
+    /* Many targets (or no memory for partials): tiles, chunk-major. */
+    long long ntiles = (long long)((m + GP_TILE - 1) / GP_TILE);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (ntiles > 1)
+    for (long long tile = 0; tile < ntiles; ++tile) {
+        size_t k0 = (size_t)tile * GP_TILE, k1 = k0 + GP_TILE < m ? k0 + GP_TILE : m;
+        double f[GP_TILE][4];
+        memset(f, 0, sizeof f);
+        for (size_t c = 0; c < nchunks; ++c) {
+            gp_direct_sources v = chunk(src, c);
+            for (size_t k = k0; k < k1; ++k) {
+                double self, part4[4];
+                const double *x = target(t, k, &self);
+                gp_direct_point(&v, x[0], x[1], x[2], self, eps2, part4);
+                for (int d = 0; d < 4; ++d) f[k - k0][d] += part4[d];
+            }
+        }
+        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], k, acc, pot);
     }
 }
 
@@ -209,7 +285,8 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
     size_t na = s->base.p.n_active;
-    evaluate(s, na, NULL, s->base.p.active, 1, acc, pot);
+    targets t = {na, NULL, s->base.p.active, s->base.p.pos};
+    evaluate(s, &t, acc, pot);
     s->base.stats.force_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)na * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
@@ -223,7 +300,8 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points,
     gp_status st = gp_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
-    evaluate(s, m, points, NULL, 0, acc, pot);
+    targets t = {m, points, NULL, s->base.p.pos};
+    evaluate(s, &t, acc, pot);
     s->base.stats.field_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
