@@ -4,8 +4,9 @@
  *
  * Every other plugin is checked against this one, so it favours being
  * obviously right: the sum for each target runs over all massive sources in
- * index order (in SIMD lanes, see direct_kernel.h), one target per loop
- * iteration, so the result does not depend on the number of threads.
+ * index order, in chunks of GP_CHUNK sources (SIMD lanes inside a chunk, see
+ * direct_kernel.h; chunk sums added in order, see evaluate), so the result
+ * does not depend on the number of threads or on the active subset.
  */
 #include <math.h>
 #include <omp.h>
