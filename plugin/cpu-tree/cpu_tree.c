@@ -447,35 +447,48 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "compute_field: no memory to sort points");
     }
     free(keys);
+    /* points in key order, cut into runs of G, loose runs split */
+    const uint32_t G = t->max_group;
+    uint32_t nruns = (uint32_t)((m + G - 1) / G);
+    double *px = malloc(3 * m * sizeof *px);
+    uint32_t *rb = malloc((size_t)nruns * sizeof *rb), *rc = malloc((size_t)nruns * sizeof *rc);
+    if (px && rb && rc) {
+        for (size_t i = 0; i < m; i++) {
+            const double *q = &points[3 * (size_t)perm[i]];
+            px[i] = q[0]; px[m + i] = q[1]; px[2 * m + i] = q[2];
+        }
+        for (uint32_t r = 0; r < nruns; r++) {
+            rb[r] = r * G;
+            rc[r] = (uint32_t)(m - rb[r] < G ? m - rb[r] : G);
+        }
+    }
+    if (!px || !rb || !rc || ct_split_loose_groups(px, px + m, px + 2 * m, &nruns, &rb, &rc)) {
+        free(px); free(rb); free(rc); free(perm);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_field: no memory to group %zu points; pass fewer at a time", m);
+    }
     int mac = gp_param_enum(&s->base, P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     ct_tree_prepare_cells(t, mac, gp_param_double(&s->base, P_THETA));
     const ct_sources src = ct_tree_sources(t);
     const ct_walk_params wp = walk_params(s, mac);
-    const uint32_t G = t->max_group;
-    size_t ngroups = (m + G - 1) / G;
     uint64_t pp = 0, pc = 0;
     int failed = 0;
 #pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
     {
         ct_workspace *ws = ct_workspace_new(G);
-        double *buf = malloc(7 * (size_t)G * sizeof *buf);
+        double *buf = malloc(4 * (size_t)G * sizeof *buf);
         int ok_mem = ws && buf;
         if (!ok_mem) failed = 1;
 #pragma omp for schedule(dynamic, 1)
-        for (size_t g = 0; g < ngroups; g++) {
+        for (uint32_t g = 0; g < nruns; g++) {
             if (!ok_mem) continue;
-            size_t b = g * G, e = b + G < m ? b + G : m;
-            uint32_t nt = (uint32_t)(e - b);
-            double *x = buf, *y = buf + G, *z = buf + 2 * G;
-            for (uint32_t j = 0; j < nt; j++) {
-                const double *q = &points[3 * (size_t)perm[b + j]];
-                x[j] = q[0]; y[j] = q[1]; z[j] = q[2];
-            }
-            ct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = NULL, .amin = 0,
-                             .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
-                             .pot = buf + 6 * G };
-            gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
+            size_t b = rb[g];
+            uint32_t nt = rc[g];
+            ct_group grp = { .n = nt, .x = px + b, .y = px + m + b, .z = px + 2 * m + b,
+                             .self = NULL, .amin = 0, .ax = buf, .ay = buf + G, .az = buf + 2 * G,
+                             .pot = buf + 3 * G };
+            gp_group_sphere(grp.x, grp.y, grp.z, NULL, 0, nt, grp.centre, &grp.radius);
             ct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 size_t o = perm[b + j];
@@ -486,6 +499,7 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
         ct_workspace_free(ws);
         free(buf);
     }
+    free(px); free(rb); free(rc);
     free(perm);
     if (failed)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,

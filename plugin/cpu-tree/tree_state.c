@@ -76,10 +76,65 @@ static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
     }
     t->ngroups = ng;
     t->max_group = group_size;
+    if (ct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) {
+        free(lv);
+        gp_host_tree_free(&gt);
+        return -1;
+    }
+    ng = t->ngroups;
     for (uint32_t g = 0; g < ng; g++)
         for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
     free(lv);
     gp_host_tree_free(&gt);
+    return 0;
+}
+
+static int loose(const double *x, const double *y, const double *z, uint32_t b, uint32_t c)
+{
+    if (c < 2) return 0;
+    double centre[3], r;
+    gp_group_sphere(x, y, z, NULL, b, c, centre, &r);
+    double nn2 = HUGE_VAL;
+    for (uint32_t i = b; i < b + c; i++)
+        for (uint32_t j = i + 1; j < b + c; j++) {
+            double dx = x[i] - x[j], dy = y[i] - y[j], dz = z[i] - z[j];
+            double d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 > 0 && d2 < nn2) nn2 = d2;
+        }
+    return nn2 < HUGE_VAL && r * r > 1e6 * nn2;
+}
+
+int ct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
+                          uint32_t **begin, uint32_t **count)
+{
+    uint32_t n = *n_runs, cap = n + 16, out = 0;
+    uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
+    uint32_t stack[2 * 64][2];
+    if (!nb || !nc) { free(nb); free(nc); return -1; }
+    for (uint32_t g = 0; g < n; g++) {
+        int sp = 0;
+        stack[sp][0] = (*begin)[g]; stack[sp][1] = (*count)[g]; sp++;
+        while (sp > 0) {
+            sp--;
+            uint32_t b = stack[sp][0], c = stack[sp][1];
+            if (sp + 2 <= (int)(sizeof stack / sizeof stack[0]) && loose(x, y, z, b, c)) {
+                uint32_t h = c / 2;               /* second half first: key order kept */
+                stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
+                stack[sp][0] = b; stack[sp][1] = h; sp++;
+                continue;
+            }
+            if (out == cap) {
+                cap *= 2;
+                uint32_t *tb = realloc(nb, cap * sizeof *nb), *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
+                if (tb) nb = tb;
+                if (!tb || !tc) { free(nb); free(tc ? tc : nc); return -1; }
+                nc = tc;
+            }
+            nb[out] = b; nc[out] = c; out++;
+        }
+    }
+    free(*begin); free(*count);
+    *begin = nb; *count = nc; *n_runs = out;
     return 0;
 }
 
@@ -122,8 +177,6 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
         t->m[i] = mass[t->order[i]];
         nsrc += t->m[i] > 0;
     }
-    if (make_groups(t, keys, group_size)) goto oom;
-
     t->nsrc = nsrc;
     size_t ns = nsrc ? nsrc : 1;
     t->sx = malloc(ns * sizeof *t->sx); t->sy = malloc(ns * sizeof *t->sy);
@@ -134,6 +187,7 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
     for (size_t i = 0, k = 0; i < n; i++)
         if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; t->sm[k] = t->m[i]; skeys[k] = keys[i]; k++; }
     fill_sorted(t, pos);
+    if (make_groups(t, keys, group_size)) goto oom;
     if (nsrc > 0) {
         if (gp_host_tree_build(&t->st, skeys, nsrc, leaf_size)) goto oom;
         if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;

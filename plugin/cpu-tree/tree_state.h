@@ -44,6 +44,16 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
  * moments on the old topology. Returns 0 or -1 (out of memory). */
 int ct_tree_refit(ct_tree *t, const double *pos);
 
+/* Groups must be compact: a group whose sphere is more than 1e3 times the
+ * smallest nonzero spacing of its particles (a particle at 1e30 grouped
+ * with a bulk at 1) is cut in halves along the key order until every piece
+ * is compact or a single particle. Otherwise the MAC, measured from the
+ * group's sphere, cannot resolve the bulk at that scale. Works on the runs
+ * begin[]/count[] (n_runs of them, arrays reallocated as needed) over points
+ * x/y/z in run order. Returns 0 or -1 (out of memory). */
+int ct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
+                          uint32_t **begin, uint32_t **count);
+
 /* Fills t->wcells for a MAC and theta. */
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
 

@@ -193,12 +193,10 @@ CT_CLONES static void flush(ct_workspace *ws, const ct_walk_params *p, const ct_
     C->n = P->n = 0;
 }
 
-/* Float conversion that keeps far particles finite (their r^2 then
- * overflows to inf and they contribute 0, never NaN). */
-static inline float clampf(double v)
-{
-    return v > 1e18 ? 1e18f : (v < -1e18 ? -1e18f : (float)v);
-}
+/* Float modes handle relative coordinates below this (r^2 stays far from
+ * FLT_MAX); a group that meets anything farther, or a cell whose payload
+ * does not fit, is redone in double precision: correct, just slower. */
+#define CT_FLOAT_RANGE 1e15
 
 static inline void push_cell(ct_workspace *ws, const ct_walk_params *p, const ct_group *g,
                              int quad, const ct_sources *src, uint32_t c, double dx, double dy,
@@ -223,8 +221,10 @@ static inline void push_cell(ct_workspace *ws, const ct_walk_params *p, const ct
     }
 }
 
-static inline void push_particles(ct_workspace *ws, const ct_walk_params *p, const ct_group *g,
-                                  int quad, const ct_sources *src, uint32_t begin, uint32_t count)
+/* Appends a leaf's particles; returns 1 when a relative coordinate is out
+ * of the float range the kernels handle (the group is then redone in double). */
+static inline int push_particles(ct_workspace *ws, const ct_walk_params *p, const ct_group *g,
+                                 int quad, const ct_sources *src, uint32_t begin, uint32_t count)
 {
     for (uint32_t i = begin; i < begin + count; i++) {
         double dx = src->x[i] - g->centre[0], dy = src->y[i] - g->centre[1],
@@ -236,27 +236,36 @@ static inline void push_particles(ct_workspace *ws, const ct_walk_params *p, con
             P->x[j] = dx; P->y[j] = dy; P->z[j] = dz; P->m[j] = src->m[i];
             P->id[j] = (int32_t)src->id[i];
         } else {
+            if (!(fabs(dx) < CT_FLOAT_RANGE && fabs(dy) < CT_FLOAT_RANGE && fabs(dz) < CT_FLOAT_RANGE))
+                return 1;
             list_f *P = ws->pf;
             if (P->n == CT_LIST_CAP) flush(ws, p, g, quad);
             uint32_t j = P->n++;
-            P->x[j] = clampf(dx); P->y[j] = clampf(dy); P->z[j] = clampf(dz);
+            P->x[j] = (float)dx; P->y[j] = (float)dy; P->z[j] = (float)dz;
             P->m[j] = (float)src->m[i];
             P->id[j] = (int32_t)src->id[i];
         }
     }
+    return 0;
 }
 
-void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace *ws,
-                   const ct_group *g, uint64_t *pp, uint64_t *pc)
+/* One walk of group g with parameters p; returns 1 (and leaves the
+ * results undefined) when a float mode meets coordinates or payloads out of
+ * its range. */
+static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspace *ws,
+                     const ct_group *g, uint64_t *ncell_out, uint64_t *npart_out)
 {
     uint32_t nt = g->n;
     int quad = p->quadrupole;
+    const int floats = p->prec != CT_DOUBLE;
     memset(ws->acc, 0, 4 * (size_t)nt * sizeof *ws->acc);
     memset(ws->accf, 0, 4 * (size_t)nt * sizeof *ws->accf);
     for (uint32_t t = 0; t < nt; t++) {
         double rx = g->x[t] - g->centre[0], ry = g->y[t] - g->centre[1], rz = g->z[t] - g->centre[2];
+        if (floats && !(fabs(rx) < CT_FLOAT_RANGE && fabs(ry) < CT_FLOAT_RANGE && fabs(rz) < CT_FLOAT_RANGE))
+            return 1;
         ws->td[3 * t] = rx; ws->td[3 * t + 1] = ry; ws->td[3 * t + 2] = rz;
-        ws->tf[3 * t] = clampf(rx); ws->tf[3 * t + 1] = clampf(ry); ws->tf[3 * t + 2] = clampf(rz);
+        ws->tf[3 * t] = (float)rx; ws->tf[3 * t + 1] = (float)ry; ws->tf[3 * t + 2] = (float)rz;
     }
     ws->cf->n = ws->pf->n = ws->cd->n = ws->pd->n = 0;
 
@@ -265,7 +274,6 @@ void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace 
         const double gc[3] = { g->centre[0], g->centre[1], g->centre[2] };
         const double rg = g->radius;
         const int accel = p->mac == GP_MAC_ACCELERATION;
-        const int floats = p->prec != CT_DOUBLE;
         const double alpha_a = p->alpha * g->amin;
         uint32_t sp = 0;
         ws->stack[sp++] = 0;
@@ -278,13 +286,13 @@ void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace 
                                  : (double)wc->rcrit;
             uint32_t nchild = wc->nchild;
             int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
-                         gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg) &&
-                         (!floats || d2 < (double)src->payf[c].d2max);
+                         gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
+            if (accept && floats && !(d2 < (double)src->payf[c].d2max)) return 1;
             if (accept) {
                 push_cell(ws, p, g, quad, src, c, dx, dy, dz);
                 ncell++;
             } else if (nchild == 0) {
-                push_particles(ws, p, g, quad, src, wc->first, wc->count);
+                if (push_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
                 npart += wc->count;
             } else {
                 /* children pushed in reverse so they are visited in key order */
@@ -303,6 +311,20 @@ void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace 
         g->ax[t] = p->G * a0; g->ay[t] = p->G * a1; g->az[t] = p->G * a2;
         if (g->pot) g->pot[t] = p->G * a3;
     }
-    *pp += npart * nt;
-    *pc += ncell * nt;
+    *ncell_out = ncell;
+    *npart_out = npart;
+    return 0;
+}
+
+void ct_walk_group(const ct_sources *src, const ct_walk_params *p, ct_workspace *ws,
+                   const ct_group *g, uint64_t *pp, uint64_t *pc)
+{
+    uint64_t ncell = 0, npart = 0;
+    if (walk_once(src, p, ws, g, &ncell, &npart)) {
+        ct_walk_params pd = *p;
+        pd.prec = CT_DOUBLE;
+        walk_once(src, &pd, ws, g, &ncell, &npart);
+    }
+    *pp += npart * g->n;
+    *pc += ncell * g->n;
 }
