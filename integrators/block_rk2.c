@@ -28,7 +28,7 @@ static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", 
 static const char *const docs[] = {
     "dt_max: the largest step (level 0); levels below it are dt_max / 2^l",
     "accuracy parameter of the time-step criterion (smaller: smaller steps)",
-    "time-step criterion: softening eta*sqrt(eps/|a|), jerk eta*|a|/|da/dt|, or min of both",
+    "time-step criterion: softening eta*sqrt(eps/|a|), jerk eta*|a|/|da/dt|, min of those two, or velocity eta*|v|/|a|",
     "softening length used by the criterion; \"solver\": the solver's eps",
     "deepest level allowed (smallest step dt_max / 2^max_level)",
     NULL };

@@ -441,8 +441,9 @@ static gp_status parse_setting(gp_sim *sim, gp_integ_settings *set,
         if (strcmp(value, "softening") == 0) set->criterion = GP_CRIT_SOFTENING;
         else if (strcmp(value, "jerk") == 0) set->criterion = GP_CRIT_JERK;
         else if (strcmp(value, "min") == 0) set->criterion = GP_CRIT_MIN;
+        else if (strcmp(value, "velocity") == 0) set->criterion = GP_CRIT_VELOCITY;
         else return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
-                                "integrator parameter criterion: \"%s\" is not one of softening, jerk, min", value);
+                                "integrator parameter criterion: \"%s\" is not one of softening, jerk, min, velocity", value);
         return GP_OK;
     }
     if (strcmp(name, "eps") == 0 && strcmp(value, "solver") == 0) {
@@ -545,7 +546,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
                            sim->integ->name, name ? name : "(null)");
     if (!buf || buflen == 0)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_get_integrator_param needs a buffer");
-    static const char *const crit[] = { "softening", "jerk", "min" };
+    static const char *const crit[] = { "softening", "jerk", "min", "velocity" };
     int len;
     const gp_integ_settings *s = &sim->set;
     if (strcmp(name, "criterion") == 0) len = snprintf(buf, buflen, "%s", crit[s->criterion]);

@@ -28,7 +28,7 @@ typedef struct gp_integ_settings {
     double h0;          /* rk8pd first step */
 } gp_integ_settings;
 
-enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2 };
+enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2, GP_CRIT_VELOCITY = 3 };
 
 typedef struct gp_integrator_def gp_integrator_def;
 

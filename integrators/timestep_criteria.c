@@ -20,6 +20,10 @@ double gp_criterion_dt(int criterion, double eta, double eps,
                        const double *a, const double *a_old, double dt_prev,
                        const double *v)
 {
+    if (criterion == GP_CRIT_VELOCITY) {
+        double amag = norm3(a), vmag = norm3(v);
+        return amag > 0.0 && vmag > 0.0 ? eta * vmag / amag : amag > 0.0 ? softening_dt(eta, eps, a, v) : INFINITY;
+    }
     double ds = softening_dt(eta, eps, a, v);
     if (criterion == GP_CRIT_SOFTENING || !a_old || !(dt_prev > 0.0)) return ds;
     double j[3] = { (a[0] - a_old[0]) / dt_prev, (a[1] - a_old[1]) / dt_prev,

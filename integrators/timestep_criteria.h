@@ -6,6 +6,10 @@
  *              da/dt estimated from the accelerations at both ends of the
  *              particle's last step, so it costs no extra force call)
  *   min        the smaller of the two
+ *   velocity   dt = eta * |v| / |a|: for a circular orbit r/v, the orbital
+ *              time over 2 pi, so it follows each particle's own dynamical
+ *              time (a wider spread of levels than "softening"); a particle
+ *              at rest falls back to "softening"
  * Without a jerk estimate yet (the first step) "jerk" falls back to the
  * softening criterion, or to eta * |v| / |a| when eps = 0.
  */
