@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--model", default="galaxy", help="ic model (galaxy, plummer, hernquist...)")
     ap.add_argument("--eps", type=float, default=0.01, help="softening (default 0.01)")
     ap.add_argument("--thetas", default="0.3,0.5,0.7,1.0", help="tree opening angles")
+    ap.add_argument("--trees", default="cpu-tree,cuda-tree",
+                    help="tree plugins to compare (those that fail to start are skipped)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--run-n", type=int, default=2048, help="particles for part 2")
     ap.add_argument("--run-t", type=float, default=0.5, help="end time for part 2")
@@ -76,18 +78,27 @@ def main():
 
     print(f"\n{'solver':<10} {'theta':>5} {'ms/call':>9} {'speedup':>8} "
           f"{'median':>9} {'90%':>9} {'99%':>9} {'max':>9}  interactions/particle")
-    for theta in (float(x) for x in args.thetas.split(",")):
-        with gravplug.Solver("cpu-tree", eps=args.eps, theta=theta) as tree:
-            tree.set_particles(p.pos, p.mass)
-            before = tree.stats()
-            t_tree, (acc, _) = timed(tree.forces)
-            after = tree.stats()
-        calls = after.force_calls - before.force_calls
-        inter = (after.pp_interactions + after.pc_interactions
-                 - before.pp_interactions - before.pc_interactions) / calls / len(p)
-        med, p90, p99, mx = error_table(acc, ref)
-        print(f"{'cpu-tree':<10} {theta:5.2f} {t_tree * 1e3:9.1f} {t_direct / t_tree:8.1f} "
-              f"{med:9.2e} {p90:9.2e} {p99:9.2e} {mx:9.2e}  {inter:8.0f}")
+    for name in args.trees.split(","):
+        if name not in plugins:
+            print(f"{name:<10} (not built)")
+            continue
+        for theta in (float(x) for x in args.thetas.split(",")):
+            try:
+                tree = gravplug.Solver(name, eps=args.eps, theta=theta)
+            except gravplug.DeviceError as e:       # a GPU plugin without a GPU
+                print(f"{name:<10} skipped: {e.sentence}")
+                break
+            with tree:
+                tree.set_particles(p.pos, p.mass)
+                before = tree.stats()
+                t_tree, (acc, _) = timed(tree.forces)
+                after = tree.stats()
+            calls = after.force_calls - before.force_calls
+            inter = (after.pp_interactions + after.pc_interactions
+                     - before.pp_interactions - before.pc_interactions) / calls / len(p)
+            med, p90, p99, mx = error_table(acc, ref)
+            print(f"{name:<10} {theta:5.2f} {t_tree * 1e3:9.1f} {t_direct / t_tree:8.1f} "
+                  f"{med:9.2e} {p90:9.2e} {p99:9.2e} {mx:9.2e}  {inter:8.0f}")
 
     # ---- part 2: swap solvers in the middle of a run --------------------------
     q = ic.make(args.model, args.run_n, seed=args.seed + 1)

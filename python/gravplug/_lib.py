@@ -65,7 +65,8 @@ def library_candidates():
     if env:
         cands.append(("GRAVPLUG_BUILD", Path(env) / "lib" / LIBNAME))
     repo = _PKG_DIR.parent.parent          # <repo>/python/gravplug
-    cands.append(("build tree", repo / "build" / "lib" / LIBNAME))
+    if (repo / "abi" / "gravplug.h").is_file():
+        cands.append(("build tree", repo / "build" / "lib" / LIBNAME))
     if len(_PKG_DIR.parents) > 3:
         cands.append(("install prefix", _PKG_DIR.parents[2] / LIBNAME))
     cands.append(("package copy", _PKG_DIR / "lib" / LIBNAME))
