@@ -23,3 +23,10 @@ $(CPU_TREE_SO): $(CPU_TREE_OBJS) $(GP_CORE_OBJS) $(GP_COMMON_OBJS) plugin/plugin
 
 .PHONY: cpu-tree
 cpu-tree: $(CPU_TREE_SO)
+
+# tests/tree-accuracy.c: cpu-tree against cpu-direct through the loader.
+$(BUILD)/obj/tests/tree-accuracy.o: CFLAGS += -Itests
+$(BUILD)/t/tree-accuracy.t: $(BUILD)/obj/tests/tree-accuracy.o $(GP_LOADER_OBJ) $(CPU_TREE_SO) $(BUILD)/plugins/gravplug-cpu-direct.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-accuracy.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/tree-accuracy.t
