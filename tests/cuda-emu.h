@@ -11,7 +11,9 @@
  * group wait at the same barrier count, or all have finished — a lane that
  * skips a shuffle, or exits while others wait, is reported as a failure.
  *
- * Deterministic and single-threaded: atomics are plain read-modify-write.
+ * Deterministic: a kernel runs on the calling OS thread (state is
+ * thread_local, so two host threads may each run kernels), and atomics are
+ * plain read-modify-writes.
  * rsqrtf is 1/sqrtf (the GPU's is within 2 ulp of it).
  */
 #ifndef GP_CUDA_EMU_H
@@ -27,21 +29,36 @@
 #include <cstring>
 #include <functional>
 
+/* With GP_CUDA_EMU_RUNTIME the real cuda_runtime_api.h provides the types
+ * (dim3, float4, cudaError_t, ...) and tests/cuda-emu-runtime.cc the
+ * functions; otherwise the few types the kernels need are defined here. */
+#ifdef GP_CUDA_EMU_RUNTIME
+#  include <cuda_runtime_api.h>
+#endif
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __launch_bounds__
+#undef __shared__
 #define __global__
 #define __device__
 #define __host__
-#define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __shared__ static
+#define __shared__ static thread_local /* one copy per block: blocks run one at a time */
+#ifndef __forceinline__
+#  define __forceinline__ inline
+#endif
 #ifndef restrict
 #  define restrict __restrict__
 #endif
 
+#ifndef GP_CUDA_EMU_RUNTIME
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 struct float4 { float x, y, z, w; };
+#endif
 
 namespace emu {
 enum { MAXT = 256, STACK = 256 * 1024 };
@@ -57,13 +74,13 @@ struct state {
     long failures = 0;
     char first_failure[256] = "";
 };
-inline state &S() { static state s; return s; }
+inline state &S() { static thread_local state s; return s; }
 struct idx3 { unsigned x, y, z; };
-inline idx3 &thread_idx() { static idx3 v; return v; }
-inline idx3 &block_idx() { static idx3 v; return v; }
-inline idx3 &block_dim() { static idx3 v; return v; }
-inline idx3 &grid_dim() { static idx3 v; return v; }
-inline unsigned &tid_base() { static unsigned v; return v; }
+inline idx3 &thread_idx() { static thread_local idx3 v; return v; }
+inline idx3 &block_idx() { static thread_local idx3 v; return v; }
+inline idx3 &block_dim() { static thread_local idx3 v; return v; }
+inline idx3 &grid_dim() { static thread_local idx3 v; return v; }
+inline unsigned &tid_base() { static thread_local unsigned v; return v; }
 
 inline void trampoline()
 {
@@ -76,6 +93,11 @@ inline void fail(const char *what)
 {
     state &s = S();
     if (s.failures++ == 0) snprintf(s.first_failure, sizeof s.first_failure, "%s", what);
+#ifdef GP_CUDA_EMU_RUNTIME
+    /* inside an emulated plugin nobody would look at the count: stop loudly */
+    fprintf(stderr, "cuda-emu: %s\n", what);
+    abort();
+#endif
 }
 
 /* Runs fn as n threads with threadIdx.x = base .. base + n - 1. */
@@ -206,6 +228,7 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
     return o;
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 using std::max;
 using std::min;
 

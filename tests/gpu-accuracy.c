@@ -18,7 +18,8 @@
 #include "testlib.h"
 #include "gpu-plugin.h"
 
-#define N 16384
+/* GP_GPU_TEST_N overrides the size (the CPU-emulated run uses a small one) */
+static size_t N = 16384;
 
 static gpu_plugin ref_p, dir_p, tree_p;
 
@@ -84,6 +85,8 @@ int main(void)
         if (st == GP_OK) D->finalize(probe);
     }
     plan_lazy();
+    if (getenv("GP_GPU_TEST_N")) N = (size_t)atol(getenv("GP_GPU_TEST_N"));
+    if (N < 1024) N = 1024;
 
     double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
     double *pos2 = malloc(3 * N * sizeof *pos2);

@@ -24,11 +24,21 @@
  *
  * The host side (direct.c) talks to this file through direct_dev.h only.
  */
-#include "cuda-direct/direct_dev.h"
-
-#include <cuda_runtime.h>
+#ifdef GP_CUDA_EMULATE
+/* The test build (tests/cuda-emu*.h): the same source run on the CPU. */
+#  include "cuda-emu.h"
+#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
+       emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
+#else
+#  include <cuda_runtime.h>
+/* group: how many threads synchronise (only the CPU emulation uses it) */
+#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
+       kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#endif
 #include <stdint.h>
 #include <type_traits>
+
+#include "cuda-direct/direct_dev.h"
 
 #include "cuda-direct/direct_kernel.cuh"
 
@@ -45,7 +55,7 @@ extern "C" {
 int gp_direct_probe(void)
 {
     cudaFuncAttributes a;
-    return (int)cudaFuncGetAttributes(&a, direct_kernel<1, false>);
+    return (int)cudaFuncGetAttributes(&a, (const void *)direct_kernel<1, false>);
 }
 
 uint32_t gp_direct_segments(uint32_t ni, uint32_t nj)
@@ -70,9 +80,9 @@ int gp_direct_gather(const void *jp, const uint32_t *index, uint32_t ni, void *i
     cudaStream_t st = (cudaStream_t)stream;
     unsigned blocks = (ni + 255) / 256;
     if (dbl)
-        direct_gather<gp_d4><<<blocks, 256, 0, st>>>((const gp_d4 *)jp, index, ni, (gp_d4 *)ip);
+        GP_LAUNCH(direct_gather<gp_d4>, blocks, 256, 256, st, (const gp_d4 *)jp, index, ni, (gp_d4 *)ip);
     else
-        direct_gather<float4><<<blocks, 256, 0, st>>>((const float4 *)jp, index, ni, (float4 *)ip);
+        GP_LAUNCH(direct_gather<float4>, blocks, 256, 256, st, (const float4 *)jp, index, ni, (float4 *)ip);
     return (int)cudaGetLastError();
 }
 
@@ -88,23 +98,25 @@ int gp_direct_launch(int mode, const void *jp, uint32_t nj, const void *ip,
     dim3 grid((ni + DIRECT_IPB - 1) / DIRECT_IPB, nseg);
     gp_d4 *dst = nseg == 1 ? out : seg;
     bool guard = eps2 == 0.0;
-    switch (mode) {
-    case 0:
-        if (guard) direct_kernel<0, true><<<grid, DIRECT_BLOCK, 0, st>>>((const float4 *)jp, nj, tps, (const float4 *)ip, self, identity, ni, eps2, dst);
-        else       direct_kernel<0, false><<<grid, DIRECT_BLOCK, 0, st>>>((const float4 *)jp, nj, tps, (const float4 *)ip, self, identity, ni, eps2, dst);
-        break;
-    case 1:
-        if (guard) direct_kernel<1, true><<<grid, DIRECT_BLOCK, 0, st>>>((const float4 *)jp, nj, tps, (const float4 *)ip, self, identity, ni, eps2, dst);
-        else       direct_kernel<1, false><<<grid, DIRECT_BLOCK, 0, st>>>((const float4 *)jp, nj, tps, (const float4 *)ip, self, identity, ni, eps2, dst);
-        break;
-    default:
-        if (guard) direct_kernel<2, true><<<grid, DIRECT_BLOCK, 0, st>>>((const gp_d4 *)jp, nj, tps, (const gp_d4 *)ip, self, identity, ni, eps2, dst);
-        else       direct_kernel<2, false><<<grid, DIRECT_BLOCK, 0, st>>>((const gp_d4 *)jp, nj, tps, (const gp_d4 *)ip, self, identity, ni, eps2, dst);
-        break;
+    /* pick the instance, then launch it through a pointer (one launch
+     * site, and no template arguments inside the launch macro) */
+    typedef void (*kernel_f)(const float4 *, uint32_t, uint32_t, const float4 *, const uint32_t *, int,
+                             uint32_t, double, gp_d4 *);
+    typedef void (*kernel_d)(const gp_d4 *, uint32_t, uint32_t, const gp_d4 *, const uint32_t *, int,
+                             uint32_t, double, gp_d4 *);
+    if (mode == 2) {
+        kernel_d k = guard ? direct_kernel<2, true> : direct_kernel<2, false>;
+        GP_LAUNCH(k, grid, DIRECT_BLOCK, DIRECT_BLOCK, st, (const gp_d4 *)jp, nj, tps, (const gp_d4 *)ip, self,
+                  identity, ni, eps2, dst);
+    } else {
+        kernel_f k = mode == 0 ? (guard ? direct_kernel<0, true> : direct_kernel<0, false>)
+                               : (guard ? direct_kernel<1, true> : direct_kernel<1, false>);
+        GP_LAUNCH(k, grid, DIRECT_BLOCK, DIRECT_BLOCK, st, (const float4 *)jp, nj, tps, (const float4 *)ip, self,
+                  identity, ni, eps2, dst);
     }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || nseg == 1) return (int)e;
-    direct_reduce<<<(ni + 255) / 256, 256, 0, st>>>(seg, nseg, ni, out);
+    GP_LAUNCH(direct_reduce, (ni + 255) / 256, 256, 256, st, seg, nseg, ni, out);
     return (int)cudaGetLastError();
 }
 

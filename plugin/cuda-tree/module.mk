@@ -43,6 +43,57 @@ $(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/cuda-emu.h tests/tap.h plugin/cuda-
 	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_CORE_OBJS) -fopenmp -lm
 TESTS += $(GPU_EMU_TEST)
 
+# ---- both plugins built against a CPU emulation of CUDA (tests only) ------
+# build/emu/plugins/gravplug-cuda-{direct,tree}.so: the plugins' own host
+# objects (tree.o, direct.o, gp_cuda.o, common) linked with their kernel
+# sources compiled by g++ through tests/cuda-emu.h, CUB replaced by
+# tests/cuda-emu-cub.h and the CUDA runtime by tests/cuda-emu-runtime.cc.
+# The conformance suite and gpu-accuracy then run the whole pipeline here,
+# without a GPU. Never installed, never in PLUGINS.
+ifneq ($(GP_HAVE_CUDA),)
+EMU := $(BUILD)/emu
+EMU_CXXFLAGS := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
+                -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
+EMU_HDRS := tests/cuda-emu.h tests/cuda-emu-cub.h
+$(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
+$(EMU)/obj/cuda-emu-runtime.o: tests/cuda-emu-runtime.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+$(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/tree_dev.h
+$(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h
+
+EMU_COMMON := $(EMU)/obj/cuda-emu-runtime.o $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
+$(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)
+	@mkdir -p $(dir $@)
+	$(CXX) $(PLUGIN_LDFLAGS) -o $@ $^ -lm
+$(EMU)/plugins/gravplug-cuda-direct.so: $(BUILD)/obj/plugin/cuda-direct/direct.o $(EMU)/obj/cuda-direct/direct_dev.o $(EMU_COMMON)
+	@mkdir -p $(dir $@)
+	$(CXX) $(PLUGIN_LDFLAGS) -o $@ $^ -lm
+$(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so
+	@mkdir -p $(dir $@)
+	ln -sf $(abspath $<) $@
+EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda-direct.so $(EMU)/plugins/gravplug-cpu-direct.so
+
+GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
+                    $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t
+$(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(CONFORMANCE) plugin/cuda-tree/module.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\n# conformance of %s built on the CPU emulation of CUDA\nGP_CONFORMANCE_QUICK=1 exec "%s" "%s"\n' \
+	    '$*' '$(abspath $(CONFORMANCE))' '$(abspath $(EMU)/plugins/gravplug-$*.so)' > $@
+	@chmod +x $@
+$(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/cuda-tree/module.mk
+	@printf '#!/bin/sh\n# gpu-accuracy against the CPU emulation of CUDA (small N)\nGP_BUILD="%s" GP_GPU_TEST_N=1024 exec "%s"\n' \
+	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-accuracy.t)' > $@
+	@chmod +x $@
+$(BUILD)/t/gpu-emu-nodevice.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-nodevice.t plugin/cuda-tree/module.mk
+	@printf '#!/bin/sh\n# gpu-nodevice with the emulated runtime reporting no device\nGP_CUDA_EMU_DEVICES=0 GP_BUILD="%s" exec "%s"\n' \
+	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-nodevice.t)' > $@
+	@chmod +x $@
+TESTS += $(GPU_EMU_WRAPPERS)
+endif
+
 # `make cuda`: the CUDA plugins, the GPU tests and benchmarks only.
 .PHONY: cuda
-cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) $(GPU_EMU_TEST)
+cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) $(GPU_EMU_TEST) $(GPU_EMU_WRAPPERS)

@@ -53,9 +53,9 @@ static const gp_param_info params[] = {
     {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)", "Plummer softening length"},
     {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
      "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
-    {"mac", GP_PARAM_ENUM, "acceleration", "bh|bmax|multipole|acceleration",
-     "multipole acceptance criterion (core/mac.h); acceleration falls back to bh "
-     "for groups without a previous acceleration"},
+    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
+     "multipole acceptance criterion (core/mac.h); acceleration uses the previous "
+     "call's |a| (bh for particles without one), so its results depend on the call history"},
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
      "relative accuracy of the acceleration MAC (Springel 2005)"},
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "expansion order of cells"},

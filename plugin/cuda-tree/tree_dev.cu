@@ -23,17 +23,28 @@
  * Particle-particle terms use rsqrtf (as cuda-direct) with the self term
  * skipped by index; cell terms use core/kernels.h (gp_quad_f/_d).
  */
+#ifdef GP_CUDA_EMULATE
+/* The test build (tests/cuda-emu*.h): the same source run on the CPU. */
+#  include "cuda-emu.h"
+#  include "cuda-emu-cub.h"
+#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
+       emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
+#else
+#  include <cuda_runtime.h>
+#  include <cub/device/device_radix_sort.cuh>
+#  include <cub/device/device_scan.cuh>
+/* group: how many threads synchronise (only the CPU emulation uses it) */
+#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
+       kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#endif
+#include <float.h>
+#include <type_traits>
+
 #include "cuda-tree/tree_dev.h"
 #include "core/keys.h"
 #include "core/mac.h"
 #include "core/kernels.h"
 #include "cuda-tree/walk.cuh"
-
-#include <cuda_runtime.h>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-#include <float.h>
-#include <type_traits>
 
 
 static inline unsigned blocks_for(uint32_t n, unsigned t) { return (n + t - 1) / t; }
@@ -197,13 +208,14 @@ __global__ void irec_field_kernel(const double *pts, const uint32_t *order, uint
 /* ---- extern "C" launchers ---------------------------------------------- */
 
 #define CHECK_LAUNCH() return (int)cudaGetLastError()
+#define WALK_GROUP 32 /* the walk synchronises warps only */
 
 extern "C" {
 
 int gp_tree_probe(void)
 {
     cudaFuncAttributes a;
-    return (int)cudaFuncGetAttributes(&a, walk_kernel<1>);
+    return (int)cudaFuncGetAttributes(&a, (const void *)walk_kernel<1>);
 }
 
 int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_host, void *stream)
@@ -212,8 +224,8 @@ int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_hos
     unsigned nb = blocks_for(n, 256);
     if (nb > 1024) nb = 1024;
     if (nb < 1) nb = 1;
-    bbox_partial<<<nb, 256, 0, st>>>(pos, n, scratch);
-    bbox_final<<<1, 1, 0, st>>>(scratch, nb);
+    GP_LAUNCH(bbox_partial, nb, 256, 256, st, pos, n, scratch);
+    GP_LAUNCH(bbox_final, 1, 1, 1, st, scratch, nb);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpyAsync(box_host, scratch, 6 * sizeof(double), cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
@@ -224,7 +236,7 @@ int gp_tree_keys(const double *pos, uint32_t n, double lo0, double lo1, double l
                  uint64_t *keys, uint32_t *idx, void *stream)
 {
     if (n == 0) return 0;
-    keys_kernel<<<blocks_for(n, 256), 256, 0, (cudaStream_t)stream>>>(pos, n, lo0, lo1, lo2, inv_cell, keys, idx);
+    GP_LAUNCH(keys_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, n, lo0, lo1, lo2, inv_cell, keys, idx);
     CHECK_LAUNCH();
 }
 
@@ -249,7 +261,7 @@ int gp_tree_scan(void *tmp, size_t *tmp_bytes, const uint32_t *in, uint32_t *out
 
 int gp_tree_set_center(const double *pos, const uint32_t *perm, uint32_t n, double *center, void *stream)
 {
-    center_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(pos, perm, n, center);
+    GP_LAUNCH(center_kernel, 1, 1, 1, (cudaStream_t)stream, pos, perm, n, center);
     CHECK_LAUNCH();
 }
 
@@ -258,7 +270,7 @@ int gp_tree_gather(const double *pos, const double *mass, const uint32_t *perm, 
                    gp_f4 *f4, uint32_t *rank, void *stream)
 {
     if (n == 0) return 0;
-    gather_kernel<<<blocks_for(n, 256), 256, 0, (cudaStream_t)stream>>>(pos, mass, perm, n, center, x, y, z, m, f4, rank);
+    GP_LAUNCH(gather_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, mass, perm, n, center, x, y, z, m, f4, rank);
     CHECK_LAUNCH();
 }
 
@@ -266,7 +278,7 @@ int gp_tree_count(const uint64_t *keys, const gp_cell *cells, uint32_t b, uint32
                   uint32_t *counts, void *stream)
 {
     if (e <= b) return 0;
-    count_kernel<<<blocks_for(e - b, 128), 128, 0, (cudaStream_t)stream>>>(keys, cells, b, e, counts);
+    GP_LAUNCH(count_kernel, blocks_for(e - b, 128), 128, 128, (cudaStream_t)stream, keys, cells, b, e, counts);
     CHECK_LAUNCH();
 }
 
@@ -274,7 +286,7 @@ int gp_tree_total(const uint32_t *counts, const uint32_t *offsets, uint32_t coun
                   uint32_t *scratch, uint32_t *total_host, void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
-    total_kernel<<<1, 1, 0, st>>>(counts, offsets, count, scratch);
+    GP_LAUNCH(total_kernel, 1, 1, 1, st, counts, offsets, count, scratch);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpyAsync(total_host, scratch, sizeof(uint32_t), cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
@@ -285,7 +297,7 @@ int gp_tree_split(const uint64_t *keys, gp_cell *cells, uint32_t b, uint32_t e,
                   const uint32_t *offsets, void *stream)
 {
     if (e <= b) return 0;
-    split_kernel<<<blocks_for(e - b, 128), 128, 0, (cudaStream_t)stream>>>(keys, cells, b, e, offsets);
+    GP_LAUNCH(split_kernel, blocks_for(e - b, 128), 128, 128, (cudaStream_t)stream, keys, cells, b, e, offsets);
     CHECK_LAUNCH();
 }
 
@@ -293,14 +305,14 @@ int gp_tree_moments(const double *x, const double *y, const double *z, const dou
                     const gp_cell *cells, uint32_t b, uint32_t e, gp_moments *mom, void *stream)
 {
     if (e <= b) return 0;
-    moments_kernel<<<blocks_for(e - b, 128), 128, 0, (cudaStream_t)stream>>>(x, y, z, m, cells, b, e, mom);
+    GP_LAUNCH(moments_kernel, blocks_for(e - b, 128), 128, 128, (cudaStream_t)stream, x, y, z, m, cells, b, e, mom);
     CHECK_LAUNCH();
 }
 
 int gp_tree_records(const gp_moments *mom, uint32_t ncells, int mac, double theta, gp_wcell *rec, void *stream)
 {
     if (ncells == 0) return 0;
-    records_kernel<<<blocks_for(ncells, 128), 128, 0, (cudaStream_t)stream>>>(mom, ncells, mac, theta, rec);
+    GP_LAUNCH(records_kernel, blocks_for(ncells, 128), 128, 128, (cudaStream_t)stream, mom, ncells, mac, theta, rec);
     CHECK_LAUNCH();
 }
 
@@ -310,7 +322,7 @@ int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *
                             float *iaold, void *stream)
 {
     if (ni == 0) return 0;
-    irec_forces_kernel<<<blocks_for(ni, 256), 256, 0, (cudaStream_t)stream>>>(f4, perm, aold, ilist, slot, ni,
+    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, perm, aold, ilist, slot, ni,
                                                                              ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }
@@ -319,7 +331,7 @@ int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni
                         uint32_t *key, uint32_t *val, void *stream)
 {
     if (ni == 0) return 0;
-    active_keys_kernel<<<blocks_for(ni, 256), 256, 0, (cudaStream_t)stream>>>(index, rank, ni, key, val);
+    GP_LAUNCH(active_keys_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, index, rank, ni, key, val);
     CHECK_LAUNCH();
 }
 
@@ -327,7 +339,7 @@ int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t
                            const double *center, gp_f4 *ipos, uint32_t *islot, void *stream)
 {
     if (m == 0) return 0;
-    irec_field_kernel<<<blocks_for(m, 256), 256, 0, (cudaStream_t)stream>>>(points, order, m, center, ipos, islot);
+    GP_LAUNCH(irec_field_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, points, order, m, center, ipos, islot);
     CHECK_LAUNCH();
 }
 
@@ -360,9 +372,9 @@ int gp_tree_walk(const gp_walk_args *a, void *stream)
     uint32_t need = (ngroups + WALK_WARPS - 1) / WALK_WARPS;
     if (need < blocks) blocks = need;
     if (blocks < 1) blocks = 1;
-    if (a->mode == 0) walk_kernel<0><<<blocks, WALK_THREADS, 0, st>>>(*a);
-    else if (a->mode == 1) walk_kernel<1><<<blocks, WALK_THREADS, 0, st>>>(*a);
-    else walk_kernel<2><<<blocks, WALK_THREADS, 0, st>>>(*a);
+    if (a->mode == 0) GP_LAUNCH(walk_kernel<0>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
+    else if (a->mode == 1) GP_LAUNCH(walk_kernel<1>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
+    else GP_LAUNCH(walk_kernel<2>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
     CHECK_LAUNCH();
 }
 

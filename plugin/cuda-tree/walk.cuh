@@ -54,6 +54,13 @@ static inline GP_HD gp_wcell gp_wcell_make(const gp_moments *mo, int mac, double
     }
     w.lo = gp_f4{lo[0], lo[1], lo[2], 0.f};
     w.hi = gp_f4{hi[0], hi[1], hi[2], 0.f};
+    /* moments beyond float (a cell spanning ~1e19 or more): never use the
+     * cell as a whole; its children and particles are summed instead */
+    float chk = w.mc.x + w.mc.y + w.mc.z + w.mc.w + w.sa.x + w.sa.y + w.sa.z + w.sa.w + w.sb.x + w.sb.y;
+    if (!(chk - chk == 0.f)) {
+        w.sb.z = INFINITY;
+        w.sb.w = INFINITY;
+    }
     return w;
 }
 
@@ -84,32 +91,70 @@ __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
+/* One cell's pull (monopole, or monopole + quadrupole from core/kernels.h)
+ * on one i-particle. In the float modes a pair whose r^2 overflows float
+ * (r > 1.8e19 in the units given) is done in double instead, so a far
+ * outlier gives its true, tiny, contribution instead of inf * 0 = NaN. */
+template <int MODE, typename P>
+__device__ __forceinline__ void cell_term(const gp_wcell *w, int quad, P xi, P yi, P zi, P eps2,
+                                          P &ax, P &ay, P &az, P &phi)
+{
+    gp_f4 mc = w->mc;
+    P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
+    P r2 = dx * dx + dy * dy + dz * dz + eps2;
+    if (MODE == 2 || !(r2 <= (P)FLT_MAX)) {
+        double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
+        double a0, a1, a2, ph;
+        if (quad) {
+            gp_f4 sa = w->sa, sb = w->sb;
+            gp_quad6_d(ddx, ddy, ddz, (double)mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (double)eps2,
+                       &a0, &a1, &a2, &ph);
+        } else {
+            gp_mono_d(ddx, ddy, ddz, (double)mc.w, (double)eps2, &a0, &a1, &a2, &ph);
+        }
+        ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
+    } else if (quad) {
+        gp_f4 sa = w->sa, sb = w->sb;
+        float a0, a1, a2, ph;
+        gp_quad6_f((float)dx, (float)dy, (float)dz, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (float)eps2,
+                   &a0, &a1, &a2, &ph);
+        ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
+    } else {
+        float rinv = rsqrtf((float)r2);
+        rinv = (float)r2 > 0.f ? rinv : 0.f;
+        float mr = mc.w * rinv, mr3 = mr * rinv * rinv;
+        ax = (P)(mr3 * (float)dx); ay = (P)(mr3 * (float)dy); az = (P)(mr3 * (float)dz); phi = (P)(-mr);
+    }
+}
+
+/* One particle's pull on one i-particle (self and r = 0 skipped); the same
+ * double fallback as cell_term for r^2 beyond float. */
+template <int MODE, typename P>
+__device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2, bool skip, Acc<P> &a)
+{
+    P dx = (P)q.x - xi, dy = (P)q.y - yi, dz = (P)q.z - zi;
+    P r2 = dx * dx + dy * dy + dz * dz + eps2;
+    if (MODE != 2 && !(r2 <= (P)FLT_MAX)) {
+        double ddx = (double)q.x - (double)xi, ddy = (double)q.y - (double)yi, ddz = (double)q.z - (double)zi;
+        double a0, a1, a2, ph;
+        gp_mono_d(ddx, ddy, ddz, skip ? 0.0 : (double)q.w, (double)eps2, &a0, &a1, &a2, &ph);
+        a.tx += (P)a0; a.ty += (P)a1; a.tz += (P)a2; a.tp -= (P)ph;
+        return;
+    }
+    P rinv = MODE == 2 ? P(1) / sqrt(r2) : (P)rsqrtf((float)r2);
+    rinv = (r2 > P(0) && !skip) ? rinv : P(0);
+    P mr = (P)q.w * rinv, mr3 = mr * rinv * rinv;
+    a.tx += mr3 * dx; a.ty += mr3 * dy; a.tz += mr3 * dz; a.tp += mr;
+}
+
 /* Sums the accepted cells in list[0..n) into every lane's accumulator. */
 template <int MODE, typename P>
 __device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t *list, uint32_t n,
                                             int quad, P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
     for (uint32_t e = 0; e < n; ++e) {
-        const gp_wcell *w = &rec[list[e]];
-        gp_f4 mc = w->mc;
-        P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
         P ax, ay, az, phi;
-        if (quad) {
-            gp_f4 sa = w->sa, sb = w->sb;
-            P s[6] = {(P)sa.x, (P)sa.y, (P)sa.z, (P)sa.w, (P)sb.x, (P)sb.y};
-            if (MODE == 2) gp_quad_d(dx, dy, dz, (P)mc.w, (const double *)(const void *)s, eps2,
-                                     (double *)(void *)&ax, (double *)(void *)&ay,
-                                     (double *)(void *)&az, (double *)(void *)&phi);
-            else gp_quad_f(dx, dy, dz, (P)mc.w, (const float *)(const void *)s, eps2,
-                           (float *)(void *)&ax, (float *)(void *)&ay,
-                           (float *)(void *)&az, (float *)(void *)&phi);
-        } else {
-            P r2 = dx * dx + dy * dy + dz * dz + eps2;
-            P rinv = MODE == 2 ? P(1) / sqrt(r2) : (P)rsqrtf((float)r2);
-            rinv = r2 > P(0) ? rinv : P(0);
-            P mr = (P)mc.w * rinv, mr3 = mr * rinv * rinv;
-            ax = mr3 * dx; ay = mr3 * dy; az = mr3 * dz; phi = -mr;
-        }
+        cell_term<MODE>(&rec[list[e]], quad, xi, yi, zi, eps2, ax, ay, az, phi);
         a.tx += ax; a.ty += ay; a.tz += az; a.tp -= phi;
     }
     fold<MODE>(a);
@@ -227,15 +272,8 @@ walk_kernel(gp_walk_args A)
                     const uint32_t mcount = min(32u, cnt - c0);
                     if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
                     __syncwarp();
-                    for (uint32_t j = 0; j < mcount; ++j) {
-                        gp_f4 q = pbuf[j];
-                        P dx = (P)q.x - xi, dy = (P)q.y - yi, dz = (P)q.z - zi;
-                        P r2 = dx * dx + dy * dy + dz * dz + eps2;
-                        P rinv = MODE == 2 ? P(1) / sqrt(r2) : (P)rsqrtf((float)r2);
-                        rinv = (r2 > P(0) && b0 + c0 + j != self) ? rinv : P(0);
-                        P mr = (P)q.w * rinv, mr3 = mr * rinv * rinv;
-                        acc.tx += mr3 * dx; acc.ty += mr3 * dy; acc.tz += mr3 * dz; acc.tp += mr;
-                    }
+                    for (uint32_t j = 0; j < mcount; ++j)
+                        particle_term<MODE>(pbuf[j], xi, yi, zi, eps2, b0 + c0 + j == self, acc);
                     fold<MODE>(acc);
                     npp += (unsigned long long)mcount * nvalid;
                     __syncwarp();
