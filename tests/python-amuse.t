@@ -89,12 +89,25 @@ a_got = conv.to_nbody(ax).value_in(nbody_system.acceleration)
 p_got = conv.to_nbody(phi).value_in(nbody_system.potential)
 t.ok(np.allclose(a_got, a_ref[:, 0], rtol=1e-9), "get_gravity_at_point (SI) = Solver.field", a_got, a_ref[:, 0])
 t.ok(np.allclose(p_got, p_ref, rtol=1e-9), "get_potential_at_point (SI) = Solver.field")
+
+# ---- a bad plugin parameter: an AMUSE error, the gravplug sentence kept -------
+gravity.set_plugin_parameter("no_such_param", "1")
+try:
+    gravity.evolve_model(2 * t_end)
+    t.ok(False, "a bad plugin parameter makes evolve_model fail")
+except Exception as exc:  # noqa: BLE001 — AMUSE raises its own exception types
+    t.ok("evolve_model" in str(exc) or "-1" in str(exc),
+         "a bad plugin parameter makes evolve_model fail with an AMUSE error", str(exc))
+msg = gravity.get_last_error()
+t.ok("no_such_param" in str(msg), "get_last_error() returns the gravplug sentence", msg)
 gravity.stop()
 
 # ---- bridge: a cluster orbiting in a galaxy computed by a second instance ----
 NG = 4000
 galaxy_pos = gravplug.ic.make("hernquist", NG, seed=5)
-galaxy = Gravplug(solver="cpu-tree" if "cpu-tree" in dict(gravplug.list_plugins()) else "cpu-direct")
+have_tree = "cpu-tree" in dict(gravplug.list_plugins())
+galaxy = Gravplug(solver="cpu-tree" if have_tree else "cpu-direct",
+                  plugin_params={"theta": 0.4} if have_tree else None)
 galaxy.parameters.epsilon_squared = 0.3 ** 2 | nbody_system.length ** 2
 gp = Particles(NG)
 gp.mass = galaxy_pos.mass * 100 | nbody_system.mass

@@ -24,7 +24,9 @@ the environment is inherited.
 Needs the AMUSE framework (`pip install amuse-framework`); importing this
 module without it raises ImportError.
 """
+import functools
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -47,6 +49,21 @@ def _plain(v, unit):
     return np.asarray(v.value_in(unit) if is_quantity(v) else v, dtype=np.float64)
 
 
+def _guarded(method):
+    """Worker methods return AMUSE error codes, never raise (an exception
+    would kill the worker); the gravplug sentence is kept for
+    get_last_error and written to the worker's stderr."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 — reported through the code
+            self.last_error = f"{method.__name__}: {exc}"
+            print(f"gravplug worker: {self.last_error}", file=sys.stderr, flush=True)
+            return ERROR
+    return wrapper
+
+
 class GravplugImplementation:
     """Runs in the AMUSE worker process: particles kept here, time and
     forces in a gravplug.Gravity (the C integrators and a plugin)."""
@@ -58,6 +75,7 @@ class GravplugImplementation:
         self.timestep = 1.0 / 64
         self.begin_time = 0.0
         self.plugin_params = {}
+        self.last_error = ""
         self._reset()
 
     def _reset(self):
@@ -144,16 +162,13 @@ class GravplugImplementation:
 
     def evolve_model(self, time):
         t = float(_plain(time, nbody_system.time))
-        try:
-            self._sync()
-            if self.gravity is not None:
-                self.gravity.evolve_model(t)
-                self._pull()
-                self.time = self.gravity.model_time
-            else:
-                self.time = t
-        except Exception:
-            return ERROR
+        self._sync()
+        if self.gravity is not None:
+            self.gravity.evolve_model(t)
+            self._pull()
+            self.time = self.gravity.model_time
+        else:
+            self.time = t
         return OK
 
     # ---- particles ----------------------------------------------------------
@@ -245,11 +260,8 @@ class GravplugImplementation:
 
     # ---- global quantities --------------------------------------------------
     def _scalar(self, out, f, empty=0.0):
-        try:
-            self._sync()
-            out.value = f() if self.gravity is not None else empty
-        except Exception:
-            return ERROR
+        self._sync()
+        out.value = f() if self.gravity is not None else empty
         return OK
 
     def get_kinetic_energy(self, kinetic_energy):
@@ -345,15 +357,12 @@ class GravplugImplementation:
     # ---- field at points (GravityFieldInterface) --------------------------------
     def get_gravity_at_point(self, eps, x, y, z, ax, ay, az, npoints=None):
         L = nbody_system.length
-        try:
-            self._sync()
-            e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
-            if self.gravity is None:
-                gx = gy = gz = np.zeros_like(px)
-            else:
-                gx, gy, gz = self.gravity.get_gravity_at_point(e, px, py, pz)
-        except Exception:
-            return ERROR
+        self._sync()
+        e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
+        if self.gravity is None:
+            gx = gy = gz = np.zeros_like(px)
+        else:
+            gx, gy, gz = self.gravity.get_gravity_at_point(e, px, py, pz)
         # Plain N-body floats: this AMUSE version's Python worker packs
         # outputs without unit conversion.
         ax.value, ay.value, az.value = gx, gy, gz
@@ -361,15 +370,12 @@ class GravplugImplementation:
 
     def get_potential_at_point(self, eps, x, y, z, phi, npoints=None):
         L = nbody_system.length
-        try:
-            self._sync()
-            e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
-            if self.gravity is None:
-                p = np.zeros_like(px)
-            else:
-                p = self.gravity.get_potential_at_point(e, px, py, pz)
-        except Exception:
-            return ERROR
+        self._sync()
+        e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
+        if self.gravity is None:
+            p = np.zeros_like(px)
+        else:
+            p = self.gravity.get_potential_at_point(e, px, py, pz)
         phi.value = p
         return OK
 
@@ -396,6 +402,17 @@ class GravplugImplementation:
         self.plugin_params[str(name)] = str(value)
         self.dirty = True
         return OK
+
+    def get_last_error(self, message):
+        message.value = self.last_error
+        return OK
+
+
+for _name in ("commit_particles", "recommit_particles", "evolve_model", "get_acceleration",
+              "get_potential", "get_kinetic_energy", "get_potential_energy",
+              "get_gravity_at_point", "get_potential_at_point", "cleanup_code",
+              "synchronize_model"):
+    setattr(GravplugImplementation, _name, _guarded(getattr(GravplugImplementation, _name)))
 
 
 def _string_accessor(name, direction):
@@ -445,6 +462,10 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         return f
 
     @legacy_function
+    def get_last_error():
+        return _string_accessor("message", LegacyFunctionSpecification.OUT)
+
+    @legacy_function
     def set_plugin_parameter():
         f = LegacyFunctionSpecification()
         f.addParameter("name", dtype="string", direction=f.IN)
@@ -473,7 +494,7 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         GravitationalDynamics.define_state(self, handler)
         GravityFieldCode.define_state(self, handler)
         for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
-                  "set_time_step", "set_plugin_parameter"):
+                  "set_time_step", "set_plugin_parameter", "get_last_error"):
             handler.add_method("!UNINITIALIZED!STOPPED", m)
 
     def define_parameters(self, handler):
@@ -507,3 +528,4 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         handler.add_method("set_integrator", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("set_plugin_parameter", (handler.NO_UNIT, handler.NO_UNIT),
                            (handler.ERROR_CODE,))
+        handler.add_method("get_last_error", (), (handler.NO_UNIT, handler.ERROR_CODE))
