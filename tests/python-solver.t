@@ -175,6 +175,24 @@ ref = (M[None, :, None] * d / r2[..., None] ** 1.5).sum(1)
 err = np.abs(acc - ref).max() / np.abs(ref).max()
 t.ok(err < 1e-12, f"N=200 forces match a numpy direct sum (max rel. error {err:.2e})")
 
+# ---- two instances in two threads at once (ctypes releases the GIL) -------------
+import threading  # noqa: E402
+with G.Solver("cpu-direct", eps=0.01) as sa, G.Solver("cpu-direct", eps=0.01) as sb:
+    sa.set_particles(P, M)
+    sb.set_particles(P[::-1].copy(), M[::-1].copy())
+    results = {}
+
+    def run(name, solver):
+        results[name] = [solver.forces()[0] for _ in range(5)]
+    threads = [threading.Thread(target=run, args=("a", sa)), threading.Thread(target=run, args=("b", sb))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    same = all(np.array_equal(x, acc) for x in results["a"]) and \
+        all(np.array_equal(x, acc[::-1]) or np.allclose(x, acc[::-1], rtol=1e-13) for x in results["b"])
+    t.ok(same, "two solvers used from two threads give the serial results (bit-identical run to run)")
+
 # ---- lifetime ------------------------------------------------------------------
 s.close()
 s.close()

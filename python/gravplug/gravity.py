@@ -223,7 +223,9 @@ class Gravity:
             if solver != "auto" else None
         known_int = {p for p, _, _ in _integrator_params(integrator)}
         for k, v in params.items():
-            if known_solver is None or k in known_solver:
+            if known_solver is None:        # "auto": the plugin is not known yet
+                (ip if k in known_int and k != "eps" else sp)[k] = v
+            elif k in known_solver:
                 sp[k] = v
             elif k in known_int:
                 ip[k] = v
