@@ -18,6 +18,7 @@
  *
  * --active F times compute_forces alone with a random fraction F of the
  * particles active after an update_positions (the block-time-step case).
+ * --ic passes an option to the initial-conditions model (gp_ic_describe).
  * --csv adds one machine-readable line starting with RESULT, for sweeps.
  * Threads: OMP_NUM_THREADS (or --set threads=N).
  */
@@ -39,7 +40,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpbench --plugin NAME --model MODEL --n N [--set name=value]...\n"
             "               [--repeats R] [--sample K] [--seed S] [--reference NAME|none]\n"
-            "               [--active FRACTION] [--csv]\n"
+            "               [--active FRACTION] [--ic option=value]... [--csv]\n"
             "models: plummer, hernquist, nfw, galaxy, uniform (see host_stub/ic/ic.h)\n");
 }
 
@@ -120,8 +121,8 @@ int main(int argc, char **argv)
     int repeats = 5, csv = 0;
     double active = 0;
     uint64_t seed = 1;
-    gp_param kv[MAX_SET];
-    size_t nkv = 0;
+    gp_param kv[MAX_SET], ickv[MAX_SET];
+    size_t nkv = 0, nic = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
@@ -140,6 +141,10 @@ int main(int argc, char **argv)
             if (!eq || nkv == MAX_SET) { fprintf(stderr, "gpbench: --set wants name=value\n"); return 2; }
             char *name = strndup(v, (size_t)(eq - v));
             kv[nkv++] = (gp_param){ name, eq + 1 };
+        } else if (!strcmp(a, "--ic")) {
+            char *eq = strchr(v, '=');
+            if (!eq || nic == MAX_SET) { fprintf(stderr, "gpbench: --ic wants name=value\n"); return 2; }
+            ickv[nic++] = (gp_param){ strndup(v, (size_t)(eq - v)), eq + 1 };
         } else { usage(stderr); return 2; }
         i++;
     }
@@ -147,7 +152,8 @@ int main(int argc, char **argv)
 
     gp_ic ic;
     char err[1024];
-    if (gp_ic_make(model, n, seed, NULL, &ic, err, sizeof err) != 0) {
+    gp_ic_opts icopts = { ickv, nic };
+    if (gp_ic_make(model, n, seed, nic ? &icopts : NULL, &ic, err, sizeof err) != 0) {
         fprintf(stderr, "gpbench: %s\n", err);
         return 1;
     }
@@ -208,6 +214,7 @@ int main(int argc, char **argv)
         if (!strcmp(kv[k].name, "threads") && atoi(kv[k].value) > 0) threads = atoi(kv[k].value);
     printf("plugin %s  model %s  n %zu  seed %llu  threads %d  params %s\n", plugin, model, n,
            (unsigned long long)seed, threads, nkv ? params : "(defaults)");
+    for (size_t k = 0; k < nic; k++) printf("  model option %s=%s\n", ickv[k].name, ickv[k].value);
     printf("first call (set_particles + compute_forces): %.4f s\n", t_first);
     printf("force evaluation, tree built each time (update_positions + compute_forces%s): median %.4f s  (min %.4f, max %.4f, %d repeats)\n",
            has_rebuild && !user_rebuild ? ", rebuild=always" : "", tmed, times[0], times[repeats - 1], repeats);

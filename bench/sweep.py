@@ -24,6 +24,7 @@ def main():
     ap.add_argument("--model", default="plummer")
     ap.add_argument("--n", default="100000")
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--ic", action="append", default=[], help="model option name=value")
     ap.add_argument("--grid", action="append", default=[],
                     help="name=v1,v2,... (for the bh/bmax/multipole MACs)")
     ap.add_argument("--grid-acc", action="append", default=[],
@@ -62,6 +63,7 @@ def main():
             cmd = [a.bench, "--plugin", a.plugin, "--model", a.model, "--n", a.n,
                    "--repeats", a.repeats, "--sample", a.sample, "--csv"]
             for s in a.set: cmd += ["--set", s]
+            for s in a.ic: cmd += ["--ic", s]
             for k, v in combo.items(): cmd += ["--set", f"{k}={v}"]
             print(" ".join(cmd), file=sys.stderr, flush=True)
             out = subprocess.run(cmd, env=env, capture_output=True, text=True)
