@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The Python examples still run: examples/python/*.py at small sizes,
+checking what each prints (and the bridge's PNG when matplotlib is there)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    print("1..0 # SKIP numpy is not installed (pip install numpy)")
+    sys.exit(0)
+
+from gravplug._tap import Tap  # noqa: E402
+
+t = Tap()
+env = dict(os.environ)
+env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
+
+
+def run(script, *args):
+    r = subprocess.run([sys.executable, str(REPO / "examples" / "python" / script), *args],
+                       capture_output=True, text=True, env=env, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+rc, out, err = run("swap_solvers.py", "--n", "2048", "--thetas", "0.5", "--trees", "cpu-tree",
+                   "--run-n", "256", "--run-t", "0.125")
+t.ok(rc == 0, "swap_solvers.py runs", out[-2000:], err[-2000:])
+m = re.search(r"^cpu-tree\s+0\.50\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", out, re.M)
+t.ok(m and 0 < float(m.group(1)) < 1e-2 and float(m.group(1)) <= float(m.group(3)),
+     "it prints the tree's error distribution (median < 1e-2, median <= 99th)", out[-1500:])
+m = re.search(r"direct -> tree at t/2\s+ends on cpu-tree .*max \|x - x_direct\| = (\S+)", out)
+t.ok(m and float(m.group(1)) < 1e-3, "the mid-run swap ends on cpu-tree, close to the direct run", out[-800:])
+
+with tempfile.TemporaryDirectory() as tmp:
+    png = os.path.join(tmp, "bridge.png")
+    rc, out, err = run("bridge_cluster_galaxy.py", "--n-galaxy", "4000", "--n-cluster", "64",
+                       "--orbits", "0.1", "--steps-per-orbit", "100", "--png", png)
+    t.ok(rc == 0, "bridge_cluster_galaxy.py runs", out[-2000:], err[-2000:])
+    rows = [ln.split() for ln in out.splitlines() if ln and not ln.startswith("#")][1:]
+    ok_rows = rows and all(len(r) == 7 for r in rows)
+    t.ok(ok_rows and len(rows) >= 5, f"it prints the orbit table ({len(rows)} rows)", out[-1500:])
+    if ok_rows:
+        de_tot = max(abs(float(r[5])) for r in rows)
+        t.ok(de_tot < 1e-3, f"the bridge conserves the cluster's total energy ({de_tot:.1e} < 1e-3)")
+        t.ok(float(rows[-1][2]) > 20, f"the cluster moved along its orbit ({rows[-1][2]} deg)")
+    else:
+        t.skip(2, "no table to read")
+    try:
+        import matplotlib  # noqa: F401
+        t.ok(os.path.getsize(png) > 10000, "it writes the PNG")
+    except ImportError:
+        t.skip(1, "matplotlib not installed")
+t.done_testing()
