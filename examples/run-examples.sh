@@ -21,9 +21,9 @@ for name in $names; do
   echo "   simulated in $(( $(date +%s) - start )) s"
   case $name in
     galaxy)
-      $PLOT "$out" --out "examples/$name" --extent 1.2
+      $PLOT "$out" --out "examples/$name" --extent 1.2 --bins 60
       $PLOT --snapshot "$out/snap_0000.h5" --snapshot "$out/snap_0002.h5" --axes xz --extent 1.2 \
-            --out "examples/$name" ;;
+            --bins 60 --out "examples/$name" ;;
     kepler)
       $PLOT "$out" --out "examples/$name" --extent 1.6 --bins 80 ;;
     *)
