@@ -7,8 +7,7 @@ import os
 import threading
 
 from . import _abi
-from ._abi import Status
-from .errors import AbiMismatchError, PluginNotFoundError, error_for
+from .errors import AbiMismatchError, PluginNotFoundError
 
 _lock = threading.Lock()
 _cache = {}

@@ -29,7 +29,6 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint64, c_voi
 import numpy as np
 
 from . import _abi
-from ._abi import Status
 from ._arrays import as_scalars, as_vectors, dptr
 from ._lib import load_library
 from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
