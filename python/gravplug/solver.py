@@ -213,10 +213,10 @@ class Solver:
         all_params.update(kw)
         strings = [(k, self._format(k, v)) for k, v in all_params.items()]
 
-        self._logger = logger or _log
+        log_to = self._logger = logger or _log
 
-        def on_log(user, level, message):
-            self._logger.log(_LOG_LEVELS.get(level, logging.DEBUG), "%s", _s(message))
+        def on_log(user, level, message):    # no reference to self: no cycle
+            log_to.log(_LOG_LEVELS.get(level, logging.DEBUG), "%s", _s(message))
         self._log_cb = _abi.GpLogFn(on_log)   # kept alive as long as self
 
         pairs = (_abi.GpParam * max(1, len(strings)))()
