@@ -78,10 +78,11 @@ EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda
 
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t
-$(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(CONFORMANCE) plugin/cuda-tree/module.mk
+GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance # linked by tests/module.mk (read later)
+$(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/cuda-tree/module.mk
 	@mkdir -p $(dir $@)
 	@printf '#!/bin/sh\n# conformance of %s built on the CPU emulation of CUDA\nGP_CONFORMANCE_QUICK=1 exec "%s" "%s"\n' \
-	    '$*' '$(abspath $(CONFORMANCE))' '$(abspath $(EMU)/plugins/gravplug-$*.so)' > $@
+	    '$*' '$(abspath $(GP_CONFORMANCE_BIN))' '$(abspath $(EMU)/plugins/gravplug-$*.so)' > $@
 	@chmod +x $@
 $(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-accuracy against the CPU emulation of CUDA (small N)\nGP_BUILD="%s" GP_GPU_TEST_N=1024 exec "%s"\n' \
@@ -96,4 +97,4 @@ endif
 
 # `make cuda`: the CUDA plugins, the GPU tests and benchmarks only.
 .PHONY: cuda
-cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) $(GPU_EMU_TEST) $(GPU_EMU_WRAPPERS)
+cuda: $(CUDA_PLUGINS_BUILT) $(GPU_TESTS) $(GPU_EMU_TEST) $(GPU_EMU_WRAPPERS) $(GPU_BENCHES)

@@ -1,0 +1,294 @@
+/*
+ * cudabench — the GPU plugins' benchmarks (wall-clock time: the GPU works
+ * while the host waits).
+ *
+ *   cudabench direct [--nmin 14] [--nmax 20] [--eps 0.01] [--precision mixed]
+ *                    [--seconds 1]
+ *       cuda-direct on Plummer spheres of 2^nmin .. 2^nmax particles, all
+ *       active: interactions per second = N^2 / (seconds per compute_forces),
+ *       the median over calls repeated for at least --seconds.
+ *
+ *   cudabench tree --model plummer|galaxy --n N [--repeats 5] [--sample 4096]
+ *                  [--active 0.01] [--seed 1] --config "mac=bmax theta=0.5" ...
+ *       cuda-tree: for each --config (name=value pairs, space separated), on
+ *       the same particles: seconds per full force evaluation with the build
+ *       included (set_particles + compute_forces: positions in, all results
+ *       out), median of --repeats after one warm-up; the build / moments /
+ *       walk / transfer split from get_stats; the relative force and
+ *       potential error (median, 99th percentile, max) on --sample random
+ *       particles against cuda-direct in double precision; then with
+ *       --active F: update_positions (positions moved by a tiny drift, so
+ *       rebuild=auto may refit) + a new random active subset of F*N
+ *       particles + compute_forces, median seconds per call with the refit
+ *       included, and how many of those calls rebuilt.
+ *
+ * Every result line starts with RESULT, comma separated, for the sweep
+ * files of bench/gpu/run-all.sh. Models come from libgravplug's gp_ic_make.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gravplug.h"
+#include "gravplug_loader.h"
+#include "ic.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n ? v[n / 2] : NAN;
+}
+
+static uint64_t rng_s = 88172645463325252ull;
+static uint64_t rng(void)
+{
+    rng_s ^= rng_s << 13; rng_s ^= rng_s >> 7; rng_s ^= rng_s << 17;
+    return rng_s;
+}
+
+static void die(const char *what, const char *why)
+{
+    fprintf(stderr, "cudabench: %s: %s\n", what, why);
+    exit(1);
+}
+
+typedef struct solver { gp_plugin *plug; const gp_api *api; gp_solver *s; } solver;
+
+/* "a=b c=d" -> set_param calls */
+static void apply(solver *v, const char *config)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", config);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) die("bad --config item (want name=value)", tok);
+        *eq = '\0';
+        if (v->api->set_param(v->s, tok, eq + 1) != GP_OK) die(tok, v->api->last_error(v->s));
+    }
+}
+
+static solver open_solver(const char *name)
+{
+    solver v;
+    char err[1024];
+    if (gp_plugin_open(name, &v.plug, err, sizeof err) != GP_OK) die(name, err);
+    v.api = gp_plugin_api(v.plug);
+    if (v.api->init(&v.s, NULL) != GP_OK) die(name, v.api->last_error(NULL));
+    return v;
+}
+
+static void check(solver *v, gp_status st, const char *what)
+{
+    if (st != GP_OK) die(what, v->api->last_error(v->s));
+}
+
+static gp_ic make_ic(const char *model, size_t n, uint64_t seed)
+{
+    gp_ic ic;
+    char err[512];
+    if (gp_ic_make(model, n, seed, NULL, &ic, err, sizeof err) != 0) die(model, err);
+    return ic;
+}
+
+static int run_direct(int argc, char **argv)
+{
+    int nmin = 14, nmax = 20;
+    const char *eps = "0.01", *prec = "mixed";
+    double min_seconds = 1.0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--nmin")) nmin = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--nmax")) nmax = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--eps")) eps = argv[i + 1];
+        else if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
+        else if (!strcmp(argv[i], "--seconds")) min_seconds = atof(argv[i + 1]);
+        else die("unknown option", argv[i]);
+    }
+    solver d = open_solver("cuda-direct");
+    check(&d, d.api->set_param(d.s, "eps", eps), "eps");
+    check(&d, d.api->set_param(d.s, "precision", prec), "precision");
+    printf("# cuda-direct, Plummer, all active, eps = %s, precision = %s\n", eps, prec);
+    printf("# RESULT,direct,N,precision,eps,calls,seconds_per_call,interactions_per_second\n");
+    for (int lg = nmin; lg <= nmax; ++lg) {
+        size_t n = (size_t)1 << lg;
+        gp_ic ic = make_ic("plummer", n, 1);
+        double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+        check(&d, d.api->set_particles(d.s, n, ic.pos, ic.mass), "set_particles");
+        check(&d, d.api->compute_forces(d.s, acc, pot), "compute_forces (warm-up)");
+        double t[1000];
+        int k = 0;
+        double start = now();
+        while (k < 1000 && (k < 3 || now() - start < min_seconds)) {
+            double t0 = now();
+            check(&d, d.api->compute_forces(d.s, acc, pot), "compute_forces");
+            t[k++] = now() - t0;
+        }
+        double sec = median(t, (size_t)k);
+        printf("RESULT,direct,%zu,%s,%s,%d,%.6g,%.4g\n", n, prec, eps, k, sec, (double)n * (double)n / sec);
+        fflush(stdout);
+        free(acc); free(pot);
+        gp_ic_free(&ic);
+    }
+    d.api->finalize(d.s);
+    gp_plugin_close(d.plug);
+    return 0;
+}
+
+typedef struct errs { double med, p99, max; } errs;
+static errs relerr(size_t m, int dim, const double *got, const double *want)
+{
+    double *e = malloc(m * sizeof *e);
+    for (size_t i = 0; i < m; ++i) {
+        double d2 = 0, w2 = 0;
+        for (int c = 0; c < dim; ++c) {
+            double d = got[dim * i + c] - want[dim * i + c];
+            d2 += d * d;
+            w2 += want[dim * i + c] * want[dim * i + c];
+        }
+        e[i] = w2 > 0 ? sqrt(d2 / w2) : sqrt(d2);
+        if (isnan(e[i])) e[i] = INFINITY;
+    }
+    qsort(e, m, sizeof *e, cmp_double);
+    errs r = {e[m / 2], e[(size_t)(0.99 * (double)(m - 1))], e[m - 1]};
+    free(e);
+    return r;
+}
+
+static int run_tree(int argc, char **argv)
+{
+    const char *model = "plummer";
+    size_t n = 1 << 20, sample = 4096;
+    int repeats = 5;
+    double active = 0.01;
+    uint64_t seed = 1;
+    const char *configs[64];
+    int nconf = 0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--model")) model = argv[i + 1];
+        else if (!strcmp(argv[i], "--n")) n = (size_t)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--repeats")) repeats = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sample")) sample = (size_t)atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--active")) active = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seed")) seed = (uint64_t)atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--config") && nconf < 64) configs[nconf++] = argv[i + 1];
+        else die("unknown option", argv[i]);
+    }
+    if (nconf == 0) configs[nconf++] = "mac=bmax theta=0.5";
+    if (repeats < 1) repeats = 1;
+    if (repeats > 100) repeats = 100;
+    if (sample > n) sample = n;
+    gp_ic ic = make_ic(model, n, seed);
+    double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+    double *pos2 = malloc(3 * n * sizeof *pos2);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    uint32_t *sidx = malloc(sample * sizeof *sidx);
+    double *ra = malloc(3 * sample * sizeof *ra), *rp = malloc(sample * sizeof *rp);
+    double *ga = malloc(3 * sample * sizeof *ga), *gpt = malloc(sample * sizeof *gpt);
+    if (!acc || !pot || !pos2 || !idx || !sidx || !ra || !rp || !ga || !gpt) die("host memory", "out of memory");
+
+    /* the exact reference on a random sample: cuda-direct in double */
+    for (size_t i = 0; i < n; ++i) idx[i] = (uint32_t)i;
+    for (size_t i = 0; i < sample; ++i) { /* partial Fisher-Yates: distinct */
+        size_t j = i + rng() % (n - i);
+        uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+        sidx[i] = idx[i];
+    }
+    solver ref = open_solver("cuda-direct");
+    check(&ref, ref.api->set_param(ref.s, "precision", "double"), "precision");
+    check(&ref, ref.api->set_param(ref.s, "eps", "0.01"), "eps");  /* as cuda-tree below */
+    check(&ref, ref.api->set_particles(ref.s, n, ic.pos, ic.mass), "reference set_particles");
+    check(&ref, ref.api->set_active_subset(ref.s, sample, sidx), "reference subset");
+    check(&ref, ref.api->compute_forces(ref.s, ra, rp), "reference forces");
+    ref.api->finalize(ref.s);
+    gp_plugin_close(ref.plug);
+
+    printf("# cuda-tree, model %s, N = %zu, eps = 0.01, error sample %zu, repeats %d\n", model, n, sample, repeats);
+    printf("# RESULT,tree,model,N,config,sec_full,sec_build,sec_moments,sec_walk,sec_transfer,"
+           "acc_med,acc_p99,acc_max,pot_med,pot_p99,active_frac,sec_active,active_rebuilds,pp_per_particle,pc_per_particle\n");
+    for (int c = 0; c < nconf; ++c) {
+        solver t = open_solver("cuda-tree");
+        check(&t, t.api->set_param(t.s, "eps", "0.01"), "eps");
+        apply(&t, configs[c]);
+        gp_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
+        /* warm-up (and the acceleration MAC's previous |a|) */
+        check(&t, t.api->set_particles(t.s, n, ic.pos, ic.mass), "set_particles");
+        check(&t, t.api->compute_forces(t.s, acc, pot), "compute_forces");
+        double tt[100];
+        t.api->get_stats(t.s, &s0);
+        for (int r = 0; r < repeats; ++r) {
+            double t0 = now();
+            check(&t, t.api->set_particles(t.s, n, ic.pos, ic.mass), "set_particles");
+            check(&t, t.api->compute_forces(t.s, acc, pot), "compute_forces");
+            tt[r] = now() - t0;
+        }
+        t.api->get_stats(t.s, &s1);
+        double sec_full = median(tt, (size_t)repeats);
+        double R = (double)repeats;
+        for (size_t k = 0; k < sample; ++k) {
+            memcpy(&ga[3 * k], &acc[3 * sidx[k]], 3 * sizeof *ga);
+            gpt[k] = pot[sidx[k]];
+        }
+        errs ea = relerr(sample, 3, ga, ra), ep = relerr(sample, 1, gpt, rp);
+        double pp = (double)(s1.pp_interactions - s0.pp_interactions) / R / (double)n;
+        double pc = (double)(s1.pc_interactions - s0.pc_interactions) / R / (double)n;
+
+        double sec_act = NAN;
+        unsigned long long rebuilds = 0;
+        size_t na = (size_t)(active * (double)n);
+        if (na > 0) {
+            gp_stats a0 = {.struct_size = sizeof a0}, a1 = {.struct_size = sizeof a1};
+            t.api->get_stats(t.s, &a0);
+            for (int r = 0; r < repeats; ++r) {
+                for (size_t i = 0; i < 3 * n; ++i) pos2[i] = ic.pos[i] * (1.0 + 1e-6 * (double)(r + 1));
+                for (size_t i = 0; i < n; ++i) idx[i] = (uint32_t)i;
+                for (size_t i = 0; i < na; ++i) {
+                    size_t j = i + rng() % (n - i);
+                    uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
+                }
+                double t0 = now();
+                check(&t, t.api->update_positions(t.s, pos2), "update_positions");
+                check(&t, t.api->set_active_subset(t.s, na, idx), "set_active_subset");
+                check(&t, t.api->compute_forces(t.s, acc, NULL), "compute_forces (active)");
+                tt[r] = now() - t0;
+            }
+            t.api->get_stats(t.s, &a1);
+            sec_act = median(tt, (size_t)repeats);
+            rebuilds = (unsigned long long)(a1.tree_builds - a0.tree_builds);
+        }
+        printf("RESULT,tree,%s,%zu,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%g,%.6g,%llu,%.1f,%.1f\n",
+               model, n, configs[c], sec_full, (s1.seconds_build - s0.seconds_build) / R,
+               (s1.seconds_moments - s0.seconds_moments) / R, (s1.seconds_walk - s0.seconds_walk) / R,
+               (s1.seconds_transfer - s0.seconds_transfer) / R, ea.med, ea.p99, ea.max, ep.med, ep.p99,
+               active, sec_act, rebuilds, pp, pc);
+        fflush(stdout);
+        t.api->finalize(t.s);
+        gp_plugin_close(t.plug);
+    }
+    gp_ic_free(&ic);
+    free(acc); free(pot); free(pos2); free(idx); free(sidx); free(ra); free(rp); free(ga); free(gpt);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "direct")) return run_direct(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "tree")) return run_tree(argc, argv);
+    fprintf(stderr, "usage: cudabench direct [--nmin 14] [--nmax 20] [--eps E] [--precision P] [--seconds S]\n"
+                    "       cudabench tree --model plummer|galaxy --n N [--repeats R] [--sample K]\n"
+                    "                      [--active F] [--seed S] --config \"mac=bmax theta=0.5\" ...\n");
+    return 2;
+}

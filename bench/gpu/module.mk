@@ -1,0 +1,9 @@
+# bench/gpu: the GPU plugins' benchmark (cudabench) and bench/gpu/run-all.sh.
+CUDABENCH := $(BUILD)/bench/cudabench
+BENCHES += $(CUDABENCH)
+GPU_BENCHES := $(CUDABENCH)
+
+$(BUILD)/obj/bench/gpu/cudabench.o: CFLAGS += -Ihost_stub/ic
+$(CUDABENCH): $(BUILD)/obj/bench/gpu/cudabench.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)

@@ -1,0 +1,90 @@
+#!/bin/sh
+# bench/gpu/run-all.sh — on a machine with an NVIDIA GPU: build the CUDA
+# plugins, run their tests for real, then the benchmarks, and record
+# everything in bench/results/gpu-<GPU name>-<stage>.txt.
+#
+#   bench/gpu/run-all.sh            every stage below, in order
+#   bench/gpu/run-all.sh STAGE...   only these stages:
+#     tests       conformance (cuda-direct, cuda-tree), gpu-accuracy,
+#                 gpu-nodevice, gpu-walk-emu (prove)               ~1-2 min
+#     direct      cuda-direct interactions/s, N = 2^14 .. 2^20      ~1 min
+#     tree-small  cuda-tree, Plummer and galaxy, N = 2^16 .. 2^20   ~3 min
+#     tree-large  cuda-tree, Plummer and galaxy, N = 2^22, 2^24     ~5-8 min
+# Each stage fits in a 10-minute command. Environment: JOBS (make -j),
+# CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
+# TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+if [ -n "${CUDA_ARCH:-}" ]; then MAKEARCH="CUDA_ARCH=$CUDA_ARCH"; else MAKEARCH=""; fi
+
+gpu_name=${GPU_NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)}
+[ -n "$gpu_name" ] || gpu_name="unknown-gpu"
+tag=$(printf '%s' "$gpu_name" | tr -c 'A-Za-z0-9._-' '-' | sed 's/--*/-/g; s/-$//')
+out=bench/results
+mkdir -p "$out"
+
+header() { # what, file
+    {
+        echo "# $1"
+        echo "# gpu: $gpu_name"
+        echo "# date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+        echo "# git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+        echo "# host: $(uname -n), $(nproc 2>/dev/null) cores"
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | sed 's/^/# nvidia-smi: /'
+    } > "$2"
+}
+
+build() {
+    make -j"$JOBS" $MAKEARCH cuda build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
+        build/plugins/gravplug-cpu-direct.so >/dev/null || { echo "run-all: build failed" >&2; exit 1; }
+}
+
+stage_tests() {
+    f="$out/gpu-$tag-tests.txt"
+    header "GPU tests (prove)" "$f"
+    prove -v -e '' build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
+        build/t/gpu-accuracy.t build/t/gpu-nodevice.t build/t/gpu-walk-emu.t >> "$f" 2>&1
+    echo "tests: $f (exit $?)"
+}
+
+stage_direct() {
+    f="$out/gpu-$tag-direct.txt"
+    header "cuda-direct interactions per second (bench/gpu/cudabench direct)" "$f"
+    for args in "--precision mixed --eps 0.01" "--precision mixed --eps 0" "--precision single --eps 0.01" \
+                "--precision double --eps 0.01 --nmax 18"; do
+        build/bench/cudabench direct $args >> "$f" 2>&1
+    done
+    echo "direct: $f"
+}
+
+CONFIGS_TREE='mac=bmax theta=0.3|mac=bmax theta=0.5|mac=bmax theta=0.7|mac=bh theta=0.5|mac=multipole theta=0.5|mac=acceleration delta_acc=0.03125|mac=acceleration delta_acc=0.0078125|mac=acceleration delta_acc=0.001953125|mac=bmax theta=0.5 order=monopole|mac=bmax theta=0.5 precision=single'
+
+tree_stage() { # name, exponents
+    name=$1 exps=$2
+    f="$out/gpu-$tag-$name.txt"
+    header "cuda-tree seconds per full evaluation and errors (bench/gpu/cudabench tree)" "$f"
+    for model in plummer galaxy; do
+        for e in $exps; do
+            n=$((1 << e))
+            set --
+            old_ifs=$IFS; IFS='|'
+            for c in $CONFIGS_TREE; do set -- "$@" --config "$c"; done
+            IFS=$old_ifs
+            build/bench/cudabench tree --model "$model" --n "$n" --repeats 5 --sample 4096 --active 0.01 "$@" >> "$f" 2>&1
+        done
+    done
+    echo "$name: $f"
+}
+
+build
+stages=${*:-tests direct tree-small tree-large}
+for s in $stages; do
+    case "$s" in
+    tests) stage_tests ;;
+    direct) stage_direct ;;
+    tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
+    tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
+    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large)" >&2; exit 2 ;;
+    esac
+done
