@@ -78,7 +78,8 @@ EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda
 
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t
-GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance # linked by tests/module.mk (read later)
+# the conformance program, linked by tests/module.mk (which is read later)
+GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
 $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/cuda-tree/module.mk
 	@mkdir -p $(dir $@)
 	@printf '#!/bin/sh\n# conformance of %s built on the CPU emulation of CUDA\nGP_CONFORMANCE_QUICK=1 exec "%s" "%s"\n' \

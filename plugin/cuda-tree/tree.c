@@ -502,6 +502,12 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     char what[160];
     snprintf(what, sizeof what, "the tree buffers for n = %zu particles", n);
     if ((r = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return r;
+    /* growing a buffer drops its contents: from here on the device copy is
+     * stale, so a failure below leaves the old particles (still in base.p)
+     * to be uploaded and rebuilt by the next compute call */
+    s->dev_valid = 0;
+    s->have_tree = 0;
+    s->need_build = 1;
     if ((r = reserve_particles(s, n)) != GP_OK) return r;
     if ((r = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return r;
     s->dev_valid = 0;
