@@ -29,7 +29,7 @@ def run(script, *args):
     return r.returncode, r.stdout, r.stderr
 
 
-rc, out, err = run("swap_solvers.py", "--n", "2048", "--thetas", "0.5", "--trees", "cpu-tree",
+rc, out, err = run("swap_solvers.py", "--n", "1024", "--thetas", "0.5", "--trees", "cpu-tree",
                    "--run-n", "256", "--run-t", "0.125")
 t.ok(rc == 0, "swap_solvers.py runs", out[-2000:], err[-2000:])
 m = re.search(r"^cpu-tree\s+0\.50\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", out, re.M)
