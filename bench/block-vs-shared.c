@@ -78,8 +78,12 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
     result r = { .scheme = integ, .dt = dt };
     gp_sim *sim;
     gp_sim_new(&sim);
-    const char *n[] = { "eps", "theta", "threads" }, *v[] = { eps, theta, threads };
-    if (gp_sim_open_solver(sim, plugin, threads ? 3 : 2, n, v) != GP_OK) die(plugin, sim);
+    /* theta only for tree plugins (cpu-direct rejects it) */
+    const char *n[3] = { "eps" }, *v[3] = { eps };
+    size_t np = 1;
+    if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
+    if (threads) { n[np] = "threads"; v[np++] = threads; }
+    if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) die(plugin, sim);
     if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK) die("particles", sim);
     if (gp_sim_set_integrator(sim, integ) != GP_OK) die(integ, sim);
     char buf[64];
