@@ -85,10 +85,16 @@ with gravplug.Solver("cpu-direct", eps=conv.to_nbody(0.01 | units.parsec).value_
     s.set_particles(np.ascontiguousarray(pos_nb), np.ascontiguousarray(m_nb))
     x_nb = conv.to_nbody(pts).value_in(nbody_system.length)
     a_ref, p_ref = s.field(np.stack([x_nb, 0 * x_nb, 0 * x_nb], 1))
+    acc_ref, pot_ref = s.forces()
 a_got = conv.to_nbody(ax).value_in(nbody_system.acceleration)
 p_got = conv.to_nbody(phi).value_in(nbody_system.potential)
 t.ok(np.allclose(a_got, a_ref[:, 0], rtol=1e-9), "get_gravity_at_point (SI) = Solver.field", a_got, a_ref[:, 0])
 t.ok(np.allclose(p_got, p_ref, rtol=1e-9), "get_potential_at_point (SI) = Solver.field")
+ax_p = conv.to_nbody(gravity.particles.ax).value_in(nbody_system.acceleration)
+pot_p = conv.to_nbody(gravity.particles.potential_in_code).value_in(nbody_system.potential)
+t.ok(np.allclose(ax_p, acc_ref[:, 0], rtol=1e-9, atol=1e-9 * np.abs(acc_ref).max()),
+     "particles.ax (get_acceleration) = Solver.forces")
+t.ok(np.allclose(pot_p, pot_ref, rtol=1e-9), "particles.potential_in_code (get_potential) = Solver.forces")
 
 # ---- a bad plugin parameter: an AMUSE error, the gravplug sentence kept -------
 gravity.set_plugin_parameter("no_such_param", "1")

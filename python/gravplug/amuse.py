@@ -80,6 +80,8 @@ class GravplugImplementation:
 
     def _reset(self):
         self.index = []          # particle ids, in Gravity order
+        self.row_of = {}         # particle id -> row in Gravity
+        self.cache = {}          # per-particle results of the current state
         self.state = {}          # id -> [m, x, y, z, vx, vy, vz, r]
         self.next_id = 1
         self.gravity = None
@@ -115,6 +117,8 @@ class GravplugImplementation:
             self.gravity.close()
             self.gravity = None
         self.index = ids
+        self.row_of = {i: k for k, i in enumerate(ids)}
+        self.cache = {}
         if not ids:
             self.dirty = False
             return
@@ -134,6 +138,7 @@ class GravplugImplementation:
         if self.dirty or self.gravity is None:
             self._build()
         elif self.moved:
+            self.cache = {}
             rows = self._rows()
             self.gravity.set_state(np.ascontiguousarray(rows[:, 1:4]),
                                    np.ascontiguousarray(rows[:, 4:7]))
@@ -165,6 +170,7 @@ class GravplugImplementation:
         self._sync()
         if self.gravity is not None:
             self.gravity.evolve_model(t)
+            self.cache = {}
             self._pull()
             self.time = self.gravity.model_time
         else:
@@ -237,25 +243,28 @@ class GravplugImplementation:
         return self._set(index_of_the_particle, (4, 5, 6), (vx, vy, vz))
 
     def _row(self, i):
-        try:
-            self._sync()
-            return self.index.index(int(i))
-        except ValueError:
-            return None
+        self._sync()
+        return self.row_of.get(int(i))
+
+    def _cached(self, name):
+        """Per-particle accelerations/potentials, computed once per state:
+        AMUSE asks for them one particle at a time."""
+        if name not in self.cache:
+            self.cache[name] = getattr(self.gravity, name)
+        return self.cache[name]
 
     def get_acceleration(self, index_of_the_particle, ax, ay, az):
         k = self._row(index_of_the_particle)
         if k is None:
             return ERROR
-        acc = self.gravity.accelerations[k]
-        ax.value, ay.value, az.value = acc
+        ax.value, ay.value, az.value = self._cached("accelerations")[k]
         return OK
 
     def get_potential(self, index_of_the_particle, potential):
         k = self._row(index_of_the_particle)
         if k is None:
             return ERROR
-        potential.value = self.gravity.potentials[k]
+        potential.value = self._cached("potentials")[k]
         return OK
 
     # ---- global quantities --------------------------------------------------
@@ -490,8 +499,16 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         for k, v in extra.items():
             self.set_plugin_parameter(k, str(v))
 
+    def define_particle_sets(self, handler):
+        GravitationalDynamics.define_particle_sets(self, handler)
+        # particles.ax/ay/az and particles.potential_in_code (once per state;
+        # "potential" is taken by AMUSE's own particles.potential() method)
+        handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
+        handler.add_getter("particles", "get_potential", names=("potential_in_code",))
+
     def define_state(self, handler):
         GravitationalDynamics.define_state(self, handler)
+        handler.add_method("RUN", "get_acceleration")
         GravityFieldCode.define_state(self, handler)
         for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
                   "set_time_step", "set_plugin_parameter", "get_last_error"):
