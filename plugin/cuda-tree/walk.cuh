@@ -96,17 +96,15 @@ __device__ __forceinline__ float warp_max(float v)
  * (r > 1.8e19 in the units given) is done in double instead, so a far
  * outlier gives its true, tiny, contribution instead of inf * 0 = NaN. */
 template <int MODE, typename P>
-__device__ __forceinline__ void cell_term(const gp_wcell *w, int quad, P xi, P yi, P zi, P eps2,
+__device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, int quad, P xi, P yi, P zi, P eps2,
                                           P &ax, P &ay, P &az, P &phi)
 {
-    gp_f4 mc = w->mc;
     P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
     P r2 = dx * dx + dy * dy + dz * dz + eps2;
     if (MODE == 2 || !(r2 <= (P)FLT_MAX)) {
         double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
         double a0, a1, a2, ph;
         if (quad) {
-            gp_f4 sa = w->sa, sb = w->sb;
             gp_quad6_d(ddx, ddy, ddz, (double)mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (double)eps2,
                        &a0, &a1, &a2, &ph);
         } else {
@@ -114,7 +112,6 @@ __device__ __forceinline__ void cell_term(const gp_wcell *w, int quad, P xi, P y
         }
         ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
     } else if (quad) {
-        gp_f4 sa = w->sa, sb = w->sb;
         float a0, a1, a2, ph;
         gp_quad6_f((float)dx, (float)dy, (float)dz, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (float)eps2,
                    &a0, &a1, &a2, &ph);
@@ -147,17 +144,30 @@ __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2,
     a.tx += mr3 * dx; a.ty += mr3 * dy; a.tz += mr3 * dz; a.tp += mr;
 }
 
-/* Sums the accepted cells in list[0..n) into every lane's accumulator. */
+/* Sums the accepted cells in list[0..n) into every lane's accumulator.
+ * The warp first copies their records into shared memory (cb, CLIST x 3
+ * float4), lane k taking entries k and k + 32, so the summation loop reads
+ * broadcasts from shared memory instead of waiting on one global load per
+ * cell. Called by all 32 lanes with the same n. */
 template <int MODE, typename P>
 __device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t *list, uint32_t n,
-                                            int quad, P xi, P yi, P zi, P eps2, Acc<P> &a)
+                                            gp_f4 (*cb)[3], int quad, P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
+    const uint32_t lane = threadIdx.x & 31;
+    for (uint32_t k = lane; k < n; k += 32) {
+        const gp_wcell *w = &rec[list[k]];
+        cb[k][0] = w->mc;
+        cb[k][1] = w->sa;
+        cb[k][2] = w->sb;
+    }
+    __syncwarp();
     for (uint32_t e = 0; e < n; ++e) {
         P ax, ay, az, phi;
-        cell_term<MODE>(&rec[list[e]], quad, xi, yi, zi, eps2, ax, ay, az, phi);
+        cell_term<MODE>(cb[e][0], cb[e][1], cb[e][2], quad, xi, yi, zi, eps2, ax, ay, az, phi);
         a.tx += ax; a.ty += ay; a.tz += az; a.tp -= phi;
     }
     fold<MODE>(a);
+    __syncwarp(); /* cb and the list are refilled after this */
 }
 
 template <int MODE>
@@ -167,9 +177,11 @@ walk_kernel(gp_walk_args A)
     typedef typename std::conditional<MODE == 2, double, float>::type P;
     __shared__ uint32_t clist_s[WALK_WARPS][CLIST];
     __shared__ gp_f4 pbuf_s[WALK_WARPS][32];
+    __shared__ gp_f4 cbuf_s[WALK_WARPS][CLIST][3];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     uint32_t *clist = clist_s[wib];
     gp_f4 *pbuf = pbuf_s[wib];
+    gp_f4 (*cbuf)[3] = cbuf_s[wib];
     const uint32_t slot = blockIdx.x * WALK_WARPS + wib;
     uint32_t *stack = A.stacks + (size_t)slot * GP_TREE_STACK;
     const uint32_t ngroups = (A.ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
@@ -246,7 +258,7 @@ walk_kernel(gp_walk_args A)
             npc += (unsigned long long)__popc(ab) * nvalid;
             __syncwarp();
             if (ncl >= 32) {
-                flush_cells<MODE>(A.rec, clist, ncl, A.quad, xi, yi, zi, eps2, acc);
+                flush_cells<MODE>(A.rec, clist, ncl, cbuf, A.quad, xi, yi, zi, eps2, acc);
                 ncl = 0;
                 __syncwarp();
             }
@@ -280,7 +292,7 @@ walk_kernel(gp_walk_args A)
                 }
             }
         }
-        if (ncl > 0 && !overflow) flush_cells<MODE>(A.rec, clist, ncl, A.quad, xi, yi, zi, eps2, acc);
+        if (ncl > 0 && !overflow) flush_cells<MODE>(A.rec, clist, ncl, cbuf, A.quad, xi, yi, zi, eps2, acc);
         __syncwarp();
         if (MODE == 0) { acc.bx = acc.tx; acc.by = acc.ty; acc.bz = acc.tz; acc.bp = acc.tp; }
         if (valid) {
