@@ -5,7 +5,7 @@
  *
  *   block-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
  *                   [--dtmax D] [--eta ETA] [--shared K1,K2,...] [--seed S]
- *                   [--threads T] [--sample DT] [--criterion C]
+ *                   [--threads T] [--sample DT] [--criterion C] [--block NAME]
  *
  * One block run (dt_max D, criterion eta*sqrt(eps/|a|)) and shared-step
  * rk2 runs with dt = D / 2^K for each K. The energy error is the largest
@@ -71,6 +71,7 @@ static double exact_energy(gp_sim *sim, const char *eps)
 static const char *threads; /* --threads: the plugin's threads parameter */
 static double sample;        /* energy sampling interval (default dt_max) */
 static const char *criterion = "softening";
+static const char *block = "block-rk2";   /* --block: the block integrator */
 
 static result run(const gp_ic *ic, const char *plugin, const char *eps, const char *theta,
                   const char *integ, double dt, double eta, double t_end, double e0)
@@ -89,7 +90,7 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
     char buf[64];
     snprintf(buf, sizeof buf, "%.17g", dt);
     if (gp_sim_set_integrator_param(sim, "dt", buf) != GP_OK) die("dt", sim);
-    if (strcmp(integ, "block-rk2") == 0) {
+    if (strncmp(integ, "block", 5) == 0) {
         snprintf(buf, sizeof buf, "%.17g", eta);
         if (gp_sim_set_integrator_param(sim, "eta", buf) != GP_OK) die("eta", sim);
         if (gp_sim_set_integrator_param(sim, "criterion", criterion) != GP_OK) die("criterion", sim);
@@ -150,6 +151,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--threads")) threads = v;
         else if (!strcmp(a, "--sample")) sample = atof(v);
         else if (!strcmp(a, "--criterion")) criterion = v;
+        else if (!strcmp(a, "--block")) block = v;
         else { fprintf(stderr, "block-vs-shared: unknown option %s\n", a); return 2; }
     }
     if (!(sample > 0)) sample = dtmax;
@@ -170,7 +172,7 @@ int main(int argc, char **argv)
     printf("# energy error: max over t = %g, %g, ... of |E(t) - E(0)| / |E(0)|, measured with cpu-direct; wall = evolve only\n",
            sample, 2 * sample);
     printf("scheme\tdt\tdE_rel\tsteps\tforce_calls\tparticle_forces\tinteractions\tlevels\twall_s\tbuild_s\tmoments_s\twalk_s\n");
-    result blk = run(&ic, plugin, eps, theta, "block-rk2", dtmax, eta, t_end, e0);
+    result blk = run(&ic, plugin, eps, theta, block, dtmax, eta, t_end, e0);
     print_row(&blk);
     result sh[16];
     int ns = 0;

@@ -139,6 +139,7 @@ static gp_status step(gp_sim *sim, double t_end)
 
 static gp_status synchronize(gp_sim *sim)
 {
+    if (gp_sim_synchronised(sim)) return GP_OK;
     return sync_to(sim, sim->time);
 }
 

@@ -83,8 +83,14 @@ struct gp_integrator_def {
     gp_status (*start)(gp_sim *sim);
     /* One step, not past t_end (t_end > sim->time). */
     gp_status (*step)(gp_sim *sim, double t_end);
-    /* Optional: bring every particle to sim->time (block schemes). */
+    /* Optional: leave a synchronised state (pos, vel at sim->time) before
+     * the integrator is restarted (block schemes; called whenever it is
+     * set and the integrator has started). */
     gp_status (*synchronize)(gp_sim *sim);
+    /* Optional: the state at sim->time into pos/vel (either may be NULL),
+     * for schemes whose stored vel is not the velocity at t_last (KDK).
+     * Default: second-order prediction from (pos, vel, acc) at t_last. */
+    void (*predict)(const gp_sim *sim, double *pos, double *vel);
     /* Optional: free private state. */
     void (*stop)(gp_sim *sim);
     /* Optional: private state for checkpoints (a few doubles). */

@@ -1,8 +1,8 @@
 /*
  * integrators-kepler.c — measured convergence order of each integrator on
  * an eccentric (e = 0.5) Kepler orbit, integrated over one period on
- * cpu-direct: leapfrog 2, rk2 2, rk4 4, block-rk2 2 (halving eta halves
- * every block step), rk8pd within a small multiple of its tolerance.
+ * cpu-direct: leapfrog 2, rk2 2, rk4 4, block-rk2 and block-kdk 2 (halving
+ * eta halves every block step), rk8pd within a small multiple of its tolerance.
  * The error is the distance of the relative position from its starting
  * point after one period (the exact orbit closes).
  */
@@ -66,7 +66,7 @@ static void check_order(const char *name, const char *key, const char *const *va
 
 int main(void)
 {
-    plan(9);
+    plan(11);
     static const char *const dt2[] = { "0.04", "0.02", "0.01", "0.005" };
     static const char *const dt4[] = { "0.05", "0.025", "0.0125", "0.00625" };
     static const char *const etas[] = { "0.08", "0.04", "0.02", "0.01" };
@@ -75,6 +75,7 @@ int main(void)
     check_order("rk4", "dt", dt4, 4, 4.0, 0.3, NULL, NULL);
     /* eps for the criterion only (the force is unsoftened) */
     check_order("block-rk2", "eta", etas, 4, 2.0, 0.3, "eps", "0.1");
+    check_order("block-kdk", "eta", etas, 4, 2.0, 0.3, "eps", "0.1");
 
     double de, err = orbit_error("rk8pd", "rtol", "1e-10", NULL, NULL, &de);
     diag("rk8pd rtol 1e-10: position error %.3e, |dE/E| %.3e", err, de);
