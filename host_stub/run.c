@@ -361,6 +361,12 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                      cfg->fractions, cfg->n_fractions, r->err, sizeof r->err) != 0)
         goto out;
     if (!o->restart) {
+        /* start the integrator now (initial forces, levels), so the t = 0
+         * log line shows the initial level distribution */
+        if (gp_sim_step(r->sim, gp_sim_time(r->sim)) != GP_OK) {
+            snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+            goto out;
+        }
         gh_diag_values v;
         if (gh_diag_measure(r->sim, cfg->fractions, cfg->n_fractions, &v, r->err, sizeof r->err) != 0) goto out;
         r->st.E0 = v.E;
