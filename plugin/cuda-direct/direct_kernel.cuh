@@ -35,7 +35,7 @@ __device__ __forceinline__ void pair(P xi, P yi, P zi, uint32_t self,
                                      P eps2, P &ax, P &ay, P &az, P &pt)
 {
     P dx = xj - xi, dy = yj - yi, dz = zj - zi;
-    P r2 = dx * dx + dy * dy + dz * dz + eps2;
+    P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
     P rinv = rsqrt_p(r2);
     if (GUARD) rinv = r2 > P(0) ? rinv : P(0);
     if (CHECK) rinv = jidx != self ? rinv : P(0);

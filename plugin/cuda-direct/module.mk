@@ -6,6 +6,7 @@ CUDA_DIRECT_OBJS := $(BUILD)/obj/plugin/cuda-direct/direct.o \
                     $(BUILD)/obj/plugin/cuda-direct/direct_dev.cu.o \
                     $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
 $(BUILD)/obj/plugin/cuda-direct/direct.o: CFLAGS += $(CUDA_CFLAGS)
+$(BUILD)/obj/plugin/cuda-direct/direct_dev.cu.o: NVCCFLAGS += $(GP_CUDA_KERNEL_FLAGS)
 
 $(CUDA_DIRECT_SO): $(CUDA_DIRECT_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@ CUDA_TREE_OBJS := $(BUILD)/obj/plugin/cuda-tree/tree.o \
                   $(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o \
                   $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
 $(BUILD)/obj/plugin/cuda-tree/tree.o: CFLAGS += $(CUDA_CFLAGS)
+$(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o: NVCCFLAGS += $(GP_CUDA_KERNEL_FLAGS)
 
 $(CUDA_TREE_SO): $(CUDA_TREE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)

@@ -100,7 +100,7 @@ __device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, int quad
                                           P &ax, P &ay, P &az, P &phi)
 {
     P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
-    P r2 = dx * dx + dy * dy + dz * dz + eps2;
+    P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
     if (MODE == 2 || !(r2 <= (P)FLT_MAX)) {
         double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
         double a0, a1, a2, ph;
@@ -130,7 +130,7 @@ template <int MODE, typename P>
 __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2, bool skip, Acc<P> &a)
 {
     P dx = (P)q.x - xi, dy = (P)q.y - yi, dz = (P)q.z - zi;
-    P r2 = dx * dx + dy * dy + dz * dz + eps2;
+    P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
     if (MODE != 2 && !(r2 <= (P)FLT_MAX)) {
         double ddx = (double)q.x - (double)xi, ddy = (double)q.y - (double)yi, ddz = (double)q.z - (double)zi;
         double a0, a1, a2, ph;
