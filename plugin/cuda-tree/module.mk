@@ -21,7 +21,7 @@ endif
 # They dlopen the plugins themselves; without a device gpu-accuracy prints
 # `1..0 # SKIP`, and gpu-nodevice checks the clean GP_ERR_DEVICE failure.
 ifneq ($(GP_HAVE_CUDA),)
-GPU_TEST_NAMES := gpu-nodevice gpu-accuracy
+GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges
 GPU_TESTS := $(GPU_TEST_NAMES:%=$(BUILD)/t/%.t)
 $(GPU_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(GPU_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(CUDA_PLUGINS_BUILT) $(BUILD)/plugins/gravplug-cpu-direct.so
@@ -78,7 +78,7 @@ $(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so
 EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda-direct.so $(EMU)/plugins/gravplug-cpu-direct.so
 
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
-                    $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t
+                    $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t
 # the conformance program, linked by tests/module.mk (which is read later)
 GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
 $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/cuda-tree/module.mk
@@ -89,6 +89,10 @@ $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/
 $(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-accuracy against the CPU emulation of CUDA (small N)\nGP_BUILD="%s" GP_GPU_TEST_N=1024 exec "%s"\n' \
 	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-accuracy.t)' > $@
+	@chmod +x $@
+$(BUILD)/t/gpu-emu-edges.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-edges.t plugin/cuda-tree/module.mk
+	@printf '#!/bin/sh\n# gpu-edges against the CPU emulation of CUDA\nGP_BUILD="%s" exec "%s"\n' \
+	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-edges.t)' > $@
 	@chmod +x $@
 $(BUILD)/t/gpu-emu-nodevice.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-nodevice.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-nodevice with the emulated runtime reporting no device\nGP_CUDA_EMU_DEVICES=0 GP_BUILD="%s" exec "%s"\n' \
