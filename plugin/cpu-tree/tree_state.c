@@ -89,19 +89,21 @@ static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
     return 0;
 }
 
+/* Loose: the sphere radius exceeds 1e4 times the smallest nonzero step
+ * between key-consecutive particles (O(count), an upper bound of the
+ * nearest-neighbour spacing). */
 static int loose(const double *x, const double *y, const double *z, uint32_t b, uint32_t c)
 {
     if (c < 2) return 0;
     double centre[3], r;
     gp_group_sphere(x, y, z, NULL, b, c, centre, &r);
-    double nn2 = HUGE_VAL;
-    for (uint32_t i = b; i < b + c; i++)
-        for (uint32_t j = i + 1; j < b + c; j++) {
-            double dx = x[i] - x[j], dy = y[i] - y[j], dz = z[i] - z[j];
-            double d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 > 0 && d2 < nn2) nn2 = d2;
-        }
-    return nn2 < HUGE_VAL && r * r > 1e6 * nn2;
+    double s2 = HUGE_VAL;
+    for (uint32_t i = b + 1; i < b + c; i++) {
+        double dx = x[i] - x[i - 1], dy = y[i] - y[i - 1], dz = z[i] - z[i - 1];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 > 0 && d2 < s2) s2 = d2;
+    }
+    return s2 < HUGE_VAL && r * r > 1e8 * s2;
 }
 
 int ct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,

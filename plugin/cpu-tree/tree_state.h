@@ -44,8 +44,8 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
  * moments on the old topology. Returns 0 or -1 (out of memory). */
 int ct_tree_refit(ct_tree *t, const double *pos);
 
-/* Groups must be compact: a group whose sphere is more than 1e3 times the
- * smallest nonzero spacing of its particles (a particle at 1e30 grouped
+/* Groups must be compact: a group whose sphere is more than 1e4 times the
+ * smallest nonzero step between its key-consecutive particles (a particle at 1e30 grouped
  * with a bulk at 1) is cut in halves along the key order until every piece
  * is compact or a single particle. Otherwise the MAC, measured from the
  * group's sphere, cannot resolve the bulk at that scale. Works on the runs
