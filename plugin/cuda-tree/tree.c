@@ -47,6 +47,13 @@
 #define GP_TREE_BUILD_COST 64.0
 /* rebuild = auto never refits more than this many calls in a row. */
 #define GP_TREE_MAX_REFITS 256u
+/* Few i-groups (few active particles or field points): each group is
+ * walked by up to GP_TREE_MAX_PARTS warps over disjoint parts of the tree
+ * (GOTHIC 2.5's ij-parallelism), aiming at GP_TREE_WORK_TARGET work items.
+ * Both are constants, not device properties, so results do not depend on
+ * the GPU. */
+#define GP_TREE_WORK_TARGET 4096u
+#define GP_TREE_MAX_PARTS 32u
 
 static const gp_param_info params[] = {
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
@@ -79,6 +86,7 @@ typedef struct dev_buffers {
     gp_dbuf ipos, islot, iself, iorig, iaold, out;
     gp_dbuf stacks, next_group, counters;
     gp_dbuf fpts, fkey_a, fkey_b, fidx_a, fidx_b; /* compute_field        */
+    gp_dbuf cut, cut_flags, cut_offs, cut_keys, cut_ids, cut_off, seg; /* ij-parallel walks */
 } dev_buffers;
 
 struct gp_solver {
@@ -374,8 +382,59 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, uint64_t *interac
     unsigned long long cnt[4] = {0, 0, 0, 0};
     if ((r = gp_cuda_upload(&s->base, &s->cu, d->counters.ptr, cnt, sizeof cnt, "clearing the counters")) != GP_OK) return r;
 
+    /* ij-parallelism: how many parts, and the cut they share out */
+    uint32_t ngroups = (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP), parts = 1, level = 0;
+    if (ngroups < GP_TREE_WORK_TARGET / 4) {
+        parts = (GP_TREE_WORK_TARGET + ngroups - 1) / ngroups;
+        if (parts > GP_TREE_MAX_PARTS) parts = GP_TREE_MAX_PARTS;
+        /* no more parts than the widest level has 8 cells for; then the
+         * first level at least 8 cells per part wide. The cut holds < 64 *
+         * parts cells of that level and < 8 * parts leaves per level
+         * above it: each part's share fits its stack */
+        uint32_t widest = 0;
+        for (uint32_t L = 0; L < s->nlevels; ++L)
+            if (s->level_start[L + 1] - s->level_start[L] > widest) widest = s->level_start[L + 1] - s->level_start[L];
+        if (parts > widest / 8) parts = widest / 8;
+        if (parts < 2) parts = 1;
+        uint32_t L = 1;
+        while (parts > 1 && L < s->nlevels && s->level_start[L + 1] - s->level_start[L] < 8 * parts) ++L;
+        if (parts > 1 && L < s->nlevels) level = L;
+        else parts = 1;
+    }
+    uint32_t ncut = 0;
+    if (parts > 1) {
+        uint32_t lend = s->level_start[level + 1];
+        if ((r = reserve(s, &d->cut_flags, lend * 4, "the tree cut")) != GP_OK) return r;
+        if ((r = reserve(s, &d->cut_offs, lend * 4, "the tree cut")) != GP_OK) return r;
+        if ((r = reserve(s, &d->cut_keys, 2 * (size_t)lend * 4, "the tree cut")) != GP_OK) return r;
+        if ((r = reserve(s, &d->cut_ids, 2 * (size_t)lend * 4, "the tree cut")) != GP_OK) return r;
+        if ((r = reserve(s, &d->cut, lend * 4, "the tree cut")) != GP_OK) return r;
+        if ((r = reserve(s, &d->scalar, 64, "a device scalar")) != GP_OK) return r;
+        size_t tmp = 0;
+        if ((r = dev(s, gp_tree_cut(d->cells.ptr, lend, level, (uint32_t)s->base.p.n, d->cut_flags.ptr, d->cut_offs.ptr,
+                                    d->cut_keys.ptr, d->cut_ids.ptr, d->cut.ptr, NULL, &tmp, d->scalar.ptr, &ncut,
+                                    s->cu.stream), "sizing the tree cut")) != GP_OK) return r;
+        if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+        tmp = d->cub.bytes;
+        if ((r = dev(s, gp_tree_cut(d->cells.ptr, lend, level, (uint32_t)s->base.p.n, d->cut_flags.ptr, d->cut_offs.ptr,
+                                    d->cut_keys.ptr, d->cut_ids.ptr, d->cut.ptr, d->cub.ptr, &tmp, d->scalar.ptr,
+                                    &ncut, s->cu.stream), "cutting the tree for an ij-parallel walk")) != GP_OK) return r;
+        uint32_t off[GP_TREE_MAX_PARTS + 1];
+        for (uint32_t p = 0; p <= parts; ++p) off[p] = (uint32_t)((uint64_t)ncut * p / parts);
+        if ((r = reserve(s, &d->cut_off, sizeof off, "the cut offsets")) != GP_OK) return r;
+        if ((r = gp_cuda_upload(&s->base, &s->cu, d->cut_off.ptr, off, (parts + 1) * sizeof(uint32_t),
+                                "copying the cut offsets")) != GP_OK) return r;
+        if ((r = reserve(s, &d->seg, (size_t)parts * ni * sizeof(gp_d4), "the ij-parallel partial sums")) != GP_OK) return r;
+        gp_log(&s->base, GP_LOG_DEBUG, "ij-parallel walk: %u groups x %u parts over a cut of %u cells at level %u",
+               ngroups, parts, ncut, level);
+    }
+
     gp_walk_args a;
     memset(&a, 0, sizeof a);
+    a.parts = parts;
+    a.cut = d->cut.ptr;
+    a.cut_off = d->cut_off.ptr;
+    a.seg = d->seg.ptr;
     a.ipos = d->ipos.ptr;
     a.islot = d->islot.ptr;
     a.iself = for_forces ? d->iself.ptr : NULL;

@@ -375,7 +375,41 @@ int gp_tree_walk(const gp_walk_args *a, void *stream)
     if (a->mode == 0) GP_LAUNCH(walk_kernel<0>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
     else if (a->mode == 1) GP_LAUNCH(walk_kernel<1>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
     else GP_LAUNCH(walk_kernel<2>, blocks, WALK_THREADS, WALK_GROUP, st, *a);
+    if (a->parts <= 1) CHECK_LAUNCH();
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    GP_LAUNCH(walk_reduce, blocks_for(a->ni, 256), 256, 256, st, *a);
     CHECK_LAUNCH();
+}
+
+int gp_tree_cut(const gp_cell *cells, uint32_t level_end, uint32_t level, uint32_t n,
+                uint32_t *flags, uint32_t *offs, uint32_t *keys, uint32_t *ids_tmp, uint32_t *cut,
+                void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *count_host, void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    int end_bit = 1;
+    while (end_bit < 32 && (n >> end_bit) != 0) ++end_bit;
+    if (!tmp) {
+        size_t a = 0, b = 0;
+        cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, a, flags, offs, (int)level_end, st);
+        if (e == cudaSuccess)
+            e = cub::DeviceRadixSort::SortPairs(NULL, b, keys, keys + level_end, ids_tmp, ids_tmp + level_end,
+                                                (int)level_end, 0, end_bit, st);
+        *tmp_bytes = a > b ? a : b;
+        return (int)e;
+    }
+    GP_LAUNCH(cut_flags, blocks_for(level_end, 256), 256, 256, st, cells, level_end, level, flags);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, flags, offs, (int)level_end, st);
+    if (e != cudaSuccess) return (int)e;
+    int r = gp_tree_total(flags, offs, level_end, scalar, count_host, stream);
+    if (r != 0) return r;
+    GP_LAUNCH(cut_scatter, blocks_for(level_end, 256), 256, 256, st, cells, level_end, flags, offs, keys, ids_tmp);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(tmp, *tmp_bytes, keys, keys + level_end, ids_tmp, cut,
+                                            (int)*count_host, 0, end_bit, st);
+    return (int)e;
 }
 
 } /* extern "C" */

@@ -70,6 +70,15 @@ typedef struct gp_walk_args {
     double eps2;
     gp_d4 *out;                             /* by islot                     */
     float *aold;                            /* by iorig: |a| written back   */
+    /* ij-parallelism (GOTHIC 2.5) for few groups: 0 or 1 walks the whole
+     * tree from the root; parts > 1 gives each group `parts` warps, warp p
+     * starting from the cut cells cut[cut_off[p] .. cut_off[p + 1]) (a cut:
+     * disjoint cells covering every particle, in key order; everything
+     * above it is opened) and writing its partial sums to seg[p * ni + k];
+     * gp_tree_walk_reduce then adds the parts in order. */
+    uint32_t parts;
+    const uint32_t *cut, *cut_off;
+    gp_d4 *seg;
 } gp_walk_args;
 
 int gp_tree_probe(void);
@@ -139,8 +148,19 @@ int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t
  * slots * GP_TREE_STACK entries. */
 int gp_tree_walk_slots(int mode, uint32_t *slots);
 
-/* The walk (GOTHIC 2.3): one warp per group of 32 i-records. */
+/* The walk (GOTHIC 2.3): one warp per group of 32 i-records (per group
+ * and part when a->parts > 1, followed by the in-order reduction of the
+ * parts into out and aold). */
 int gp_tree_walk(const gp_walk_args *a, void *stream);
+
+/* A cut of the tree for ij-parallel walks: the cells of level `level` and
+ * the leaves above it, in key order, into cut[0 .. *count_host). flags and
+ * offs hold level_end entries (cells [0, level_end) are examined), keys and
+ * ids_tmp 2 * level_end, tmp is CUB storage (tmp == NULL: *tmp_bytes is
+ * set, nothing else done). Synchronises. */
+int gp_tree_cut(const gp_cell *cells, uint32_t level_end, uint32_t level, uint32_t n,
+                uint32_t *flags, uint32_t *offs, uint32_t *keys, uint32_t *ids_tmp, uint32_t *cut,
+                void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *count_host, void *stream);
 
 #ifdef __cplusplus
 }

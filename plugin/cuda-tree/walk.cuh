@@ -185,14 +185,17 @@ walk_kernel(gp_walk_args A)
     const uint32_t slot = blockIdx.x * WALK_WARPS + wib;
     uint32_t *stack = A.stacks + (size_t)slot * GP_TREE_STACK;
     const uint32_t ngroups = (A.ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
+    const uint32_t parts = A.parts > 1 ? A.parts : 1;
+    const uint32_t nwork = ngroups * parts;
     const unsigned lt_mask = (1u << lane) - 1u;
     const P eps2 = (P)A.eps2;
 
     for (;;) {
-        uint32_t g = 0;
-        if (lane == 0) g = atomicAdd(A.next_group, 1u);
-        g = __shfl_sync(FULL, g, 0);
-        if (g >= ngroups) break;
+        uint32_t w = 0;
+        if (lane == 0) w = atomicAdd(A.next_group, 1u);
+        w = __shfl_sync(FULL, w, 0);
+        if (w >= nwork) break;
+        const uint32_t g = w / parts, part = w % parts;
 
         const uint32_t k0 = g * GP_TREE_GROUP, k = k0 + lane;
         const bool valid = k < A.ni;
@@ -221,9 +224,16 @@ walk_kernel(gp_walk_args A)
         const P xi = (P)me.x, yi = (P)me.y, zi = (P)me.z;
         unsigned long long npp = 0, npc = 0;
         uint32_t ncl = 0, top = 1;
-        if (lane == 0) stack[0] = 0; /* the root */
-        __syncwarp();
         bool overflow = false;
+        if (parts == 1) {
+            if (lane == 0) stack[0] = 0; /* the root */
+        } else {                         /* this part's share of the cut */
+            const uint32_t c0 = A.cut_off[part], c1 = A.cut_off[part + 1];
+            top = c1 - c0;
+            if (top > GP_TREE_STACK) { overflow = true; top = 0; }
+            for (uint32_t t = lane; t < top; t += 32) stack[t] = A.cut[c0 + t];
+        }
+        __syncwarp();
 
         while (top > 0) {
             const uint32_t take = min(32u, top), base = top - take;
@@ -295,7 +305,9 @@ walk_kernel(gp_walk_args A)
         if (ncl > 0 && !overflow) flush_cells<MODE>(A.rec, clist, ncl, cbuf, A.quad, xi, yi, zi, eps2, acc);
         __syncwarp();
         if (MODE == 0) { acc.bx = acc.tx; acc.by = acc.ty; acc.bz = acc.tz; acc.bp = acc.tp; }
-        if (valid) {
+        if (valid && parts > 1) {
+            A.seg[(size_t)part * A.ni + k] = gp_d4{acc.bx, acc.by, acc.bz, acc.bp};
+        } else if (valid) {
             A.out[A.islot[k]] = gp_d4{acc.bx, acc.by, acc.bz, acc.bp};
             if (A.iorig && A.aold)
                 A.aold[A.iorig[k]] = (float)((double)A.G * sqrt(acc.bx * acc.bx + acc.by * acc.by + acc.bz * acc.bz));
@@ -306,6 +318,40 @@ walk_kernel(gp_walk_args A)
             if (overflow) atomicAdd(&A.counters[2], 1ull);
         }
     }
+}
+
+/* ij-parallel walks: out[islot[k]] = the sum of the parts in part order
+ * (fixed, so the bits do not depend on which warp finished first). */
+__global__ void walk_reduce(gp_walk_args A)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= A.ni) return;
+    gp_d4 s = A.seg[k];
+    for (uint32_t p = 1; p < A.parts; ++p) {
+        gp_d4 v = A.seg[(size_t)p * A.ni + k];
+        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+    }
+    A.out[A.islot[k]] = s;
+    if (A.iorig && A.aold)
+        A.aold[A.iorig[k]] = (float)((double)A.G * sqrt(s.x * s.x + s.y * s.y + s.z * s.z));
+}
+
+/* The cut's cells: level `level`, or leaves above it. */
+__global__ void cut_flags(const gp_cell *cells, uint32_t level_end, uint32_t level, uint32_t *flags)
+{
+    const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= level_end) return;
+    gp_cell t = cells[c];
+    flags[c] = t.level == level || (t.level < level && t.nchild == 0);
+}
+
+__global__ void cut_scatter(const gp_cell *cells, uint32_t level_end, const uint32_t *flags,
+                            const uint32_t *offs, uint32_t *keys, uint32_t *ids)
+{
+    const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= level_end || !flags[c]) return;
+    keys[offs[c]] = cells[c].begin; /* disjoint cells: key order = order of begin */
+    ids[offs[c]] = c;
 }
 
 #endif /* GP_CUDA_TREE_WALK_CUH */
