@@ -44,7 +44,8 @@ static const gp_param_info params[] = {
      "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},
     {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
      "cell acceptance: bh l/d<theta, bmax l/theta+s<d, multipole Warren-Salmon with B2, "
-     "acceleration GADGET-2 relative to the previous |a|"},
+     "acceleration GADGET-2 relative to the previous |a| (fewest interactions for a given "
+     "error, but results then depend on the previous call)"},
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",
      "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"},
