@@ -14,7 +14,16 @@
  *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
  *      made by one thread in a fixed order, so results do not depend on the
  *      thread count). The acceleration MAC needs the previous |a|: where a
- *      particle has none yet, a bh pass runs first (as in GADGET-2).
+ *      particle has none yet, a bh pass (theta 0.8) runs first, as in
+ *      GADGET-2; its results therefore depend on the previous call, which
+ *      is why the default MAC is the stateless bmax.
+ *
+ * Massless particles are i-particles only: the source tree holds the
+ * massive ones. Groups are compact runs of the key order (tree_state.c);
+ * a float-mode group that meets coordinates or multipoles outside the
+ * float range is redone in double (walk.c), so extreme coordinates cost
+ * time, never correctness. compute_field sorts the points along the same
+ * curve and walks them in groups the same way.
  */
 #include <math.h>
 #include <omp.h>
@@ -53,7 +62,8 @@ static const gp_param_info params[] = {
      "after update_positions: auto (refit until a rebuild pays off), always, or rebuild "
      "every N force calls and refit in between"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
-     "single: float interactions and sums; mixed: float interactions, double sums; double"},
+     "single: float interactions and sums; mixed: float interactions, double sums (over "
+     "blocks of 4 float terms); double"},
     {"group_size", GP_PARAM_INT, "64", "[1,1024]",
      "most particles in one i-group (the unit of the walk)"},
     {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"},

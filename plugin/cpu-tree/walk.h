@@ -8,11 +8,12 @@
  * position, mass, id). When a list fills up, or at the end, it is flushed
  * through a tight loop over the list for every target — each target's sum
  * runs over the list in blocks of CT_LANES lanes, each lane with its own
- * partial sum, lanes added in a fixed order at the end. That loop
- * vectorises (SSE/AVX2/AVX-512 clones chosen at load time; without FMA
- * contraction all give the same bits) and its order depends only on the
- * group and the tree, never on threads: output is bit-identical whatever
- * OMP_NUM_THREADS is.
+ * partial sum (in mixed mode: float partial sums of 4 terms added to double
+ * lane sums), lanes added in a fixed order at the end. That loop vectorises
+ * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
+ * two with fused multiply-adds) and its order depends only on the group and
+ * the tree, never on threads: output is bit-identical whatever
+ * OMP_NUM_THREADS is, on a given machine.
  *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.
