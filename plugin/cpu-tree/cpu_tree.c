@@ -316,6 +316,10 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     gp_status st = gp_check_particles(&s->base, n, pos, mass);
     if (st != GP_OK) return st;
+    if (n > (size_t)INT32_MAX)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "set_particles: %zu particles is more than cpu-tree's limit of %d "
+                       "(31-bit indices); split the set or use another plugin", n, INT32_MAX);
     double *aold = malloc(n * sizeof *aold);
     if (!aold)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
