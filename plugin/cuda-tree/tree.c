@@ -87,6 +87,7 @@ typedef struct dev_buffers {
     gp_dbuf stacks, next_group, counters;
     gp_dbuf fpts, fkey_a, fkey_b, fidx_a, fidx_b; /* compute_field        */
     gp_dbuf cut, cut_flags, cut_offs, cut_keys, cut_ids, cut_off, seg; /* ij-parallel walks */
+    gp_dbuf g_flag, g_off, g_run, g_gflag, g_goff, g_start;             /* i-groups          */
 } dev_buffers;
 
 struct gp_solver {
@@ -364,8 +365,40 @@ static gp_status reserve_irecords(gp_solver *s, size_t ni)
     return GP_OK;
 }
 
-/* Runs the walk over ni prepared i-records; results land in s->hout. */
-static gp_status walk(gp_solver *s, size_t ni, int for_forces, uint64_t *interactions)
+/* i-groups for compute_forces that respect the tree: runs of i-records
+ * sharing the key prefix of the level whose cells hold ~48 of the ni
+ * particles on average (uniform density), cut into groups of <= 32. Sets
+ * *gstart (NULL: plain groups of 32) and *ngroups. */
+static gp_status make_groups(gp_solver *s, size_t ni, const uint32_t **gstart, uint32_t *ngroups)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    int level = 0;
+    for (double cells = 48.0; cells * 8.0 <= (double)ni && level + 1 < (int)s->nlevels; cells *= 8.0) ++level;
+    *gstart = NULL;
+    *ngroups = (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP);
+    if (level == 0) return GP_OK;
+    gp_dbuf *b[] = {&d->g_flag, &d->g_off, &d->g_run, &d->g_gflag, &d->g_goff, &d->g_start};
+    for (size_t k = 0; k < sizeof b / sizeof b[0]; ++k)
+        if ((r = reserve(s, b[k], (ni + 1) * sizeof(uint32_t), "the i-group table")) != GP_OK) return r;
+    if ((r = reserve(s, &d->scalar, 64, "a device scalar")) != GP_OK) return r;
+    size_t tmp = 0;
+    if ((r = dev(s, gp_tree_groups(d->keys_b.ptr, d->iself.ptr, (uint32_t)ni, level, d->g_flag.ptr, d->g_off.ptr,
+                                   d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr, NULL, &tmp,
+                                   d->scalar.ptr, ngroups, s->cu.stream), "sizing the i-groups")) != GP_OK) return r;
+    if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+    tmp = d->cub.bytes;
+    if ((r = dev(s, gp_tree_groups(d->keys_b.ptr, d->iself.ptr, (uint32_t)ni, level, d->g_flag.ptr, d->g_off.ptr,
+                                   d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr, d->cub.ptr, &tmp,
+                                   d->scalar.ptr, ngroups, s->cu.stream), "forming the i-groups")) != GP_OK) return r;
+    *gstart = d->g_start.ptr;
+    return GP_OK;
+}
+
+/* Runs the walk over ni prepared i-records (groups: gstart/ngroups, or
+ * NULL for plain groups of 32); results land in s->hout. */
+static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *gstart, uint32_t ngroups_in,
+                      uint64_t *interactions)
 {
     dev_buffers *d = &s->d;
     gp_status r;
@@ -383,7 +416,8 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, uint64_t *interac
     if ((r = gp_cuda_upload(&s->base, &s->cu, d->counters.ptr, cnt, sizeof cnt, "clearing the counters")) != GP_OK) return r;
 
     /* ij-parallelism: how many parts, and the cut they share out */
-    uint32_t ngroups = (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP), parts = 1, level = 0;
+    uint32_t ngroups = gstart ? ngroups_in : (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP);
+    uint32_t parts = 1, level = 0;
     if (ngroups < GP_TREE_WORK_TARGET / 4) {
         parts = (GP_TREE_WORK_TARGET + ngroups - 1) / ngroups;
         if (parts > GP_TREE_MAX_PARTS) parts = GP_TREE_MAX_PARTS;
@@ -432,6 +466,8 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, uint64_t *interac
     gp_walk_args a;
     memset(&a, 0, sizeof a);
     a.parts = parts;
+    a.gstart = gstart;
+    a.ngroups = ngroups;
     a.cut = d->cut.ptr;
     a.cut_off = d->cut_off.ptr;
     a.seg = d->seg.ptr;
@@ -664,8 +700,11 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
                 "gathering the particles");
     }
     if (r != GP_OK) return r;
+    const uint32_t *gstart = NULL;
+    uint32_t ngroups = 0;
+    if ((r = make_groups(s, ni, &gstart, &ngroups)) != GP_OK) return r;
     uint64_t inter = 0;
-    if ((r = walk(s, ni, 1, &inter)) != GP_OK) return r;
+    if ((r = walk(s, ni, 1, gstart, ngroups, &inter)) != GP_OK) return r;
     scatter(s, ni, acc, pot);
     s->base.stats.force_calls++;
     /* the cost model of rebuild = auto: cost of a full walk on this tree */
@@ -710,7 +749,7 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, d->ipos.ptr,
                                            d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
     uint64_t inter = 0;
-    if ((r = walk(s, m, 0, &inter)) != GP_OK) return r;
+    if ((r = walk(s, m, 0, NULL, 0, &inter)) != GP_OK) return r;
     scatter(s, m, acc, pot);
     s->base.stats.field_calls++;
     return GP_OK;

@@ -367,7 +367,8 @@ int gp_tree_walk(const gp_walk_args *a, void *stream)
     if (a->ni == 0) return 0;
     cudaError_t e = cudaMemsetAsync(a->next_group, 0, sizeof(uint32_t), st);
     if (e != cudaSuccess) return (int)e;
-    uint32_t ngroups = (a->ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
+    uint32_t ngroups = a->gstart ? a->ngroups : (a->ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
+    ngroups *= a->parts > 1 ? a->parts : 1; /* work items */
     uint32_t blocks = (a->warp_slots + WALK_WARPS - 1) / WALK_WARPS;
     uint32_t need = (ngroups + WALK_WARPS - 1) / WALK_WARPS;
     if (need < blocks) blocks = need;
@@ -379,6 +380,27 @@ int gp_tree_walk(const gp_walk_args *a, void *stream)
     e = cudaGetLastError();
     if (e != cudaSuccess) return (int)e;
     GP_LAUNCH(walk_reduce, blocks_for(a->ni, 256), 256, 256, st, *a);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_groups(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag,
+                   uint32_t *off, uint32_t *runstart, uint32_t *gflag, uint32_t *goff, uint32_t *gstart,
+                   void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *ngroups_host, void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    if (!tmp) return (int)cub::DeviceScan::ExclusiveSum(NULL, *tmp_bytes, flag, off, (int)ni, st);
+    GP_LAUNCH(group_runs, blocks_for(ni, 256), 256, 256, st, keys, iself, ni, level, flag);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, flag, off, (int)ni, st);
+    if (e != cudaSuccess) return (int)e;
+    GP_LAUNCH(group_run_starts, blocks_for(ni, 256), 256, 256, st, flag, off, ni, runstart);
+    GP_LAUNCH(group_flags, blocks_for(ni, 256), 256, 256, st, flag, off, runstart, ni, gflag);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, gflag, goff, (int)ni, st);
+    if (e != cudaSuccess) return (int)e;
+    int r = gp_tree_total(gflag, goff, ni, scalar, ngroups_host, stream);
+    if (r != 0) return r;
+    GP_LAUNCH(group_starts, blocks_for(ni, 256), 256, 256, st, gflag, goff, ni, *ngroups_host, gstart);
     CHECK_LAUNCH();
 }
 

@@ -79,6 +79,10 @@ typedef struct gp_walk_args {
     uint32_t parts;
     const uint32_t *cut, *cut_off;
     gp_d4 *seg;
+    /* i-groups: NULL: 32 consecutive i-records each; else group g is
+     * [gstart[g], gstart[g + 1]) (at most 32), g < ngroups */
+    const uint32_t *gstart;
+    uint32_t ngroups;
 } gp_walk_args;
 
 int gp_tree_probe(void);
@@ -143,6 +147,16 @@ int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni
 /* Field points: ipos[k] = points[order[k]] - center, islot[k] = order[k]. */
 int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t m,
                            const double *center, gp_f4 *ipos, uint32_t *islot, void *stream);
+
+/* i-groups that respect the tree: consecutive i-records (sorted particle
+ * iself[k], key order) are grouped while they share the key prefix of
+ * `level` (keys: the sorted keys of the last build), at most 32 to a group.
+ * Scratch: flag, off, runstart, gflag, goff (ni each); gstart gets
+ * ngroups + 1 entries (so it needs ni + 1); *ngroups_host the count.
+ * tmp == NULL: *tmp_bytes is set, nothing else done. Synchronises. */
+int gp_tree_groups(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag,
+                   uint32_t *off, uint32_t *runstart, uint32_t *gflag, uint32_t *goff, uint32_t *gstart,
+                   void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *ngroups_host, void *stream);
 
 /* Warp slots the walk uses (resident warps on this GPU); stacks must hold
  * slots * GP_TREE_STACK entries. */

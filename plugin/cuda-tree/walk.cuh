@@ -16,6 +16,7 @@
 #include "cuda-tree/tree_dev.h"
 #include "core/mac.h"
 #include "core/kernels.h"
+#include "core/keys.h"
 
 #define WALK_WARPS 4
 #define WALK_THREADS (WALK_WARPS * 32)
@@ -184,7 +185,7 @@ walk_kernel(gp_walk_args A)
     gp_f4 (*cbuf)[3] = cbuf_s[wib];
     const uint32_t slot = blockIdx.x * WALK_WARPS + wib;
     uint32_t *stack = A.stacks + (size_t)slot * GP_TREE_STACK;
-    const uint32_t ngroups = (A.ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
+    const uint32_t ngroups = A.gstart ? A.ngroups : (A.ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP;
     const uint32_t parts = A.parts > 1 ? A.parts : 1;
     const uint32_t nwork = ngroups * parts;
     const unsigned lt_mask = (1u << lane) - 1u;
@@ -197,9 +198,10 @@ walk_kernel(gp_walk_args A)
         if (w >= nwork) break;
         const uint32_t g = w / parts, part = w % parts;
 
-        const uint32_t k0 = g * GP_TREE_GROUP, k = k0 + lane;
-        const bool valid = k < A.ni;
-        const uint32_t nvalid = min(GP_TREE_GROUP, A.ni - k0);
+        const uint32_t k0 = A.gstart ? A.gstart[g] : g * GP_TREE_GROUP;
+        const uint32_t nvalid = A.gstart ? A.gstart[g + 1] - k0 : min(GP_TREE_GROUP, A.ni - k0);
+        const uint32_t k = k0 + lane;
+        const bool valid = (uint32_t)lane < nvalid;
         gp_f4 me = A.ipos[valid ? k : k0];
         const uint32_t self = valid && A.iself ? A.iself[k] : GP_TREE_NONE;
 
@@ -318,6 +320,40 @@ walk_kernel(gp_walk_args A)
             if (overflow) atomicAdd(&A.counters[2], 1ull);
         }
     }
+}
+
+/* i-groups that respect the tree (GOTHIC 2.4's concern: a group should
+ * not straddle distant regions): consecutive i-records (key order) share a
+ * group only while they share the key prefix of level `level`, and at most
+ * GP_TREE_GROUP do. Step 1: run starts. */
+__global__ void group_runs(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= ni) return;
+    flag[k] = k == 0 || gp_key_prefix(keys[iself[k]], level) != gp_key_prefix(keys[iself[k - 1]], level);
+}
+/* Step 2 (after an exclusive scan of flag into off): where each run starts. */
+__global__ void group_run_starts(const uint32_t *flag, const uint32_t *off, uint32_t ni, uint32_t *runstart)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < ni && flag[k]) runstart[off[k]] = k;
+}
+/* Step 3: a group starts at a run start and every GP_TREE_GROUP inside a run. */
+__global__ void group_flags(const uint32_t *flag, const uint32_t *off, const uint32_t *runstart, uint32_t ni,
+                            uint32_t *gflag)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= ni) return;
+    const uint32_t run = off[k] + flag[k] - 1; /* inclusive count - 1 */
+    gflag[k] = (k - runstart[run]) % GP_TREE_GROUP == 0;
+}
+/* Step 4 (after an exclusive scan of gflag into goff): gstart[g] = first k. */
+__global__ void group_starts(const uint32_t *gflag, const uint32_t *goff, uint32_t ni, uint32_t ngroups,
+                             uint32_t *gstart)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < ni && gflag[k]) gstart[goff[k]] = k;
+    if (k == 0) gstart[ngroups] = ni;
 }
 
 /* ij-parallel walks: out[islot[k]] = the sum of the parts in part order
