@@ -6,7 +6,9 @@
  * compute_field and bit-identical reruns. Without a device: 1..0 # SKIP.
  *
  * Bounds: cuda-direct's come from Hamada & Iitaka's Table 2 (max 4.3e-7 at
- * N = 16384 for their blocked scheme; here with room for float positions);
+ * N = 16384 for their blocked scheme); the max with eps = 0 gets room for
+ * float positions (a close pair's separation carries the coordinates'
+ * rounding, ~6e-8 of the system size);
  * cuda-tree's are the usual tree-code numbers for theta = 0.5 with
  * quadrupoles (median ~1e-4) with a margin of ~10. They were written
  * without a GPU to run on: the first run on one reports the measured values
@@ -110,7 +112,7 @@ int main(void)
     ok(d != NULL, "cuda-direct init");
     if (d) {
         ok(forces(D, d, N, pos, mass, 0, NULL, ga, gpot) == 0, "cuda-direct mixed, eps = 0");
-        check_err("cuda-direct mixed acc", N, 3, ga, ra, 2e-6, 2e-5, 1e-4);
+        check_err("cuda-direct mixed acc", N, 3, ga, ra, 2e-6, 2e-5, 5e-4);
         check_err("cuda-direct mixed pot", N, 1, gpot, rp, 1e-6, 1e-5, 1e-4);
         ok(forces(D, d, N, NULL, NULL, 0, NULL, gb, NULL) == 0 && memcmp(ga, gb, 3 * N * sizeof *ga) == 0,
            "cuda-direct: a second call gives the same bits");
@@ -175,7 +177,7 @@ int main(void)
     ok(t != NULL, "cuda-tree init with theta = 0");
     if (t) {
         ok(forces(T, t, N, pos, mass, 0, NULL, ga, gpot) == 0, "cuda-tree theta = 0 (every cell opened)");
-        check_err("cuda-tree theta=0 acc", N, 3, ga, ra, 2e-6, 2e-5, 1e-4);
+        check_err("cuda-tree theta=0 acc", N, 3, ga, ra, 2e-6, 2e-5, 5e-4);
         check_err("cuda-tree theta=0 pot", N, 1, gpot, rp, 1e-6, 1e-5, 1e-4);
         T->finalize(t);
     }
