@@ -18,6 +18,7 @@
 
 #include "diagnostics.h"
 #include "gp_integrator.h"
+#include "gravplug_loader.h"
 #include "ic.h"
 #include "progress.h"
 #include "snapshot.h"
@@ -79,12 +80,34 @@ static const gh_params *params_for(const runner *r, int32_t from)
     return &r->cfg->solver_params;
 }
 
+/* A switch without params of its own inherits solver.params, but only the
+ * names the new plugin describes: switching cpu-tree -> cpu-direct must not
+ * fail on theta. Parameters written for the plugin itself stay strict. */
+static int plugin_knows(const char *plugin, const char *name)
+{
+    gp_plugin *pl = NULL;
+    char err[256];
+    if (strcmp(plugin, "auto") == 0 || gp_plugin_open(plugin, &pl, err, sizeof err) != GP_OK)
+        return 1; /* let gp_sim_open_solver report it */
+    size_t count = 0;
+    const gp_param_info *info = gp_plugin_api(pl)->describe_params(&count);
+    int known = 0;
+    for (size_t i = 0; i < count && !known; ++i) known = strcmp(info[i].name, name) == 0;
+    gp_plugin_close(pl);
+    return known;
+}
+
 /* Opens plugin spec with a params list; on failure names the config line. */
-static int open_solver(runner *r, const char *plugin, const gh_params *p, const char *where, int line)
+static int open_solver(runner *r, const char *plugin, const gh_params *p, int inherited, const char *where, int line)
 {
     const char **names = calloc(p->n + 1, sizeof *names), **values = calloc(p->n + 1, sizeof *values);
-    for (size_t i = 0; i < p->n; ++i) { names[i] = p->items[i].name; values[i] = p->items[i].value; }
-    gp_status st = gp_sim_open_solver(r->sim, plugin, p->n, names, values);
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; ++i) {
+        if (inherited && !plugin_knows(plugin, p->items[i].name)) continue;
+        names[k] = p->items[i].name;
+        values[k++] = p->items[i].value;
+    }
+    gp_status st = gp_sim_open_solver(r->sim, plugin, k, names, values);
     free(names);
     free(values);
     if (st == GP_OK) return 0;
@@ -168,7 +191,7 @@ static int do_switch(runner *r, size_t i)
     uint64_t before = solver_interactions(r);
     char where[32];
     snprintf(where, sizeof where, "switch[%zu]", i);
-    if (open_solver(r, sw->plugin, params_for(r, (int32_t)i), where, sw->line) != 0) return -1;
+    if (open_solver(r, sw->plugin, params_for(r, (int32_t)i), !sw->has_params, where, sw->line) != 0) return -1;
     r->st.interactions += before;
     r->st.switch_fired |= UINT64_C(1) << i;
     r->st.params_from = (int32_t)i;
@@ -343,14 +366,15 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         }
         r->st = s;
         const char *where = s.params_from >= 0 ? "switch" : "solver";
-        if (open_solver(r, s.plugin, params_for(r, s.params_from), where, cfg->plugin_line) != 0) goto out;
+        int inherited = s.params_from >= 0 && !cfg->switches[s.params_from].has_params;
+        if (open_solver(r, s.plugin, params_for(r, s.params_from), inherited, where, cfg->plugin_line) != 0) goto out;
         if (gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL) != GP_OK) {
             snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
             goto out;
         }
         r->st.plugin[sizeof r->st.plugin - 1] = '\0';
     } else {
-        if (open_solver(r, cfg->plugin, &cfg->solver_params, "solver", cfg->plugin_line) != 0) goto out;
+        if (open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line) != 0) goto out;
         if (setup_fresh(r) != 0) goto out;
     }
 

@@ -10,7 +10,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-echo "1..15"
+echo "1..16"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on stderr
 expect_error() {
@@ -89,4 +89,13 @@ import sys
 v = float(open('$TMP/sw.out').read().split('tree')[1].split()[0])
 sys.exit(not (0 < v < 1e-3))"
 ok $? "switching to cpu-tree mid-run: median position difference at t = 1 below 1e-3"
+
+# a switch without params inherits only what the new plugin describes:
+# solver.params has theta (cpu-tree), the switch goes to cpu-direct
+sed -e 's/plugin = "cpu-direct"; params = { eps = 0.05; }/plugin = "cpu-tree"; params = { eps = 0.05; theta = 0.4; }/' \
+    -e 's/^run = .*/run = { t_end = 0.5; };\nswitch = ( { at_time = 0.25; plugin = "cpu-direct"; } );/' "$TMP/one.cfg" > "$TMP/inherit.cfg"
+"$GRAVHOST" run "$TMP/inherit.cfg" --output "$TMP/inherit" 2>"$TMP/inherit.err" &&
+    tail -n 1 "$TMP/inherit/diagnostics.tsv" | grep -q 'cpu-direct'
+ok $? "a switch tree -> direct without params drops the inherited theta and runs"
+sed 's/^/# /' "$TMP/inherit.err"
 exit $fail
