@@ -2,7 +2,7 @@
  * gpu-walk-emu.cc — runs the CUDA kernels' own source on the CPU: the
  * cuda-tree walk (plugin/cuda-tree/walk.cuh) and the cuda-direct kernel
  * (plugin/cuda-direct/direct_kernel.cuh) compiled by g++ through
- * tests/cuda-emu.h, a warp emulator that also checks that every lane
+ * tests/gpu-emu.h, a warp emulator that also checks that every lane
  * reaches every full-mask primitive. The tree is built on the host by
  * plugin/core (the same per-cell steps the GPU build runs), the records by
  * the walk's own gp_wcell_make. Compared with a double direct sum.
@@ -10,7 +10,7 @@
  * What this does NOT cover: the GPU build pipeline (CUB, launches, memory),
  * real warp scheduling, rsqrtf's approximation. gpu-accuracy does, on a GPU.
  */
-#include "cuda-emu.h"
+#include "gpu-emu.h"
 #include "cuda-tree/walk.cuh"
 #include "cuda-direct/direct_kernel.cuh"
 extern "C" {

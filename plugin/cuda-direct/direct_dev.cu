@@ -25,8 +25,8 @@
  * The host side (direct.c) talks to this file through direct_dev.h only.
  */
 #ifdef GP_CUDA_EMULATE
-/* The test build (tests/cuda-emu*.h): the same source run on the CPU. */
-#  include "cuda-emu.h"
+/* The test build (tests/gpu-emu*.h): the same source run on the CPU. */
+#  include "gpu-emu.h"
 #  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
        emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
 #else

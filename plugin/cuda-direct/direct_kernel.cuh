@@ -1,7 +1,7 @@
 /*
  * direct_kernel.cuh — the cuda-direct kernels themselves (see direct_dev.cu
  * for the scheme), in a header so that nvcc compiles them into
- * direct_dev.cu and g++ compiles the same source, through tests/cuda-emu.h
+ * direct_dev.cu and g++ compiles the same source, through tests/gpu-emu.h
  * (a CUDA thread emulator), into tests/gpu-walk-emu.cc, which runs them on
  * the CPU against a double-precision direct sum.
  */

@@ -32,11 +32,11 @@ endif
 
 # ---- the kernels' own source on the CPU (no nvcc, no GPU needed) ---------
 # tests/gpu-walk-emu.cc compiles walk.cuh and direct_kernel.cuh with g++
-# through tests/cuda-emu.h (a warp emulator) and checks them against a
+# through tests/gpu-emu.h (a warp emulator) and checks them against a
 # direct sum; it runs in every build, CUDA or not.
 CXX ?= g++
 GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
-$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/cuda-emu.h tests/tap.h plugin/cuda-tree/walk.cuh \
+$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh \
                  plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
                  plugin/cuda-direct/direct_dev.h $(GP_CORE_OBJS)
 	@mkdir -p $(dir $@)
@@ -47,25 +47,25 @@ TESTS += $(GPU_EMU_TEST)
 # ---- both plugins built against a CPU emulation of CUDA (tests only) ------
 # build/emu/plugins/gravplug-cuda-{direct,tree}.so: the plugins' own host
 # objects (tree.o, direct.o, gp_cuda.o, common) linked with their kernel
-# sources compiled by g++ through tests/cuda-emu.h, CUB replaced by
-# tests/cuda-emu-cub.h and the CUDA runtime by tests/cuda-emu-runtime.cc.
+# sources compiled by g++ through tests/gpu-emu.h, CUB replaced by
+# tests/gpu-emu-cub.h and the CUDA runtime by tests/gpu-emu-runtime.cc.
 # The conformance suite and gpu-accuracy then run the whole pipeline here,
 # without a GPU. Never installed, never in PLUGINS.
 ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
 EMU_CXXFLAGS := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
-EMU_HDRS := tests/cuda-emu.h tests/cuda-emu-cub.h
+EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
-$(EMU)/obj/cuda-emu-runtime.o: tests/cuda-emu-runtime.cc
+$(EMU)/obj/gpu-emu-runtime.o: tests/gpu-emu-runtime.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
 $(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/tree_dev.h
 $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h
 
-EMU_COMMON := $(EMU)/obj/cuda-emu-runtime.o $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
+EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
 $(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PLUGIN_LDFLAGS) -o $@ $^ -lm

@@ -24,9 +24,9 @@
  * skipped by index; cell terms use core/kernels.h (gp_quad_f/_d).
  */
 #ifdef GP_CUDA_EMULATE
-/* The test build (tests/cuda-emu*.h): the same source run on the CPU. */
-#  include "cuda-emu.h"
-#  include "cuda-emu-cub.h"
+/* The test build (tests/gpu-emu*.h): the same source run on the CPU. */
+#  include "gpu-emu.h"
+#  include "gpu-emu-cub.h"
 #  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
        emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
 #else

@@ -1,7 +1,7 @@
 /*
- * cuda-emu-cub.h — the two CUB algorithms cuda-tree uses, on the CPU, with
+ * gpu-emu-cub.h — the two CUB algorithms cuda-tree uses, on the CPU, with
  * CUB's calling convention (a NULL temporary asks for its size), for the
- * emulated build of the plugins (tests/cuda-emu-runtime.cc). The radix sort
+ * emulated build of the plugins (tests/gpu-emu-runtime.cc). The radix sort
  * is stable and orders by bits [begin_bit, end_bit), like CUB's.
  */
 #ifndef GP_CUDA_EMU_CUB_H

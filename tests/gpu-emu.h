@@ -1,5 +1,5 @@
 /*
- * cuda-emu.h — just enough of CUDA to run this project's kernels on the CPU
+ * gpu-emu.h — just enough of CUDA to run this project's kernels on the CPU
  * with g++, for tests on machines without a GPU (tests/gpu-walk-emu.cc).
  *
  * Every CUDA thread of a synchronising group (a warp for warp-level code, a
@@ -30,7 +30,7 @@
 #include <functional>
 
 /* With GP_CUDA_EMU_RUNTIME the real cuda_runtime_api.h provides the types
- * (dim3, float4, cudaError_t, ...) and tests/cuda-emu-runtime.cc the
+ * (dim3, float4, cudaError_t, ...) and tests/gpu-emu-runtime.cc the
  * functions; otherwise the few types the kernels need are defined here. */
 #ifdef GP_CUDA_EMU_RUNTIME
 #  include <cuda_runtime_api.h>
@@ -95,7 +95,7 @@ inline void fail(const char *what)
     if (s.failures++ == 0) snprintf(s.first_failure, sizeof s.first_failure, "%s", what);
 #ifdef GP_CUDA_EMU_RUNTIME
     /* inside an emulated plugin nobody would look at the count: stop loudly */
-    fprintf(stderr, "cuda-emu: %s\n", what);
+    fprintf(stderr, "gpu-emu: %s\n", what);
     abort();
 #endif
 }

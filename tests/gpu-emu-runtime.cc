@@ -1,10 +1,10 @@
 /*
- * cuda-emu-runtime.cc — the CUDA runtime functions the plugins call, on the
+ * gpu-emu-runtime.cc — the CUDA runtime functions the plugins call, on the
  * CPU, for the emulated test build of cuda-direct and cuda-tree
  * (build/emu/plugins/): device memory is host memory (filled with 0xff
  * bytes, NaN as doubles, so a read of something never written shows up),
  * copies are memcpy, streams are no-ops, kernels run through
- * tests/cuda-emu.h. The declarations are the real cuda_runtime_api.h's, so
+ * tests/gpu-emu.h. The declarations are the real cuda_runtime_api.h's, so
  * the plugins' host code is compiled exactly as for the GPU.
  *
  * GP_CUDA_EMU_DEVICES (default 1) sets how many devices it pretends to
@@ -41,7 +41,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *prop, int d
 {
     if (device < 0 || device >= emu_devices()) return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
-    snprintf(prop->name, sizeof prop->name, "CPU emulation of a GPU (tests/cuda-emu.h)");
+    snprintf(prop->name, sizeof prop->name, "CPU emulation of a GPU (tests/gpu-emu.h)");
     prop->multiProcessorCount = 2;
     prop->major = 9;
     prop->minor = 0;
