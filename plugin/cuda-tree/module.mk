@@ -78,6 +78,7 @@ $(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so
 EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda-direct.so $(EMU)/plugins/gravplug-cpu-direct.so
 
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
+                    $(BUILD)/t/gpu-emu-valgrind-cuda-direct.t $(BUILD)/t/gpu-emu-valgrind-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t
 # the conformance program, linked by tests/module.mk (which is read later)
 GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
@@ -85,6 +86,14 @@ $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/
 	@mkdir -p $(dir $@)
 	@printf '#!/bin/sh\n# conformance of %s built on the CPU emulation of CUDA\nGP_CONFORMANCE_QUICK=1 exec "%s" "%s"\n' \
 	    '$*' '$(abspath $(GP_CONFORMANCE_BIN))' '$(abspath $(EMU)/plugins/gravplug-$*.so)' > $@
+	@chmod +x $@
+# the plugins' host code (buffers, copies, error paths) under memcheck,
+# through the same wrapper as the CPU plugins' valgrind runs
+$(BUILD)/t/gpu-emu-valgrind-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) tests/valgrind.supp tests/valgrind-wrapper.sh plugin/cuda-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@CONFORMANCE@|$(abspath $(GP_CONFORMANCE_BIN))|' \
+	     -e 's|@PLUGIN@|$(abspath $(EMU)/plugins/gravplug-$*.so)|' \
+	     -e 's|@SUPP@|$(abspath tests/valgrind.supp)|' tests/valgrind-wrapper.sh > $@
 	@chmod +x $@
 $(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-accuracy against the CPU emulation of CUDA (small N)\nGP_BUILD="%s" GP_GPU_TEST_N=1024 exec "%s"\n' \
