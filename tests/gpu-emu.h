@@ -20,6 +20,12 @@
 #define GP_CUDA_EMU_H
 
 #include <ucontext.h>
+#if defined(__has_include)
+#  if __has_include(<valgrind/valgrind.h>)
+#    include <valgrind/valgrind.h> /* coroutine stacks made known to memcheck */
+#    define GP_EMU_VALGRIND 1
+#  endif
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -104,7 +110,13 @@ inline void fail(const char *what)
 inline void run_group(int n, unsigned base, std::function<void()> fn)
 {
     state &s = S();
-    if (!s.stacks) s.stacks = (char *)malloc((size_t)MAXT * STACK);
+    if (!s.stacks) {
+        s.stacks = (char *)malloc((size_t)MAXT * STACK);
+#ifdef GP_EMU_VALGRIND
+        for (int t = 0; t < MAXT; ++t)
+            (void)VALGRIND_STACK_REGISTER(s.stacks + (size_t)t * STACK, s.stacks + (size_t)(t + 1) * STACK);
+#endif
+    }
     s.n = n;
     s.fn = fn;
     tid_base() = base;
