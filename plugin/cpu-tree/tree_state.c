@@ -241,6 +241,10 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
             w->bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
         }
         double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+        /* acceleration: store (M l^2)^(1/4), so the walk's per-group r_crit
+         * is one multiply by (G / (delta_acc |a_old|))^(1/4) (walk.c), not a
+         * divide and two square roots per visited cell */
+        if (mac == GP_MAC_ACCELERATION) rc = sqrt(sqrt(rc));
         w->rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
         double smax = 0;
         for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;

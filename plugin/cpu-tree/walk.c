@@ -142,6 +142,202 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
         }                                                                                       \
     } while (0)
 
+/* ---- AVX-512 list kernels ---------------------------------------------------
+ * The float modes' hot loop, written with intrinsics for x86-64 machines
+ * with AVX-512F (chosen once at run time; others use the portable loops
+ * above). Differences from the portable loops, all for speed:
+ *   - 1/sqrt from the hardware estimate (vrsqrt14ps, 14 bits) plus one
+ *     Newton step (relative error ~1e-7, float rounding): 5 operations
+ *     instead of ~14;
+ *   - i-blocking: two targets per pass over the list, so each list entry is
+ *     loaded once for both and the two dependency chains overlap;
+ *   - float partial sums of CT_BLOCK512 vectors per lane before they are
+ *     added to the double lane sums (mixed) or float lane sums (single).
+ * The order of every sum depends only on the list and the target, never on
+ * the partner target or the thread: bit-identical whatever OMP_NUM_THREADS.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CT_HAVE_K512 1
+#define K512 __attribute__((target("avx512f,avx512dq,fma"), noinline))
+#define K512_INL __attribute__((target("avx512f,avx512dq,fma"), always_inline)) static inline
+#define CT_BLOCK512 8
+
+K512_INL __m512 k512_rinv(__m512 r2)
+{
+    const __m512 tiny = _mm512_set1_ps(1.17549435e-38f);
+    __mmask16 pos = _mm512_cmp_ps_mask(r2, _mm512_setzero_ps(), _CMP_GT_OQ);
+    __m512 x = _mm512_max_ps(r2, tiny);
+    __m512 y = _mm512_maskz_rsqrt14_ps(pos, x);
+    __m512 t = _mm512_mul_ps(_mm512_mul_ps(x, y), y);                 /* x y^2 ~ 1 */
+    __m512 h = _mm512_fnmadd_ps(t, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.5f));
+    return _mm512_mul_ps(y, h);
+}
+
+/* Per-target running sums: double lanes (lo, hi halves) for mixed, float
+ * lanes for single; flushed from the float block sums every CT_BLOCK512. */
+typedef struct k512_acc { __m512d d[4][2]; __m512 f[4]; } k512_acc;
+
+K512_INL void k512_acc_zero(k512_acc *a)
+{
+    for (int c = 0; c < 4; c++) {
+        a->d[c][0] = a->d[c][1] = _mm512_setzero_pd();
+        a->f[c] = _mm512_setzero_ps();
+    }
+}
+
+K512_INL void k512_acc_add(k512_acc *a, const __m512 b[4], int mixed)
+{
+    for (int c = 0; c < 4; c++) {
+        if (mixed) {
+            a->d[c][0] = _mm512_add_pd(a->d[c][0], _mm512_cvtps_pd(_mm512_castps512_ps256(b[c])));
+            a->d[c][1] = _mm512_add_pd(a->d[c][1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(b[c], 1)));
+        } else {
+            a->f[c] = _mm512_add_ps(a->f[c], b[c]);
+        }
+    }
+}
+
+/* Lanes added 0..15 in order, then to the target's running total. */
+K512_INL void k512_acc_out(const k512_acc *a, int mixed, double *outd, float *outf)
+{
+    for (int c = 0; c < 4; c++) {
+        if (mixed) {
+            double l[16];
+            _mm512_storeu_pd(l, a->d[c][0]);
+            _mm512_storeu_pd(l + 8, a->d[c][1]);
+            double s = 0;
+            for (int k = 0; k < 16; k++) s += l[k];
+            outd[c] += s;
+        } else {
+            float l[16];
+            _mm512_storeu_ps(l, a->f[c]);
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += l[k];
+            outf[c] += s;
+        }
+    }
+}
+
+/* One list entry block j (16 lanes) against one target: monopole. */
+K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj, __m512 xi,
+                         __m512 yi, __m512 zi, __m512i self, __m512 eps2, __m512 b[4])
+{
+    __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
+    __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
+    __m512 rinv = k512_rinv(r2);
+    __mmask16 notself = _mm512_cmpneq_epi32_mask(idj, self);
+    __m512 mr = _mm512_maskz_mul_ps(notself, mj, rinv);
+    __m512 mr3 = _mm512_mul_ps(mr, _mm512_mul_ps(rinv, rinv));
+    b[0] = _mm512_fmadd_ps(mr3, dx, b[0]);
+    b[1] = _mm512_fmadd_ps(mr3, dy, b[1]);
+    b[2] = _mm512_fmadd_ps(mr3, dz, b[2]);
+    b[3] = _mm512_sub_ps(b[3], mr);
+}
+
+/* The same for a cell with its second moment (see gp_quad6_f). */
+K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m512 s[6], __m512 tr,
+                         __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4])
+{
+    __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
+    __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
+    __m512 rinv = k512_rinv(r2);
+    __m512 rinv2 = _mm512_mul_ps(rinv, rinv);
+    __m512 mr = _mm512_mul_ps(mj, rinv);
+    __m512 rinv3 = _mm512_mul_ps(rinv, rinv2);
+    __m512 rinv5 = _mm512_mul_ps(rinv3, rinv2);
+    __m512 sdx = _mm512_fmadd_ps(s[0], dx, _mm512_fmadd_ps(s[3], dy, _mm512_mul_ps(s[4], dz)));
+    __m512 sdy = _mm512_fmadd_ps(s[3], dx, _mm512_fmadd_ps(s[1], dy, _mm512_mul_ps(s[5], dz)));
+    __m512 sdz = _mm512_fmadd_ps(s[4], dx, _mm512_fmadd_ps(s[5], dy, _mm512_mul_ps(s[2], dz)));
+    __m512 dsd = _mm512_fmadd_ps(dx, sdx, _mm512_fmadd_ps(dy, sdy, _mm512_mul_ps(dz, sdz)));
+    __m512 dsd5 = _mm512_mul_ps(dsd, rinv5);              /* dSd / r^5 */
+    __m512 trr3 = _mm512_mul_ps(tr, rinv3);               /* tr S / r^3 */
+    /* c = M/r^3 + 7.5 dSd/r^7 - 1.5 tr/r^5 = (M/r + 7.5 dSd/r^5 - 1.5 tr/r^3) / r^2 */
+    __m512 c = _mm512_mul_ps(_mm512_fmadd_ps(_mm512_set1_ps(7.5f), dsd5,
+                             _mm512_fnmadd_ps(_mm512_set1_ps(1.5f), trr3, mr)), rinv2);
+    __m512 q = _mm512_mul_ps(_mm512_set1_ps(3.0f), rinv5);
+    b[0] = _mm512_fnmadd_ps(q, sdx, _mm512_fmadd_ps(c, dx, b[0]));
+    b[1] = _mm512_fnmadd_ps(q, sdy, _mm512_fmadd_ps(c, dy, b[1]));
+    b[2] = _mm512_fnmadd_ps(q, sdz, _mm512_fmadd_ps(c, dz, b[2]));
+    /* phi = -(M/r + 1.5 dSd/r^5 - 0.5 tr/r^3) */
+    b[3] = _mm512_sub_ps(b[3], _mm512_fmadd_ps(_mm512_set1_ps(1.5f), dsd5,
+                               _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), trr3, mr)));
+}
+
+/* Targets t0 and t1 (t1 may repeat t0 when the count is odd; its result is
+ * then dropped) against the whole list (n a multiple of 16). */
+K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
+                           int32_t self0, int32_t self1, float eps2f, int mixed,
+                           double *od0, double *od1, float *of0, float *of1, int write1)
+{
+    const __m512 eps2 = _mm512_set1_ps(eps2f);
+    const __m512 xa = _mm512_set1_ps(t0[0]), ya = _mm512_set1_ps(t0[1]), za = _mm512_set1_ps(t0[2]);
+    const __m512 xb = _mm512_set1_ps(t1[0]), yb = _mm512_set1_ps(t1[1]), zb = _mm512_set1_ps(t1[2]);
+    const __m512i sa = _mm512_set1_epi32(self0), sb = _mm512_set1_epi32(self1);
+    k512_acc A, B;
+    k512_acc_zero(&A);
+    k512_acc_zero(&B);
+    for (uint32_t j0 = 0; j0 < n; j0 += CT_BLOCK512 * 16) {
+        __m512 ba[4], bb[4];
+        for (int c = 0; c < 4; c++) ba[c] = bb[c] = _mm512_setzero_ps();
+        uint32_t je = j0 + CT_BLOCK512 * 16 < n ? j0 + CT_BLOCK512 * 16 : n;
+        if (quad) {
+            for (uint32_t j = j0; j < je; j += 16) {
+                __m512 xj = _mm512_load_ps(L->x + j), yj = _mm512_load_ps(L->y + j),
+                       zj = _mm512_load_ps(L->z + j), mj = _mm512_load_ps(L->m + j);
+                __m512 s[6];
+                for (int k = 0; k < 6; k++) s[k] = _mm512_load_ps(L->s[k] + j);
+                __m512 tr = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
+                k512_quad1(xj, yj, zj, mj, s, tr, xa, ya, za, eps2, ba);
+                k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb);
+            }
+        } else {
+            for (uint32_t j = j0; j < je; j += 16) {
+                __m512 xj = _mm512_load_ps(L->x + j), yj = _mm512_load_ps(L->y + j),
+                       zj = _mm512_load_ps(L->z + j), mj = _mm512_load_ps(L->m + j);
+                __m512i idj = _mm512_load_si512((const void *)(L->id + j));
+                k512_mono1(xj, yj, zj, mj, idj, xa, ya, za, sa, eps2, ba);
+                k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb);
+            }
+        }
+        k512_acc_add(&A, ba, mixed);
+        k512_acc_add(&B, bb, mixed);
+    }
+    k512_acc_out(&A, mixed, od0, of0);
+    if (write1) k512_acc_out(&B, mixed, od1, of1);
+}
+
+static int k512_available(void)
+{
+    static int avail = -1;
+    if (avail < 0) {
+        __builtin_cpu_init();
+        avail = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                getenv("GRAVPLUG_CPU_TREE_NO_AVX512") == NULL;
+    }
+    return avail;
+}
+
+/* Float-mode flush body on AVX-512: every target, cells then particles. */
+static void flush_f512(ct_workspace *ws, const ct_walk_params *p, const ct_group *g, int quad,
+                       uint32_t nc, uint32_t np)
+{
+    const list_f *C = ws->cf, *P = ws->pf;
+    const int mixed = p->prec == CT_MIXED;
+    const float eps2 = (float)p->eps2;
+    for (uint32_t t = 0; t < g->n; t += 2) {
+        uint32_t u = t + 1 < g->n ? t + 1 : t;
+        int write1 = u != t;
+        int32_t s0 = g->self ? g->self[t] : -1, s1 = g->self ? g->self[u] : -1;
+        double *od0 = &ws->acc[4 * t], *od1 = &ws->acc[4 * u];
+        float *of0 = &ws->accf[4 * t], *of1 = &ws->accf[4 * u];
+        const float *t0 = &ws->tf[3 * t], *t1 = &ws->tf[3 * u];
+        if (nc) k512_pair(C, nc, quad, t0, t1, -3, -3, eps2, mixed, od0, od1, of0, of1, write1);
+        if (np) k512_pair(P, np, 0, t0, t1, s0, s1, eps2, mixed, od0, od1, of0, of1, write1);
+    }
+}
+#endif
+
 /* Evaluates the lists for every target and empties them. */
 CT_CLONES static void flush(ct_workspace *ws, const ct_walk_params *p, const ct_group *g,
                             int quad)
@@ -170,6 +366,13 @@ CT_CLONES static void flush(ct_workspace *ws, const ct_walk_params *p, const ct_
     uint32_t np = (P->n + CT_LANES - 1) / CT_LANES * CT_LANES;
     PAD_LIST(C, float);
     PAD_LIST(P, float);
+#ifdef CT_HAVE_K512
+    if (k512_available()) {
+        flush_f512(ws, p, g, quad, nc, np);
+        C->n = P->n = 0;
+        return;
+    }
+#endif
     float eps2 = (float)p->eps2;
     for (uint32_t t = 0; t < nt; t++) {
         float xi = ws->tf[3 * t], yi = ws->tf[3 * t + 1], zi = ws->tf[3 * t + 2];
@@ -275,6 +478,7 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
         const double rg = g->radius;
         const int accel = p->mac == GP_MAC_ACCELERATION;
         const double alpha_a = p->alpha * g->amin;
+        const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
         uint32_t sp = 0;
         ws->stack[sp++] = 0;
         while (sp > 0) {
@@ -282,8 +486,8 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
             const ct_wcell *wc = &src->cells[c];
             double dx = wc->com[0] - gc[0], dy = wc->com[1] - gc[1], dz = wc->com[2] - gc[2];
             double d2 = dx * dx + dy * dy + dz * dz;
-            double rcrit = accel ? gp_mac_rcrit_acceleration(p->G * (double)wc->rcrit, alpha_a)
-                                 : (double)wc->rcrit;
+            /* acceleration: (G M l^2 / alpha_a)^(1/4) = (M l^2)^(1/4) * gfac */
+            double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
             uint32_t nchild = wc->nchild;
             int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
                          gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);

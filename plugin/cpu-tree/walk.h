@@ -33,7 +33,7 @@ typedef enum ct_precision { CT_SINGLE = 0, CT_MIXED = 1, CT_DOUBLE = 2 } ct_prec
 /* What the walk needs to know about a source cell: one 64-byte line. */
 typedef struct ct_wcell {
     double com[3];
-    float rcrit;         /* geometric MACs: r_crit; acceleration: M l^2 (rounded up) */
+    float rcrit;         /* geometric MACs: r_crit; acceleration: (M l^2)^(1/4), rounded up */
     uint32_t count;      /* particles below the cell                         */
     float blo[3], bhi[3];/* box relative to com, margin added, rounded outward */
     uint32_t first;      /* first child (internal) or first source (leaf)    */
