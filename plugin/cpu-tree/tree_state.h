@@ -54,6 +54,10 @@ int ct_tree_refit(ct_tree *t, const double *pos);
 int ct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
                           uint32_t **begin, uint32_t **count);
 
+/* keys[i] of the interleaved positions pos[3n], as gp_host_make_keys (vectorised). */
+void ct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
+                  double inv_cell, uint64_t *keys);
+
 /* Fills t->wcells for a MAC and theta. */
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
 
