@@ -19,7 +19,11 @@ try:
     import amuse  # noqa: F401
     from amuse.rfi import python_code  # noqa: F401  (needs mpi4py)
 except ImportError as exc:
-    alt = os.environ.get("GRAVPLUG_AMUSE_PYTHON")
+    # .ci/install-amuse puts a venv here; GRAVPLUG_AMUSE_PYTHON overrides it
+    venv = os.environ.get("GRAVPLUG_AMUSE_VENV",
+                          os.path.expanduser("~/.local/share/gravplug/amuse-venv"))
+    default = os.path.join(venv, "bin", "python")
+    alt = os.environ.get("GRAVPLUG_AMUSE_PYTHON") or (default if os.path.exists(default) else None)
     if alt and os.path.abspath(alt) != os.path.abspath(sys.executable) \
             and not os.environ.get("GRAVPLUG_AMUSE_REEXEC"):
         os.environ["GRAVPLUG_AMUSE_REEXEC"] = "1"
@@ -27,7 +31,7 @@ except ImportError as exc:
             [str(HERE.parents[1] / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
         os.execv(alt, [alt, str(HERE)])
     print(f"1..0 # SKIP AMUSE not usable here ({exc}); set GRAVPLUG_AMUSE_PYTHON "
-          f"to a Python with amuse-framework and mpi4py")
+          f"to a Python with amuse-framework and mpi4py, or run .ci/install-amuse")
     sys.exit(0)
 
 from gravplug._tap import Tap  # noqa: E402
