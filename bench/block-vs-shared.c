@@ -4,18 +4,19 @@
  * the same energy error, with the same tree solver.
  *
  *   block-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
- *                   [--dtmax D] [--eta ETA] [--shared K1,K2,...] [--seed S]
+ *                   [--dtmax D] [--eta ETA1,ETA2,...] [--shared K1,K2,...] [--seed S]
  *                   [--threads T] [--sample DT] [--criterion C] [--block NAME]
  *
- * One block run (dt_max D, criterion eta*sqrt(eps/|a|)) and shared-step
- * rk2 runs with dt = D / 2^K for each K. The energy error is the largest
- * |E(t) - E(0)| / |E(0)| over samples every DT (default D) up to T, with
+ * Block runs (dt_max D, criterion eta*sqrt(eps/|a|) by default), one per
+ * listed eta, and shared-step rk2 runs with dt = D / 2^K for each K. Two
+ * energy errors per run: the largest |E(t) - E(0)| / |E(0)| over samples
+ * every DT (default D) up to T ("max"), and the one at T ("end"), with
  * energies from cpu-direct (exact) on a copy of the state, outside the
- * timed part, so the tree's own potential error does not enter. The shared
- * step that gives the block run's energy error is interpolated in
- * log(error)-log(dt) between the two bracketing shared runs, and the
- * shared run's cost there (force cost = particle forces, and wall time)
- * is divided by the block run's. Output: a TSV table and a summary.
+ * timed part, so the tree's own potential error does not enter. For each
+ * block run and each error measure, the shared runs' cost curve (force
+ * cost = particle forces, and wall time, against error) is interpolated in
+ * log-log between the two bracketing shared runs at the block run's error,
+ * and divided by the block run's cost. Output: a TSV table and a summary.
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 
 typedef struct result {
     const char *scheme;
-    double dt, err, wall;
+    double dt, eta, err, err_end, wall;
     uint64_t steps, force_calls, particle_forces, interactions;
     size_t levels;
     double build_s, moments_s, walk_s;
@@ -76,7 +77,7 @@ static const char *block = "block-rk2";   /* --block: the block integrator */
 static result run(const gp_ic *ic, const char *plugin, const char *eps, const char *theta,
                   const char *integ, double dt, double eta, double t_end, double e0)
 {
-    result r = { .scheme = integ, .dt = dt };
+    result r = { .scheme = integ, .dt = dt, .eta = strncmp(integ, "block", 5) == 0 ? eta : 0.0 };
     gp_sim *sim;
     gp_sim_new(&sim);
     /* theta only for tree plugins (cpu-direct rejects it) */
@@ -103,6 +104,7 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
         r.wall += now() - t0;
         double e = fabs((exact_energy(sim, eps) - e0) / e0);
         if (e > r.err) r.err = e;
+        r.err_end = e;
         if (getenv("BVS_VERBOSE")) fprintf(stderr, "%s dt %g: t = %g dE_rel %.3e\n", integ, dt, k * sample, e);
     }
     gp_sim_counter(sim, "steps", &r.steps);
@@ -124,7 +126,7 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
 
 static void print_row(const result *r)
 {
-    printf("%s\t%.6g\t%.4e\t%llu\t%llu\t%llu\t%llu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\n", r->scheme, r->dt, r->err,
+    printf("%s\t%.6g\t%.3g\t%.4e\t%.4e\t%llu\t%llu\t%llu\t%llu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\n", r->scheme, r->dt, r->eta, r->err, r->err_end,
            (unsigned long long)r->steps, (unsigned long long)r->force_calls,
            (unsigned long long)r->particle_forces, (unsigned long long)r->interactions, r->levels, r->wall,
            r->build_s, r->moments_s, r->walk_s);
@@ -134,8 +136,8 @@ static void print_row(const result *r)
 int main(int argc, char **argv)
 {
     size_t n = 16384;
-    double t_end = 1.0, dtmax = 0.25, eta = 0.2;
-    const char *plugin = "cpu-tree", *eps = "0.01", *theta = "0.5", *shared = "3,4,5,6";
+    double t_end = 1.0, dtmax = 0.25;
+    const char *plugin = "cpu-tree", *eps = "0.01", *theta = "0.5", *shared = "3,4,5,6", *etas = "0.2";
     unsigned long long seed = 42;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
@@ -145,7 +147,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--eps")) eps = v;
         else if (!strcmp(a, "--theta")) theta = v;
         else if (!strcmp(a, "--dtmax")) dtmax = atof(v);
-        else if (!strcmp(a, "--eta")) eta = atof(v);
+        else if (!strcmp(a, "--eta")) etas = v;
         else if (!strcmp(a, "--shared")) shared = v;
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--threads")) threads = v;
@@ -167,45 +169,56 @@ int main(int argc, char **argv)
     double e0 = exact_energy(sim, eps);
     gp_sim_free(sim);
 
-    printf("# block-vs-shared: galaxy n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, block dt_max = %g eta = %g criterion %s\n",
-           ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, dtmax, eta, criterion);
+    printf("# block-vs-shared: galaxy n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, block dt_max = %g eta = %s criterion %s\n",
+           ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, dtmax, etas, criterion);
     printf("# energy error: max over t = %g, %g, ... of |E(t) - E(0)| / |E(0)|, measured with cpu-direct; wall = evolve only\n",
            sample, 2 * sample);
-    printf("scheme\tdt\tdE_rel\tsteps\tforce_calls\tparticle_forces\tinteractions\tlevels\twall_s\tbuild_s\tmoments_s\twalk_s\n");
-    result blk = run(&ic, plugin, eps, theta, block, dtmax, eta, t_end, e0);
-    print_row(&blk);
-    result sh[16];
-    int ns = 0;
+    printf("scheme\tdt\teta\tdE_max\tdE_end\tsteps\tforce_calls\tparticle_forces\tinteractions\tlevels\twall_s\tbuild_s\tmoments_s\twalk_s\n");
+    result blk[16], sh[16];
+    int nb = 0, ns = 0;
+    for (const char *p = etas; *p && nb < 16;) {
+        blk[nb] = run(&ic, plugin, eps, theta, block, dtmax, atof(p), t_end, e0);
+        print_row(&blk[nb++]);
+        p = strchr(p, ',');
+        if (!p) break;
+        ++p;
+    }
     for (const char *p = shared; *p && ns < 16;) {
         int k = atoi(p);
-        sh[ns] = run(&ic, plugin, eps, theta, "rk2", ldexp(dtmax, -k), eta, t_end, e0);
+        sh[ns] = run(&ic, plugin, eps, theta, "rk2", ldexp(dtmax, -k), 0.0, t_end, e0);
         print_row(&sh[ns++]);
         p = strchr(p, ',');
         if (!p) break;
         ++p;
     }
-    /* bracket the block run's error between two shared runs */
-    int lo = -1;
-    for (int i = 0; i + 1 < ns; ++i)
-        if ((sh[i].err - blk.err) * (sh[i + 1].err - blk.err) <= 0) lo = i;
-    if (lo < 0) {
-        printf("# the shared runs do not bracket the block run's energy error %.3e: widen --shared\n", blk.err);
-        gp_ic_free(&ic);
-        return 0;
-    }
-    const result *a = &sh[lo], *b = &sh[lo + 1];
-    double s = log(blk.err / a->err) / log(b->err / a->err);   /* 0 at a, 1 at b */
-    double dt_eq = exp(log(a->dt) + s * log(b->dt / a->dt));
-    double pf_eq = (double)ic.n * t_end / dt_eq;
-    double wall_per_step = exp(log(a->wall / (double)a->steps) + s * log((b->wall / (double)b->steps) / (a->wall / (double)a->steps)));
-    double wall_eq = wall_per_step * t_end / dt_eq;
-    printf("# shared rk2 step giving the block run's energy error (%.3e): dt = %.5g (interpolated between %g and %g)\n",
-           blk.err, dt_eq, a->dt, b->dt);
-    printf("# speedup of block over shared at equal energy error: force cost (particle forces) %.2fx, wall time %.2fx\n",
-           pf_eq / (double)blk.particle_forces, wall_eq / blk.wall);
-    printf("# bracketing measured runs: dt %g (err %.3e): force cost %.2fx, wall %.2fx; dt %g (err %.3e): force cost %.2fx, wall %.2fx\n",
-           a->dt, a->err, (double)a->particle_forces / (double)blk.particle_forces, a->wall / blk.wall,
-           b->dt, b->err, (double)b->particle_forces / (double)blk.particle_forces, b->wall / blk.wall);
+    printf("# speedup of block over shared at equal energy error (shared cost interpolated in log-log at the block run's error)\n");
+    printf("# eta\tmeasure\tdE\tblock_pf\tshared_dt_eq\tshared_pf_eq\tspeedup_force\tspeedup_wall\tblock_us_per_pf\tshared_us_per_pf\n");
+    for (int b = 0; b < nb; ++b)
+        for (int m = 0; m < 2; ++m) {
+            const result *B = &blk[b];
+            double eb = m ? B->err_end : B->err;
+            /* the two shared runs (adjacent in dt) that bracket eb */
+            int lo = -1;
+            for (int i = 0; i + 1 < ns; ++i) {
+                double ea = m ? sh[i].err_end : sh[i].err, ec = m ? sh[i + 1].err_end : sh[i + 1].err;
+                if ((ea - eb) * (ec - eb) <= 0 && lo < 0) lo = i;
+            }
+            if (lo < 0) {
+                printf("%g\t%s\t%.3e\t%llu\tnot bracketed by the shared runs (widen --shared)\n", B->eta,
+                       m ? "end" : "max", eb, (unsigned long long)B->particle_forces);
+                continue;
+            }
+            const result *a = &sh[lo], *c = &sh[lo + 1];
+            double ea = m ? a->err_end : a->err, ec = m ? c->err_end : c->err;
+            double f = ea == ec ? 0.0 : log(eb / ea) / log(ec / ea);   /* 0 at a, 1 at c */
+            double dt_eq = exp(log(a->dt) + f * log(c->dt / a->dt));
+            double pf_eq = exp(log((double)a->particle_forces) + f * log((double)c->particle_forces / (double)a->particle_forces));
+            double wall_eq = exp(log(a->wall) + f * log(c->wall / a->wall));
+            printf("%g\t%s\t%.3e\t%llu\t%.5g\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\n", B->eta, m ? "end" : "max", eb,
+                   (unsigned long long)B->particle_forces, dt_eq, pf_eq, pf_eq / (double)B->particle_forces,
+                   wall_eq / B->wall, 1e6 * B->wall / (double)B->particle_forces,
+                   1e6 * wall_eq / pf_eq);
+        }
     gp_ic_free(&ic);
     return 0;
 }
