@@ -12,7 +12,8 @@
 #     tree-large  cuda-tree, Plummer and galaxy, N = 2^22, 2^24     ~5-8 min
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
-# TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages).
+# TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages), NO_BUILD=1
+# (use a build/ prepared by bench/gpu/pack-for-device.sh; no compiler needed).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
@@ -36,6 +37,8 @@ header() { # what, file
 }
 
 build() {
+    # NO_BUILD=1: build/ was prepared elsewhere (bench/gpu/pack-for-device.sh)
+    [ -n "${NO_BUILD:-}" ] && return 0
     make -j"$JOBS" $MAKEARCH cuda build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
         build/plugins/gravplug-cpu-direct.so >/dev/null || { echo "run-all: build failed" >&2; exit 1; }
 }

@@ -1,0 +1,23 @@
+#!/bin/sh
+# bench/gpu/pack-for-device.sh — prepare build/ HERE (a machine with nvcc,
+# GSL, libconfig and HDF5, no GPU needed) so that a GPU machine that has
+# only the CUDA driver can run bench/gpu/run-all.sh without compiling:
+# builds everything, then copies every shared library the programs need,
+# other than glibc's and the driver's, into build/devlibs.
+#
+# Then, with this workplace's device tool (one call; build/ is ~25 MB):
+#   run(carry=["build"], command="mkdir -p /work && ln -sfn $PWD /work/main &&
+#       cd /work/main && NO_BUILD=1 LD_LIBRARY_PATH=$PWD/build/devlibs
+#       bench/gpu/run-all.sh tests direct tree-small && cp bench/results/gpu-* $OUT/")
+# The symlink is needed because the test wrappers and the loader's
+# build-tree search path are absolute paths of the build machine.
+set -eu
+cd "$(dirname "$0")/../.."
+make -j"$(nproc)" all cuda
+mkdir -p build/devlibs
+for f in build/lib/*.so build/plugins/*.so build/bench/* build/tests/* build/t/* build/bin/*; do
+    [ -f "$f" ] && [ -x "$f" ] || case "$f" in *.so) ;; *) continue ;; esac
+    ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
+done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcuda|libgcc_s|libstdc\+\+)\.so' |
+    while read -r lib; do cp -L "$lib" build/devlibs/; done
+du -sh build build/devlibs
