@@ -294,4 +294,36 @@ double gp_wtime(void);
 }
 #endif
 
+
+/* The five table entries that every plugin implements identically, given
+ * that gp_base is the first member `base` of its struct gp_solver:
+ * describe_params, set_param, get_param, get_stats, last_error. Expands to
+ * static functions PREFIX_describe_params ... PREFIX_last_error. */
+#define GP_PLUGIN_COMMON_ENTRIES(PREFIX, PLUGIN_NAME_, PARAMS, N_PARAMS_)                   \
+    static const gp_param_info *PREFIX##_describe_params(size_t *count)                     \
+    {                                                                                       \
+        if (count) *count = (N_PARAMS_);                                                    \
+        return (PARAMS);                                                                    \
+    }                                                                                       \
+    static gp_status PREFIX##_set_param(gp_solver *s, const char *name, const char *value)  \
+    {                                                                                       \
+        if (!s) return gp_null_instance(PLUGIN_NAME_, "set_param");                         \
+        return gp_base_set_param(&s->base, name, value);                                    \
+    }                                                                                       \
+    static gp_status PREFIX##_get_param(gp_solver *s, const char *name, char *buf,          \
+                                        size_t buflen)                                      \
+    {                                                                                       \
+        if (!s) return gp_null_instance(PLUGIN_NAME_, "get_param");                         \
+        return gp_base_get_param(&s->base, name, buf, buflen);                              \
+    }                                                                                       \
+    static gp_status PREFIX##_get_stats(gp_solver *s, gp_stats *out)                        \
+    {                                                                                       \
+        if (!s) return gp_null_instance(PLUGIN_NAME_, "get_stats");                         \
+        return gp_base_get_stats(&s->base, out);                                            \
+    }                                                                                       \
+    static const char *PREFIX##_last_error(const gp_solver *s)                              \
+    {                                                                                       \
+        return gp_base_last_error(s ? &s->base : NULL);                                     \
+    }
+
 #endif /* GP_PLUGIN_BASE_H */

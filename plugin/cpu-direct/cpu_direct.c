@@ -86,11 +86,7 @@ static void sources_fill(gp_direct_sources *s, size_t n, const double *pos, cons
 
 /* ---- the ABI entry points ----------------------------------------------- */
 
-static const gp_param_info *cd_describe_params(size_t *count)
-{
-    if (count) *count = N_PARAMS;
-    return params;
-}
+GP_PLUGIN_COMMON_ENTRIES(cd, PLUGIN_NAME, params, N_PARAMS)
 
 static gp_status cd_init(gp_solver **out, const gp_init_args *args)
 {
@@ -120,18 +116,6 @@ static void cd_finalize(gp_solver *s)
     sources_free(&s->src);
     gp_base_free(&s->base);
     free(s);
-}
-
-static gp_status cd_set_param(gp_solver *s, const char *name, const char *value)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
-    return gp_base_set_param(&s->base, name, value);
-}
-
-static gp_status cd_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
-    return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
 static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -307,17 +291,6 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points,
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return GP_OK;
-}
-
-static gp_status cd_get_stats(gp_solver *s, gp_stats *out)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
-    return gp_base_get_stats(&s->base, out);
-}
-
-static const char *cd_last_error(const gp_solver *s)
-{
-    return gp_base_last_error(s ? &s->base : NULL);
 }
 
 static const gp_api api = {

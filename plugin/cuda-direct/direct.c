@@ -147,11 +147,7 @@ static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 
 /* ---- the ABI entry points --------------------------------------------- */
 
-static const gp_param_info *cd_describe_params(size_t *count)
-{
-    if (count) *count = sizeof params / sizeof params[0];
-    return params;
-}
+GP_PLUGIN_COMMON_ENTRIES(cd, PLUGIN_NAME, params, sizeof params / sizeof params[0])
 
 static void cd_finalize(gp_solver *s)
 {
@@ -190,18 +186,6 @@ static gp_status cd_init(gp_solver **out, const gp_init_args *args)
     s->base.error[0] = '\0';
     *out = s;
     return GP_OK;
-}
-
-static gp_status cd_set_param(gp_solver *s, const char *name, const char *value)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
-    return gp_base_set_param(&s->base, name, value);
-}
-
-static gp_status cd_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
-    return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
 static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -303,17 +287,6 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points, 
     s->base.stats.field_calls++;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->base.p.n;
     return GP_OK;
-}
-
-static gp_status cd_get_stats(gp_solver *s, gp_stats *out)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
-    return gp_base_get_stats(&s->base, out);
-}
-
-static const char *cd_last_error(const gp_solver *s)
-{
-    return gp_base_last_error(s ? &s->base : NULL);
 }
 
 static const gp_api api = {

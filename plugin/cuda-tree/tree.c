@@ -527,11 +527,7 @@ static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 
 /* ---- the ABI entry points --------------------------------------------- */
 
-static const gp_param_info *ct_describe_params(size_t *count)
-{
-    if (count) *count = sizeof params / sizeof params[0];
-    return params;
-}
+GP_PLUGIN_COMMON_ENTRIES(ct, PLUGIN_NAME, params, sizeof params / sizeof params[0])
 
 static void ct_finalize(gp_solver *s)
 {
@@ -568,18 +564,6 @@ static gp_status ct_init(gp_solver **out, const gp_init_args *args)
     s->base.error[0] = '\0';
     *out = s;
     return GP_OK;
-}
-
-static gp_status ct_set_param(gp_solver *s, const char *name, const char *value)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
-    return gp_base_set_param(&s->base, name, value);
-}
-
-static gp_status ct_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
-    return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
 static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -753,17 +737,6 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     scatter(s, m, acc, pot);
     s->base.stats.field_calls++;
     return GP_OK;
-}
-
-static gp_status ct_get_stats(gp_solver *s, gp_stats *out)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
-    return gp_base_get_stats(&s->base, out);
-}
-
-static const char *ct_last_error(const gp_solver *s)
-{
-    return gp_base_last_error(s ? &s->base : NULL);
 }
 
 static const gp_api api = {
