@@ -18,6 +18,8 @@
  *
  * --active F times compute_forces alone with a random fraction F of the
  * particles active after an update_positions (the block-time-step case).
+ * --active-pick random|inner: which particles (default random; inner: the
+ * fraction closest to the centre of mass, as block time steps pick them).
  * --ic passes an option to the initial-conditions model (gp_ic_describe).
  * --csv adds one machine-readable line starting with RESULT, for sweeps.
  * Threads: OMP_NUM_THREADS (or --set threads=N).
@@ -40,7 +42,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpbench --plugin NAME --model MODEL --n N [--set name=value]...\n"
             "               [--repeats R] [--sample K] [--seed S] [--reference NAME|none]\n"
-            "               [--active FRACTION] [--ic option=value]... [--csv]\n"
+            "               [--active FRACTION] [--active-pick random|inner] [--ic option=value]... [--csv]\n"
             "models: plummer, hernquist, nfw, galaxy, uniform (see host_stub/ic/ic.h)\n");
 }
 
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
     size_t n = 0, sample = 2000;
     int repeats = 5, csv = 0;
     double active = 0;
+    int active_inner = 0;
     uint64_t seed = 1;
     gp_param kv[MAX_SET], ickv[MAX_SET];
     size_t nkv = 0, nic = 0;
@@ -136,6 +139,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reference")) reference = v;
         else if (!strcmp(a, "--active")) active = atof(v);
+        else if (!strcmp(a, "--active-pick")) {
+            if (!strcmp(v, "inner")) active_inner = 1;
+            else if (strcmp(v, "random")) { usage(stderr); return 2; }
+        }
         else if (!strcmp(a, "--set")) {
             char *eq = strchr(v, '=');
             if (!eq || nkv == MAX_SET) { fprintf(stderr, "gpbench: --set wants name=value\n"); return 2; }
@@ -235,19 +242,51 @@ int main(int argc, char **argv)
             size_t j = i + rng() % (n - i);
             uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
         }
+        if (active_inner) {   /* the n_act particles nearest the centre of mass */
+            double cm[3] = { 0, 0, 0 }, mt = 0;
+            for (size_t i = 0; i < n; i++) {
+                for (int a = 0; a < 3; a++) cm[a] += ic.mass[i] * ic.pos[3 * i + a];
+                mt += ic.mass[i];
+            }
+            for (int a = 0; a < 3; a++) cm[a] /= mt > 0 ? mt : 1;
+            double *r2 = malloc(n * sizeof *r2), *r2s = malloc(n * sizeof *r2s);
+            for (size_t i = 0; i < n; i++) {
+                r2[i] = 0;
+                for (int a = 0; a < 3; a++) r2[i] += (ic.pos[3 * i + a] - cm[a]) * (ic.pos[3 * i + a] - cm[a]);
+                r2s[i] = r2[i];
+            }
+            qsort(r2s, n, sizeof *r2s, cmp_double);
+            double cut = r2s[n_act - 1];
+            size_t k = 0;
+            for (size_t i = 0; i < n && k < n_act; i++)
+                if (r2[i] <= cut) idx[k++] = (uint32_t)i;
+            n_act = k;
+            free(r2); free(r2s);
+        }
         CHECK(&sv, sv.api->set_active_subset(sv.s, n_act, idx));
         /* block steps refit the tree: back to the plugin's auto policy */
         if (has_rebuild && !user_rebuild) CHECK(&sv, sv.api->set_param(sv.s, "rebuild", "auto"));
+        gp_stats sa0 = { .struct_size = sizeof sa0 }, sa1 = { .struct_size = sizeof sa1 };
+        CHECK(&sv, sv.api->get_stats(sv.s, &sa0));
         for (int r = 0; r < repeats; r++) {
             double t0 = omp_get_wtime();
             CHECK(&sv, sv.api->update_positions(sv.s, ic.pos));
             CHECK(&sv, sv.api->compute_forces(sv.s, acc, pot));
             times[r] = omp_get_wtime() - t0;
         }
+        CHECK(&sv, sv.api->get_stats(sv.s, &sa1));
         qsort(times, (size_t)repeats, sizeof *times, cmp_double);
         t_active = quantile(times, (size_t)repeats, 0.5);
-        printf("active subset of %zu (%.3g%%): update_positions + compute_forces median %.5f s\n",
-               n_act, 100 * active, t_active);
+        printf("active subset of %zu (%.3g%%, %s): update_positions + compute_forces median %.5f s\n",
+               n_act, 100 * active, active_inner ? "inner" : "random", t_active);
+        /* the per-particle cost of the walk alone (the refit is O(n) whatever is active) */
+        double acalls = (double)(sa1.force_calls - sa0.force_calls);
+        double awalk = (sa1.seconds_walk - sa0.seconds_walk) / acalls;
+        printf("  walk %.5f s per call = %.3g us per active particle (all active: %.3g us); "
+               "interactions per active particle %.1f (all active: %.1f)\n",
+               awalk, 1e6 * awalk / (double)n_act, 1e6 * t_walk / (double)n,
+               (double)(sa1.pp_interactions - sa0.pp_interactions + sa1.pc_interactions -
+                        sa0.pc_interactions) / acalls / (double)n_act, ipp_pp + ipp_pc);
         CHECK(&sv, sv.api->set_active_subset(sv.s, 0, NULL));
         if (has_rebuild && !user_rebuild) CHECK(&sv, sv.api->set_param(sv.s, "rebuild", "always"));
         CHECK(&sv, sv.api->update_positions(sv.s, ic.pos));

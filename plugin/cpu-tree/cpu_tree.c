@@ -9,8 +9,10 @@
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
  *      aging tree costs exceed what a build costs; both measured in
  *      interactions, so the decision is deterministic);
- *   2. the groups holding active particles, each with a sphere around its
- *      active particles only;
+ *   2. the i-groups: the tree's groups when all particles are active; for
+ *      an active subset, groups of the active particles alone (sorted
+ *      along the curve at their current positions and cut like the tree's
+ *      groups), each with its own enclosing sphere;
  *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
  *      made by one thread in a fixed order, so results do not depend on the
  *      thread count). The acceleration MAC needs the previous |a|: where a
@@ -87,34 +89,12 @@ struct gp_solver {
     double base_cost;        /* interactions per active particle, fresh tree */
     double excess;           /* extra interactions paid since the build     */
     double *aold;            /* previous |a| per particle, < 0: none yet    */
-    int32_t *slot;           /* key-sorted index -> output slot, -1 inactive */
-    unsigned char *gmark;    /* per group: holds an active particle         */
-    uint32_t *glist;         /* active groups of this call                  */
 };
 
 static int thread_count(const gp_solver *s)
 {
     long long t = gp_param_int(&s->base, P_THREADS);
     return t > 0 ? (int)t : omp_get_max_threads();
-}
-
-static void per_call_free(gp_solver *s)
-{
-    free(s->slot); free(s->gmark); free(s->glist);
-    s->slot = NULL; s->gmark = NULL; s->glist = NULL;
-}
-
-/* Per-call scratch sized to the tree; -1 when out of memory. */
-static int per_call_alloc(gp_solver *s)
-{
-    size_t n = s->tree.n, ng = s->tree.ngroups ? s->tree.ngroups : 1;
-    per_call_free(s);
-    s->slot = malloc(n * sizeof *s->slot);
-    s->gmark = calloc(ng, 1);
-    s->glist = malloc(ng * sizeof *s->glist);
-    if (!s->slot || !s->gmark || !s->glist) { per_call_free(s); return -1; }
-    for (size_t i = 0; i < n; i++) s->slot[i] = -1;
-    return 0;
 }
 
 static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -134,13 +114,6 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
                        "fewer particles", n);
     ct_tree old = s->tree;
     s->tree = fresh;
-    if (per_call_alloc(s)) {
-        s->tree = old;
-        ct_tree_free(&fresh);
-        per_call_alloc(s);
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "no memory for the per-call buffers of %zu particles", n);
-    }
     ct_tree_free(&old);
     s->have_tree = 1;
     s->moved = 0;
@@ -199,11 +172,21 @@ static ct_walk_params walk_params(const gp_solver *s, int mac)
     return w;
 }
 
-/* One force pass over the groups glist[0..ng). all_active: every particle
- * of those groups is a target and its slot is its particle index. Writes
- * acc/pot by slot. Returns 0, or -1 when out of memory. */
-static int force_pass(gp_solver *s, int mac, double theta, const uint32_t *glist, uint32_t ng,
-                      int all_active, double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
+/* The targets of one force pass: runs rb/rc (i-groups) over a sequence of
+ * targets u, each the key-sorted particle tix[u] (NULL: u itself) at
+ * (x, y, z)[u], its result written to slot[u] (NULL: its particle index). */
+typedef struct ct_targets {
+    uint32_t nruns;
+    const uint32_t *rb, *rc;
+    const uint32_t *tix;
+    const double *x, *y, *z;
+    const size_t *slot;
+} ct_targets;
+
+/* One force pass over the target groups. Writes acc/pot by slot. Returns 0,
+ * or -1 when out of memory. */
+static int force_pass(gp_solver *s, int mac, double theta, const ct_targets *T, double *acc,
+                      double *pot, uint64_t *pp_out, uint64_t *pc_out)
 {
     const ct_tree *t = &s->tree;
     ct_tree_prepare_cells(&s->tree, mac, theta);
@@ -213,7 +196,7 @@ static int force_pass(gp_solver *s, int mac, double theta, const uint32_t *glist
     int failed = 0;
     uint64_t pp = 0, pc = 0;
     const double *aold = s->aold;
-    const int32_t *slot = s->slot;
+    const uint32_t ng = T->nruns;
 
 #pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
     {
@@ -226,14 +209,14 @@ static int force_pass(gp_solver *s, int mac, double theta, const uint32_t *glist
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t k = 0; k < ng; k++) {
             if (!ok_mem) continue;
-            uint32_t g = glist[k], b = t->gbegin[g], e = b + t->gcount[g], nt = 0;
+            uint32_t b = T->rb[k], e = b + T->rc[k], nt = 0;
             double *x = buf, *y = buf + G, *z = buf + 2 * G;
             double amin = HUGE_VAL;
-            for (uint32_t i = b; i < e; i++) {
-                if (!all_active && slot[i] < 0) continue;
-                x[nt] = t->x[i]; y[nt] = t->y[i]; z[nt] = t->z[i];
+            for (uint32_t u = b; u < e; u++) {
+                uint32_t i = T->tix ? T->tix[u] : u;
+                x[nt] = T->x[u]; y[nt] = T->y[u]; z[nt] = T->z[u];
                 self[nt] = (int32_t)i;
-                out[nt] = all_active ? t->order[i] : (size_t)slot[i];
+                out[nt] = T->slot ? T->slot[u] : t->order[i];
                 if (aold) {
                     double a = aold[t->order[i]];
                     amin = a < amin ? a : amin;
@@ -293,7 +276,6 @@ static void ct_finalize(gp_solver *s)
 {
     if (!s) return;
     ct_tree_free(&s->tree);
-    per_call_free(s);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
@@ -328,21 +310,16 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     ct_tree keep = s->tree;
     int had = s->have_tree;
     memset(&s->tree, 0, sizeof s->tree);
-    int32_t *kslot = s->slot; unsigned char *kmark = s->gmark; uint32_t *klist = s->glist;
-    s->slot = NULL; s->gmark = NULL; s->glist = NULL;
     st = build_tree(s, n, pos, mass);
     if (st == GP_OK) st = gp_particles_set(&s->base, n, pos, mass);
     if (st != GP_OK) {
         ct_tree_free(&s->tree);
-        per_call_free(s);
         s->tree = keep;
         s->have_tree = had;
-        s->slot = kslot; s->gmark = kmark; s->glist = klist;
         free(aold);
         return st;
     }
     ct_tree_free(&keep);
-    free(kslot); free(kmark); free(klist);
     for (size_t i = 0; i < n; i++) aold[i] = -1;
     free(s->aold);
     s->aold = aold;
@@ -364,10 +341,94 @@ static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint3
     return gp_particles_set_active(&s->base, n_active, index);
 }
 
-static int by_value(const void *a, const void *b)
+/* Active subsets: the active particles of each tree group form a group of
+ * their own (with a sphere around them only), and neighbouring such groups
+ * along the curve are merged, where both are sparse (at most half their
+ * tree group active), while the result holds at most group_size particles
+ * and its sphere stays within CT_SUBSET_WIDTH times the smallest
+ * tree-group sphere involved. Sparse active particles (a few per tree
+ * group) then share one walk with their near neighbours instead of paying
+ * a whole walk each (GOTHIC's low-N_i regime), while fully active regions
+ * keep the tree's groups. The groups depend only on the particles and the
+ * active set, never on threads or on the order the caller listed them in. */
+#define CT_SUBSET_WIDTH 1.5
+
+typedef struct subset_groups {
+    uint32_t nruns, *rb, *rc;
+    uint32_t *tix;
+    double *x, *y, *z;
+    size_t *slot;
+} subset_groups;
+
+static void subset_groups_free(subset_groups *g)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    free(g->rb); free(g->rc); free(g->tix); free(g->x); free(g->slot);
+    memset(g, 0, sizeof *g);
+}
+
+typedef struct rank_slot { uint32_t rank, k; } rank_slot;
+
+static int by_rank(const void *a, const void *b)
+{
+    uint32_t x = ((const rank_slot *)a)->rank, y = ((const rank_slot *)b)->rank;
     return (x > y) - (x < y);
+}
+
+static int make_subset_groups(const ct_tree *t, const gp_particles *p, subset_groups *g)
+{
+    size_t na = p->n_active, m = na ? na : 1;
+    rank_slot *rs = malloc(m * sizeof *rs);
+    double *rmin = malloc(m * sizeof *rmin);
+    g->tix = malloc(m * sizeof *g->tix);
+    g->x = malloc(3 * m * sizeof *g->x);
+    g->slot = malloc(m * sizeof *g->slot);
+    g->rb = malloc(m * sizeof *g->rb);
+    g->rc = malloc(m * sizeof *g->rc);
+    if (!rs || !rmin || !g->tix || !g->x || !g->slot || !g->rb || !g->rc) {
+        free(rs); free(rmin);
+        return -1;
+    }
+    g->y = g->x + na;
+    g->z = g->x + 2 * na;
+    for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[p->active[k]], (uint32_t)k };
+    qsort(rs, na, sizeof *rs, by_rank);          /* the tree's key order */
+    for (size_t u = 0; u < na; u++) {
+        uint32_t i = rs[u].rank;
+        g->tix[u] = i;
+        g->slot[u] = rs[u].k;
+        g->x[u] = t->x[i]; g->y[u] = t->y[i]; g->z[u] = t->z[i];
+    }
+    /* the active part of each tree group, then greedy merges along the curve */
+    uint32_t nr = 0, G = t->max_group;
+    int sparse_prev = 0;
+    for (size_t u = 0; u < na;) {
+        uint32_t tg = t->group_of[g->tix[u]];
+        size_t e = u + 1;
+        while (e < na && t->group_of[g->tix[e]] == tg) e++;
+        double r = t->gradius[tg];
+        /* only sparse parts merge: a mostly active tree group is already a good group */
+        int sparse = 2 * (e - u) <= t->gcount[tg];
+        if (nr > 0 && sparse && sparse_prev && g->rc[nr - 1] + (e - u) <= G) {
+            uint32_t b = g->rb[nr - 1], c = (uint32_t)(e - b);
+            double lim = CT_SUBSET_WIDTH * (r < rmin[nr - 1] ? r : rmin[nr - 1]), centre[3], rad;
+            gp_group_sphere(g->x, g->y, g->z, NULL, b, c, centre, &rad);
+            if (rad <= lim) {
+                g->rc[nr - 1] = c;
+                rmin[nr - 1] = r < rmin[nr - 1] ? r : rmin[nr - 1];
+                u = e;
+                continue;
+            }
+        }
+        g->rb[nr] = (uint32_t)u;
+        g->rc[nr] = (uint32_t)(e - u);
+        rmin[nr] = r;
+        nr++;
+        sparse_prev = sparse;
+        u = e;
+    }
+    g->nruns = nr;
+    free(rs); free(rmin);
+    return 0;
 }
 
 static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
@@ -382,19 +443,18 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
     const gp_particles *p = &s->base.p;
     size_t na = p->n_active;
     int all = p->active == NULL;
-    uint32_t ng = 0;
-    if (all) {
-        for (uint32_t g = 0; g < t->ngroups; g++) s->glist[g] = g;
-        ng = t->ngroups;
-    } else {
-        /* O(n_active): mark slots and groups, list the groups in key order */
-        for (size_t k = 0; k < na; k++) {
-            uint32_t i = t->rank[p->active[k]];
-            s->slot[i] = (int32_t)k;
-            uint32_t g = t->group_of[i];
-            if (!s->gmark[g]) { s->gmark[g] = 1; s->glist[ng++] = g; }
+    ct_targets T = { .nruns = t->ngroups, .rb = t->gbegin, .rc = t->gcount, .tix = NULL,
+                     .x = t->x, .y = t->y, .z = t->z, .slot = NULL };
+    subset_groups sub = { 0 };
+    if (!all) {
+        if (make_subset_groups(t, p, &sub)) {
+            subset_groups_free(&sub);
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "compute_forces: no memory to group %zu active particles; free "
+                           "memory or use fewer threads", na);
         }
-        qsort(s->glist, ng, sizeof *s->glist, by_value);
+        T = (ct_targets){ .nruns = sub.nruns, .rb = sub.rb, .rc = sub.rc, .tix = sub.tix,
+                          .x = sub.x, .y = sub.y, .z = sub.z, .slot = sub.slot };
     }
     int mac = gp_param_enum(&s->base, P_MAC);
     uint64_t pp = 0, pc = 0;
@@ -407,7 +467,7 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
                it only sets a tolerance, so a coarse one (theta 0.8, ~1e-3)
                does */
             uint64_t pp0 = 0, pc0 = 0;
-            rc = force_pass(s, GP_MAC_BH, CT_PREPASS_THETA, s->glist, ng, all, acc, NULL, &pp0, &pc0);
+            rc = force_pass(s, GP_MAC_BH, CT_PREPASS_THETA, &T, acc, NULL, &pp0, &pc0);
             for (size_t k = 0; k < na && !rc; k++) {
                 const double *a = &acc[3 * k];
                 s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -416,11 +476,8 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
             s->base.stats.pc_interactions += pc0;
         }
     }
-    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, P_THETA), s->glist, ng, all, acc, pot, &pp, &pc);
-    if (!all) {
-        for (size_t k = 0; k < na; k++) s->slot[t->rank[p->active[k]]] = -1;
-        for (uint32_t k = 0; k < ng; k++) s->gmark[s->glist[k]] = 0;
-    }
+    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, P_THETA), &T, acc, pot, &pp, &pc);
+    subset_groups_free(&sub);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces: no memory for the walk buffers; free memory or use "

@@ -59,7 +59,7 @@ void ct_tree_free(ct_tree *t)
 {
     free(t->order); free(t->rank);
     free(t->x); free(t->y); free(t->z); free(t->m);
-    free(t->gbegin); free(t->gcount); free(t->group_of);
+    free(t->gbegin); free(t->gcount); free(t->group_of); free(t->gradius);
     free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
     gp_host_tree_free(&t->st);
     free(t->wcells);
@@ -79,10 +79,12 @@ static int by_begin(const void *a, const void *b)
  * consecutive sibling leaves are merged while they fit in one group (an
  * octree leaf is often far below the size limit), and deepest-level leaves
  * larger than a group are cut into chunks. */
-static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
+int ct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
+                 uint32_t **begin, uint32_t **count)
 {
     gp_host_tree gt = { 0 };
-    uint32_t n = (uint32_t)t->n;
+    *n_runs = 0;
+    *begin = *count = NULL;
     if (gp_host_tree_build(&gt, keys, n, group_size)) return -1;
     uint32_t nleaf = 0, nchunk = 0;
     for (uint32_t c = 0; c < gt.ncells; c++)
@@ -91,11 +93,10 @@ static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
             nchunk += gp_tree_group_chunks(gt.cells[c].count, group_size);
         }
     leaf_ref *lv = malloc((nleaf ? nleaf : 1) * sizeof *lv);
-    t->gbegin = malloc((size_t)nchunk * sizeof *t->gbegin);
-    t->gcount = malloc((size_t)nchunk * sizeof *t->gcount);
-    t->group_of = malloc((size_t)n * sizeof *t->group_of);
-    if (!lv || !t->gbegin || !t->gcount || !t->group_of) {
-        free(lv);
+    uint32_t *gb = malloc((nchunk ? nchunk : 1) * sizeof *gb);
+    uint32_t *gc = malloc((nchunk ? nchunk : 1) * sizeof *gc);
+    if (!lv || !gb || !gc) {
+        free(lv); free(gb); free(gc);
         gp_host_tree_free(&gt);
         return -1;
     }
@@ -107,32 +108,44 @@ static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
     uint32_t ng = 0, cur_parent = UINT32_MAX;
     for (uint32_t i = 0; i < nleaf; i++) {
         uint32_t b = lv[i].begin, c = lv[i].count;
-        if (ng > 0 && lv[i].parent == cur_parent && t->gcount[ng - 1] + c <= group_size) {
-            t->gcount[ng - 1] += c;
+        if (ng > 0 && lv[i].parent == cur_parent && gc[ng - 1] + c <= group_size) {
+            gc[ng - 1] += c;
             continue;
         }
         while (c > 0) {
             uint32_t take = c < group_size ? c : group_size;
-            t->gbegin[ng] = b;
-            t->gcount[ng] = take;
+            gb[ng] = b;
+            gc[ng] = take;
             ng++;
             b += take;
             c -= take;
         }
         cur_parent = lv[i].parent;
     }
-    t->ngroups = ng;
-    t->max_group = group_size;
-    if (ct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) {
-        free(lv);
-        gp_host_tree_free(&gt);
-        return -1;
-    }
-    ng = t->ngroups;
-    for (uint32_t g = 0; g < ng; g++)
-        for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
     free(lv);
     gp_host_tree_free(&gt);
+    *n_runs = ng;
+    *begin = gb;
+    *count = gc;
+    return 0;
+}
+
+static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
+{
+    uint32_t n = (uint32_t)t->n, ng = 0;
+    t->group_of = malloc((size_t)(n ? n : 1) * sizeof *t->group_of);
+    if (!t->group_of || ct_make_runs(keys, n, group_size, &ng, &t->gbegin, &t->gcount)) return -1;
+    t->ngroups = ng;
+    t->max_group = group_size;
+    if (ct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) return -1;
+    ng = t->ngroups;
+    t->gradius = malloc((size_t)(ng ? ng : 1) * sizeof *t->gradius);
+    if (!t->gradius) return -1;
+    for (uint32_t g = 0; g < ng; g++) {
+        for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
+        double c[3];
+        gp_group_sphere(t->x, t->y, t->z, NULL, t->gbegin[g], t->gcount[g], c, &t->gradius[g]);
+    }
     return 0;
 }
 

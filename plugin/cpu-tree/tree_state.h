@@ -27,6 +27,7 @@ typedef struct ct_tree {
     uint32_t *gbegin, *gcount;          /* i-groups: runs of the key order    */
     uint32_t *group_of;                 /* key-sorted index -> group          */
     uint32_t max_group;
+    double *gradius;                    /* per group: enclosing-sphere radius at the build */
     uint32_t nsrc;                      /* massive particles, key order:      */
     double *sx, *sy, *sz, *sm;
     uint32_t *sid;                      /*   their key-sorted index           */
@@ -43,6 +44,12 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
 /* Same particles, new positions pos[3n]: re-sorts nothing, recomputes the
  * moments on the old topology. Returns 0 or -1 (out of memory). */
 int ct_tree_refit(ct_tree *t, const double *pos);
+
+/* Cuts n sorted keys into i-group runs of at most group_size: the leaves of
+ * a tree with that leaf size, consecutive siblings merged while they fit.
+ * begin/count are malloc'd (n_runs entries). Returns 0 or -1 (out of memory). */
+int ct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
+                 uint32_t **begin, uint32_t **count);
 
 /* Groups must be compact: a group whose sphere is more than 1e4 times the
  * smallest nonzero step between its key-consecutive particles (a particle at 1e30 grouped

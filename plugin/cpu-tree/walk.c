@@ -264,11 +264,11 @@ K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m51
                                _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), trr3, mr)));
 }
 
-/* Targets t0 and t1 (t1 may repeat t0 when the count is odd; its result is
- * then dropped) against the whole list (n a multiple of 16). */
-K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
-                           int32_t self0, int32_t self1, float eps2f, int mixed,
-                           double *od0, double *od1, float *of0, float *of1, int write1)
+/* Targets t0 and t1 (two = 0: t0 alone) against the whole list (n a
+ * multiple of 16). */
+K512_INL void k512_body(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
+                        int32_t self0, int32_t self1, float eps2f, int mixed,
+                        double *od0, double *od1, float *of0, float *of1, const int two)
 {
     const __m512 eps2 = _mm512_set1_ps(eps2f);
     const __m512 xa = _mm512_set1_ps(t0[0]), ya = _mm512_set1_ps(t0[1]), za = _mm512_set1_ps(t0[2]);
@@ -289,7 +289,7 @@ K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t
                 for (int k = 0; k < 6; k++) s[k] = _mm512_load_ps(L->s[k] + j);
                 __m512 tr = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
                 k512_quad1(xj, yj, zj, mj, s, tr, xa, ya, za, eps2, ba);
-                k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb);
+                if (two) k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb);
             }
         } else {
             for (uint32_t j = j0; j < je; j += 16) {
@@ -297,14 +297,23 @@ K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t
                        zj = _mm512_load_ps(L->z + j), mj = _mm512_load_ps(L->m + j);
                 __m512i idj = _mm512_load_si512((const void *)(L->id + j));
                 k512_mono1(xj, yj, zj, mj, idj, xa, ya, za, sa, eps2, ba);
-                k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb);
+                if (two) k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb);
             }
         }
         k512_acc_add(&A, ba, mixed);
-        k512_acc_add(&B, bb, mixed);
+        if (two) k512_acc_add(&B, bb, mixed);
     }
     k512_acc_out(&A, mixed, od0, of0);
-    if (write1) k512_acc_out(&B, mixed, od1, of1);
+    if (two) k512_acc_out(&B, mixed, od1, of1);
+}
+
+/* Targets t0 and t1 against the list; write1 = 0: t0 alone (odd count). */
+K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
+                           int32_t self0, int32_t self1, float eps2f, int mixed,
+                           double *od0, double *od1, float *of0, float *of1, int write1)
+{
+    if (write1) k512_body(L, n, quad, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1);
+    else k512_body(L, n, quad, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0);
 }
 
 static int k512_available(void)
