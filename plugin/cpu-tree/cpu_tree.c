@@ -16,7 +16,7 @@
  *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
  *      made by one thread in a fixed order, so results do not depend on the
  *      thread count). The acceleration MAC needs the previous |a|: where a
- *      particle has none yet, a bh pass (theta 0.8) runs first, as in
+ *      particle has none yet, a bh pass (monopoles, theta 1) runs first, as in
  *      GADGET-2; its results therefore depend on the previous call, which
  *      is why the default MAC is the stateless bmax.
  *
@@ -44,8 +44,9 @@
 #define CT_BUILD_COST_PER_PARTICLE 150.0
 
 /* Opening angle of the bh pass that gives the acceleration MAC its first
- * |a_old| (only a tolerance scale: a median error ~1e-3 is plenty). */
-#define CT_PREPASS_THETA 0.8
+ * |a_old|. It only sets a tolerance scale, so a coarse one does: monopoles
+ * at theta 1 (|a| median error ~1%, ~4x cheaper than quadrupoles at 0.8). */
+#define CT_PREPASS_THETA 1.0
 
 static const gp_param_info params[] = {
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
@@ -185,13 +186,14 @@ typedef struct ct_targets {
 
 /* One force pass over the target groups. Writes acc/pot by slot. Returns 0,
  * or -1 when out of memory. */
-static int force_pass(gp_solver *s, int mac, double theta, const ct_targets *T, double *acc,
-                      double *pot, uint64_t *pp_out, uint64_t *pc_out)
+static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct_targets *T,
+                      double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
 {
     const ct_tree *t = &s->tree;
     ct_tree_prepare_cells(&s->tree, mac, theta);
     const ct_sources src = ct_tree_sources(t);
-    const ct_walk_params wp = walk_params(s, mac);
+    ct_walk_params wp = walk_params(s, mac);
+    if (prepass) wp.quadrupole = 0;
     const uint32_t G = t->max_group;
     int failed = 0;
     uint64_t pp = 0, pc = 0;
@@ -464,10 +466,10 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
         for (size_t k = 0; k < na && !missing; k++) missing = s->aold[gp_active_index(&s->base, k)] < 0;
         if (missing) {
             /* GADGET-2's start: a bh pass gives the |a| the criterion needs;
-               it only sets a tolerance, so a coarse one (theta 0.8, ~1e-3)
-               does */
+               it only sets a tolerance, so a coarse one (CT_PREPASS_THETA,
+               monopoles) does */
             uint64_t pp0 = 0, pc0 = 0;
-            rc = force_pass(s, GP_MAC_BH, CT_PREPASS_THETA, &T, acc, NULL, &pp0, &pc0);
+            rc = force_pass(s, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
             for (size_t k = 0; k < na && !rc; k++) {
                 const double *a = &acc[3 * k];
                 s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -476,7 +478,7 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
             s->base.stats.pc_interactions += pc0;
         }
     }
-    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, P_THETA), &T, acc, pot, &pp, &pc);
+    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
     subset_groups_free(&sub);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
