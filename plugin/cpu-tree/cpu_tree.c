@@ -10,9 +10,8 @@
  *      aging tree costs exceed what a build costs; both measured in
  *      interactions, so the decision is deterministic);
  *   2. the i-groups: the tree's groups when all particles are active; for
- *      an active subset, groups of the active particles alone (sorted
- *      along the curve at their current positions and cut like the tree's
- *      groups), each with its own enclosing sphere;
+ *      an active subset, the active part of each tree group, each with a
+ *      sphere around its active particles only;
  *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
  *      made by one thread in a fixed order, so results do not depend on the
  *      thread count). The acceleration MAC needs the previous |a|: where a
@@ -344,17 +343,14 @@ static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint3
 }
 
 /* Active subsets: the active particles of each tree group form a group of
- * their own (with a sphere around them only), and neighbouring such groups
- * along the curve are merged, where both are sparse (at most half their
- * tree group active), while the result holds at most group_size particles
- * and its sphere stays within CT_SUBSET_WIDTH times the smallest
- * tree-group sphere involved. Sparse active particles (a few per tree
- * group) then share one walk with their near neighbours instead of paying
- * a whole walk each (GOTHIC's low-N_i regime), while fully active regions
- * keep the tree's groups. The groups depend only on the particles and the
- * active set, never on threads or on the order the caller listed them in. */
-#define CT_SUBSET_WIDTH 1.5
-
+ * their own, with a sphere around them only, listed in the tree's key
+ * order. (Merging sparse neighbouring groups along the curve, GOTHIC's
+ * remedy for the low-N_i regime, was tried: with merged spheres up to 1.5x
+ * a tree group's, a random 1% cost 2.5x the interactions for no measurable
+ * gain on the shared test machine, and the clustered "inner" case got
+ * slower; see bench/results/cpu-tree.md.) The groups depend only on the
+ * particles and the active set, never on threads or on the order the
+ * caller listed them in; memory and work are O(n_active log n_active). */
 typedef struct subset_groups {
     uint32_t nruns, *rb, *rc;
     uint32_t *tix;
@@ -380,14 +376,13 @@ static int make_subset_groups(const ct_tree *t, const gp_particles *p, subset_gr
 {
     size_t na = p->n_active, m = na ? na : 1;
     rank_slot *rs = malloc(m * sizeof *rs);
-    double *rmin = malloc(m * sizeof *rmin);
     g->tix = malloc(m * sizeof *g->tix);
     g->x = malloc(3 * m * sizeof *g->x);
     g->slot = malloc(m * sizeof *g->slot);
     g->rb = malloc(m * sizeof *g->rb);
     g->rc = malloc(m * sizeof *g->rc);
-    if (!rs || !rmin || !g->tix || !g->x || !g->slot || !g->rb || !g->rc) {
-        free(rs); free(rmin);
+    if (!rs || !g->tix || !g->x || !g->slot || !g->rb || !g->rc) {
+        free(rs);
         return -1;
     }
     g->y = g->x + na;
@@ -400,36 +395,19 @@ static int make_subset_groups(const ct_tree *t, const gp_particles *p, subset_gr
         g->slot[u] = rs[u].k;
         g->x[u] = t->x[i]; g->y[u] = t->y[i]; g->z[u] = t->z[i];
     }
-    /* the active part of each tree group, then greedy merges along the curve */
-    uint32_t nr = 0, G = t->max_group;
-    int sparse_prev = 0;
+    /* the active part of each tree group */
+    uint32_t nr = 0;
     for (size_t u = 0; u < na;) {
         uint32_t tg = t->group_of[g->tix[u]];
         size_t e = u + 1;
         while (e < na && t->group_of[g->tix[e]] == tg) e++;
-        double r = t->gradius[tg];
-        /* only sparse parts merge: a mostly active tree group is already a good group */
-        int sparse = 2 * (e - u) <= t->gcount[tg];
-        if (nr > 0 && sparse && sparse_prev && g->rc[nr - 1] + (e - u) <= G) {
-            uint32_t b = g->rb[nr - 1], c = (uint32_t)(e - b);
-            double lim = CT_SUBSET_WIDTH * (r < rmin[nr - 1] ? r : rmin[nr - 1]), centre[3], rad;
-            gp_group_sphere(g->x, g->y, g->z, NULL, b, c, centre, &rad);
-            if (rad <= lim) {
-                g->rc[nr - 1] = c;
-                rmin[nr - 1] = r < rmin[nr - 1] ? r : rmin[nr - 1];
-                u = e;
-                continue;
-            }
-        }
         g->rb[nr] = (uint32_t)u;
         g->rc[nr] = (uint32_t)(e - u);
-        rmin[nr] = r;
         nr++;
-        sparse_prev = sparse;
         u = e;
     }
     g->nruns = nr;
-    free(rs); free(rmin);
+    free(rs);
     return 0;
 }
 

@@ -59,7 +59,7 @@ void ct_tree_free(ct_tree *t)
 {
     free(t->order); free(t->rank);
     free(t->x); free(t->y); free(t->z); free(t->m);
-    free(t->gbegin); free(t->gcount); free(t->group_of); free(t->gradius);
+    free(t->gbegin); free(t->gcount); free(t->group_of);
     free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
     gp_host_tree_free(&t->st);
     free(t->wcells);
@@ -139,13 +139,8 @@ static int make_groups(ct_tree *t, const uint64_t *keys, uint32_t group_size)
     t->max_group = group_size;
     if (ct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) return -1;
     ng = t->ngroups;
-    t->gradius = malloc((size_t)(ng ? ng : 1) * sizeof *t->gradius);
-    if (!t->gradius) return -1;
-    for (uint32_t g = 0; g < ng; g++) {
+    for (uint32_t g = 0; g < ng; g++)
         for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
-        double c[3];
-        gp_group_sphere(t->x, t->y, t->z, NULL, t->gbegin[g], t->gcount[g], c, &t->gradius[g]);
-    }
     return 0;
 }
 

@@ -27,7 +27,6 @@ typedef struct ct_tree {
     uint32_t *gbegin, *gcount;          /* i-groups: runs of the key order    */
     uint32_t *group_of;                 /* key-sorted index -> group          */
     uint32_t max_group;
-    double *gradius;                    /* per group: enclosing-sphere radius at the build */
     uint32_t nsrc;                      /* massive particles, key order:      */
     double *sx, *sy, *sz, *sm;
     uint32_t *sid;                      /*   their key-sorted index           */
