@@ -11,7 +11,10 @@
  * partial sum (in mixed mode: float partial sums of 4 terms added to double
  * lane sums), lanes added in a fixed order at the end. That loop vectorises
  * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
- * two with fused multiply-adds) and its order depends only on the group and
+ * two with fused multiply-adds; in the float modes on AVX-512 machines an
+ * intrinsics version with the hardware 1/sqrt estimate plus one Newton
+ * step, two targets per pass, float blocks of 8 terms: walk.c) and its
+ * order depends only on the group and
  * the tree, never on threads: output is bit-identical whatever
  * OMP_NUM_THREADS is, on a given machine.
  *
