@@ -65,7 +65,7 @@ static const gp_param_info params[] = {
      "every N force calls and refit in between"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float interactions and sums; mixed: float interactions, double sums (over "
-     "blocks of 4-8 float terms); double"},
+     "blocks of 4 float terms, 16 on AVX-512); double"},
     {"group_size", GP_PARAM_INT, "64", "[1,1024]",
      "most particles in one i-group (the unit of the walk)"},
     {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"},

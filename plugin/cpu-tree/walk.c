@@ -151,6 +151,8 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
  *     instead of ~14;
  *   - i-blocking: two targets per pass over the list, so each list entry is
  *     loaded once for both and the two dependency chains overlap;
+ *   - one pass for both lists (cells, then particles) into the same lane
+ *     sums, added up once per flush;
  *   - float partial sums of CT_BLOCK512 vectors per lane before they are
  *     added to the double lane sums (mixed) or float lane sums (single).
  * The order of every sum depends only on the list and the target, never on
@@ -161,7 +163,7 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
 #define CT_HAVE_K512 1
 #define K512 __attribute__((target("avx512f,avx512dq,fma"), noinline))
 #define K512_INL __attribute__((target("avx512f,avx512dq,fma"), always_inline)) static inline
-#define CT_BLOCK512 8
+#define CT_BLOCK512 16
 
 K512_INL __m512 k512_rinv(__m512 r2)
 {
@@ -198,24 +200,14 @@ K512_INL void k512_acc_add(k512_acc *a, const __m512 b[4], int mixed)
     }
 }
 
-/* Lanes added 0..15 in order, then to the target's running total. */
+/* Lanes added as a fixed tree (halves, then halves of those: the
+ * reduce intrinsics' fixed instruction sequence), then to the target's
+ * running total. */
 K512_INL void k512_acc_out(const k512_acc *a, int mixed, double *outd, float *outf)
 {
     for (int c = 0; c < 4; c++) {
-        if (mixed) {
-            double l[16];
-            _mm512_storeu_pd(l, a->d[c][0]);
-            _mm512_storeu_pd(l + 8, a->d[c][1]);
-            double s = 0;
-            for (int k = 0; k < 16; k++) s += l[k];
-            outd[c] += s;
-        } else {
-            float l[16];
-            _mm512_storeu_ps(l, a->f[c]);
-            float s = 0;
-            for (int k = 0; k < 16; k++) s += l[k];
-            outf[c] += s;
-        }
+        if (mixed) outd[c] += _mm512_reduce_add_pd(_mm512_add_pd(a->d[c][0], a->d[c][1]));
+        else outf[c] += _mm512_reduce_add_ps(a->f[c]);
     }
 }
 
@@ -264,19 +256,12 @@ K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m51
                                _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), trr3, mr)));
 }
 
-/* Targets t0 and t1 (two = 0: t0 alone) against the whole list (n a
- * multiple of 16). */
-K512_INL void k512_body(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
-                        int32_t self0, int32_t self1, float eps2f, int mixed,
-                        double *od0, double *od1, float *of0, float *of1, const int two)
+/* Targets t0 and t1 (two = 0: t0 alone) against a list (n a multiple of
+ * 16): cells (quad: with second moments) or particles (self excluded). */
+K512_INL void k512_list(const list_f *L, uint32_t n, int quad, __m512 xa, __m512 ya, __m512 za,
+                        __m512 xb, __m512 yb, __m512 zb, __m512i sa, __m512i sb, __m512 eps2,
+                        int mixed, k512_acc *A, k512_acc *B, const int two)
 {
-    const __m512 eps2 = _mm512_set1_ps(eps2f);
-    const __m512 xa = _mm512_set1_ps(t0[0]), ya = _mm512_set1_ps(t0[1]), za = _mm512_set1_ps(t0[2]);
-    const __m512 xb = _mm512_set1_ps(t1[0]), yb = _mm512_set1_ps(t1[1]), zb = _mm512_set1_ps(t1[2]);
-    const __m512i sa = _mm512_set1_epi32(self0), sb = _mm512_set1_epi32(self1);
-    k512_acc A, B;
-    k512_acc_zero(&A);
-    k512_acc_zero(&B);
     for (uint32_t j0 = 0; j0 < n; j0 += CT_BLOCK512 * 16) {
         __m512 ba[4], bb[4];
         for (int c = 0; c < 4; c++) ba[c] = bb[c] = _mm512_setzero_ps();
@@ -300,20 +285,42 @@ K512_INL void k512_body(const list_f *L, uint32_t n, int quad, const float *t0, 
                 if (two) k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb);
             }
         }
-        k512_acc_add(&A, ba, mixed);
-        if (two) k512_acc_add(&B, bb, mixed);
+        k512_acc_add(A, ba, mixed);
+        if (two) k512_acc_add(B, bb, mixed);
     }
+}
+
+/* Targets t0 and t1 (two = 0: t0 alone) against the cell list C and the
+ * particle list P, in that order, into the same lane sums. */
+K512_INL void k512_body(const list_f *C, uint32_t nc, int quad, const list_f *P, uint32_t np,
+                        const float *t0, const float *t1, int32_t self0, int32_t self1,
+                        float eps2f, int mixed, double *od0, double *od1, float *of0,
+                        float *of1, const int two)
+{
+    const __m512 eps2 = _mm512_set1_ps(eps2f);
+    const __m512 xa = _mm512_set1_ps(t0[0]), ya = _mm512_set1_ps(t0[1]), za = _mm512_set1_ps(t0[2]);
+    const __m512 xb = _mm512_set1_ps(t1[0]), yb = _mm512_set1_ps(t1[1]), zb = _mm512_set1_ps(t1[2]);
+    const __m512i none = _mm512_set1_epi32(-3);
+    const __m512i sa = _mm512_set1_epi32(self0), sb = _mm512_set1_epi32(self1);
+    k512_acc A, B;
+    k512_acc_zero(&A);
+    k512_acc_zero(&B);
+    k512_list(C, nc, quad, xa, ya, za, xb, yb, zb, none, none, eps2, mixed, &A, &B, two);
+    k512_list(P, np, 0, xa, ya, za, xb, yb, zb, sa, sb, eps2, mixed, &A, &B, two);
     k512_acc_out(&A, mixed, od0, of0);
     if (two) k512_acc_out(&B, mixed, od1, of1);
 }
 
-/* Targets t0 and t1 against the list; write1 = 0: t0 alone (odd count). */
-K512 static void k512_pair(const list_f *L, uint32_t n, int quad, const float *t0, const float *t1,
-                           int32_t self0, int32_t self1, float eps2f, int mixed,
-                           double *od0, double *od1, float *of0, float *of1, int write1)
+/* Targets t0 and t1 against both lists; write1 = 0: t0 alone (odd count). */
+K512 static void k512_pair(const list_f *C, uint32_t nc, int quad, const list_f *P, uint32_t np,
+                           const float *t0, const float *t1, int32_t self0, int32_t self1,
+                           float eps2f, int mixed, double *od0, double *od1, float *of0,
+                           float *of1, int write1)
 {
-    if (write1) k512_body(L, n, quad, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1);
-    else k512_body(L, n, quad, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0);
+    if (write1)
+        k512_body(C, nc, quad, P, np, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1);
+    else
+        k512_body(C, nc, quad, P, np, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0);
 }
 
 static int k512_available(void)
@@ -341,8 +348,7 @@ static void flush_f512(ct_workspace *ws, const ct_walk_params *p, const ct_group
         double *od0 = &ws->acc[4 * t], *od1 = &ws->acc[4 * u];
         float *of0 = &ws->accf[4 * t], *of1 = &ws->accf[4 * u];
         const float *t0 = &ws->tf[3 * t], *t1 = &ws->tf[3 * u];
-        if (nc) k512_pair(C, nc, quad, t0, t1, -3, -3, eps2, mixed, od0, od1, of0, of1, write1);
-        if (np) k512_pair(P, np, 0, t0, t1, s0, s1, eps2, mixed, od0, od1, of0, of1, write1);
+        k512_pair(C, nc, quad, P, np, t0, t1, s0, s1, eps2, mixed, od0, od1, of0, of1, write1);
     }
 }
 #endif

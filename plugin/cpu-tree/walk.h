@@ -13,7 +13,7 @@
  * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
  * two with fused multiply-adds; in the float modes on AVX-512 machines an
  * intrinsics version with the hardware 1/sqrt estimate plus one Newton
- * step, two targets per pass, float blocks of 8 terms: walk.c) and its
+ * step, two targets per pass, float blocks of 16 terms: walk.c) and its
  * order depends only on the group and
  * the tree, never on threads: output is bit-identical whatever
  * OMP_NUM_THREADS is, on a given machine.
