@@ -160,6 +160,7 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stdatomic.h>
 #define CT_HAVE_K512 1
 #define K512 __attribute__((target("avx512f,avx512dq,fma"), noinline))
 #define K512_INL __attribute__((target("avx512f,avx512dq,fma"), always_inline)) static inline
@@ -323,15 +324,19 @@ K512 static void k512_pair(const list_f *C, uint32_t nc, int quad, const list_f 
         k512_body(C, nc, quad, P, np, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0);
 }
 
+/* Whether the AVX-512 path runs: decided once (threads may race to decide;
+ * they all reach the same answer, and the atomic makes that race benign). */
 static int k512_available(void)
 {
-    static int avail = -1;
-    if (avail < 0) {
+    static _Atomic int avail = -1;
+    int a = atomic_load_explicit(&avail, memory_order_relaxed);
+    if (a < 0) {
         __builtin_cpu_init();
-        avail = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                getenv("GRAVPLUG_CPU_TREE_NO_AVX512") == NULL;
+        a = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            getenv("GRAVPLUG_CPU_TREE_NO_AVX512") == NULL;
+        atomic_store_explicit(&avail, a, memory_order_relaxed);
     }
-    return avail;
+    return a;
 }
 
 /* Float-mode flush body on AVX-512: every target, cells then particles. */
