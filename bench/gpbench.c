@@ -192,6 +192,7 @@ int main(int argc, char **argv)
     t_first = omp_get_wtime() - t_first;
     gp_stats st0 = { .struct_size = sizeof st0 }, st1 = { .struct_size = sizeof st1 };
     CHECK(&sv, sv.api->get_stats(sv.s, &st0));
+    const gp_stats first_stats = st0;
     for (int r = 0; r < repeats; r++) {
         double t0 = omp_get_wtime(), c0 = cpu_seconds();
         CHECK(&sv, sv.api->update_positions(sv.s, ic.pos));
@@ -222,7 +223,10 @@ int main(int argc, char **argv)
     printf("plugin %s  model %s  n %zu  seed %llu  threads %d  params %s\n", plugin, model, n,
            (unsigned long long)seed, threads, nkv ? params : "(defaults)");
     for (size_t k = 0; k < nic; k++) printf("  model option %s=%s\n", ickv[k].name, ickv[k].value);
-    printf("first call (set_particles + compute_forces): %.4f s\n", t_first);
+    printf("first call (set_particles + compute_forces): %.4f s  (build %.4f s, walk %.4f s, "
+           "%.1f interactions per particle)\n", t_first, first_stats.seconds_build,
+           first_stats.seconds_walk,
+           (double)(first_stats.pp_interactions + first_stats.pc_interactions) / (double)n);
     printf("force evaluation, tree built each time (update_positions + compute_forces%s): median %.4f s  (min %.4f, max %.4f, %d repeats)\n",
            has_rebuild && !user_rebuild ? ", rebuild=always" : "", tmed, times[0], times[repeats - 1], repeats);
     printf("  process CPU time per evaluation: median %.4f s (all threads together)\n", cmed);
