@@ -246,11 +246,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
 
 /* ---- the ABI entry points ----------------------------------------------- */
 
-static const gp_param_info *ct_describe_params(size_t *count)
-{
-    if (count) *count = N_PARAMS;
-    return params;
-}
+GP_PLUGIN_COMMON_ENTRIES(ct, PLUGIN_NAME, params, N_PARAMS)
 
 static gp_status ct_init(gp_solver **out, const gp_init_args *args)
 {
@@ -280,18 +276,6 @@ static void ct_finalize(gp_solver *s)
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
-}
-
-static gp_status ct_set_param(gp_solver *s, const char *name, const char *value)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
-    return gp_base_set_param(&s->base, name, value);
-}
-
-static gp_status ct_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
-    return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
 static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -568,17 +552,6 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     s->base.stats.pc_interactions += pc;
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return GP_OK;
-}
-
-static gp_status ct_get_stats(gp_solver *s, gp_stats *out)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
-    return gp_base_get_stats(&s->base, out);
-}
-
-static const char *ct_last_error(const gp_solver *s)
-{
-    return gp_base_last_error(s ? &s->base : NULL);
 }
 
 static const gp_api api = {
