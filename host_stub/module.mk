@@ -31,11 +31,14 @@ gravhost: $(GRAVHOST) $(GRAVHOST_TESTS)
 
 # The main job: the default simulation on the best plugin this machine has
 # (plugin = "auto": cuda-tree with a GPU, else cpu-tree), then its plots.
-# Output: out/default/ (diagnostics.tsv, snap_*.h5, checkpoint.gpck, *.png).
+# Output: out/default/ (diagnostics.tsv, snap_*.h5, checkpoint.gpck, *.png;
+# the projections zoom on the central 1.2 units, where bulge and disk are).
 RUN_CONFIG ?= host_stub/default.cfg
 RUN_OUT    ?= out/default
 run: $(GRAVHOST) $(PLUGINS)
 	$(GRAVHOST) run $(RUN_CONFIG) --output $(RUN_OUT) --progress
 	@if [ -f host_stub/plot/gravplot.py ]; then \
-	    python3 host_stub/plot/gravplot.py $(RUN_OUT) && echo "plots written to $(RUN_OUT)/"; \
+	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 && \
+	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 --axes xz && \
+	    echo "plots written to $(RUN_OUT)/ (xy.png face-on, xz.png edge-on: the central 1.2 units)"; \
 	else echo "host_stub/plot/gravplot.py not found: no plots"; fi
