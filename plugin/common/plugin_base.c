@@ -96,6 +96,31 @@ gp_status gp_null_instance(const char *plugin_name, const char *fn)
                         "that init returned", fn);
 }
 
+gp_status gp_solver_create(gp_solver **out, size_t size, const char *plugin_name,
+                           const gp_init_args *args,
+                           const gp_param_info *info, size_t n_info)
+{
+    gp_init_clear_error();
+    if (!out)
+        return gp_init_fail(args, plugin_name, GP_ERR_INVALID_ARGUMENT,
+                            "init was given a NULL out pointer; pass the address "
+                            "of a gp_solver *");
+    *out = NULL;
+    void *mem = calloc(1, size);
+    if (!mem)
+        return gp_init_fail(args, plugin_name, GP_ERR_OUT_OF_MEMORY,
+                            "init: no memory for a solver instance");
+    gp_base *base = mem; /* gp_base is the first member of every gp_solver */
+    gp_status st = gp_base_init(base, plugin_name, args, info, n_info);
+    if (st != GP_OK) {
+        gp_base_free(base);
+        free(mem);
+        return st;
+    }
+    *out = mem;
+    return GP_OK;
+}
+
 gp_status gp_base_init(gp_base *base, const char *plugin_name,
                        const gp_init_args *args,
                        const gp_param_info *info, size_t n_info)

@@ -21,11 +21,9 @@
  *     };
  *     enum { P_G, P_EPS };         // indices into params[], same order
  *
- *     init:          s = calloc(1, sizeof *s);   (NULL -> gp_init_fail)
- *                    st = gp_base_init(&s->base, "cpu-direct", args,
- *                                      params, 2);
- *                    on failure: gp_base_free(&s->base); free(s);
- *                    (the sentence is already in last_error(NULL))
+ *     init:          return gp_solver_create(out, sizeof **out, "cpu-direct",
+ *                                            args, params, 2);
+ *                    (on failure the sentence is already in last_error(NULL))
  *     finalize:      gp_base_free(&s->base); free(s);
  *     set_param:     return gp_base_set_param(&s->base, name, value);
  *     get_param:     return gp_base_get_param(&s->base, name, buf, buflen);
@@ -177,6 +175,17 @@ const char *gp_status_string(gp_status st);
 /* ------------------------------------------------------------------------ */
 /* Instance life cycle                                                       */
 /* ------------------------------------------------------------------------ */
+
+
+/* The common part of every plugin's init: checks out (set to NULL first),
+ * allocates `size` zeroed bytes for the plugin's struct gp_solver (whose
+ * first member is its gp_base), and runs gp_base_init on it. On success
+ * *out holds the new instance and the plugin adds its own setup (on a
+ * failure there, it calls its finalize and sets *out = NULL). On failure
+ * nothing is left allocated and last_error(NULL) explains. */
+gp_status gp_solver_create(gp_solver **out, size_t size, const char *plugin_name,
+                           const gp_init_args *args,
+                           const gp_param_info *info, size_t n_info);
 
 /* Fills in base (which must be zeroed, e.g. from calloc): checks args
  * (NULL = defaults; struct_size < GP_INIT_ARGS_V1_SIZE -> ABI_MISMATCH;

@@ -166,25 +166,19 @@ static void cd_finalize(gp_solver *s)
 
 static gp_status cd_init(gp_solver **out, const gp_init_args *args)
 {
-    if (!out) return gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
-                                  "init was given out = NULL; pass the address of a gp_solver pointer");
-    *out = NULL;
-    gp_init_clear_error();
-    gp_solver *s = calloc(1, sizeof *s);
-    if (!s) return gp_init_fail(args, PLUGIN_NAME, GP_ERR_OUT_OF_MEMORY,
-                                "cannot allocate the instance; the host is out of memory");
-    gp_status st = gp_base_init(&s->base, PLUGIN_NAME, args, params, sizeof params / sizeof params[0]);
-    if (st == GP_OK) {
-        s->base.in_init = 1; /* device failures also go to last_error(NULL) */
-        st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
-        s->base.in_init = 0;
-    }
+    gp_status st = gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params,
+                                    sizeof params / sizeof params[0]);
+    if (st != GP_OK) return st;
+    gp_solver *s = *out;
+    s->base.in_init = 1; /* device failures also go to last_error(NULL) */
+    st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
+    s->base.in_init = 0;
     if (st != GP_OK) {
         cd_finalize(s);
+        *out = NULL;
         return st;
     }
     s->base.error[0] = '\0';
-    *out = s;
     return GP_OK;
 }
 
