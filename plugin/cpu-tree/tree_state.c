@@ -64,7 +64,31 @@ void ct_tree_free(ct_tree *t)
     gp_host_tree_free(&t->st);
     free(t->wcells);
     free(t->payf);
+    free(t->col_block);
     memset(t, 0, sizeof *t);
+}
+
+/* One block for all cell columns, each column 64-byte aligned. */
+static int alloc_columns(ct_tree *t)
+{
+    size_t nc = t->st.ncells, stride = (nc * sizeof(double) + 63) / 64 * 64;
+    char *b = aligned_alloc(64, 25 * stride);
+    if (!b) return -1;
+    t->col_block = b;
+    ct_cell_columns *c = &t->col;
+    c->cx = (double *)(b); c->cy = (double *)(b + stride); c->cz = (double *)(b + 2 * stride);
+    c->rcrit = (float *)(b + 3 * stride);
+    c->count = (uint32_t *)(b + 4 * stride);
+    c->first = (uint32_t *)(b + 5 * stride);
+    c->nchild = (uint32_t *)(b + 6 * stride);
+    for (int a = 0; a < 3; a++) {
+        c->blo[a] = (float *)(b + (7 + a) * stride);
+        c->bhi[a] = (float *)(b + (10 + a) * stride);
+    }
+    c->m = (float *)(b + 13 * stride);
+    for (int k = 0; k < 6; k++) c->s[k] = (float *)(b + (14 + k) * stride);
+    c->d2max = (float *)(b + 20 * stride);
+    return 0;
 }
 
 typedef struct leaf_ref { uint32_t begin, count, parent; } leaf_ref;
@@ -251,6 +275,7 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
         t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
         t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);
         if (!t->wcells || !t->payf) goto oom;
+        if (alloc_columns(t)) goto oom;
     }
     free(keys);
     free(skeys);
@@ -312,12 +337,21 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
         /* float kernels form s d^2 and d^2: both must stay below ~1e34 */
         int fits = mo->m < 1e30 && smax < 1e30;
         pf->d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
+        ct_cell_columns *col = &t->col;
+        col->cx[c] = w->com[0]; col->cy[c] = w->com[1]; col->cz[c] = w->com[2];
+        col->rcrit[c] = w->rcrit;
+        col->count[c] = w->count; col->first[c] = w->first; col->nchild[c] = w->nchild;
+        for (int a = 0; a < 3; a++) { col->blo[a][c] = w->blo[a]; col->bhi[a][c] = w->bhi[a]; }
+        col->m[c] = pf->m;
+        for (int k = 0; k < 6; k++) col->s[k][c] = pf->s[k];
+        col->d2max[c] = pf->d2max;
     }
 }
 
 ct_sources ct_tree_sources(const ct_tree *t)
 {
     ct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
-                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf };
+                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf,
+                     .col = t->col_block ? &t->col : NULL };
     return s;
 }

@@ -33,6 +33,8 @@ typedef struct ct_tree {
     gp_host_tree st;                    /* source tree over them              */
     ct_wcell *wcells;                   /* per source cell, for the walk      */
     ct_payload_f *payf;                 /* per source cell, float payload     */
+    ct_cell_columns col;                /* wcells + payf as columns (one block) */
+    void *col_block;
 } ct_tree;
 
 /* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out

@@ -472,6 +472,163 @@ static inline int push_particles(ct_workspace *ws, const ct_walk_params *p, cons
     return 0;
 }
 
+#ifdef CT_HAVE_K512
+/* ---- AVX-512 traversal (float modes) -----------------------------------------
+ * Visits the same cells and makes the same decisions as the loop in
+ * walk_once, but a cell's children are decided together when the cell is
+ * opened: one masked load per column brings all of them (they are
+ * consecutive), the MAC, the box test and the float-range test run on 8
+ * lanes in double (same operations, same answers as the scalar test), and
+ * the accepted cells are appended to the cell list with compress-stores,
+ * no branch per cell. Opened leaves append their particles 8 at a time;
+ * opened internal cells go on the stack. Only the order in which the list
+ * is filled differs from the scalar walk (it depends on the tree and the
+ * group alone, never on threads). Returns 1 where walk_once would. */
+#define K512W __attribute__((target("avx512f,avx512dq,avx512vl,fma")))
+
+K512W static inline int w512_particles(ct_workspace *ws, const ct_walk_params *p,
+                                       const ct_group *g, int quad, const ct_sources *src,
+                                       uint32_t begin, uint32_t count)
+{
+    list_f *P = ws->pf;
+    if (P->n + count > CT_LIST_CAP) flush(ws, p, g, quad);
+    if (count > CT_LIST_CAP) return push_particles(ws, p, g, quad, src, begin, count);
+    const __m512d gx = _mm512_set1_pd(g->centre[0]), gy = _mm512_set1_pd(g->centre[1]),
+                  gz = _mm512_set1_pd(g->centre[2]), range = _mm512_set1_pd(CT_FLOAT_RANGE);
+    uint32_t n = P->n;
+    for (uint32_t i = 0; i < count; i += 8) {
+        __mmask8 k = count - i >= 8 ? 0xff : (__mmask8)((1u << (count - i)) - 1);
+        uint32_t s = begin + i;
+        __m512d dx = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->x + s), gx);
+        __m512d dy = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->y + s), gy);
+        __m512d dz = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->z + s), gz);
+        __mmask8 ok = _mm512_cmp_pd_mask(_mm512_abs_pd(dx), range, _CMP_LT_OQ) &
+                      _mm512_cmp_pd_mask(_mm512_abs_pd(dy), range, _CMP_LT_OQ) &
+                      _mm512_cmp_pd_mask(_mm512_abs_pd(dz), range, _CMP_LT_OQ);
+        if ((ok & k) != k) return 1;
+        _mm256_mask_storeu_ps(P->x + n + i, k, _mm512_cvtpd_ps(dx));
+        _mm256_mask_storeu_ps(P->y + n + i, k, _mm512_cvtpd_ps(dy));
+        _mm256_mask_storeu_ps(P->z + n + i, k, _mm512_cvtpd_ps(dz));
+        _mm256_mask_storeu_ps(P->m + n + i, k, _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(k, src->m + s)));
+        _mm256_mask_storeu_epi32(P->id + n + i, k, _mm256_maskz_loadu_epi32(k, src->id + s));
+    }
+    P->n = n + count;
+    return 0;
+}
+
+K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_workspace *ws,
+                         const ct_group *g, int quad, double gfac, uint64_t *ncell_out,
+                         uint64_t *npart_out)
+{
+    const ct_cell_columns *col = src->col;
+    const double rg = g->radius;
+    const __m512d gx = _mm512_set1_pd(g->centre[0]), gy = _mm512_set1_pd(g->centre[1]),
+                  gz = _mm512_set1_pd(g->centre[2]), vrg = _mm512_set1_pd(rg),
+                  vrg2 = _mm512_set1_pd(rg * rg), vgfac = _mm512_set1_pd(gfac),
+                  zero = _mm512_setzero_pd();
+    const __m256i one = _mm256_set1_epi32(1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int accel = p->mac == GP_MAC_ACCELERATION;
+    uint64_t ncell = 0, npart = 0;
+    list_f *C = ws->cf;
+    uint32_t sp = 0;
+
+    /* the root alone, as walk_once tests it */
+    {
+        const ct_wcell *wc = &src->cells[0];
+        double dx = wc->com[0] - g->centre[0], dy = wc->com[1] - g->centre[1],
+               dz = wc->com[2] - g->centre[2];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+        int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
+                     gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
+        if (accept) {
+            if (!(d2 < (double)src->payf[0].d2max)) return 1;
+            push_cell(ws, p, g, quad, src, 0, dx, dy, dz);
+            ncell++;
+        } else if (wc->nchild == 0) {
+            if (w512_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
+            npart += wc->count;
+        } else {
+            ws->stack[sp++] = 0;
+        }
+    }
+    while (sp > 0) {
+        uint32_t c = ws->stack[--sp];
+        uint32_t f = col->first[c], nch = col->nchild[c];
+        __mmask8 all = (__mmask8)((1u << nch) - 1);
+        __m512d dx = _mm512_sub_pd(_mm512_maskz_loadu_pd(all, col->cx + f), gx);
+        __m512d dy = _mm512_sub_pd(_mm512_maskz_loadu_pd(all, col->cy + f), gy);
+        __m512d dz = _mm512_sub_pd(_mm512_maskz_loadu_pd(all, col->cz + f), gz);
+        __m512d d2 = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy)),
+                                   _mm512_mul_pd(dz, dz));
+        __m512d rc = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->rcrit + f));
+        if (accel) rc = _mm512_mul_pd(rc, vgfac);
+        __m512d r = _mm512_add_pd(rc, vrg);
+        __mmask8 acc = _mm512_mask_cmp_pd_mask(all, _mm512_mul_pd(r, r), d2, _CMP_LT_OQ);
+        __m256i cnt = _mm256_maskz_loadu_epi32(all, col->count + f);
+        acc &= _mm256_cmpgt_epu32_mask(cnt, one);
+        /* box test: r = group centre - com = -d; e = distance outside [lo, hi] per axis */
+        __m512d ex, e2 = zero;
+        __m512d rx = _mm512_sub_pd(zero, dx), ry = _mm512_sub_pd(zero, dy), rz = _mm512_sub_pd(zero, dz);
+        __m512d lo, hi;
+        lo = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[0] + f));
+        hi = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[0] + f));
+        ex = _mm512_max_pd(_mm512_max_pd(_mm512_sub_pd(lo, rx), _mm512_sub_pd(rx, hi)), zero);
+        e2 = _mm512_mul_pd(ex, ex);
+        lo = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[1] + f));
+        hi = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[1] + f));
+        ex = _mm512_max_pd(_mm512_max_pd(_mm512_sub_pd(lo, ry), _mm512_sub_pd(ry, hi)), zero);
+        e2 = _mm512_add_pd(e2, _mm512_mul_pd(ex, ex));
+        lo = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[2] + f));
+        hi = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[2] + f));
+        ex = _mm512_max_pd(_mm512_max_pd(_mm512_sub_pd(lo, rz), _mm512_sub_pd(rz, hi)), zero);
+        e2 = _mm512_add_pd(e2, _mm512_mul_pd(ex, ex));
+        acc &= _mm512_cmp_pd_mask(e2, vrg2, _CMP_GT_OQ);
+
+        if (acc) {
+            __m512d d2max = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(acc, col->d2max + f));
+            if (_mm512_mask_cmp_pd_mask(acc, d2, d2max, _CMP_NLT_UQ)) return 1;
+            if (C->n + 8 > CT_LIST_CAP) flush(ws, p, g, quad);
+            uint32_t j = C->n;
+            /* (8 entries written, na kept: the list has room for 8) */
+            _mm256_storeu_ps(C->x + j, _mm256_maskz_compress_ps(acc, _mm512_cvtpd_ps(dx)));
+            _mm256_storeu_ps(C->y + j, _mm256_maskz_compress_ps(acc, _mm512_cvtpd_ps(dy)));
+            _mm256_storeu_ps(C->z + j, _mm256_maskz_compress_ps(acc, _mm512_cvtpd_ps(dz)));
+            _mm256_storeu_ps(C->m + j, _mm256_maskz_compress_ps(acc, _mm256_maskz_loadu_ps(acc, col->m + f)));
+            for (int k = 0; k < 6; k++)
+                _mm256_storeu_ps(C->s[k] + j, quad ? _mm256_maskz_compress_ps(acc, _mm256_maskz_loadu_ps(acc, col->s[k] + f))
+                                                   : _mm256_setzero_ps());
+            _mm256_storeu_si256((__m256i *)(C->id + j), _mm256_set1_epi32(-1));
+            uint32_t na = (uint32_t)__builtin_popcount(acc);
+            C->n = j + na;
+            ncell += na;
+        }
+        __mmask8 open = all & (__mmask8)~acc;
+        if (!open) continue;
+        __m256i nchild = _mm256_maskz_loadu_epi32(open, col->nchild + f);
+        __mmask8 leaf = _mm256_mask_cmpeq_epi32_mask(open, nchild, _mm256_setzero_si256());
+        __mmask8 inner = open & (__mmask8)~leaf;
+        while (leaf) {
+            unsigned l = (unsigned)__builtin_ctz(leaf);
+            leaf &= (__mmask8)(leaf - 1);
+            uint32_t cnt1 = col->count[f + l];
+            if (w512_particles(ws, p, g, quad, src, col->first[f + l], cnt1)) return 1;
+            npart += cnt1;
+        }
+        if (inner) {
+            /* (popped last child first: the order only changes the list order) */
+            __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)f), lane);
+            _mm256_storeu_si256((__m256i *)(ws->stack + sp), _mm256_maskz_compress_epi32(inner, idx));
+            sp += (uint32_t)__builtin_popcount(inner);
+        }
+    }
+    flush(ws, p, g, quad);
+    *ncell_out = ncell;
+    *npart_out = npart;
+    return 0;
+}
+#endif
+
 /* One walk of group g with parameters p; returns 1 (and leaves the
  * results undefined) when a float mode meets coordinates or payloads out of
  * its range. */
@@ -499,6 +656,12 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
         const int accel = p->mac == GP_MAC_ACCELERATION;
         const double alpha_a = p->alpha * g->amin;
         const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
+#ifdef CT_HAVE_K512
+        if (floats && src->col && k512_available()) {
+            if (walk512(src, p, ws, g, quad, gfac, &ncell, &npart)) return 1;
+            goto sums;
+        }
+#endif
         uint32_t sp = 0;
         ws->stack[sp++] = 0;
         while (sp > 0) {
@@ -525,6 +688,9 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
         }
         flush(ws, p, g, quad);
     }
+#ifdef CT_HAVE_K512
+sums:
+#endif
     for (uint32_t t = 0; t < nt; t++) {
         double a0, a1, a2, a3;
         if (p->prec == CT_SINGLE) {

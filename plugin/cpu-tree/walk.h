@@ -50,6 +50,18 @@ typedef struct ct_payload_f {
                       keeps every product in the float kernels finite */
 } ct_payload_f;
 
+/* The same cell data as columns (one array per field, indexed by cell),
+ * for the AVX-512 walk: the children of a cell are consecutive cells, so
+ * one masked vector load per field brings all (up to 8) of them, and the
+ * MAC is decided for all children at once without a branch per cell. */
+typedef struct ct_cell_columns {
+    double *cx, *cy, *cz;        /* com                                      */
+    float *rcrit;                /* as ct_wcell                              */
+    uint32_t *count, *first, *nchild;
+    float *blo[3], *bhi[3];      /* as ct_wcell                              */
+    float *m, *s[6], *d2max;     /* as ct_payload_f                          */
+} ct_cell_columns;
+
 /* The massive particles in key order and the tree over them. */
 typedef struct ct_sources {
     uint32_t n;
@@ -59,6 +71,7 @@ typedef struct ct_sources {
     const ct_wcell *cells;
     const gp_moments *mom;      /* double payload                            */
     const ct_payload_f *payf;   /* float payload                             */
+    const ct_cell_columns *col; /* the cells again, as columns (may be NULL)  */
 } ct_sources;
 
 typedef struct ct_walk_params {
