@@ -166,8 +166,16 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
 #define K512_INL __attribute__((target("avx512f,avx512dq,fma"), always_inline)) static inline
 #define CT_BLOCK512 16
 
-K512_INL __m512 k512_rinv(__m512 r2)
+K512_INL __m512 k512_rinv(__m512 r2, const int soft)
 {
+    if (soft) {
+        /* softened (eps^2 >= FLT_MIN): r2 >= eps^2 > 0, so the guards below
+         * change nothing and are skipped (same bits) */
+        __m512 y = _mm512_rsqrt14_ps(r2);
+        __m512 t = _mm512_mul_ps(_mm512_mul_ps(r2, y), y);
+        __m512 h = _mm512_fnmadd_ps(t, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.5f));
+        return _mm512_mul_ps(y, h);
+    }
     const __m512 tiny = _mm512_set1_ps(1.17549435e-38f);
     __mmask16 pos = _mm512_cmp_ps_mask(r2, _mm512_setzero_ps(), _CMP_GT_OQ);
     __m512 x = _mm512_max_ps(r2, tiny);
@@ -214,11 +222,12 @@ K512_INL void k512_acc_out(const k512_acc *a, int mixed, double *outd, float *ou
 
 /* One list entry block j (16 lanes) against one target: monopole. */
 K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj, __m512 xi,
-                         __m512 yi, __m512 zi, __m512i self, __m512 eps2, __m512 b[4])
+                         __m512 yi, __m512 zi, __m512i self, __m512 eps2, __m512 b[4],
+                         const int soft)
 {
     __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
     __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
-    __m512 rinv = k512_rinv(r2);
+    __m512 rinv = k512_rinv(r2, soft);
     __mmask16 notself = _mm512_cmpneq_epi32_mask(idj, self);
     __m512 mr = _mm512_maskz_mul_ps(notself, mj, rinv);
     __m512 mr3 = _mm512_mul_ps(mr, _mm512_mul_ps(rinv, rinv));
@@ -230,11 +239,12 @@ K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj
 
 /* The same for a cell with its second moment (see gp_quad6_f). */
 K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m512 s[6], __m512 tr,
-                         __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4])
+                         __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4],
+                         const int soft)
 {
     __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
     __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
-    __m512 rinv = k512_rinv(r2);
+    __m512 rinv = k512_rinv(r2, soft);
     __m512 rinv2 = _mm512_mul_ps(rinv, rinv);
     __m512 mr = _mm512_mul_ps(mj, rinv);
     __m512 rinv3 = _mm512_mul_ps(rinv, rinv2);
@@ -261,7 +271,7 @@ K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m51
  * 16): cells (quad: with second moments) or particles (self excluded). */
 K512_INL void k512_list(const list_f *L, uint32_t n, int quad, __m512 xa, __m512 ya, __m512 za,
                         __m512 xb, __m512 yb, __m512 zb, __m512i sa, __m512i sb, __m512 eps2,
-                        int mixed, k512_acc *A, k512_acc *B, const int two)
+                        int mixed, k512_acc *A, k512_acc *B, const int two, const int soft)
 {
     for (uint32_t j0 = 0; j0 < n; j0 += CT_BLOCK512 * 16) {
         __m512 ba[4], bb[4];
@@ -274,16 +284,16 @@ K512_INL void k512_list(const list_f *L, uint32_t n, int quad, __m512 xa, __m512
                 __m512 s[6];
                 for (int k = 0; k < 6; k++) s[k] = _mm512_load_ps(L->s[k] + j);
                 __m512 tr = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
-                k512_quad1(xj, yj, zj, mj, s, tr, xa, ya, za, eps2, ba);
-                if (two) k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb);
+                k512_quad1(xj, yj, zj, mj, s, tr, xa, ya, za, eps2, ba, soft);
+                if (two) k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb, soft);
             }
         } else {
             for (uint32_t j = j0; j < je; j += 16) {
                 __m512 xj = _mm512_load_ps(L->x + j), yj = _mm512_load_ps(L->y + j),
                        zj = _mm512_load_ps(L->z + j), mj = _mm512_load_ps(L->m + j);
                 __m512i idj = _mm512_load_si512((const void *)(L->id + j));
-                k512_mono1(xj, yj, zj, mj, idj, xa, ya, za, sa, eps2, ba);
-                if (two) k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb);
+                k512_mono1(xj, yj, zj, mj, idj, xa, ya, za, sa, eps2, ba, soft);
+                if (two) k512_mono1(xj, yj, zj, mj, idj, xb, yb, zb, sb, eps2, bb, soft);
             }
         }
         k512_acc_add(A, ba, mixed);
@@ -296,7 +306,7 @@ K512_INL void k512_list(const list_f *L, uint32_t n, int quad, __m512 xa, __m512
 K512_INL void k512_body(const list_f *C, uint32_t nc, int quad, const list_f *P, uint32_t np,
                         const float *t0, const float *t1, int32_t self0, int32_t self1,
                         float eps2f, int mixed, double *od0, double *od1, float *of0,
-                        float *of1, const int two)
+                        float *of1, const int two, const int soft)
 {
     const __m512 eps2 = _mm512_set1_ps(eps2f);
     const __m512 xa = _mm512_set1_ps(t0[0]), ya = _mm512_set1_ps(t0[1]), za = _mm512_set1_ps(t0[2]);
@@ -306,8 +316,8 @@ K512_INL void k512_body(const list_f *C, uint32_t nc, int quad, const list_f *P,
     k512_acc A, B;
     k512_acc_zero(&A);
     k512_acc_zero(&B);
-    k512_list(C, nc, quad, xa, ya, za, xb, yb, zb, none, none, eps2, mixed, &A, &B, two);
-    k512_list(P, np, 0, xa, ya, za, xb, yb, zb, sa, sb, eps2, mixed, &A, &B, two);
+    k512_list(C, nc, quad, xa, ya, za, xb, yb, zb, none, none, eps2, mixed, &A, &B, two, soft);
+    k512_list(P, np, 0, xa, ya, za, xb, yb, zb, sa, sb, eps2, mixed, &A, &B, two, soft);
     k512_acc_out(&A, mixed, od0, of0);
     if (two) k512_acc_out(&B, mixed, od1, of1);
 }
@@ -318,10 +328,17 @@ K512 static void k512_pair(const list_f *C, uint32_t nc, int quad, const list_f 
                            float eps2f, int mixed, double *od0, double *od1, float *of0,
                            float *of1, int write1)
 {
-    if (write1)
-        k512_body(C, nc, quad, P, np, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1);
-    else
-        k512_body(C, nc, quad, P, np, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0);
+    if (eps2f >= FLT_MIN) {
+        if (write1)
+            k512_body(C, nc, quad, P, np, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1, 1);
+        else
+            k512_body(C, nc, quad, P, np, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0, 1);
+    } else {
+        if (write1)
+            k512_body(C, nc, quad, P, np, t0, t1, self0, self1, eps2f, mixed, od0, od1, of0, of1, 1, 0);
+        else
+            k512_body(C, nc, quad, P, np, t0, t0, self0, self0, eps2f, mixed, od0, od0, of0, of0, 0, 0);
+    }
 }
 
 /* Whether the AVX-512 path runs: decided once (threads may race to decide;
