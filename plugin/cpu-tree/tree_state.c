@@ -88,6 +88,7 @@ static int alloc_columns(ct_tree *t)
     c->m = (float *)(b + 13 * stride);
     for (int k = 0; k < 6; k++) c->s[k] = (float *)(b + (14 + k) * stride);
     c->d2max = (float *)(b + 20 * stride);
+    c->tr = (float *)(b + 21 * stride);
     return 0;
 }
 
@@ -343,7 +344,10 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
         col->count[c] = w->count; col->first[c] = w->first; col->nchild[c] = w->nchild;
         for (int a = 0; a < 3; a++) { col->blo[a][c] = w->blo[a]; col->bhi[a][c] = w->bhi[a]; }
         col->m[c] = pf->m;
-        for (int k = 0; k < 6; k++) col->s[k][c] = pf->s[k];
+        /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
+        double tr = mo->s[0] + mo->s[1] + mo->s[2];
+        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * mo->s[k] - (k < 3 ? tr : 0.0));
+        col->tr[c] = (float)tr;
         col->d2max[c] = pf->d2max;
     }
 }

@@ -15,7 +15,9 @@
 /* SoA list storage; n is the used length, padding up to a lane multiple is
  * written at flush time. */
 typedef struct list_f { float x[CT_LIST_CAP], y[CT_LIST_CAP], z[CT_LIST_CAP], m[CT_LIST_CAP];
-                        float s[6][CT_LIST_CAP]; int32_t id[CT_LIST_CAP]; uint32_t n; } list_f;
+                        float s[6][CT_LIST_CAP]; int32_t id[CT_LIST_CAP];
+                        float et[CT_LIST_CAP]; /* AVX-512 cells: eps^2 tr(S) */
+                        uint32_t n; } list_f;
 typedef struct list_d { double x[CT_LIST_CAP], y[CT_LIST_CAP], z[CT_LIST_CAP], m[CT_LIST_CAP];
                         double s[6][CT_LIST_CAP]; int32_t id[CT_LIST_CAP]; uint32_t n; } list_d;
 
@@ -27,6 +29,7 @@ struct ct_workspace {
     double *td;
     double *acc;              /* running sums: ax, ay, az, pot (4 * max_group) */
     float *accf;              /* single precision running sums    */
+    int lists512;             /* lists filled by walk512 (cells carry Q): AVX-512 kernels */
     uint32_t stack[CT_STACK_CAP];
 };
 
@@ -237,9 +240,13 @@ K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj
     b[3] = _mm512_sub_ps(b[3], mr);
 }
 
-/* The same for a cell with its second moment (see gp_quad6_f). */
-K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m512 s[6], __m512 tr,
-                         __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4],
+/* The same for a cell with its traceless quadrupole Q = 3 S - tr(S) I (S
+ * the second moment; the cell columns store Q, see walk512) and et =
+ * eps^2 tr(S): since dQd - et = 3 dSd - tr(S) r^2 (r softened), this is
+ * gp_quad6_f's formula exactly, with its trace terms folded in: 6
+ * operations fewer per interaction. */
+K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m512 q[6],
+                         __m512 et, __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4],
                          const int soft)
 {
     __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
@@ -247,24 +254,20 @@ K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m51
     __m512 rinv = k512_rinv(r2, soft);
     __m512 rinv2 = _mm512_mul_ps(rinv, rinv);
     __m512 mr = _mm512_mul_ps(mj, rinv);
-    __m512 rinv3 = _mm512_mul_ps(rinv, rinv2);
-    __m512 rinv5 = _mm512_mul_ps(rinv3, rinv2);
-    __m512 sdx = _mm512_fmadd_ps(s[0], dx, _mm512_fmadd_ps(s[3], dy, _mm512_mul_ps(s[4], dz)));
-    __m512 sdy = _mm512_fmadd_ps(s[3], dx, _mm512_fmadd_ps(s[1], dy, _mm512_mul_ps(s[5], dz)));
-    __m512 sdz = _mm512_fmadd_ps(s[4], dx, _mm512_fmadd_ps(s[5], dy, _mm512_mul_ps(s[2], dz)));
-    __m512 dsd = _mm512_fmadd_ps(dx, sdx, _mm512_fmadd_ps(dy, sdy, _mm512_mul_ps(dz, sdz)));
-    __m512 dsd5 = _mm512_mul_ps(dsd, rinv5);              /* dSd / r^5 */
-    __m512 trr3 = _mm512_mul_ps(tr, rinv3);               /* tr S / r^3 */
-    /* c = M/r^3 + 7.5 dSd/r^7 - 1.5 tr/r^5 = (M/r + 7.5 dSd/r^5 - 1.5 tr/r^3) / r^2 */
-    __m512 c = _mm512_mul_ps(_mm512_fmadd_ps(_mm512_set1_ps(7.5f), dsd5,
-                             _mm512_fnmadd_ps(_mm512_set1_ps(1.5f), trr3, mr)), rinv2);
-    __m512 q = _mm512_mul_ps(_mm512_set1_ps(3.0f), rinv5);
-    b[0] = _mm512_fnmadd_ps(q, sdx, _mm512_fmadd_ps(c, dx, b[0]));
-    b[1] = _mm512_fnmadd_ps(q, sdy, _mm512_fmadd_ps(c, dy, b[1]));
-    b[2] = _mm512_fnmadd_ps(q, sdz, _mm512_fmadd_ps(c, dz, b[2]));
-    /* phi = -(M/r + 1.5 dSd/r^5 - 0.5 tr/r^3) */
-    b[3] = _mm512_sub_ps(b[3], _mm512_fmadd_ps(_mm512_set1_ps(1.5f), dsd5,
-                               _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), trr3, mr)));
+    __m512 rinv5 = _mm512_mul_ps(_mm512_mul_ps(rinv, rinv2), rinv2);
+    __m512 qdx = _mm512_fmadd_ps(q[0], dx, _mm512_fmadd_ps(q[3], dy, _mm512_mul_ps(q[4], dz)));
+    __m512 qdy = _mm512_fmadd_ps(q[3], dx, _mm512_fmadd_ps(q[1], dy, _mm512_mul_ps(q[5], dz)));
+    __m512 qdz = _mm512_fmadd_ps(q[4], dx, _mm512_fmadd_ps(q[5], dy, _mm512_mul_ps(q[2], dz)));
+    /* dQd - eps^2 tr(S) = 3 dSd - tr(S) r^2 with the softened r */
+    __m512 dqd = _mm512_fmadd_ps(dx, qdx, _mm512_fmadd_ps(dy, qdy, _mm512_fmsub_ps(dz, qdz, et)));
+    __m512 dqd5 = _mm512_mul_ps(dqd, rinv5);
+    /* c = M/r^3 + 2.5 (dQd - eps^2 tr)/r^7 = (M/r + 2.5 dqd5) / r^2 */
+    __m512 c = _mm512_mul_ps(_mm512_fmadd_ps(_mm512_set1_ps(2.5f), dqd5, mr), rinv2);
+    b[0] = _mm512_fnmadd_ps(rinv5, qdx, _mm512_fmadd_ps(c, dx, b[0]));
+    b[1] = _mm512_fnmadd_ps(rinv5, qdy, _mm512_fmadd_ps(c, dy, b[1]));
+    b[2] = _mm512_fnmadd_ps(rinv5, qdz, _mm512_fmadd_ps(c, dz, b[2]));
+    /* phi = -(M/r + 0.5 (dQd - eps^2 tr)/r^5) */
+    b[3] = _mm512_sub_ps(b[3], _mm512_fmadd_ps(_mm512_set1_ps(0.5f), dqd5, mr));
 }
 
 /* Targets t0 and t1 (two = 0: t0 alone) against a list (n a multiple of
@@ -283,9 +286,9 @@ K512_INL void k512_list(const list_f *L, uint32_t n, int quad, __m512 xa, __m512
                        zj = _mm512_load_ps(L->z + j), mj = _mm512_load_ps(L->m + j);
                 __m512 s[6];
                 for (int k = 0; k < 6; k++) s[k] = _mm512_load_ps(L->s[k] + j);
-                __m512 tr = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
-                k512_quad1(xj, yj, zj, mj, s, tr, xa, ya, za, eps2, ba, soft);
-                if (two) k512_quad1(xj, yj, zj, mj, s, tr, xb, yb, zb, eps2, bb, soft);
+                __m512 et = _mm512_load_ps(L->et + j);
+                k512_quad1(xj, yj, zj, mj, s, et, xa, ya, za, eps2, ba, soft);
+                if (two) k512_quad1(xj, yj, zj, mj, s, et, xb, yb, zb, eps2, bb, soft);
             }
         } else {
             for (uint32_t j = j0; j < je; j += 16) {
@@ -404,7 +407,8 @@ CT_CLONES static void flush(ct_workspace *ws, const ct_walk_params *p, const ct_
     PAD_LIST(C, float);
     PAD_LIST(P, float);
 #ifdef CT_HAVE_K512
-    if (k512_available()) {
+    if (ws->lists512) {
+        for (uint32_t j = C->n; j < nc; j++) C->et[j] = 0;
         flush_f512(ws, p, g, quad, nc, np);
         C->n = P->n = 0;
         return;
@@ -545,6 +549,8 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
                   zero = _mm512_setzero_pd();
     const __m256i one = _mm256_set1_epi32(1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int accel = p->mac == GP_MAC_ACCELERATION;
+    const float eps2f = (float)p->eps2;
+    const __m256 veps2 = _mm256_set1_ps(eps2f);
     uint64_t ncell = 0, npart = 0;
     list_f *C = ws->cf;
     uint32_t sp = 0;
@@ -560,7 +566,11 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
                      gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
         if (accept) {
             if (!(d2 < (double)src->payf[0].d2max)) return 1;
-            push_cell(ws, p, g, quad, src, 0, dx, dy, dz);
+            uint32_t j = C->n++;   /* the list is empty here */
+            C->x[j] = (float)dx; C->y[j] = (float)dy; C->z[j] = (float)dz; C->m[j] = col->m[0];
+            for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
+            C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
+            C->id[j] = -1;
             ncell++;
         } else if (wc->nchild == 0) {
             if (w512_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
@@ -615,6 +625,8 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
             for (int k = 0; k < 6; k++)
                 _mm256_storeu_ps(C->s[k] + j, quad ? _mm256_maskz_compress_ps(acc, _mm256_maskz_loadu_ps(acc, col->s[k] + f))
                                                    : _mm256_setzero_ps());
+            _mm256_storeu_ps(C->et + j, quad ? _mm256_mul_ps(veps2, _mm256_maskz_compress_ps(acc, _mm256_maskz_loadu_ps(acc, col->tr + f)))
+                                             : _mm256_setzero_ps());
             _mm256_storeu_si256((__m256i *)(C->id + j), _mm256_set1_epi32(-1));
             uint32_t na = (uint32_t)__builtin_popcount(acc);
             C->n = j + na;
@@ -674,7 +686,8 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
         const double alpha_a = p->alpha * g->amin;
         const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
 #ifdef CT_HAVE_K512
-        if (floats && src->col && k512_available()) {
+        ws->lists512 = floats && src->col && k512_available();
+        if (ws->lists512) {
             if (walk512(src, p, ws, g, quad, gfac, &ncell, &npart)) return 1;
             goto sums;
         }

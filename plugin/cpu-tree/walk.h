@@ -59,7 +59,9 @@ typedef struct ct_cell_columns {
     float *rcrit;                /* as ct_wcell                              */
     uint32_t *count, *first, *nchild;
     float *blo[3], *bhi[3];      /* as ct_wcell                              */
-    float *m, *s[6], *d2max;     /* as ct_payload_f                          */
+    float *m, *d2max;            /* as ct_payload_f                          */
+    float *s[6];                 /* traceless quadrupole 3 S - tr(S) I (float) */
+    float *tr;                   /* tr(S)                                    */
 } ct_cell_columns;
 
 /* The massive particles in key order and the tree over them. */
