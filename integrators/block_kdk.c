@@ -3,8 +3,9 @@
  * steps, as in Gadget-2 (Springel 2005, section 4): every particle is
  * drifted to each block time (x += v dt, exact for the drift), and only
  * the active particles are kicked, half a step at each end of their own
- * step. With one level it is the shared leapfrog; with many it stays close
- * to symplectic, so its energy error drifts far less than block-rk2's.
+ * step. With one level it is the shared leapfrog. With many it is no longer
+ * symplectic: particles changing level make its energy drift, measured as
+ * large as block-rk2's (bench/results/block-vs-shared.md).
  *
  * Stored state (in gp_sim): pos at the current block time for every
  * particle; vel is each particle's *half-kicked* velocity (after the
