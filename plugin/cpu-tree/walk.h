@@ -18,6 +18,11 @@
  * the tree, never on threads: output is bit-identical whatever
  * OMP_NUM_THREADS is, on a given machine.
  *
+ * In the float modes on AVX-512 machines the traversal itself is
+ * vectorised too (walk512 in walk.c): a cell's children are decided
+ * together from cell columns (ct_cell_columns), with the same tests and
+ * answers as the scalar loop; cells then carry the traceless quadrupole.
+ *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.
  */
