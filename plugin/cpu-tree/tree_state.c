@@ -68,27 +68,30 @@ void ct_tree_free(ct_tree *t)
     memset(t, 0, sizeof *t);
 }
 
-/* One block for all cell columns, each column 64-byte aligned. */
+/* One block for all cell columns, each column 64-byte aligned: 3 of
+ * doubles, then 19 of 4-byte values. */
 static int alloc_columns(ct_tree *t)
 {
-    size_t nc = t->st.ncells, stride = (nc * sizeof(double) + 63) / 64 * 64;
-    char *b = aligned_alloc(64, 25 * stride);
+    size_t nc = t->st.ncells;
+    size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
+    char *b = aligned_alloc(64, 3 * s8 + 19 * s4);
     if (!b) return -1;
     t->col_block = b;
     ct_cell_columns *c = &t->col;
-    c->cx = (double *)(b); c->cy = (double *)(b + stride); c->cz = (double *)(b + 2 * stride);
-    c->rcrit = (float *)(b + 3 * stride);
-    c->count = (uint32_t *)(b + 4 * stride);
-    c->first = (uint32_t *)(b + 5 * stride);
-    c->nchild = (uint32_t *)(b + 6 * stride);
+    c->cx = (double *)(b); c->cy = (double *)(b + s8); c->cz = (double *)(b + 2 * s8);
+    char *f = b + 3 * s8;   /* the 4-byte columns, s4 apart */
+    c->rcrit = (float *)(f);
+    c->count = (uint32_t *)(f + s4);
+    c->first = (uint32_t *)(f + 2 * s4);
+    c->nchild = (uint32_t *)(f + 3 * s4);
     for (int a = 0; a < 3; a++) {
-        c->blo[a] = (float *)(b + (7 + a) * stride);
-        c->bhi[a] = (float *)(b + (10 + a) * stride);
+        c->blo[a] = (float *)(f + (4 + a) * s4);
+        c->bhi[a] = (float *)(f + (7 + a) * s4);
     }
-    c->m = (float *)(b + 13 * stride);
-    for (int k = 0; k < 6; k++) c->s[k] = (float *)(b + (14 + k) * stride);
-    c->d2max = (float *)(b + 20 * stride);
-    c->tr = (float *)(b + 21 * stride);
+    c->m = (float *)(f + 10 * s4);
+    for (int k = 0; k < 6; k++) c->s[k] = (float *)(f + (11 + k) * s4);
+    c->d2max = (float *)(f + 17 * s4);
+    c->tr = (float *)(f + 18 * s4);
     return 0;
 }
 
