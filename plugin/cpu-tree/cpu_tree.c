@@ -250,23 +250,7 @@ GP_PLUGIN_COMMON_ENTRIES(ct, PLUGIN_NAME, params, N_PARAMS)
 
 static gp_status ct_init(gp_solver **out, const gp_init_args *args)
 {
-    gp_init_clear_error();
-    if (!out)
-        return gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
-                            "init was given a NULL out pointer; pass the address of a gp_solver *");
-    *out = NULL;
-    gp_solver *s = calloc(1, sizeof *s);
-    if (!s)
-        return gp_init_fail(args, PLUGIN_NAME, GP_ERR_OUT_OF_MEMORY,
-                            "init: no memory for a solver instance");
-    gp_status st = gp_base_init(&s->base, PLUGIN_NAME, args, params, N_PARAMS);
-    if (st != GP_OK) {
-        gp_base_free(&s->base);
-        free(s);
-        return st;
-    }
-    *out = s;
-    return GP_OK;
+    return gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params, N_PARAMS);
 }
 
 static void ct_finalize(gp_solver *s)
