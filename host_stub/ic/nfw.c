@@ -36,19 +36,7 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
     double rs = ic_num(v, "scale");
     double rvir = rs * ic_num(v, "concentration");
     ic_sph_comp comp = {ic_nfw_shape, &rs, ic_num(v, "mass"), rvir, rvir * ic_num(v, "decay"), 1};
-    ic_sph model;
-    if (ic_sph_build(&model, &comp, 1, 1e-5 * rs, 10 * rvir, 6000, err, errlen) != 0) return -1;
-    if (ic_alloc(out, n, err, errlen) != 0) {
-        ic_sph_free(&model);
-        return -1;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        double r = ic_sph_draw_radius(&model, 0, rng);
-        ic_isotropic(rng, r, &out->pos[3 * i]);
-        ic_sph_draw_velocity(&model, 0, r, rng, &out->vel[3 * i]);
-        out->mass[i] = comp.mass / (double)n;
-    }
-    ic_sph_free(&model);
+    if (ic_sph_sample_one(&comp, 1e-5 * rs, 10 * rvir, n, rng, out, err, errlen) != 0) return -1;
     ic_apply_frame(out, v);
     return 0;
 }

@@ -300,3 +300,22 @@ void ic_sph_draw_velocity(ic_sph *m, size_t c, double r, gsl_rng *rng, double *v
     }
     ic_isotropic(rng, speed, v);
 }
+
+int ic_sph_sample_one(const ic_sph_comp *comp, double rmin, double rmax, size_t n,
+                      gsl_rng *rng, gp_ic *out, char *err, size_t errlen)
+{
+    ic_sph model;
+    if (ic_sph_build(&model, comp, 1, rmin, rmax, 6000, err, errlen) != 0) return -1;
+    if (ic_alloc(out, n, err, errlen) != 0) {
+        ic_sph_free(&model);
+        return -1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        double r = ic_sph_draw_radius(&model, 0, rng);
+        ic_isotropic(rng, r, &out->pos[3 * i]);
+        ic_sph_draw_velocity(&model, 0, r, rng, &out->vel[3 * i]);
+        out->mass[i] = comp->mass / (double)n;
+    }
+    ic_sph_free(&model);
+    return 0;
+}

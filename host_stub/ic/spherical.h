@@ -65,6 +65,14 @@ int ic_sph_build(ic_sph *m, const ic_sph_comp *comps, size_t nc, double rmin, do
                  size_t ng, char *err, size_t errlen);
 void ic_sph_free(ic_sph *m);
 
+/* A one-component sphere end to end: builds the model for comp (radii
+ * rmin..rmax), draws n equal-mass particles with isotropic positions and
+ * Eddington velocities into out (allocated here), frees the model. Used by
+ * the single-profile models (hernquist, nfw). Returns 0 or -1 with err. */
+struct gp_ic;
+int ic_sph_sample_one(const ic_sph_comp *comp, double rmin, double rmax, size_t n,
+                      gsl_rng *rng, struct gp_ic *out, char *err, size_t errlen);
+
 /* The normalised density of component c (taper included) at radius r. */
 double ic_sph_density(const ic_sph *m, size_t c, double r);
 /* Psi(r), interpolated (beyond the grid: M/r). */
