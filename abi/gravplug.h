@@ -1,5 +1,13 @@
 /*
- * gravplug.h — the gravplug plugin ABI, version 1.0.
+ * gravplug.h — the gravplug plugin ABI, version 1.1.
+ *
+ * 1.1 appends to gp_api the calls that let a plugin hold and predict the
+ * particles itself (set_state, predict, get_positions), forces from a
+ * subset of sources (set_source_subset) and in-place mass updates
+ * (update_masses); to gp_init_args the MPI communicator; and three
+ * capability bits. A host checks GRAVPLUG_API_HAS(api, member) before
+ * calling an appended member, so a 1.0 plugin keeps working through the
+ * 1.0 path.
  *
  * One header for hosts and plugins, C99, usable from C, C++, Fortran
  * (iso_c_binding) and Python (ctypes/cffi). It includes nothing beyond
@@ -65,7 +73,7 @@ extern "C" {
 #endif
 
 #define GRAVPLUG_ABI_MAJOR 1
-#define GRAVPLUG_ABI_MINOR 0
+#define GRAVPLUG_ABI_MINOR 1
 
 /* The name of the one exported symbol, for dlsym. */
 #define GRAVPLUG_ENTRY_SYMBOL "gravplug_entry"
@@ -110,6 +118,17 @@ typedef enum gp_status {
 #define GP_CAP_REFIT         (UINT64_C(1) << 6) /* update_positions is
                                                    cheaper than
                                                    set_particles             */
+/* ABI 1.1. A plugin without one of these bits still implements the call,
+ * correctly, only without the cost guarantee. */
+#define GP_CAP_PREDICT       (UINT64_C(1) << 7) /* predict costs no host
+                                                   transfer: the state lives
+                                                   with the force engine     */
+#define GP_CAP_SOURCE_SUBSET (UINT64_C(1) << 8) /* cost follows the source
+                                                   count, not n              */
+#define GP_CAP_MPI           (UINT64_C(1) << 9) /* calls are collective over
+                                                   the communicator; each
+                                                   process passes its own
+                                                   particles                 */
 
 /* ------------------------------------------------------------------------ */
 /* Parameters, logging, init arguments, statistics.                         */
@@ -143,6 +162,11 @@ typedef struct gp_init_args {
     void *log_user;           /* passed back to log unchanged                 */
     int device;               /* GPU ordinal; -1: the plugin's default.
                                  CPU plugins ignore it.                       */
+    /* ABI 1.1 (read only when struct_size covers it): */
+    const void *mpi_comm;     /* address of an MPI_Comm of the host's MPI
+                                 library; NULL: an MPI plugin uses
+                                 MPI_COMM_WORLD. The host initialises MPI.
+                                 Plugins without GP_CAP_MPI ignore it.      */
 } gp_init_args;
 
 typedef enum gp_param_type {
@@ -257,7 +281,56 @@ typedef struct gp_api {
      * do), or "" if none; valid until the next call on s. last_error(NULL)
      * reports the last failed init on the calling thread. Never NULL. */
     const char *(*last_error)(const gp_solver *s);
+
+    /* ---- ABI 1.1: appended members. A host checks GRAVPLUG_API_HAS
+     * before calling one of these. ----------------------------------- */
+
+    /* The kinematic state of a subset: index[k] < n, none repeated, or
+     * (n, NULL) for all particles in order ((0, anything) is a no-op).
+     * pos/vel/acc are 3*n_sub doubles and t n_sub doubles, packed in index
+     * order: particle index[k] was at pos at time t[k], moving with vel and
+     * acc. Its source position becomes pos until the next predict.
+     * Requires set_particles (GP_ERR_BAD_STATE); every value finite. */
+    gp_status (*set_state)(gp_solver *s, size_t n_sub, const uint32_t *index,
+                           const double *pos, const double *vel,
+                           const double *acc, const double *t);
+
+    /* Moves every particle's source position to time t:
+     *     dt = t - t_i;   x_i(t) = x_i + dt * v_i + (0.5 * dt * dt) * a_i
+     * in double, evaluated left to right with no fused multiply-add, from
+     * the last set_state (a particle never given a state since
+     * set_particles or update_positions stays where it is, bit for bit).
+     * Runs where the particles live (on the GPU for a GPU plugin, with no
+     * host transfer); a tree plugin then refits or rebuilds by its rebuild
+     * policy. t must be finite. */
+    gp_status (*predict)(gp_solver *s, double t);
+
+    /* Copies the current source positions of a subset (same index rules;
+     * (n, NULL): all) into pos[3*n_sub]: what the host corrector needs of
+     * the active particles after predict, bit for bit what the forces
+     * saw. */
+    gp_status (*get_positions)(gp_solver *s, size_t n_sub, const uint32_t *index,
+                               double *pos);
+
+    /* The j-particles of the next compute_forces and compute_field calls:
+     * only these sources are summed. (0, NULL): all (the default, restored
+     * by set_particles). A source that is also active still skips itself.
+     * Same index rules as set_active_subset. */
+    gp_status (*set_source_subset)(gp_solver *s, size_t n_src, const uint32_t *index);
+
+    /* New masses for a subset (same index rules as set_state), finite and
+     * >= 0, positions kept: a tree plugin refits its moments instead of
+     * rebuilding. */
+    gp_status (*update_masses)(gp_solver *s, size_t n_sub, const uint32_t *index,
+                               const double *mass);
 } gp_api;
+
+/* Whether a plugin's table has (and fills) an appended member: its
+ * struct_size covers the member and the pointer is not NULL. E.g.
+ *     if (GRAVPLUG_API_HAS(api, predict)) ... the 1.1 path ... */
+#define GRAVPLUG_API_HAS(api, member)                                         \
+    ((api)->struct_size >= offsetof(gp_api, member) + sizeof((api)->member) && \
+     (api)->member != NULL)
 
 /* The one symbol every plugin exports. */
 typedef const gp_api *(*gravplug_entry_fn)(uint32_t abi_major);

@@ -52,7 +52,7 @@ static int run_solver(solver_run *sr, const gp_param *common, size_t n_common,
     size_t n = 0;
     for (size_t i = 0; i < n_common; ++i) kv[n++] = common[i];
     for (size_t i = 0; i < n_own; ++i) kv[n++] = own[i];
-    gp_init_args args = { sizeof args, kv, n, NULL, NULL, -1 };
+    gp_init_args args = { sizeof args, kv, n, NULL, NULL, -1, NULL };
     if (sr->api->init(&sr->s, &args) != GP_OK) {
         fprintf(stderr, "gravhost compare: %s: %s\n", sr->spec, sr->api->last_error(NULL));
         return -1;

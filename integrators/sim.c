@@ -142,7 +142,7 @@ static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
         params[i].name = names[i];
         params[i].value = values[i];
     }
-    gp_init_args args = { sizeof args, params, n_params, NULL, NULL, -1 };
+    gp_init_args args = { sizeof args, params, n_params, NULL, NULL, -1, NULL };
     gp_status st = api->init(out, &args);
     free(params);
     if (st != GP_OK)

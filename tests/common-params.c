@@ -109,13 +109,13 @@ int main(void)
 
     /* init arguments */
     memset(&b, 0, sizeof b);
-    gp_init_args a = {sizeof(size_t), NULL, 0, NULL, NULL, -1};
+    gp_init_args a = {sizeof(size_t), NULL, 0, NULL, NULL, -1, NULL};
     ok(gp_base_init(&b, "unit", &a, table, NP) == GP_ERR_ABI_MISMATCH, "small struct_size");
     ok(strlen(gp_base_last_error(NULL)) > 0, "... reported through last_error(NULL): %s", gp_base_last_error(NULL));
     gp_base_free(&b);
     memset(&b, 0, sizeof b);
     gp_param ps[2] = {{"leaf", "8"}, {"mac", "nope"}};
-    gp_init_args a2 = {sizeof a2, ps, 2, log_fn, NULL, 3};
+    gp_init_args a2 = {sizeof a2, ps, 2, log_fn, NULL, 3, NULL};
     logged = 0;
     ok(gp_base_init(&b, "unit", &a2, table, NP) == GP_ERR_INVALID_ARGUMENT, "a bad init parameter fails init");
     ok(logged == 1, "the failure went through the log callback");

@@ -26,7 +26,7 @@ static const gp_api *api;
 static gp_solver *solver(const char *G, const char *eps)
 {
     gp_param p[2] = {{"G", G}, {"eps", eps}};
-    gp_init_args a = {sizeof a, p, 2, NULL, NULL, -1};
+    gp_init_args a = {sizeof a, p, 2, NULL, NULL, -1, NULL};
     gp_solver *s = NULL;
     if (api->init(&s, &a) != GP_OK) bail(api->last_error(NULL));
     return s;

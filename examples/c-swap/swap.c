@@ -39,7 +39,7 @@ static int open_solver(solver *sv, const char *name, const gp_param *params, siz
         return -1;
     }
     sv->api = gp_plugin_api(sv->plugin);
-    gp_init_args args = {sizeof args, params, np, NULL, NULL, -1};
+    gp_init_args args = {sizeof args, params, np, NULL, NULL, -1, NULL};
     if (sv->api->init(&sv->s, &args) != GP_OK) {
         fprintf(stderr, "gravplug-swap: %s: %s\n", name, sv->api->last_error(NULL));
         gp_plugin_close(sv->plugin);

@@ -194,11 +194,21 @@ gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const dou
     memcpy(nm, mass, n * sizeof *nm);
     p->pos = np;
     p->mass = nm;
+    if (p->n != n) { /* the held state is sized by n: reallocated at the next set_state */
+        free(p->x0); free(p->vel); free(p->acc); free(p->t); free(p->stated);
+        p->x0 = p->vel = p->acc = p->t = NULL;
+        p->stated = NULL;
+    }
     p->n = n;
     p->have = 1;
     free(p->active);
     p->active = NULL;
     p->n_active = n;
+    /* ABI 1.1: set_particles clears the held state and both subsets. */
+    gp_state_clear(base);
+    free(p->src);
+    p->src = NULL;
+    p->n_src = n;
     return GP_OK;
 }
 
@@ -207,6 +217,7 @@ gp_status gp_particles_update(gp_base *base, const double *pos)
     gp_status st = gp_check_positions(base, pos);
     if (st != GP_OK) return st;
     memcpy(base->p.pos, pos, 3 * base->p.n * sizeof *pos);
+    gp_state_clear(base); /* 1.1: every position given anew, v and a cleared */
     return GP_OK;
 }
 

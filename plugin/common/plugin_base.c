@@ -181,6 +181,12 @@ void gp_base_free(gp_base *base)
     free(base->p.pos);
     free(base->p.mass);
     free(base->p.active);
+    free(base->p.x0);
+    free(base->p.vel);
+    free(base->p.acc);
+    free(base->p.t);
+    free(base->p.stated);
+    free(base->p.src);
     memset(&base->p, 0, sizeof base->p);
 }
 

@@ -112,10 +112,26 @@ typedef struct gp_param_value {
 typedef struct gp_particles {
     int      have;          /* set_particles succeeded at least once */
     size_t   n;
-    double  *pos;
+    double  *pos;           /* current source positions */
     double  *mass;
     size_t   n_active;
     uint32_t *active;       /* NULL: all active */
+
+    /* ABI 1.1 (state.c). The held kinematic state: particle i was at
+     * x0[3i] at time t[i], moving with vel[3i] and acc[3i]. Allocated at
+     * the first set_state; stated[i] says what pos[3i] is:
+     *   0  no state since set_particles / update_positions: predict leaves
+     *      pos alone;
+     *   1  pos == x0 (set_state since the last predict);
+     *   2  pos == the prediction to t_pred (so a failed predict can be
+     *      undone exactly, by re-evaluating the same expression). */
+    double  *x0, *vel, *acc, *t;
+    uint8_t *stated;
+    size_t   n_stated;      /* particles with stated != 0 */
+    double   t_pred;        /* time of the last successful predict */
+    size_t   n_src;         /* source subset: n_src == n and src NULL: all */
+    uint32_t *src;          /* NULL: all sources, else n_src indices in the
+                               caller's order */
 } gp_particles;
 
 /* ------------------------------------------------------------------------ */
@@ -281,6 +297,61 @@ gp_status gp_particles_update(gp_base *base, const double *pos);
 /* set_active_subset: validates and stores a copy of the index list
  * (n_active == 0: all active, active = NULL). */
 gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t *index);
+
+/* ---- ABI 1.1 (state.c): held state, predict, subsets, masses ---------- */
+
+/* The index rules of 1.1's subset calls, without changing anything:
+ * n_sub == 0 is an empty subset (a no-op for the caller); index NULL
+ * means all particles in order and needs n_sub == n; otherwise each index
+ * < n and none repeated. fn names the entry point in the sentence. */
+gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uint32_t *index);
+
+/* set_state: validates (subset rules, non-NULL arrays, all finite), then
+ * stores x0/vel/acc/t for the subset and sets their source positions to
+ * pos. Nothing changes on failure. */
+gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
+                       const double *pos, const double *vel, const double *acc,
+                       const double *t);
+
+/* predict: moves every stated particle's source position to time t with
+ * the ABI's expression (no FMA: this file is compiled with
+ * -ffp-contract=off), OpenMP over particles with nthreads threads (<= 0:
+ * the OpenMP default). A non-finite t, or a prediction that overflows, is
+ * GP_ERR_INVALID_ARGUMENT and leaves every position as it was. *moved
+ * (may be NULL) gets the number of particles predicted. */
+gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved);
+
+/* The ABI's prediction of one coordinate, for backends that loop
+ * themselves (the GPU kernels use the same expression with _rn
+ * intrinsics). */
+static inline double gp_predict_coord(double x, double v, double a, double dt)
+{
+    double h = 0.5 * dt * dt;
+    double xv = x + dt * v;
+    return xv + h * a;
+}
+
+/* get_positions: copies the current source positions of a subset. */
+gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos);
+
+/* set_source_subset: (0, NULL) all (src = NULL, n_src = n); otherwise the
+ * rules of set_active_subset. Stores a copy. */
+gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index);
+
+/* The k-th source (k < base->p.n_src). */
+static inline size_t gp_source_index(const gp_base *b, size_t k)
+{
+    return b->p.src ? (size_t)b->p.src[k] : k;
+}
+
+/* update_masses: validates (subset rules, finite, >= 0), copies into
+ * base->p.mass. */
+gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
+                           const double *mass);
+
+/* Forgets the held state (update_positions does this: every position
+ * given anew, velocities and accelerations cleared). */
+void gp_state_clear(gp_base *base);
 
 /* The i-th active particle (i < base->p.n_active). */
 static inline size_t gp_active_index(const gp_base *b, size_t i)

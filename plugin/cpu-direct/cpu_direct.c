@@ -31,6 +31,7 @@ enum { P_G, P_EPS, P_THREADS, N_PARAMS };
 struct gp_solver {
     gp_base base;             /* first: errors, params, particle copy, stats */
     gp_direct_sources src;    /* massive particles as SoA, in index order    */
+    uint8_t *in_src;          /* source-subset membership; NULL: all sources */
 };
 
 /* ---- sources (SoA copy of the massive particles) ------------------------ */
@@ -48,6 +49,7 @@ static void sources_free(gp_direct_sources *s)
 static int sources_alloc(gp_direct_sources *s, size_t n)
 {
     memset(s, 0, sizeof *s);
+    s->cap = n;
     size_t bytes = (n ? n : 1) * sizeof(double);
     s->x = malloc(bytes);
     s->y = malloc(bytes);
@@ -68,12 +70,14 @@ static size_t count_massive(size_t n, const double *mass)
     return k;
 }
 
-/* Fills positions (and masses/ids) of the massive particles, index order. */
-static void sources_fill(gp_direct_sources *s, size_t n, const double *pos, const double *mass)
+/* Fills positions (and masses/ids) of the massive particles, index order;
+ * with a source subset (ABI 1.1, in_src[i] != 0 for members) only those. */
+static void sources_fill(gp_direct_sources *s, size_t n, const double *pos, const double *mass,
+                         const uint8_t *in_src)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
-        if (!(mass[i] > 0.0)) continue;
+        if (!(mass[i] > 0.0) || (in_src && !in_src[i])) continue;
         s->x[k] = pos[3 * i];
         s->y[k] = pos[3 * i + 1];
         s->z[k] = pos[3 * i + 2];
@@ -97,6 +101,7 @@ static void cd_finalize(gp_solver *s)
 {
     if (!s) return;
     sources_free(&s->src);
+    free(s->in_src);
     gp_base_free(&s->base);
     free(s);
 }
@@ -117,10 +122,19 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
         sources_free(&fresh);
         return st;
     }
-    sources_fill(&fresh, n, pos, mass);
+    sources_fill(&fresh, n, pos, mass, NULL);
     sources_free(&s->src);
     s->src = fresh;
+    free(s->in_src); /* set_particles restores all sources */
+    s->in_src = NULL;
     return GP_OK;
+}
+
+/* The SoA sources again from the base copy (positions, masses or the source
+ * subset changed). Never grows past the set_particles allocation. */
+static void refill(gp_solver *s)
+{
+    sources_fill(&s->src, s->base.p.n, s->base.p.pos, s->base.p.mass, s->in_src);
 }
 
 static gp_status cd_update_positions(gp_solver *s, const double *pos)
@@ -128,7 +142,7 @@ static gp_status cd_update_positions(gp_solver *s, const double *pos)
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
     if (st != GP_OK) return st;
-    sources_fill(&s->src, s->base.p.n, s->base.p.pos, s->base.p.mass);
+    refill(s);
     return GP_OK;
 }
 
@@ -142,6 +156,88 @@ static int thread_count(const gp_solver *s)
 {
     long long t = gp_param_int(&s->base, P_THREADS);
     return t > 0 ? (int)t : omp_get_max_threads();
+}
+
+/* ---- ABI 1.1 ------------------------------------------------------------- */
+
+static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
+    gp_status st = gp_state_set(&s->base, n_sub, index, pos, vel, acc, t);
+    if (st == GP_OK && n_sub) refill(s);
+    return st;
+}
+
+static gp_status cd_predict(gp_solver *s, double t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
+    size_t moved;
+    gp_status st = gp_state_predict(&s->base, t, thread_count(s), &moved);
+    if (st == GP_OK && moved) refill(s);
+    return st;
+}
+
+static gp_status cd_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
+    return gp_positions_get(&s->base, n_sub, index, pos);
+}
+
+static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
+    uint8_t *member = NULL;
+    if (n_src && s->base.p.have) {
+        member = calloc(s->base.p.n, 1);
+        if (!member)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "set_source_subset: no memory for a %zu-byte membership map; "
+                           "free memory or use fewer particles", s->base.p.n);
+    }
+    gp_status st = gp_sources_set(&s->base, n_src, index);
+    if (st != GP_OK) {
+        free(member);
+        return st;
+    }
+    if (member)
+        for (size_t k = 0; k < n_src; ++k) member[gp_source_index(&s->base, k)] = 1;
+    free(s->in_src);
+    s->in_src = member;
+    refill(s);
+    return GP_OK;
+}
+
+static gp_status cd_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                  const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
+    /* A particle that gains mass joins the sources: the SoA arrays were
+     * sized at set_particles for the massive ones then, so grow them first
+     * (before anything changes) when the new count needs it. */
+    gp_status st = gp_check_subset(&s->base, "update_masses", n_sub, index);
+    if (st != GP_OK) return st;
+    size_t cap = s->src.cap;
+    if (cap < s->base.p.n) {
+        gp_direct_sources bigger;
+        if (!sources_alloc(&bigger, s->base.p.n))
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "update_masses: no memory for %zu sources; free memory or "
+                           "use fewer particles", s->base.p.n);
+        st = gp_masses_update(&s->base, n_sub, index, mass);
+        if (st != GP_OK) {
+            sources_free(&bigger);
+            return st;
+        }
+        sources_free(&s->src);
+        s->src = bigger;
+    } else {
+        st = gp_masses_update(&s->base, n_sub, index, mass);
+        if (st != GP_OK) return st;
+    }
+    refill(s);
+    return GP_OK;
 }
 
 /*
@@ -181,7 +277,7 @@ static inline const double *target(const targets *t, size_t k, double *self)
 static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
 {
     size_t j0 = c * GP_CHUNK, j1 = j0 + GP_CHUNK < src->n ? j0 + GP_CHUNK : src->n;
-    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0};
+    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0, 0};
     return v;
 }
 
@@ -282,7 +378,8 @@ static const gp_api api = {
     .struct_size = sizeof(gp_api),
     .name = PLUGIN_NAME,
     .version = GP_VERSION,
-    .capabilities = GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL,
+    .capabilities = GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
     .describe_params = cd_describe_params,
     .init = cd_init,
     .finalize = cd_finalize,
@@ -295,6 +392,11 @@ static const gp_api api = {
     .compute_field = cd_compute_field,
     .get_stats = cd_get_stats,
     .last_error = cd_last_error,
+    .set_state = cd_set_state,
+    .predict = cd_predict,
+    .get_positions = cd_get_positions,
+    .set_source_subset = cd_set_source_subset,
+    .update_masses = cd_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

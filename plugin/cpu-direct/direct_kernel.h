@@ -21,6 +21,7 @@
 typedef struct gp_direct_sources {
     size_t n;
     double *x, *y, *z, *m, *id;
+    size_t cap;               /* allocated length (0 in chunk views) */
 } gp_direct_sources;
 
 /* Field at (xi, yi, zi) of all sources, skipping the source whose id equals

@@ -68,10 +68,10 @@ $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin
 EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
 $(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)
 	@mkdir -p $(dir $@)
-	$(CXX) $(PLUGIN_LDFLAGS) -o $@ $^ -lm
+	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
 $(EMU)/plugins/gravplug-cuda-direct.so: $(BUILD)/obj/plugin/cuda-direct/direct.o $(EMU)/obj/cuda-direct/direct_dev.o $(EMU_COMMON)
 	@mkdir -p $(dir $@)
-	$(CXX) $(PLUGIN_LDFLAGS) -o $@ $^ -lm
+	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
 $(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so
 	@mkdir -p $(dir $@)
 	ln -sf $(abspath $<) $@
