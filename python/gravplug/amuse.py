@@ -359,12 +359,19 @@ class GravplugImplementation:
         return self._set(index_of_the_particle, vx=vx, vy=vy, vz=vz)
 
     def _per_particle(self, name):
-        """Accelerations/potentials of all particles, once per state."""
+        """Accelerations and potentials of all particles: one field call at
+        their positions per state (the self term of the softened potential
+        removed, as gravplug.Gravity.potentials does)."""
         self._guard(self._push)
         if name not in self.cache:
             if not self.in_c:
-                return np.zeros((0, 3))
-            self.cache[name] = self._guard(lambda: getattr(self.g, name))
+                return np.zeros((0, 3)) if name == "accelerations" else np.zeros(0)
+            self._pull()
+            acc, pot = self._guard(self.g._field, np.ascontiguousarray(self.pos), True, True)
+            eps = math.sqrt(self.eps2)
+            if eps > 0:
+                pot = pot + float(self.g.get_solver_param("G")) * self.mass / eps
+            self.cache = {"accelerations": acc, "potentials": pot}
         return self.cache[name]
 
     def get_acceleration(self, index_of_the_particle, ax, ay, az):
@@ -724,6 +731,10 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
 
     def __init__(self, **options):
         options.setdefault("channel_type", "sockets")
+        # One Python process needs no MPI: started directly, not through
+        # mpiexec (faster, and immune to a system mpiexec AMUSE may have
+        # recorded that cannot start it).
+        options.setdefault("initialize_mpi", False)
         # AMUSE writes the generated worker script into worker_dir (the
         # current directory by default): keep it out of the user's way.
         if not options.get("worker_dir"):
