@@ -59,7 +59,10 @@ from amuse.couple import bridge  # noqa: E402
 from amuse.datamodel import Particles  # noqa: E402
 from amuse.ic.plummer import new_plummer_model  # noqa: E402
 from amuse.support.exceptions import AmuseException  # noqa: E402
+from amuse.support.literature import TrackLiteratureReferences  # noqa: E402
 from amuse.units import nbody_system as nb, units  # noqa: E402
+
+TrackLiteratureReferences.suppress_output()   # no citation list in the TAP stream
 
 have_tree = "cpu-tree" in dict(gravplug.list_plugins())
 TREE = "cpu-tree" if have_tree else "cpu-direct"
