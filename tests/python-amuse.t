@@ -296,8 +296,18 @@ if have_tree:
     e = t.raises(AmuseException, lambda: setattr(g.parameters, "mac", "nonsense"),
                  "a bad enum value raises at the set")
     t.ok("mac" in str(e), "... naming the parameter", str(e))
+    g.particles.add_particles(new_plummer_model(50))
+    g.evolve_model(1 / 32. | T)                   # commits: AMUSE writes its defaults here
+    t.ok((g.parameters.theta, g.parameters.order, g.parameters.leaf_size) == (0.3, "monopole", 8),
+         "plugin parameters set before the commit survive it",
+         (g.parameters.theta, g.parameters.order, g.parameters.leaf_size))
+    g.parameters.solver = "cpu-direct"            # swapped mid-run
+    g.evolve_model(2 / 32. | T)
+    t.ok(g.parameters.theta is None and "theta: None" in str(g.parameters)
+         and g.model_time == 2 / 32. | T,
+         "after a swap to cpu-direct the run goes on; cpu-tree's entries read None")
 else:
-    t.skip(6, "cpu-tree plugin not built")
+    t.skip(8, "cpu-tree plugin not built")
 t.ok(g.parameters.dt == g.parameters.timestep, "dt is an alias of timestep")
 g.stop()
 

@@ -157,9 +157,13 @@ class GravplugImplementation:
         return self.g
 
     def _solver_params(self, solver):
+        """eps, and the plugin parameters set so far that `solver` has (AMUSE
+        sets every parameter's default, so a solver swapped in later gets
+        what it shares with the one before; the rest keep its defaults)."""
+        known = self._param_info(solver)
         p = {"eps": math.sqrt(self.eps2)}
-        p.update(self.plugin_params)
-        if self.opening_angle is not None and "theta" in self._param_info(solver):
+        p.update({k: v for k, v in self.plugin_params.items() if k in known})
+        if self.opening_angle is not None and "theta" in known:
             p["theta"] = self.opening_angle
         return p
 
@@ -669,6 +673,9 @@ class GravplugImplementation:
         if name == "eps":
             value.value = repr(math.sqrt(self.eps2))
             return OK
+        if name not in self._param_info(self.solver):
+            value.value = ""     # a parameter of the constructor's plugin, not this one's
+            return OK
         value.value = self._guard(self._gravity().get_solver_param, name)
         return OK
 
@@ -817,14 +824,23 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
 
 # ---- the high-level code ---------------------------------------------------------
 
-class _PluginParameter(ModuleMethodParameterDefinition):
+class _PluginDefault(ModuleMethodParameterDefinition):
+    """A parameter whose default is the plugin's own: AMUSE does not write
+    it at commit (it would overwrite what plugin_params= or
+    set_plugin_parameter set before, and theta through opening_angle)."""
+
+    def set_default_value(self, parameter, object):
+        pass
+
+
+class _PluginParameter(_PluginDefault):
     """One describe_params entry of the plugin as an AMUSE parameter:
     read with get_plugin_parameter, written with set_plugin_parameter,
     typed from the plugin's table (double, int, bool; enums as strings)."""
 
     def __init__(self, name, plugin_name, kind, default, doc):
         self.plugin_name, self.kind = plugin_name, kind
-        ModuleMethodParameterDefinition.__init__(
+        _PluginDefault.__init__(
             self, "get_plugin_parameter", "set_plugin_parameter", name,
             f"plugin parameter {plugin_name}: {doc}", self._parse(default))
 
@@ -841,7 +857,8 @@ class _PluginParameter(ModuleMethodParameterDefinition):
         return text
 
     def get_value(self, parameter, object):
-        return self._parse(object.get_plugin_parameter(self.plugin_name))
+        text = object.get_plugin_parameter(self.plugin_name)
+        return None if text == "" else self._parse(text)   # None: not in the current plugin
 
     def set_value(self, parameter, object, value):
         if isinstance(value, (bool, np.bool_)):
@@ -928,10 +945,10 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
             "integrator time step (the largest block step for block-rk2)",
             default_value=(1.0 / 64) | nbody_system.time)
         handler.add_alias_parameter("dt", "timestep", "the same as timestep")
-        handler.add_method_parameter(
+        handler.definitions["parameters"].append(_PluginDefault(
             "get_opening_angle", "set_opening_angle", "opening_angle",
             "tree opening angle: the plugin's theta (kept, unused, by direct plugins)",
-            default_value=0.5)
+            default_value=0.5))
         handler.add_method_parameter(
             "get_solver", "set_solver", "solver",
             "gravplug plugin: short name (cpu-direct, cpu-tree, cuda-tree) or path",
