@@ -157,9 +157,9 @@ class GravplugImplementation:
         return self.g
 
     def _solver_params(self, solver):
-        """eps, and the plugin parameters set so far that `solver` has (AMUSE
-        sets every parameter's default, so a solver swapped in later gets
-        what it shares with the one before; the rest keep its defaults)."""
+        """eps, and the plugin parameters set so far that `solver` has: a
+        solver swapped in mid-run gets what it shares with the one before,
+        the rest keep its own defaults."""
         known = self._param_info(solver)
         p = {"eps": math.sqrt(self.eps2)}
         p.update({k: v for k, v in self.plugin_params.items() if k in known})
@@ -205,10 +205,12 @@ class GravplugImplementation:
 
     def _rows(self, index):
         idx = np.atleast_1d(np.asarray(index, dtype=np.int64))
-        rows = np.searchsorted(self.ids, idx)
-        rows = np.minimum(rows, max(len(self.ids) - 1, 0))
-        if len(self.ids) == 0 or np.any(self.ids[rows] != idx):
-            bad = idx[(len(self.ids) == 0) | (self.ids[rows] != idx)]
+        if len(self.ids) == 0:
+            bad, rows = idx, np.zeros(0, np.int64)
+        else:
+            rows = np.minimum(np.searchsorted(self.ids, idx), len(self.ids) - 1)
+            bad = idx[self.ids[rows] != idx]
+        if len(bad):
             self._fail(IndexError(f"no particle with index {int(bad[0])} in this Gravplug code "
                                   f"({len(self.ids)} particles); it was deleted or never added"))
         return rows
@@ -252,7 +254,6 @@ class GravplugImplementation:
         if not self.in_c:
             self.time = t
             return OK
-        self._pull()
         self._guard(self.g.evolve_model, t)
         self.time = self.g.model_time
         self.stale, self.cache = True, {}
