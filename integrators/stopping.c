@@ -12,7 +12,8 @@
  *
  * Collisions: sweep and prune along x (particles sorted by x - r; a pair is
  * tested only while the x intervals overlap), then the 3-D test
- * |x_i - x_j| < r_i + r_j; O(n log n) for the sparse overlaps of real runs.
+ * |x_i - x_j| < r_i + r_j. The sort starts from the last step's order, so a
+ * check costs about O(n) between steps; O(n log n) at worst for the sort.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct gp_stopping {
     size_t n_out;               /* particles out of the box */
     double *pos;                /* 3n scratch: positions at sim->time */
     size_t *order;              /* n scratch: sweep order */
+    int order_valid;            /* order holds a permutation (the last sort) */
     double *lower;              /* n scratch: x - r */
     size_t n_scratch;
 };
@@ -220,6 +222,7 @@ gp_status gp_stopping_begin(gp_sim *sim)
         s->order = malloc(sim->n * sizeof *s->order);
         s->lower = malloc(sim->n * sizeof *s->lower);
         s->n_scratch = sim->n;
+        s->order_valid = 0;
         if (!s->pos || !s->order || !s->lower) {
             free(s->pos); free(s->order); free(s->lower);
             s->pos = NULL; s->order = NULL; s->lower = NULL;
@@ -231,7 +234,7 @@ gp_status gp_stopping_begin(gp_sim *sim)
     return GP_OK;
 }
 
-static const double *sort_key;
+static _Thread_local const double *sort_key;   /* qsort has no user pointer */
 
 static int by_key(const void *a, const void *b)
 {
@@ -239,17 +242,40 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorts order[] by lower[]. Between two steps the particles move little
+ * (a block step moves few), so the last order is nearly sorted: insertion
+ * sort from it is close to O(n); past 16n moves it gives up for qsort. */
+static void sort_order(gp_stopping *s, size_t n)
+{
+    if (s->order_valid) {
+        size_t moves = 0, limit = 16 * n + 1024;
+        int done = 1;
+        for (size_t a = 1; a < n && done; ++a) {
+            size_t i = s->order[a], b = a;
+            double key = s->lower[i];
+            while (b > 0 && s->lower[s->order[b - 1]] > key) {
+                s->order[b] = s->order[b - 1];
+                --b;
+                if (++moves > limit) { done = 0; break; }
+            }
+            s->order[b] = i;                      /* order stays a permutation */
+        }
+        if (done) return;
+    } else {
+        for (size_t i = 0; i < n; ++i) s->order[i] = i;
+    }
+    sort_key = s->lower;
+    qsort(s->order, n, sizeof *s->order, by_key);
+    s->order_valid = 1;
+}
+
 static void find_collisions(gp_sim *sim, gp_stopping *s)
 {
     const double *p = s->pos, *r = s->radius;
     if (!r) return;                               /* no radii: points never touch */
     size_t n = sim->n;
-    for (size_t i = 0; i < n; ++i) {
-        s->order[i] = i;
-        s->lower[i] = p[3 * i] - r[i];
-    }
-    sort_key = s->lower;                          /* one gp_sim per thread (gp_integrator.h) */
-    qsort(s->order, n, sizeof *s->order, by_key);
+    for (size_t i = 0; i < n; ++i) s->lower[i] = p[3 * i] - r[i];
+    sort_order(s, n);
     for (size_t a = 0; a < n; ++a) {
         size_t i = s->order[a];
         double upper = p[3 * i] + r[i];
