@@ -172,7 +172,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_stop_get_param(gp_sim *sim, const char *name, d
 GRAVPLUG_EXPORT size_t gp_sim_stop_count(const gp_sim *sim, unsigned condition)
 {
     const gp_stopping *s = sim ? sim->stopping : NULL;
-    if (!s || !(s->set & condition)) return 0;
+    int one_condition = condition && !(condition & (condition - 1)) && known_conditions(condition);
+    if (!s || !one_condition || !(s->set & condition)) return 0;
     if (condition == GP_STOP_COLLISION) return s->n_pairs;
     if (condition == GP_STOP_OUT_OF_BOX) return s->n_out;
     return 1;
