@@ -218,6 +218,52 @@ GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, ui
 GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *counts,
                                               size_t max_count, size_t *n_levels);
 
+/* ---- stopping conditions (stopping.c) ------------------------------------ */
+
+/* AMUSE-style stopping conditions. Enabled ones are checked after every
+ * integrator step of gp_sim_evolve (every block step under block-rk2) on
+ * the state at the simulation time; when one is met, gp_sim_evolve returns
+ * GP_OK early, at that step's time (particles not synchronised there are
+ * predicted on read, as gp_sim_get_particles says). The conditions met are
+ * cleared when the next gp_sim_evolve begins. Radii and settings are not
+ * part of checkpoints. */
+enum {
+    GP_STOP_COLLISION = 1u << 0,        /* |x_i - x_j| < r_i + r_j */
+    GP_STOP_NUMBER_OF_STEPS = 1u << 1,  /* number_of_steps steps in this evolve */
+    GP_STOP_TIMEOUT = 1u << 2,          /* more than timeout wall-clock seconds */
+    GP_STOP_OUT_OF_BOX = 1u << 3        /* |x_i - c| > out_of_box_size */
+};
+
+/* Particle radii for collision detection: n radii (finite, >= 0) of the
+ * current particles, or NULL (all 0: no collisions). Set them again after
+ * gp_sim_set_particles (gp_sim_evolve refuses radii of another count). */
+GRAVPLUG_EXPORT gp_status gp_sim_set_radii(gp_sim *sim, const double *radius);
+
+/* Enables (on != 0) or disables the GP_STOP_* conditions in the mask. */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_enable(gp_sim *sim, unsigned conditions, int on);
+GRAVPLUG_EXPORT unsigned gp_sim_stop_enabled(const gp_sim *sim);
+
+/* Parameters, AMUSE's names and defaults: number_of_steps (an integer
+ * >= 1, default 1), timeout (seconds > 0, default 4), out_of_box_size
+ * (>= 0, default 0), out_of_box_use_center_of_mass (1: c is the centre of
+ * mass, default; 0: the origin). */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, double value);
+GRAVPLUG_EXPORT gp_status gp_sim_stop_get_param(gp_sim *sim, const char *name, double *value);
+
+/* The conditions met during the last gp_sim_evolve (a GP_STOP_* mask). */
+GRAVPLUG_EXPORT unsigned gp_sim_stop_set(const gp_sim *sim);
+
+/* Entries of one condition met: colliding pairs (GP_STOP_COLLISION),
+ * particles out of the box (GP_STOP_OUT_OF_BOX), 1 for the others, 0 when
+ * not met. At most 1024 are kept per condition. */
+GRAVPLUG_EXPORT size_t gp_sim_stop_count(const gp_sim *sim, unsigned condition);
+
+/* Copies up to max entries as particle ids (those of gp_sim_set_particles):
+ * collision pairs into first[k], second[k] (second may be NULL), particles
+ * out of the box into first[k]. */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_particles(gp_sim *sim, unsigned condition, size_t max,
+                                                uint64_t *first, uint64_t *second);
+
 /* ---- checkpoint / restart ----------------------------------------------- */
 
 /* Writes the complete state (time, particles, integrator, its parameters

@@ -108,6 +108,7 @@ GRAVPLUG_EXPORT void gp_sim_free(gp_sim *sim)
     release_solver(sim);
     free_particles(sim);
     gp_levels_free(&sim->lv);
+    gp_stopping_free(sim);
     free(sim);
 }
 
@@ -609,11 +610,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
                            "cannot evolve backwards: the simulation is at t = %.17g and the end time is %.17g",
                            sim->time, t_end);
     gp_status st = ensure_started(sim);
+    if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
     while (sim->time < t_end && !sim->stop_requested) {
         st = sim->integ->step(sim, t_end);
         if (st != GP_OK) return st;
         sim->steps++;
+        if (gp_stopping_after_step(sim)) break;
     }
     return GP_OK;
 }

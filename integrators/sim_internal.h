@@ -67,6 +67,7 @@ struct gp_sim {
 
     volatile int stop_requested;
     char err[512];
+    struct gp_stopping *stopping;  /* stopping conditions (stopping.c); NULL: none */
 };
 
 struct gp_integrator_def {
@@ -98,6 +99,14 @@ struct gp_integrator_def {
     void (*save)(const gp_sim *sim, double *out);
     gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
 };
+
+/* Stopping conditions (stopping.c), hooked into gp_sim_evolve and
+ * gp_sim_free: begin resets them (and checks the radii) when an evolve
+ * starts; after_step returns 1 when an enabled one is met. */
+typedef struct gp_stopping gp_stopping;
+gp_status gp_stopping_begin(gp_sim *sim);
+int gp_stopping_after_step(gp_sim *sim);
+void gp_stopping_free(gp_sim *sim);
 
 /* Registration, called from a constructor in each integrator's file. */
 void gp_integrator_register_def(const gp_integrator_def *def);
