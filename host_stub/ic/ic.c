@@ -115,7 +115,8 @@ static int parse_one(const ic_model *m, size_t i, const char *text, ic_vals *v,
         errno = 0;
         double x = strtod(text, &end);
         while (*end == ' ' || *end == '\t') ++end;
-        if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
+        /* ERANGE with a nonzero result is a subnormal: finite, kept */
+        if (end == text || *end != '\0' || (errno == ERANGE && x == 0) || !isfinite(x))
             return ic_fail(err, errlen,
                            "Option '%s' of model '%s' must be a finite number; got '%s'.",
                            o->name, m->name, text);
