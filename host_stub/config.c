@@ -94,6 +94,10 @@ static int int_value(reader *r, const config_setting_t *s, long long *out)
                                                 : (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'));
         long long full = strtoll(v, &end, hex ? 16 : 10);
         if (end == v) return 0;
+        /* the literal of this setting wraps to what libconfig holds: the
+         * same low 32 bits (an "n = 5" inside a string earlier on the line
+         * does not) */
+        if ((int32_t)(uint32_t)(unsigned long long)full != (int32_t)config_setting_get_int(s)) continue;
         if (errno == ERANGE)
             return fail(r, s, "the integer %.*s does not fit in 64 bits", (int)(end - v), v);
         *out = full;
