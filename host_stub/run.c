@@ -9,8 +9,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -365,8 +363,9 @@ static int setup_fresh(runner *r)
  * plugins and parameters, the output directories, output intervals the
  * integrator cannot resolve. */
 
-/* Can a file be created in the directory of path? Tries it: access() says
- * yes to root on a read-only mount. */
+/* Can a file be created in the directory of path? Creating one is the
+ * only test that covers every cause (a missing directory, permissions,
+ * which root ignores, a read-only file system, a file in the way). */
 static int dir_writable(runner *r, const char *path, const char *setting, int line)
 {
     char dir[4096];
