@@ -273,7 +273,9 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
     static const char *const names[] = { "at_time", "below_active_fraction", "plugin", "params", NULL };
     for (int i = 0; i < n; ++i) {
         const config_setting_t *g = config_setting_get_elem(list, (unsigned)i);
-        gh_switch *sw = &cfg->switches[cfg->n_switches];
+        /* counted at once, so gh_config_free frees what a failing entry
+         * has already allocated */
+        gh_switch *sw = &cfg->switches[cfg->n_switches++];
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
             return fail(r, list, "element %d is not a group { ... }", i);
         if (check_names(r, g, names) != 0) return -1;
@@ -293,7 +295,6 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
         if (get_string(r, g, "plugin", 1, NULL, &sw->plugin) != 0) return -1;
         sw->has_params = config_setting_get_member(g, "params") != NULL;
         if (get_params(r, g, "params", &sw->params) != 0) return -1;
-        cfg->n_switches++;
     }
     return 0;
 }
@@ -367,7 +368,11 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
         || get_number(r, g, "t_end", 1, 0, &cfg->t_end) != 0
         || get_string(r, g, "progress", 0, "auto", &progress) != 0)
         goto done;
-    if (!(cfg->t_end >= 0)) { fail(r, config_setting_get_member(g, "t_end"), "must be >= 0"); goto done; }
+    if (!(cfg->t_end >= 0)) {
+        free(progress);
+        fail(r, config_setting_get_member(g, "t_end"), "must be >= 0");
+        goto done;
+    }
     if (strcmp(progress, "auto") == 0) cfg->progress = 0;
     else if (strcmp(progress, "always") == 0) cfg->progress = 1;
     else if (strcmp(progress, "never") == 0) cfg->progress = 2;
