@@ -70,33 +70,16 @@ static const char *escaped(const char *tok, char *buf, size_t len)
     return buf;
 }
 
-static int by_id(const void *a, const void *b)
-{
-    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-    return x < y ? -1 : x > y;
-}
-
 /* Two particles with the same id would be one particle to every tool that
  * reads the snapshots: refuse, naming both lines. */
 static int check_unique_ids(const char *path, const growing *g, char *err, size_t errlen)
 {
-    uint64_t *pairs = malloc(2 * g->n * sizeof *pairs); /* (id, index) */
-    if (!pairs) return ic_fail(err, errlen, "Out of memory checking the ids of '%s'.", path);
-    for (size_t i = 0; i < g->n; ++i) {
-        pairs[2 * i] = g->ids[i];
-        pairs[2 * i + 1] = i;
-    }
-    qsort(pairs, g->n, 2 * sizeof *pairs, by_id);
-    int rc = 0;
-    for (size_t i = 1; i < g->n && rc == 0; ++i)
-        if (pairs[2 * i] == pairs[2 * i - 2]) {
-            size_t a = (size_t)pairs[2 * i - 1], b = (size_t)pairs[2 * i + 1];
-            if (a > b) { size_t t = a; a = b; b = t; }
-            rc = ic_fail(err, errlen, "%s lines %ld and %ld: both particles have id %llu; ids must be distinct.",
-                         path, g->lines[a], g->lines[b], (unsigned long long)pairs[2 * i]);
-        }
-    free(pairs);
-    return rc;
+    size_t a, b;
+    int found = ic_find_duplicate_id(g->ids, g->n, &a, &b);
+    if (found < 0) return ic_fail(err, errlen, "Out of memory checking the ids of '%s'.", path);
+    if (found == 0) return 0;
+    return ic_fail(err, errlen, "%s lines %ld and %ld: both particles have id %llu; ids must be distinct.",
+                   path, g->lines[a], g->lines[b], (unsigned long long)g->ids[a]);
 }
 
 static int read_file(const char *path, growing *g, int *has_ids, char *err, size_t errlen)
