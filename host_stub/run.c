@@ -533,6 +533,7 @@ static void save_on_failure(runner *r, int in_step)
         size_t len = strlen(path);
         snprintf(path + len, sizeof path - len, ".failed");
         gh_state s = r->st;
+        snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
         s.wall = wall_total(r);
         ok = gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) == GP_OK;
         if (!ok) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
