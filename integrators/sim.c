@@ -586,6 +586,20 @@ static gp_status ensure_started(gp_sim *sim)
     return GP_OK;
 }
 
+/* Solver resync points (gp_integrator.h): a step that ends with every
+ * particle synchronised on the dt_max grid (every step of a shared-step
+ * scheme) makes the next force call re-send all particles, in every run
+ * alike; a checkpoint written there restarts into the same solver state. */
+static void mark_resync_point(gp_sim *sim)
+{
+    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
+}
+
+GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim)
+{
+    return sim && sim->n && !sim->solver_fresh;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -595,7 +609,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
     if (st != GP_OK) return st;
     if (t_end <= sim->time) return GP_OK;
     st = sim->integ->step(sim, t_end);
-    if (st == GP_OK) sim->steps++;
+    if (st == GP_OK) { sim->steps++; mark_resync_point(sim); }
     return st;
 }
 
@@ -614,6 +628,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
         st = sim->integ->step(sim, t_end);
         if (st != GP_OK) return st;
         sim->steps++;
+        mark_resync_point(sim);
     }
     return GP_OK;
 }
