@@ -212,7 +212,9 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
     if (!isfinite(h->t0 + (double)h->now * tick)) BAD("field now is %llu (beyond the finite times)", (unsigned long long)h->now);
     /* the level grid is what a started integrator continues from */
     if (h->started && !(h->time >= h->t0)) BAD("field t0 is %.17g, after the time %.17g", h->t0, h->time);
-    if (h->started && h->now > 0 && !(fabs(h->t0 + (double)h->now * tick - h->time) <= tick))
+    /* every scheme keeps time on its grid (t0 + now ticks, or an end time
+     * within a tick of it; rk8pd re-anchors t0 at each step) */
+    if (h->started && !(fabs(h->t0 + (double)h->now * tick - h->time) <= tick))
         BAD("field now is tick %llu, which is t = %.17g, not the time %.17g", (unsigned long long)h->now,
             h->t0 + (double)h->now * tick, h->time);
     if (!(isfinite(h->dt) && h->dt > 0)) BAD("field dt is %g (must be finite and > 0)", h->dt);
