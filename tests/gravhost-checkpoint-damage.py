@@ -93,7 +93,7 @@ def refused(tmp, cfg, data, name, words, what):
     return err
 
 def main():
-    print("1..14")
+    print("1..15")
     tmp = tempfile.mkdtemp(prefix="gravhost-ckdmg.")
     try:
         cfg = os.path.join(tmp, "run.cfg")
@@ -166,6 +166,10 @@ def main():
         c.b[c.payload_offset("level") + 3] = 99
         c.reseal()
         refused(tmp, cfg, bytes(c.b), "level", ["level", "max_level"], "a level of 99")
+        # an old format version: refused with a sentence saying so
+        c = Ckpt(good)
+        c.set("version", 1)
+        refused(tmp, cfg, bytes(c.b), "v1", ["version 1", "version 2"], "a version 1 header")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
