@@ -38,9 +38,13 @@ typedef struct gh_state {
     char plugin[512];               /* the solver spec in use */
 } gh_state;
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, signal_count;
 
-static void on_signal(int sig) { got_signal = sig; }
+static void on_signal(int sig)
+{
+    got_signal = sig;
+    signal_count++;
+}
 
 static int mkdir_p(const char *dir, char *err, size_t errlen)
 {
@@ -99,6 +103,42 @@ static int plugin_knows(const char *plugin, const char *name)
     for (size_t i = 0; i < count && !known; ++i) known = strcmp(info[i].name, name) == 0;
     gp_plugin_close(pl);
     return known;
+}
+
+/* Range checks of the run state read from a checkpoint (its file passed
+ * the library's checksums; this guards against a blob that disagrees with
+ * the config). Returns 0, or -1 with a sentence naming the field. */
+static int check_state(runner *r, gh_state *s, const char *path)
+{
+    const gh_config *c = r->cfg;
+    const char *field = NULL;
+    char detail[160] = "";
+    s->plugin[sizeof s->plugin - 1] = '\0';
+    size_t k = strspn(s->plugin, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+    if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
+        field = "params_from";
+        snprintf(detail, sizeof detail, "switch index %d, but %s has %zu switch entries", (int)s->params_from,
+                 c->path, c->n_switches);
+    } else if (c->n_switches < 64 && (s->switch_fired >> c->n_switches) != 0) {
+        field = "switch_fired";
+        snprintf(detail, sizeof detail, "marks switches beyond the %zu in %s", c->n_switches, c->path);
+    } else if (s->params_from >= 0 && !(s->switch_fired >> s->params_from & 1)) {
+        field = "params_from";
+        snprintf(detail, sizeof detail, "switch %d is in use but never fired", (int)s->params_from);
+    } else if (!s->plugin[0] || s->plugin[k] != '\0' || s->plugin[0] == '.') {
+        field = "plugin";
+        snprintf(detail, sizeof detail, "\"%.60s\" is not a plugin's short name", s->plugin);
+    } else if (!isfinite(s->E0)) {
+        field = "E0";
+        snprintf(detail, sizeof detail, "%g (must be finite)", s->E0);
+    } else if (!(isfinite(s->wall) && s->wall >= 0)) {
+        field = "wall";
+        snprintf(detail, sizeof detail, "%g (must be finite and >= 0)", s->wall);
+    }
+    if (!field) return 0;
+    snprintf(r->err, sizeof r->err, "the checkpoint %s is damaged or belongs to another config: its run state field %s is "
+             "%s", path, field, detail);
+    return -1;
 }
 
 /* The parameter a plugin's message is about: the one it quotes ('name' or
@@ -209,6 +249,8 @@ static int write_checkpoint(runner *r)
     char path[4096];
     join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
     gh_state s = r->st;
+    /* the plugin by its short name only: a restart opens the config's */
+    snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
     s.wall = wall_total(r);
     s.interactions = r->st.interactions + solver_interactions(r);
     /* the restarted run's new solver instance counts from zero */
@@ -291,6 +333,26 @@ static int check_fraction_switches(runner *r)
     for (size_t i = 0; i < c->n_switches; ++i)
         if (!c->switches[i].by_time && !(r->st.switch_fired >> i & 1) && frac < c->switches[i].below_fraction)
             return do_switch(r, i);
+    return 0;
+}
+
+/* After SIGINT/SIGTERM: stop now if the run is at a solver resync point
+ * (there the checkpoint continues bit for bit, gp_integrator.h), else say
+ * once that it stops at the next one (at most one dt_max of simulated time
+ * away). A second signal stops at once. */
+static int stop_now(runner *r, gh_progress *prog)
+{
+    static int announced;
+    if (gp_sim_at_resync_point(r->sim) || signal_count > 1) return 1;
+    if (!announced) {
+        char dt[64] = "?";
+        gp_sim_get_integrator_param(r->sim, "dt", dt, sizeof dt);
+        gh_progress_finish(prog);
+        fprintf(stderr, "gravhost: signal %d at t = %.10g: stopping at the next dt_max boundary (at most dt = %s later), "
+                "where the checkpoint continues bit for bit; signal again to stop at once\n",
+                (int)got_signal, gp_sim_time(r->sim), dt);
+        announced = 1;
+    }
     return 0;
 }
 
@@ -609,15 +671,23 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
             goto out;
         }
+        if (check_state(r, &s, ckpt_path) != 0) goto out;
         r->st = s;
+        /* The config names the plugin (solver.plugin, or the switch in use);
+         * the checkpoint's short name is never opened. */
+        const char *plugin = s.params_from >= 0 ? cfg->switches[s.params_from].plugin : cfg->plugin;
+        snprintf(r->st.plugin, sizeof r->st.plugin, "%s", plugin);
         const char *where = s.params_from >= 0 ? "switch" : "solver";
         int inherited = s.params_from >= 0 && !cfg->switches[s.params_from].has_params;
-        if (open_solver(r, s.plugin, params_for(r, s.params_from), inherited, where, cfg->plugin_line) != 0) goto out;
+        int line = s.params_from >= 0 ? cfg->switches[s.params_from].line : cfg->plugin_line;
+        if (open_solver(r, plugin, params_for(r, s.params_from), inherited, where, line) != 0) goto out;
+        if (strcmp(s.plugin, gp_sim_solver_name(r->sim)) != 0)
+            fprintf(stderr, "gravhost: note: the checkpoint was written with %s; continuing with %s, as %s says\n",
+                    s.plugin, gp_sim_solver_name(r->sim), cfg->path);
         if (gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL) != GP_OK) {
             snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
             goto out;
         }
-        r->st.plugin[sizeof r->st.plugin - 1] = '\0';
     } else {
         if (open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line) != 0) goto out;
         if (setup_fresh(r) != 0) goto out;
@@ -674,7 +744,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             if (cfg->n_switches && check_fraction_switches(r) != 0) { save_on_failure(r, 0); goto out; }
             gp_sim_counter(r->sim, "steps", &steps);
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
-            if (got_signal) {
+            if (got_signal && stop_now(r, &prog)) {
                 gh_progress_finish(&prog);
                 if (write_checkpoint(r) != 0) goto out;
                 char cp[4096], cmd[4096];
@@ -682,6 +752,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 restart_command(r, cmd, sizeof cmd);
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
                         "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
+                if (!gp_sim_at_resync_point(r->sim))
+                    fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
+                            "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
                 rc = 128 + got_signal;
                 goto out_quiet;
             }
