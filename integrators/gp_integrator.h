@@ -31,9 +31,20 @@
  * objects are independent.
  *
  * Determinism: the same inputs, integrator, parameters and plugin give
- * bit-identical trajectories. A checkpoint is also a solver resync point
- * (the plugin is re-fed with set_particles there), so a run restarted from
- * a checkpoint continues bit for bit like the uninterrupted run.
+ * bit-identical trajectories. Solver resync points: wherever the plugin is
+ * re-fed with set_particles (a tree plugin then builds afresh, dropping any
+ * refit history) — after gp_sim_checkpoint_save and _load, after new
+ * particles, masses or a new solver, and after every step that ends with
+ * all particles synchronised on the dt_max grid (every step of a
+ * shared-step scheme, every dt_max boundary or synchronising step of a
+ * block scheme). The guarantee: a run restarted from a checkpoint written
+ * at a resync point of the uninterrupted run continues bit for bit like it
+ * — a scheduled checkpoint always is one; gravhost's checkpoint on SIGINT
+ * or SIGTERM waits for the next one (gp_sim_at_resync_point). A checkpoint
+ * written elsewhere restarts with a fresh tree where the uninterrupted run
+ * refits, so the two agree to the solver's accuracy, not bit for bit.
+ * Plugins whose results depend on their previous call (cpu-tree's
+ * mac=acceleration) are bit-identical only across scheduled checkpoints.
  */
 #ifndef GP_INTEGRATOR_H
 #define GP_INTEGRATOR_H
@@ -266,16 +277,27 @@ GRAVPLUG_EXPORT gp_status gp_sim_stop_particles(gp_sim *sim, unsigned condition,
 
 /* ---- checkpoint / restart ----------------------------------------------- */
 
+/* 1 when the next force call re-sends all particles (a solver resync point,
+ * see "Determinism" above): a checkpoint written now restarts bit for bit
+ * like the run that goes on. 0 otherwise, or for NULL / no particles. */
+GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim);
+
 /* Writes the complete state (time, particles, integrator, its parameters
  * and time-step bookkeeping, counters) to path, atomically (a temporary
- * file renamed into place), plus an opaque caller blob (may be NULL/0).
+ * file, fsync, renamed into place, the directory synced), plus an opaque
+ * caller blob (may be NULL/0, at most 1 MiB). Format version 2: CRC-32C
+ * checksums over header and payload (integrators/checkpoint.c).
  * Marks a solver resync point: the next force call re-sends all particles. */
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
                                                  const void *user, size_t user_len);
 
 /* Restores a state written by gp_sim_checkpoint_save into sim (which needs
  * a solver, set before or after). user_buf (may be NULL) receives up to
- * buflen bytes of the caller blob; *user_len (may be NULL) its full size. */
+ * buflen bytes of the caller blob; *user_len (may be NULL) its full size.
+ * A file that is truncated, longer than its header says, fails a checksum,
+ * or holds any field out of range is refused (GP_ERR_INVALID_ARGUMENT, a
+ * sentence naming the field) and sim is left as it was; a file of another
+ * format version gives GP_ERR_ABI_MISMATCH. */
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                                                  void *user_buf, size_t buflen,
                                                  size_t *user_len);

@@ -587,6 +587,31 @@ static gp_status ensure_started(gp_sim *sim)
     return GP_OK;
 }
 
+/* Solver resync points (gp_integrator.h): a step that ends with every
+ * particle synchronised on the dt_max grid (every step of a shared-step
+ * scheme) makes the next force call re-send all particles, in every run
+ * alike; a checkpoint written there restarts into the same solver state. */
+static void mark_resync_point(gp_sim *sim)
+{
+    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
+}
+
+/* A step that leaves time where it was, behind it, or not finite would
+ * loop forever or run backwards: an inconsistent state, never silent. */
+static gp_status check_time_moved(gp_sim *sim, double before)
+{
+    if (isfinite(sim->time) && sim->time > before) return GP_OK;
+    return gp_sim_fail(sim, GP_ERR_INTERNAL,
+                       "integrator %s stepped from t = %.17g to t = %.17g: its state is inconsistent "
+                       "(from a damaged checkpoint?); restart from an earlier checkpoint or the initial conditions",
+                       sim->integ->name, before, sim->time);
+}
+
+GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim)
+{
+    return sim && sim->n && !sim->solver_fresh;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -595,8 +620,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
     gp_status st = ensure_started(sim);
     if (st != GP_OK) return st;
     if (t_end <= sim->time) return GP_OK;
+    double before = sim->time;
     st = sim->integ->step(sim, t_end);
-    if (st == GP_OK) sim->steps++;
+    if (st == GP_OK) st = check_time_moved(sim, before);
+    if (st == GP_OK) { sim->steps++; mark_resync_point(sim); }
     return st;
 }
 
@@ -613,9 +640,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
     if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
     while (sim->time < t_end && !sim->stop_requested) {
+        double before = sim->time;
         st = sim->integ->step(sim, t_end);
+        if (st == GP_OK) st = check_time_moved(sim, before);
         if (st != GP_OK) return st;
         sim->steps++;
+        mark_resync_point(sim);
         if (gp_stopping_after_step(sim)) break;
     }
     return GP_OK;

@@ -41,7 +41,9 @@ int gp_levels_for_dt(const gp_levels *lv, double dt)
     if (!(dt > 0.0) || !isfinite(dt)) return dt == INFINITY ? 0 : lv->max_level;
     if (dt >= lv->dt_max) return 0;
     /* smallest l with dt_max / 2^l <= dt */
-    int l = (int)ceil(log2(lv->dt_max / dt));
+    double r = ceil(log2(lv->dt_max / dt));
+    if (!(r <= lv->max_level + 1)) return lv->max_level;   /* also a ratio that overflows to inf */
+    int l = (int)r;
     while (l > 0 && ldexp(lv->dt_max, -(l - 1)) <= dt) --l;   /* log2 rounding */
     while (l < lv->max_level && ldexp(lv->dt_max, -l) > dt) ++l;
     return l > lv->max_level ? lv->max_level : l;

@@ -65,6 +65,7 @@ $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BU
 
 # ---- script tests (shell, with paths substituted) ------------------------
 GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
+GP_MY_SH_TESTS += readme-first-command
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
 $(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)

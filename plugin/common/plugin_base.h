@@ -226,7 +226,8 @@ void gp_base_free(gp_base *base);
  * GP_ERR_UNKNOWN_PARAMETER naming the accepted names; bad value ->
  * GP_ERR_INVALID_ARGUMENT naming what is accepted; NULL name/value/buf or a
  * too small buffer -> GP_ERR_INVALID_ARGUMENT. On failure nothing changes.
- * Doubles are printed with %.17g so they round-trip exactly. */
+ * Doubles are printed in the shortest form (15-17 digits) that round-trips
+ * exactly. */
 gp_status gp_base_set_param(gp_base *base, const char *name, const char *value);
 gp_status gp_base_get_param(gp_base *base, const char *name, char *buf, size_t buflen);
 
