@@ -17,8 +17,13 @@
  * double positions (the records are then rebuilt there, with the same
  * centre), get_positions downloads the subset. base.p.pos is then older
  * than the device's (host_stale) until update_positions or set_particles.
- * A source subset makes the records of those particles only (the kernel's
- * cost is n_active x n_src); self terms are skipped through srank.
+ * The j-records are the sources with mass > 0 in index order (a source
+ * subset: its members only), so the kernel's cost is n_active x n_src, and
+ * a subset gives the bits of set_particles with the other masses zero
+ * (the same records in the same tiles). When that is every particle the
+ * records are jp[i] = particle i; otherwise a list (built on the host,
+ * O(n), when the masses or the subset change) maps them, and srank maps
+ * a particle to its record for the self term.
  */
 #include "common/plugin_base.h"
 #include "cuda-common/gp_cuda.h"
@@ -51,7 +56,8 @@ struct gp_solver {
     int dev_prec;              /* precision of the records in jp */
     int idx_valid;             /* idx holds base.p.active */
     int pos_valid, mass_valid; /* pos / mass hold base.p's (or newer: host_stale) */
-    int src_valid;             /* src and srank hold base.p.src */
+    int src_valid;             /* nj, src and srank match base.p's masses and subset */
+    int src_list;              /* the records are src[0..nj), not 0..n */
     int host_stale;            /* base.p.pos is older than pos (after predict) */
     uint32_t nj;               /* j-records in jp */
     double center[3];          /* shift applied to every coordinate */
@@ -134,6 +140,50 @@ static gp_status ensure_device(gp_solver *s)
     return GP_OK;
 }
 
+/* The sources (mass > 0, in the source subset) in index order: nj, and
+ * when they are not all n particles the list src and the ranks srank on
+ * the device. O(n) on the host, after set_particles, update_masses and
+ * set_source_subset only. */
+static gp_status make_source_list(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    gp_status st;
+    uint8_t *member = NULL;
+    if (p->src) {
+        member = calloc(p->n, 1);
+        if (!member)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory for a %zu-byte source map; free memory",
+                           p->n);
+        for (size_t k = 0; k < p->n_src; ++k) member[p->src[k]] = 1;
+    }
+    uint32_t *list = NULL;
+    if ((st = host_reserve(s, (void **)&s->scratch, &s->scratch_n, p->n * sizeof(double))) != GP_OK) {
+        free(member);
+        return st;
+    }
+    list = (uint32_t *)s->scratch;
+    size_t nj = 0;
+    for (size_t i = 0; i < p->n; ++i)
+        if (p->mass[i] > 0 && (!member || member[i])) list[nj++] = (uint32_t)i;
+    free(member);
+    s->src_list = nj != p->n;
+    if (s->src_list) {
+        if ((st = gp_dbuf_reserve(&s->base, &s->src, (nj ? nj : 1) * sizeof(uint32_t), "the source list")) != GP_OK) return st;
+        if ((st = gp_dbuf_reserve(&s->base, &s->srank, p->n * sizeof(uint32_t), "the source ranks")) != GP_OK) return st;
+        double t0 = gp_wtime();
+        st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, s->src.ptr, list, nj * sizeof(uint32_t),
+                                   "copying the source list to the GPU");
+        s->base.stats.seconds_transfer += gp_wtime() - t0;
+        if (st != GP_OK) return st;
+        int e = (int)cudaMemsetAsync(s->srank.ptr, 0xff, p->n * sizeof(uint32_t), (cudaStream_t)s->cu.stream);
+        if ((st = gp_cuda_check(&s->base, e, "clearing the source ranks")) != GP_OK) return st;
+    }
+    s->nj = (uint32_t)nj;
+    s->src_valid = 1;
+    s->dev_valid = 0;
+    return GP_OK;
+}
+
 /* Makes jp hold the current sources in the current precision, built on
  * the GPU from the double positions and masses. */
 static gp_status ensure_uploaded(gp_solver *s)
@@ -141,31 +191,20 @@ static gp_status ensure_uploaded(gp_solver *s)
     int prec = gp_param_enum(&s->base, P_PRECISION);
     gp_status st;
     if ((st = ensure_device(s)) != GP_OK) return st;
-    if (s->dev_valid && s->dev_prec == prec) return GP_OK;
+    if (s->dev_valid && s->src_valid && s->dev_prec == prec) return GP_OK;
     const gp_particles *p = &s->base.p;
-    size_t nj = p->src ? p->n_src : p->n;
-    if (p->src && !s->src_valid) {
-        if ((st = gp_dbuf_reserve(&s->base, &s->src, nj * sizeof(uint32_t), "the source subset")) != GP_OK) return st;
-        if ((st = gp_dbuf_reserve(&s->base, &s->srank, p->n * sizeof(uint32_t), "the source ranks")) != GP_OK) return st;
-        double t0 = gp_wtime();
-        st = gp_cuda_upload(&s->base, &s->cu, s->src.ptr, p->src, nj * sizeof(uint32_t),
-                            "copying the source subset to the GPU");
-        s->base.stats.seconds_transfer += gp_wtime() - t0;
-        if (st != GP_OK) return st;
-        int e = (int)cudaMemsetAsync(s->srank.ptr, 0xff, p->n * sizeof(uint32_t), (cudaStream_t)s->cu.stream);
-        if ((st = gp_cuda_check(&s->base, e, "clearing the source ranks")) != GP_OK) return st;
-        s->src_valid = 1;
-    }
+    if (!s->src_valid && (st = make_source_list(s)) != GP_OK) return st;
+    size_t nj = s->nj;
     if ((st = gp_dbuf_reserve(&s->base, &s->jp, (nj ? nj : 1) * rec_bytes(prec), "the j-particle records")) != GP_OK) return st;
     double t0 = gp_wtime();
-    st = gp_cuda_check(&s->base, gp_direct_records(s->pos.ptr, s->mass.ptr, p->src ? s->src.ptr : NULL, (uint32_t)nj,
-                                                   s->center, prec == PREC_DOUBLE, s->jp.ptr,
-                                                   p->src ? s->srank.ptr : NULL, s->cu.stream),
+    st = gp_cuda_check(&s->base, gp_direct_records(s->pos.ptr, s->mass.ptr, s->src_list ? s->src.ptr : NULL,
+                                                   (uint32_t)nj, s->center, prec == PREC_DOUBLE, s->jp.ptr,
+                                                   s->src_list ? s->srank.ptr : NULL, s->cu.stream),
                        "making the j-particle records");
+    (void)p;
     if (st == GP_OK) st = gp_cuda_sync(&s->base, &s->cu, "making the j-particle records");
     s->base.stats.seconds_moments += gp_wtime() - t0; /* the records are cuda-direct's "moments" */
     if (st != GP_OK) return st;
-    s->nj = (uint32_t)nj;
     s->dev_valid = 1;
     s->dev_prec = prec;
     return GP_OK;
@@ -184,6 +223,10 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
                                           "the per-segment partial sums")) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(&s->base, &s->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
     if ((st = gp_hbuf_reserve(&s->base, &s->res, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
+    if (n == 0) { /* no massive source: every sum is zero */
+        memset(s->res.ptr, 0, ni * sizeof(gp_d4));
+        return GP_OK;
+    }
     double t0 = gp_wtime();
     int mode = prec == PREC_SINGLE ? 0 : prec == PREC_MIXED ? 1 : 2;
     st = gp_cuda_check(&s->base, gp_direct_launch(mode, s->jp.ptr, (uint32_t)n, ip, self, identity,
@@ -312,7 +355,7 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     size_t ni = p->n_active;
     const void *ip = s->jp.ptr;
     const uint32_t *self = NULL;
-    if (p->src) {
+    if (s->src_list) {
         /* i-particles from the double positions (they need not be
          * sources); self terms through the source ranks */
         int prec = s->dev_prec;
@@ -428,7 +471,6 @@ static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     if (st != GP_OK) return st;
     if (was_all && !s->base.p.src) return GP_OK;
     s->src_valid = 0;
-    s->dev_valid = 0;
     return GP_OK;
 }
 
@@ -436,10 +478,13 @@ static gp_status cd_update_masses(gp_solver *s, size_t n_sub, const uint32_t *in
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status st;
-    if (!s->mass_valid) /* the next compute uploads the host copy */
-        return gp_masses_update(&s->base, n_sub, index, mass);
+    if (!s->mass_valid) { /* the next compute uploads the host copy */
+        st = gp_masses_update(&s->base, n_sub, index, mass);
+        if (st == GP_OK) s->src_valid = 0;
+        return st;
+    }
     st = gp_dstate_masses(&s->base, &s->cu, &s->ds, &s->pinned, s->mass.ptr, n_sub, index, mass);
-    if (st == GP_OK && n_sub) s->dev_valid = 0;
+    if (st == GP_OK && n_sub) s->dev_valid = s->src_valid = 0; /* a mass may have become 0, or stopped being 0 */
     return st;
 }
 
