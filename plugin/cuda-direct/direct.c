@@ -90,14 +90,17 @@ static void fill_records(gp_solver *s, int prec, const double *pos, const double
                          size_t count)
 {
     const double *c = s->center;
+    const long long m = (long long)count;
     if (prec == PREC_DOUBLE) {
         gp_d4 *r = (gp_d4 *)s->stage;
-        for (size_t i = 0; i < count; ++i)
+#pragma omp parallel for schedule(static) if (m > 65536)
+        for (long long i = 0; i < m; ++i)
             r[i] = (gp_d4){pos[3 * i] - c[0], pos[3 * i + 1] - c[1],
                            pos[3 * i + 2] - c[2], mass ? mass[i] : 0.0};
     } else {
         gp_f4 *r = (gp_f4 *)s->stage;
-        for (size_t i = 0; i < count; ++i)
+#pragma omp parallel for schedule(static) if (m > 65536)
+        for (long long i = 0; i < m; ++i)
             r[i] = (gp_f4){(float)(pos[3 * i] - c[0]), (float)(pos[3 * i + 1] - c[1]),
                            (float)(pos[3 * i + 2] - c[2]), mass ? (float)mass[i] : 0.0f};
     }

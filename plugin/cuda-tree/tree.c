@@ -128,6 +128,7 @@ struct gp_solver {
     int have_tree;       /* cells / moments exist for the current n      */
     int need_build;      /* the next compute rebuilds                    */
     int need_refit;      /* positions moved since the moments            */
+    int moved;           /* positions moved since the last rebuild decision */
     int idx_valid;       /* d.idx holds base.p.active                    */
     uint32_t ncells, nlevels;
     double root_lo[3], inv_cell;   /* the root cube of the last build   */
@@ -396,10 +397,19 @@ static int model_wants_rebuild(const gp_solver *s)
     return s->excess >= GP_TREE_BUILD_COST * (double)s->n_tree;
 }
 
-/* The positions moved (update_positions, predict): refit, or rebuild when
- * the policy says so. */
+/* The positions moved (update_positions, set_state, predict): the next
+ * compute refits, or rebuilds when the policy says so (decided there, once
+ * per compute, so a block step's set_state + predict count as one update). */
 static void positions_moved(gp_solver *s)
 {
+    s->need_refit = 1;
+    s->moved = 1;
+}
+
+static void decide_rebuild(gp_solver *s)
+{
+    if (!s->moved) return;
+    s->moved = 0;
     s->updates_since_build++;
     switch (gp_param_enum(&s->base, P_REBUILD)) {
     case 0: if (model_wants_rebuild(s)) s->need_build = 1; break;           /* auto   */
@@ -408,7 +418,6 @@ static void positions_moved(gp_solver *s)
         if ((long long)s->updates_since_build >= gp_param_int(&s->base, P_REBUILD)) s->need_build = 1;
         break;
     }
-    s->need_refit = 1;
 }
 
 /* base.p.pos again equal to the device's positions (after predict, only
@@ -468,6 +477,7 @@ static gp_status ensure_tree(gp_solver *s)
         s->need_build = 1;
         if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     }
+    decide_rebuild(s);
     if (s->need_build || !s->have_tree) {
         s->have_tree = 0;
         if ((r = build_tree(s)) != GP_OK) return r;
@@ -730,8 +740,10 @@ static gp_status ct_init(gp_solver **out, const gp_init_args *args)
 static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
+    double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer;
     gp_status r = gp_check_particles(&s->base, n, pos, mass);
     if (r != GP_OK) return r;
+    double ph1 = gp_wtime();
     if (n > (size_t)INT32_MAX)
         return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
                        "n = %zu is more than cuda-tree handles in one instance (2^31 - 1)", n);
@@ -752,10 +764,13 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     s->have_tree = 0;
     s->need_build = 1;
     if ((r = reserve_particles(s, n)) != GP_OK) return r;
+    double ph2 = gp_wtime();
     if ((r = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return r;
+    double ph3 = gp_wtime();
     s->dev_valid = 0;
     s->have_tree = 0;
     s->need_build = 1;
+    s->moved = 0;
     s->idx_valid = 0;
     s->host_stale = 0;
     s->src_dev_valid = 0;
@@ -768,6 +783,11 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     if ((r = dev(s, e, "clearing the previous accelerations")) != GP_OK) return r;
     if ((r = gp_cuda_sync(&s->base, &s->cu, "clearing the previous accelerations")) != GP_OK) return r;
     s->dev_valid = 1;
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/common, "
+           "validates again) %.3f ms, mass scale + upload %.3f ms (transfers %.3f ms)",
+           n, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (ph3 - ph2), 1e3 * (gp_wtime() - ph3),
+           1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
 }
 
@@ -936,7 +956,7 @@ static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
     gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc, t);
-    if (r == GP_OK && n_sub) s->need_refit = 1; /* the same step's predict decides about a rebuild */
+    if (r == GP_OK && n_sub) positions_moved(s);
     return r;
 }
 
