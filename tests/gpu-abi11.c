@@ -255,6 +255,47 @@ static void check_plugin(const gp_api *P, const gp_api *R, const double *pos, co
     free(pa); free(pb); free(m2); free(idx); free(act);
 }
 
+/* The H100's gpu-accuracy test 50 in small: full calls, then a sparse 1%
+ * subset (whose groups cost far more per particle than all particles'),
+ * then update_positions: that must refit. The old rebuild model (each
+ * call's count scaled to n, least-squares slope over the calls, GOTHIC eq.
+ * 12) rebuilt whenever the subset's scaled cost exceeded the full calls'
+ * by 427 n here (4 calls since the build: slope 0.3 D, so 1 >= sqrt(2 *
+ * 64 n / (0.3 D)) when D >= 427 n); the diag line says whether it would. */
+static void check_refit_after_sparse_subset(const gp_api *T)
+{
+    size_t n = 2048;
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+    double *acc = malloc(3 * n * sizeof *acc);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    if (!pos || !mass || !acc || !idx) bail("out of memory");
+    tl_plummer(n, 20260522, 1.0, 30.0, pos, mass);
+    gp_solver *t = make(T, "mac", "bh", "eps", "0.01");
+    int good = t && T->set_particles(t, n, pos, mass) == GP_OK;
+    for (int k = 0; k < 2 && good; ++k) good = forces(T, t, 0, NULL, acc, NULL) == 0;
+    gp_stats f0 = stats(T, t);
+    good = good && forces(T, t, 0, NULL, acc, NULL) == 0;
+    gp_stats f1 = stats(T, t);
+    size_t na = 0;
+    for (size_t i = 0; i < n; i += 97) idx[na++] = (uint32_t)((i * 7919) % n);
+    good = good && forces(T, t, na, idx, acc, NULL) == 0;
+    gp_stats f2 = stats(T, t);
+    double full = (double)(f1.pp_interactions + f1.pc_interactions - f0.pp_interactions - f0.pc_interactions) / (double)n;
+    double sub = (double)(f2.pp_interactions + f2.pc_interactions - f1.pp_interactions - f1.pc_interactions) / (double)na;
+    diag("interactions per particle: all %.0f, sparse subset of %zu %.0f; the old model %s rebuilt", full, na, sub,
+         sub - full >= 427.0 ? "would have" : "would not have");
+    for (size_t i = 0; i < 3 * n; ++i) pos[i] = pos[i] * 1.01 + 0.001 * (double)(i % 3);
+    gp_stats a = stats(T, t);
+    good = good && T->update_positions(t, pos) == GP_OK && forces(T, t, 0, NULL, acc, NULL) == 0;
+    gp_stats b = stats(T, t);
+    ok(good && b.tree_builds == a.tree_builds && b.tree_refits == a.tree_refits + 1,
+       "cuda-tree N = %zu: update_positions after a sparse subset refits (builds %llu -> %llu, refits %llu -> %llu)",
+       n, (unsigned long long)a.tree_builds, (unsigned long long)b.tree_builds,
+       (unsigned long long)a.tree_refits, (unsigned long long)b.tree_refits);
+    if (t) T->finalize(t);
+    free(pos); free(mass); free(acc); free(idx);
+}
+
 /* cuda-tree at positions x L and masses x M against cpu-direct. */
 static void check_scales(const gp_api *T, const gp_api *R, const double *pos, const double *mass)
 {
@@ -328,6 +369,7 @@ int main(void)
     check_plugin(D.api, R.api, pos, mass);
     check_plugin(T.api, R.api, pos, mass);
     check_scales(T.api, R.api, pos, mass);
+    check_refit_after_sparse_subset(T.api);
     free(pos);
     free(mass);
     return done_testing();
