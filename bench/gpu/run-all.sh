@@ -94,6 +94,8 @@ stage_block() {
                 --steps 8 --config "mac=bmax theta=0.5" >> "$f" 2>&1
         done
     done
+    build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 \
+        --steps 8 --config "mac=acceleration delta_acc=0.0078125" >> "$f" 2>&1
     build/bench/cudabench block --plugin cuda-direct --model plummer --n $((1 << 20)) --active 0.01 \
         --steps 8 --config "precision=mixed" >> "$f" 2>&1
     echo "block: $f"
