@@ -475,7 +475,6 @@ static gp_status ensure_tree(gp_solver *s)
         if ((r = upload_particles(s, 1)) != GP_OK) return r;
         s->dev_valid = 1;
         s->need_build = 1;
-        if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     }
     decide_rebuild(s);
     if (s->need_build || !s->have_tree) {
@@ -756,11 +755,13 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     if ((r = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return r;
     /* growing a buffer drops its contents: the host copy must hold what
      * only the device had (after predict) before that can happen */
-    if (n > s->n_cap && (r = sync_host_positions(s)) != GP_OK) return r;
-    /* from here on the device copy is stale, so a failure below leaves the
-     * old particles (still in base.p) to be uploaded and rebuilt by the
-     * next compute call */
-    s->dev_valid = 0;
+    if (n > s->n_cap) {
+        if ((r = sync_host_positions(s)) != GP_OK) return r;
+        /* from here on the device copy is stale, so a failure below
+         * leaves the old particles (in base.p) to be uploaded and rebuilt
+         * by the next compute call; without growth the device keeps them */
+        s->dev_valid = 0;
+    }
     s->have_tree = 0;
     s->need_build = 1;
     if ((r = reserve_particles(s, n)) != GP_OK) return r;
