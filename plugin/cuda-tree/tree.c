@@ -567,7 +567,9 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     if ((r = reserve(s, &d->next_group, 64, "the group counter")) != GP_OK) return r;
     if ((r = reserve(s, &d->counters, 4 * sizeof(unsigned long long), "the interaction counters")) != GP_OK) return r;
     unsigned long long cnt[4] = {0, 0, 0, 0};
-    if ((r = gp_cuda_upload(&s->base, &s->cu, d->counters.ptr, cnt, sizeof cnt, "clearing the counters")) != GP_OK) return r;
+    /* cleared on the device: no copy and no wait */
+    if ((r = dev(s, (int)cudaMemsetAsync(d->counters.ptr, 0, sizeof cnt, (cudaStream_t)s->cu.stream),
+                 "clearing the counters")) != GP_OK) return r;
 
     /* ij-parallelism: how many parts, and the cut they share out */
     uint32_t ngroups = gstart ? ngroups_in : (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP);
