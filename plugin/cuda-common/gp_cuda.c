@@ -364,9 +364,13 @@ static double select_kth(double *v, size_t n, size_t k)
 
 void gp_median_center(const double *pos, size_t n, double *scratch, double out[3])
 {
+    /* above GP_MEDIAN_SAMPLE particles, the median of an evenly strided
+     * sample: a point of the bulk all the same, without three O(n) passes
+     * on one core (~0.1 s at 2^24) */
+    size_t m = n > GP_MEDIAN_SAMPLE ? GP_MEDIAN_SAMPLE : n;
     for (int d = 0; d < 3; ++d) {
         if (n == 0) { out[d] = 0.0; continue; }
-        for (size_t i = 0; i < n; ++i) scratch[i] = pos[3 * i + d];
-        out[d] = select_kth(scratch, n, n / 2);
+        for (size_t k = 0; k < m; ++k) scratch[k] = pos[3 * (m == n ? k : (size_t)((uint64_t)k * n / m)) + d];
+        out[d] = select_kth(scratch, m, m / 2);
     }
 }
