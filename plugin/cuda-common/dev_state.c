@@ -27,18 +27,31 @@ static gp_status upload_packed(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *s
 {
     size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0, total = ibytes;
     for (int k = 0; k < narrays; ++k) total += counts[k] * sizeof(double);
-    gp_status st = gp_hbuf_reserve(b, stage, total, "the pinned staging buffer");
-    if (st == GP_OK) st = gp_dbuf_reserve(b, &ds->in, total, what);
+    gp_status st = gp_dbuf_reserve(b, &ds->in, total, what);
     if (st != GP_OK) return st;
-    char *h = (char *)stage->ptr;
-    if (index) gp_copy_parallel(h, index, n_sub * sizeof(uint32_t));
-    size_t off = ibytes;
-    for (int k = 0; k < narrays; ++k) {
-        gp_copy_parallel(h + off, arrays[k], counts[k] * sizeof(double));
-        off += counts[k] * sizeof(double);
-    }
     double t0 = gp_wtime();
-    st = gp_cuda_upload(b, c, ds->in.ptr, stage->ptr, total, what);
+    if (total <= 2 * GP_STAGE_CHUNK) {
+        /* a block step's subset: packed in pinned memory, one copy */
+        if ((st = gp_hbuf_reserve(b, stage, total, "the pinned staging buffer")) != GP_OK) return st;
+        char *h = (char *)stage->ptr;
+        if (index) gp_copy_parallel(h, index, n_sub * sizeof(uint32_t));
+        size_t off = ibytes;
+        for (int k = 0; k < narrays; ++k) {
+            gp_copy_parallel(h + off, arrays[k], counts[k] * sizeof(double));
+            off += counts[k] * sizeof(double);
+        }
+        st = gp_cuda_upload(b, c, ds->in.ptr, stage->ptr, total, what);
+    } else {
+        /* large (a whole set_state): array by array through the staging
+         * halves, so the pinned memory stays small */
+        char *d = (char *)ds->in.ptr;
+        if (index) st = gp_cuda_upload_staged(b, c, stage, d, index, n_sub * sizeof(uint32_t), what);
+        size_t off = ibytes;
+        for (int k = 0; k < narrays && st == GP_OK; ++k) {
+            st = gp_cuda_upload_staged(b, c, stage, d + off, arrays[k], counts[k] * sizeof(double), what);
+            off += counts[k] * sizeof(double);
+        }
+    }
     b->stats.seconds_transfer += gp_wtime() - t0;
     *idx_dev = index ? (uint32_t *)ds->in.ptr : NULL;
     *data_dev = (double *)((char *)ds->in.ptr + ibytes);
@@ -176,10 +189,8 @@ gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, c
     size_t ibytes = pad8(n_sub * sizeof(uint32_t));
     if ((st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), "the positions asked for")) != GP_OK)
         return st;
-    if ((st = gp_hbuf_reserve(b, stage, n_sub * sizeof(uint32_t), "the pinned staging buffer")) != GP_OK) return st;
-    gp_copy_parallel(stage->ptr, index, n_sub * sizeof(uint32_t));
-    if ((st = gp_cuda_upload(b, c, ds->in.ptr, stage->ptr, n_sub * sizeof(uint32_t),
-                             "copying the index list to the GPU")) != GP_OK) return st;
+    if ((st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
+                                    "copying the index list to the GPU")) != GP_OK) return st;
     double *out = (double *)((char *)ds->in.ptr + ibytes);
     int e = gp_state_dev_gather(pos_dev, (const uint32_t *)ds->in.ptr, (uint32_t)n_sub, out, c->stream);
     if ((st = gp_cuda_check(b, e, "gathering the positions")) != GP_OK) return st;
