@@ -353,7 +353,9 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer, wk0 = s->base.stats.seconds_walk;
     if ((st = ensure_uploaded(s)) != GP_OK) return st;
+    double ph1 = gp_wtime();
     const gp_particles *p = &s->base.p;
     size_t ni = p->n_active;
     const void *ip = s->jp.ptr;
@@ -395,10 +397,18 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
         ip = s->ip.ptr;
         self = s->idx.ptr;
     }
+    double ph2 = gp_wtime();
     if ((st = run(s, ip, self, 1, ni)) != GP_OK) return st;
+    double ph3 = gp_wtime();
     scatter(s, ni, acc, pot);
     s->base.stats.force_calls++;
     s->base.stats.pp_interactions += (uint64_t)ni * (uint64_t)s->nj;
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "compute_forces n=%zu active=%zu sources=%u: uploads+records %.3f ms, i-records %.3f ms, kernel "
+           "%.3f ms + download %.3f ms, scatter %.3f ms (transfers %.3f ms in all)",
+           p->n, ni, s->nj, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (s->base.stats.seconds_walk - wk0),
+           1e3 * (ph3 - ph2 - (s->base.stats.seconds_walk - wk0)), 1e3 * (gp_wtime() - ph3),
+           1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
 }
 
