@@ -31,6 +31,7 @@
 #include "cuda-direct/direct_dev.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct gp_solver {
     int host_stale;            /* base.p.pos is older than pos (after predict) */
     uint32_t nj;               /* j-records in jp */
     double center[3];          /* shift applied to every coordinate */
+    double len_scale, mass_scale; /* powers of two the float data are divided by (1: ordinary data) */
     void *stage;               /* host staging for field points */
     size_t stage_bytes;
     double *scratch;           /* n doubles for the median */
@@ -90,19 +92,20 @@ static void fill_records(gp_solver *s, int prec, const double *pos, const double
                          size_t count)
 {
     const double *c = s->center;
+    const double il = 1.0 / s->len_scale;
     const long long m = (long long)count;
     if (prec == PREC_DOUBLE) {
         gp_d4 *r = (gp_d4 *)s->stage;
 #pragma omp parallel for schedule(static) if (m > 65536)
         for (long long i = 0; i < m; ++i)
-            r[i] = (gp_d4){pos[3 * i] - c[0], pos[3 * i + 1] - c[1],
-                           pos[3 * i + 2] - c[2], mass ? mass[i] : 0.0};
+            r[i] = (gp_d4){(pos[3 * i] - c[0]) * il, (pos[3 * i + 1] - c[1]) * il,
+                           (pos[3 * i + 2] - c[2]) * il, mass ? mass[i] : 0.0};
     } else {
         gp_f4 *r = (gp_f4 *)s->stage;
 #pragma omp parallel for schedule(static) if (m > 65536)
         for (long long i = 0; i < m; ++i)
-            r[i] = (gp_f4){(float)(pos[3 * i] - c[0]), (float)(pos[3 * i + 1] - c[1]),
-                           (float)(pos[3 * i + 2] - c[2]), mass ? (float)mass[i] : 0.0f};
+            r[i] = (gp_f4){(float)((pos[3 * i] - c[0]) * il), (float)((pos[3 * i + 1] - c[1]) * il),
+                           (float)((pos[3 * i + 2] - c[2]) * il), mass ? (float)mass[i] : 0.0f};
     }
 }
 
@@ -110,6 +113,42 @@ static void fill_records(gp_solver *s, int prec, const double *pos, const double
 static size_t bytes_for(size_t n, int prec)
 {
     return n * (2 * rec_bytes(prec) + sizeof(uint32_t) + sizeof(gp_d4)) + ((size_t)32 << 20);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A power of two near x (2^ilogb(x)); 1 for x in [1/range, range], 0 or
+ * not finite. */
+static double scale_for(double x, double range)
+{
+    if (!(x > 0) || !isfinite(x) || (x >= 1.0 / range && x <= range)) return 1.0;
+    return ldexp(1.0, ilogb(x));
+}
+
+/* The length unit of the float records: the median max-norm distance
+ * from the centre of an evenly strided sample of <= 4096 particles, as a
+ * power of two (exact), or 1 when that is within 2^+-20 of 1. Far
+ * outliers do not move it; positions at 1e-30 or 1e30 get records near 1
+ * (their squares would leave float's range). */
+static double length_scale(const double *pos, size_t n, const double c[3])
+{
+    enum { SAMPLE = 4096 };
+    double d[SAMPLE];
+    size_t m = n < SAMPLE ? n : SAMPLE;
+    for (size_t k = 0; k < m; ++k) {
+        size_t i = (size_t)((uint64_t)k * n / m);
+        double v = 0;
+        for (int a = 0; a < 3; ++a) v = fmax(v, fabs(pos[3 * i + a] - c[a]));
+        d[k] = v;
+    }
+    qsort(d, m, sizeof *d, cmp_double);
+    double med = d[m / 2];
+    if (!(med > 0)) med = d[m - 1];
+    return scale_for(med, 0x1p20);
 }
 
 /* Makes pos / mass on the device hold the current particles (uploads
@@ -122,6 +161,7 @@ static gp_status ensure_device(gp_solver *s)
         if ((st = host_reserve(s, (void **)&s->scratch, &s->scratch_n, p->n * sizeof(double))) != GP_OK) return st;
         if ((st = gp_dbuf_reserve(&s->base, &s->pos, p->n * 3 * sizeof(double), "the positions")) != GP_OK) return st;
         gp_median_center(p->pos, p->n, s->scratch, s->center);
+        s->len_scale = length_scale(p->pos, p->n, s->center);
         double t0 = gp_wtime();
         st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, s->pos.ptr, p->pos, p->n * 3 * sizeof(double),
                                    "copying the positions to the GPU");
@@ -166,9 +206,14 @@ static gp_status make_source_list(gp_solver *s)
     }
     list = (uint32_t *)s->scratch;
     size_t nj = 0;
+    double mmax = 0;
     for (size_t i = 0; i < p->n; ++i)
-        if (p->mass[i] > 0 && (!member || member[i])) list[nj++] = (uint32_t)i;
+        if (p->mass[i] > 0 && (!member || member[i])) {
+            list[nj++] = (uint32_t)i;
+            if (p->mass[i] > mmax) mmax = p->mass[i];
+        }
     free(member);
+    s->mass_scale = scale_for(mmax, 0x1p60); /* the mass unit of the records */
     s->src_list = nj != p->n;
     if (s->src_list) {
         if ((st = gp_dbuf_reserve(&s->base, &s->src, (nj ? nj : 1) * sizeof(uint32_t), "the source list")) != GP_OK) return st;
@@ -201,7 +246,8 @@ static gp_status ensure_uploaded(gp_solver *s)
     if ((st = gp_dbuf_reserve(&s->base, &s->jp, (nj ? nj : 1) * rec_bytes(prec), "the j-particle records")) != GP_OK) return st;
     double t0 = gp_wtime();
     st = gp_cuda_check(&s->base, gp_direct_records(s->pos.ptr, s->mass.ptr, s->src_list ? s->src.ptr : NULL,
-                                                   (uint32_t)nj, s->center, prec == PREC_DOUBLE, s->jp.ptr,
+                                                   (uint32_t)nj, s->center, 1.0 / s->len_scale, 1.0 / s->mass_scale,
+                                                   prec == PREC_DOUBLE, s->jp.ptr,
                                                    s->src_list ? s->srank.ptr : NULL, s->cu.stream),
                        "making the j-particle records");
     (void)p;
@@ -219,7 +265,7 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
 {
     int prec = gp_param_enum(&s->base, P_PRECISION);
     size_t n = s->nj;
-    double eps = gp_param_double(&s->base, P_EPS);
+    double eps = gp_param_double(&s->base, P_EPS) / s->len_scale; /* exact: a power of two */
     uint32_t nseg = gp_direct_segments((uint32_t)ni, (uint32_t)n);
     gp_status st;
     if (nseg > 1 && (st = gp_dbuf_reserve(&s->base, &s->seg, (size_t)nseg * ni * sizeof(gp_d4),
@@ -246,18 +292,35 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
     return st;
 }
 
-static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
+/* Results in the caller's units: G (M / L^2) a and -G (M / L) phi (exact
+ * powers of two, 1 for ordinary data); a value outside double's range is
+ * an error with a sentence, never GP_OK with inf or 0. */
+static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 {
     const double G = gp_param_double(&s->base, P_G);
     const gp_d4 *r = (const gp_d4 *)s->res.ptr;
+    const int em = ilogb(s->mass_scale), el = ilogb(s->len_scale);
+    const int ea = em - 2 * el, ep = em - el;
     const long long m = (long long)ni;
-#pragma omp parallel for schedule(static) if (m > 65536)
+    long long bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
     for (long long k = 0; k < m; ++k) {
-        acc[3 * k] = G * r[k].x;
-        acc[3 * k + 1] = G * r[k].y;
-        acc[3 * k + 2] = G * r[k].z;
-        if (pot) pot[k] = -G * r[k].w;
+        double in[4] = {r[k].x, r[k].y, r[k].z, -r[k].w}, out[4];
+        for (int c = 0; c < 4; ++c) {
+            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
+            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
+        }
+        acc[3 * k] = out[0];
+        acc[3 * k + 1] = out[1];
+        acc[3 * k + 2] = out[2];
+        if (pot) pot[k] = out[3];
     }
+    if (bad)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "%lld acceleration or potential component(s) are outside the range of a double "
+                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
+                       "choose units in which masses and distances are nearer 1", bad);
+    return GP_OK;
 }
 
 /* ---- the ABI entry points --------------------------------------------- */
@@ -290,6 +353,7 @@ static gp_status cd_init(gp_solver **out, const gp_init_args *args)
                                     sizeof params / sizeof params[0]);
     if (st != GP_OK) return st;
     gp_solver *s = *out;
+    s->len_scale = s->mass_scale = 1.0;
     s->base.in_init = 1; /* device failures also go to last_error(NULL) */
     st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
     s->base.in_init = 0;
@@ -375,7 +439,8 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
             s->idx_valid = 1;
         }
         if ((st = gp_cuda_check(&s->base, gp_direct_irecords(s->pos.ptr, p->active ? s->idx.ptr : NULL, (uint32_t)ni,
-                                                             s->center, s->srank.ptr, prec == PREC_DOUBLE, s->ip.ptr,
+                                                             s->center, 1.0 / s->len_scale, s->srank.ptr,
+                                                             prec == PREC_DOUBLE, s->ip.ptr,
                                                              s->self.ptr, s->cu.stream),
                                 "gathering the active particles")) != GP_OK) return st;
         ip = s->ip.ptr;
@@ -400,7 +465,7 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     double ph2 = gp_wtime();
     if ((st = run(s, ip, self, 1, ni)) != GP_OK) return st;
     double ph3 = gp_wtime();
-    scatter(s, ni, acc, pot);
+    if ((st = scatter(s, ni, acc, pot)) != GP_OK) return st;
     s->base.stats.force_calls++;
     s->base.stats.pp_interactions += (uint64_t)ni * (uint64_t)s->nj;
     gp_log(&s->base, GP_LOG_DEBUG,
@@ -433,7 +498,7 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points, 
                              "copying the field points to the GPU")) != GP_OK) return st;
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     if ((st = run(s, s->ip.ptr, NULL, 0, m)) != GP_OK) return st;
-    scatter(s, m, acc, pot);
+    if ((st = scatter(s, m, acc, pot)) != GP_OK) return st;
     s->base.stats.field_calls++;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->nj;
     return GP_OK;
