@@ -28,3 +28,7 @@ $(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
 $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+
+# The host's prediction must equal a 1.1 plugin's evaluation of the ABI's
+# expression bit for bit (gp_sim_predict_coord): no fused multiply-add.
+$(INTEGRATOR_OBJS): CFLAGS += -ffp-contract=off
