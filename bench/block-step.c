@@ -3,8 +3,9 @@
  * the same plugin, the same particles and the same active sets, in one
  * run, alternating between the paths.
  *
- *   block-step [--plugin P] [--n N1,N2,...] [--active F] [--steps S]
+ *   block-step [--plugin P] [--n N1,N2,...] [--active F] [--steps S] [--sim]
  *              [--rounds R] [--model M] [--eps E] [--seed X] [--param k=v]...
+ *              [--dtmax D] [--eta ETA]
  *
  * One block step is what block-rk2 does (integrators/block_rk2.c,
  * integrators/solver_state.c), with exactly a fraction F (default 1%) of
@@ -19,6 +20,11 @@
  * copy of the state; at the end the two copies are compared bit for bit
  * (they must agree: the benchmark did the same work twice).
  *
+ * With --sim, the same comparison through gp_sim itself: two block-rk2
+ * simulations (gp_sim_set_solver_path "1.0" and "1.1", dt_max --dtmax,
+ * eta --eta) take the same block steps with their natural active sets;
+ * the mean active fraction is printed with the times.
+ *
  * Rounds alternate the order of the paths (1.0 first in even rounds); each
  * round runs S steps per path; the first round is a warm-up and not
  * counted. Output: per N, the median and mean seconds per block step of
@@ -32,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gp_integrator.h"
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "ic.h"
@@ -181,15 +188,73 @@ static void draw_active(uint64_t *rng, size_t n, size_t na, uint32_t *idx, uint8
         if (mark[i]) idx[k++] = (uint32_t)i;
 }
 
+/* --sim: block-rk2 through gp_sim on both paths, rounds alternating. */
+static void sim_compare(const char *plugin, const gp_ic *ic, const gp_param *params, size_t n_params,
+                        double dtmax, double eta, int steps, int rounds)
+{
+    gp_sim *sims[2];
+    const char *paths[2] = { "1.0", "1.1" };
+    const char *names[16], *values[16];
+    for (size_t k = 0; k < n_params; ++k) { names[k] = params[k].name; values[k] = params[k].value; }
+    char buf[32];
+    double *times[2];
+    size_t nt[2] = { 0, 0 };
+    uint64_t active[2] = { 0, 0 };
+    for (int k = 0; k < 2; ++k) {
+        times[k] = malloc((size_t)steps * (size_t)rounds * sizeof(double));
+        if (gp_sim_new(&sims[k]) != GP_OK
+            || gp_sim_open_solver(sims[k], plugin, n_params, names, values) != GP_OK
+            || gp_sim_set_particles(sims[k], ic->n, ic->pos, ic->vel, ic->mass, NULL) != GP_OK
+            || gp_sim_set_integrator(sims[k], "block-rk2") != GP_OK
+            || (snprintf(buf, sizeof buf, "%.17g", dtmax), gp_sim_set_integrator_param(sims[k], "dt", buf)) != GP_OK
+            || (snprintf(buf, sizeof buf, "%.17g", eta), gp_sim_set_integrator_param(sims[k], "eta", buf)) != GP_OK
+            || gp_sim_set_solver_path(sims[k], paths[k]) != GP_OK
+            || gp_sim_step(sims[k], 0.0) != GP_OK)
+            die("gp_sim: %s%s", gp_sim_last_error(sims[k]), "");
+    }
+    for (int r = 0; r < rounds; ++r)
+        for (int o = 0; o < 2; ++o) {
+            int k = (r % 2) ^ o;
+            for (int s = 0; s < steps; ++s) {
+                double t0 = now();
+                if (gp_sim_step(sims[k], 1e30) != GP_OK) die("step: %s%s", gp_sim_last_error(sims[k]), "");
+                double dt = now() - t0;
+                uint64_t la = 0;
+                gp_sim_counter(sims[k], "last_active", &la);
+                if (r > 0) { times[k][nt[k]++] = dt; active[k] += la; }
+            }
+        }
+    static double pa[2][3];
+    for (int k = 0; k < 2; ++k) {
+        double *p = malloc(3 * ic->n * sizeof(double));
+        gp_sim_get_particles(sims[k], p, NULL, NULL, NULL);
+        memcpy(pa[k], p, sizeof pa[k]);
+        free(p);
+    }
+    double med[2];
+    for (int k = 0; k < 2; ++k) {
+        med[k] = median(times[k], nt[k]);
+        printf("%zu\tsim-%s\t%.5f\t%.5f\t\t\t\t# mean active fraction %.4f, in use: %s\n", ic->n,
+               paths[k], med[k], mean(times[k], nt[k]), (double)active[k] / (double)nt[k] / (double)ic->n,
+               gp_sim_solver_path_in_use(sims[k]));
+        free(times[k]);
+        gp_sim_free(sims[k]);
+    }
+    printf("# n = %zu through gp_sim block-rk2: 1.0 / 1.1 median ratio %.3f (first particle %s)\n",
+           ic->n, med[0] / med[1], memcmp(pa[0], pa[1], sizeof pa[0]) == 0 ? "bit-identical" : "DIFFERENT");
+}
+
 int main(int argc, char **argv)
 {
     const char *plugin = "cpu-tree", *model = "plummer", *ns = "262144,1048576", *eps = "0.01";
-    double frac = 0.01;
+    double frac = 0.01, dtmax = 0.0625, eta = 0.2;
+    int sim_mode = 0;
     int steps = 10, rounds = 6;
     uint64_t seed = 1;
     gp_param params[16];
     size_t n_params = 0;
     for (int a = 1; a < argc; ++a) {
+        if (!strcmp(argv[a], "--sim")) { sim_mode = 1; continue; }
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!v) die("%s needs a value%s", argv[a], "");
         if (!strcmp(argv[a], "--plugin")) plugin = v;
@@ -200,6 +265,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--model")) model = v;
         else if (!strcmp(argv[a], "--eps")) eps = v;
         else if (!strcmp(argv[a], "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(argv[a], "--dtmax")) dtmax = atof(v);
+        else if (!strcmp(argv[a], "--eta")) eta = atof(v);
         else if (!strcmp(argv[a], "--param") && n_params < 15 && strchr(v, '=')) {
             char *kv = strdup(v), *eq = strchr(kv, '=');
             *eq = '\0';
@@ -227,6 +294,11 @@ int main(int argc, char **argv)
         if (*q == ',') ++q;
         gp_ic ic;
         if (gp_ic_make(model, n, seed, NULL, &ic, err, sizeof err) != 0) die("%s%s", err, "");
+        if (sim_mode) {
+            sim_compare(plugin, &ic, params, n_params, dtmax, eta, steps, rounds);
+            gp_ic_free(&ic);
+            continue;
+        }
         size_t na = (size_t)((double)n * frac + 0.5);
         if (na < 1) na = 1;
         path ps[2] = { { .name = "1.0", .v11 = 0 }, { .name = "1.1", .v11 = 1 } };

@@ -11,7 +11,7 @@ $(GPBENCH): $(BUILD)/obj/bench/gpbench.o $(HOSTLIB)
 # (results in bench/results/abi11-block-step.md).
 BLOCK_STEP := $(BUILD)/bench/block-step
 BENCHES += $(BLOCK_STEP)
-$(BUILD)/obj/bench/block-step.o: CFLAGS += -Ihost_stub/ic -ffp-contract=off
+$(BUILD)/obj/bench/block-step.o: CFLAGS += -Ihost_stub/ic -Iintegrators -ffp-contract=off
 $(BLOCK_STEP): $(BUILD)/obj/bench/block-step.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)
