@@ -47,3 +47,4 @@ $(BUILD)/t/integrators-path.t: CFLAGS += -ffp-contract=off
 $(BUILD)/t/python-solver11.t: $(SIM_ABI10)
 $(BUILD)/t/gravhost-solver-path.t: $(SIM_ABI10)
 $(BUILD)/t/integrators-threads.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+$(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so
