@@ -28,8 +28,10 @@
  * Rounds alternate the order of the paths (1.0 first in even rounds); each
  * round runs S steps per path; the first round is a warm-up and not
  * counted. Output: per N, the median and mean seconds per block step of
- * each path, their ratio, and the plugin's own seconds (build, moments,
- * walk) per step. Results go in bench/results/abi11-block-step.md.
+ * each path, their ratio, the plugin's own seconds (build, moments, walk)
+ * per step, and the median seconds of the part the paths differ in:
+ * moving the particles to T (1.0: host prediction + update_positions;
+ * 1.1: predict + get_positions). Results go in bench/results/abi11-block-step.md.
  */
 #include <math.h>
 #include <omp.h>
@@ -74,6 +76,9 @@ typedef struct path {
     double *pos, *vel, *acc, *t;     /* host state: at each particle's t_i */
     double *work, *anew, *pack;      /* 3n scratch, 3n, 10n */
     double *times;                   /* seconds of the counted steps */
+    double *t_move;                  /* of which: moving the particles to T
+                                        (1.0: host predict + update_positions;
+                                        1.1: predict + get_positions) */
     size_t n_times;
     gp_stats st0, st1;
 } path;
@@ -97,7 +102,9 @@ static void setup(path *p, const gp_ic *ic, const gp_init_args *args, size_t max
     p->anew = malloc(3 * n * sizeof(double));
     p->pack = malloc(10 * n * sizeof(double));
     p->times = malloc(max_steps * sizeof(double));
-    if (!p->pos || !p->vel || !p->acc || !p->t || !p->work || !p->anew || !p->pack || !p->times)
+    p->t_move = malloc(max_steps * sizeof(double));
+    if (!p->pos || !p->vel || !p->acc || !p->t || !p->work || !p->anew || !p->pack || !p->times
+        || !p->t_move)
         die("out of memory for %s particles%s", "n", "");
     memcpy(p->pos, ic->pos, 3 * n * sizeof(double));
     memcpy(p->vel, ic->vel, 3 * n * sizeof(double));
@@ -113,10 +120,12 @@ static void setup(path *p, const gp_ic *ic, const gp_init_args *args, size_t max
     }
 }
 
-/* One block step to time T with active set idx[na]. */
-static void block_step(path *p, double T, size_t na, const uint32_t *idx)
+/* One block step to time T with active set idx[na]; returns the seconds
+ * spent moving the particles to T. */
+static double block_step(path *p, double T, size_t na, const uint32_t *idx)
 {
     const long long n = (long long)p->n;
+    double t0 = now();
     const double *xp;
     if (p->v11) {
         check(api->predict(p->s, T), p, "predict");
@@ -132,6 +141,7 @@ static void block_step(path *p, double T, size_t na, const uint32_t *idx)
         check(api->update_positions(p->s, p->work), p, "update_positions");
         xp = NULL;
     }
+    double moved = now() - t0;
     check(api->set_active_subset(p->s, na, idx), p, "set_active_subset");
     check(api->compute_forces(p->s, p->anew, NULL), p, "compute_forces");
     double *x = p->pack, *v = x + 3 * na, *a = v + 3 * na, *t = a + 3 * na;
@@ -151,6 +161,7 @@ static void block_step(path *p, double T, size_t na, const uint32_t *idx)
         t[k] = T;
     }
     if (p->v11) check(api->set_state(p->s, na, idx, x, v, a, t), p, "set_state");
+    return moved;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -288,7 +299,7 @@ int main(int argc, char **argv)
 
     printf("# block-step: %s, model %s, eps %s, %.3g%% active, %d steps x %d rounds (first is warm-up), "
            "%d OpenMP threads\n", plugin, model, eps, 100 * frac, steps, rounds, omp_get_max_threads());
-    printf("# n\tpath\tmedian_s\tmean_s\tbuild_s/step\tmoments_s/step\twalk_s/step\n");
+    printf("# n\tpath\tmedian_s\tmean_s\tbuild_s/step\tmoments_s/step\twalk_s/step\tmove_median_s\n");
     for (const char *q = ns; *q;) {
         size_t n = strtoull(q, (char **)&q, 10);
         if (*q == ',') ++q;
@@ -317,8 +328,11 @@ int main(int argc, char **argv)
                     draw_active(&rng, n, na, idx, mark);
                     double T = (double)(step_no + s + 1) * tick;
                     double t0 = now();
-                    block_step(p, T, na, idx);
-                    if (r > 0) p->times[p->n_times++] = now() - t0;
+                    double moved = block_step(p, T, na, idx);
+                    if (r > 0) {
+                        p->t_move[p->n_times] = moved;
+                        p->times[p->n_times++] = now() - t0;
+                    }
                 }
             }
             step_no += steps;
@@ -333,10 +347,11 @@ int main(int argc, char **argv)
             double cnt = (double)p->n_times;
             double mn = mean(p->times, p->n_times);
             med[k] = median(p->times, p->n_times);
-            printf("%zu\t%s\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\n", n, p->name, med[k], mn,
+            printf("%zu\t%s\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\n", n, p->name, med[k], mn,
                    (p->st1.seconds_build - p->st0.seconds_build) / cnt,
                    (p->st1.seconds_moments - p->st0.seconds_moments) / cnt,
-                   (p->st1.seconds_walk - p->st0.seconds_walk) / cnt);
+                   (p->st1.seconds_walk - p->st0.seconds_walk) / cnt,
+                   median(p->t_move, p->n_times));
         }
         printf("# n = %zu, %zu active: 1.0 / 1.1 median ratio %.3f; the two paths' states are %s\n",
                n, na, med[0] / med[1], same ? "bit-identical" : "DIFFERENT (a bug)");
@@ -345,7 +360,7 @@ int main(int argc, char **argv)
             path *p = &ps[k];
             api->finalize(p->s);
             free(p->pos); free(p->vel); free(p->acc); free(p->t); free(p->work); free(p->anew);
-            free(p->pack); free(p->times);
+            free(p->pack); free(p->times); free(p->t_move);
         }
         free(idx);
         free(mark);
