@@ -315,7 +315,7 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     }
     const config_setting_t *root = config_root_setting(&lc), *g;
     static const char *const top[] = { "solver", "initial_conditions", "integrator", "run", "output", "switch", NULL };
-    static const char *const solver_names[] = { "plugin", "params", NULL };
+    static const char *const solver_names[] = { "plugin", "params", "path", NULL };
     static const char *const ic_names[] = { "model", "n", "seed", "options", NULL };
     static const char *const integ_names[] = { "name", "params", NULL };
     static const char *const run_names[] = { "t_end", "progress", NULL };
@@ -336,9 +336,17 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
 
     if (get_group(r, root, "solver", 1, &g) != 0 || check_names(r, g, solver_names) != 0
         || get_string(r, g, "plugin", 0, "auto", &cfg->plugin) != 0
-        || get_params(r, g, "params", &cfg->solver_params) != 0)
+        || get_params(r, g, "params", &cfg->solver_params) != 0
+        || get_string(r, g, "path", 0, "auto", &cfg->solver_path) != 0)
         goto done;
     cfg->plugin_line = setting_line(g, "plugin");
+    cfg->solver_path_line = setting_line(g, "path");
+    if (strcmp(cfg->solver_path, "auto") != 0 && strcmp(cfg->solver_path, "1.0") != 0
+        && strcmp(cfg->solver_path, "1.1") != 0) {
+        fail(r, config_setting_get_member(g, "path"),
+             "expected \"auto\" (ABI 1.1 when the plugin offers it), \"1.0\" or \"1.1\"");
+        goto done;
+    }
 
     if (get_group(r, root, "initial_conditions", 0, &g) != 0) goto done;
     if (g) {
@@ -437,6 +445,7 @@ done:
 void gh_config_free(gh_config *cfg)
 {
     free(cfg->path); free(cfg->dir); free(cfg->plugin); free(cfg->model); free(cfg->integrator);
+    free(cfg->solver_path);
     free(cfg->out_dir); free(cfg->log_name); free(cfg->snap_prefix); free(cfg->ckpt_name);
     free_params(&cfg->solver_params);
     free_params(&cfg->ic_options);

@@ -40,6 +40,8 @@ typedef struct gh_config {
     char *plugin;
     gh_params solver_params;
     int plugin_line;
+    char *solver_path;     /* "auto", "1.0", "1.1" (gp_sim_set_solver_path) */
+    int solver_path_line;
 
     int have_ic;
     char *model;

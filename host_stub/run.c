@@ -692,6 +692,11 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         if (open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line) != 0) goto out;
         if (setup_fresh(r) != 0) goto out;
     }
+    if (gp_sim_set_solver_path(r->sim, cfg->solver_path) != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s:%d: solver.path: %s", cfg->path, cfg->solver_path_line,
+                 gp_sim_last_error(r->sim));
+        goto out;
+    }
 
     if (preflight(r) != 0) goto out;
 

@@ -316,7 +316,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     uint64_t *ids = malloc(n * sizeof *ids);
     uint8_t *level = malloc(n);
     uint64_t *t_last = malloc(n * sizeof *t_last);
-    double saved[CKPT_MAX_SAVED];
+    double saved[CKPT_MAX_SAVED] = { 0 }; /* an integrator reads 0 for values an older file lacks */
     char *user = h.user_len ? malloc(h.user_len) : NULL;
     gp_status st = GP_OK;
     uint32_t crc = gp_crc32c(0, &h, sizeof h);

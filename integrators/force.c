@@ -6,6 +6,7 @@
  * with the cheap update_positions otherwise. Active subsets are set only
  * when they differ from "all". Counters: force_calls and particle_forces
  * (the sum of active counts, the force cost a block scheme saves).
+ * The block schemes' ABI 1.1 path (the plugin predicts) is solver_state.c.
  */
 #include <string.h>
 
@@ -24,6 +25,8 @@ static gp_status send_positions(gp_sim *sim, const double *pos)
     } else {
         st = sim->api->update_positions(sim->solver, pos);
     }
+    /* either call clears a 1.1 plugin's held state (ABI 1.1) */
+    sim->state_fresh = 0;
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver refused the particle positions: %s",
                            sim->solver_name, sim->api->last_error(sim->solver));

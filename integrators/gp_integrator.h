@@ -102,6 +102,30 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name,
 GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
                                                   char *buf, size_t buflen);
 
+/* How the block-step integrators (block-rk2, block-kdk) talk to the solver:
+ *   "auto" (default)  through ABI 1.1 when the plugin offers set_state,
+ *                     predict and get_positions, else through 1.0;
+ *   "1.0"             always through 1.0: the host predicts all n particles
+ *                     and sends them with update_positions every block
+ *                     step; masses changed by gp_sim_set_masses go with a
+ *                     fresh set_particles;
+ *   "1.1"             always through 1.1; GP_ERR_UNSUPPORTED (here, or at
+ *                     the next block step after a swap to such a plugin)
+ *                     when the plugin lacks it.
+ * Through 1.1 the plugin holds each particle's state (x_i, v_i, a_i, t_i)
+ * and predicts it: a block step sends the corrected particles (set_state),
+ * predict(T), fetches the active positions (get_positions) and computes
+ * their forces, O(n_active) data instead of O(n). With a CPU plugin both
+ * paths give bit-identical trajectories (tests/integrators-path.c), so the
+ * setting is not saved in checkpoints. The shared-step integrators always
+ * use 1.0: every particle's velocity changes every step, so set_state would
+ * move more data than update_positions. Takes effect at the next step. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver_path(gp_sim *sim, const char *path);
+/* The setting ("auto", "1.0" or "1.1"), and the path a block step would
+ * take now with the current solver ("1.1" or "1.0"; "" without a solver). */
+GRAVPLUG_EXPORT const char *gp_sim_solver_path(const gp_sim *sim);
+GRAVPLUG_EXPORT const char *gp_sim_solver_path_in_use(const gp_sim *sim);
+
 /* The solver's cumulative counters (gp_stats, caller sets struct_size). */
 GRAVPLUG_EXPORT gp_status gp_sim_solver_stats(gp_sim *sim, gp_stats *out);
 
@@ -130,7 +154,15 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double 
 GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos,
                                            const double *vel);
 
-/* Overwrites masses (n doubles, >= 0); the solver gets a fresh particle set. */
+/* Overwrites masses (n doubles, finite, >= 0) at the current time, mid-run:
+ * the integrator goes on from its current state (no synchronisation, no
+ * restart; each particle's next force evaluation sees the new masses, and
+ * the accelerations held from before enter its next correction as they
+ * would for any field change). Only the masses that changed go to the
+ * solver, in place through ABI 1.1 update_masses (a tree plugin refits, the
+ * state it holds stays); a plugin without update_masses, or the "1.0"
+ * solver path, gets a fresh set_particles at the next force call instead.
+ * With cpu-direct both give the same bits (tests/integrators-masses.c). */
 GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass);
 
 /* Current simulation time, and setting it (only between runs: the
@@ -220,7 +252,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *   diag_force_calls  compute_forces calls made for diagnostics
  *   last_active       active particles in the last step
  *   solver_swaps      solvers replaced mid-run
- *   syncs             forced synchronisations (off-grid evolve ends, ...) */
+ *   syncs             forced synchronisations (off-grid evolve ends, ...)
+ *   state_steps       block steps taken through ABI 1.1 (the plugin predicts)
+ *   state_resyncs     full-state sends (set_state of all n) on that path:
+ *                     after new particles, a solver swap, a checkpoint, or a
+ *                     1.0-style call (a synchronising step, a diagnostic) */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
 /* Particles per time-step level now: counts[l] for l = 0 (dt_max) to
