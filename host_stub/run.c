@@ -110,7 +110,9 @@ static int check_state(runner *r, gh_state *s, const char *path)
     const char *field = NULL;
     char detail[160] = "";
     s->plugin[sizeof s->plugin - 1] = '\0';
-    size_t k = strspn(s->plugin, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+    int printable = 1;   /* a short name: no path, nothing unprintable */
+    for (const unsigned char *p = (const unsigned char *)s->plugin; *p; ++p)
+        if (*p < 0x20 || *p == 0x7f || *p == '/') printable = 0;
     if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
         field = "params_from";
         snprintf(detail, sizeof detail, "switch index %d, but %s has %zu switch entries", (int)s->params_from,
@@ -121,7 +123,7 @@ static int check_state(runner *r, gh_state *s, const char *path)
     } else if (s->params_from >= 0 && !(s->switch_fired >> s->params_from & 1)) {
         field = "params_from";
         snprintf(detail, sizeof detail, "switch %d is in use but never fired", (int)s->params_from);
-    } else if (!s->plugin[0] || s->plugin[k] != '\0' || s->plugin[0] == '.') {
+    } else if (!s->plugin[0] || !printable) {
         field = "plugin";
         snprintf(detail, sizeof detail, "\"%.60s\" is not a plugin's short name", s->plugin);
     } else if (!isfinite(s->E0)) {
