@@ -32,7 +32,7 @@ typedef struct gh_state {
     uint64_t switch_fired;          /* bit i: switch i has fired */
     uint64_t interactions;          /* of the solvers before this one */
     int32_t params_from;            /* -1: solver.params; else switch index */
-    char plugin[512];               /* the solver spec in use */
+    char plugin[512];               /* the solver's short name (never opened) */
 } gh_state;
 
 static volatile sig_atomic_t got_signal, signal_count;
@@ -500,12 +500,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
             if (got_signal && stop_now(r, &prog)) {
                 gh_progress_finish(&prog);
+                int resync = gp_sim_at_resync_point(r->sim);
                 if (write_checkpoint(r) != 0) goto out;
                 char cp[4096];
                 join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
                         "(continue with: gravhost run %s --restart)\n", (int)got_signal, gp_sim_time(r->sim), cp, cfg->path);
-                if (!gp_sim_at_resync_point(r->sim))
+                if (!resync)
                     fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
                             "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
                 rc = 128 + got_signal;
