@@ -35,7 +35,7 @@ typedef struct gh_state {
     uint64_t switch_fired;          /* bit i: switch i has fired */
     uint64_t interactions;          /* of the solvers before this one */
     int32_t params_from;            /* -1: solver.params; else switch index */
-    char plugin[512];               /* the solver spec in use */
+    char plugin[512];               /* the solver's short name (never opened) */
 } gh_state;
 
 static volatile sig_atomic_t got_signal, signal_count;
@@ -114,7 +114,9 @@ static int check_state(runner *r, gh_state *s, const char *path)
     const char *field = NULL;
     char detail[160] = "";
     s->plugin[sizeof s->plugin - 1] = '\0';
-    size_t k = strspn(s->plugin, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+    int printable = 1;   /* a short name: no path, nothing unprintable */
+    for (const unsigned char *p = (const unsigned char *)s->plugin; *p; ++p)
+        if (*p < 0x20 || *p == 0x7f || *p == '/') printable = 0;
     if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
         field = "params_from";
         snprintf(detail, sizeof detail, "switch index %d, but %s has %zu switch entries", (int)s->params_from,
@@ -125,7 +127,7 @@ static int check_state(runner *r, gh_state *s, const char *path)
     } else if (s->params_from >= 0 && !(s->switch_fired >> s->params_from & 1)) {
         field = "params_from";
         snprintf(detail, sizeof detail, "switch %d is in use but never fired", (int)s->params_from);
-    } else if (!s->plugin[0] || s->plugin[k] != '\0' || s->plugin[0] == '.') {
+    } else if (!s->plugin[0] || !printable) {
         field = "plugin";
         snprintf(detail, sizeof detail, "\"%.60s\" is not a plugin's short name", s->plugin);
     } else if (!isfinite(s->E0)) {
@@ -751,13 +753,14 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
             if (got_signal && stop_now(r, &prog)) {
                 gh_progress_finish(&prog);
+                int resync = gp_sim_at_resync_point(r->sim);
                 if (write_checkpoint(r) != 0) goto out;
                 char cp[4096], cmd[4096];
                 join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
                 restart_command(r, cmd, sizeof cmd);
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
                         "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
-                if (!gp_sim_at_resync_point(r->sim))
+                if (!resync)
                     fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
                             "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
                 rc = 128 + got_signal;

@@ -93,7 +93,7 @@ def refused(tmp, cfg, data, name, words, what):
     return err
 
 def main():
-    print("1..15")
+    print("1..16")
     tmp = tempfile.mkdtemp(prefix="gravhost-ckdmg.")
     try:
         cfg = os.path.join(tmp, "run.cfg")
@@ -170,6 +170,41 @@ def main():
         c = Ckpt(good)
         c.set("version", 1)
         refused(tmp, cfg, bytes(c.b), "v1", ["version 1", "version 2"], "a version 1 header")
+        # durable writes: fsync of the file before the rename, then of the directory
+        strace = shutil.which("strace")
+        log = os.path.join(tmp, "strace.log")
+        if not strace:
+            print("ok %d # SKIP strace is not installed (the fsync order is checked with it)" % (len(results) + 1))
+            results.append((True, "skip"))
+        else:
+            p = subprocess.run([strace, "-f", "-o", log, "-e", "trace=openat,fsync,fdatasync,rename,renameat,renameat2",
+                                GRAVHOST, "run", cfg, "--output", os.path.join(tmp, "fsync"), "--t-end", "0.125"],
+                               capture_output=True, text=True)
+            calls = open(log).read().splitlines() if os.path.exists(log) else []
+            if p.returncode != 0 or not calls:
+                print("ok %d # SKIP strace could not trace gravhost here (rc %d)" % (len(results) + 1, p.returncode))
+                results.append((True, "skip"))
+            else:
+                fds = {}   # fd -> path, from openat lines
+                order = []
+                for line in calls:
+                    if "openat(" in line and "= " in line:
+                        try:
+                            fds[line.rsplit("= ", 1)[1].split()[0]] = line.split('"')[1]
+                        except IndexError:
+                            pass
+                    elif "fsync(" in line or "fdatasync(" in line:
+                        fd = line.split("sync(", 1)[1].split(")")[0]
+                        order.append(("fsync", fds.get(fd, "?")))
+                    elif "rename" in line and "checkpoint.gpck" in line:
+                        order.append(("rename", "checkpoint.gpck"))
+                i = next((k for k, o in enumerate(order) if o[0] == "rename"), None)
+                good = (i is not None
+                        and any(o[0] == "fsync" and o[1].endswith("checkpoint.gpck.tmp") for o in order[:i])
+                        and any(o[0] == "fsync" and o[1].rstrip("/").endswith("fsync") for o in order[i + 1:]))
+                if not good:
+                    print("# " + " ".join("%s(%s)" % o for o in order))
+                ok(good, "the checkpoint file is fsynced before its rename, and its directory after")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
