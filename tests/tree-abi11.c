@@ -28,6 +28,8 @@
 
 static double pos[3 * N], vel[3 * N], mass[N];
 static const gp_api *T, *D;
+static gp_plugin *plugins[2];
+static int nplugins;
 
 static uint64_t rs = 99991;
 static double urand(void)
@@ -58,6 +60,7 @@ static const gp_api *load(const char *name)
         diag("%s", err);
         return NULL;
     }
+    plugins[nplugins++] = pl;
     return gp_plugin_api(pl);
 }
 
@@ -478,5 +481,6 @@ int main(void)
     test_paths("eps=0.01 rebuild=3 mac=acceleration", 0);
     test_sources();
     test_masses();
+    for (int k = 0; k < nplugins; k++) gp_plugin_close(plugins[k]);
     return done_testing();
 }
