@@ -34,11 +34,17 @@
  * masses change and rebuilt when the main tree is or the subset changes;
  * its sources carry particle indices as ids, so active particles skip
  * themselves whether or not they are sources. The main tree still supplies
- * the i-groups (targets need not be sources). Groups are compact runs of the key order (tree_state.c);
- * a float-mode group that meets coordinates or multipoles outside the
- * float range is redone in double (walk.c), so extreme coordinates cost
- * time, never correctness. compute_field sorts the points along the same
- * curve and walks them in groups the same way.
+ * the i-groups (targets need not be sources); while a subset is set its
+ * refits skip the moments, which it does not use.
+ *
+ * Groups are compact runs of the key order (tree_state.c). Float modes
+ * work in units of the typical leaf size and of the heaviest source mass
+ * (walk.h), so any input scale fits; a float-mode group that meets
+ * coordinates or multipoles outside the float range is redone in double
+ * (walk.c), so extreme coordinates cost time, never correctness. Results
+ * that overflow double are refused with a sentence (gp_check_outputs).
+ * compute_field sorts the points along the same curve and walks them in
+ * groups the same way.
  */
 #include <math.h>
 #include <omp.h>
