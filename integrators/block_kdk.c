@@ -196,28 +196,10 @@ static gp_status synchronize(gp_sim *sim)
     return sync_to(sim, sim->time);
 }
 
-/* Checkpoints store pos at each particle's t_last (format 1). A file
- * without the marker (0) was written when pos was at the current block
- * time for every particle: move such positions back along their drift
- * lines (to rounding; new files restart bit for bit). */
-static void save(const gp_sim *sim, double *out) { out[0] = 1.0; }
-
-static gp_status load(gp_sim *sim, const double *in)
-{
-    if (in[0] == 1.0) return GP_OK;
-    double now = gp_levels_time(&sim->lv, sim->lv.now);
-    for (size_t i = 0; i < sim->n; ++i) {
-        double back = gp_levels_time(&sim->lv, sim->lv.t_last[i]) - now;
-        for (int k = 0; k < 3; ++k) sim->pos[3 * i + k] += back * sim->vel[3 * i + k];
-    }
-    return GP_OK;
-}
-
 static const gp_integrator_def block_kdk = {
     .name = "block-kdk",
     .summary = "kick-drift-kick leapfrog with block (power-of-two) time steps below dt (Gadget-2 style)",
     .params = params, .defaults = defaults, .docs = docs,
     .start = start, .step = step, .synchronize = synchronize, .predict = predict,
-    .n_saved = 1, .save = save, .load = load,
 };
 GP_REGISTER_INTEGRATOR(block_kdk)

@@ -68,55 +68,6 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
     gp_sim_free(b);
 }
 
-/* A block-kdk checkpoint in the layout before ABI 1.1 (positions at the
- * current block time, no marker) still loads: positions are moved back to
- * each particle's t_last, so the run continues to rounding. Such a file
- * is made from a current one: the positions replaced by the state at the
- * current time, the marker zeroed. */
-static void check_old_kdk_layout(void)
-{
-    const char *path = "integrators-checkpoint.old.ckpt";
-    static double pa[3 * N], va[3 * N], pb[3 * N], vb[3 * N], now_pos[3 * N];
-    gp_sim *a = make("block-kdk", "eta", "0.05", "dt", "0.5"), *b = sim_on_direct("0.05");
-    int good = a && b;
-    for (int s = 0; good && s < 7; ++s) good = gp_sim_step(a, 1.0) == GP_OK;
-    good = good && !gp_sim_synchronised(a) && gp_sim_get_particles(a, now_pos, NULL, NULL, NULL) == GP_OK
-                && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK;
-    FILE *f = good ? fopen(path, "r+b") : NULL;
-    if (f) {
-        /* the layout after the header: pos, vel, acc (3n doubles each), mass,
-         * ids (n), levels (n bytes), t_last (n), the integrator's 1 double */
-        fseek(f, 0, SEEK_END);
-        long size = ftell(f);
-        long tail = (long)(9 * N * sizeof(double) + N * sizeof(double) + N * sizeof(uint64_t) + N
-                           + N * sizeof(uint64_t) + sizeof(double));
-        long header = size - tail;
-        double zero = 0.0;
-        good = header > 0 && fseek(f, header, SEEK_SET) == 0
-               && fwrite(now_pos, sizeof(double), 3 * N, f) == 3 * N
-               && fseek(f, size - (long)sizeof(double), SEEK_SET) == 0
-               && fwrite(&zero, sizeof zero, 1, f) == 1;
-        good = fclose(f) == 0 && good;
-    } else {
-        good = 0;
-    }
-    good = good && gp_sim_checkpoint_load(b, path, NULL, 0, NULL) == GP_OK
-                && gp_sim_evolve(a, 1.0) == GP_OK && gp_sim_evolve(b, 1.0) == GP_OK
-                && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
-                && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
-    double dx = 0, dv = 0;
-    for (int k = 0; k < 3 * N; ++k) {
-        dx = fmax(dx, fabs(pa[k] - pb[k]));
-        dv = fmax(dv, fabs(va[k] - vb[k]));
-    }
-    if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
-    ok(good && dx < 1e-10 && dv < 1e-10,
-       "block-kdk: a checkpoint of the earlier layout (positions at the current tick) continues "
-       "to rounding (max differences %.1e in position, %.1e in velocity)", dx, dv);
-    remove(path);
-    gp_sim_free(a);
-    gp_sim_free(b);
-}
 
 int main(void)
 {
@@ -154,6 +105,5 @@ int main(void)
     ok(good && dv < 1e-14, "... and its synchronised velocities to rounding (max difference %.1e)", dv);
     gp_sim_free(blk);
     gp_sim_free(sh);
-    check_old_kdk_layout();
     return done_testing();
 }

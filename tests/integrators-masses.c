@@ -77,9 +77,12 @@ static void check(const char *integ)
     ok(same(&a, &c), "%s: ... and as a 1.0-only plugin", integ);
     ok(a.good && d.good && !same(&a, &d), "%s: the mass changes change the trajectory", integ);
     if (strncmp(integ, "block", 5) == 0)
-        ok(a.good && a.resyncs_after == a.resyncs_before,
-           "%s: no full-state resend on the 1.1 path across the mass changes (%llu before, %llu after)",
-           integ, (unsigned long long)a.resyncs_before, (unsigned long long)a.resyncs_after);
+        /* The run resends the full state at its resync points (every
+         * synchronised dt boundary) anyway: the mass changes add none. */
+        ok(a.good && d.good && a.resyncs_after - a.resyncs_before == d.resyncs_after - d.resyncs_before,
+           "%s: the mass changes add no full-state resend on the 1.1 path (%llu with them, %llu without)",
+           integ, (unsigned long long)(a.resyncs_after - a.resyncs_before),
+           (unsigned long long)(d.resyncs_after - d.resyncs_before));
     gp_sim_free(sa);
     gp_sim_free(sb);
     gp_sim_free(sc);

@@ -292,6 +292,12 @@ size_t gp_first_nonfinite(const double *v, size_t count);
  * buffers when n is unchanged), resets the active subset to all. */
 gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const double *mass);
 
+/* The same without the validation, for a plugin that called
+ * gp_check_particles itself first (to build its own structures before
+ * anything changes): large inputs are then scanned once, not twice. Only
+ * GP_ERR_OUT_OF_MEMORY can fail here. */
+gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const double *mass);
+
 /* update_positions: validates and copies pos into base->p.pos. */
 gp_status gp_particles_update(gp_base *base, const double *pos);
 

@@ -117,7 +117,7 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "set_particles: no memory for %zu sources; free memory "
                        "or use fewer particles", n);
-    st = gp_particles_set(&s->base, n, pos, mass);
+    st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         sources_free(&fresh);
         return st;

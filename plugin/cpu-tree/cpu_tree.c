@@ -435,7 +435,7 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     int had = s->have_tree;
     memset(&s->tree, 0, sizeof s->tree);
     st = build_tree(s, n, pos, mass);
-    if (st == GP_OK) st = gp_particles_set(&s->base, n, pos, mass);
+    if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         ct_tree_free(&s->tree);
         s->tree = keep;

@@ -383,7 +383,7 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
     char what[160];
     snprintf(what, sizeof what, "direct-summation buffers for n = %zu particles", n);
     if ((st = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return st;
-    if ((st = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return st;
+    if ((st = gp_particles_store(&s->base, n, pos, mass)) != GP_OK) return st;
     s->dev_valid = 0;
     s->idx_valid = 0;
     s->pos_valid = s->mass_valid = s->src_valid = 0;

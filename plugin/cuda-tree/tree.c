@@ -768,7 +768,7 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     s->need_build = 1;
     if ((r = reserve_particles(s, n)) != GP_OK) return r;
     double ph2 = gp_wtime();
-    if ((r = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return r;
+    if ((r = gp_particles_store(&s->base, n, pos, mass)) != GP_OK) return r;
     double ph3 = gp_wtime();
     s->dev_valid = 0;
     s->have_tree = 0;
