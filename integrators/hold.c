@@ -163,6 +163,16 @@ static void kick(gp_sim *sim, const uint32_t *a, size_t na, const double *acc, d
         for (int c = 0; c < 3; ++c) sim->vel[3 * (size_t)a[k] + c] += dt * acc[3 * k + c];
 }
 
+/* Drifts the na particles a[] over dt, to position time t. */
+static void drift(gp_sim *sim, hold_priv *p, const uint32_t *a, size_t na, double dt, double t)
+{
+    for (size_t k = 0; k < na; ++k) {
+        size_t i = a[k];
+        for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += dt * sim->vel[3 * i + c];
+        p->ptime[i] = t;
+    }
+}
+
 /* Kicks S from s and F from S over dt (both at the current positions). */
 static gp_status kick_sf(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns,
                          const uint32_t *S, size_t nS, const uint32_t *F, size_t nF,
@@ -181,7 +191,7 @@ static gp_status kick_sf(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns
  * positions; on return, the same after this call if it had no fast set
  * (*cached = 1), else *cached = 0. */
 static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, const double *tau_s,
-                      double t, double h, int depth, double *cache, int *cached)
+                      double t, double h, int depth, double *cache, int *cached, int kdk)
 {
     uint32_t *S = malloc(ns * sizeof *S), *F = malloc(ns * sizeof *F);
     double *aS = malloc(3 * ns * sizeof *aS), *aF = NULL, *tauF = NULL, *cF = NULL;
@@ -200,16 +210,21 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     }
     for (size_t k = 0; k < nS; ++k) sim->lv.level[S[k]] = (uint8_t)depth;
 
+    if (nF == 0 && !kdk) {             /* drift-kick-drift of s */
+        *cached = 0;
+        drift(sim, p, s, ns, 0.5 * h, t + 0.5 * h);
+        st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
+        if (st != GP_OK) goto out;
+        kick(sim, s, ns, aS, h);
+        drift(sim, p, s, ns, 0.5 * h, t + h);
+        goto out;
+    }
     if (nF == 0) {                     /* leapfrog of s, with the end kick kept */
         if (*cached) memcpy(aS, cache, 3 * ns * sizeof *aS);
         else st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
         kick(sim, s, ns, aS, 0.5 * h);
-        for (size_t k = 0; k < ns; ++k) {
-            size_t i = s[k];
-            for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += h * sim->vel[3 * i + c];
-            p->ptime[i] = t + h;
-        }
+        drift(sim, p, s, ns, h, t + h);
         st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
         kick(sim, s, ns, aS, 0.5 * h);
@@ -226,22 +241,25 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     /* both halves split with the criterion at this step's midpoint */
     st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);
     int fcached = 0;
-    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t, 0.5 * h, depth + 1, cF, &fcached);
-    if (st == GP_OK) st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
+    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t, 0.5 * h, depth + 1, cF, &fcached, kdk);
     if (st != GP_OK) goto out;
-    for (size_t k = 0; k < nS; ++k) {
-        size_t i = S[k];
-        for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += h * sim->vel[3 * i + c];
-        p->ptime[i] = t + h;
+    if (kdk) {                         /* K(h/2) D_S(h) K(h/2) */
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
+        if (st != GP_OK) goto out;
+        drift(sim, p, S, nS, h, t + h);
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
+    } else {                           /* D_S(h/2) K(h) D_S(h/2) */
+        drift(sim, p, S, nS, 0.5 * h, t + 0.5 * h);
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, h);
+        drift(sim, p, S, nS, 0.5 * h, t + h);
     }
-    st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
-    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t + 0.5 * h, 0.5 * h, depth + 1, cF, &fcached);
+    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t + 0.5 * h, 0.5 * h, depth + 1, cF, &fcached, kdk);
 out:
     free(S); free(F); free(aS); free(aF); free(tauF); free(cF);
     return st;
 }
 
-static gp_status step(gp_sim *sim, double t_end)
+static gp_status step_either(gp_sim *sim, double t_end, int kdk)
 {
     hold_priv *p = sim->priv;
     int partial;
@@ -257,7 +275,7 @@ static gp_status step(gp_sim *sim, double t_end)
     gp_status st = GP_OK;
     if (sim->set.max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
     else for (size_t i = 0; i < n; ++i) tau[i] = INFINITY;   /* one level: leapfrog */
-    if (st == GP_OK) st = hold(sim, p, p->all, n, tau, t, h, 0, sim->acc, &cached);
+    if (st == GP_OK) st = hold(sim, p, p->all, n, tau, t, h, 0, sim->acc, &cached, kdk);
     free(tau);
     if (st != GP_OK) return st;        /* mid-step: the run is over */
     p->acc_valid = cached;
@@ -269,11 +287,23 @@ static gp_status step(gp_sim *sim, double t_end)
     return GP_OK;
 }
 
+static gp_status step_dkd(gp_sim *sim, double t_end) { return step_either(sim, t_end, 0); }
+static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t_end, 1); }
+
 static const gp_integrator_def hold_def = {
     .name = "hold",
-    .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps from a recursive slow/fast split below dt",
+    .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt, drift-kick-drift slow steps",
     .params = params, .defaults = defaults, .docs = docs,
-    .start = start, .step = step, .stop = stop,
+    .start = start, .step = step_dkd, .stop = stop,
     .n_saved = 1, .save = save, .load = load,
 };
 GP_REGISTER_INTEGRATOR(hold_def)
+
+static const gp_integrator_def hold_kdk_def = {
+    .name = "hold-kdk",
+    .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
+    .params = params, .defaults = defaults, .docs = docs,
+    .start = start, .step = step_kdk, .stop = stop,
+    .n_saved = 1, .save = save, .load = load,
+};
+GP_REGISTER_INTEGRATOR(hold_kdk_def)

@@ -28,3 +28,12 @@ $(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
 $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+
+# bench/hold-vs-shared: HOLD against the block and shared-step schemes at
+# the same energy error (results in bench/results/hold.md).
+HOLD_VS_SHARED := $(BUILD)/bench/hold-vs-shared
+BENCHES += $(HOLD_VS_SHARED)
+$(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
+$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
