@@ -5,7 +5,7 @@
  *
  *   hold-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
  *                  [--threads K] [--sample DT] [--model M] [--seed S]
- *                  [--series FILE] --run SPEC [--run SPEC ...]
+ *                  [--series FILE] [--ic-path FILE] --run SPEC [--run SPEC ...]
  *
  * SPEC: integrator[:name=value,name=value...], e.g. "hold:dt=0.125,eta=0.2"
  * or "leapfrog:dt=0.0078125". Each run evolves the model to T, sampling
@@ -19,7 +19,9 @@
  * the last step and wall seconds in evolve. Then, for every run that is
  * not a leapfrog run, the leapfrog cost at its max error (log-log
  * interpolation between the two bracketing leapfrog runs) and the ratio.
- * --series FILE appends "spec t dE" lines (signed error) for plots.
+ * --series FILE appends "spec t dE" lines (signed error) for plots;
+ * --ic-path FILE reads the particles from a text file (the `file` model,
+ * as bench/huayno-hold.py writes it) instead of --model.
  */
 #include <math.h>
 #include <stdio.h>
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
 {
     size_t n = 4096;
     double t_end = 10.0;
-    const char *model = "galaxy", *runs[64];
+    const char *model = "galaxy", *runs[64], *ic_path = NULL;
     int nr = 0;
     unsigned long long seed = 42;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -146,12 +148,15 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--series")) series = fopen(v, "a");
+        else if (!strcmp(a, "--ic-path")) { ic_path = v; model = "file"; n = 0; }
         else if (!strcmp(a, "--run") && nr < 64) runs[nr++] = v;
         else { fprintf(stderr, "hold-vs-shared: unknown option %s\n", a); return 2; }
     }
     gp_ic ic;
     char err[512];
-    if (gp_ic_make(model, n, seed, NULL, &ic, err, sizeof err) != 0) {
+    gp_param path_opt = { "path", ic_path };
+    gp_ic_opts opts = { &path_opt, 1 };
+    if (gp_ic_make(model, n, seed, ic_path ? &opts : NULL, &ic, err, sizeof err) != 0) {
         fprintf(stderr, "hold-vs-shared: %s\n", err);
         return 1;
     }
