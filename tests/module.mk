@@ -65,3 +65,19 @@ $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
 
 .PHONY: conformance
 conformance: $(GP_PLUGIN_NAMES:%=$(BUILD)/t/conformance-%.t) $(GP_CPU_PLUGIN_NAMES:%=$(BUILD)/t/valgrind-%.t)
+
+# ---- issue 11 item 11: every plugin across scales ---------------------------
+# lengths 1e-30 .. 1e30 and masses 1e-50 .. 1e300 against cpu-direct at unit
+# scale; the CUDA plugins through their CPU emulation where it is built.
+$(BUILD)/obj/tests/extreme-scales.o: CFLAGS += -Itests
+$(BUILD)/t/extreme-scales.t: $(BUILD)/obj/tests/extreme-scales.o $(GP_LOADER_OBJ) $(BUILD)/plugins/gravplug-cpu-direct.so $(BUILD)/plugins/gravplug-cpu-tree.so $(EMU_PLUGINS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/extreme-scales.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/extreme-scales.t
+
+# cpu-tree's ABI 1.1 calls (predict against the host's expression, so no FMA)
+$(BUILD)/obj/tests/tree-abi11.o: CFLAGS += -Itests -ffp-contract=off
+$(BUILD)/t/tree-abi11.t: $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) $(BUILD)/plugins/gravplug-cpu-direct.so $(BUILD)/plugins/gravplug-cpu-tree.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/tree-abi11.t

@@ -353,6 +353,12 @@ gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
  * given anew, velocities and accelerations cleared). */
 void gp_state_clear(gp_base *base);
 
+/* After a compute call: every acc[3m] and pot[m] (pot may be NULL) finite,
+ * else GP_ERR_INVALID_ARGUMENT with a sentence (the inputs' scale makes a
+ * result overflow double). outputs.c. */
+gp_status gp_check_outputs(gp_base *base, const char *fn, size_t m, const double *acc,
+                           const double *pot);
+
 /* The i-th active particle (i < base->p.n_active). */
 static inline size_t gp_active_index(const gp_base *b, size_t i)
 {

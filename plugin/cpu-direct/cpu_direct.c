@@ -351,6 +351,8 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     size_t na = s->base.p.n_active;
     targets t = {na, NULL, s->base.p.active, s->base.p.pos};
     evaluate(s, &t, acc, pot);
+    st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
+    if (st != GP_OK) return st;
     s->base.stats.force_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)na * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
@@ -366,6 +368,8 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points,
     double t0 = gp_wtime();
     targets t = {m, points, NULL, s->base.p.pos};
     evaluate(s, &t, acc, pot);
+    st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
+    if (st != GP_OK) return st;
     s->base.stats.field_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
