@@ -37,3 +37,5 @@ $(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
 $(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+# integrators-hold also runs the reversal test on cpu-tree.
+$(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so
