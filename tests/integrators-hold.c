@@ -74,13 +74,14 @@ static double max_diff(const double *a, const double *b, size_t m)
     return d;
 }
 
-/* A gp_sim on cpu-tree (theta 0.5, eps 0.01), or NULL with a diagnostic. */
+/* A gp_sim on cpu-tree (theta 0.5, eps 0.01, one thread: small calls), or
+ * NULL with a diagnostic. */
 static gp_sim *sim_on_tree(void)
 {
     gp_sim *sim = NULL;
     if (gp_sim_new(&sim) != GP_OK) return NULL;
-    const char *names[] = { "eps", "theta" }, *values[] = { "0.01", "0.5" };
-    if (gp_sim_open_solver(sim, "cpu-tree", 2, names, values) != GP_OK) {
+    const char *names[] = { "eps", "theta", "threads" }, *values[] = { "0.01", "0.5", "1" };
+    if (gp_sim_open_solver(sim, "cpu-tree", 3, names, values) != GP_OK) {
         diag("open cpu-tree: %s", gp_sim_last_error(sim));
         gp_sim_free(sim);
         return NULL;
