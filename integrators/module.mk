@@ -34,7 +34,8 @@ $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(HOSTLIB)
 HOLD_VS_SHARED := $(BUILD)/bench/hold-vs-shared
 BENCHES += $(HOLD_VS_SHARED)
 $(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
-$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(HOSTLIB)
+# (the library by its path: HOSTLIB is defined after this file is read)
+$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # integrators-hold also runs the reversal test on cpu-tree.
