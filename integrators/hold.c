@@ -6,16 +6,17 @@
  * One step of a set s over h, with s split into slow S (criterion step
  * >= |h|) and fast F (the rest), H_s = H_F + (T_S + V_SS + V_SF):
  *
- *     HOLD(s, h) = HOLD(F, h/2)  K(h/2) D_S(h) K(h/2)  HOLD(F, h/2)
+ *     HOLD(s, h) = HOLD(F, h/2)  E_S(h)  HOLD(F, h/2)
  *
- * where K(h/2) kicks S from all of s and F from S (V_SS + V_SF), and D_S
- * drifts S alone: the fast set evolves under its own Hamiltonian while the
- * slow set is held, and the slow set takes one leapfrog step that carries
- * the slow-fast interaction (the paper's eq. for HOLD; Huayno's
- * evolve_split_hold with kdk). A fast set of one particle joins the slow
- * set (it has no self-interaction to resolve). Every operator is a
- * symplectic drift or kick and the composition is symmetric, so the
- * scheme is second order and time-reversible when the split is.
+ * E_S(h) is one leapfrog step of the slow set with the fast set held in
+ * place: "hold" uses D_S(h/2) K(h) D_S(h/2), "hold-kdk" K(h/2) D_S(h)
+ * K(h/2) (Huayno's HOLD_DKD and HOLD_KDK), where a kick K moves S with
+ * the force of all of s and F with the force of S (V_SS + V_SF), and D_S
+ * drifts S alone. The slow-fast interaction is thus integrated with the
+ * slow step. A fast set of one particle joins the slow set (it has no
+ * self-interaction to resolve). Every operator is a symplectic drift or
+ * kick and the composition is symmetric, so the scheme is second order
+ * and time-reversible when the split is.
  *
  * Each kick is one plugin call: active subset = the kicked set, source
  * subset = the set it feels (gp_force_from_sources, force.c).
@@ -36,15 +37,16 @@
  *
  * Cost, in force-particle evaluations per top step dt (cost model in
  * docs/INTEGRATORS.md): a particle slow at depth L (step dt/2^L) is
- * kicked twice per own step (1.5 times on average: the end kick of a
- * deepest-level call is reused by the next one, and the top level's
- * across steps through sim->acc), twice more per call at each depth above
- * as a fast particle, and evaluated once by the criterion at each depth
- * above: about 4.5 * 2^L against 2^L for a block leapfrog.
+ * active in one kick per call at its own depth and at every depth above
+ * (hold: about 2 * 2^L; hold-kdk two, 1.5 on average at its own depth
+ * where the end kick of a call is reused by the next: about 3.5 * 2^L),
+ * plus one criterion evaluation per call at each depth above: against
+ * 2^L for a block leapfrog on the same levels.
  *
- * State between steps: every particle synchronised at sim->time; sim->acc
- * holds the top-level accelerations (from all sources) when the last step
- * ended with no fast set (saved flag: reuse it for the next first kick).
+ * State between steps: every particle synchronised at sim->time; for
+ * hold-kdk, sim->acc holds the top-level accelerations (from all sources)
+ * when the last step ended with no fast set (a saved flag says so: the
+ * next step's first kick reuses them).
  */
 #include <math.h>
 #include <stdlib.h>
