@@ -45,8 +45,8 @@
  *
  * State between steps: every particle synchronised at sim->time; for
  * hold-kdk, sim->acc holds the top-level accelerations (from all sources)
- * when the last step ended with no fast set (a saved flag says so: the
- * next step's first kick reuses them).
+ * when the last step ended with no fast set (a flag says so: the next
+ * step's first kick reuses them; a checkpoint clears it).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -124,10 +124,14 @@ static gp_status start(gp_sim *sim)
     return GP_OK;
 }
 
+/* A checkpoint drops the cached top-level kick in both runs: a tree plugin
+ * rebuilds at the resync point, and a diagnostic call in between would
+ * otherwise let only the continuing run reuse forces of the old tree. */
 static void save(const gp_sim *sim, double *out)
 {
-    const hold_priv *p = sim->priv;
-    out[0] = p && p->acc_valid ? 1.0 : 0.0;
+    hold_priv *p = sim->priv;
+    if (p) p->acc_valid = 0;
+    out[0] = 0.0;
 }
 
 static gp_status load(gp_sim *sim, const double *in)
@@ -270,8 +274,8 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     double *tau = malloc(n * sizeof *tau);
     if (!tau) return oom(sim);
     for (size_t i = 0; i < n; ++i) p->ptime[i] = t;
-    /* a checkpoint (solver resync) since the last step: recompute, as a
-     * restarted run must */
+    /* a solver resync since the last step (new solver, new particles):
+     * recompute */
     int cached = p->acc_valid && sim->solver_fresh;
     p->acc_valid = 0;
     gp_status st = GP_OK;
