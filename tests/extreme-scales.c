@@ -10,7 +10,8 @@
  * it to its own accuracy (exact plugins 1e-6, tree plugins their tree
  * error) at every scale, through compute_forces and compute_field.
  *
- * Plugins: argv[1..], or else $GP_BUILD/plugins/gravplug-{cpu-direct,
+ * Plugins: argv[1..], or else $GP_BUILD (default: the build tree it was
+ * compiled in)/plugins/gravplug-{cpu-direct,
  * cpu-tree}.so and, where built, the CUDA plugins on the CPU emulation of
  * CUDA ($GP_BUILD/emu/plugins). The CUDA plugins' scaling is being fixed
  * on another branch (cuda11): their failures are reported as TODO. */
@@ -214,23 +215,27 @@ static void run_plugin(const gp_api *api, const char *prec)
 
 int main(int argc, char **argv)
 {
+    /* GP_BUILD, else the build tree this test was compiled in */
     const char *b = getenv("GP_BUILD");
+    char build[1024];
+    snprintf(build, sizeof build, "%s/..", GP_BUILD_PLUGIN_DIR);
+    if (!b) b = build;
     char path[4][4096];
     const char *paths[8];
     int np = 0;
     if (argc > 1) {
         for (int i = 1; i < argc && np < 8; i++) paths[np++] = argv[i];
     } else {
-        snprintf(path[0], sizeof path[0], "%s/plugins/gravplug-cpu-direct.so", b ? b : "build");
-        snprintf(path[1], sizeof path[1], "%s/plugins/gravplug-cpu-tree.so", b ? b : "build");
-        snprintf(path[2], sizeof path[2], "%s/emu/plugins/gravplug-cuda-direct.so", b ? b : "build");
-        snprintf(path[3], sizeof path[3], "%s/emu/plugins/gravplug-cuda-tree.so", b ? b : "build");
+        snprintf(path[0], sizeof path[0], "%s/plugins/gravplug-cpu-direct.so", b);
+        snprintf(path[1], sizeof path[1], "%s/plugins/gravplug-cpu-tree.so", b);
+        snprintf(path[2], sizeof path[2], "%s/emu/plugins/gravplug-cuda-direct.so", b);
+        snprintf(path[3], sizeof path[3], "%s/emu/plugins/gravplug-cuda-tree.so", b);
         for (int i = 0; i < 4; i++)
             if (i < 2 || access(path[i], R_OK) == 0) paths[np++] = path[i];
             else diag("%s not built: not checked", path[i]);
     }
     char refpath[4096];
-    snprintf(refpath, sizeof refpath, "%s/plugins/gravplug-cpu-direct.so", b ? b : "build");
+    snprintf(refpath, sizeof refpath, "%s/plugins/gravplug-cpu-direct.so", b);
     ref = open_plugin(refpath);
     if (!ref) skip_all("cpu-direct (the reference) is not built");
     plan_lazy();

@@ -81,3 +81,9 @@ $(BUILD)/t/tree-abi11.t: $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) $(BUIL
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
 TESTS += $(BUILD)/t/tree-abi11.t
+# the same for cpu-tree's portable (non-AVX-512) kernels
+$(BUILD)/t/extreme-scales-portable.t: $(BUILD)/t/extreme-scales.t tests/module.mk
+	@printf '#!/bin/sh\n# extreme-scales on cpu-tree with its portable kernels (no AVX-512)\nGRAVPLUG_CPU_TREE_NO_AVX512=1 exec "%s" "%s"\n' \
+	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so)' > $@
+	@chmod +x $@
+TESTS += $(BUILD)/t/extreme-scales-portable.t

@@ -34,11 +34,17 @@
  * masses change and rebuilt when the main tree is or the subset changes;
  * its sources carry particle indices as ids, so active particles skip
  * themselves whether or not they are sources. The main tree still supplies
- * the i-groups (targets need not be sources). Groups are compact runs of the key order (tree_state.c);
- * a float-mode group that meets coordinates or multipoles outside the
- * float range is redone in double (walk.c), so extreme coordinates cost
- * time, never correctness. compute_field sorts the points along the same
- * curve and walks them in groups the same way.
+ * the i-groups (targets need not be sources); while a subset is set its
+ * refits skip the moments, which it does not use.
+ *
+ * Groups are compact runs of the key order (tree_state.c). Float modes
+ * work in units of the typical leaf size and of the heaviest source mass
+ * (walk.h), so any input scale fits; a float-mode group that meets
+ * coordinates or multipoles outside the float range is redone in double
+ * (walk.c), so extreme coordinates cost time, never correctness. Results
+ * that overflow double are refused with a sentence (gp_check_outputs).
+ * compute_field sorts the points along the same curve and walks them in
+ * groups the same way.
  */
 #include <math.h>
 #include <omp.h>
@@ -224,7 +230,7 @@ static gp_status sub_ensure(gp_solver *s)
     sub_gather(s, masses);
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL);
+    int rc = ct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
     omp_set_num_threads(prev_threads);
     if (rc == 1) return sub_build(s);   /* a massless member gained mass */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the source tree");
@@ -239,8 +245,18 @@ static gp_status sub_ensure(gp_solver *s)
 static gp_status ensure_tree(gp_solver *s)
 {
     gp_status st = ensure_main_tree(s);
-    if (st == GP_OK && s->base.p.src) st = sub_ensure(s);
-    return st;
+    if (st != GP_OK) return st;
+    if (s->base.p.src) return sub_ensure(s);
+    if (s->tree.moments_stale) {
+        double t0 = gp_wtime();
+        int prev_threads = omp_get_max_threads();
+        omp_set_num_threads(thread_count(s));
+        int rc = ct_tree_moments(&s->tree);
+        omp_set_num_threads(prev_threads);
+        if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
+        s->base.stats.seconds_moments += gp_wtime() - t0;
+    }
+    return GP_OK;
 }
 
 /* Positions changed (update_positions, set_state, predict). */
@@ -271,7 +287,9 @@ static gp_status ensure_main_tree(gp_solver *s)
     double t0 = gp_wtime();
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL);
+    /* with a source subset the main tree only groups the targets: its
+     * moments wait until the subset is cleared (ensure_tree) */
+    int rc = ct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
     omp_set_num_threads(prev_threads);
     if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
     if (rc)

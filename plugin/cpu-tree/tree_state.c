@@ -311,7 +311,7 @@ oom:
     return -1;
 }
 
-int ct_tree_refit(ct_tree *t, const double *pos, const double *mass)
+int ct_tree_refit(ct_tree *t, const double *pos, const double *mass, int moments)
 {
     if (mass) {
         /* a particle left out of the source tree (massless at the build)
@@ -325,7 +325,14 @@ int ct_tree_refit(ct_tree *t, const double *pos, const double *mass)
         scale_masses(t);
     }
     fill_sorted(t, pos);
+    t->moments_stale = 1;
+    return moments ? ct_tree_moments(t) : 0;
+}
+
+int ct_tree_moments(ct_tree *t)
+{
     if (t->nsrc > 0 && gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) return -1;
+    t->moments_stale = 0;
     return 0;
 }
 

@@ -40,6 +40,7 @@ typedef struct ct_tree {
     void *col_block;
     int e_len;                          /* float payload length unit 2^e_len
                                            (set by ct_tree_prepare_cells)     */
+    int moments_stale;                  /* refitted without the moments       */
 } ct_tree;
 
 /* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out
@@ -49,11 +50,16 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
 
 /* Same particles, new positions pos[3n] and, when mass is not NULL, new
  * masses mass[n]: re-sorts nothing, recomputes the moments on the old
- * topology. A source whose mass dropped to 0 stays in the tree (it adds
- * exactly 0). Returns 0, -1 (out of memory), or 1 when a particle outside
- * the source tree gained mass: the tree must then be rebuilt (nothing
- * was changed). */
-int ct_tree_refit(ct_tree *t, const double *pos, const double *mass);
+ * topology (moments = 0: later, by ct_tree_moments; meanwhile only the
+ * key-sorted positions, the i-groups' data, are current). A source whose
+ * mass dropped to 0 stays in the tree (it adds exactly 0). Returns 0, -1
+ * (out of memory), or 1 when a particle outside the source tree gained
+ * mass: the tree must then be rebuilt (nothing was changed). */
+int ct_tree_refit(ct_tree *t, const double *pos, const double *mass, int moments);
+
+/* The moments from the current positions and masses (after a refit that
+ * left them stale). Returns 0 or -1 (out of memory). */
+int ct_tree_moments(ct_tree *t);
 
 /* Cuts n sorted keys into i-group runs of at most group_size: the leaves of
  * a tree with that leaf size, consecutive siblings merged while they fit.
