@@ -48,3 +48,14 @@ $(BUILD)/t/python-solver11.t: $(SIM_ABI10)
 $(BUILD)/t/gravhost-solver-path.t: $(SIM_ABI10)
 $(BUILD)/t/integrators-threads.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+# bench/hold-vs-shared: HOLD against the block and shared-step schemes at
+# the same energy error (results in bench/results/hold.md).
+HOLD_VS_SHARED := $(BUILD)/bench/hold-vs-shared
+BENCHES += $(HOLD_VS_SHARED)
+$(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
+# (the library by its path: HOSTLIB is defined after this file is read)
+$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+# integrators-hold also runs the reversal test on cpu-tree.
+$(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so

@@ -164,6 +164,12 @@ static inline double gp_sim_predict_coord(double x, double v, double a, double d
     return xv + h * a;
 }
 
+/* Forces on the na particles idx[] from the ns sources src[] only (ABI
+ * 1.1 set_source_subset; a 1.0 plugin gets them through masked masses,
+ * mass_mask: n doubles of scratch). acc[3na] in idx order. (hold.c) */
+gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                                size_t ns, const uint32_t *src, double *mass_mask, double *acc);
+int gp_force_has_source_subset(const gp_sim *sim);
 /* The softening the criterion uses (settings or the solver's eps). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps);
 
