@@ -243,13 +243,9 @@ static int check_arrays(const ckpt_header *h, size_t n, const double *pos, const
             return -1;
         }
         if (!h->started) continue;   /* levels and ticks are set afresh at the start */
-        /* Block schemes anchor their grid at the max_level setting; hold
-         * keeps a one-level grid and records its recursion depth (at most
-         * the setting) as the level. */
-        uint64_t deepest = h->max_level > (uint64_t)h->set_max_level ? h->max_level : (uint64_t)h->set_max_level;
-        if (level[i] > deepest) {
+        if (level[i] > h->max_level) {
             snprintf(why, len, "field level of particle %zu is %u (max_level is %llu)", i, level[i],
-                     (unsigned long long)deepest);
+                     (unsigned long long)h->max_level);
             return -1;
         }
         if (t_last[i] > h->now) {

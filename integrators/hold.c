@@ -55,8 +55,6 @@
 #include "sim_internal.h"
 #include "timestep_criteria.h"
 
-double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
-void gp_shared_step_done(gp_sim *sim, double t_end, int partial);
 
 static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };
 static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", "20", NULL };
@@ -116,11 +114,45 @@ static gp_status make_priv(gp_sim *sim)
     return GP_OK;
 }
 
+/* hold keeps the block schemes' grid (dt, max_level): every particle is
+ * synchronised at the top-step boundaries, span(0) ticks apart, and its
+ * recursion depth is recorded as its level, within the grid (as
+ * checkpoints require). A last partial step to an off-grid end time
+ * re-anchors the grid there, as the shared-step schemes do. */
+static void anchor(gp_sim *sim, double t0)
+{
+    gp_levels_anchor(&sim->lv, t0, sim->set.dt, sim->set.max_level);
+}
+
+static double top_step(const gp_sim *sim, double t_end, int *partial)
+{
+    const gp_levels *lv = &sim->lv;
+    double t_next = gp_levels_time(lv, lv->now + gp_levels_span(lv, 0));
+    *partial = t_next > t_end + 1e-9 * lv->dt_max;
+    return *partial ? t_end - sim->time : lv->dt_max;
+}
+
+static void top_step_done(gp_sim *sim, double t_end, int partial)
+{
+    gp_levels *lv = &sim->lv;
+    if (partial) {
+        anchor(sim, t_end);
+        sim->time = t_end;
+        return;
+    }
+    lv->now += gp_levels_span(lv, 0);
+    for (size_t i = 0; i < sim->n; ++i) lv->t_last[i] = lv->now;
+    double t = gp_levels_time(lv, lv->now);
+    /* land exactly on an end time that lies on the grid */
+    if (t != t_end && t > t_end - 1e-9 * sim->set.dt && t < t_end + 1e-9 * sim->set.dt) t = t_end;
+    sim->time = t;
+}
+
 static gp_status start(gp_sim *sim)
 {
     gp_status st = make_priv(sim);
     if (st != GP_OK) return st;
-    gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, 0);
+    anchor(sim, sim->time);
     return GP_OK;
 }
 
@@ -269,7 +301,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
 {
     hold_priv *p = sim->priv;
     int partial;
-    double h = gp_shared_step_dt(sim, t_end, &partial), t = sim->time;
+    double h = top_step(sim, t_end, &partial), t = sim->time;
     size_t n = sim->n;
     double *tau = malloc(n * sizeof *tau);
     if (!tau) return oom(sim);
@@ -287,7 +319,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     p->acc_valid = cached;
     uint8_t *lv = malloc(n);
     if (lv) memcpy(lv, sim->lv.level, n);
-    gp_shared_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */
+    top_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */
     if (lv) memcpy(sim->lv.level, lv, n);
     free(lv);
     return GP_OK;

@@ -71,7 +71,7 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
 
 int main(void)
 {
-    plan(11);
+    plan(10);
     small_cluster(N, 7, pos0, vel0, mass0);
     check_restart("leapfrog", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
     check_restart("rk2", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
