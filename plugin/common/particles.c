@@ -141,39 +141,7 @@ gp_status gp_check_active(gp_base *base, size_t n_active, const uint32_t *index)
                        "set_active_subset was given n_active = %zu but a NULL "
                        "index array; pass the indices, or (0, NULL) for all particles",
                        n_active);
-    size_t n = base->p.n;
-    if (n_active > n)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "set_active_subset was given n_active = %zu but there are "
-                       "only %zu particles; an index may appear at most once",
-                       n_active, n);
-    /* Range and repeat check with a bitmap: O(n_active + n / 64). */
-    uint64_t *seen = calloc((n + 63) / 64, sizeof *seen);
-    if (!seen)
-        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "set_active_subset: no memory for a %zu-bit check map; "
-                       "free memory or use fewer particles", n);
-    st = GP_OK;
-    for (size_t k = 0; k < n_active; ++k) {
-        uint32_t i = index[k];
-        if ((size_t)i >= n) {
-            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                         "set_active_subset: index[%zu] = %u is out of range; "
-                         "indices must be < n = %zu", k, (unsigned)i, n);
-            break;
-        }
-        uint64_t bit = UINT64_C(1) << (i % 64);
-        if (seen[i / 64] & bit) {
-            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                         "set_active_subset: index %u appears twice (again at "
-                         "index[%zu]); list each active particle once",
-                         (unsigned)i, k);
-            break;
-        }
-        seen[i / 64] |= bit;
-    }
-    free(seen);
-    return st;
+    return gp_check_subset(base, "set_active_subset", n_active, index);
 }
 
 gp_status gp_check_compute(gp_base *base, const double *acc)
@@ -265,20 +233,25 @@ gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t
     gp_status st = gp_check_active(base, n_active, index);
     if (st != GP_OK) return st;
     gp_particles *p = &base->p;
-    if (n_active == 0) {
-        free(p->active);
-        p->active = NULL;
-        p->n_active = p->n;
+    return gp_index_list_store(base, "set_active_subset", n_active, index, &p->active, &p->n_active);
+}
+
+gp_status gp_index_list_store(gp_base *base, const char *fn, size_t m, const uint32_t *index,
+                              uint32_t **list, size_t *count)
+{
+    if (m == 0) {
+        free(*list);
+        *list = NULL;
+        *count = base->p.n;
         return GP_OK;
     }
-    uint32_t *copy = malloc(n_active * sizeof *copy);
+    uint32_t *copy = malloc(m * sizeof *copy);
     if (!copy)
         return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "set_active_subset: no memory for %zu indices; free memory "
-                       "or activate fewer particles", n_active);
-    memcpy(copy, index, n_active * sizeof *copy);
-    free(p->active);
-    p->active = copy;
-    p->n_active = n_active;
+                       "%s: no memory for %zu indices; free memory or pass fewer", fn, m);
+    memcpy(copy, index, m * sizeof *copy);
+    free(*list);
+    *list = copy;
+    *count = m;
     return GP_OK;
 }

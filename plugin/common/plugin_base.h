@@ -366,6 +366,12 @@ void gp_state_clear(gp_base *base);
 gp_status gp_check_outputs(gp_base *base, const char *fn, size_t m, const double *acc,
                            const double *pot);
 
+/* Stores a copy of an index list already checked (m == 0: none, *list =
+ * NULL and *count = n, meaning all particles); OUT_OF_MEMORY leaves both
+ * as they were. Shared by the active and the source subsets. */
+gp_status gp_index_list_store(gp_base *base, const char *fn, size_t m, const uint32_t *index,
+                              uint32_t **list, size_t *count);
+
 /* The i-th active particle (i < base->p.n_active). */
 static inline size_t gp_active_index(const gp_base *b, size_t i)
 {

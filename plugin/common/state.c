@@ -220,30 +220,14 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
 gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index)
 {
     static const char fn[] = "set_source_subset";
-    gp_particles *p = &base->p;
     gp_status st = need_particles(base, fn);
     if (st != GP_OK) return st;
-    if (n_src == 0) {
-        free(p->src);
-        p->src = NULL;
-        p->n_src = p->n;
-        return GP_OK;
-    }
-    if (!index)
+    if (n_src && !index)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
                        "set_source_subset was given n_src = %zu but a NULL index "
                        "array; pass the indices, or (0, NULL) for all particles", n_src);
-    if ((st = gp_check_subset(base, fn, n_src, index)) != GP_OK) return st;
-    uint32_t *copy = malloc(n_src * sizeof *copy);
-    if (!copy)
-        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "set_source_subset: no memory for %zu indices; free memory or "
-                       "use fewer sources", n_src);
-    memcpy(copy, index, n_src * sizeof *copy);
-    free(p->src);
-    p->src = copy;
-    p->n_src = n_src;
-    return GP_OK;
+    if (n_src && (st = gp_check_subset(base, fn, n_src, index)) != GP_OK) return st;
+    return gp_index_list_store(base, fn, n_src, index, &base->p.src, &base->p.n_src);
 }
 
 gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,

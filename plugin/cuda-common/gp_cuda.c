@@ -5,6 +5,7 @@
 #include "cuda-common/gp_cuda.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,4 +374,32 @@ void gp_median_center(const double *pos, size_t n, double *scratch, double out[3
         for (size_t k = 0; k < m; ++k) scratch[k] = pos[3 * (m == n ? k : (size_t)((uint64_t)k * n / m)) + d];
         out[d] = select_kth(scratch, m, m / 2);
     }
+}
+
+gp_status gp_cuda_unscale_results(gp_base *b, double G, double mass_scale, double len_scale,
+                                  const double *rec, size_t ni, double *acc, double *pot)
+{
+    const int em = ilogb(mass_scale), el = ilogb(len_scale);
+    const int ea = em - 2 * el, ep = em - el;
+    const long long m = (long long)ni;
+    long long bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
+    for (long long k = 0; k < m; ++k) {
+        const double *r = rec + 4 * k;
+        double in[4] = {r[0], r[1], r[2], -r[3]}, out[4];
+        for (int c = 0; c < 4; ++c) {
+            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
+            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
+        }
+        acc[3 * k] = out[0];
+        acc[3 * k + 1] = out[1];
+        acc[3 * k + 2] = out[2];
+        if (pot) pot[k] = out[3];
+    }
+    if (bad)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "%lld acceleration or potential component(s) are outside the range of a double "
+                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
+                       "choose units in which masses and distances are nearer 1", bad);
+    return GP_OK;
 }

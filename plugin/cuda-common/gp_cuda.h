@@ -77,6 +77,16 @@ gp_status gp_dbuf_grow_keep(gp_base *b, gp_cuda *c, gp_dbuf *buf, size_t bytes,
 
 void gp_dbuf_free(gp_dbuf *buf);
 
+/* A kernel's results in the caller's units. rec holds ni records of four
+ * doubles {ax, ay, az, sum m/r} computed in scaled units (lengths / len_scale,
+ * masses / mass_scale, both exact powers of two: 1 for ordinary data) and
+ * without G or sign; written out as G (M / L^2) a into acc[3ni] and
+ * -G (M / L) phi into pot[ni] (may be NULL). A value that leaves double's
+ * range (inf, or 0 from a nonzero sum) is GP_ERR_INVALID_ARGUMENT with a
+ * sentence, never GP_OK with inf or 0. */
+gp_status gp_cuda_unscale_results(gp_base *b, double G, double mass_scale, double len_scale,
+                                  const double *rec, size_t ni, double *acc, double *pot);
+
 /* Host<->device copies on the instance's stream, then synchronised (the
  * host buffers are ordinary pageable memory). */
 gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,

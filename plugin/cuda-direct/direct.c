@@ -297,30 +297,8 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
  * an error with a sentence, never GP_OK with inf or 0. */
 static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 {
-    const double G = gp_param_double(&s->base, P_G);
-    const gp_d4 *r = (const gp_d4 *)s->res.ptr;
-    const int em = ilogb(s->mass_scale), el = ilogb(s->len_scale);
-    const int ea = em - 2 * el, ep = em - el;
-    const long long m = (long long)ni;
-    long long bad = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
-    for (long long k = 0; k < m; ++k) {
-        double in[4] = {r[k].x, r[k].y, r[k].z, -r[k].w}, out[4];
-        for (int c = 0; c < 4; ++c) {
-            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
-            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
-        }
-        acc[3 * k] = out[0];
-        acc[3 * k + 1] = out[1];
-        acc[3 * k + 2] = out[2];
-        if (pot) pot[k] = out[3];
-    }
-    if (bad)
-        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                       "%lld acceleration or potential component(s) are outside the range of a double "
-                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
-                       "choose units in which masses and distances are nearer 1", bad);
-    return GP_OK;
+    return gp_cuda_unscale_results(&s->base, gp_param_double(&s->base, P_G), s->mass_scale,
+                                   s->len_scale, (const double *)s->res.ptr, ni, acc, pot);
 }
 
 /* ---- the ABI entry points --------------------------------------------- */

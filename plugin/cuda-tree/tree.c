@@ -675,30 +675,8 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
  * double's range (inf, or 0 from a nonzero sum) is an error. */
 static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 {
-    const double G = gp_param_double(&s->base, P_G);
-    const int em = ilogb(s->mass_scale), el = ilogb(s->len_scale);
-    const int ea = em - 2 * el, ep = em - el;
-    const gp_d4 *h = (const gp_d4 *)s->hout.ptr;
-    long long bad = 0;
-    const long long m = (long long)ni;
-#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
-    for (long long k = 0; k < m; ++k) {
-        double in[4] = {h[k].x, h[k].y, h[k].z, -h[k].w}, out[4];
-        for (int c = 0; c < 4; ++c) {
-            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
-            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
-        }
-        acc[3 * k] = out[0];
-        acc[3 * k + 1] = out[1];
-        acc[3 * k + 2] = out[2];
-        if (pot) pot[k] = out[3];
-    }
-    if (bad)
-        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                       "%lld acceleration or potential component(s) are outside the range of a double "
-                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
-                       "choose units in which masses and distances are nearer 1", bad);
-    return GP_OK;
+    return gp_cuda_unscale_results(&s->base, gp_param_double(&s->base, P_G), s->mass_scale,
+                                   s->len_scale, (const double *)s->hout.ptr, ni, acc, pot);
 }
 
 /* ---- the ABI entry points --------------------------------------------- */
