@@ -23,4 +23,28 @@ $(MPI_TREE_SO): $(MPI_TREE_LINK) plugin/plugin.map
 
 .PHONY: mpi-tree
 mpi-tree: $(MPI_TREE_SO)
+
+# ---- tests: tests/mpi-accuracy.c at P = 1..4 under mpirun (oversubscribed,
+# one OpenMP thread per rank); each wrapper skips when mpirun is missing.
+MPI_ACC := $(BUILD)/tests/mpi-accuracy
+$(BUILD)/obj/tests/mpi-accuracy.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(MPI_ACC): $(BUILD)/obj/tests/mpi-accuracy.o $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+
+MPI_TESTS := $(foreach p,1 2 3 4,$(BUILD)/t/mpi-accuracy-p$(p).t)
+TESTS += $(MPI_TESTS)
+$(BUILD)/t/mpi-accuracy-p%.t: $(MPI_ACC) $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                              $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ACC))|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
+else
+# Without mpicc: one test that says why mpi-tree is missing.
+TESTS += $(BUILD)/t/mpi-tree-skip.t
+$(BUILD)/t/mpi-tree-skip.t: plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\necho "1..0 # SKIP mpicc not found: mpi-tree is not built (install libopenmpi-dev)"\n' > $@
+	@chmod +x $@
 endif

@@ -295,8 +295,9 @@ static int targets_forces(const gp_solver *s, mt_targets *T)
     return 0;
 }
 
-/* Field points as targets: sorted along the tree's curve, runs of
- * group_size, loose runs split (cpu-tree's compute_field). */
+/* Field points as targets: sorted along the tree's curve (in a cube
+ * around the points), runs of group_size, loose runs split (cpu-tree's
+ * compute_field). */
 static int targets_field(const gp_solver *s, size_t m, const double *points, mt_targets *T)
 {
     const ct_tree *t = &s->tree;
@@ -308,7 +309,12 @@ static int targets_field(const gp_solver *s, size_t m, const double *points, mt_
     uint32_t nruns = (uint32_t)((m + G - 1) / G);
     int rc = -1;
     if (keys && perm) {
-        gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, t->lo, t->inv_cell, keys);
+        /* the points' own cube, not the local tree's: points far outside
+         * this rank's particles would otherwise clamp to its faces and form
+         * wide groups, whose float-relative coordinates lose precision */
+        double lo[3], inv_cell;
+        gp_host_root_cube(m, points, points + 1, points + 2, 3, lo, &inv_cell);
+        gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, lo, inv_cell, keys);
         for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
         if (!gp_host_sort_keys(m, keys, perm) && !targets_alloc(T, m, nruns)) {
             for (size_t i = 0; i < m; i++) {
