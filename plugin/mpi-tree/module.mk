@@ -40,6 +40,20 @@ $(BUILD)/t/mpi-accuracy-p%.t: $(MPI_ACC) $(MPI_TREE_SO) $(BUILD)/plugins/gravplu
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ACC))|' \
 	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
 	@chmod +x $@
+# Conformance at P = 2: tests/conformance.c compiled unchanged into an MPI
+# wrapper (tests/mpi-conformance.c) that spreads every call over the ranks.
+# (P = 1 is the generated conformance-mpi-tree.t: no mpirun, a singleton.)
+MPI_CONF := $(BUILD)/tests/mpi-conformance
+$(BUILD)/obj/tests/mpi-conformance.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS)
+TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
+$(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|2|' -e 's|@PROGRAM@|$(abspath $(MPI_CONF))|' \
+	     -e 's|@ARGS@|$(abspath $(MPI_TREE_SO))|' tests/mpi-run.sh > $@
+	@chmod +x $@
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t

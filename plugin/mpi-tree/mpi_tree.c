@@ -29,10 +29,12 @@
  * Extensions of the ABI for ranks that hold nothing to evaluate:
  *   - set_active_subset(s, 0, index != NULL): no active particle on this
  *     rank (compute_forces then writes nothing, acc may be NULL);
+ *     set_source_subset(s, 0, index != NULL): no source on this rank;
  *   - compute_field with m = 0: no points on this rank (acc may be NULL),
  *     as long as some rank passes points (m = 0 everywhere is rejected, as
- *     the ABI says).
- * Every rank needs at least one particle (set_particles with n >= 1).
+ *     the ABI says);
+ *   - set_particles with n = 0: no particles on this rank (pos and mass
+ *     may be NULL), as long as some rank has particles.
  *
  * The acceleration MAC's first call (no previous |a| anywhere) runs the bh
  * pre-pass on every rank when any rank needs it.
@@ -132,6 +134,15 @@ static gp_status build_tree(gp_solver *s)
 {
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
+    if (p->n == 0) {            /* an empty rank: an empty tree */
+        ct_tree_free(&s->tree);
+        s->have_tree = 1;
+        s->moved = s->dirty = 0;
+        s->built_group = (uint32_t)gp_param_int(&s->base, P_GROUP);
+        s->built_leaf = (uint32_t)gp_param_int(&s->base, P_LEAF);
+        s->built_keys = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+        return GP_OK;
+    }
     uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
     uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
     gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
@@ -173,6 +184,7 @@ static gp_status ensure_tree(gp_solver *s)
         s->built_leaf != (uint32_t)gp_param_int(&s->base, P_LEAF) || s->built_keys != (int)kind)
         return build_tree(s);
     if (!s->moved) return GP_OK;
+    if (p->n == 0) { s->moved = 0; return GP_OK; }
     int mode = gp_param_enum(&s->base, P_REBUILD);
     if (mode == REBUILD_ALWAYS ||
         (mode == REBUILD_EVERY && s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
@@ -596,7 +608,10 @@ static gp_status mt_init(gp_solver **out, const gp_init_args *args)
         args->mpi_comm)
         parent = *(const MPI_Comm *)args->mpi_comm;
     gp_solver *s = NULL;
-    gp_status st = gp_solver_create(&s, sizeof *s, PLUGIN_NAME, args, params, N_PARAMS);
+    gp_status st = out ? gp_solver_create(&s, sizeof *s, PLUGIN_NAME, args, params, N_PARAMS)
+                       : gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                                      "init was given a NULL out pointer; pass the address of a "
+                                      "gp_solver *");
     st = mt_agree_init(args, parent, st, PLUGIN_NAME);
     if (st != GP_OK) {
         if (s) { s->comm = MPI_COMM_NULL; mt_finalize(s); }
@@ -621,17 +636,35 @@ static gp_status mt_set_param(gp_solver *s, const char *name, const char *value)
     return st;
 }
 
+/* An empty rank's particle store: set, with n = 0, both subsets cleared. */
+static gp_status particles_empty(gp_base *base)
+{
+    gp_particles *p = &base->p;
+    free(p->pos); free(p->mass); free(p->active); free(p->src);
+    free(p->x0); free(p->vel); free(p->acc); free(p->t); free(p->stated);
+    p->pos = p->mass = p->x0 = p->vel = p->acc = p->t = NULL;
+    p->stated = NULL;
+    p->active = p->src = NULL;
+    p->n = p->n_active = p->n_src = p->n_stated = 0;
+    p->have = 1;
+    return GP_OK;
+}
+
 static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
-    gp_status st = gp_check_particles(&s->base, n, pos, mass);
+    /* n = 0 is how a rank without particles takes part; on every rank it
+     * is the ABI's rejection */
+    unsigned long long mine = n, total = 0;
+    MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s->comm);
+    gp_status st = n == 0 && total > 0 ? GP_OK : gp_check_particles(&s->base, n, pos, mass);
     if (st == GP_OK && n > (size_t)INT32_MAX)
         st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
                      "set_particles: %zu particles on one rank is more than the limit of %d "
                      "(31-bit indices); use more ranks", n, INT32_MAX);
     if ((st = agree(s, st)) != GP_OK) return st;
     /* build aside: a failure on any rank leaves every rank as it was */
-    double *aold = malloc(n * sizeof *aold);
+    double *aold = malloc((n ? n : 1) * sizeof *aold);
     ct_tree keep = s->tree;
     int had = s->have_tree;
     uint8_t *keep_src = s->in_src;
@@ -645,7 +678,7 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
               : gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                         "set_particles: no memory for %zu particles; use more ranks", n);
     s->base.p = old;
-    if (st == GP_OK) st = gp_particles_set(&s->base, n, pos, mass);
+    if (st == GP_OK) st = n ? gp_particles_set(&s->base, n, pos, mass) : particles_empty(&s->base);
     st = agree(s, st);
     if (st != GP_OK) {
         ct_tree_free(&s->tree);
@@ -667,9 +700,10 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
 static gp_status mt_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
-    gp_status st = agree(s, gp_check_positions(&s->base, pos));
+    int empty = s->base.p.have && s->base.p.n == 0;
+    gp_status st = agree(s, empty ? GP_OK : gp_check_positions(&s->base, pos));
     if (st != GP_OK) return st;
-    st = gp_particles_update(&s->base, pos);   /* validated: cannot fail now */
+    st = empty ? GP_OK : gp_particles_update(&s->base, pos);   /* validated: cannot fail now */
     if (st == GP_OK) {
         gp_state_clear(&s->base);
         s->moved = 1;
@@ -692,7 +726,8 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
     static const char fn[] = "compute_forces";
     if (!s) return gp_null_instance(PLUGIN_NAME, fn);
     gp_status st = GP_OK;
-    if (!(s->none_active && s->base.p.have && !acc)) st = gp_check_compute(&s->base, acc);
+    int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
+    if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
     if ((st = agree(s, st)) != GP_OK) return st;
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
@@ -892,9 +927,11 @@ static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
                      "(0, NULL) for all particles", fn, n_src);
     else if (n_src)
         st = gp_check_subset(&s->base, fn, n_src, index);
+    /* (0, non-NULL): no source on this rank (as for active subsets) */
+    int none = n_src == 0 && index != NULL;
     uint8_t *member = NULL;
-    if (st == GP_OK && n_src) {
-        member = calloc(s->base.p.n, 1);
+    if (st == GP_OK && (n_src || none)) {
+        member = calloc(s->base.p.n ? s->base.p.n : 1, 1);
         if (!member)
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for a %zu-byte membership map", fn, s->base.p.n);
