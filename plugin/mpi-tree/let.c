@@ -59,8 +59,17 @@ static int closed_for_box(const ct_wcell *wc, int accel, const mt_box *box)
     return 0;
 }
 
-int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, mt_buf *out, uint32_t *ncells,
-                uint32_t *npart)
+static int closed_for_domain(const ct_wcell *wc, int accel, const mt_box *box, int nbox)
+{
+    if (closed_for_box(wc, accel, &box[0])) return 1;
+    if (nbox < 2) return 0;
+    for (int k = 1; k < nbox; k++)
+        if (!closed_for_box(wc, accel, &box[k])) return 0;
+    return 1;
+}
+
+int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+                uint32_t *ncells, uint32_t *npart)
 {
     *ncells = *npart = 0;
     if (!box->has || t->nsrc == 0) return 0;
@@ -77,7 +86,7 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, mt_buf *out, uint3
         const ct_wcell *wc = &t->wcells[c];
         const gp_cell *cl = &t->st.cells[c];
         mt_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
-        if (closed_for_box(wc, accel, box)) {
+        if (closed_for_domain(wc, accel, box, nbox)) {
             lc.closed = 1;
         } else if (cl->nchild == 0) {
             lc.first = *npart;

@@ -38,7 +38,12 @@
 
 #include "cpu-tree/tree_state.h"
 
-/* A receiver's domain for one force pass, as all ranks see it. */
+/* A receiver's domain for one force pass, as all ranks see it: an array
+ * of boxes, [0] around every group sphere of the pass, [1..k] around
+ * consecutive runs of its groups in key order (so around compact pieces
+ * of the domain; a few outlying groups no longer make the whole domain a
+ * huge box). A cell is closed for the domain when it is closed for box
+ * [0], or for every one of [1..k]. */
 typedef struct mt_box {
     double lo[3], hi[3];     /* contains every group sphere of the pass   */
     double gfac;             /* acceleration MAC: (G / (delta_acc min|a_old|))^(1/4),
@@ -64,10 +69,10 @@ typedef struct mt_buf {
 void mt_buf_free(mt_buf *b);
 
 /* The LET of tree t (cells prepared for mac by ct_tree_prepare_cells) for
- * the domain box, appended to out. *ncells / *npart get what was packed.
- * Returns 0, or -1 when out of memory. */
-int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, mt_buf *out, uint32_t *ncells,
-                uint32_t *npart);
+ * the domain box[0..nbox), appended to out. *ncells / *npart get what was
+ * packed. Returns 0, or -1 when out of memory. */
+int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+                uint32_t *ncells, uint32_t *npart);
 
 /* Builds a source-only ct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
  * columns) from one received buffer; ids are -4 (never a local target).

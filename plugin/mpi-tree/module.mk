@@ -54,6 +54,15 @@ $(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.s
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|2|' -e 's|@PROGRAM@|$(abspath $(MPI_CONF))|' \
 	     -e 's|@ARGS@|$(abspath $(MPI_TREE_SO))|' tests/mpi-run.sh > $@
 	@chmod +x $@
+# bench/mpi-tree-scaling.c: one force evaluation at P ranks (time, LET bytes);
+# bench/results/mpi-tree.md has the runs.
+MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
+BENCHES += $(MPI_BENCH)
+$(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)
+$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) -L$(BUILD)/lib -lgravplug \
+	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t

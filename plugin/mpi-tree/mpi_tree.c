@@ -80,9 +80,12 @@ static const gp_param_info params[] = {
      "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
     {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree",
      "the local force engine of each rank (cuda-tree is not available yet)"},
+    {"let_boxes", GP_PARAM_INT, "64", "[1,4096]",
+     "boxes each rank describes its domain with (around runs of its i-groups along the "
+     "curve); more boxes, smaller LETs, more work to cut them"},
 };
 enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
-       P_KEYS, P_THREADS, P_ENGINE, N_PARAMS };
+       P_KEYS, P_THREADS, P_ENGINE, P_BOXES, N_PARAMS };
 enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
 
 struct gp_solver {
@@ -391,33 +394,49 @@ static uint64_t param_hash(const gp_solver *s)
     return h;
 }
 
-/* This rank's domain for the pass: the box around every group sphere. */
-static mt_box my_box(const gp_solver *s, const mt_targets *T, int mac, const ct_walk_params *wp)
+/* The box around the group spheres of runs [r0, r1), padded outward by
+ * a hair so that rounding in a sphere never pokes out. */
+static void runs_box(const mt_targets *T, uint32_t r0, uint32_t r1, mt_box *b)
 {
-    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL };
-    for (int a = 0; a < 3; a++) { b.lo[a] = HUGE_VAL; b.hi[a] = -HUGE_VAL; }
-    double amin = HUGE_VAL;
-    for (uint32_t r = 0; r < T->nruns; r++) {
+    for (int a = 0; a < 3; a++) { b->lo[a] = HUGE_VAL; b->hi[a] = -HUGE_VAL; }
+    for (uint32_t r = r0; r < r1; r++)
         for (int a = 0; a < 3; a++) {
             double c = T->centre[3 * r + a], rg = T->radius[r];
-            if (c - rg < b.lo[a]) b.lo[a] = c - rg;
-            if (c + rg > b.hi[a]) b.hi[a] = c + rg;
+            if (c - rg < b->lo[a]) b->lo[a] = c - rg;
+            if (c + rg > b->hi[a]) b->hi[a] = c + rg;
         }
-        if (T->amin && T->amin[r] < amin) amin = T->amin[r];
+    for (int a = 0; a < 3; a++) {
+        double pad = 1e-12 * (b->hi[a] - b->lo[a] + fabs(b->lo[a]) + fabs(b->hi[a]));
+        b->lo[a] -= pad;
+        b->hi[a] += pad;
     }
-    if (b.has) {
-        /* outward by a hair, so rounding in a sphere never pokes out */
-        for (int a = 0; a < 3; a++) {
-            double pad = 1e-12 * (b.hi[a] - b.lo[a] + fabs(b.lo[a]) + fabs(b.hi[a]));
-            b.lo[a] -= pad;
-            b.hi[a] += pad;
-        }
-    }
+}
+
+/* This rank's domain for the pass (let.h): the box around every group
+ * sphere, then up to let_boxes boxes around runs of consecutive groups.
+ * Returns the number of boxes written to out (room for 1 + let_boxes). */
+static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_walk_params *wp,
+                    mt_box *out)
+{
+    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL };
+    double amin = HUGE_VAL;
+    for (uint32_t r = 0; r < T->nruns && T->amin; r++) amin = T->amin[r] < amin ? T->amin[r] : amin;
     if (mac == GP_MAC_ACCELERATION) {
         double alpha_a = wp->alpha * amin;
         b.gfac = alpha_a > 0 ? sqrt(sqrt(fabs(wp->G) / alpha_a)) * (1 + 1e-12) : HUGE_VAL;
     }
-    return b;
+    out[0] = b;
+    if (!b.has) return 1;
+    runs_box(T, 0, T->nruns, &out[0]);
+    uint32_t k = (uint32_t)gp_param_int(&s->base, P_BOXES);
+    if (k > T->nruns) k = T->nruns;
+    if (k < 2) return 1;
+    for (uint32_t j = 0; j < k; j++) {
+        out[1 + j] = b;
+        runs_box(T, (uint32_t)((uint64_t)T->nruns * j / k), (uint32_t)((uint64_t)T->nruns * (j + 1) / k),
+                 &out[1 + j]);
+    }
+    return 1 + (int)k;
 }
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
@@ -489,16 +508,40 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     gp_status st = GP_OK;
     ct_tree_prepare_cells(&s->tree, mac, theta);
     ct_walk_params wp = walk_params(s, mac, prepass);
-    mt_box mine = my_box(s, T, mac, &wp);
-    mt_box *boxes = malloc((size_t)P * sizeof *boxes);
+    const int maxbox = 1 + (int)gp_param_int(&s->base, P_BOXES);
+    mt_box *mine = malloc((size_t)maxbox * sizeof *mine);
+    int nmine = mine ? my_boxes(s, T, mac, &wp, mine) : 0;
+    int *nbox = malloc((size_t)P * sizeof *nbox), *first = malloc((size_t)P * sizeof *first);
+    mt_box *boxes = NULL;
     mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
     ct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
-    if (!boxes || !send || !recv || !lets)
+    if (!mine || !nbox || !first || !send || !recv || !lets)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
     if ((st = agree(s, st)) != GP_OK) goto out;
-    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, boxes, (int)sizeof mine, MPI_BYTE, s->comm);
+    MPI_Allgather(&nmine, 1, MPI_INT, nbox, 1, MPI_INT, s->comm);
+    int total = 0;
+    for (int r = 0; r < P; r++) { first[r] = total; total += nbox[r]; }
+    boxes = malloc((size_t)total * sizeof *boxes);
+    if (!boxes)
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for %d domain boxes", fn, total);
+    if ((st = agree(s, st)) != GP_OK) goto out;
+    {
+        /* boxes travel as bytes: counts and offsets in bytes */
+        int *cb = malloc((size_t)P * sizeof *cb), *db = malloc((size_t)P * sizeof *db);
+        if (!cb || !db) {
+            free(cb); free(db);
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the box tables", fn);
+        }
+        if ((st = agree(s, st)) != GP_OK) goto out;
+        for (int r = 0; r < P; r++) {
+            cb[r] = nbox[r] * (int)sizeof *boxes;
+            db[r] = first[r] * (int)sizeof *boxes;
+        }
+        MPI_Allgatherv(mine, nmine * (int)sizeof *mine, MPI_BYTE, boxes, cb, db, MPI_BYTE, s->comm);
+        free(cb); free(db);
+    }
     for (int r = 0; r < P; r++)
-        if (boxes[r].param_hash != mine.param_hash) {
+        if (boxes[first[r]].param_hash != mine[0].param_hash) {
             /* every rank sees the same table, so every rank says the same */
             st = gp_fail(&s->base, GP_ERR_BAD_STATE,
                          "%s: the ranks' parameters differ (rank %d's from rank 0's); set the "
@@ -510,7 +553,7 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == s->rank) continue;
         uint32_t nc, np;
-        if (mt_let_pack(&s->tree, mac, &boxes[r], &send[r], &nc, &np))
+        if (mt_let_pack(&s->tree, mac, &boxes[first[r]], nbox[r], &send[r], &nc, &np))
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
@@ -554,7 +597,7 @@ out:
         if (send) mt_buf_free(&send[r]);
         if (recv) mt_buf_free(&recv[r]);
     }
-    free(boxes); free(send); free(recv); free(lets);
+    free(boxes); free(mine); free(nbox); free(first); free(send); free(recv); free(lets);
     return st;
 }
 

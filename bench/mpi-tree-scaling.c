@@ -1,0 +1,131 @@
+/*
+ * mpi-tree-scaling.c — one force evaluation of mpi-tree at P ranks:
+ * wall time and LET bytes per rank. Run under mpirun:
+ *
+ *     mpirun -np P build/bench/mpi-tree-scaling MODEL N [REPEATS] [THETA]
+ *
+ * Every rank makes the same global set (gp_ic_make, seed 1) and keeps a
+ * Peano-Hilbert slice of it: keys over the whole set, sorted, cut into P
+ * equal runs — the decomposition a host would make (compact domains).
+ * Times: set_particles (tree build) and compute_forces (boxes, LETs,
+ * exchange, walks), the slowest rank's, median of REPEATS (default 3),
+ * each started after a barrier. Bytes: what each rank sends in the force
+ * call (max and mean over ranks; received totals are the same overall).
+ * Prints one line: model N P build_s force_s let_max_bytes let_mean_bytes
+ * let_cells_equiv interactions_per_particle.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/host_tree.h"
+#include "gravplug_loader.h"
+#include "host_stub/ic/ic.h"
+
+static unsigned long long last_sent;
+
+static void logger(void *user, int level, const char *msg)
+{
+    unsigned long long s, r;
+    (void)user;
+    if (level == GP_LOG_DEBUG &&
+        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu", &s, &r) == 2)
+        last_sent = s;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 3) {
+        if (rank == 0) fprintf(stderr, "usage: mpirun -np P %s MODEL N [REPEATS] [THETA]\n", argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    const char *model = argv[1];
+    size_t n = strtoull(argv[2], NULL, 10);
+    int reps = argc > 3 ? atoi(argv[3]) : 3;
+    const char *theta = argc > 4 ? argv[4] : "0.5";
+    gp_ic ic;
+    char err[512];
+    if (gp_ic_make(model, n, 1, NULL, &ic, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    n = ic.n;
+    /* Peano-Hilbert slice of the global set */
+    double lo[3], inv;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint32_t *perm = malloc(n * sizeof *perm);
+    gp_host_root_cube(n, ic.pos, ic.pos + 1, ic.pos + 2, 3, lo, &inv);
+    gp_host_make_keys(n, ic.pos, ic.pos + 1, ic.pos + 2, 3, GP_KEY_PEANO_HILBERT, lo, inv, keys);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    gp_host_sort_keys(n, keys, perm);
+    size_t b = n * (size_t)rank / (size_t)size, e = n * (size_t)(rank + 1) / (size_t)size, nl = e - b;
+    double *pos = malloc(3 * (nl ? nl : 1) * sizeof *pos), *mass = malloc((nl ? nl : 1) * sizeof *mass);
+    for (size_t k = 0; k < nl; k++) {
+        memcpy(&pos[3 * k], &ic.pos[3 * (size_t)perm[b + k]], 3 * sizeof *pos);
+        mass[k] = ic.mass[perm[b + k]];
+    }
+    free(keys); free(perm);
+    gp_ic_free(&ic);
+
+    gp_plugin *pl;
+    if (gp_plugin_open("mpi-tree", &pl, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    const gp_api *api = gp_plugin_api(pl);
+    gp_param kv[] = { { "theta", theta } };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 1, .device = -1,
+                        .log = logger };
+    gp_solver *s;
+    if (api->init(&s, &ia)) {
+        fprintf(stderr, "%s\n", api->last_error(NULL));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    double *acc = malloc(3 * (nl ? nl : 1) * sizeof *acc);
+    double *tb = malloc((size_t)reps * sizeof *tb), *tf = malloc((size_t)reps * sizeof *tf);
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        gp_status st = api->set_particles(s, nl, pos, mass);
+        double t1 = MPI_Wtime();
+        if (st == GP_OK) st = api->compute_forces(s, acc, NULL);
+        double t2 = MPI_Wtime();
+        if (st) {
+            fprintf(stderr, "%s\n", api->last_error(s));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        double mine[2] = { t1 - t0, t2 - t1 }, worst[2];
+        MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        tb[r] = worst[0];
+        tf[r] = worst[1];
+    }
+    qsort(tb, (size_t)reps, sizeof *tb, cmp_d);
+    qsort(tf, (size_t)reps, sizeof *tf, cmp_d);
+    unsigned long long sent = last_sent, smax = 0, ssum = 0;
+    MPI_Reduce(&sent, &smax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&sent, &ssum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    gp_stats stt = { .struct_size = sizeof stt };
+    api->get_stats(s, &stt);
+    double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
+    MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.1f\n", model, n, size, tb[reps / 2],
+               tf[reps / 2], smax, (double)ssum / size, itot / (double)n);
+    api->finalize(s);
+    gp_plugin_close(pl);
+    free(pos); free(mass); free(acc); free(tb); free(tf);
+    MPI_Finalize();
+    return 0;
+}
