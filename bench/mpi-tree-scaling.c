@@ -12,7 +12,7 @@
  * each started after a barrier. Bytes: what each rank sends in the force
  * call (max and mean over ranks; received totals are the same overall).
  * Prints one line: model N P build_s force_s let_max_bytes let_mean_bytes
- * let_cells_equiv interactions_per_particle.
+ * box_bytes_received_per_rank (mean) interactions_per_particle.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,15 +23,19 @@
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 
-static unsigned long long last_sent;
+static unsigned long long last_sent, last_box;
 
 static void logger(void *user, int level, const char *msg)
 {
-    unsigned long long s, r;
+    unsigned long long s, r, b;
+    int nb;
     (void)user;
     if (level == GP_LOG_DEBUG &&
-        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu", &s, &r) == 2)
+        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu; domain %d boxes, %llu",
+               &s, &r, &nb, &b) == 4) {
         last_sent = s;
+        last_box = b;
+    }
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -85,8 +89,11 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const gp_api *api = gp_plugin_api(pl);
-    gp_param kv[] = { { "theta", theta } };
-    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 1, .device = -1,
+    /* GP_LET_BOXES overrides mpi-tree's let_boxes (for the comparison in
+     * bench/results/mpi-tree.md) */
+    const char *boxes = getenv("GP_LET_BOXES");
+    gp_param kv[] = { { "theta", theta }, { "let_boxes", boxes ? boxes : "1024" } };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 2, .device = -1,
                         .log = logger };
     gp_solver *s;
     if (api->init(&s, &ia)) {
@@ -113,16 +120,18 @@ int main(int argc, char **argv)
     }
     qsort(tb, (size_t)reps, sizeof *tb, cmp_d);
     qsort(tf, (size_t)reps, sizeof *tf, cmp_d);
-    unsigned long long sent = last_sent, smax = 0, ssum = 0;
+    unsigned long long sent = last_sent, smax = 0, ssum = 0, bsum = 0;
     MPI_Reduce(&sent, &smax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&sent, &ssum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     gp_stats stt = { .struct_size = sizeof stt };
     api->get_stats(s, &stt);
     double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
     MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.1f\n", model, n, size, tb[reps / 2],
-               tf[reps / 2], smax, (double)ssum / size, itot / (double)n);
+        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\n", model, n, size, tb[reps / 2],
+               tf[reps / 2], smax, (double)ssum / size,
+               size > 1 ? (double)(bsum - bsum / size) : 0.0, itot / (double)n);
     api->finalize(s);
     gp_plugin_close(pl);
     free(pos); free(mass); free(acc); free(tb); free(tf);

@@ -169,11 +169,14 @@ static errs compare(size_t n, const double *acc, const double *pot, const double
     return e;
 }
 
-/* mpi-tree within cpu-tree's error (both against cpu-direct). */
+/* mpi-tree within cpu-tree's error (both against cpu-direct). mpi-tree
+ * halves cpu-tree's wide groups (wide_split), whose spheres made cpu-tree
+ * needlessly exact there, so its errors come closer to the MAC's nominal
+ * ones: the bound is 2x (median) and 3x (99th percentile) cpu-tree's. */
 static int within(errs m, errs c)
 {
-    return m.a.median <= 1.5 * c.a.median + 1e-7 && m.a.p99 <= 1.5 * c.a.p99 + 1e-6 &&
-           m.p.median <= 1.5 * c.p.median + 1e-7 && m.p.p99 <= 1.5 * c.p.p99 + 1e-6;
+    return m.a.median <= 2 * c.a.median + 1e-7 && m.a.p99 <= 3 * c.a.p99 + 1e-6 &&
+           m.p.median <= 2 * c.p.median + 1e-7 && m.p.p99 <= 3 * c.p.p99 + 1e-6;
 }
 
 static unsigned long long let_sent;
@@ -237,13 +240,23 @@ static void run_set(set *S, const char *theta)
         diag("  %s: mpi-tree vs direct: acc median %.3g 99%% %.3g max %.3g; cpu-tree: %.3g %.3g %.3g",
              S->name, em.a.median, em.a.p99, em.a.max, ec.a.median, ec.a.p99, ec.a.max);
         diag("  %s: LET bytes sent, largest rank: %llu (n = %zu)", S->name, maxsent, n);
-        if (size == 1)
-            pass = pass && memcmp(g_acc, t_acc, 3 * n * sizeof *g_acc) == 0 &&
-                   memcmp(g_pot, t_pot, n * sizeof *g_pot) == 0;
     }
-    snprintf(what, sizeof what, "%s: forces within cpu-tree's error%s", S->name,
-             size == 1 ? " (P = 1: bit-identical to cpu-tree)" : "");
+    snprintf(what, sizeof what, "%s: forces within cpu-tree's error", S->name);
     check(pass, "%s", what);
+
+    /* with cpu-tree's own groups (wide_split = 0) and P = 1, the same code
+     * on the same tree: the same bits */
+    if (size == 1) {
+        gp_solver *m0 = NULL;
+        mpi_api->init(&m0, &ia);
+        st = mpi_api->set_param(m0, "wide_split", "0");
+        if (st == GP_OK) st = mpi_api->set_particles(m0, nl, lpos, lmass);
+        if (st == GP_OK) st = mpi_api->compute_forces(m0, acc2, pot2);
+        snprintf(what, sizeof what, "%s: P = 1 with wide_split = 0 is bit-identical to cpu-tree", S->name);
+        check(st == GP_OK && memcmp(acc2, t_acc, 3 * n * sizeof *acc2) == 0 &&
+              memcmp(pot2, t_pot, n * sizeof *pot2) == 0, "%s", what);
+        mpi_api->finalize(m0);
+    }
 
     /* determinism: a second instance, same call, same bits */
     gp_solver *m2 = NULL;
@@ -300,8 +313,9 @@ static void run_set(set *S, const char *theta)
         errs em = compare(mp, fa, fp, ra, rp), et = compare(mp, ta, tp, ra, rp);
         /* other groups and trees than cpu-tree's; sparse points make wide
          * groups that open nearly everything (errors far below the tree's
-         * usual 1e-4), so the slack is the force error scale of theta 0.5 */
-        fpass = em.a.median <= 3 * et.a.median + 1e-5 && em.a.p99 <= 3 * et.a.p99 + 1e-4;
+         * usual 1e-4), so the slack is the force error scale of theta 0.5
+         * (cpu-tree's own 99th percentile for forces here: ~6e-4) */
+        fpass = em.a.median <= 3 * et.a.median + 1e-5 && em.a.p99 <= 4 * et.a.p99 + 3e-4;
         if (!fpass)
             fprintf(stderr, "# rank %d field: median %.3g 99%% %.3g; cpu-tree %.3g %.3g\n", rank,
                     em.a.median, em.a.p99, et.a.median, et.a.p99);

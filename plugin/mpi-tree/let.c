@@ -59,13 +59,19 @@ static int closed_for_box(const ct_wcell *wc, int accel, const mt_box *box)
     return 0;
 }
 
+static int closed_for_node(const ct_wcell *wc, int accel, const mt_box *box, int nbox, int k,
+                           int depth)
+{
+    if (closed_for_box(wc, accel, &box[k])) return 1;
+    int l = box[k].left, r = box[k].right;
+    if (l <= k || r <= k || l >= nbox || r >= nbox || depth > 64) return 0;
+    return closed_for_node(wc, accel, box, nbox, l, depth + 1) &&
+           closed_for_node(wc, accel, box, nbox, r, depth + 1);
+}
+
 static int closed_for_domain(const ct_wcell *wc, int accel, const mt_box *box, int nbox)
 {
-    if (closed_for_box(wc, accel, &box[0])) return 1;
-    if (nbox < 2) return 0;
-    for (int k = 1; k < nbox; k++)
-        if (!closed_for_box(wc, accel, &box[k])) return 0;
-    return 1;
+    return closed_for_node(wc, accel, box, nbox, 0, 0);
 }
 
 int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,

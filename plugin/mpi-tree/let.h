@@ -38,18 +38,20 @@
 
 #include "cpu-tree/tree_state.h"
 
-/* A receiver's domain for one force pass, as all ranks see it: an array
- * of boxes, [0] around every group sphere of the pass, [1..k] around
- * consecutive runs of its groups in key order (so around compact pieces
- * of the domain; a few outlying groups no longer make the whole domain a
- * huge box). A cell is closed for the domain when it is closed for box
- * [0], or for every one of [1..k]. */
+/* A receiver's domain for one force pass, as all ranks see it: a binary
+ * tree of boxes. Node 0 holds every group sphere of the pass; a node's
+ * children (left/right, -1 for none) split its run of groups (consecutive
+ * along the curve) in two, the widest runs first, so that a few outlying
+ * groups, or a jump of the curve, do not make the whole domain one huge
+ * box. A cell is closed for a node when it is closed for the node's box,
+ * or for both its children. has, gfac and param_hash are set in node 0. */
 typedef struct mt_box {
-    double lo[3], hi[3];     /* contains every group sphere of the pass   */
+    double lo[3], hi[3];     /* contains every group sphere below the node */
     double gfac;             /* acceleration MAC: (G / (delta_acc min|a_old|))^(1/4),
                                 the largest of the receiver's groups        */
     uint64_t param_hash;     /* the parameters that shape forces: must agree */
     int32_t has;             /* 0: no targets on that rank (send nothing) */
+    int32_t left, right;     /* children, or -1                          */
     int32_t pad;
 } mt_box;
 
@@ -69,7 +71,7 @@ typedef struct mt_buf {
 void mt_buf_free(mt_buf *b);
 
 /* The LET of tree t (cells prepared for mac by ct_tree_prepare_cells) for
- * the domain box[0..nbox), appended to out. *ncells / *npart get what was
+ * the domain tree box[0..nbox), appended to out. *ncells / *npart get what was
  * packed. Returns 0, or -1 when out of memory. */
 int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
                 uint32_t *ncells, uint32_t *npart);

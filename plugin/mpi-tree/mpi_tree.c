@@ -41,6 +41,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,12 +81,16 @@ static const gp_param_info params[] = {
      "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
     {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree",
      "the local force engine of each rank (cuda-tree is not available yet)"},
-    {"let_boxes", GP_PARAM_INT, "64", "[1,4096]",
-     "boxes each rank describes its domain with (around runs of its i-groups along the "
-     "curve); more boxes, smaller LETs, more work to cut them"},
+    {"let_boxes", GP_PARAM_INT, "1024", "[1,65536]",
+     "leaf boxes of the tree each rank describes its domain with (runs of its i-groups "
+     "along the curve); more: smaller LETs, but 160 bytes more to every rank per leaf"},
+    {"wide_split", GP_PARAM_DOUBLE, "4", "[0,inf)",
+     "halve i-groups wider than this many times the median group radius (0: keep "
+     "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
+     "everything"},
 };
 enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
-       P_KEYS, P_THREADS, P_ENGINE, P_BOXES, N_PARAMS };
+       P_KEYS, P_THREADS, P_ENGINE, P_BOXES, P_WIDE, N_PARAMS };
 enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
 
 struct gp_solver {
@@ -261,6 +266,77 @@ static void targets_spheres(mt_targets *T)
                         &T->radius[r]);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Wide groups: a group-size leaf of a nearly empty cube (the outskirts of
+ * a halo) can have a sphere as large as the system, which makes its walk
+ * open everything near it, and makes every other rank's LET for this rank
+ * hold nearly all of that rank's particles, whatever the decomposition.
+ * Such runs are halved along the curve until each piece is within `wide`
+ * (the wide_split parameter) times the median group radius, or a single
+ * target. (cpu-tree keeps them whole; its ct_split_loose_groups splits
+ * only far looser ones.) Smaller spheres accept more cells, so forces
+ * come closer to the MAC's nominal error (cpu-tree's wide groups are
+ * needlessly exact) at fewer interactions. Deterministic: depends on the
+ * targets alone. Returns 0 or -1 (memory). */
+static int split_wide(mt_targets *T, double wide)
+{
+    uint32_t n = T->nruns;
+    if (n < 2 || !(wide > 0)) return 0;
+    double *r = malloc(n * sizeof *r);
+    if (!r) return -1;
+    memcpy(r, T->radius, n * sizeof *r);
+    qsort(r, n, sizeof *r, cmp_double);
+    double lim = wide * r[n / 2];
+    free(r);
+    uint32_t nwide = 0;
+    for (uint32_t k = 0; k < n; k++) nwide += T->radius[k] > lim && T->rc[k] > 1;
+    if (!nwide || !(lim > 0)) return 0;
+    size_t cap = (size_t)n + 64, out = 0;
+    uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
+    if (!nb || !nc) { free(nb); free(nc); return -1; }
+    uint32_t stack[2 * 32][2];
+    for (uint32_t k = 0; k < n; k++) {
+        int sp = 0;
+        stack[sp][0] = T->rb[k]; stack[sp][1] = T->rc[k]; sp++;
+        while (sp > 0) {
+            sp--;
+            uint32_t b = stack[sp][0], c = stack[sp][1];
+            double centre[3], rad;
+            gp_group_sphere(T->x, T->y, T->z, NULL, b, c, centre, &rad);
+            if (c > 1 && rad > lim && sp + 2 <= (int)(sizeof stack / sizeof stack[0])) {
+                uint32_t h = c / 2;         /* second half first: curve order kept */
+                stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
+                stack[sp][0] = b; stack[sp][1] = h; sp++;
+                continue;
+            }
+            if (out == cap) {
+                cap *= 2;
+                uint32_t *tb = realloc(nb, cap * sizeof *nb);
+                if (tb) nb = tb;
+                uint32_t *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
+                if (!tb || !tc) { free(nb); free(nc); return -1; }
+                nc = tc;
+            }
+            nb[out] = b; nc[out] = c; out++;
+        }
+    }
+    double *cr = malloc(4 * out * sizeof *cr);
+    if (!cr) { free(nb); free(nc); return -1; }
+    free(T->owned[3]); free(T->owned[4]); free(T->owned[5]);
+    T->rb = T->owned[4] = nb;
+    T->rc = T->owned[5] = nc;
+    T->centre = T->owned[3] = cr;
+    T->radius = cr + 3 * out;
+    T->nruns = (uint32_t)out;
+    targets_spheres(T);
+    return 0;
+}
+
 /* The active particles as targets: the tree's groups when all are active;
  * for a subset, the active part of each tree group (cpu-tree's rule). */
 static int targets_forces(const gp_solver *s, mt_targets *T)
@@ -307,7 +383,7 @@ static int targets_forces(const gp_solver *s, mt_targets *T)
         T->nruns = nr;
     }
     targets_spheres(T);
-    return 0;
+    return split_wide(T, gp_param_double(&s->base, P_WIDE));
 }
 
 /* Field points as targets: sorted along the tree's curve (in a cube
@@ -358,6 +434,7 @@ static int targets_field(const gp_solver *s, size_t m, const double *points, mt_
     free(keys);
     free(perm);
     if (!rc) targets_spheres(T);
+    if (!rc) rc = split_wide(T, gp_param_double(&s->base, P_WIDE));
     return rc;
 }
 
@@ -412,13 +489,16 @@ static void runs_box(const mt_targets *T, uint32_t r0, uint32_t r1, mt_box *b)
     }
 }
 
-/* This rank's domain for the pass (let.h): the box around every group
- * sphere, then up to let_boxes boxes around runs of consecutive groups.
- * Returns the number of boxes written to out (room for 1 + let_boxes). */
+/* This rank's domain for the pass (let.h): a binary tree of boxes over
+ * its groups in curve order, splitting the widest run first (width times
+ * its number of groups), until it has
+ * let_boxes leaves (or no run of two groups is left). Returns the number
+ * of nodes written to out (room for 2 * let_boxes). */
 static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_walk_params *wp,
-                    mt_box *out)
+                    mt_box *out, uint32_t *r0, uint32_t *r1)
 {
-    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL };
+    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL,
+                 .left = -1, .right = -1 };
     double amin = HUGE_VAL;
     for (uint32_t r = 0; r < T->nruns && T->amin; r++) amin = T->amin[r] < amin ? T->amin[r] : amin;
     if (mac == GP_MAC_ACCELERATION) {
@@ -428,15 +508,35 @@ static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_w
     out[0] = b;
     if (!b.has) return 1;
     runs_box(T, 0, T->nruns, &out[0]);
-    uint32_t k = (uint32_t)gp_param_int(&s->base, P_BOXES);
-    if (k > T->nruns) k = T->nruns;
-    if (k < 2) return 1;
-    for (uint32_t j = 0; j < k; j++) {
-        out[1 + j] = b;
-        runs_box(T, (uint32_t)((uint64_t)T->nruns * j / k), (uint32_t)((uint64_t)T->nruns * (j + 1) / k),
-                 &out[1 + j]);
+    r0[0] = 0;
+    r1[0] = T->nruns;
+    int nodes = 1, leaves = 1, want = (int)gp_param_int(&s->base, P_BOXES);
+    while (leaves < want) {
+        /* the leaf with the largest width x groups that still holds two
+         * (width alone spends the budget on the sparse outskirts; the
+         * LET's size is decided where the groups are many) */
+        int pick = -1;
+        double wmax = -1;
+        for (int k = 0; k < nodes; k++) {
+            if (out[k].left >= 0 || r1[k] - r0[k] < 2) continue;
+            double w = 0;
+            for (int a = 0; a < 3; a++) w = fmax(w, out[k].hi[a] - out[k].lo[a]);
+            w *= (double)(r1[k] - r0[k]);
+            if (w > wmax) { wmax = w; pick = k; }
+        }
+        if (pick < 0) break;
+        uint32_t mid = r0[pick] + (r1[pick] - r0[pick]) / 2;
+        for (int c = 0; c < 2; c++) {
+            out[nodes] = b;
+            r0[nodes] = c ? mid : r0[pick];
+            r1[nodes] = c ? r1[pick] : mid;
+            runs_box(T, r0[nodes], r1[nodes], &out[nodes]);
+            if (c) out[pick].right = nodes; else out[pick].left = nodes;
+            nodes++;
+        }
+        leaves++;
     }
-    return 1 + (int)k;
+    return nodes;
 }
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
@@ -508,9 +608,12 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     gp_status st = GP_OK;
     ct_tree_prepare_cells(&s->tree, mac, theta);
     ct_walk_params wp = walk_params(s, mac, prepass);
-    const int maxbox = 1 + (int)gp_param_int(&s->base, P_BOXES);
+    const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES);
     mt_box *mine = malloc((size_t)maxbox * sizeof *mine);
-    int nmine = mine ? my_boxes(s, T, mac, &wp, mine) : 0;
+    uint32_t *r0 = malloc((size_t)maxbox * sizeof *r0), *r1 = malloc((size_t)maxbox * sizeof *r1);
+    int nmine = mine && r0 && r1 ? my_boxes(s, T, mac, &wp, mine, r0, r1) : 0;
+    free(r0);
+    free(r1);
     int *nbox = malloc((size_t)P * sizeof *nbox), *first = malloc((size_t)P * sizeof *first);
     mt_box *boxes = NULL;
     mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
@@ -589,8 +692,12 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
     st = agree(s, st);
-    gp_log(&s->base, GP_LOG_DEBUG, "%s: LET bytes sent %llu received %llu (rank %d of %d)", fn,
-           (unsigned long long)sent, (unsigned long long)got, s->rank, P);
+    /* the numbers bench/mpi-tree-scaling reads: LET bytes this rank sent
+     * and received, and the bytes of its domain boxes (sent to every rank) */
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes (rank %d of %d)",
+           fn, (unsigned long long)sent, (unsigned long long)got, nmine,
+           (unsigned long long)nmine * sizeof *mine, s->rank, P);
 out:
     for (int r = 0; r < P - 1 && lets; r++) ct_tree_free(&lets[r]);
     for (int r = 0; r < P; r++) {
