@@ -12,7 +12,8 @@
  * each started after a barrier. Bytes: what each rank sends in the force
  * call (max and mean over ranks; received totals are the same overall).
  * Prints one line: model N P build_s force_s let_max_bytes let_mean_bytes
- * box_bytes_received_per_rank (mean) interactions_per_particle.
+ * box_bytes_received_per_rank (mean) interactions_per_particle
+ * let_cells_sent (mean per rank) let_particles_sent (mean per rank).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 
-static unsigned long long last_sent, last_box;
+static unsigned long long last_sent, last_box, last_cells, last_parts;
 
 static void logger(void *user, int level, const char *msg)
 {
@@ -31,8 +32,8 @@ static void logger(void *user, int level, const char *msg)
     int nb;
     (void)user;
     if (level == GP_LOG_DEBUG &&
-        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu; domain %d boxes, %llu",
-               &s, &r, &nb, &b) == 4) {
+        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu; domain %d boxes, "
+               "%llu bytes; sent %llu cells %llu", &s, &r, &nb, &b, &last_cells, &last_parts) == 6) {
         last_sent = s;
         last_box = b;
     }
@@ -91,9 +92,10 @@ int main(int argc, char **argv)
     const gp_api *api = gp_plugin_api(pl);
     /* GP_LET_BOXES overrides mpi-tree's let_boxes (for the comparison in
      * bench/results/mpi-tree.md) */
-    const char *boxes = getenv("GP_LET_BOXES");
-    gp_param kv[] = { { "theta", theta }, { "let_boxes", boxes ? boxes : "1024" } };
-    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 2, .device = -1,
+    const char *boxes = getenv("GP_LET_BOXES"), *wide = getenv("GP_WIDE_SPLIT");
+    gp_param kv[] = { { "theta", theta }, { "let_boxes", boxes ? boxes : "1024" },
+                      { "wide_split", wide ? wide : "4" } };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 3, .device = -1,
                         .log = logger };
     gp_solver *s;
     if (api->init(&s, &ia)) {
@@ -120,7 +122,8 @@ int main(int argc, char **argv)
     }
     qsort(tb, (size_t)reps, sizeof *tb, cmp_d);
     qsort(tf, (size_t)reps, sizeof *tf, cmp_d);
-    unsigned long long sent = last_sent, smax = 0, ssum = 0, bsum = 0;
+    unsigned long long sent = last_sent, smax = 0, ssum = 0, bsum = 0, cp[2] = { last_cells, last_parts }, cps[2];
+    MPI_Reduce(cp, cps, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&sent, &smax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&sent, &ssum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -129,9 +132,10 @@ int main(int argc, char **argv)
     double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
     MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\n", model, n, size, tb[reps / 2],
-               tf[reps / 2], smax, (double)ssum / size,
-               size > 1 ? (double)(bsum - bsum / size) : 0.0, itot / (double)n);
+        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\n", model, n, size,
+               tb[reps / 2], tf[reps / 2], smax, (double)ssum / size,
+               size > 1 ? (double)(bsum - bsum / size) : 0.0, itot / (double)n,
+               (double)cps[0] / size, (double)cps[1] / size);
     api->finalize(s);
     gp_plugin_close(pl);
     free(pos); free(mass); free(acc); free(tb); free(tf);

@@ -81,9 +81,9 @@ static const gp_param_info params[] = {
      "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
     {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree",
      "the local force engine of each rank (cuda-tree is not available yet)"},
-    {"let_boxes", GP_PARAM_INT, "1024", "[1,65536]",
-     "leaf boxes of the tree each rank describes its domain with (runs of its i-groups "
-     "along the curve); more: smaller LETs, but 160 bytes more to every rank per leaf"},
+    {"let_boxes", GP_PARAM_INT, "256", "[1,65536]",
+     "leaf boxes of the coarse tree each rank describes its domain with (runs of its "
+     "i-groups along the curve; leaves near other ranks are then refined to single groups)"},
     {"wide_split", GP_PARAM_DOUBLE, "4", "[0,inf)",
      "halve i-groups wider than this many times the median group radius (0: keep "
      "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
@@ -599,6 +599,94 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
     return failed ? -1 : 0;
 }
 
+/* Every rank's domain tree, gathered: rank r's nodes are
+ * (*all)[first[r] .. first[r] + nbox[r]). Collective. */
+static gp_status gather_boxes(gp_solver *s, const char *fn, const mt_box *mine, int nmine,
+                              mt_box **all, int *nbox, int *first)
+{
+    const int P = s->size;
+    gp_status st = GP_OK;
+    MPI_Allgather(&nmine, 1, MPI_INT, nbox, 1, MPI_INT, s->comm);
+    long long total = 0;
+    for (int r = 0; r < P; r++) { first[r] = (int)total; total += nbox[r]; }
+    int *cb = malloc((size_t)P * sizeof *cb), *db = malloc((size_t)P * sizeof *db);
+    *all = total * (long long)sizeof(mt_box) < INT32_MAX ? malloc((size_t)total * sizeof **all) : NULL;
+    if (!*all || !cb || !db)
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "%s: no memory for %lld domain boxes; lower let_boxes", fn, total);
+    if ((st = agree(s, st)) == GP_OK) {
+        /* boxes travel as bytes: counts and offsets in bytes */
+        for (int r = 0; r < P; r++) {
+            cb[r] = nbox[r] * (int)sizeof(mt_box);
+            db[r] = first[r] * (int)sizeof(mt_box);
+        }
+        MPI_Allgatherv(mine, nmine * (int)sizeof *mine, MPI_BYTE, *all, cb, db, MPI_BYTE, s->comm);
+    }
+    free(cb);
+    free(db);
+    return st;
+}
+
+static double box_gap2(const mt_box *a, const mt_box *b)
+{
+    double d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        double g = fmax(0.0, fmax(a->lo[k] - b->hi[k], b->lo[k] - a->hi[k]));
+        d2 += g * g;
+    }
+    return d2;
+}
+
+/* Is box b within its width of a leaf of another rank's domain? */
+static int near_others(const gp_solver *s, const mt_box *b, const mt_box *all, const int *nbox,
+                       const int *first)
+{
+    double w = 0;
+    for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
+    double reach2 = w * w;
+    for (int q = 0; q < s->size; q++) {
+        const mt_box *d = &all[first[q]];
+        if (q == s->rank || !d->has || box_gap2(b, d) >= reach2) continue;
+        for (int j = 0; j < nbox[q]; j++)
+            if (d[j].left < 0 && box_gap2(b, &d[j]) < reach2) return 1;
+    }
+    return 0;
+}
+
+/* The second round of the domain (let.h): a leaf of the coarse tree that
+ * lies near another rank's domain is split down to single groups, so the
+ * LETs for this rank follow its boundary at the scale of its groups,
+ * while the interior stays coarse: the boxes sent grow with the boundary,
+ * like the LETs, not with n. Returns the new node count (<= cap). */
+static int refine_boxes(const gp_solver *s, mt_box *b, int n, uint32_t *r0, uint32_t *r1,
+                        const mt_targets *T, int cap, const mt_box *all, const int *nbox,
+                        const int *first)
+{
+    const int coarse = n;
+    for (int k = 0; k < coarse; k++) {
+        if (b[k].left >= 0 || r1[k] - r0[k] < 2 || !near_others(s, &b[k], all, nbox, first))
+            continue;
+        int stack[128], sp = 0;
+        stack[sp++] = k;
+        while (sp > 0) {
+            int q = stack[--sp];
+            if (r1[q] - r0[q] < 2 || n + 2 > cap || sp + 2 > 128) continue;
+            uint32_t mid = r0[q] + (r1[q] - r0[q]) / 2;
+            for (int c = 0; c < 2; c++) {
+                b[n] = b[0];
+                b[n].left = b[n].right = -1;
+                r0[n] = c ? mid : r0[q];
+                r1[n] = c ? r1[q] : mid;
+                runs_box(T, r0[n], r1[n], &b[n]);
+                if (c) b[q].right = n; else b[q].left = n;
+                stack[sp++] = n;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 /* One collective pass: boxes, LETs, walks. */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
                             const mt_targets *T, double *acc, double *pot, uint64_t *pp,
@@ -608,41 +696,19 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     gp_status st = GP_OK;
     ct_tree_prepare_cells(&s->tree, mac, theta);
     ct_walk_params wp = walk_params(s, mac, prepass);
-    const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES);
+    /* room for the coarse tree and for refining all of it to single groups */
+    const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES) + 2 * (int)T->nruns + 2;
     mt_box *mine = malloc((size_t)maxbox * sizeof *mine);
     uint32_t *r0 = malloc((size_t)maxbox * sizeof *r0), *r1 = malloc((size_t)maxbox * sizeof *r1);
     int nmine = mine && r0 && r1 ? my_boxes(s, T, mac, &wp, mine, r0, r1) : 0;
-    free(r0);
-    free(r1);
     int *nbox = malloc((size_t)P * sizeof *nbox), *first = malloc((size_t)P * sizeof *first);
     mt_box *boxes = NULL;
     mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
     ct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
-    if (!mine || !nbox || !first || !send || !recv || !lets)
+    if (!mine || !r0 || !r1 || !nbox || !first || !send || !recv || !lets)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
     if ((st = agree(s, st)) != GP_OK) goto out;
-    MPI_Allgather(&nmine, 1, MPI_INT, nbox, 1, MPI_INT, s->comm);
-    int total = 0;
-    for (int r = 0; r < P; r++) { first[r] = total; total += nbox[r]; }
-    boxes = malloc((size_t)total * sizeof *boxes);
-    if (!boxes)
-        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for %d domain boxes", fn, total);
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    {
-        /* boxes travel as bytes: counts and offsets in bytes */
-        int *cb = malloc((size_t)P * sizeof *cb), *db = malloc((size_t)P * sizeof *db);
-        if (!cb || !db) {
-            free(cb); free(db);
-            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the box tables", fn);
-        }
-        if ((st = agree(s, st)) != GP_OK) goto out;
-        for (int r = 0; r < P; r++) {
-            cb[r] = nbox[r] * (int)sizeof *boxes;
-            db[r] = first[r] * (int)sizeof *boxes;
-        }
-        MPI_Allgatherv(mine, nmine * (int)sizeof *mine, MPI_BYTE, boxes, cb, db, MPI_BYTE, s->comm);
-        free(cb); free(db);
-    }
+    if ((st = gather_boxes(s, fn, mine, nmine, &boxes, nbox, first)) != GP_OK) goto out;
     for (int r = 0; r < P; r++)
         if (boxes[first[r]].param_hash != mine[0].param_hash) {
             /* every rank sees the same table, so every rank says the same */
@@ -651,8 +717,21 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          "same values on every rank", fn, r ? r : 1);
             goto out;
         }
+    if (P > 1) {
+        /* second round: refine, down to single groups, the leaves that lie
+         * near another rank's domain, and send the trees again */
+        int refined = refine_boxes(s, mine, nmine, r0, r1, T, maxbox, boxes, nbox, first);
+        int any = refined != nmine, anywhere = 0;
+        MPI_Allreduce(&any, &anywhere, 1, MPI_INT, MPI_MAX, s->comm);
+        nmine = refined;
+        if (anywhere) {
+            free(boxes);
+            boxes = NULL;
+            if ((st = gather_boxes(s, fn, mine, nmine, &boxes, nbox, first)) != GP_OK) goto out;
+        }
+    }
     double t0 = gp_wtime();
-    uint64_t sent = 0, got = 0;
+    uint64_t sent = 0, got = 0, sent_cells = 0, sent_parts = 0;
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == s->rank) continue;
         uint32_t nc, np;
@@ -661,6 +740,8 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
         sent += send[r].n;
+        sent_cells += nc;
+        sent_parts += np;
     }
     if ((st = agree(s, st)) != GP_OK) goto out;
     if ((st = mt_exchange(&s->base, s->comm, P, send, recv)) != GP_OK) goto out;
@@ -695,16 +776,19 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     /* the numbers bench/mpi-tree-scaling reads: LET bytes this rank sent
      * and received, and the bytes of its domain boxes (sent to every rank) */
     gp_log(&s->base, GP_LOG_DEBUG,
-           "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes (rank %d of %d)",
+           "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes; sent %llu cells "
+           "%llu particles (rank %d of %d)",
            fn, (unsigned long long)sent, (unsigned long long)got, nmine,
-           (unsigned long long)nmine * sizeof *mine, s->rank, P);
+           (unsigned long long)nmine * sizeof *mine, (unsigned long long)sent_cells,
+           (unsigned long long)sent_parts, s->rank, P);
 out:
     for (int r = 0; r < P - 1 && lets; r++) ct_tree_free(&lets[r]);
     for (int r = 0; r < P; r++) {
         if (send) mt_buf_free(&send[r]);
         if (recv) mt_buf_free(&recv[r]);
     }
-    free(boxes); free(mine); free(nbox); free(first); free(send); free(recv); free(lets);
+    free(boxes); free(mine); free(r0); free(r1); free(nbox); free(first);
+    free(send); free(recv); free(lets);
     return st;
 }
 
