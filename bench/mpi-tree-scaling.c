@@ -90,12 +90,14 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const gp_api *api = gp_plugin_api(pl);
-    /* GP_LET_BOXES overrides mpi-tree's let_boxes (for the comparison in
-     * bench/results/mpi-tree.md) */
+    /* GP_LET_BOXES and GP_WIDE_SPLIT override mpi-tree's let_boxes and
+     * wide_split (for the comparisons in bench/results/mpi-tree.md) */
     const char *boxes = getenv("GP_LET_BOXES"), *wide = getenv("GP_WIDE_SPLIT");
-    gp_param kv[] = { { "theta", theta }, { "let_boxes", boxes ? boxes : "1024" },
-                      { "wide_split", wide ? wide : "4" } };
-    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 3, .device = -1,
+    gp_param kv[3] = { { "theta", theta } };
+    size_t nkv = 1;
+    if (boxes) kv[nkv++] = (gp_param){ "let_boxes", boxes };
+    if (wide) kv[nkv++] = (gp_param){ "wide_split", wide };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = nkv, .device = -1,
                         .log = logger };
     gp_solver *s;
     if (api->init(&s, &ia)) {
