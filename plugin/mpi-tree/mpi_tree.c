@@ -654,10 +654,11 @@ static int near_others(const gp_solver *s, const mt_box *b, const mt_box *all, c
 }
 
 /* The second round of the domain (let.h): a leaf of the coarse tree that
- * lies near another rank's domain is split down to single groups, so the
- * LETs for this rank follow its boundary at the scale of its groups,
- * while the interior stays coarse: the boxes sent grow with the boundary,
- * like the LETs, not with n. Returns the new node count (<= cap). */
+ * lies near another rank's domain is split, and so are its pieces while
+ * they lie near one, down to single groups: the LETs for this rank follow
+ * its boundary at the scale of its groups, while the rest stays coarse,
+ * so the boxes sent grow with the boundary, like the LETs, not with n.
+ * Returns the new node count (<= cap). */
 static int refine_boxes(const gp_solver *s, mt_box *b, int n, uint32_t *r0, uint32_t *r1,
                         const mt_targets *T, int cap, const mt_box *all, const int *nbox,
                         const int *first)
@@ -679,7 +680,8 @@ static int refine_boxes(const gp_solver *s, mt_box *b, int n, uint32_t *r0, uint
                 r1[n] = c ? r1[q] : mid;
                 runs_box(T, r0[n], r1[n], &b[n]);
                 if (c) b[q].right = n; else b[q].left = n;
-                stack[sp++] = n;
+                /* only the pieces that still lie near another domain go on */
+                if (near_others(s, &b[n], all, nbox, first)) stack[sp++] = n;
                 n++;
             }
         }
