@@ -38,6 +38,11 @@
  *
  * The acceleration MAC's first call (no previous |a| anywhere) runs the bh
  * pre-pass on every rank when any rank needs it.
+ *
+ * Threads: each instance talks over its own duplicate communicator, so
+ * two instances may be used from two threads at once when MPI runs at
+ * MPI_THREAD_MULTIPLE (what the plugin asks for when it starts MPI; a host
+ * that starts MPI itself decides).
  */
 #include <math.h>
 #include <omp.h>
@@ -903,6 +908,10 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
     double *aold = malloc((n ? n : 1) * sizeof *aold);
     ct_tree keep = s->tree;
     int had = s->have_tree;
+    uint32_t had_group = s->built_group, had_leaf = s->built_leaf;
+    int had_keys = s->built_keys, had_moved = s->moved, had_dirty = s->dirty;
+    uint64_t had_calls = s->calls_since_build;
+    double had_excess = s->excess;
     uint8_t *keep_src = s->in_src;
     s->in_src = NULL;
     memset(&s->tree, 0, sizeof s->tree);
@@ -920,6 +929,13 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
         ct_tree_free(&s->tree);
         s->tree = keep;
         s->have_tree = had;
+        s->built_group = had_group;
+        s->built_leaf = had_leaf;
+        s->built_keys = had_keys;
+        s->moved = had_moved;
+        s->dirty = had_dirty;
+        s->calls_since_build = had_calls;
+        s->excess = had_excess;
         s->in_src = keep_src;
         free(aold);
         return st;
