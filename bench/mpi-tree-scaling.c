@@ -12,7 +12,7 @@
  * each started after a barrier. Bytes: what each rank sends in the force
  * call (max and mean over ranks; received totals are the same overall).
  * Prints one line: model N P build_s force_s let_max_bytes let_mean_bytes
- * box_bytes_received_per_rank (mean) interactions_per_particle
+ * box_bytes_sent_per_rank (mean) interactions_per_particle
  * let_cells_sent (mean per rank) let_particles_sent (mean per rank).
  */
 #include <mpi.h>
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\n", model, n, size,
                tb[reps / 2], tf[reps / 2], smax, (double)ssum / size,
-               size > 1 ? (double)(bsum - bsum / size) : 0.0, itot / (double)n,
+               (double)bsum / size, itot / (double)n,
                (double)cps[0] / size, (double)cps[1] / size);
     api->finalize(s);
     gp_plugin_close(pl);

@@ -642,19 +642,25 @@ static double box_gap2(const mt_box *a, const mt_box *b)
     return d2;
 }
 
-/* Is box b within its width of a leaf of another rank's domain? */
-static int near_others(const gp_solver *s, const mt_box *b, const mt_box *all, const int *nbox,
-                       const int *first)
+/* Is box b within its width of a leaf of rank q's (coarse) domain? */
+static int near_rank(const mt_box *b, const mt_box *all, const int *nbox, const int *first, int q)
 {
     double w = 0;
     for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
     double reach2 = w * w;
-    for (int q = 0; q < s->size; q++) {
-        const mt_box *d = &all[first[q]];
-        if (q == s->rank || !d->has || box_gap2(b, d) >= reach2) continue;
-        for (int j = 0; j < nbox[q]; j++)
-            if (d[j].left < 0 && box_gap2(b, &d[j]) < reach2) return 1;
-    }
+    const mt_box *d = &all[first[q]];
+    if (!d->has || box_gap2(b, d) >= reach2) return 0;
+    for (int j = 0; j < nbox[q]; j++)
+        if (d[j].left < 0 && box_gap2(b, &d[j]) < reach2) return 1;
+    return 0;
+}
+
+/* ... of any other rank's domain? */
+static int near_others(const gp_solver *s, const mt_box *b, const mt_box *all, const int *nbox,
+                       const int *first)
+{
+    for (int q = 0; q < s->size; q++)
+        if (q != s->rank && near_rank(b, all, nbox, first, q)) return 1;
     return 0;
 }
 
@@ -711,8 +717,9 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     int *nbox = malloc((size_t)P * sizeof *nbox), *first = malloc((size_t)P * sizeof *first);
     mt_box *boxes = NULL;
     mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
+    mt_buf *tsend = calloc((size_t)P, sizeof *tsend), *trecv = calloc((size_t)P, sizeof *trecv);
     ct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
-    if (!mine || !r0 || !r1 || !nbox || !first || !send || !recv || !lets)
+    if (!mine || !r0 || !r1 || !nbox || !first || !send || !recv || !tsend || !trecv || !lets)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
     if ((st = agree(s, st)) != GP_OK) goto out;
     if ((st = gather_boxes(s, fn, mine, nmine, &boxes, nbox, first)) != GP_OK) goto out;
@@ -724,25 +731,44 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          "same values on every rank", fn, r ? r : 1);
             goto out;
         }
+    uint64_t box_bytes = (uint64_t)nmine * sizeof *mine * (uint64_t)(P - 1);
     if (P > 1) {
-        /* second round: refine, down to single groups, the leaves that lie
-         * near another rank's domain, and send the trees again */
-        int refined = refine_boxes(s, mine, nmine, r0, r1, T, maxbox, boxes, nbox, first);
-        int any = refined != nmine, anywhere = 0;
-        MPI_Allreduce(&any, &anywhere, 1, MPI_INT, MPI_MAX, s->comm);
-        nmine = refined;
-        if (anywhere) {
-            free(boxes);
-            boxes = NULL;
-            if ((st = gather_boxes(s, fn, mine, nmine, &boxes, nbox, first)) != GP_OK) goto out;
+        /* second round: refine, down to single groups, the pieces that lie
+         * near another rank's domain, and send the refined tree to those
+         * neighbouring ranks only (point to point); the others keep the
+         * coarse tree of the first round */
+        const int coarse = nmine;
+        for (int q = 0; q < P; q++) {
+            int near = 0;
+            for (int k = 0; k < coarse && !near && q != s->rank && mine[0].has; k++)
+                near = mine[k].left < 0 && near_rank(&mine[k], boxes, nbox, first, q);
+            tsend[q].n = near;          /* marks the neighbours; filled below */
         }
+        nmine = refine_boxes(s, mine, nmine, r0, r1, T, maxbox, boxes, nbox, first);
+        for (int q = 0; q < P && st == GP_OK; q++) {
+            if (!tsend[q].n) continue;
+            tsend[q].n = 0;
+            tsend[q].p = malloc((size_t)nmine * sizeof *mine);
+            if (!tsend[q].p) {
+                st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
+                break;
+            }
+            memcpy(tsend[q].p, mine, (size_t)nmine * sizeof *mine);
+            tsend[q].n = tsend[q].cap = (size_t)nmine * sizeof *mine;
+            box_bytes += tsend[q].n;
+        }
+        if ((st = agree(s, st)) != GP_OK) goto out;
+        if ((st = mt_exchange(&s->base, s->comm, P, tsend, trecv)) != GP_OK) goto out;
     }
     double t0 = gp_wtime();
     uint64_t sent = 0, got = 0, sent_cells = 0, sent_parts = 0;
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == s->rank) continue;
         uint32_t nc, np;
-        if (mt_let_pack(&s->tree, mac, &boxes[first[r]], nbox[r], &send[r], &nc, &np))
+        /* rank r's refined domain when it sent one (a neighbour), else its coarse one */
+        const mt_box *dom = trecv[r].n ? (const mt_box *)trecv[r].p : &boxes[first[r]];
+        int ndom = trecv[r].n ? (int)(trecv[r].n / sizeof *mine) : nbox[r];
+        if (mt_let_pack(&s->tree, mac, dom, ndom, &send[r], &nc, &np))
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
@@ -781,21 +807,24 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
     st = agree(s, st);
     /* the numbers bench/mpi-tree-scaling reads: LET bytes this rank sent
-     * and received, and the bytes of its domain boxes (sent to every rank) */
+     * and received, and the bytes of domain boxes it sent (the coarse tree
+     * to every rank, the refined one to its neighbours) */
     gp_log(&s->base, GP_LOG_DEBUG,
            "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes; sent %llu cells "
            "%llu particles (rank %d of %d)",
            fn, (unsigned long long)sent, (unsigned long long)got, nmine,
-           (unsigned long long)nmine * sizeof *mine, (unsigned long long)sent_cells,
+           (unsigned long long)box_bytes, (unsigned long long)sent_cells,
            (unsigned long long)sent_parts, s->rank, P);
 out:
     for (int r = 0; r < P - 1 && lets; r++) ct_tree_free(&lets[r]);
     for (int r = 0; r < P; r++) {
         if (send) mt_buf_free(&send[r]);
         if (recv) mt_buf_free(&recv[r]);
+        if (tsend) mt_buf_free(&tsend[r]);
+        if (trecv) mt_buf_free(&trecv[r]);
     }
     free(boxes); free(mine); free(r0); free(r1); free(nbox); free(first);
-    free(send); free(recv); free(lets);
+    free(send); free(recv); free(tsend); free(trecv); free(lets);
     return st;
 }
 
