@@ -119,11 +119,15 @@ static size_t *local_indices(const set *s, size_t *nl)
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* The MAC of the tree solvers in the current set (NULL: their default). */
+static const char *cur_mac;
+
 static gp_solver *make(const gp_api *api, const char *theta)
 {
-    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" } };
-    gp_init_args a = { .struct_size = sizeof a, .params = kv, .n_params = 2, .device = -1 };
-    if (api == direct_api) a.params = kv + 1, a.n_params = 1;
+    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" }, { "mac", cur_mac } };
+    gp_init_args a = { .struct_size = sizeof a, .params = kv, .n_params = cur_mac ? 3 : 2,
+                       .device = -1 };
+    if (api == direct_api) a.params = kv + 1, a.n_params = 1;   /* eps only */
     gp_solver *s = NULL;
     if (api->init(&s, &a) != GP_OK) bail(api->last_error(NULL));
     return s;
@@ -217,9 +221,9 @@ static void run_set(set *S, const char *theta)
     }
 
     /* mpi-tree, all active */
-    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" } };
-    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = 2, .device = -1,
-                        .log = logger };
+    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" }, { "mac", cur_mac } };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = cur_mac ? 3 : 2,
+                        .device = -1, .log = logger };
     gp_solver *m = NULL;
     gp_status st = mpi_api->init(&m, &ia);
     check(st == GP_OK, "%s: init", S->name);
@@ -460,6 +464,13 @@ int main(int argc, char **argv)
     run_set(&sets[1], "0.5");
     run_set(&sets[2], "0.5");
     run_set(&sets[3], "0.7");
+    /* the acceleration MAC: its r_crit travels in the domain (gfac), and
+     * its first call's bh pre-pass is collective */
+    set acc_set = sets[1];
+    acc_set.name = "galaxy, mac = acceleration";
+    cur_mac = "acceleration";
+    run_set(&acc_set, "0.5");
+    cur_mac = NULL;
     run_abi11(&sets[0]);
     for (int k = 0; k < 3; k++) { free(sets[k].pos); free(sets[k].mass); }
     gp_plugin_close(pm);
