@@ -1259,7 +1259,7 @@ static const gp_api api = {
     .name = PLUGIN_NAME,
     .version = GP_VERSION,
     .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_REFIT | GP_CAP_MPI,
+                    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI,
     .describe_params = mt_describe_params,
     .init = mt_init,
     .finalize = mt_finalize,
