@@ -63,6 +63,21 @@ $(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) $(BUILD)/lib
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+# host_stub/mpi/decomp.c: the Peano-Hilbert decomposition for gravhost
+# under mpirun (issue 14; only its test uses it so far), tests at P = 1, 3, 4.
+MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
+$(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/tests/mpi-decomp.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-decomp: $(BUILD)/obj/tests/mpi-decomp.o $(MPI_DECOMP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+MPI_DECOMP_TESTS := $(foreach p,1 3 4,$(BUILD)/t/mpi-decomp-p$(p).t)
+TESTS += $(MPI_DECOMP_TESTS)
+$(BUILD)/t/mpi-decomp-p%.t: $(BUILD)/tests/mpi-decomp tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-decomp)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t
