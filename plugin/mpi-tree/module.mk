@@ -78,6 +78,20 @@ $(BUILD)/t/mpi-decomp-p%.t: $(BUILD)/tests/mpi-decomp tests/mpi-run.sh plugin/mp
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-decomp)|' \
 	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
 	@chmod +x $@
+# tests/mpi-leapfrog.c: mpi-tree + gp_mpi_decompose (migration every 10
+# steps) in a leapfrog, against cpu-tree alone: energy, Lagrangian radii.
+$(BUILD)/obj/tests/mpi-leapfrog.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-leapfrog: $(BUILD)/obj/tests/mpi-leapfrog.o $(MPI_DECOMP_OBJ) $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS)
+MPI_LEAP_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-leapfrog-p$(p).t)
+TESTS += $(MPI_LEAP_TESTS)
+$(BUILD)/t/mpi-leapfrog-p%.t: $(BUILD)/tests/mpi-leapfrog $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                             tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-leapfrog)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t
