@@ -92,6 +92,21 @@ $(BUILD)/t/mpi-leapfrog-p%.t: $(BUILD)/tests/mpi-leapfrog $(MPI_TREE_SO) $(BUILD
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-leapfrog)|' \
 	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
 	@chmod +x $@
+# tests/mpi-gpsim.c: gp_sim (leapfrog) on every rank with mpi-tree, particles
+# migrating between legs, against cpu-tree in one process (P = 2, 4).
+$(BUILD)/obj/tests/mpi-gpsim.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-gpsim: $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) -L$(BUILD)/lib -lgravplug \
+	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+MPI_GPSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-gpsim-p$(p).t)
+TESTS += $(MPI_GPSIM_TESTS)
+$(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                          tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-gpsim)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t
