@@ -131,6 +131,10 @@ int main(int argc, char **argv)
     MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     gp_stats stt = { .struct_size = sizeof stt };
     api->get_stats(s, &stt);
+    if (getenv("GP_BENCH_STATS"))
+        fprintf(stderr, "rank %d: build %.3f s, moments %.3f s, LET (pack, exchange, unpack) %.3f s, "
+                "force calls %.3f s in total over %d repeats\n", rank, stt.seconds_build,
+                stt.seconds_moments, stt.seconds_transfer, stt.seconds_walk, reps);
     double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
     MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

@@ -89,7 +89,7 @@ static const gp_param_info params[] = {
     {"let_boxes", GP_PARAM_INT, "256", "[1,65536]",
      "leaf boxes of the coarse tree each rank describes its domain with (runs of its "
      "i-groups along the curve; leaves near other ranks are then refined to single groups)"},
-    {"wide_split", GP_PARAM_DOUBLE, "4", "[0,inf)",
+    {"wide_split", GP_PARAM_DOUBLE, "16", "[0,inf)",
      "halve i-groups wider than this many times the median group radius (0: keep "
      "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
      "everything"},
