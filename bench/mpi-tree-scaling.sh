@@ -2,7 +2,8 @@
 # bench/mpi-tree-scaling.sh — the runs behind bench/results/mpi-tree.md.
 # Usage: bench/mpi-tree-scaling.sh [bytes|strong|weak|ablation] > out.tsv
 # Columns: model N P build_s force_s let_max_bytes let_mean_bytes
-#          box_bytes_received interactions_per_particle cells_sent particles_sent
+#          box_bytes_sent interactions_per_particle cells_sent particles_sent
+#          force_cpu_s
 # One OpenMP thread per rank; ranks beyond the cores are oversubscribed
 # (fine for bytes, meaningless for time).
 set -eu
