@@ -35,12 +35,24 @@ CPU_PLUGINS :=  # plugins also run under valgrind in the test suite
 HOSTLIB_OBJS := # objects of build/lib/libgravplug.so (loader, integrators, ICs)
 HOSTLIB_LDLIBS := -ldl -lm
 
+# Every variable a module.mk may name in a rule's prerequisites is defined
+# here, above the includes: make expands prerequisites when it reads a rule,
+# so a variable defined later would be empty there (a fresh clone's serial
+# `make` then links against a libgravplug.so nobody built; .ci/build-check
+# proves the order on fresh clones).
+HOSTLIB := $(BUILD)/lib/libgravplug.so
+LIBS    += $(HOSTLIB)
+
 .PHONY: all test bench install clean check-exports
 all:
 
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
+
+# Targets whose module.mk is read before the plugins' (sorted include order)
+# get their plugin prerequisites here, once PLUGINS is complete.
+run demo swap-example: $(PLUGINS)
 
 # ---- shared compile rules ------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -59,13 +71,12 @@ $(BUILD)/obj/%.cu.o: %.cu
 # otherwise run unmapped code after a host closes the plugin.
 PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined -Wl,-z,nodelete
 
-# The host library: everything a host (gravhost, Python, a user's C code)
-# links against. Its exported names all start with gp_ (checked in tests).
-HOSTLIB := $(BUILD)/lib/libgravplug.so
+# The host library (HOSTLIB, defined above the includes): everything a host
+# (gravhost, Python, a user's C code) links against. Its exported names all
+# start with gp_ (checked in tests).
 $(HOSTLIB): $(HOSTLIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fopenmp -o $@ $^ $(HOSTLIB_LDLIBS)
-LIBS += $(HOSTLIB)
 
 # ---- tests ---------------------------------------------------------------
 test: all

@@ -20,6 +20,12 @@
  * particles active after an update_positions (the block-time-step case).
  * --active-pick random|inner: which particles (default random; inner: the
  * fraction closest to the centre of mass, as block time steps pick them).
+ * --paths F: block steps with a random fraction F active, through ABI 1.0
+ * (the host predicts all n and calls update_positions) and through ABI 1.1
+ * (set_state of the last step's actives, predict, get_positions of the
+ * active ones), on two instances, alternating which goes first; prints the
+ * median seconds per step of each and checks their forces agree bit for
+ * bit. Needs a plugin with the 1.1 calls.
  * --ic passes an option to the initial-conditions model (gp_ic_describe).
  * --csv adds one machine-readable line starting with RESULT, for sweeps.
  * Threads: OMP_NUM_THREADS (or --set threads=N).
@@ -42,7 +48,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpbench --plugin NAME --model MODEL --n N [--set name=value]...\n"
             "               [--repeats R] [--sample K] [--seed S] [--reference NAME|none]\n"
-            "               [--active FRACTION] [--active-pick random|inner] [--ic option=value]... [--csv]\n"
+            "               [--active FRACTION] [--active-pick random|inner] [--paths FRACTION]\n"
+            "               [--ic option=value]... [--csv]\n"
             "models: plummer, hernquist, nfw, galaxy, uniform (see host_stub/ic/ic.h)\n");
 }
 
@@ -116,12 +123,129 @@ static void close_solver(solver *sv)
         }                                                                                 \
     } while (0)
 
+/* The ABI's prediction as a host evaluates it (the 1.0 path's host pass). */
+static double host_predict(double x, double v, double a, double dt)
+{
+    double h = 0.5 * dt * dt;
+    double xv = x + dt * v;
+    return xv + h * a;
+}
+
+/* --paths: one block step = (1.1) set_state of the last actives, predict,
+ * get_positions of the actives, compute_forces; (1.0) the host predicts all
+ * n (OpenMP), update_positions, compute_forces. Returns 0, or 1 on an error. */
+static int block_paths(const char *plugin, const gp_param *kv, size_t nkv, const gp_ic *ic,
+                       size_t n, double frac, int repeats, uint64_t seed)
+{
+    solver A = { 0 }, B = { 0 };
+    if (open_solver(&A, plugin, kv, nkv) || open_solver(&B, plugin, kv, nkv)) return 1;
+    if (!GRAVPLUG_API_HAS(A.api, predict)) {
+        fprintf(stderr, "gpbench: --paths needs a plugin with the ABI 1.1 calls\n");
+        return 1;
+    }
+    size_t na = (size_t)(frac * (double)n);
+    if (na < 1) na = 1;
+    double *x = malloc(3 * n * sizeof *x), *v = malloc(3 * n * sizeof *v), *a = calloc(3 * n, sizeof *a);
+    double *t = calloc(n, sizeof *t), *xp = malloc(3 * n * sizeof *xp);
+    double *accA = malloc(3 * na * sizeof *accA), *accB = malloc(3 * na * sizeof *accB);
+    double *xs = malloc(3 * na * sizeof *xs), *vs = malloc(3 * na * sizeof *vs), *as = malloc(3 * na * sizeof *as);
+    double *ts = malloc(na * sizeof *ts), *tA = malloc((size_t)repeats * sizeof *tA), *tB = malloc((size_t)repeats * sizeof *tB);
+    uint32_t *perm = malloc(n * sizeof *perm), *act = malloc(na * sizeof *act), *last = malloc(na * sizeof *last);
+    if (!x || !v || !a || !t || !xp || !accA || !accB || !xs || !vs || !as || !ts || !tA || !tB || !perm || !act || !last) {
+        fprintf(stderr, "gpbench: out of memory\n");
+        return 1;
+    }
+    memcpy(x, ic->pos, 3 * n * sizeof *x);
+    memcpy(v, ic->vel, 3 * n * sizeof *v);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    rng_state = seed * 0x9E3779B97F4A7C15ull + 11;
+    CHECK(&A, A.api->set_particles(A.s, n, x, ic->mass));
+    CHECK(&B, B.api->set_particles(B.s, n, x, ic->mass));
+    CHECK(&A, A.api->set_state(A.s, n, NULL, x, v, a, t));
+    const double dt = 1.0 / 1024;
+    size_t nlast = 0;
+    gp_stats a0 = { .struct_size = sizeof a0 }, b0 = { .struct_size = sizeof b0 };
+    A.api->get_stats(A.s, &a0);
+    B.api->get_stats(B.s, &b0);
+    int same = 1;
+    for (int r = 0; r < repeats; r++) {
+        double tn = (r + 1) * dt;
+        for (size_t k = 0; k < na; k++) {     /* a fresh random active set */
+            size_t j = k + rng() % (n - k);
+            uint32_t u = perm[k]; perm[k] = perm[j]; perm[j] = u;
+        }
+        memcpy(act, perm, na * sizeof *act);
+        for (int side = 0; side < 2; side++) {
+            int run11 = (side == 0) == (r % 2 == 0);
+            double t0 = omp_get_wtime();
+            if (run11) {
+                if (nlast) CHECK(&A, A.api->set_state(A.s, nlast, last, xs, vs, as, ts));
+                CHECK(&A, A.api->predict(A.s, tn));
+                CHECK(&A, A.api->get_positions(A.s, na, act, xs));
+                CHECK(&A, A.api->set_active_subset(A.s, na, act));
+                CHECK(&A, A.api->compute_forces(A.s, accA, NULL));
+                tA[r] = omp_get_wtime() - t0;
+            } else {
+#pragma omp parallel for schedule(static)
+                for (size_t i = 0; i < n; i++)
+                    for (int c = 0; c < 3; c++)
+                        xp[3 * i + c] = host_predict(x[3 * i + c], v[3 * i + c], a[3 * i + c], tn - t[i]);
+                CHECK(&B, B.api->update_positions(B.s, xp));
+                CHECK(&B, B.api->set_active_subset(B.s, na, act));
+                CHECK(&B, B.api->compute_forces(B.s, accB, NULL));
+                tB[r] = omp_get_wtime() - t0;
+            }
+        }
+        same &= memcmp(accA, accB, 3 * na * sizeof *accA) == 0;
+        /* the corrector (a kick, for the benchmark): new state of the actives */
+        for (size_t k = 0; k < na; k++) {
+            size_t i = act[k];
+            for (int c = 0; c < 3; c++) {
+                x[3 * i + c] = xs[3 * k + c];
+                v[3 * i + c] += dt * accA[3 * k + c];
+                a[3 * i + c] = accA[3 * k + c];
+                vs[3 * k + c] = v[3 * i + c];
+                as[3 * k + c] = a[3 * i + c];
+            }
+            t[i] = ts[k] = tn;
+        }
+        memcpy(last, act, na * sizeof *last);
+        nlast = na;
+    }
+    gp_stats sa = { .struct_size = sizeof sa }, sb = { .struct_size = sizeof sb };
+    A.api->get_stats(A.s, &sa);
+    B.api->get_stats(B.s, &sb);
+    qsort(tA, (size_t)repeats, sizeof *tA, cmp_double);
+    qsort(tB, (size_t)repeats, sizeof *tB, cmp_double);
+    printf("block steps, %zu of %zu active (%.3g%%), %d steps, alternating:\n", na, n, 100 * frac, repeats);
+    printf("  ABI 1.0 (host predicts all, update_positions): median %.5f s  (min %.5f, max %.5f)\n",
+           quantile(tB, (size_t)repeats, 0.5), tB[0], tB[repeats - 1]);
+    printf("  ABI 1.1 (set_state, predict, get_positions):   median %.5f s  (min %.5f, max %.5f)\n",
+           quantile(tA, (size_t)repeats, 0.5), tA[0], tA[repeats - 1]);
+    printf("  forces of the two paths bit-identical: %s; builds %llu / %llu, refits %llu / %llu\n",
+           same ? "yes" : "NO", (unsigned long long)(sb.tree_builds - b0.tree_builds),
+           (unsigned long long)(sa.tree_builds - a0.tree_builds),
+           (unsigned long long)(sb.tree_refits - b0.tree_refits),
+           (unsigned long long)(sa.tree_refits - a0.tree_refits));
+    printf("  mean per step from get_stats (1.0 / 1.1): build %.5f / %.5f s, moments %.5f / %.5f s, "
+           "walk %.5f / %.5f s\n", (sb.seconds_build - b0.seconds_build) / repeats,
+           (sa.seconds_build - a0.seconds_build) / repeats,
+           (sb.seconds_moments - b0.seconds_moments) / repeats,
+           (sa.seconds_moments - a0.seconds_moments) / repeats,
+           (sb.seconds_walk - b0.seconds_walk) / repeats, (sa.seconds_walk - a0.seconds_walk) / repeats);
+    free(x); free(v); free(a); free(t); free(xp); free(accA); free(accB); free(xs); free(vs);
+    free(as); free(ts); free(tA); free(tB); free(perm); free(act); free(last);
+    close_solver(&A);
+    close_solver(&B);
+    return same ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *plugin = NULL, *model = NULL, *reference = "cpu-direct";
     size_t n = 0, sample = 2000;
     int repeats = 5, csv = 0;
-    double active = 0;
+    double active = 0, paths = 0;
     int active_inner = 0;
     uint64_t seed = 1;
     gp_param kv[MAX_SET], ickv[MAX_SET];
@@ -139,6 +263,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--reference")) reference = v;
         else if (!strcmp(a, "--active")) active = atof(v);
+        else if (!strcmp(a, "--paths")) paths = atof(v);
         else if (!strcmp(a, "--active-pick")) {
             if (!strcmp(v, "inner")) active_inner = 1;
             else if (strcmp(v, "random")) { usage(stderr); return 2; }
@@ -163,6 +288,13 @@ int main(int argc, char **argv)
     if (gp_ic_make(model, n, seed, nic ? &icopts : NULL, &ic, err, sizeof err) != 0) {
         fprintf(stderr, "gpbench: %s\n", err);
         return 1;
+    }
+    if (paths > 0 && paths <= 1) {
+        printf("plugin %s  model %s  n %zu  seed %llu  threads %d\n", plugin, model, n,
+               (unsigned long long)seed, omp_get_max_threads());
+        int rc = block_paths(plugin, kv, nkv, &ic, n, paths, repeats, seed);
+        gp_ic_free(&ic);
+        return rc;
     }
     solver sv = { 0 };
     if (open_solver(&sv, plugin, kv, nkv)) return 1;

@@ -6,3 +6,12 @@ $(BUILD)/obj/bench/gpbench.o: CFLAGS += -Ihost_stub/ic
 $(GPBENCH): $(BUILD)/obj/bench/gpbench.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)
+
+# bench/block-step: seconds per block step through ABI 1.0 and 1.1
+# (results in bench/results/abi11-block-step.md).
+BLOCK_STEP := $(BUILD)/bench/block-step
+BENCHES += $(BLOCK_STEP)
+$(BUILD)/obj/bench/block-step.o: CFLAGS += -Ihost_stub/ic -Iintegrators -ffp-contract=off
+$(BLOCK_STEP): $(BUILD)/obj/bench/block-step.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)

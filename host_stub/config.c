@@ -11,12 +11,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+
+#include "numfmt.h"
 
 typedef struct reader {
     const char *file;
     char *err;
     size_t errlen;
+    char *text;            /* the whole file, to re-read integer literals */
 } reader;
 
 static int fail(reader *r, const config_setting_t *s, const char *fmt, ...)
@@ -53,6 +57,53 @@ static int fail(reader *r, const config_setting_t *s, const char *fmt, ...)
         snprintf(r->err, r->errlen, "%s: %s", r->file, msg);
     }
     return -1;
+}
+
+/* libconfig 1.5 reads an integer literal without the L suffix into 32 bits
+ * and wraps it silently (n = 4294967396 becomes 100). Read the literal again
+ * from the file's text: "NAME = digits" on the setting's line. Returns 0
+ * with the full 64-bit value in *out, or -1 (with the message) when the
+ * literal does not fit even 64 bits. */
+static int int_value(reader *r, const config_setting_t *s, long long *out)
+{
+    *out = config_setting_type(s) == CONFIG_TYPE_INT64 ? config_setting_get_int64(s) : config_setting_get_int(s);
+    const char *name = config_setting_name(s);
+    int line = config_setting_source_line(s);
+    if (config_setting_type(s) != CONFIG_TYPE_INT || !name || !r->text || line < 1) return 0;
+    const char *p = r->text;
+    for (int l = 1; l < line && p; ++l) {
+        p = strchr(p, '\n');
+        if (p) ++p;
+    }
+    if (!p) return 0;
+    const char *eol = strchr(p, '\n');
+    size_t nlen = strlen(name);
+    for (const char *q = p; (q = strstr(q, name)) && (!eol || q < eol); q += nlen) {
+        char before = q == r->text ? ' ' : q[-1];
+        if (before == '_' || before == '-' || before == '*' || (before >= '0' && before <= '9')
+            || (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z'))
+            continue;
+        const char *v = q + nlen;
+        while (*v == ' ' || *v == '\t') ++v;
+        if (*v != '=' && *v != ':') continue;
+        ++v;
+        while (*v == ' ' || *v == '\t') ++v;
+        char *end;
+        errno = 0;
+        int hex = (v[0] == '-' || v[0] == '+') ? (v[1] == '0' && (v[2] == 'x' || v[2] == 'X'))
+                                                : (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'));
+        long long full = strtoll(v, &end, hex ? 16 : 10);
+        if (end == v) return 0;
+        /* the literal of this setting wraps to what libconfig holds: the
+         * same low 32 bits (an "n = 5" inside a string earlier on the line
+         * does not) */
+        if ((int32_t)(uint32_t)(unsigned long long)full != (int32_t)config_setting_get_int(s)) continue;
+        if (errno == ERANGE)
+            return fail(r, s, "the integer %.*s does not fit in 64 bits", (int)(end - v), v);
+        *out = full;
+        return 0;
+    }
+    return 0;
 }
 
 /* Every child of group g must be named in allowed (NULL-terminated). */
@@ -103,8 +154,13 @@ static int get_number(reader *r, const config_setting_t *g, const char *name,
     *out = def;
     if (!s) return required ? fail(r, g, "missing the number \"%s\"", name) : 0;
     switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT: *out = config_setting_get_int(s); break;
-    case CONFIG_TYPE_INT64: *out = (double)config_setting_get_int64(s); break;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: {
+        long long v;
+        if (int_value(r, s, &v) != 0) return -1;
+        *out = (double)v;
+        break;
+    }
     case CONFIG_TYPE_FLOAT: *out = config_setting_get_float(s); break;
     default: return fail(r, s, "expected a number");
     }
@@ -120,8 +176,8 @@ static int get_uint(reader *r, const config_setting_t *g, const char *name,
     if (!s) return required ? fail(r, g, "missing the integer \"%s\"", name) : 0;
     long long v;
     switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT: v = config_setting_get_int(s); break;
-    case CONFIG_TYPE_INT64: v = config_setting_get_int64(s); break;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: if (int_value(r, s, &v) != 0) return -1; break;
     default: return fail(r, s, "expected a whole number (no decimal point)");
     }
     if (v < 0) return fail(r, s, "expected a number >= 0, got %lld", v);
@@ -167,10 +223,14 @@ static int get_params(reader *r, const config_setting_t *parent, const char *nam
         const config_setting_t *c = config_setting_get_elem(g, (unsigned)i);
         char buf[64];
         const char *v = buf;
+        long long iv;
         switch (config_setting_type(c)) {
-        case CONFIG_TYPE_INT: snprintf(buf, sizeof buf, "%d", config_setting_get_int(c)); break;
-        case CONFIG_TYPE_INT64: snprintf(buf, sizeof buf, "%lld", config_setting_get_int64(c)); break;
-        case CONFIG_TYPE_FLOAT: snprintf(buf, sizeof buf, "%.17g", config_setting_get_float(c)); break;
+        case CONFIG_TYPE_INT:
+        case CONFIG_TYPE_INT64:
+            if (int_value(r, c, &iv) != 0) return -1;
+            snprintf(buf, sizeof buf, "%lld", iv);
+            break;
+        case CONFIG_TYPE_FLOAT: gh_fmt_double(buf, sizeof buf, config_setting_get_float(c)); break;
         case CONFIG_TYPE_BOOL: v = config_setting_get_bool(c) ? "true" : "false"; break;
         case CONFIG_TYPE_STRING: v = config_setting_get_string(c); break;
         default: return fail(r, c, "expected a number, a boolean or a string");
@@ -213,7 +273,9 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
     static const char *const names[] = { "at_time", "below_active_fraction", "plugin", "params", NULL };
     for (int i = 0; i < n; ++i) {
         const config_setting_t *g = config_setting_get_elem(list, (unsigned)i);
-        gh_switch *sw = &cfg->switches[cfg->n_switches];
+        /* counted at once, so gh_config_free frees what a failing entry
+         * has already allocated */
+        gh_switch *sw = &cfg->switches[cfg->n_switches++];
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
             return fail(r, list, "element %d is not a group { ... }", i);
         if (check_names(r, g, names) != 0) return -1;
@@ -233,7 +295,6 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
         if (get_string(r, g, "plugin", 1, NULL, &sw->plugin) != 0) return -1;
         sw->has_params = config_setting_get_member(g, "params") != NULL;
         if (get_params(r, g, "params", &sw->params) != 0) return -1;
-        cfg->n_switches++;
     }
     return 0;
 }
@@ -241,7 +302,7 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
 int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
-    reader rd = { path, err, errlen }, *r = &rd;
+    reader rd = { path, err, errlen, NULL }, *r = &rd;
     config_t lc;
     config_init(&lc);
     if (config_read_file(&lc, path) != CONFIG_TRUE) {
@@ -254,13 +315,19 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     }
     const config_setting_t *root = config_root_setting(&lc), *g;
     static const char *const top[] = { "solver", "initial_conditions", "integrator", "run", "output", "switch", NULL };
-    static const char *const solver_names[] = { "plugin", "params", NULL };
+    static const char *const solver_names[] = { "plugin", "params", "path", NULL };
     static const char *const ic_names[] = { "model", "n", "seed", "options", NULL };
     static const char *const integ_names[] = { "name", "params", NULL };
     static const char *const run_names[] = { "t_end", "progress", NULL };
     static const char *const out_names[] = { "dir", "log", "log_interval", "snapshot_interval", "snapshot_prefix",
                                               "checkpoint", "checkpoint_interval", "lagrangian_fractions", NULL };
     int rc = -1;
+    FILE *fp = fopen(path, "r");
+    if (fp) {
+        size_t cap = 0;
+        if (getdelim(&rd.text, &cap, '\0', fp) < 0) { free(rd.text); rd.text = NULL; }
+        fclose(fp);
+    }
     cfg->path = strdup(path);
     char *tmp = strdup(path);
     cfg->dir = strdup(dirname(tmp));
@@ -269,9 +336,17 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
 
     if (get_group(r, root, "solver", 1, &g) != 0 || check_names(r, g, solver_names) != 0
         || get_string(r, g, "plugin", 0, "auto", &cfg->plugin) != 0
-        || get_params(r, g, "params", &cfg->solver_params) != 0)
+        || get_params(r, g, "params", &cfg->solver_params) != 0
+        || get_string(r, g, "path", 0, "auto", &cfg->solver_path) != 0)
         goto done;
     cfg->plugin_line = setting_line(g, "plugin");
+    cfg->solver_path_line = setting_line(g, "path");
+    if (strcmp(cfg->solver_path, "auto") != 0 && strcmp(cfg->solver_path, "1.0") != 0
+        && strcmp(cfg->solver_path, "1.1") != 0) {
+        fail(r, config_setting_get_member(g, "path"),
+             "expected \"auto\" (ABI 1.1 when the plugin offers it), \"1.0\" or \"1.1\"");
+        goto done;
+    }
 
     if (get_group(r, root, "initial_conditions", 0, &g) != 0) goto done;
     if (g) {
@@ -281,6 +356,12 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
             || get_uint(r, g, "n", 1, 0, &cfg->n) != 0 || get_uint(r, g, "seed", 0, 1, &cfg->seed) != 0
             || get_params(r, g, "options", &cfg->ic_options) != 0)
             goto done;
+        if (cfg->n > GH_MAX_PARTICLES) {
+            fail(r, config_setting_get_member(g, "n"),
+                 "%llu particles is more than gravplug can hold (at most %llu: particle indices are 32-bit)",
+                 (unsigned long long)cfg->n, (unsigned long long)GH_MAX_PARTICLES);
+            goto done;
+        }
     }
 
     if (get_group(r, root, "integrator", 0, &g) != 0) goto done;
@@ -295,7 +376,11 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
         || get_number(r, g, "t_end", 1, 0, &cfg->t_end) != 0
         || get_string(r, g, "progress", 0, "auto", &progress) != 0)
         goto done;
-    if (!(cfg->t_end >= 0)) { fail(r, config_setting_get_member(g, "t_end"), "must be >= 0"); goto done; }
+    if (!(cfg->t_end >= 0)) {
+        free(progress);
+        fail(r, config_setting_get_member(g, "t_end"), "must be >= 0");
+        goto done;
+    }
     if (strcmp(progress, "auto") == 0) cfg->progress = 0;
     else if (strcmp(progress, "always") == 0) cfg->progress = 1;
     else if (strcmp(progress, "never") == 0) cfg->progress = 2;
@@ -318,6 +403,11 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
         goto done;
     static const char *const interval_names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
     double *intervals[] = { &cfg->log_interval, &cfg->snap_interval, &cfg->ckpt_interval };
+    int *lines[] = { &cfg->log_interval_line, &cfg->snap_interval_line, &cfg->ckpt_interval_line };
+    for (int k = 0; k < 3; ++k) {
+        const config_setting_t *s = g ? config_setting_get_member(g, interval_names[k]) : NULL;
+        *lines[k] = s ? config_setting_source_line(s) : 0;
+    }
     for (int k = 0; k < 3; ++k)
         if (*intervals[k] < 0) {
             fail(r, config_setting_get_member(g, interval_names[k]), "must be >= 0 (0: none)");
@@ -346,6 +436,7 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     if (read_switches(r, root, cfg) != 0) goto done;
     rc = 0;
 done:
+    free(rd.text);
     config_destroy(&lc);
     if (rc != 0) gh_config_free(cfg);
     return rc;
@@ -354,6 +445,7 @@ done:
 void gh_config_free(gh_config *cfg)
 {
     free(cfg->path); free(cfg->dir); free(cfg->plugin); free(cfg->model); free(cfg->integrator);
+    free(cfg->solver_path);
     free(cfg->out_dir); free(cfg->log_name); free(cfg->snap_prefix); free(cfg->ckpt_name);
     free_params(&cfg->solver_params);
     free_params(&cfg->ic_options);

@@ -13,6 +13,8 @@
 
 #define GH_MAX_SWITCHES 16
 #define GH_MAX_FRACTIONS 16
+/* gp_sim indexes particles with 32-bit integers (gp_sim_set_particles). */
+#define GH_MAX_PARTICLES UINT64_C(4294967295)
 
 /* name = value string pairs, with the line each came from. */
 typedef struct gh_params {
@@ -38,6 +40,8 @@ typedef struct gh_config {
     char *plugin;
     gh_params solver_params;
     int plugin_line;
+    char *solver_path;     /* "auto", "1.0", "1.1" (gp_sim_set_solver_path) */
+    int solver_path_line;
 
     int have_ic;
     char *model;
@@ -54,6 +58,7 @@ typedef struct gh_config {
 
     char *out_dir, *log_name, *snap_prefix, *ckpt_name;
     double log_interval, snap_interval, ckpt_interval;
+    int log_interval_line, snap_interval_line, ckpt_interval_line; /* 0: default */
     double fractions[GH_MAX_FRACTIONS];
     size_t n_fractions;
 

@@ -38,7 +38,6 @@ RUN_OUT    ?= out/default
 run: $(GRAVHOST) $(PLUGINS)
 	$(GRAVHOST) run $(RUN_CONFIG) --output $(RUN_OUT) --progress
 	@if [ -f host_stub/plot/gravplot.py ]; then \
-	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 && \
-	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 --axes xz && \
+	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 --axes xy,xz && \
 	    echo "plots written to $(RUN_OUT)/ (xy.png face-on, xz.png edge-on: the central 1.2 units)"; \
 	else echo "host_stub/plot/gravplot.py not found: no plots"; fi

@@ -7,6 +7,7 @@
  */
 #include "run.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +21,8 @@
 #include "gp_integrator.h"
 #include "gravplug_loader.h"
 #include "ic.h"
+#include "memory.h"
+#include "numfmt.h"
 #include "progress.h"
 #include "snapshot.h"
 
@@ -32,12 +35,16 @@ typedef struct gh_state {
     uint64_t switch_fired;          /* bit i: switch i has fired */
     uint64_t interactions;          /* of the solvers before this one */
     int32_t params_from;            /* -1: solver.params; else switch index */
-    char plugin[512];               /* the solver spec in use */
+    char plugin[512];               /* the solver's short name (never opened) */
 } gh_state;
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, signal_count;
 
-static void on_signal(int sig) { got_signal = sig; }
+static void on_signal(int sig)
+{
+    got_signal = sig;
+    signal_count++;
+}
 
 static int mkdir_p(const char *dir, char *err, size_t errlen)
 {
@@ -66,6 +73,7 @@ typedef struct runner {
     char out_dir[2048];
     double wall0;
     char err[2048];
+    const gh_run_opts *opts;
 } runner;
 
 static void join(char *buf, size_t len, const char *dir, const char *name)
@@ -97,8 +105,71 @@ static int plugin_knows(const char *plugin, const char *name)
     return known;
 }
 
-/* Opens plugin spec with a params list; on failure names the config line. */
-static int open_solver(runner *r, const char *plugin, const gh_params *p, int inherited, const char *where, int line)
+/* Range checks of the run state read from a checkpoint (its file passed
+ * the library's checksums; this guards against a blob that disagrees with
+ * the config). Returns 0, or -1 with a sentence naming the field. */
+static int check_state(runner *r, gh_state *s, const char *path)
+{
+    const gh_config *c = r->cfg;
+    const char *field = NULL;
+    char detail[160] = "";
+    s->plugin[sizeof s->plugin - 1] = '\0';
+    int printable = 1;   /* a short name: no path, nothing unprintable */
+    for (const unsigned char *p = (const unsigned char *)s->plugin; *p; ++p)
+        if (*p < 0x20 || *p == 0x7f || *p == '/') printable = 0;
+    if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
+        field = "params_from";
+        snprintf(detail, sizeof detail, "switch index %d, but %s has %zu switch entries", (int)s->params_from,
+                 c->path, c->n_switches);
+    } else if (c->n_switches < 64 && (s->switch_fired >> c->n_switches) != 0) {
+        field = "switch_fired";
+        snprintf(detail, sizeof detail, "marks switches beyond the %zu in %s", c->n_switches, c->path);
+    } else if (s->params_from >= 0 && !(s->switch_fired >> s->params_from & 1)) {
+        field = "params_from";
+        snprintf(detail, sizeof detail, "switch %d is in use but never fired", (int)s->params_from);
+    } else if (!s->plugin[0] || !printable) {
+        field = "plugin";
+        snprintf(detail, sizeof detail, "\"%.60s\" is not a plugin's short name", s->plugin);
+    } else if (!isfinite(s->E0)) {
+        field = "E0";
+        snprintf(detail, sizeof detail, "%g (must be finite)", s->E0);
+    } else if (!(isfinite(s->wall) && s->wall >= 0)) {
+        field = "wall";
+        snprintf(detail, sizeof detail, "%g (must be finite and >= 0)", s->wall);
+    }
+    if (!field) return 0;
+    snprintf(r->err, sizeof r->err, "the checkpoint %s is damaged or belongs to another config: its run state field %s is "
+             "%s", path, field, detail);
+    return -1;
+}
+
+/* The parameter a plugin's message is about: the one it quotes ('name' or
+ * "name"), else the first named as a whole word; -1 if none. Quoted first,
+ * so "no parameter 'nosuch'; the accepted names are: G, eps" names nosuch. */
+static long blamed_param(const gh_params *p, const char *msg)
+{
+    for (int quote = 0; quote < 2; ++quote)
+        for (size_t i = 0; i < p->n; ++i) {
+            char q[300];
+            snprintf(q, sizeof q, quote ? "\"%s\"" : "'%s'", p->items[i].name);
+            if (strstr(msg, q)) return (long)i;
+        }
+    for (size_t i = 0; i < p->n; ++i) {
+        size_t len = strlen(p->items[i].name);
+        for (const char *m = strstr(msg, p->items[i].name); m; m = strstr(m + 1, p->items[i].name)) {
+            int left = m == msg || !(isalnum((unsigned char)m[-1]) || m[-1] == '_');
+            int right = !(isalnum((unsigned char)m[len]) || m[len] == '_');
+            if (left && right) return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* Opens plugin spec with a params list on sim (r->sim, or a throwaway one
+ * to check a switch before the run starts); on failure names the config
+ * line. */
+static int open_solver_on(runner *r, gp_sim *sim, const char *plugin, const gh_params *p, int inherited,
+                          const char *where, int line)
 {
     const char **names = calloc(p->n + 1, sizeof *names), **values = calloc(p->n + 1, sizeof *values);
     size_t k = 0;
@@ -107,20 +178,25 @@ static int open_solver(runner *r, const char *plugin, const gh_params *p, int in
         names[k] = p->items[i].name;
         values[k++] = p->items[i].value;
     }
-    gp_status st = gp_sim_open_solver(r->sim, plugin, k, names, values);
+    gp_status st = gp_sim_open_solver(sim, plugin, k, names, values);
     free(names);
     free(values);
     if (st == GP_OK) return 0;
-    const char *msg = gp_sim_last_error(r->sim);
+    const char *msg = gp_sim_last_error(sim);
     /* point at the parameter the plugin complained about, if named */
-    for (size_t i = 0; i < p->n; ++i)
-        if (strstr(msg, p->items[i].name)) {
-            snprintf(r->err, sizeof r->err, "%s:%d: %s.params.%s: %s", r->cfg->path, p->lines[i], where,
-                     p->items[i].name, msg);
-            return -1;
-        }
+    long i = blamed_param(p, msg);
+    if (i >= 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: %s.params.%s: %s", r->cfg->path, p->lines[i], where,
+                 p->items[i].name, msg);
+        return -1;
+    }
     snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, msg);
     return -1;
+}
+
+static int open_solver(runner *r, const char *plugin, const gh_params *p, int inherited, const char *where, int line)
+{
+    return open_solver_on(r, r->sim, plugin, p, inherited, where, line);
 }
 
 static uint64_t solver_interactions(runner *r)
@@ -175,6 +251,8 @@ static int write_checkpoint(runner *r)
     char path[4096];
     join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
     gh_state s = r->st;
+    /* the plugin by its short name only: a restart opens the config's */
+    snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
     s.wall = wall_total(r);
     s.interactions = r->st.interactions + solver_interactions(r);
     /* the restarted run's new solver instance counts from zero */
@@ -260,6 +338,26 @@ static int check_fraction_switches(runner *r)
     return 0;
 }
 
+/* After SIGINT/SIGTERM: stop now if the run is at a solver resync point
+ * (there the checkpoint continues bit for bit, gp_integrator.h), else say
+ * once that it stops at the next one (at most one dt_max of simulated time
+ * away). A second signal stops at once. */
+static int stop_now(runner *r, gh_progress *prog)
+{
+    static int announced;
+    if (gp_sim_at_resync_point(r->sim) || signal_count > 1) return 1;
+    if (!announced) {
+        char dt[64] = "?";
+        gp_sim_get_integrator_param(r->sim, "dt", dt, sizeof dt);
+        gh_progress_finish(prog);
+        fprintf(stderr, "gravhost: signal %d at t = %.10g: stopping at the next dt_max boundary (at most dt = %s later), "
+                "where the checkpoint continues bit for bit; signal again to stop at once\n",
+                (int)got_signal, gp_sim_time(r->sim), dt);
+        announced = 1;
+    }
+    return 0;
+}
+
 /* Sets up particles and the integrator from the config (a fresh run). */
 static int setup_fresh(runner *r)
 {
@@ -283,12 +381,26 @@ static int setup_fresh(runner *r)
     gp_ic_opts io = { opts, c->ic_options.n };
     gp_ic ic;
     char err[1024];
+    /* refuse what cannot fit before allocating any of it (n = 0: the file's
+     * count, checked once the file is read) */
+    if (c->n > 0 && gh_memory_check(c->n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions.n: %s", c->path, c->ic_line, err);
+        for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
+        free(owned);
+        free(opts);
+        return -1;
+    }
     int rc = gp_ic_make(c->model, (size_t)c->n, c->seed, &io, &ic, err, sizeof err);
     for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
     free(owned);
     free(opts);
     if (rc != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
+        return -1;
+    }
+    if (c->n == 0 && gh_memory_check(ic.n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
+        gp_ic_free(&ic);
         return -1;
     }
     gp_status st = gp_sim_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id);
@@ -310,6 +422,201 @@ static int setup_fresh(runner *r)
     return 0;
 }
 
+/* ---- checks before t = 0 ---------------------------------------------------
+ * Everything that would otherwise fail hours into a run: the switches'
+ * plugins and parameters, the output directories, output intervals the
+ * integrator cannot resolve. */
+
+/* Can a file be created in the directory of path? Creating one is the
+ * only test that covers every cause (a missing directory, permissions,
+ * which root ignores, a read-only file system, a file in the way). */
+static int dir_writable(runner *r, const char *path, const char *setting, int line)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.gravhost-probe-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+        return 0;
+    }
+    char at[64] = "";
+    if (line > 0) snprintf(at, sizeof at, ":%d", line);
+    snprintf(r->err, sizeof r->err, "%s%s: %s: cannot create %s: the directory %s is not writable (%s); "
+             "fix the setting or create the directory", r->cfg->path, at, setting, path, dir, strerror(errno));
+    return -1;
+}
+
+/* Opens every switch's plugin with its parameters on a throwaway
+ * simulation, so a typo fails now and not when the switch fires. */
+static int check_switches(runner *r)
+{
+    const gh_config *c = r->cfg;
+    for (size_t i = 0; i < c->n_switches; ++i) {
+        if (r->st.switch_fired >> i & 1) continue;
+        const gh_switch *sw = &c->switches[i];
+        gp_sim *probe = NULL;
+        if (gp_sim_new(&probe) != GP_OK) return 0; /* out of memory: the switch itself will say */
+        char where[32];
+        snprintf(where, sizeof where, "switch[%zu]", i);
+        int rc = open_solver_on(r, probe, sw->plugin, params_for(r, (int32_t)i), !sw->has_params, where, sw->line);
+        gp_sim_free(probe);
+        if (rc != 0) {
+            size_t len = strlen(r->err);
+            snprintf(r->err + len, sizeof r->err - len, " (checked before the run starts)");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The smallest step the integrator can take, or 0 when it has no floor
+ * (adaptive rk8pd): dt_max / 2^max_level for block steps, dt for shared
+ * steps. what gets the formula, for the message. */
+static double smallest_step(runner *r, char *what, size_t len)
+{
+    char dt_s[64], lv_s[64];
+    if (gp_sim_get_integrator_param(r->sim, "dt", dt_s, sizeof dt_s) != GP_OK) return 0;
+    double dt = strtod(dt_s, NULL);
+    char dt_short[64];
+    gh_fmt_number_text(dt_short, sizeof dt_short, dt_s);
+    if (gp_sim_get_integrator_param(r->sim, "max_level", lv_s, sizeof lv_s) == GP_OK) {
+        int lv = atoi(lv_s);
+        snprintf(what, len, "dt / 2^max_level = %s / 2^%d", dt_short, lv);
+        return ldexp(dt, -lv);
+    }
+    snprintf(what, len, "dt");
+    return dt;
+}
+
+static int check_intervals(runner *r)
+{
+    const gh_config *c = r->cfg;
+    char what[128];
+    double floor_dt = smallest_step(r, what, sizeof what);
+    if (!(floor_dt > 0)) return 0;
+    static const char *const names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
+    const double v[] = { c->log_interval, c->snap_interval, c->ckpt_interval };
+    const int lines[] = { c->log_interval_line, c->snap_interval_line, c->ckpt_interval_line };
+    for (int k = 0; k < 3; ++k)
+        if (v[k] > 0 && v[k] < floor_dt * (1 - 1e-12)) {
+            char a[64], b[64], at[32] = "";
+            if (lines[k] > 0) snprintf(at, sizeof at, ":%d", lines[k]);
+            snprintf(r->err, sizeof r->err,
+                     "%s%s: output.%s: %s is shorter than the smallest step %s can take (%s = %s); outputs "
+                     "fall on step boundaries, so it would write at every step: use at least %s (a "
+                     "multiple of dt is best), or 0 for none",
+                     c->path, at, names[k], gh_fmt_double(a, sizeof a, v[k]), gp_sim_integrator(r->sim), what,
+                     gh_fmt_double(b, sizeof b, floor_dt), b);
+            return -1;
+        }
+    return 0;
+}
+
+/* eps = 0 turns the softening criterion eta*sqrt(eps/|a|) into
+ * eta*|v|/|a| (timestep_criteria.c): say so at the start of the run. */
+static void warn_zero_eps(runner *r)
+{
+    char crit[64], eps_s[64];
+    if (gp_sim_get_integrator_param(r->sim, "criterion", crit, sizeof crit) != GP_OK) return;
+    if (strcmp(crit, "softening") != 0 && strcmp(crit, "min") != 0) return;
+    if (gp_sim_get_integrator_param(r->sim, "eps", eps_s, sizeof eps_s) != GP_OK) return;
+    const char *from = "integrator.params.eps";
+    if (strcmp(eps_s, "solver") == 0) {
+        from = "the solver's eps";
+        if (gp_sim_get_solver_param(r->sim, "eps", eps_s, sizeof eps_s) != GP_OK) return;
+    }
+    char *end;
+    double eps = strtod(eps_s, &end);
+    if (end == eps_s || eps != 0) return;
+    fprintf(stderr, "gravhost: warning: %s is 0, so the time-step criterion \"%s\" uses eta*|v|/|a| in place "
+            "of eta*sqrt(eps/|a|) (docs/CONFIG.md); set solver.params.eps (or integrator.params.eps), or "
+            "criterion = \"velocity\" to choose it openly\n", from, crit);
+}
+
+static int preflight(runner *r)
+{
+    const gh_config *c = r->cfg;
+    char path[4096], name[600];
+    if (check_switches(r) != 0) return -1;
+    join(path, sizeof path, r->out_dir, c->ckpt_name);
+    if (dir_writable(r, path, "output.checkpoint", 0) != 0) return -1;
+    snprintf(name, sizeof name, "%s_0000.h5", c->snap_prefix);
+    join(path, sizeof path, r->out_dir, name);
+    if (dir_writable(r, path, "output.snapshot_prefix", 0) != 0) return -1;
+    if (check_intervals(r) != 0) return -1;
+    warn_zero_eps(r);
+    return 0;
+}
+
+/* The command that continues this run: every option it was given. */
+static void restart_command(runner *r, char *buf, size_t len)
+{
+    const gh_run_opts *o = r->opts;
+    const char *args[8];
+    char t_end[64];
+    int n = 0;
+    args[n++] = r->cfg->path;
+    args[n++] = "--restart";
+    if (o->out_dir) { args[n++] = "--output"; args[n++] = o->out_dir; }
+    if (o->have_t_end) { args[n++] = "--t-end"; args[n++] = gh_fmt_double(t_end, sizeof t_end, o->t_end); }
+    if (o->progress) args[n++] = o->progress > 0 ? "--progress" : "--no-progress";
+    size_t k = (size_t)snprintf(buf, len, "gravhost run");
+    for (int i = 0; i < n && k < len; ++i) {
+        int plain = args[i][0] != '\0';
+        for (const char *p = args[i]; *p; ++p)
+            if (!(isalnum((unsigned char)*p) || strchr("/._-+=:,@%", *p))) plain = 0;
+        if (plain) {
+            k += (size_t)snprintf(buf + k, len - k, " %s", args[i]);
+            continue;
+        }
+        /* single quotes, with each ' written as '\'' */
+        k += (size_t)snprintf(buf + k, len - k, " '");
+        for (const char *p = args[i]; *p && k < len; ++p)
+            k += (size_t)snprintf(buf + k, len - k, *p == '\'' ? "'\\''" : "%c", *p);
+        if (k < len) k += (size_t)snprintf(buf + k, len - k, "'");
+    }
+}
+
+/* A fatal error after the run started: save the state first, so the time
+ * spent is not lost. A failed integrator step may leave the particles
+ * between two times, so that state goes to CHECKPOINT.failed (for a look,
+ * not to continue) and the last good checkpoint stays as it was. */
+static void save_on_failure(runner *r, int in_step)
+{
+    char msg[2048], path[4096], cmd[4096];
+    snprintf(msg, sizeof msg, "%s", r->err);
+    join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
+    int ok;
+    if (in_step) {
+        size_t len = strlen(path);
+        snprintf(path + len, sizeof path - len, ".failed");
+        gh_state s = r->st;
+        snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
+        s.wall = wall_total(r);
+        ok = gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) == GP_OK;
+        if (!ok) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+    } else {
+        ok = write_checkpoint(r) == 0;
+    }
+    if (!ok) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", r->err);
+        snprintf(r->err, sizeof r->err, "%s (and no checkpoint could be written: %s)", msg, why);
+    } else if (in_step) {
+        snprintf(r->err, sizeof r->err, "%s (the state at the failure was written to %s for inspection)", msg, path);
+    } else {
+        restart_command(r, cmd, sizeof cmd);
+        snprintf(r->err, sizeof r->err, "%s (a checkpoint at t = %.10g was written to %s: fix the cause, then "
+                 "continue with: %s)", msg, gp_sim_time(r->sim), path, cmd);
+    }
+}
+
 static void describe(runner *r, char *meta, size_t len)
 {
     const gh_config *c = r->cfg;
@@ -317,10 +624,11 @@ static void describe(runner *r, char *meta, size_t len)
                      GP_VERSION, c->path, gp_sim_solver_name(r->sim), r->st.plugin, gp_sim_integrator(r->sim));
     for (size_t i = 0; gp_integrator_param(gp_sim_integrator(r->sim), i, NULL, NULL, NULL) == GP_OK && k > 0 && (size_t)k < len; ++i) {
         const char *name;
-        char val[64];
+        char val[64], shortest[64];
         gp_integrator_param(gp_sim_integrator(r->sim), i, &name, NULL, NULL);
         if (gp_sim_get_integrator_param(r->sim, name, val, sizeof val) == GP_OK)
-            k += snprintf(meta + k, len - (size_t)k, " %s=%s", name, val);
+            k += snprintf(meta + k, len - (size_t)k, " %s=%s", name,
+                          gh_fmt_number_text(shortest, sizeof shortest, val));
     }
     if (k > 0 && (size_t)k < len)
         snprintf(meta + k, len - (size_t)k, "\n# n: %zu\n# units: N-body (G = 1)\n", gp_sim_count(r->sim));
@@ -331,6 +639,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     runner R, *r = &R;
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
+    r->opts = o;
     r->wall0 = gh_wall();
     memcpy(r->st.magic, "GHSTATE1", 8);
     r->st.params_from = -1;
@@ -364,19 +673,34 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
             goto out;
         }
+        if (check_state(r, &s, ckpt_path) != 0) goto out;
         r->st = s;
+        /* The config names the plugin (solver.plugin, or the switch in use);
+         * the checkpoint's short name is never opened. */
+        const char *plugin = s.params_from >= 0 ? cfg->switches[s.params_from].plugin : cfg->plugin;
+        snprintf(r->st.plugin, sizeof r->st.plugin, "%s", plugin);
         const char *where = s.params_from >= 0 ? "switch" : "solver";
         int inherited = s.params_from >= 0 && !cfg->switches[s.params_from].has_params;
-        if (open_solver(r, s.plugin, params_for(r, s.params_from), inherited, where, cfg->plugin_line) != 0) goto out;
+        int line = s.params_from >= 0 ? cfg->switches[s.params_from].line : cfg->plugin_line;
+        if (open_solver(r, plugin, params_for(r, s.params_from), inherited, where, line) != 0) goto out;
+        if (strcmp(s.plugin, gp_sim_solver_name(r->sim)) != 0)
+            fprintf(stderr, "gravhost: note: the checkpoint was written with %s; continuing with %s, as %s says\n",
+                    s.plugin, gp_sim_solver_name(r->sim), cfg->path);
         if (gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL) != GP_OK) {
             snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
             goto out;
         }
-        r->st.plugin[sizeof r->st.plugin - 1] = '\0';
     } else {
         if (open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line) != 0) goto out;
         if (setup_fresh(r) != 0) goto out;
     }
+    if (gp_sim_set_solver_path(r->sim, cfg->solver_path) != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s:%d: solver.path: %s", cfg->path, cfg->solver_path_line,
+                 gp_sim_last_error(r->sim));
+        goto out;
+    }
+
+    if (preflight(r) != 0) goto out;
 
     char log_path[4096], meta[2048];
     join(log_path, sizeof log_path, r->out_dir, cfg->log_name);
@@ -413,7 +737,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim), gp_sim_time(r->sim), t_end, r->out_dir);
 
     for (;;) {
-        if (handle_events(r) != 0) goto out;
+        if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
         double t = gp_sim_time(r->sim);
         if (t >= t_end) break;
         double target = next_event(r, t_end);
@@ -421,18 +745,24 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         while (gp_sim_time(r->sim) < target) {
             if (gp_sim_step(r->sim, target) != GP_OK) {
                 snprintf(r->err, sizeof r->err, "at t = %.10g: %s", gp_sim_time(r->sim), gp_sim_last_error(r->sim));
+                save_on_failure(r, 1);
                 goto out;
             }
-            if (cfg->n_switches && check_fraction_switches(r) != 0) goto out;
+            if (cfg->n_switches && check_fraction_switches(r) != 0) { save_on_failure(r, 0); goto out; }
             gp_sim_counter(r->sim, "steps", &steps);
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
-            if (got_signal) {
+            if (got_signal && stop_now(r, &prog)) {
                 gh_progress_finish(&prog);
+                int resync = gp_sim_at_resync_point(r->sim);
                 if (write_checkpoint(r) != 0) goto out;
-                char cp[4096];
+                char cp[4096], cmd[4096];
                 join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
+                restart_command(r, cmd, sizeof cmd);
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
-                        "(continue with: gravhost run %s --restart)\n", (int)got_signal, gp_sim_time(r->sim), cp, cfg->path);
+                        "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
+                if (!resync)
+                    fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
+                            "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
                 rc = 128 + got_signal;
                 goto out_quiet;
             }
@@ -442,9 +772,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     {
         double t = gp_sim_time(r->sim);
         int logged_now = cfg->log_interval > 0 && fabs(t - (double)(r->st.log_index - 1) * cfg->log_interval) < 1e-9 * (1 + t);
-        if (!logged_now && write_log(r) != 0) goto out;
+        if (!logged_now && write_log(r) != 0) { save_on_failure(r, 0); goto out; }
         int snapped_now = cfg->snap_interval > 0 && fabs(t - (double)(r->st.snap_index - 1) * cfg->snap_interval) < 1e-9 * (1 + t);
-        if (!snapped_now && write_snapshot(r) != 0) goto out;
+        if (!snapped_now && write_snapshot(r) != 0) { save_on_failure(r, 0); goto out; }
         if (write_checkpoint(r) != 0) goto out;
     }
     gh_progress_update(&prog, gp_sim_time(r->sim), steps, 1);

@@ -7,16 +7,22 @@
  * symplectic: particles changing level make its energy drift, measured as
  * large as block-rk2's (bench/results/block-vs-shared.md).
  *
- * Stored state (in gp_sim): pos at the current block time for every
- * particle; vel is each particle's *half-kicked* velocity (after the
- * opening kick of its current step); acc the acceleration at the start of
- * its current step; levels and t_last as in block-rk2.
- * One block step, from tick now to the next block tick T:
- *   1. drift every particle: x += (T - now) v;
- *   2. one force call for the active particles (update_positions,
- *      set_active_subset, compute_forces);
- *   3. active: closing kick v += dt_i/2 a(T); new level from the criterion
- *      (same rules as block-rk2); opening kick v += dt_new/2 a(T).
+ * Stored state (in gp_sim): pos of each particle at its t_last (the start
+ * of its current step); vel its *half-kicked* velocity (after the opening
+ * kick of its current step); acc the acceleration at t_last; levels and
+ * t_last as in block-rk2. Between its kicks a particle moves on a straight
+ * line, x(t) = x_i + (t - t_i) v_i: the ABI 1.1 prediction with a = 0,
+ * evaluated in one go from t_i (not accumulated block by block), so the
+ * plugin can do it.
+ * One block step, to the next block tick T:
+ *   1. drift every particle to T: x_i + (T - t_i) v_i (1.0: the host
+ *      predicts all and sends them with update_positions; 1.1: the plugin
+ *      predicts, solver_state.c, and get_positions returns the active);
+ *   2. one force call for the active particles (set_active_subset,
+ *      compute_forces);
+ *   3. active: x_i = x(T), closing kick v += dt_i/2 a(T); new level from
+ *      the criterion (same rules as block-rk2); opening kick
+ *      v += dt_new/2 a(T); through 1.1, set_state(x_i, v_i, a = 0, T).
  */
 #include <math.h>
 
@@ -51,10 +57,21 @@ static void open_all(gp_sim *sim)
 {
     double eps;
     gp_sim_criterion_eps(sim, &eps);
-    for (size_t i = 0; i < sim->n; ++i) {
-        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, i, sim->vel + 3 * i);
-        open_kick(sim, i);
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
+        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, sim->vel + 3 * i);
+        open_kick(sim, (size_t)i);
     }
+}
+
+/* Position of particle i at time t on its drift line (the ABI's
+ * prediction with a = 0, as the 1.1 plugin evaluates it). */
+static void drift_to(const gp_sim *sim, size_t i, double t, double *x)
+{
+    double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
+    for (int k = 0; k < 3; ++k)
+        x[k] = gp_sim_predict_coord(sim->pos[3 * i + k], sim->vel[3 * i + k], 0.0, dt);
 }
 
 static gp_status start(gp_sim *sim)
@@ -78,9 +95,11 @@ static void sync_velocity(const gp_sim *sim, size_t i, double t, double *v)
 
 static void predict(const gp_sim *sim, double *pos, double *vel)
 {
-    for (size_t i = 0; i < sim->n; ++i) {
-        if (pos) for (int k = 0; k < 3; ++k) pos[3 * i + k] = sim->pos[3 * i + k];
-        if (vel) sync_velocity(sim, i, sim->time, vel + 3 * i);
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
+        if (pos) drift_to(sim, (size_t)i, sim->time, pos + 3 * i);
+        if (vel) sync_velocity(sim, (size_t)i, sim->time, vel + 3 * i);
     }
 }
 
@@ -90,23 +109,23 @@ static void predict(const gp_sim *sim, double *pos, double *vel)
  * kicks. Leaves synchronised velocities (no opening kick). */
 static gp_status sync_to(gp_sim *sim, double t)
 {
-    double now = sim->time;
-    for (size_t i = 0; i < sim->n; ++i) {
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
         double h = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
-        double dti = gp_levels_dt(&sim->lv, i);
-        for (int k = 0; k < 3; ++k) {
-            /* drift the rest, then replace the full-step opening kick's
-             * contribution (dti/2 a) by the actual one (h/2 a) */
-            double *x = sim->pos + 3 * i + k;
-            *x += (t - now) * sim->vel[3 * i + k];
-            *x += h * 0.5 * (h - dti) * sim->acc[3 * i + k];
-        }
+        double dti = gp_levels_dt(&sim->lv, (size_t)i), x[3];
+        /* drift to t, then replace the full-step opening kick's
+         * contribution (dti/2 a) by the actual one (h/2 a) */
+        drift_to(sim, (size_t)i, t, x);
+        for (int k = 0; k < 3; ++k)
+            sim->pos[3 * i + k] = x[k] + h * 0.5 * (h - dti) * sim->acc[3 * i + k];
     }
     gp_status st = gp_force_all(sim, sim->pos, sim->work2, NULL);
     if (st != GP_OK) return st;
-    for (size_t i = 0; i < sim->n; ++i) {
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
         double h = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
-        double dti = gp_levels_dt(&sim->lv, i);
+        double dti = gp_levels_dt(&sim->lv, (size_t)i);
         for (int k = 0; k < 3; ++k) {
             double *v = sim->vel + 3 * i + k;
             *v += 0.5 * (h - dti) * sim->acc[3 * i + k] + 0.5 * h * sim->work2[3 * i + k];
@@ -129,20 +148,32 @@ static gp_status step(gp_sim *sim, double t_end)
         if (st == GP_OK) open_all(sim);      /* the run goes on from t_end */
         return st;
     }
-    double drift = (double)(T - lv->now) * tick;
-    size_t m = 3 * sim->n;
-    for (size_t k = 0; k < m; ++k) sim->pos[k] += drift * sim->vel[k];
-
     size_t na = gp_levels_active(lv, T, sim->active);
-    gp_status st = gp_force_active(sim, sim->pos, na, sim->active, sim->work2);
+    /* xp: the active particles' positions at T, packed (1.1) or in the
+     * full drifted array (1.0) */
+    int packed = gp_state_path(sim);
+    gp_status st = gp_state_path_check(sim);
+    if (st != GP_OK) return st;
+    if (packed) {
+        st = gp_state_force_active(sim, t_new, na, sim->active, NULL, sim->work, sim->work2);
+    } else {
+        const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+        for (long long j = 0; j < n; ++j) drift_to(sim, (size_t)j, t_new, sim->work + 3 * j);
+        st = gp_force_active(sim, sim->work, na, sim->active, sim->work2);
+    }
     if (st != GP_OK) return st;
 
     double eps;
     gp_sim_criterion_eps(sim, &eps);
-    for (size_t k = 0; k < na; ++k) {
+    const long long nact = (long long)na;
+#pragma omp parallel for schedule(static) if (nact > 16384)
+    for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
+        const double *xp = sim->work + 3 * (packed ? (size_t)k : i);
         double h = 0.5 * gp_levels_dt(lv, i), vs[3];
         for (int c = 0; c < 3; ++c) {
+            sim->pos[3 * i + c] = xp[c];
             sim->acc[3 * i + c] = sim->work2[3 * k + c];
             sim->vel[3 * i + c] += h * sim->acc[3 * i + c];   /* closing kick */
             vs[c] = sim->vel[3 * i + c];
@@ -153,6 +184,9 @@ static gp_status step(gp_sim *sim, double t_end)
     }
     lv->now = T;
     sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
+    /* 1.1: the plugin takes the kicked state (x at T, half-kicked v, a = 0:
+     * a straight drift until the next kick) */
+    if (packed) return gp_state_send(sim, na, sim->active, NULL);
     return GP_OK;
 }
 

@@ -9,7 +9,10 @@
  *   2. Predict every j-particle to T from its own t_i (eqs. 15-16):
  *          x_j(T) = x_j + dt_j v_j + dt_j^2/2 a_j,   dt_j = T - t_j.
  *   3. One force call: update_positions(all predicted), set_active_subset
- *      (the active ones), compute_forces.
+ *      (the active ones), compute_forces. Through ABI 1.1 (solver_state.c)
+ *      the plugin predicts instead: set_state of the particles corrected
+ *      in the previous step, predict(T), get_positions(active),
+ *      set_active_subset, compute_forces; the same bits with a CPU plugin.
  *   4. Correct the active particles (eq. 17):
  *          x_i = x_i(T),   v_i += dt_i/2 (a_i + a_i(T)),   a_i = a_i(T),
  *      and choose their next level from the criterion: deeper at once,
@@ -47,6 +50,15 @@ static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, 
     return gp_levels_for_dt(&sim->lv, dt);
 }
 
+/* Fresh levels for everybody from the stored accelerations. */
+static void assign_levels(gp_sim *sim, double eps)
+{
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i)
+        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, NULL, 0.0);
+}
+
 static gp_status start(gp_sim *sim)
 {
     gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, sim->set.max_level);
@@ -54,28 +66,31 @@ static gp_status start(gp_sim *sim)
     if (st != GP_OK) return st;
     double eps;
     criterion_setup(sim, &eps);
-    for (size_t i = 0; i < sim->n; ++i)
-        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, i, NULL, 0.0);
+    assign_levels(sim, eps);
     return GP_OK;
 }
 
-/* Predicts every particle to time t into sim->work. */
+/* Predicts every particle to time t into sim->work (the ABI's expression:
+ * the 1.1 path's plugin evaluates the same). */
 static void predict_all(gp_sim *sim, double t)
 {
     const gp_levels *lv = &sim->lv;
-    for (size_t j = 0; j < sim->n; ++j) {
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long j = 0; j < n; ++j) {
         double dt = t - gp_levels_time(lv, lv->t_last[j]);
         const double *x = sim->pos + 3 * j, *v = sim->vel + 3 * j, *a = sim->acc + 3 * j;
         double *xp = sim->work + 3 * j;
-        for (int k = 0; k < 3; ++k) xp[k] = dt == 0.0 ? x[k] : x[k] + dt * v[k] + 0.5 * dt * dt * a[k];
+        for (int k = 0; k < 3; ++k) xp[k] = gp_sim_predict_coord(x[k], v[k], a[k], dt);
     }
 }
 
-/* Corrects active particle i (its new acceleration anew) over dt. */
-static void correct(gp_sim *sim, size_t i, const double *anew, double dt, double *a_old)
+/* Corrects active particle i to its predicted position xp and new
+ * acceleration anew over dt. */
+static void correct(gp_sim *sim, size_t i, const double *xp, const double *anew, double dt,
+                    double *a_old)
 {
     double *x = sim->pos + 3 * i, *v = sim->vel + 3 * i, *a = sim->acc + 3 * i;
-    const double *xp = sim->work + 3 * i;
     for (int k = 0; k < 3; ++k) {
         x[k] = xp[k];
         v[k] += 0.5 * dt * (a[k] + anew[k]);
@@ -93,17 +108,18 @@ static gp_status sync_to(gp_sim *sim, double t)
     if (st != GP_OK) return st;
     double eps;
     criterion_setup(sim, &eps);
-    for (size_t i = 0; i < sim->n; ++i) {
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
         double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]), a_old[3];
         if (dt == 0.0) {
             for (int k = 0; k < 3; ++k) sim->acc[3 * i + k] = sim->work2[3 * i + k];
             continue;
         }
-        correct(sim, i, sim->work2 + 3 * i, dt, a_old);
+        correct(sim, (size_t)i, sim->work + 3 * i, sim->work2 + 3 * i, dt, a_old);
     }
     gp_levels_anchor(&sim->lv, t, sim->set.dt, sim->set.max_level);
-    for (size_t i = 0; i < sim->n; ++i)
-        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, i, NULL, 0.0);
+    assign_levels(sim, eps);
     sim->time = t;
     sim->syncs++;
     return GP_OK;
@@ -118,22 +134,35 @@ static gp_status step(gp_sim *sim, double t_end)
     if (t_new > t_end + 1e-6 * tick) return sync_to(sim, t_end);
 
     size_t na = gp_levels_active(lv, T, sim->active);
-    predict_all(sim, t_new);
-    gp_status st = gp_force_active(sim, sim->work, na, sim->active, sim->work2);
+    /* xp: the active particles' positions at T, packed (1.1) or in the
+     * full predicted array (1.0) */
+    int packed = gp_state_path(sim);
+    gp_status st = gp_state_path_check(sim);
+    if (st != GP_OK) return st;
+    if (packed) {
+        st = gp_state_force_active(sim, t_new, na, sim->active, sim->acc, sim->work, sim->work2);
+    } else {
+        predict_all(sim, t_new);
+        st = gp_force_active(sim, sim->work, na, sim->active, sim->work2);
+    }
     if (st != GP_OK) return st;
 
     double eps;
     criterion_setup(sim, &eps);
-    for (size_t k = 0; k < na; ++k) {
+    const long long nact = (long long)na;
+#pragma omp parallel for schedule(static) if (nact > 16384)
+    for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         double dt = (double)(T - lv->t_last[i]) * tick, a_old[3];
-        correct(sim, i, sim->work2 + 3 * k, dt, a_old);
+        correct(sim, i, sim->work + 3 * (packed ? (size_t)k : i), sim->work2 + 3 * k, dt, a_old);
         lv->t_last[i] = T;
         gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T);
     }
     lv->now = T;
     /* land exactly on an end time that lies on the grid */
     sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
+    /* 1.1: the plugin takes the corrected state now (pos, vel, acc at T) */
+    if (packed) return gp_state_send(sim, na, sim->active, sim->acc);
     return GP_OK;
 }
 

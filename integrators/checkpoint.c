@@ -6,31 +6,91 @@
  * accelerations, levels and last-correction ticks, counters, the
  * integrator's private doubles, and an opaque caller blob. Native byte
  * order and doubles (a restart happens on the machine, or the kind of
- * machine, that wrote the file); a magic word and a version guard it.
+ * machine, that wrote the file).
+ *
+ * Format version 2 (version 1 files are refused with a sentence):
+ *     header (ckpt_header, 8-byte fields only, no padding)
+ *     payload: pos, vel, acc [3n doubles each], mass [n doubles],
+ *              ids [n uint64], level [n bytes], t_last [n uint64],
+ *              saved [n_saved doubles], user blob [user_len bytes]
+ *     trailer: CRC-32C (crc32c.h) of header and payload, 8 bytes LE-padded
+ * The header carries its own CRC-32C too (header_crc, computed with that
+ * field zero), so its sizes are trusted before anything is allocated. A
+ * file is refused, with a sentence naming what is wrong, when its size is
+ * not exactly what the header describes (truncated, or trailing data),
+ * when either checksum fails, or when any field is out of its range.
+ *
+ * Writing: a temporary file, fsync, rename over the old file, fsync of the
+ * directory, so a crash at any moment leaves the old or the new file.
  *
  * A checkpoint is a solver resync point: after save (and after load) the
  * next force call re-sends all particles with set_particles, so a tree
  * plugin starts from a fresh build in both the continuing and the restarted
  * run, and the two continue identically.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "crc32c.h"
 #include "sim_internal.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2
+#define CKPT_MAX_SAVED 16
+#define CKPT_MAX_USER (UINT64_C(1) << 20)   /* a caller blob is small state */
 
 typedef struct ckpt_header {
     char magic[8];
-    uint64_t version, n, started, max_level, now, user_len, n_saved;
+    uint64_t version, header_crc, n, started, max_level, now, user_len, n_saved;
     char integrator[32];
     double time, dt_max, t0;
     double dt, eta, eps, rtol, atol, h0;
     int64_t criterion, set_max_level;
     uint64_t steps, force_calls, particle_forces, diag_force_calls, last_active, solver_swaps, syncs;
 } ckpt_header;
+
+/* Bytes of payload after the header for n particles (n <= UINT32_MAX and
+ * the other sizes bounded, so this cannot overflow 64 bits). */
+static uint64_t payload_bytes(uint64_t n, uint64_t n_saved, uint64_t user_len)
+{
+    return n * (10 * sizeof(double) + 2 * sizeof(uint64_t) + 1) + n_saved * sizeof(double) + user_len;
+}
+
+static uint32_t header_crc(const ckpt_header *h)
+{
+    ckpt_header c = *h;
+    c.header_crc = 0;
+    return gp_crc32c(0, &c, sizeof c);
+}
+
+/* fwrite that also feeds the running CRC. */
+static int put(FILE *f, uint32_t *crc, const void *p, size_t size, size_t count)
+{
+    if (count == 0) return 1;
+    if (fwrite(p, size, count, f) != count) return 0;
+    *crc = gp_crc32c(*crc, p, size * count);
+    return 1;
+}
+
+/* Makes a rename in path's directory durable. */
+static int sync_dir_of(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy) return -1;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+    free(copy);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
 
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
                                                  const void *user, size_t user_len)
@@ -39,6 +99,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     if (!path) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_checkpoint_save needs a path");
     if (sim->n == 0) return gp_sim_fail(sim, GP_ERR_BAD_STATE, "nothing to checkpoint: no particles yet");
     if (user_len && !user) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "user blob of %zu bytes is NULL", user_len);
+    if (user_len > CKPT_MAX_USER)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "user blob of %zu bytes is larger than the %llu a checkpoint holds",
+                           user_len, (unsigned long long)CKPT_MAX_USER);
     ckpt_header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, CKPT_MAGIC, 8);
@@ -57,9 +120,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     h.steps = sim->steps; h.force_calls = sim->force_calls; h.particle_forces = sim->particle_forces;
     h.diag_force_calls = sim->diag_force_calls; h.last_active = sim->last_active;
     h.solver_swaps = sim->solver_swaps; h.syncs = sim->syncs;
+    h.header_crc = header_crc(&h);
 
-    double saved[16] = { 0 };
-    if (h.n_saved > 16) return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator saves too many values");
+    double saved[CKPT_MAX_SAVED] = { 0 };
+    if (h.n_saved > CKPT_MAX_SAVED) return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator saves too many values");
     if (h.n_saved) sim->integ->save(sim, saved);
 
     size_t plen = strlen(path);
@@ -73,26 +137,125 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
         return st;
     }
     size_t n = sim->n;
-    int ok = fwrite(&h, sizeof h, 1, f) == 1
-          && fwrite(sim->pos, sizeof(double), 3 * n, f) == 3 * n
-          && fwrite(sim->vel, sizeof(double), 3 * n, f) == 3 * n
-          && fwrite(sim->acc, sizeof(double), 3 * n, f) == 3 * n
-          && fwrite(sim->mass, sizeof(double), n, f) == n
-          && fwrite(sim->ids, sizeof(uint64_t), n, f) == n
-          && fwrite(sim->lv.level, 1, n, f) == n
-          && fwrite(sim->lv.t_last, sizeof(uint64_t), n, f) == n
-          && (h.n_saved == 0 || fwrite(saved, sizeof(double), h.n_saved, f) == h.n_saved)
-          && (user_len == 0 || fwrite(user, 1, user_len, f) == user_len);
+    uint32_t crc = 0;
+    int ok = put(f, &crc, &h, sizeof h, 1)
+          && put(f, &crc, sim->pos, sizeof(double), 3 * n)
+          && put(f, &crc, sim->vel, sizeof(double), 3 * n)
+          && put(f, &crc, sim->acc, sizeof(double), 3 * n)
+          && put(f, &crc, sim->mass, sizeof(double), n)
+          && put(f, &crc, sim->ids, sizeof(uint64_t), n)
+          && put(f, &crc, sim->lv.level, 1, n)
+          && put(f, &crc, sim->lv.t_last, sizeof(uint64_t), n)
+          && put(f, &crc, saved, sizeof(double), h.n_saved)
+          && put(f, &crc, user, 1, user_len);
+    uint64_t trailer = crc;
+    ok = ok && fwrite(&trailer, sizeof trailer, 1, f) == 1;
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
+        int err = errno;
         remove(tmp);
-        gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "writing the checkpoint %s failed (disk full?)", path);
+        gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "writing the checkpoint %s failed: %s",
+                                   path, strerror(err));
         free(tmp);
         return st;
     }
     free(tmp);
+    if (sync_dir_of(path) != 0)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "the checkpoint %s was written but its directory could not be synced: %m", path);
     sim->solver_fresh = 0;   /* resync point */
     return GP_OK;
+}
+
+/* ---- loading ----------------------------------------------------------------- */
+
+/* fread that also feeds the running CRC. */
+static int get(FILE *f, uint32_t *crc, void *p, size_t size, size_t count)
+{
+    if (count == 0) return 1;
+    if (fread(p, size, count, f) != count) return 0;
+    *crc = gp_crc32c(*crc, p, size * count);
+    return 1;
+}
+
+static int finite_all(const double *a, size_t m)
+{
+    for (size_t i = 0; i < m; ++i)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+/* Range checks of the header, after its checksum held; writes the
+ * complaint (naming the field) into why, returns 0 when all is well. */
+static int check_header(const ckpt_header *h, const gp_integrator_def *def, char *why, size_t len)
+{
+#define BAD(...) do { snprintf(why, len, __VA_ARGS__); return -1; } while (0)
+    if (!def) BAD("field integrator names no known integrator (\"%s\")", h->integrator);
+    if (h->started > 1) BAD("field started is %llu (must be 0 or 1)", (unsigned long long)h->started);
+    if (h->n_saved != (h->started ? def->n_saved : 0))
+        BAD("field n_saved is %llu (integrator %s saves %zu values)", (unsigned long long)h->n_saved,
+            def->name, h->started ? def->n_saved : (size_t)0);
+    if (h->max_level > GP_LEVELS_MAX)
+        BAD("field max_level is %llu (must be 0 .. %d)", (unsigned long long)h->max_level, GP_LEVELS_MAX);
+    if (h->set_max_level < 0 || h->set_max_level > GP_LEVELS_MAX)
+        BAD("field set_max_level is %lld (must be 0 .. %d)", (long long)h->set_max_level, GP_LEVELS_MAX);
+    if (h->criterion < 0 || h->criterion > GP_CRIT_VELOCITY)
+        BAD("field criterion is %lld (must be 0 .. %d)", (long long)h->criterion, GP_CRIT_VELOCITY);
+    if (!isfinite(h->time)) BAD("field time is %g (must be finite)", h->time);
+    if (!isfinite(h->t0)) BAD("field t0 is %g (must be finite)", h->t0);
+    if (!(isfinite(h->dt_max) && h->dt_max > 0)) BAD("field dt_max is %g (must be finite and > 0)", h->dt_max);
+    /* a step of dt_max must move time forward, or the run never ends */
+    if (!(h->time + h->dt_max > h->time) || !(h->t0 + h->dt_max > h->t0))
+        BAD("field dt_max is %g: a step that small is lost next to t = %.17g", h->dt_max, h->time);
+    double tick = ldexp(h->dt_max, -(int)h->max_level);
+    if (!isfinite(h->t0 + (double)h->now * tick)) BAD("field now is %llu (beyond the finite times)", (unsigned long long)h->now);
+    /* the level grid is what a started integrator continues from */
+    if (h->started && !(h->time >= h->t0)) BAD("field t0 is %.17g, after the time %.17g", h->t0, h->time);
+    /* every scheme keeps time on its grid (t0 + now ticks, or an end time
+     * within a tick of it; rk8pd re-anchors t0 at each step) */
+    if (h->started && !(fabs(h->t0 + (double)h->now * tick - h->time) <= tick))
+        BAD("field now is tick %llu, which is t = %.17g, not the time %.17g", (unsigned long long)h->now,
+            h->t0 + (double)h->now * tick, h->time);
+    if (!(isfinite(h->dt) && h->dt > 0)) BAD("field dt is %g (must be finite and > 0)", h->dt);
+    if (!(isfinite(h->eta) && h->eta > 0)) BAD("field eta is %g (must be finite and > 0)", h->eta);
+    if (!(isfinite(h->h0) && h->h0 > 0)) BAD("field h0 is %g (must be finite and > 0)", h->h0);
+    if (!(isfinite(h->eps) && (h->eps >= 0 || h->eps == -1.0)))
+        BAD("field eps is %g (must be >= 0, or -1 for the solver's)", h->eps);
+    if (!(isfinite(h->rtol) && h->rtol >= 0)) BAD("field rtol is %g (must be finite and >= 0)", h->rtol);
+    if (!(isfinite(h->atol) && h->atol >= 0)) BAD("field atol is %g (must be finite and >= 0)", h->atol);
+    return 0;
+#undef BAD
+}
+
+/* Range checks of the per-particle arrays and saved values. */
+static int check_arrays(const ckpt_header *h, size_t n, const double *pos, const double *vel,
+                        const double *acc, const double *mass, const uint8_t *level,
+                        const uint64_t *t_last, const double *saved, char *why, size_t len)
+{
+    static const char *const names[] = { "pos", "vel", "acc" };
+    const double *arr[] = { pos, vel, acc };
+    for (int a = 0; a < 3; ++a)
+        if (!finite_all(arr[a], 3 * n)) { snprintf(why, len, "field %s holds a value that is not finite", names[a]); return -1; }
+    for (size_t i = 0; i < n; ++i) {
+        if (!(isfinite(mass[i]) && mass[i] >= 0)) {
+            snprintf(why, len, "field mass of particle %zu is %g (must be finite and >= 0)", i, mass[i]);
+            return -1;
+        }
+        if (!h->started) continue;   /* levels and ticks are set afresh at the start */
+        if (level[i] > h->max_level) {
+            snprintf(why, len, "field level of particle %zu is %u (max_level is %llu)", i, level[i],
+                     (unsigned long long)h->max_level);
+            return -1;
+        }
+        if (t_last[i] > h->now) {
+            snprintf(why, len, "field t_last of particle %zu is tick %llu, after now (%llu)", i,
+                     (unsigned long long)t_last[i], (unsigned long long)h->now);
+            return -1;
+        }
+    }
+    if (!finite_all(saved, h->n_saved)) { snprintf(why, len, "field saved holds a value that is not finite"); return -1; }
+    return 0;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
@@ -103,22 +266,49 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     if (!path) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_checkpoint_load needs a path");
     FILE *f = fopen(path, "rb");
     if (!f) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot open the checkpoint %s: %m", path);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is not a regular file", path);
+    }
     ckpt_header h;
     if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CKPT_MAGIC, 8) != 0) {
         fclose(f);
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "%s is not a gravplug checkpoint", path);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "%s is not a gravplug checkpoint (too short, or no GPCKPT magic word)", path);
     }
     if (h.version != CKPT_VERSION) {
         fclose(f);
-        return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH, "%s is a version %llu checkpoint; this library reads version %d",
+        return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
+                           "%s is a version %llu checkpoint; this library reads version %d only (version 1 had no "
+                           "checksum): continue it with the gravplug that wrote it, or start the run again",
                            path, (unsigned long long)h.version, CKPT_VERSION);
+    }
+    if (h.header_crc != header_crc(&h)) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "the checkpoint %s is damaged: field header_crc does not match the header "
+                           "(bytes changed after it was written)", path);
+    }
+    if (h.n == 0 || h.n > UINT32_MAX || h.n_saved > CKPT_MAX_SAVED || h.user_len > CKPT_MAX_USER) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "the checkpoint %s is damaged: field %s is out of range", path,
+                           h.n == 0 || h.n > UINT32_MAX ? "n" : h.n_saved > CKPT_MAX_SAVED ? "n_saved" : "user_len");
+    }
+    uint64_t want = sizeof h + payload_bytes(h.n, h.n_saved, h.user_len) + sizeof(uint64_t);
+    if ((uint64_t)sb.st_size != want) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "the checkpoint %s is damaged: it is %lld bytes but its header (n = %llu) describes %llu "
+                           "(%s)", path, (long long)sb.st_size, (unsigned long long)h.n, (unsigned long long)want,
+                           (uint64_t)sb.st_size < want ? "truncated" : "trailing data after the end");
     }
     h.integrator[sizeof h.integrator - 1] = '\0';
     const gp_integrator_def *def = gp_integrator_find(h.integrator);
-    if (!def || h.n == 0 || h.n > UINT32_MAX || h.n_saved > 16 || h.max_level > GP_LEVELS_MAX) {
+    char why[256];
+    if (check_header(&h, def, why, sizeof why) != 0) {
         fclose(f);
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged or names an unknown integrator (\"%s\")",
-                           path, h.integrator);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged: %s", path, why);
     }
     size_t n = h.n;
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
@@ -126,20 +316,30 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     uint64_t *ids = malloc(n * sizeof *ids);
     uint8_t *level = malloc(n);
     uint64_t *t_last = malloc(n * sizeof *t_last);
-    double saved[16];
+    double saved[CKPT_MAX_SAVED] = { 0 }; /* an integrator reads 0 for values an older file lacks */
     char *user = h.user_len ? malloc(h.user_len) : NULL;
     gp_status st = GP_OK;
+    uint32_t crc = gp_crc32c(0, &h, sizeof h);
+    uint64_t trailer = 0;
     if (!pos || !vel || !acc || !mass || !ids || !level || !t_last || (h.user_len && !user)) {
-        st = gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
-    } else if (fread(pos, sizeof *pos, 3 * n, f) != 3 * n || fread(vel, sizeof *vel, 3 * n, f) != 3 * n
-               || fread(acc, sizeof *acc, 3 * n, f) != 3 * n || fread(mass, sizeof *mass, n, f) != n
-               || fread(ids, sizeof *ids, n, f) != n || fread(level, 1, n, f) != n
-               || fread(t_last, sizeof *t_last, n, f) != n
-               || (h.n_saved && fread(saved, sizeof *saved, h.n_saved, f) != h.n_saved)
-               || (h.user_len && fread(user, 1, h.user_len, f) != h.user_len)) {
-        st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is truncated", path);
+        st = gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory reading %s (%zu particles)", path, n);
+    } else if (!get(f, &crc, pos, sizeof *pos, 3 * n) || !get(f, &crc, vel, sizeof *vel, 3 * n)
+               || !get(f, &crc, acc, sizeof *acc, 3 * n) || !get(f, &crc, mass, sizeof *mass, n)
+               || !get(f, &crc, ids, sizeof *ids, n) || !get(f, &crc, level, 1, n)
+               || !get(f, &crc, t_last, sizeof *t_last, n) || !get(f, &crc, saved, sizeof *saved, h.n_saved)
+               || !get(f, &crc, user, 1, h.user_len) || fread(&trailer, sizeof trailer, 1, f) != 1) {
+        st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s could not be read to its end: %s", path,
+                         ferror(f) ? strerror(errno) : "it shrank while being read");
+    } else if (trailer != crc) {
+        st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                         "the checkpoint %s is damaged: field checksum (CRC-32C of the whole file) is %08llx but the "
+                         "contents give %08x (bytes changed after it was written)", path,
+                         (unsigned long long)trailer, crc);
+    } else if (check_arrays(&h, n, pos, vel, acc, mass, level, t_last, saved, why, sizeof why) != 0) {
+        st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged: %s", path, why);
     }
     fclose(f);
+    /* Only a fully checked file touches sim. */
     if (st == GP_OK) st = gp_sim_set_particles(sim, n, pos, vel, mass, ids);
     if (st == GP_OK) st = gp_sim_set_integrator(sim, h.integrator);
     if (st == GP_OK) {

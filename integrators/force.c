@@ -6,6 +6,7 @@
  * with the cheap update_positions otherwise. Active subsets are set only
  * when they differ from "all". Counters: force_calls and particle_forces
  * (the sum of active counts, the force cost a block scheme saves).
+ * The block schemes' ABI 1.1 path (the plugin predicts) is solver_state.c.
  */
 #include <string.h>
 
@@ -24,6 +25,8 @@ static gp_status send_positions(gp_sim *sim, const double *pos)
     } else {
         st = sim->api->update_positions(sim->solver, pos);
     }
+    /* either call clears a 1.1 plugin's held state (ABI 1.1) */
+    sim->state_fresh = 0;
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver refused the particle positions: %s",
                            sim->solver_name, sim->api->last_error(sim->solver));
@@ -70,6 +73,75 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
                            sim->solver_name, sim->api->last_error(sim->solver));
     sim->subset_all = 0;
     st = compute(sim, acc, NULL);
+    if (st != GP_OK) return st;
+    sim->force_calls++;
+    sim->particle_forces += na;
+    sim->last_active = na;
+    return GP_OK;
+}
+
+/* ==== Source subsets (ABI 1.1), for hold.c ================================
+ * Added with the HOLD integrator; additive: nothing above depends on it.
+ * A kick of a set A from a set B is one plugin call: active subset A,
+ * source subset B. The source subset is put back to "all" after the call,
+ * so gp_force_all/gp_force_active above never see a stale one.
+ * A 1.0 plugin (no set_source_subset) gets the same forces another way:
+ * set_particles with every non-source's mass set to zero (a massless
+ * particle feels the field and sources none, ABI 1.0), and the real masses
+ * are re-sent at the next ordinary call (solver_fresh = 0). Exact, no
+ * cancellation, but one set_particles (a tree build) per kick. */
+
+int gp_force_has_source_subset(const gp_sim *sim)
+{
+    return sim->api && GRAVPLUG_API_HAS(sim->api, set_source_subset);
+}
+
+gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                                size_t ns, const uint32_t *src, double *mass_mask, double *acc)
+{
+    if (na == 0) return GP_OK;
+    if (ns == 0) {                       /* nothing to feel; (0, NULL) would mean "all" */
+        memset(acc, 0, 3 * na * sizeof *acc);
+        return GP_OK;
+    }
+    int native = gp_force_has_source_subset(sim);
+    int all_src = ns == sim->n;          /* subsets hold distinct indices */
+    gp_status st;
+    if (native || all_src) {
+        st = send_positions(sim, pos);
+    } else {
+        if (!sim->api || !sim->solver) return send_positions(sim, pos); /* its sentence */
+        memset(mass_mask, 0, sim->n * sizeof *mass_mask);
+        for (size_t k = 0; k < ns; ++k) mass_mask[src[k]] = sim->mass[src[k]];
+        st = sim->api->set_particles(sim->solver, sim->n, pos, mass_mask);
+        sim->solver_fresh = 0;           /* the real masses go back next time */
+        sim->subset_all = 1;
+        if (st != GP_OK)
+            return gp_sim_fail(sim, st, "the %s solver refused the particles of a source subset: %s",
+                               sim->solver_name, sim->api->last_error(sim->solver));
+    }
+    if (st != GP_OK) return st;
+    int all_act = na == sim->n;
+    if (!(all_act && sim->subset_all)) {
+        st = sim->api->set_active_subset(sim->solver, all_act ? 0 : na, all_act ? NULL : idx);
+        if (st != GP_OK)
+            return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
+                               sim->solver_name, sim->api->last_error(sim->solver));
+        sim->subset_all = all_act;
+    }
+    if (native && !all_src) {
+        st = sim->api->set_source_subset(sim->solver, ns, src);
+        if (st != GP_OK)
+            return gp_sim_fail(sim, st, "the %s solver refused the source subset: %s",
+                               sim->solver_name, sim->api->last_error(sim->solver));
+    }
+    st = compute(sim, acc, NULL);
+    if (native && !all_src) {
+        gp_status back = sim->api->set_source_subset(sim->solver, 0, NULL);
+        if (st == GP_OK && back != GP_OK)
+            st = gp_sim_fail(sim, back, "the %s solver could not restore all sources: %s",
+                             sim->solver_name, sim->api->last_error(sim->solver));
+    }
     if (st != GP_OK) return st;
     sim->force_calls++;
     sim->particle_forces += na;

@@ -31,9 +31,20 @@
  * objects are independent.
  *
  * Determinism: the same inputs, integrator, parameters and plugin give
- * bit-identical trajectories. A checkpoint is also a solver resync point
- * (the plugin is re-fed with set_particles there), so a run restarted from
- * a checkpoint continues bit for bit like the uninterrupted run.
+ * bit-identical trajectories. Solver resync points: wherever the plugin is
+ * re-fed with set_particles (a tree plugin then builds afresh, dropping any
+ * refit history) — after gp_sim_checkpoint_save and _load, after new
+ * particles, masses or a new solver, and after every step that ends with
+ * all particles synchronised on the dt_max grid (every step of a
+ * shared-step scheme, every dt_max boundary or synchronising step of a
+ * block scheme). The guarantee: a run restarted from a checkpoint written
+ * at a resync point of the uninterrupted run continues bit for bit like it
+ * — a scheduled checkpoint always is one; gravhost's checkpoint on SIGINT
+ * or SIGTERM waits for the next one (gp_sim_at_resync_point). A checkpoint
+ * written elsewhere restarts with a fresh tree where the uninterrupted run
+ * refits, so the two agree to the solver's accuracy, not bit for bit.
+ * Plugins whose results depend on their previous call (cpu-tree's
+ * mac=acceleration) are bit-identical only across scheduled checkpoints.
  */
 #ifndef GP_INTEGRATOR_H
 #define GP_INTEGRATOR_H
@@ -91,6 +102,30 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name,
 GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
                                                   char *buf, size_t buflen);
 
+/* How the block-step integrators (block-rk2, block-kdk) talk to the solver:
+ *   "auto" (default)  through ABI 1.1 when the plugin offers set_state,
+ *                     predict and get_positions, else through 1.0;
+ *   "1.0"             always through 1.0: the host predicts all n particles
+ *                     and sends them with update_positions every block
+ *                     step; masses changed by gp_sim_set_masses go with a
+ *                     fresh set_particles;
+ *   "1.1"             always through 1.1; GP_ERR_UNSUPPORTED (here, or at
+ *                     the next block step after a swap to such a plugin)
+ *                     when the plugin lacks it.
+ * Through 1.1 the plugin holds each particle's state (x_i, v_i, a_i, t_i)
+ * and predicts it: a block step sends the corrected particles (set_state),
+ * predict(T), fetches the active positions (get_positions) and computes
+ * their forces, O(n_active) data instead of O(n). With a CPU plugin both
+ * paths give bit-identical trajectories (tests/integrators-path.c), so the
+ * setting is not saved in checkpoints. The shared-step integrators always
+ * use 1.0: every particle's velocity changes every step, so set_state would
+ * move more data than update_positions. Takes effect at the next step. */
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver_path(gp_sim *sim, const char *path);
+/* The setting ("auto", "1.0" or "1.1"), and the path a block step would
+ * take now with the current solver ("1.1" or "1.0"; "" without a solver). */
+GRAVPLUG_EXPORT const char *gp_sim_solver_path(const gp_sim *sim);
+GRAVPLUG_EXPORT const char *gp_sim_solver_path_in_use(const gp_sim *sim);
+
 /* The solver's cumulative counters (gp_stats, caller sets struct_size). */
 GRAVPLUG_EXPORT gp_status gp_sim_solver_stats(gp_sim *sim, gp_stats *out);
 
@@ -119,7 +154,15 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double 
 GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos,
                                            const double *vel);
 
-/* Overwrites masses (n doubles, >= 0); the solver gets a fresh particle set. */
+/* Overwrites masses (n doubles, finite, >= 0) at the current time, mid-run:
+ * the integrator goes on from its current state (no synchronisation, no
+ * restart; each particle's next force evaluation sees the new masses, and
+ * the accelerations held from before enter its next correction as they
+ * would for any field change). Only the masses that changed go to the
+ * solver, in place through ABI 1.1 update_masses (a tree plugin refits, the
+ * state it holds stays); a plugin without update_masses, or the "1.0"
+ * solver path, gets a fresh set_particles at the next force call instead.
+ * With cpu-direct both give the same bits (tests/integrators-masses.c). */
 GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass);
 
 /* Current simulation time, and setting it (only between runs: the
@@ -209,7 +252,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *   diag_force_calls  compute_forces calls made for diagnostics
  *   last_active       active particles in the last step
  *   solver_swaps      solvers replaced mid-run
- *   syncs             forced synchronisations (off-grid evolve ends, ...) */
+ *   syncs             forced synchronisations (off-grid evolve ends, ...)
+ *   state_steps       block steps taken through ABI 1.1 (the plugin predicts)
+ *   state_resyncs     full-state sends (set_state of all n) on that path:
+ *                     after new particles, a solver swap, a checkpoint, or a
+ *                     1.0-style call (a synchronising step, a diagnostic) */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
 /* Particles per time-step level now: counts[l] for l = 0 (dt_max) to
@@ -218,18 +265,75 @@ GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, ui
 GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *counts,
                                               size_t max_count, size_t *n_levels);
 
+/* ---- stopping conditions (stopping.c) ------------------------------------ */
+
+/* AMUSE-style stopping conditions. Enabled ones are checked after every
+ * integrator step of gp_sim_evolve (every block step under block-rk2) on
+ * the state at the simulation time; when one is met, gp_sim_evolve returns
+ * GP_OK early, at that step's time (particles not synchronised there are
+ * predicted on read, as gp_sim_get_particles says). The conditions met are
+ * cleared when the next gp_sim_evolve begins. Radii and settings are not
+ * part of checkpoints. */
+enum {
+    GP_STOP_COLLISION = 1u << 0,        /* |x_i - x_j| < r_i + r_j */
+    GP_STOP_NUMBER_OF_STEPS = 1u << 1,  /* number_of_steps steps in this evolve */
+    GP_STOP_TIMEOUT = 1u << 2,          /* more than timeout wall-clock seconds */
+    GP_STOP_OUT_OF_BOX = 1u << 3        /* |x_i - c| > out_of_box_size */
+};
+
+/* Particle radii for collision detection: n radii (finite, >= 0) of the
+ * current particles, or NULL (all 0: no collisions). Set them again after
+ * gp_sim_set_particles (gp_sim_evolve refuses radii of another count). */
+GRAVPLUG_EXPORT gp_status gp_sim_set_radii(gp_sim *sim, const double *radius);
+
+/* Enables (on != 0) or disables the GP_STOP_* conditions in the mask. */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_enable(gp_sim *sim, unsigned conditions, int on);
+GRAVPLUG_EXPORT unsigned gp_sim_stop_enabled(const gp_sim *sim);
+
+/* Parameters, AMUSE's names and defaults: number_of_steps (an integer
+ * >= 1, default 1), timeout (seconds > 0, default 4), out_of_box_size
+ * (>= 0, default 0), out_of_box_use_center_of_mass (1: c is the centre of
+ * mass, default; 0: the origin). */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, double value);
+GRAVPLUG_EXPORT gp_status gp_sim_stop_get_param(gp_sim *sim, const char *name, double *value);
+
+/* The conditions met during the last gp_sim_evolve (a GP_STOP_* mask). */
+GRAVPLUG_EXPORT unsigned gp_sim_stop_set(const gp_sim *sim);
+
+/* Entries of one condition met: colliding pairs (GP_STOP_COLLISION),
+ * particles out of the box (GP_STOP_OUT_OF_BOX), 1 for the others, 0 when
+ * not met. At most 1024 are kept per condition. */
+GRAVPLUG_EXPORT size_t gp_sim_stop_count(const gp_sim *sim, unsigned condition);
+
+/* Copies up to max entries as particle ids (those of gp_sim_set_particles):
+ * collision pairs into first[k], second[k] (second may be NULL), particles
+ * out of the box into first[k]. */
+GRAVPLUG_EXPORT gp_status gp_sim_stop_particles(gp_sim *sim, unsigned condition, size_t max,
+                                                uint64_t *first, uint64_t *second);
+
 /* ---- checkpoint / restart ----------------------------------------------- */
+
+/* 1 when the next force call re-sends all particles (a solver resync point,
+ * see "Determinism" above): a checkpoint written now restarts bit for bit
+ * like the run that goes on. 0 otherwise, or for NULL / no particles. */
+GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim);
 
 /* Writes the complete state (time, particles, integrator, its parameters
  * and time-step bookkeeping, counters) to path, atomically (a temporary
- * file renamed into place), plus an opaque caller blob (may be NULL/0).
+ * file, fsync, renamed into place, the directory synced), plus an opaque
+ * caller blob (may be NULL/0, at most 1 MiB). Format version 2: CRC-32C
+ * checksums over header and payload (integrators/checkpoint.c).
  * Marks a solver resync point: the next force call re-sends all particles. */
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
                                                  const void *user, size_t user_len);
 
 /* Restores a state written by gp_sim_checkpoint_save into sim (which needs
  * a solver, set before or after). user_buf (may be NULL) receives up to
- * buflen bytes of the caller blob; *user_len (may be NULL) its full size. */
+ * buflen bytes of the caller blob; *user_len (may be NULL) its full size.
+ * A file that is truncated, longer than its header says, fails a checksum,
+ * or holds any field out of range is refused (GP_ERR_INVALID_ARGUMENT, a
+ * sentence naming the field) and sim is left as it was; a file of another
+ * format version gives GP_ERR_ABI_MISMATCH. */
 GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                                                  void *user_buf, size_t buflen,
                                                  size_t *user_len);

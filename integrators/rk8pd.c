@@ -99,6 +99,9 @@ static gp_status step(gp_sim *sim, double t_end)
     memcpy(sim->pos, s->y, m * sizeof *s->y);
     memcpy(sim->vel, s->y + m, m * sizeof *s->y);
     sim->time = t;
+    /* keep the level grid on the time (t0 = time, tick 0), as every scheme
+     * does, so a checkpoint can check time against it */
+    gp_levels_anchor(&sim->lv, t, 1.0, 0);
     return GP_OK;
 }
 

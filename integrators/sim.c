@@ -81,6 +81,7 @@ static void release_solver(gp_sim *sim)
     sim->plugin_handle = NULL;
     sim->own_solver = 0;
     sim->solver_fresh = 0;
+    sim->state_fresh = 0;
     sim->solver_name[0] = '\0';
 }
 
@@ -94,8 +95,9 @@ static void stop_integrator(gp_sim *sim)
 static void free_particles(gp_sim *sim)
 {
     free(sim->pos); free(sim->vel); free(sim->mass); free(sim->acc);
-    free(sim->ids); free(sim->work); free(sim->work2); free(sim->active);
-    sim->pos = sim->vel = sim->mass = sim->acc = sim->work = sim->work2 = NULL;
+    free(sim->ids); free(sim->work); free(sim->work2); free(sim->active); free(sim->pack);
+    sim->pos = sim->vel = sim->mass = sim->acc = sim->work = sim->work2 = sim->pack = NULL;
+    sim->pack_cap = 0;
     sim->ids = NULL;
     sim->active = NULL;
     sim->n = 0;
@@ -108,6 +110,7 @@ GRAVPLUG_EXPORT void gp_sim_free(gp_sim *sim)
     release_solver(sim);
     free_particles(sim);
     gp_levels_free(&sim->lv);
+    gp_stopping_free(sim);
     free(sim);
 }
 
@@ -207,6 +210,36 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)
 {
     return sim ? sim->solver_name : "";
+}
+
+static const char *const path_names[] = { "auto", "1.0", "1.1" };
+
+GRAVPLUG_EXPORT gp_status gp_sim_set_solver_path(gp_sim *sim, const char *path)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    int p = -1;
+    for (int k = 0; k < 3; ++k)
+        if (path && strcmp(path, path_names[k]) == 0) p = k;
+    if (p < 0)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "solver path \"%s\" is not one of auto (1.1 when the plugin "
+                           "offers it), 1.0, 1.1", path ? path : "(null)");
+    int old = sim->solver_path;
+    sim->solver_path = p;
+    gp_status st = gp_state_path_check(sim);
+    if (st != GP_OK) sim->solver_path = old;
+    return st;
+}
+
+GRAVPLUG_EXPORT const char *gp_sim_solver_path(const gp_sim *sim)
+{
+    return sim ? path_names[sim->solver_path] : "";
+}
+
+GRAVPLUG_EXPORT const char *gp_sim_solver_path_in_use(const gp_sim *sim)
+{
+    if (!sim || !sim->api) return "";
+    return gp_state_path(sim) ? "1.1" : "1.0";
 }
 
 static gp_status need_solver(gp_sim *sim)
@@ -325,6 +358,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
     sim->pos = p; sim->vel = v; sim->mass = m; sim->acc = a;
     sim->work = w; sim->work2 = w2; sim->ids = id; sim->active = act;
     sim->solver_fresh = 0;
+    sim->state_fresh = 0;
     return GP_OK;
 }
 
@@ -333,9 +367,11 @@ GRAVPLUG_EXPORT size_t gp_sim_count(const gp_sim *sim) { return sim ? sim->n : 0
 GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
 {
     if (!sim || !sim->started) return 1;
-    for (size_t i = 0; i < sim->n; ++i)
-        if (sim->lv.t_last[i] != sim->lv.now) return 0;
-    return 1;
+    const long long n = (long long)sim->n;
+    int behind = 0;
+#pragma omp parallel for schedule(static) reduction(| : behind) if (n > 65536)
+    for (long long i = 0; i < n; ++i) behind |= sim->lv.t_last[i] != sim->lv.now;
+    return !behind;
 }
 
 /* Predicted state at sim->time (second order in position, as the block
@@ -346,13 +382,16 @@ static void predict_state(const gp_sim *sim, double *pos, double *vel)
         sim->integ->predict(sim, pos, vel);
         return;
     }
-    for (size_t i = 0; i < sim->n; ++i) {
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
         double dt = 0.0;
         if (sim->started && sim->lv.t_last[i] != sim->lv.now)
             dt = sim->time - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
         for (int k = 0; k < 3; ++k) {
             double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
-            if (pos) pos[3 * i + k] = dt == 0.0 ? x : x + dt * v + 0.5 * dt * dt * a;
+            /* synchronised particles as stored, others as the integrator predicts */
+            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_sim_predict_coord(x, v, a, dt);
             if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
         }
     }
@@ -406,11 +445,31 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
         if (mass[i] < 0)
             return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                                "gp_sim_set_masses: particle %zu has a negative mass (%g)", i, mass[i]);
-    gp_status st = synchronise(sim);
-    if (st != GP_OK) return st;
-    memcpy(sim->mass, mass, sim->n * sizeof *mass);
-    sim->solver_fresh = 0;
-    restart_integrator(sim);
+    /* Only the masses that changed go to the solver, in place (ABI 1.1
+     * update_masses: no rebuild, the held state stays); a plugin without
+     * it, or the "1.0" path, gets a fresh set_particles at the next force
+     * call instead. Either way the run goes on from here. */
+    size_t n = sim->n, changed = 0;
+    for (size_t i = 0; i < n; ++i) changed += memcmp(&mass[i], &sim->mass[i], sizeof *mass) != 0;
+    if (changed && sim->solver_fresh && sim->solver_path != GP_PATH_10 && sim->api->abi_minor >= 1
+        && GRAVPLUG_API_HAS(sim->api, update_masses)) {
+        uint32_t *idx = changed < n ? malloc(changed * sizeof *idx) : NULL;
+        double *m = changed < n ? malloc(changed * sizeof *m) : NULL;
+        gp_status st = GP_ERR_OUT_OF_MEMORY;
+        if (changed == n || (idx && m)) {
+            size_t k = 0;
+            for (size_t i = 0; i < n && changed < n; ++i)
+                if (memcmp(&mass[i], &sim->mass[i], sizeof *mass) != 0) { idx[k] = (uint32_t)i; m[k++] = mass[i]; }
+            st = changed == n ? sim->api->update_masses(sim->solver, n, NULL, mass)
+                              : sim->api->update_masses(sim->solver, changed, idx, m);
+        }
+        free(idx);
+        free(m);
+        if (st != GP_OK) sim->solver_fresh = 0;   /* fall back to a fresh set_particles */
+    } else if (changed) {
+        sim->solver_fresh = 0;
+    }
+    memcpy(sim->mass, mass, n * sizeof *mass);
     return GP_OK;
 }
 
@@ -586,6 +645,31 @@ static gp_status ensure_started(gp_sim *sim)
     return GP_OK;
 }
 
+/* Solver resync points (gp_integrator.h): a step that ends with every
+ * particle synchronised on the dt_max grid (every step of a shared-step
+ * scheme) makes the next force call re-send all particles, in every run
+ * alike; a checkpoint written there restarts into the same solver state. */
+static void mark_resync_point(gp_sim *sim)
+{
+    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
+}
+
+/* A step that leaves time where it was, behind it, or not finite would
+ * loop forever or run backwards: an inconsistent state, never silent. */
+static gp_status check_time_moved(gp_sim *sim, double before)
+{
+    if (isfinite(sim->time) && sim->time > before) return GP_OK;
+    return gp_sim_fail(sim, GP_ERR_INTERNAL,
+                       "integrator %s stepped from t = %.17g to t = %.17g: its state is inconsistent "
+                       "(from a damaged checkpoint?); restart from an earlier checkpoint or the initial conditions",
+                       sim->integ->name, before, sim->time);
+}
+
+GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim)
+{
+    return sim && sim->n && !sim->solver_fresh;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -594,8 +678,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
     gp_status st = ensure_started(sim);
     if (st != GP_OK) return st;
     if (t_end <= sim->time) return GP_OK;
+    double before = sim->time;
     st = sim->integ->step(sim, t_end);
-    if (st == GP_OK) sim->steps++;
+    if (st == GP_OK) st = check_time_moved(sim, before);
+    if (st == GP_OK) { sim->steps++; mark_resync_point(sim); }
     return st;
 }
 
@@ -609,11 +695,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
                            "cannot evolve backwards: the simulation is at t = %.17g and the end time is %.17g",
                            sim->time, t_end);
     gp_status st = ensure_started(sim);
+    if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
     while (sim->time < t_end && !sim->stop_requested) {
+        double before = sim->time;
         st = sim->integ->step(sim, t_end);
+        if (st == GP_OK) st = check_time_moved(sim, before);
         if (st != GP_OK) return st;
         sim->steps++;
+        mark_resync_point(sim);
+        if (gp_stopping_after_step(sim)) break;
     }
     return GP_OK;
 }
@@ -630,6 +721,57 @@ GRAVPLUG_EXPORT int gp_sim_stop_requested(const gp_sim *sim)
 
 /* ---- diagnostics ------------------------------------------------------------ */
 
+/* Sums over the particles, with OpenMP and yet the same bits for any
+ * thread count: fixed blocks of SUM_BLOCK particles, each summed in order,
+ * then the block sums added in order. terms(sim, i, a, b, acc) adds
+ * particle i's terms into acc[0 .. width-1]. */
+enum { SUM_BLOCK = 4096 };
+typedef void (*sum_terms_fn)(const gp_sim *sim, size_t i, const double *a, const double *b,
+                             double *acc);
+
+static gp_status blocked_sums(gp_sim *sim, sum_terms_fn terms, const double *a, const double *b,
+                              int width, double *out)
+{
+    const size_t n = sim->n, nb = (n + SUM_BLOCK - 1) / SUM_BLOCK;
+    double *part = calloc(nb * (size_t)width, sizeof *part);
+    if (!part) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory summing the diagnostics");
+#pragma omp parallel for schedule(static) if (nb > 1)
+    for (long long blk = 0; blk < (long long)nb; ++blk) {
+        size_t i1 = ((size_t)blk + 1) * SUM_BLOCK < n ? ((size_t)blk + 1) * SUM_BLOCK : n;
+        for (size_t i = (size_t)blk * SUM_BLOCK; i < i1; ++i)
+            terms(sim, i, a, b, part + (size_t)blk * (size_t)width);
+    }
+    for (int w = 0; w < width; ++w) out[w] = 0.0;
+    for (size_t blk = 0; blk < nb; ++blk)
+        for (int w = 0; w < width; ++w) out[w] += part[blk * (size_t)width + (size_t)w];
+    free(part);
+    return GP_OK;
+}
+
+static void kinetic_terms(const gp_sim *sim, size_t i, const double *vel, const double *unused,
+                          double *acc)
+{
+    const double *v = vel + 3 * i;
+    acc[0] += 0.5 * sim->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+static void potential_terms(const gp_sim *sim, size_t i, const double *pot, const double *unused,
+                            double *acc)
+{
+    acc[0] += sim->mass[i] * pot[i];
+}
+
+static void momentum_terms(const gp_sim *sim, size_t i, const double *vel, const double *pos,
+                           double *acc)
+{
+    const double m = sim->mass[i], *x = pos + 3 * i, *v = vel + 3 * i;
+    for (int k = 0; k < 3; ++k) { acc[k] += m * v[k]; acc[6 + k] += m * x[k]; }
+    acc[3] += m * (x[1] * v[2] - x[2] * v[1]);
+    acc[4] += m * (x[2] * v[0] - x[0] * v[2]);
+    acc[5] += m * (x[0] * v[1] - x[1] * v[0]);
+    acc[9] += m;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -638,12 +780,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
     double *pos = sim->work, *vel = sim->work2;
     predict_state(sim, pos, vel);
     if (kinetic) {
-        double k = 0.0;
-        for (size_t i = 0; i < sim->n; ++i) {
-            const double *v = vel + 3 * i;
-            k += 0.5 * sim->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        }
-        *kinetic = k;
+        gp_status st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
+        if (st != GP_OK) return st;
     }
     if (potential) {
         gp_status st = need_solver(sim);
@@ -660,10 +798,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
         uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
         st = gp_force_all(sim, pos, acc, pot);
         sim->force_calls = fc; sim->particle_forces = pf; sim->last_active = la;
+        double w = 0.0;
         if (st == GP_OK) {
             sim->diag_force_calls++;
-            double w = 0.0;
-            for (size_t i = 0; i < sim->n; ++i) w += sim->mass[i] * pot[i];
+            st = blocked_sums(sim, potential_terms, pot, NULL, 1, &w);
             *potential = 0.5 * w;
         }
         free(acc); free(pot);
@@ -679,15 +817,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, doub
         return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
     double *pos = sim->work, *vel = sim->work2;
     predict_state(sim, pos, vel);
-    double P[3] = { 0 }, A[3] = { 0 }, C[3] = { 0 }, M = 0.0;
-    for (size_t i = 0; i < sim->n; ++i) {
-        const double m = sim->mass[i], *x = pos + 3 * i, *v = vel + 3 * i;
-        for (int k = 0; k < 3; ++k) { P[k] += m * v[k]; C[k] += m * x[k]; }
-        A[0] += m * (x[1] * v[2] - x[2] * v[1]);
-        A[1] += m * (x[2] * v[0] - x[0] * v[2]);
-        A[2] += m * (x[0] * v[1] - x[1] * v[0]);
-        M += m;
-    }
+    double S[10];   /* P[3], L[3], C[3] (mass-weighted positions), M */
+    gp_status st = blocked_sums(sim, momentum_terms, vel, pos, 10, S);
+    if (st != GP_OK) return st;
+    const double *P = S, *A = S + 3, *C = S + 6, M = S[9];
     for (int k = 0; k < 3; ++k) {
         if (p) p[k] = P[k];
         if (L) L[k] = A[k];
@@ -716,6 +849,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     } else {
         st = sim->api->update_positions(sim->solver, sim->work);
     }
+    sim->state_fresh = 0;   /* both calls clear a 1.1 plugin's held state */
     if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
     if (!acc) free(a);
     if (st != GP_OK)
@@ -731,7 +865,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, ui
         { "steps", sim->steps }, { "force_calls", sim->force_calls },
         { "particle_forces", sim->particle_forces }, { "diag_force_calls", sim->diag_force_calls },
         { "last_active", sim->last_active }, { "solver_swaps", sim->solver_swaps },
-        { "syncs", sim->syncs },
+        { "syncs", sim->syncs }, { "state_steps", sim->state_steps },
+        { "state_resyncs", sim->state_resyncs },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i)
         if (strcmp(c[i].name, name) == 0) { *value = c[i].v; return GP_OK; }

@@ -40,6 +40,12 @@ struct gp_sim {
     void *plugin_handle;      /* loader handle when the sim opened the plugin */
     int solver_fresh;         /* 0: next force call must set_particles */
     int subset_all;           /* the solver's active subset is "all" */
+    int solver_path;          /* GP_PATH_*: how block steps talk to it */
+    int state_fresh;          /* 1.1: the solver holds every particle's
+                                 state (set_state since its last
+                                 set_particles / update_positions) */
+    double *pack;             /* 1.1: scratch packing a subset's state */
+    size_t pack_cap;          /* particles pack has room for */
     char solver_name[64];
 
     /* particles: pos/vel at each particle's own time t_i (= time when
@@ -64,9 +70,12 @@ struct gp_sim {
     /* counters */
     uint64_t steps, force_calls, particle_forces, diag_force_calls;
     uint64_t last_active, solver_swaps, syncs;
+    uint64_t state_steps, state_resyncs;  /* block steps through 1.1, full
+                                             state sends */
 
     volatile int stop_requested;
     char err[512];
+    struct gp_stopping *stopping;  /* stopping conditions (stopping.c); NULL: none */
 };
 
 struct gp_integrator_def {
@@ -99,6 +108,14 @@ struct gp_integrator_def {
     gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
 };
 
+/* Stopping conditions (stopping.c), hooked into gp_sim_evolve and
+ * gp_sim_free: begin resets them (and checks the radii) when an evolve
+ * starts; after_step returns 1 when an enabled one is met. */
+typedef struct gp_stopping gp_stopping;
+gp_status gp_stopping_begin(gp_sim *sim);
+int gp_stopping_after_step(gp_sim *sim);
+void gp_stopping_free(gp_sim *sim);
+
 /* Registration, called from a constructor in each integrator's file. */
 void gp_integrator_register_def(const gp_integrator_def *def);
 const gp_integrator_def *gp_integrator_find(const char *name);
@@ -117,6 +134,42 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
 /* Same, for the na active particles idx[] (acc[3na] in idx order). */
 gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
                           const uint32_t *idx, double *acc);
+/* The ABI 1.1 path (solver_state.c): the solver holds each particle's
+ * state (x_i, v_i, a_i, t_i) and predicts it. */
+enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
+/* 1 when block steps go through set_state/predict/get_positions: the
+ * setting allows it and the solver's table has the 1.1 calls. */
+int gp_state_path(const gp_sim *sim);
+/* GP_OK, or GP_ERR_UNSUPPORTED with a sentence when the setting demands
+ * the 1.1 path ("1.1") and the solver lacks it. */
+gp_status gp_state_path_check(gp_sim *sim);
+/* set_state for m particles idx[] (NULL: all n in order) from sim->pos and
+ * sim->vel at their own times gp_levels_time(t_last[i]), with
+ * accelerations from acc[3n] (NULL: zero, a pure drift). */
+gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc);
+/* One block step's force call through 1.1: the full state first if the
+ * solver lacks it (acc as for gp_state_send), predict(t), get_positions of
+ * the na active particles idx[] into xp[3na] and their accelerations into
+ * anew[3na] (both packed in idx order). */
+gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
+                                const double *acc, double *xp, double *anew);
+/* The ABI's prediction of one coordinate, evaluated exactly as
+ * gp_predict_coord of plugin/common/plugin_base.h (the integrators are
+ * compiled with -ffp-contract=off, so no fused multiply-add): a CPU
+ * plugin's predict gives the same bits, signed zeros included. */
+static inline double gp_sim_predict_coord(double x, double v, double a, double dt)
+{
+    double h = 0.5 * dt * dt;
+    double xv = x + dt * v;
+    return xv + h * a;
+}
+
+/* Forces on the na particles idx[] from the ns sources src[] only (ABI
+ * 1.1 set_source_subset; a 1.0 plugin gets them through masked masses,
+ * mass_mask: n doubles of scratch). acc[3na] in idx order. (hold.c) */
+gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                                size_t ns, const uint32_t *src, double *mass_mask, double *acc);
+int gp_force_has_source_subset(const gp_sim *sim);
 /* The softening the criterion uses (settings or the solver's eps). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps);
 

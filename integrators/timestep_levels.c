@@ -1,4 +1,6 @@
-/* timestep_levels.c — power-of-two level bookkeeping (see the header). */
+/* timestep_levels.c — power-of-two level bookkeeping (see the header).
+ * The O(n) scans run with OpenMP; their results (a maximum, an ordered
+ * index list, counts) do not depend on the thread count. */
 #include "timestep_levels.h"
 
 #include <math.h>
@@ -41,7 +43,9 @@ int gp_levels_for_dt(const gp_levels *lv, double dt)
     if (!(dt > 0.0) || !isfinite(dt)) return dt == INFINITY ? 0 : lv->max_level;
     if (dt >= lv->dt_max) return 0;
     /* smallest l with dt_max / 2^l <= dt */
-    int l = (int)ceil(log2(lv->dt_max / dt));
+    double r = ceil(log2(lv->dt_max / dt));
+    if (!(r <= lv->max_level + 1)) return lv->max_level;   /* also a ratio that overflows to inf */
+    int l = (int)r;
     while (l > 0 && ldexp(lv->dt_max, -(l - 1)) <= dt) --l;   /* log2 rounding */
     while (l < lv->max_level && ldexp(lv->dt_max, -l) > dt) ++l;
     return l > lv->max_level ? lv->max_level : l;
@@ -50,7 +54,9 @@ int gp_levels_for_dt(const gp_levels *lv, double dt)
 uint64_t gp_levels_next(const gp_levels *lv)
 {
     int deepest = 0;
-    for (size_t i = 0; i < lv->n; ++i)
+    const long long n = (long long)lv->n;
+#pragma omp parallel for schedule(static) reduction(max : deepest) if (n > 65536)
+    for (long long i = 0; i < n; ++i)
         if (lv->level[i] > deepest) deepest = lv->level[i];
     uint64_t span = gp_levels_span(lv, deepest);
     return (lv->now / span + 1) * span;
@@ -64,12 +70,35 @@ int gp_levels_first_active(const gp_levels *lv, uint64_t tick)
     return first < 0 ? 0 : first;
 }
 
+enum { ACTIVE_BLOCK = 65536, ACTIVE_MAX_BLOCKS = 8192 };  /* beyond 2^29: one thread */
+
 size_t gp_levels_active(const gp_levels *lv, uint64_t tick, uint32_t *idx)
 {
     int first = gp_levels_first_active(lv, tick);
+    const size_t n = lv->n, nb = (n + ACTIVE_BLOCK - 1) / ACTIVE_BLOCK;
+    size_t counts[ACTIVE_MAX_BLOCKS];
+    if (nb < 2 || nb > ACTIVE_MAX_BLOCKS) {
+        size_t na = 0;
+        for (size_t i = 0; i < n; ++i)
+            if (lv->level[i] >= first) idx[na++] = (uint32_t)i;
+        return na;
+    }
+    /* in index order: count per fixed block, offsets, then fill */
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < (long long)nb; ++b) {
+        size_t i0 = (size_t)b * ACTIVE_BLOCK, i1 = i0 + ACTIVE_BLOCK < n ? i0 + ACTIVE_BLOCK : n, c = 0;
+        for (size_t i = i0; i < i1; ++i) c += lv->level[i] >= first;
+        counts[b] = c;
+    }
     size_t na = 0;
-    for (size_t i = 0; i < lv->n; ++i)
-        if (lv->level[i] >= first) idx[na++] = (uint32_t)i;
+    for (size_t b = 0; b < nb; ++b) { size_t c = counts[b]; counts[b] = na; na += c; }
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < (long long)nb; ++b) {
+        size_t i0 = (size_t)b * ACTIVE_BLOCK, i1 = i0 + ACTIVE_BLOCK < n ? i0 + ACTIVE_BLOCK : n;
+        size_t k = counts[b];
+        for (size_t i = i0; i < i1; ++i)
+            if (lv->level[i] >= first) idx[k++] = (uint32_t)i;
+    }
     return na;
 }
 

@@ -42,6 +42,7 @@ int main(void)
     ok(gp_base_set_param(&b, "theta", "0.1") == GP_OK, "theta = 0.1");
     gp_base_get_param(&b, "theta", buf, sizeof buf);
     ok(strtod(buf, NULL) == 0.1, "0.1 round-trips exactly ('%s')", buf);
+    ok(strcmp(buf, "0.1") == 0, "0.1 is printed as 0.1, the shortest form that round-trips ('%s')", buf);
     ok(gp_base_set_param(&b, "theta", "1") == GP_OK, "closed upper bound accepted");
     ok(gp_base_set_param(&b, "theta", "0") == GP_ERR_INVALID_ARGUMENT, "open lower bound rejected");
     ok(strstr(b.error, "(0,1]") != NULL, "the sentence names the range: %s", b.error);

@@ -21,6 +21,9 @@
  *
  * A GPU plugin whose init fails with GP_ERR_DEVICE makes the whole program
  * print `1..0 # SKIP <the plugin's sentence>`.
+ *
+ * The ABI 1.1 calls are judged in conformance_abi11.c (skipped, with the
+ * reason, for a plugin that speaks 1.0 only).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -34,19 +37,22 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#define TAP_SHARED_STATE
+#define TAP_DEFINE_STATE
 #include "tap.h"
 #include "testlib.h"
+#include "conformance.h"
 
 /* ---- the plugin under test and its accuracy class ----------------------- */
 
-static const gp_api *api;
-static int quick;            /* GP_CONFORMANCE_QUICK: small sizes (valgrind) */
-static int is_exact, exact_double;
-static double tol_median, tol_high; /* class tolerances (see the top) */
+const gp_api *api;
+int quick;            /* GP_CONFORMANCE_QUICK: small sizes (valgrind) */
+int is_exact, exact_double;
+double tol_median, tol_high; /* class tolerances (see the top) */
 
-static int has_cap(uint64_t c) { return (api->capabilities & c) != 0; }
+int has_cap(uint64_t c) { return (api->capabilities & c) != 0; }
 
-static gp_solver *make_solver(void)
+gp_solver *make_solver(void)
 {
     gp_solver *s = NULL;
     gp_status st = api->init(&s, NULL);
@@ -59,7 +65,7 @@ static gp_solver *make_solver(void)
     return s;
 }
 
-static int has_param(const char *name)
+int has_param(const char *name)
 {
     size_t n = 0;
     const gp_param_info *p = api->describe_params(&n);
@@ -69,7 +75,7 @@ static int has_param(const char *name)
 }
 
 /* Expects status want and a non-empty sentence from last_error(s). */
-static int rejects(gp_status got, gp_status want, gp_solver *s, const char *what)
+int rejects(gp_status got, gp_status want, gp_solver *s, const char *what)
 {
     const char *msg = api->last_error(s);
     int pass = got == want && msg && msg[0];
@@ -81,13 +87,13 @@ static int rejects(gp_status got, gp_status want, gp_solver *s, const char *what
     return pass;
 }
 
-static int same_bits(const double *a, const double *b, size_t n)
+int same_bits(const double *a, const double *b, size_t n)
 {
     return memcmp(a, b, n * sizeof *a) == 0;
 }
 
 /* Compares acc (and pot) with a reference by the plugin's class. */
-static int close_to_ref(size_t m, const double *acc, const double *ref_acc,
+int close_to_ref(size_t m, const double *acc, const double *ref_acc,
                         const double *pot, const double *ref_pot, const char *what)
 {
     tl_errstat ea = tl_relerr(m, 3, acc, ref_acc);
@@ -107,7 +113,7 @@ static int close_to_ref(size_t m, const double *acc, const double *ref_acc,
 }
 
 /* A Plummer sphere with every 10th particle massless. */
-static void make_set(size_t n, uint64_t seed, double *pos, double *mass)
+void make_set(size_t n, uint64_t seed, double *pos, double *mass)
 {
     tl_plummer(n, seed, 1.0, 30.0, pos, mass);
     for (size_t i = 0; i < n; i += 10) mass[i] = 0.0;
@@ -118,10 +124,11 @@ static void make_set(size_t n, uint64_t seed, double *pos, double *mass)
 static void test_table(const char *path)
 {
     ok(api->abi_major == GRAVPLUG_ABI_MAJOR, "abi_major is %d", GRAVPLUG_ABI_MAJOR);
-    ok(api->struct_size >= sizeof(gp_api), "struct_size %zu covers the 1.0 table", api->struct_size);
+    ok(api->struct_size >= offsetof(gp_api, last_error) + sizeof api->last_error,
+       "struct_size %zu covers the 1.0 table", api->struct_size);
     ok(api->name && api->name[0], "name is set ('%s')", api->name ? api->name : "");
     ok(api->version && api->version[0], "version is set ('%s')", api->version ? api->version : "");
-    ok((api->capabilities & ~(uint64_t)0x7f) == 0, "capabilities use only defined bits");
+    ok((api->capabilities & ~(uint64_t)0x3ff) == 0, "capabilities use only defined bits");
     ok(has_cap(GP_CAP_EXACT) != has_cap(GP_CAP_TREE), "exactly one of EXACT and TREE is set");
     ok(api->describe_params && api->init && api->finalize && api->set_param && api->get_param &&
        api->set_particles && api->update_positions && api->set_active_subset &&
@@ -885,6 +892,7 @@ int main(int argc, char **argv)
     test_cycles();
     test_exports(gp_plugin_path(plug));
     test_extremes();
+    test_abi11();
 
     gp_plugin_close(plug);
     return done_testing();

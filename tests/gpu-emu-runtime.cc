@@ -94,6 +94,23 @@ cudaError_t CUDARTAPI cudaMemsetAsync(void *dst, int value, size_t count, cudaSt
     memset(dst, value, count);
     return cudaSuccess;
 }
+/* pinned host memory is ordinary host memory here */
+cudaError_t CUDARTAPI cudaMallocHost(void **p, size_t size)
+{
+    *p = malloc(size ? size : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t CUDARTAPI cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+/* every emulated operation is finished when it returns: events are tokens */
+cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    (void)flags;
+    *e = (cudaEvent_t)malloc(16);
+    return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t e) { free((void *)e); return cudaSuccess; }
+cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t e, cudaStream_t s) { (void)e; (void)s; return cudaSuccess; }
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e) { (void)e; return cudaSuccess; }
 cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     (void)flags;

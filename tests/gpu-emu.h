@@ -241,6 +241,12 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+/* IEEE double operations rounded to nearest, never fused (the emulated
+ * build is compiled without contraction: -ffp-contract=off). */
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
+using std::isfinite;
 using std::max;
 using std::min;
 

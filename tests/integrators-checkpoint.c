@@ -68,6 +68,7 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
     gp_sim_free(b);
 }
 
+
 int main(void)
 {
     plan(10);

@@ -6,6 +6,7 @@ xy.png, each a real non-blank PNG under 200 KB; it leaves levels.png out
 for a shared-step log; it refuses a log without a needed column, naming
 it. Skips without matplotlib or h5py."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,16 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in ("energy.png", "lagrangian.png", "levels.png", "xy.png"):
         good, why = png_ok(os.path.join(run, name))
         ok(good, f"{name}: a non-blank PNG under 200 KB ({why})")
+
+    # `make run` draws every plot once: one call, both projections
+    both = os.path.join(tmp, "both")
+    p = subprocess.run([sys.executable, script, run, "--out", both, "--axes", "xy,xz"], capture_output=True, text=True)
+    made = sorted(os.listdir(both)) if os.path.isdir(both) else []
+    ok(p.returncode == 0 and "xy.png" in made and "xz.png" in made and "energy.png" in made,
+       f"--axes xy,xz draws both projections and the log plots in one call ({made})")
+    p = subprocess.run(["make", "-s", "-n", "-C", SOURCE, "run"], capture_output=True, text=True)
+    calls = len(re.findall(r"python\S*\s+\S*gravplot\.py\b", p.stdout))
+    ok(calls == 1, f"`make run` calls gravplot.py once, so energy/lagrangian/levels are drawn once ({calls} calls)")
 
     shared = os.path.join(tmp, "shared")
     os.makedirs(shared)

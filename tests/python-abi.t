@@ -44,7 +44,8 @@ for st in _abi.Status:
     lines.append(f'printf("enum {st.c_name} %d\\n", (int){st.c_name});')
 for cap in _abi.Capability:
     lines.append(f'printf("cap GP_CAP_{cap.name} %llu\\n", (unsigned long long)GP_CAP_{cap.name});')
-lines += ['printf("major %d\\n", GRAVPLUG_ABI_MAJOR);', 'return 0; }']
+lines += ['printf("major %d\\n", GRAVPLUG_ABI_MAJOR);', 'printf("minor %d\\n", GRAVPLUG_ABI_MINOR);',
+          'printf("size1.0 %zu\\n", offsetof(gp_api, set_state));', 'return 0; }']
 
 t = Tap()
 with tempfile.TemporaryDirectory() as tmp:
@@ -68,4 +69,7 @@ t.ok(all(int(got[f"enum {st.c_name}"]) == int(st) for st in _abi.Status),
 t.ok(all(int(got[f"cap GP_CAP_{c.name}"]) == int(c) for c in _abi.Capability),
      "GP_CAP_* bits match")
 t.ok(int(got["major"]) == _abi.ABI_MAJOR, "GRAVPLUG_ABI_MAJOR matches")
+t.ok(int(got["minor"]) == _abi.ABI_MINOR, "GRAVPLUG_ABI_MINOR matches")
+t.ok(int(got["size1.0"]) == _abi.API_SIZE_1_0,
+     "API_SIZE_1_0 is the 1.0 table (up to set_state), the smallest table accepted")
 t.done_testing()

@@ -23,9 +23,9 @@ env = dict(os.environ)
 env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
 
 
-def run(script, *args):
+def run(script, *args, cwd=None):
     r = subprocess.run([sys.executable, str(REPO / "examples" / "python" / script), *args],
-                       capture_output=True, text=True, env=env, timeout=300)
+                       capture_output=True, text=True, env=env, timeout=300, cwd=cwd)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -39,10 +39,14 @@ m = re.search(r"direct -> tree at t/2\s+ends on cpu-tree .*max \|x - x_direct\| 
 t.ok(m and float(m.group(1)) < 1e-3, "the mid-run swap ends on cpu-tree, close to the direct run", out[-800:])
 
 with tempfile.TemporaryDirectory() as tmp:
-    png = os.path.join(tmp, "bridge.png")
+    # run from an empty directory with the default output: the PNG goes to
+    # out/examples/bridge/ as the config examples' output does, not into it
+    png = os.path.join(tmp, "out", "examples", "bridge", "bridge_cluster_galaxy.png")
     rc, out, err = run("bridge_cluster_galaxy.py", "--n-galaxy", "4000", "--n-cluster", "64",
-                       "--orbits", "0.1", "--steps-per-orbit", "100", "--png", png)
+                       "--orbits", "0.1", "--steps-per-orbit", "100", cwd=tmp)
     t.ok(rc == 0, "bridge_cluster_galaxy.py runs", out[-2000:], err[-2000:])
+    t.ok(set(os.listdir(tmp)) <= {"out"},
+         f"it writes nothing into the current directory but out/ ({sorted(os.listdir(tmp))})")
     rows = [ln.split() for ln in out.splitlines() if ln and not ln.startswith("#")][1:]
     ok_rows = rows and all(len(r) == 7 for r in rows)
     t.ok(ok_rows and len(rows) >= 5, f"it prints the orbit table ({len(rows)} rows)", out[-1500:])

@@ -38,6 +38,9 @@ t.raises(G.InvalidArgumentError, lambda: ic.make("plummer", 10, bogus=1),
          "unknown ic option raises InvalidArgumentError", lambda e: "bogus" in str(e))
 t.raises(G.InvalidArgumentError, lambda: ic.make("no-such-model", 10),
          "unknown ic model raises InvalidArgumentError")
+t.raises(ValueError, lambda: ic.make("plummer", 1.5),
+         "ic.make refuses n = 1.5 (it used to make 1 particle)", lambda e: "whole" in str(e))
+t.ok(ic.make("plummer", 1e2).pos.shape == (100, 3), "ic.make takes a whole float such as 1e2")
 
 # ---- Gravity: errors -----------------------------------------------------------
 t.raises(G.UnknownParameterError, lambda: G.Gravity("cpu-direct", "leapfrog", thetaa=1),

@@ -27,9 +27,18 @@
 #  define TAP_UNUSED
 #endif
 
+/* A test program made of several files counts as one: each file defines
+ * TAP_SHARED_STATE before including this header, and exactly one of them
+ * TAP_DEFINE_STATE as well. */
+#if defined(TAP_SHARED_STATE) && !defined(TAP_DEFINE_STATE)
+extern int tap_planned, tap_run, tap_failed;
+#elif defined(TAP_SHARED_STATE)
+int tap_planned = -1, tap_run = 0, tap_failed = 0;
+#else
 static int tap_planned = -1; /* -1: lazy */
 static int tap_run = 0;
 static int tap_failed = 0;
+#endif
 
 static TAP_UNUSED void tap_vreport(int pass, const char *fmt, va_list ap)
 {

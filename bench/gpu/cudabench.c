@@ -24,6 +24,18 @@
  *       particles + compute_forces, median seconds per call with the refit
  *       included, and how many of those calls rebuilt.
  *
+ *   cudabench block [--plugin cuda-tree] [--model galaxy] [--n 16777216]
+ *                   [--active 0.01] [--steps 8] [--dt 0.001] [--config "mac=bmax theta=0.5"]
+ *       one block step as an integrator takes it, through ABI 1.1 and
+ *       through 1.0 on the same particles, alternating per step: 1.1 =
+ *       predict(T) + get_positions(active) + set_active_subset +
+ *       compute_forces + set_state(active) (the state stays on the device);
+ *       1.0 = the host predicts all N on one thread (as the 1.0 integrators
+ *       do) + update_positions + set_active_subset + compute_forces. A new
+ *       random active subset each step. Per path: median seconds per step,
+ *       get_stats' transfer / build / moments / walk seconds per step (the
+ *       transfer must be O(n_active) through 1.1), and the builds and refits.
+ *
  * Every result line starts with RESULT, comma separated, for the sweep
  * files of bench/gpu/run-all.sh. Models come from libgravplug's gp_ic_make.
  */
@@ -291,12 +303,136 @@ static int run_tree(int argc, char **argv)
     return 0;
 }
 
+/* The ABI's prediction, unfused (the 1.0 path's host prediction). */
+static double predict_coord(double x, double v, double a, double dt)
+{
+    double h = 0.5 * dt * dt;
+    volatile double dv = dt * v;
+    double xv = x + dv;
+    volatile double ha = h * a;
+    return xv + ha;
+}
+
+static int run_block(int argc, char **argv)
+{
+    const char *model = "galaxy", *plugin = "cuda-tree", *config = "mac=bmax theta=0.5";
+    size_t n = (size_t)1 << 24;
+    double active = 0.01, dt = 1e-3;
+    int steps = 8;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--model")) model = argv[i + 1];
+        else if (!strcmp(argv[i], "--plugin")) plugin = argv[i + 1];
+        else if (!strcmp(argv[i], "--n")) n = (size_t)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--active")) active = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dt")) dt = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--config")) config = argv[i + 1];
+        else die("unknown option", argv[i]);
+    }
+    if (steps < 1) steps = 1;
+    if (steps > 100) steps = 100;
+    size_t na = (size_t)(active * (double)n);
+    if (na < 1) na = 1;
+    gp_ic ic = make_ic(model, n, 1);
+    double *acc = malloc(3 * n * sizeof *acc), *x0 = malloc(3 * n * sizeof *x0), *vel = malloc(3 * n * sizeof *vel);
+    double *t0s = malloc(n * sizeof *t0s), *pred = malloc(3 * n * sizeof *pred);
+    double *xa = malloc(3 * na * sizeof *xa), *va = malloc(3 * na * sizeof *va), *aa = malloc(3 * na * sizeof *aa);
+    double *ta = malloc(na * sizeof *ta);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    if (!acc || !x0 || !vel || !t0s || !pred || !xa || !va || !aa || !ta || !idx) die("host memory", "out of memory");
+    solver v[2] = {open_solver(plugin), open_solver(plugin)}; /* [0] through 1.1, [1] through 1.0 */
+    if (!GRAVPLUG_API_HAS(v[0].api, update_masses)) die(plugin, "the plugin does not offer ABI 1.1");
+    for (int p = 0; p < 2; ++p) {
+        check(&v[p], v[p].api->set_param(v[p].s, "eps", "0.01"), "eps");
+        apply(&v[p], config);
+        check(&v[p], v[p].api->set_particles(v[p].s, n, ic.pos, ic.mass), "set_particles");
+        check(&v[p], v[p].api->compute_forces(v[p].s, acc, NULL), "compute_forces (all)");
+    }
+    /* the state both paths start from: every particle at t = 0 */
+    memcpy(x0, ic.pos, 3 * n * sizeof *x0);
+    memcpy(vel, ic.vel, 3 * n * sizeof *vel);
+    for (size_t i = 0; i < n; ++i) t0s[i] = 0;
+    check(&v[0], v[0].api->set_state(v[0].s, n, NULL, x0, vel, acc, t0s), "set_state (all)");
+    printf("# block steps of %s, model %s, N = %zu, %zu active (%g), config \"%s\", eps 0.01, dt %g\n", plugin,
+           model, n, na, active, config, dt);
+    printf("# RESULT,block,path,plugin,model,N,active,steps,sec_step,sec_transfer,sec_build,sec_moments,sec_walk,"
+           "builds,refits\n");
+    double tt[2][100];
+    gp_stats s0[2], s1[2];
+    for (int p = 0; p < 2; ++p) {
+        memset(&s0[p], 0, sizeof s0[p]);
+        s0[p].struct_size = sizeof s0[p];
+        v[p].api->get_stats(v[p].s, &s0[p]);
+    }
+    double *acc_all = acc; /* the 1.0 path's host state: x0, vel, acc_all, t0s */
+    for (int k = 0; k < steps; ++k) {
+        double T = dt * (double)(k + 1);
+        for (size_t i = 0; i < n; ++i) idx[i] = (uint32_t)i;
+        for (size_t i = 0; i < na; ++i) {
+            size_t j = i + rng() % (n - i);
+            uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
+        }
+        /* 1.1 */
+        double t0 = now();
+        check(&v[0], v[0].api->predict(v[0].s, T), "predict");
+        check(&v[0], v[0].api->get_positions(v[0].s, na, idx, xa), "get_positions");
+        check(&v[0], v[0].api->set_active_subset(v[0].s, na, idx), "set_active_subset");
+        check(&v[0], v[0].api->compute_forces(v[0].s, aa, NULL), "compute_forces (1.1)");
+        for (size_t k2 = 0; k2 < na; ++k2) { /* a kick, as a corrector would */
+            for (int c = 0; c < 3; ++c) va[3 * k2 + c] = vel[3 * (size_t)idx[k2] + c] + dt * aa[3 * k2 + c];
+            ta[k2] = T;
+        }
+        check(&v[0], v[0].api->set_state(v[0].s, na, idx, xa, va, aa, ta), "set_state");
+        tt[0][k] = now() - t0;
+        /* 1.0: the host predicts everything, ships everything */
+        t0 = now();
+        for (size_t i = 0; i < n; ++i)
+            for (int c = 0; c < 3; ++c)
+                pred[3 * i + c] = predict_coord(x0[3 * i + c], vel[3 * i + c], acc_all[3 * i + c], T - t0s[i]);
+        check(&v[1], v[1].api->update_positions(v[1].s, pred), "update_positions");
+        check(&v[1], v[1].api->set_active_subset(v[1].s, na, idx), "set_active_subset");
+        check(&v[1], v[1].api->compute_forces(v[1].s, aa, NULL), "compute_forces (1.0)");
+        for (size_t k2 = 0; k2 < na; ++k2) {
+            size_t i = idx[k2];
+            for (int c = 0; c < 3; ++c) {
+                x0[3 * i + c] = pred[3 * i + c];
+                vel[3 * i + c] += dt * aa[3 * k2 + c];
+                acc_all[3 * i + c] = aa[3 * k2 + c];
+            }
+            t0s[i] = T;
+        }
+        tt[1][k] = now() - t0;
+    }
+    static const char *path[2] = {"1.1", "1.0"};
+    for (int p = 0; p < 2; ++p) {
+        memset(&s1[p], 0, sizeof s1[p]);
+        s1[p].struct_size = sizeof s1[p];
+        v[p].api->get_stats(v[p].s, &s1[p]);
+        double S = (double)steps;
+        printf("RESULT,block,%s,%s,%s,%zu,%zu,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu\n", path[p], plugin, model, n, na,
+               steps, median(tt[p], (size_t)steps), (s1[p].seconds_transfer - s0[p].seconds_transfer) / S,
+               (s1[p].seconds_build - s0[p].seconds_build) / S, (s1[p].seconds_moments - s0[p].seconds_moments) / S,
+               (s1[p].seconds_walk - s0[p].seconds_walk) / S,
+               (unsigned long long)(s1[p].tree_builds - s0[p].tree_builds),
+               (unsigned long long)(s1[p].tree_refits - s0[p].tree_refits));
+        v[p].api->finalize(v[p].s);
+        gp_plugin_close(v[p].plug);
+    }
+    fflush(stdout);
+    gp_ic_free(&ic);
+    free(acc); free(x0); free(vel); free(t0s); free(pred); free(xa); free(va); free(aa); free(ta); free(idx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "block")) return run_block(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "direct")) return run_direct(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "tree")) return run_tree(argc, argv);
     fprintf(stderr, "usage: cudabench direct [--nmin 14] [--nmax 20] [--eps E] [--precision P] [--seconds S]\n"
                     "       cudabench tree --model plummer|galaxy --n N [--repeats R] [--sample K]\n"
-                    "                      [--active F] [--seed S] --config \"mac=bmax theta=0.5\" ...\n");
+                    "                      [--active F] [--seed S] --config \"mac=bmax theta=0.5\" ...\n"
+                    "       cudabench block [--plugin cuda-tree] [--model galaxy] [--n N] [--active F]\n"
+                    "                       [--steps S] [--dt DT] [--config \"mac=bmax theta=0.5\"]\n");
     return 2;
 }

@@ -6,10 +6,14 @@
 #   bench/gpu/run-all.sh            every stage below, in order
 #   bench/gpu/run-all.sh STAGE...   only these stages:
 #     tests       conformance (cuda-direct, cuda-tree), gpu-accuracy,
-#                 gpu-nodevice, gpu-walk-emu (prove)               ~1-2 min
+#                 gpu-edges, gpu-abi11, gpu-nodevice, gpu-walk-emu (prove)
+#                                                                  ~1-2 min
 #     direct      cuda-direct interactions/s, N = 2^14 .. 2^20      ~1 min
 #     tree-small  cuda-tree, Plummer and galaxy, N = 2^16 .. 2^20   ~3 min
 #     tree-large  cuda-tree, Plummer and galaxy, N = 2^22, 2^24     ~5-8 min
+#     block       block steps through ABI 1.1 and 1.0 side by side (cudabench
+#                 block): cuda-tree, galaxy and Plummer, 2^24 and 2^20, 1%
+#                 active, with get_stats' transfer seconds per step  ~3-5 min
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
 # TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages), NO_BUILD=1
@@ -47,7 +51,8 @@ stage_tests() {
     f="$out/gpu-$tag-tests.txt"
     header "GPU tests (prove)" "$f"
     prove -v -e '' build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
-        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-nodevice.t build/t/gpu-walk-emu.t >> "$f" 2>&1
+        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-abi11.t build/t/gpu-nodevice.t \
+        build/t/gpu-walk-emu.t >> "$f" 2>&1
     echo "tests: $f (exit $?)"
 }
 
@@ -80,14 +85,31 @@ tree_stage() { # name, exponents
     echo "$name: $f"
 }
 
+stage_block() {
+    f="$out/gpu-$tag-block.txt"
+    header "block steps through ABI 1.1 and 1.0 (bench/gpu/cudabench block)" "$f"
+    for model in galaxy plummer; do
+        for e in ${BLOCK_N:-24 20}; do
+            build/bench/cudabench block --plugin cuda-tree --model "$model" --n $((1 << e)) --active 0.01 \
+                --steps 8 --config "mac=bmax theta=0.5" >> "$f" 2>&1
+        done
+    done
+    build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 \
+        --steps 8 --config "mac=acceleration delta_acc=0.0078125" >> "$f" 2>&1
+    build/bench/cudabench block --plugin cuda-direct --model plummer --n $((1 << 20)) --active 0.01 \
+        --steps 8 --config "precision=mixed" >> "$f" 2>&1
+    echo "block: $f"
+}
+
 build
-stages=${*:-tests direct tree-small tree-large}
+stages=${*:-tests direct tree-small tree-large block}
 for s in $stages; do
     case "$s" in
     tests) stage_tests ;;
     direct) stage_direct ;;
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
     tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
-    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large)" >&2; exit 2 ;;
+    block) stage_block ;;
+    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block)" >&2; exit 2 ;;
     esac
 done

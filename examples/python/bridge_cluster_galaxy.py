@@ -20,7 +20,11 @@ potential), the conserved total of the cluster in the galaxy's field, and
 the fraction of stars still bound; and it writes a PNG with the orbit, the
 cluster's final shape and the energies.
 
-    python3 examples/python/bridge_cluster_galaxy.py [--orbits 1] [--png bridge.png]
+    python3 examples/python/bridge_cluster_galaxy.py [--orbits 1] [--output DIR] [--png bridge.png]
+
+Like the config examples, it writes into out/examples/bridge/ (relative to
+the current directory; --output changes it), never into the current
+directory itself.
 """
 import argparse
 import sys
@@ -75,7 +79,10 @@ def main():
     ap.add_argument("--orbits", type=float, default=1.0, help="how many circular periods")
     ap.add_argument("--steps-per-orbit", type=int, default=256, help="bridge steps per period")
     ap.add_argument("--live-galaxy", action="store_true", help="evolve the galaxy too (two-way)")
-    ap.add_argument("--png", default="bridge_cluster_galaxy.png")
+    ap.add_argument("--output", default="out/examples/bridge",
+                    help="directory for the PNG (created if missing)")
+    ap.add_argument("--png", default="bridge_cluster_galaxy.png",
+                    help="file name inside --output (or an absolute path)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
 
@@ -198,8 +205,10 @@ def main():
     lines = ax[2].get_lines() + right.get_lines()
     ax[2].legend(lines, [ln.get_label() for ln in lines], fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(args.png, dpi=110)
-    print(f"# wrote {args.png}")
+    png = Path(args.output) / args.png
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    print(f"# wrote {png}")
     cluster.close()
     galaxy.close()
 

@@ -7,7 +7,11 @@
  * Whitespace-separated columns x y z vx vy vz m and an optional integer id
  * (if one line has an id, every line must); '#' starts a comment that runs
  * to the end of the line; blank lines are ignored. Numbers must be finite
- * and masses >= 0. Errors name the file and line. Units are the file's own
+ * and masses >= 0 (subnormal numbers such as 1e-310 are finite and
+ * accepted; what underflows to zero is refused); ids must be distinct.
+ * Errors name the file and line, and show a bad token with its
+ * non-printable bytes escaped (\xNN), so binary garbage cannot reach the
+ * terminal raw. Units are the file's own
  * (G = 1 in the host). Moved to the centre-of-mass frame unless
  * center = false.
  */
@@ -28,9 +32,10 @@ typedef struct growing {
     size_t n, cap;
     double *rows; /* 7 doubles per particle */
     uint64_t *ids;
+    long *lines;  /* the line each particle came from */
 } growing;
 
-static int push(growing *g, const double *row, uint64_t id)
+static int push(growing *g, const double *row, uint64_t id, long line)
 {
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 1024;
@@ -40,11 +45,41 @@ static int push(growing *g, const double *row, uint64_t id)
         uint64_t *d = realloc(g->ids, cap * sizeof(uint64_t));
         if (!d) return -1;
         g->ids = d;
+        long *l = realloc(g->lines, cap * sizeof(long));
+        if (!l) return -1;
+        g->lines = l;
         g->cap = cap;
     }
     memcpy(&g->rows[7 * g->n], row, 7 * sizeof(double));
+    g->lines[g->n] = line;
     g->ids[g->n++] = id;
     return 0;
+}
+
+/* tok for a message: printable ASCII as is, anything else as \xNN, cut
+ * to about 40 characters. */
+static const char *escaped(const char *tok, char *buf, size_t len)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)tok; *p && k + 8 < len; ++p) {
+        if (p - (const unsigned char *)tok >= 40) { k += (size_t)snprintf(buf + k, len - k, "..."); break; }
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\') buf[k++] = (char)*p;
+        else k += (size_t)snprintf(buf + k, len - k, "\\x%02x", *p);
+    }
+    buf[k < len ? k : len - 1] = '\0';
+    return buf;
+}
+
+/* Two particles with the same id would be one particle to every tool that
+ * reads the snapshots: refuse, naming both lines. */
+static int check_unique_ids(const char *path, const growing *g, char *err, size_t errlen)
+{
+    size_t a, b;
+    int found = ic_find_duplicate_id(g->ids, g->n, &a, &b);
+    if (found < 0) return ic_fail(err, errlen, "Out of memory checking the ids of '%s'.", path);
+    if (found == 0) return 0;
+    return ic_fail(err, errlen, "%s lines %ld and %ld: both particles have id %llu; ids must be distinct.",
+                   path, g->lines[a], g->lines[b], (unsigned long long)g->ids[a]);
 }
 
 static int read_file(const char *path, growing *g, int *has_ids, char *err, size_t errlen)
@@ -70,17 +105,27 @@ static int read_file(const char *path, growing *g, int *has_ids, char *err, size
             if (cols >= 8) { cols = 9; break; }
             char *end;
             errno = 0;
+            char shown[200];
             if (cols < 7) {
                 row[cols] = strtod(tok, &end);
-                if (*end != '\0' || !isfinite(row[cols]) || errno == ERANGE) {
+                /* ERANGE also flags subnormals (1e-310), which are finite and
+                 * kept; only overflow and underflow to zero are refused */
+                int underflow = errno == ERANGE && row[cols] == 0 && *end == '\0';
+                if (end == tok || *end != '\0' || !isfinite(row[cols]) || (errno == ERANGE && fabs(row[cols]) >= 1)) {
                     rc = ic_fail(err, errlen, "%s line %ld: column %d (%s) is not a finite number: '%s'.",
-                                 path, lineno, cols + 1, names[cols], tok);
+                                 path, lineno, cols + 1, names[cols], escaped(tok, shown, sizeof shown));
+                    goto done;
+                }
+                if (underflow) {
+                    rc = ic_fail(err, errlen, "%s line %ld: column %d (%s) is '%s', too small for a double "
+                                 "(below 4.9e-324 it would become 0): write 0 or a larger number.",
+                                 path, lineno, cols + 1, names[cols], escaped(tok, shown, sizeof shown));
                     goto done;
                 }
             } else {
                 if (tok[0] == '-' || (id = strtoull(tok, &end, 10), *end != '\0') || errno == ERANGE) {
                     rc = ic_fail(err, errlen, "%s line %ld: column 8 (id) is not a non-negative integer: '%s'.",
-                                 path, lineno, tok);
+                                 path, lineno, escaped(tok, shown, sizeof shown));
                     goto done;
                 }
             }
@@ -107,7 +152,7 @@ static int read_file(const char *path, growing *g, int *has_ids, char *err, size
                          path, lineno, cols, *has_ids ? 8 : 7);
             goto done;
         }
-        if (push(g, row, with_id ? id : g->n) != 0) {
+        if (push(g, row, with_id ? id : g->n, lineno) != 0) {
             rc = ic_fail(err, errlen, "Out of memory reading '%s' at line %ld.", path, lineno);
             goto done;
         }
@@ -126,9 +171,10 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
     if (!path || !path[0])
         return ic_fail(err, errlen, "Model 'file' needs the option 'path' (a text file with columns "
                                     "x y z vx vy vz m [id]).");
-    growing g = {0, 0, NULL, NULL};
-    int has_ids;
+    growing g = {0, 0, NULL, NULL, NULL};
+    int has_ids = -1;
     if (read_file(path, &g, &has_ids, err, errlen) != 0) goto fail;
+    if (has_ids == 1 && check_unique_ids(path, &g, err, errlen) != 0) goto fail;
     if (g.n == 0) {
         ic_fail(err, errlen, "The particle file '%s' holds no particles.", path);
         goto fail;
@@ -149,11 +195,13 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
     }
     free(g.rows);
     free(g.ids);
+    free(g.lines);
     if (ic_num(v, "center") != 0) ic_to_com_frame(out);
     return 0;
 fail:
     free(g.rows);
     free(g.ids);
+    free(g.lines);
     return -1;
 }
 

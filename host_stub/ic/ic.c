@@ -33,6 +33,34 @@ int ic_fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+int ic_find_duplicate_id(const uint64_t *id, size_t n, size_t *a, size_t *b)
+{
+    if (!id || n < 2) return 0;
+    uint64_t *pairs = malloc(2 * n * sizeof *pairs); /* (id, index) */
+    if (!pairs) return -1;
+    for (size_t i = 0; i < n; ++i) {
+        pairs[2 * i] = id[i];
+        pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, n, 2 * sizeof *pairs, by_id);
+    int found = 0;
+    for (size_t i = 1; i < n && !found; ++i)
+        if (pairs[2 * i] == pairs[2 * i - 2]) {
+            size_t x = (size_t)pairs[2 * i - 1], y = (size_t)pairs[2 * i + 1];
+            *a = x < y ? x : y;
+            *b = x < y ? y : x;
+            found = 1;
+        }
+    free(pairs);
+    return found;
+}
+
 static const ic_model *find_model(const char *name)
 {
     if (!name) return NULL;
@@ -115,7 +143,8 @@ static int parse_one(const ic_model *m, size_t i, const char *text, ic_vals *v,
         errno = 0;
         double x = strtod(text, &end);
         while (*end == ' ' || *end == '\t') ++end;
-        if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
+        /* ERANGE with a nonzero result is a subnormal: finite, kept */
+        if (end == text || *end != '\0' || (errno == ERANGE && x == 0) || !isfinite(x))
             return ic_fail(err, errlen,
                            "Option '%s' of model '%s' must be a finite number; got '%s'.",
                            o->name, m->name, text);

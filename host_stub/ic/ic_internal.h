@@ -63,6 +63,11 @@ void ic_to_com_frame(gp_ic *ic);
  * (velocities only: zero total momentum, positions untouched) or none. */
 void ic_apply_frame(gp_ic *ic, const ic_vals *v);
 
+/* Looks for two particles with the same id (sorting a copy: O(n log n)).
+ * Returns 1 with their indices in *a < *b, 0 if all ids are distinct, -1
+ * if out of memory. */
+int ic_find_duplicate_id(const uint64_t *id, size_t n, size_t *a, size_t *b);
+
 /* The usual check for sampled models: n >= 1. */
 int ic_require_n(const char *model, size_t n, char *err, size_t errlen);
 

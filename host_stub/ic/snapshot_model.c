@@ -3,7 +3,7 @@
  * project's, or a Gadget/SWIFT one): the `snapshot` model, e.g. to start a
  * run from the end of another. Positions, velocities, masses and IDs are
  * taken as they are (units of the file; G = 1 in the host); moved to the
- * centre-of-mass frame only if center = true.
+ * centre-of-mass frame only if center = true. Ids must be distinct.
  */
 #include "ic_internal.h"
 #include "snapshot.h"
@@ -36,6 +36,12 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
                 return ic_fail(err, errlen, "Snapshot '%s': particle %zu has a non-finite position or "
                                             "velocity.", path, i);
     }
+    size_t a, b;
+    int dup = ic_find_duplicate_id(out->id, out->n, &a, &b);
+    if (dup < 0) return ic_fail(err, errlen, "Out of memory checking the ids of '%s'.", path);
+    if (dup > 0)
+        return ic_fail(err, errlen, "Snapshot '%s': particles %zu and %zu (counting from 0) both have id %llu; "
+                                    "ids must be distinct.", path, a, b, (unsigned long long)out->id[a]);
     if (ic_num(v, "center") != 0) ic_to_com_frame(out);
     return 0;
 }

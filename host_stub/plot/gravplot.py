@@ -279,12 +279,18 @@ def main(argv=None):
     ap.add_argument("--out", help="where the PNGs go (default: RUN_DIR or the log's directory)")
     ap.add_argument("--extent", type=float, help="half-width of the x-y images (default: twice the "
                                                  "half-mass radius of the first snapshot)")
-    ap.add_argument("--axes", default="xy", choices=["xy", "xz", "yz"],
-                    help="the projection plane (default xy; the file is named after it, e.g. xz.png)")
+    ap.add_argument("--axes", default="xy",
+                    help="the projection plane(s), comma-separated: xy, xz, yz (default xy; each file "
+                         "is named after its plane, e.g. xz.png). One call with --axes xy,xz draws the "
+                         "log plots once and both projections")
     ap.add_argument("--bins", type=int, help="pixels across the x-y images (default from N, 40 to 240)")
     args = ap.parse_args(argv)
     if not args.run_dir and not args.log and not args.snapshot:
         ap.error("give a run directory, or --log and/or --snapshot")
+    planes = [a.strip() for a in args.axes.split(",") if a.strip()]
+    bad = [a for a in planes if a not in ("xy", "xz", "yz")]
+    if bad or not planes:
+        ap.error(f"--axes takes xy, xz and/or yz, comma-separated; got {args.axes!r}")
     try:
         log = args.log or (os.path.join(args.run_dir, "diagnostics.tsv") if args.run_dir else None)
         snaps = args.snapshot
@@ -303,11 +309,11 @@ def main(argv=None):
             written.append("lagrangian.png")
             if plot_levels(meta, cols, log, os.path.join(out, "levels.png")):
                 written.append("levels.png")
-        if snaps:
-            name = f"{args.axes}.png"
-            plot_xy(snaps, meta, os.path.join(out, name), extent=args.extent, bins=args.bins, axes_name=args.axes)
+        for plane in planes if snaps else []:
+            name = f"{plane}.png"
+            plot_xy(snaps, meta, os.path.join(out, name), extent=args.extent, bins=args.bins, axes_name=plane)
             written.append(name)
-        elif args.run_dir:
+        if not snaps and args.run_dir:
             print(f"gravplot: no snapshots (*.h5) in {args.run_dir}; skipping the x-y projection",
                   file=sys.stderr)
     except PlotError as e:

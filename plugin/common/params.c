@@ -5,7 +5,8 @@
  * type (double, int, bool, enum), checks ranges written in `allowed`
  * ("[0,inf)", "(0,1]"), checks enum words ("a|b|c", where the word "N"
  * means any positive integer), and formats values back so that get_param's
- * answer is accepted by set_param unchanged (doubles use %.17g).
+ * answer is accepted by set_param unchanged (doubles in the shortest form
+ * that round-trips exactly).
  */
 #include "common/plugin_base.h"
 
@@ -214,7 +215,16 @@ gp_status gp_param_parse(const gp_param_info *info, const char *value,
 int gp_param_format(const gp_param_info *info, const gp_param_value *v, char *buf, size_t buflen)
 {
     switch (info->type) {
-    case GP_PARAM_DOUBLE: return snprintf(buf, buflen, "%.17g", v->d);
+    case GP_PARAM_DOUBLE: {
+        /* the shortest of 15-17 digits that reads back exactly: 0.1, not
+         * 0.10000000000000001 */
+        char tmp[40];
+        for (int digits = 15; digits <= 17; ++digits) {
+            snprintf(tmp, sizeof tmp, "%.*g", digits, v->d);
+            if (!isfinite(v->d) || strtod(tmp, NULL) == v->d) break;
+        }
+        return snprintf(buf, buflen, "%s", tmp);
+    }
     case GP_PARAM_INT:    return snprintf(buf, buflen, "%lld", v->i);
     case GP_PARAM_BOOL:   return snprintf(buf, buflen, "%s", v->b ? "true" : "false");
     case GP_PARAM_ENUM: {

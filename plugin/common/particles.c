@@ -11,19 +11,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t gp_first_nonfinite(const double *v, size_t count)
+/* Blocks of 1024 values: each is scanned branch-free (vectorises); blocks
+ * are spread over the threads for large arrays, and the first bad block
+ * (smallest index) is searched for its culprit, so the answer is the same
+ * for any thread count. */
+enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
+
+static size_t first_bad_block(const double *v, size_t count)
 {
-    /* Branch-free scan in blocks (vectorises), then locate the culprit. */
-    const size_t B = 1024;
-    for (size_t s = 0; s < count; s += B) {
-        size_t e = s + B < count ? s + B : count;
+    const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
+    long long first = nb;
+#pragma omp parallel for schedule(static) reduction(min : first) if (count >= SCAN_PARALLEL)
+    for (long long b = 0; b < nb; ++b) {
+        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
         int bad = 0;
         for (size_t k = s; k < e; ++k) bad |= !isfinite(v[k]);
-        if (bad)
-            for (size_t k = s; k < e; ++k)
-                if (!isfinite(v[k])) return k;
+        if (bad && b < first) first = b;
     }
+    return (size_t)first;
+}
+
+size_t gp_first_nonfinite(const double *v, size_t count)
+{
+    size_t b = first_bad_block(v, count);
+    for (size_t k = b * SCAN_BLOCK; k < count && k < (b + 1) * SCAN_BLOCK; ++k)
+        if (!isfinite(v[k])) return k;
     return (size_t)-1;
+}
+
+/* First mass that is not finite or negative, or n. */
+static size_t first_bad_mass(const double *mass, size_t n)
+{
+    long long first = (long long)n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (n >= SCAN_PARALLEL)
+    for (long long i = 0; i < (long long)n; ++i)
+        if (!(isfinite(mass[i]) && mass[i] >= 0) && i < first) first = i;
+    return (size_t)first;
+}
+
+/* memcpy, split over the threads for large copies. */
+static void copy_doubles(double *dst, const double *src, size_t count)
+{
+    if (count < SCAN_PARALLEL) { memcpy(dst, src, count * sizeof *dst); return; }
+    const long long nb = (long long)((count + 65535) / 65536);
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < nb; ++b) {
+        size_t s = (size_t)b * 65536, e = s + 65536 < count ? s + 65536 : count;
+        memcpy(dst + s, src + s, (e - s) * sizeof *dst);
+    }
 }
 
 static const char *what_number(double x)
@@ -64,17 +99,16 @@ gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const d
                        "set_particles: n = %zu is too large to address; pass fewer particles", n);
     gp_status st = check_positions_array(base, "set_particles", "particle", n, pos);
     if (st != GP_OK) return st;
-    for (size_t i = 0; i < n; ++i) {
-        if (!isfinite(mass[i]))
-            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                           "set_particles: particle %zu has %s mass; masses "
-                           "must be finite and >= 0", i, what_number(mass[i]));
-        if (mass[i] < 0)
-            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                           "set_particles: particle %zu has a negative mass (%g); "
-                           "masses must be >= 0 (0 makes a massless test particle)",
-                           i, mass[i]);
-    }
+    size_t i = first_bad_mass(mass, n);
+    if (i < n && !isfinite(mass[i]))
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_particles: particle %zu has %s mass; masses "
+                       "must be finite and >= 0", i, what_number(mass[i]));
+    if (i < n)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_particles: particle %zu has a negative mass (%g); "
+                       "masses must be >= 0 (0 makes a massless test particle)",
+                       i, mass[i]);
     return GP_OK;
 }
 
@@ -174,6 +208,11 @@ gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const dou
 {
     gp_status st = gp_check_particles(base, n, pos, mass);
     if (st != GP_OK) return st;
+    return gp_particles_store(base, n, pos, mass);
+}
+
+gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const double *mass)
+{
     gp_particles *p = &base->p;
     double *np = p->pos, *nm = p->mass;
     if (!p->have || p->n != n) {
@@ -190,8 +229,8 @@ gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const dou
         free(p->pos);
         free(p->mass);
     }
-    memcpy(np, pos, 3 * n * sizeof *np);
-    memcpy(nm, mass, n * sizeof *nm);
+    copy_doubles(np, pos, 3 * n);
+    copy_doubles(nm, mass, n);
     p->pos = np;
     p->mass = nm;
     if (p->n != n) { /* the held state is sized by n: reallocated at the next set_state */
@@ -216,7 +255,7 @@ gp_status gp_particles_update(gp_base *base, const double *pos)
 {
     gp_status st = gp_check_positions(base, pos);
     if (st != GP_OK) return st;
-    memcpy(base->p.pos, pos, 3 * base->p.n * sizeof *pos);
+    copy_doubles(base->p.pos, pos, 3 * base->p.n);
     gp_state_clear(base); /* 1.1: every position given anew, v and a cleared */
     return GP_OK;
 }

@@ -226,7 +226,8 @@ void gp_base_free(gp_base *base);
  * GP_ERR_UNKNOWN_PARAMETER naming the accepted names; bad value ->
  * GP_ERR_INVALID_ARGUMENT naming what is accepted; NULL name/value/buf or a
  * too small buffer -> GP_ERR_INVALID_ARGUMENT. On failure nothing changes.
- * Doubles are printed with %.17g so they round-trip exactly. */
+ * Doubles are printed in the shortest form (15-17 digits) that round-trips
+ * exactly. */
 gp_status gp_base_set_param(gp_base *base, const char *name, const char *value);
 gp_status gp_base_get_param(gp_base *base, const char *name, char *buf, size_t buflen);
 
@@ -291,6 +292,12 @@ size_t gp_first_nonfinite(const double *v, size_t count);
  * buffers when n is unchanged), resets the active subset to all. */
 gp_status gp_particles_set(gp_base *base, size_t n, const double *pos, const double *mass);
 
+/* The same without the validation, for a plugin that called
+ * gp_check_particles itself first (to build its own structures before
+ * anything changes): large inputs are then scanned once, not twice. Only
+ * GP_ERR_OUT_OF_MEMORY can fail here. */
+gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const double *mass);
+
 /* update_positions: validates and copies pos into base->p.pos. */
 gp_status gp_particles_update(gp_base *base, const double *pos);
 
@@ -352,6 +359,12 @@ gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
 /* Forgets the held state (update_positions does this: every position
  * given anew, velocities and accelerations cleared). */
 void gp_state_clear(gp_base *base);
+
+/* After a compute call: every acc[3m] and pot[m] (pot may be NULL) finite,
+ * else GP_ERR_INVALID_ARGUMENT with a sentence (the inputs' scale makes a
+ * result overflow double). outputs.c. */
+gp_status gp_check_outputs(gp_base *base, const char *fn, size_t m, const double *acc,
+                           const double *pot);
 
 /* The i-th active particle (i < base->p.n_active). */
 static inline size_t gp_active_index(const gp_base *b, size_t i)

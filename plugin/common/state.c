@@ -160,35 +160,39 @@ gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved)
     if (nthreads <= 0) nthreads = omp_get_max_threads();
     const long long n = (long long)p->n;
     int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) num_threads(nthreads) if (n > 32768)
-    for (long long i = 0; i < n; ++i) {
-        if (!p->stated[i]) continue;
-        double x[3];
-        predict_one(p, (size_t)i, t, x);
-        bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]);
-        p->pos[3 * i] = x[0];
-        p->pos[3 * i + 1] = x[1];
-        p->pos[3 * i + 2] = x[2];
-    }
-    if (bad) {
-        /* Undo exactly: each position was x0 (stated 1) or the prediction
-         * to t_pred (stated 2), both re-evaluated bit for bit. */
-        const double tp = p->t_pred;
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (n > 32768)
+    /* One parallel region: predict, then (after the reduction's barrier,
+     * when every thread sees `bad`) mark the predicted particles, or undo
+     * exactly: each position was x0 (stated 1) or the prediction to t_pred
+     * (stated 2), both re-evaluated bit for bit. */
+    const double tp = p->t_pred;
+#pragma omp parallel num_threads(nthreads) if (n > 32768)
+    {
+#pragma omp for schedule(static) reduction(| : bad)
         for (long long i = 0; i < n; ++i) {
-            if (p->stated[i] == 1)
-                memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
-            else if (p->stated[i] == 2)
-                predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
+            if (!p->stated[i]) continue;
+            double x[3];
+            predict_one(p, (size_t)i, t, x);
+            bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]);
+            p->pos[3 * i] = x[0];
+            p->pos[3 * i + 1] = x[1];
+            p->pos[3 * i + 2] = x[2];
         }
+#pragma omp for schedule(static)
+        for (long long i = 0; i < n; ++i) {
+            if (!bad) {
+                if (p->stated[i]) p->stated[i] = 2;
+            } else if (p->stated[i] == 1) {
+                memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
+            } else if (p->stated[i] == 2) {
+                predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
+            }
+        }
+    }
+    if (bad)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
                        "predict: predicting to t = %.17g overflows a position (a "
                        "time far from the particles' own times, or huge velocities "
                        "or accelerations); nothing was moved", t);
-    }
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (n > 32768)
-    for (long long i = 0; i < n; ++i)
-        if (p->stated[i]) p->stated[i] = 2;
     p->t_pred = t;
     if (moved) *moved = p->n_stated;
     return GP_OK;

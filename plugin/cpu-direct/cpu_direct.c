@@ -117,7 +117,7 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "set_particles: no memory for %zu sources; free memory "
                        "or use fewer particles", n);
-    st = gp_particles_set(&s->base, n, pos, mass);
+    st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         sources_free(&fresh);
         return st;
@@ -351,6 +351,8 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     size_t na = s->base.p.n_active;
     targets t = {na, NULL, s->base.p.active, s->base.p.pos};
     evaluate(s, &t, acc, pot);
+    st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
+    if (st != GP_OK) return st;
     s->base.stats.force_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)na * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
@@ -366,6 +368,8 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points,
     double t0 = gp_wtime();
     targets t = {m, points, NULL, s->base.p.pos};
     evaluate(s, &t, acc, pot);
+    st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
+    if (st != GP_OK) return st;
     s->base.stats.field_calls += 1;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;

@@ -20,11 +20,31 @@
  *      is why the default MAC is the stateless bmax.
  *
  * Massless particles are i-particles only: the source tree holds the
- * massive ones. Groups are compact runs of the key order (tree_state.c);
- * a float-mode group that meets coordinates or multipoles outside the
- * float range is redone in double (walk.c), so extreme coordinates cost
- * time, never correctness. compute_field sorts the points along the same
- * curve and walks them in groups the same way.
+ * massive ones. update_masses refits the moments on the old topology: a
+ * source whose mass drops to 0 stays in the tree and adds exactly 0 until
+ * the next rebuild; a massless particle that gains mass is not in the tree,
+ * so that (rare) case rebuilds it at the next compute call.
+ *
+ * ABI 1.1: set_state / predict move p->pos (plugin/common/state.c) and then
+ * mark the tree moved exactly as update_positions does, so a run through
+ * predict sees the same refits, the same rebuild=auto decisions and the
+ * same forces, bit for bit, as one through update_positions of the same
+ * positions. A source subset gets a tree of its own (sub), built from the
+ * subset alone (cost O(n_src log n_src)), refitted when particles move or
+ * masses change and rebuilt when the main tree is or the subset changes;
+ * its sources carry particle indices as ids, so active particles skip
+ * themselves whether or not they are sources. The main tree still supplies
+ * the i-groups (targets need not be sources); while a subset is set its
+ * refits skip the moments, which it does not use.
+ *
+ * Groups are compact runs of the key order (tree_state.c). Float modes
+ * work in units of the typical leaf size and of the heaviest source mass
+ * (walk.h), so any input scale fits; a float-mode group that meets
+ * coordinates or multipoles outside the float range is redone in double
+ * (walk.c), so extreme coordinates cost time, never correctness. Results
+ * that overflow double are refused with a sentence (gp_check_outputs).
+ * compute_field sorts the points along the same curve and walks them in
+ * groups the same way.
  */
 #include <math.h>
 #include <omp.h>
@@ -89,7 +109,16 @@ struct gp_solver {
     double base_cost;        /* interactions per active particle, fresh tree */
     double excess;           /* extra interactions paid since the build     */
     double *aold;            /* previous |a| per particle, < 0: none yet    */
+    int mass_dirty;          /* update_masses since the moments were made   */
+    int rebase;              /* source subset changed: new base_cost        */
+    /* ABI 1.1 source subset (base.p.src != NULL): its own tree */
+    ct_tree sub;
+    int sub_state;           /* SUB_CURRENT, SUB_REFIT or SUB_BUILD         */
+    int sub_mass_dirty;
+    uint32_t *sub_pid;       /* particle index of each of sub's sources     */
+    double *sub_pos, *sub_mass; /* the subset gathered (3 n_src, n_src)     */
 };
+enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
 static int thread_count(const gp_solver *s)
 {
@@ -122,13 +151,122 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     s->built_keys = (int)kind;
     s->calls_since_build = 0;
     s->excess = 0;
+    s->mass_dirty = 0;
+    s->sub_state = SUB_BUILD;     /* the subset tree follows the main one */
     s->base.stats.tree_builds += 1;
     s->base.stats.seconds_build += gp_wtime() - t0;
     return GP_OK;
 }
 
+static gp_status ensure_main_tree(gp_solver *s);
+
+static void sub_free(gp_solver *s)
+{
+    ct_tree_free(&s->sub);
+    free(s->sub_pid); free(s->sub_pos); free(s->sub_mass);
+    s->sub_pid = NULL; s->sub_pos = s->sub_mass = NULL;
+    s->sub_state = SUB_BUILD;
+}
+
+/* Gathers the source subset's positions (and masses) from the base copy. */
+static void sub_gather(gp_solver *s, int masses)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t ns = p->n_src;
+#pragma omp parallel for schedule(static) num_threads(thread_count(s)) if (ns > 32768)
+    for (size_t k = 0; k < ns; k++) {
+        const double *x = &p->pos[3 * (size_t)p->src[k]];
+        s->sub_pos[3 * k] = x[0]; s->sub_pos[3 * k + 1] = x[1]; s->sub_pos[3 * k + 2] = x[2];
+        if (masses) s->sub_mass[k] = p->mass[p->src[k]];
+    }
+}
+
+/* The source subset's own tree, from the subset alone. */
+static gp_status sub_build(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t ns = p->n_src;
+    double t0 = gp_wtime();
+    if (!s->sub_pos) {
+        s->sub_pos = malloc(3 * ns * sizeof *s->sub_pos);
+        s->sub_mass = malloc(ns * sizeof *s->sub_mass);
+        s->sub_pid = malloc(ns * sizeof *s->sub_pid);
+        if (!s->sub_pos || !s->sub_mass || !s->sub_pid) {
+            sub_free(s);
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "no memory for the tree of %zu sources; free memory or use a "
+                           "smaller source subset", ns);
+        }
+    }
+    sub_gather(s, 1);
+    ct_tree fresh;
+    int prev_threads = omp_get_max_threads();
+    omp_set_num_threads(thread_count(s));
+    int rc = ct_tree_build(&fresh, ns, s->sub_pos, s->sub_mass, s->built_group, s->built_leaf,
+                           (gp_key_kind)s->built_keys);
+    omp_set_num_threads(prev_threads);
+    if (rc) {
+        sub_free(s);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "no memory for the tree of %zu sources; free memory or use a "
+                       "smaller source subset", ns);
+    }
+    ct_tree_free(&s->sub);
+    s->sub = fresh;
+    for (uint32_t k = 0; k < fresh.nsrc; k++) s->sub_pid[k] = p->src[fresh.order[fresh.sid[k]]];
+    s->sub_state = SUB_CURRENT;
+    s->sub_mass_dirty = 0;
+    s->base.stats.tree_builds += 1;
+    s->base.stats.seconds_build += gp_wtime() - t0;
+    return GP_OK;
+}
+
+static gp_status sub_ensure(gp_solver *s)
+{
+    if (s->sub_state == SUB_BUILD) return sub_build(s);
+    if (s->sub_state == SUB_CURRENT && !s->sub_mass_dirty) return GP_OK;
+    double t0 = gp_wtime();
+    int masses = s->sub_mass_dirty;
+    sub_gather(s, masses);
+    int prev_threads = omp_get_max_threads();
+    omp_set_num_threads(thread_count(s));
+    int rc = ct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
+    omp_set_num_threads(prev_threads);
+    if (rc == 1) return sub_build(s);   /* a massless member gained mass */
+    if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the source tree");
+    s->sub_state = SUB_CURRENT;
+    s->sub_mass_dirty = 0;
+    s->base.stats.tree_refits += 1;
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+    return GP_OK;
+}
+
 /* Makes the tree current for the stored particles (see the file comment). */
 static gp_status ensure_tree(gp_solver *s)
+{
+    gp_status st = ensure_main_tree(s);
+    if (st != GP_OK) return st;
+    if (s->base.p.src) return sub_ensure(s);
+    if (s->tree.moments_stale) {
+        double t0 = gp_wtime();
+        int prev_threads = omp_get_max_threads();
+        omp_set_num_threads(thread_count(s));
+        int rc = ct_tree_moments(&s->tree);
+        omp_set_num_threads(prev_threads);
+        if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
+        s->base.stats.seconds_moments += gp_wtime() - t0;
+    }
+    return GP_OK;
+}
+
+/* Positions changed (update_positions, set_state, predict). */
+static void mark_moved(gp_solver *s)
+{
+    s->moved = 1;
+    if (s->sub_state == SUB_CURRENT) s->sub_state = SUB_REFIT;
+}
+
+static gp_status ensure_main_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
     int layout_changed = !s->have_tree ||
@@ -137,22 +275,27 @@ static gp_status ensure_tree(gp_solver *s)
                          s->built_keys != (gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON
                                                                                 : GP_KEY_PEANO_HILBERT);
     if (layout_changed) return build_tree(s, p->n, p->pos, p->mass);
-    if (!s->moved) return GP_OK;
+    if (!s->moved && !s->mass_dirty) return GP_OK;
     int mode = gp_param_enum(&s->base, P_REBUILD);
     int rebuild = mode == REBUILD_ALWAYS ||
                   (mode == REBUILD_EVERY &&
                    s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
                   (mode == REBUILD_AUTO &&
                    s->excess > CT_BUILD_COST_PER_PARTICLE * (double)p->n);
-    if (rebuild) return build_tree(s, p->n, p->pos, p->mass);
+    /* masses alone never rebuild: the moments are refitted */
+    if (rebuild && s->moved) return build_tree(s, p->n, p->pos, p->mass);
     double t0 = gp_wtime();
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->tree, p->pos);
+    /* with a source subset the main tree only groups the targets: its
+     * moments wait until the subset is cleared (ensure_tree) */
+    int rc = ct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
     omp_set_num_threads(prev_threads);
+    if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->moved = 0;
+    s->mass_dirty = 0;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
@@ -185,12 +328,23 @@ typedef struct ct_targets {
 
 /* One force pass over the target groups. Writes acc/pot by slot. Returns 0,
  * or -1 when out of memory. */
+/* The sources of the next walk: the main tree, or the source subset's
+ * tree (whose ids are particle indices). Prepares its cells. */
+static ct_sources walk_sources(gp_solver *s, int mac, double theta)
+{
+    ct_tree *st = s->base.p.src ? &s->sub : &s->tree;
+    ct_tree_prepare_cells(st, mac, theta);
+    ct_sources src = ct_tree_sources(st);
+    if (s->base.p.src) src.id = s->sub_pid;
+    return src;
+}
+
 static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct_targets *T,
                       double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
 {
     const ct_tree *t = &s->tree;
-    ct_tree_prepare_cells(&s->tree, mac, theta);
-    const ct_sources src = ct_tree_sources(t);
+    const ct_sources src = walk_sources(s, mac, theta);
+    const int pid_self = s->base.p.src != NULL;
     ct_walk_params wp = walk_params(s, mac);
     if (prepass) wp.quadrupole = 0;
     const uint32_t G = t->max_group;
@@ -216,7 +370,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
             for (uint32_t u = b; u < e; u++) {
                 uint32_t i = T->tix ? T->tix[u] : u;
                 x[nt] = T->x[u]; y[nt] = T->y[u]; z[nt] = T->z[u];
-                self[nt] = (int32_t)i;
+                self[nt] = (int32_t)(pid_self ? t->order[i] : i);
                 out[nt] = T->slot ? T->slot[u] : t->order[i];
                 if (aold) {
                     double a = aold[t->order[i]];
@@ -257,6 +411,7 @@ static void ct_finalize(gp_solver *s)
 {
     if (!s) return;
     ct_tree_free(&s->tree);
+    sub_free(s);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
@@ -280,7 +435,7 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     int had = s->have_tree;
     memset(&s->tree, 0, sizeof s->tree);
     st = build_tree(s, n, pos, mass);
-    if (st == GP_OK) st = gp_particles_set(&s->base, n, pos, mass);
+    if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         ct_tree_free(&s->tree);
         s->tree = keep;
@@ -292,6 +447,8 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     for (size_t i = 0; i < n; i++) aold[i] = -1;
     free(s->aold);
     s->aold = aold;
+    sub_free(s);            /* set_particles restores all sources */
+    s->mass_dirty = 0;
     return GP_OK;
 }
 
@@ -300,7 +457,7 @@ static gp_status ct_update_positions(gp_solver *s, const double *pos)
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
     if (st != GP_OK) return st;
-    s->moved = 1;
+    mark_moved(s);
     return GP_OK;
 }
 
@@ -308,6 +465,58 @@ static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint3
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     return gp_particles_set_active(&s->base, n_active, index);
+}
+
+/* ---- ABI 1.1 ------------------------------------------------------------- */
+
+static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
+    gp_status st = gp_state_set(&s->base, n_sub, index, pos, vel, acc, t);
+    if (st == GP_OK && n_sub) mark_moved(s);
+    return st;
+}
+
+/* Predicts with OpenMP (state.c), then the tree is refitted or rebuilt at
+ * the next compute call exactly as after update_positions: a predict counts
+ * as one position update, moved or not, so both paths make the same
+ * rebuild decisions. */
+static gp_status ct_predict(gp_solver *s, double t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
+    gp_status st = gp_state_predict(&s->base, t, thread_count(s), NULL);
+    if (st == GP_OK) mark_moved(s);
+    return st;
+}
+
+static gp_status ct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
+    return gp_positions_get(&s->base, n_sub, index, pos);
+}
+
+static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
+    gp_status st = gp_sources_set(&s->base, n_src, index);
+    if (st != GP_OK) return st;
+    sub_free(s);             /* built from the new subset at the next call */
+    s->rebase = 1;
+    return GP_OK;
+}
+
+static gp_status ct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                  const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
+    gp_status st = gp_masses_update(&s->base, n_sub, index, mass);
+    if (st == GP_OK && n_sub) {
+        s->mass_dirty = 1;       /* moments refitted at the next call */
+        s->sub_mass_dirty = 1;
+    }
+    return st;
 }
 
 /* Active subsets: the active particles of each tree group form a group of
@@ -430,15 +639,18 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces: no memory for the walk buffers; free memory or use "
                        "fewer threads");
+    st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
+    if (st != GP_OK) return st;
     for (size_t k = 0; k < na; k++) {
         const double *a = &acc[3 * k];
         s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
     }
     /* rebuild=auto bookkeeping, in interactions (deterministic) */
     double cost = na ? (double)(pp + pc) / (double)na : 0;
-    if (s->calls_since_build == 0) s->base_cost = cost;
+    if (s->calls_since_build == 0 || s->rebase) s->base_cost = cost;
     else if (cost > s->base_cost) s->excess += (cost - s->base_cost) * (double)na;
     s->calls_since_build++;
+    s->rebase = 0;
     s->base.stats.force_calls += 1;
     s->base.stats.pp_interactions += pp;
     s->base.stats.pc_interactions += pc;
@@ -495,8 +707,7 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     }
     int mac = gp_param_enum(&s->base, P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
-    ct_tree_prepare_cells(t, mac, gp_param_double(&s->base, P_THETA));
-    const ct_sources src = ct_tree_sources(t);
+    const ct_sources src = walk_sources(s, mac, gp_param_double(&s->base, P_THETA));
     const ct_walk_params wp = walk_params(s, mac);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
@@ -531,6 +742,8 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_field: no memory for the walk buffers; free memory or use "
                        "fewer threads");
+    st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
+    if (st != GP_OK) return st;
     s->base.stats.field_calls += 1;
     s->base.stats.pp_interactions += pp;
     s->base.stats.pc_interactions += pc;
@@ -545,7 +758,7 @@ static const gp_api api = {
     .name = PLUGIN_NAME,
     .version = GP_VERSION,
     .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_REFIT,
+                    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
     .describe_params = ct_describe_params,
     .init = ct_init,
     .finalize = ct_finalize,
@@ -558,6 +771,11 @@ static const gp_api api = {
     .compute_field = ct_compute_field,
     .get_stats = ct_get_stats,
     .last_error = ct_last_error,
+    .set_state = ct_set_state,
+    .predict = ct_predict,
+    .get_positions = ct_get_positions,
+    .set_source_subset = ct_set_source_subset,
+    .update_masses = ct_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

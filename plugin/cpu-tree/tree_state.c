@@ -238,6 +238,25 @@ static void fill_sorted(ct_tree *t, const double *pos)
     }
 }
 
+/* Source masses in units of 2^e_mass, the heaviest rounded down to a power
+ * of two: cell masses and m x products in the moments then stay far from
+ * overflow whatever the input's mass unit (1e300 or 1e-50), and the scaling
+ * is exact (a power of two), so ordinary inputs give the same bits. The
+ * walk multiplies its sums back (walk.c). */
+static void scale_masses(ct_tree *t)
+{
+    double mmax = 0;
+    for (uint32_t k = 0; k < t->nsrc; k++) {
+        double m = t->m[t->sid[k]];
+        mmax = m > mmax ? m : mmax;
+    }
+    int e = mmax > 0 ? ilogb(mmax) : 0;
+    e = e < -1000 ? -1000 : e > 1000 ? 1000 : e;
+    t->e_mass = e;
+    const double inv = ldexp(1.0, -e);
+    for (uint32_t k = 0; k < t->nsrc; k++) t->sm[k] = t->m[t->sid[k]] * inv;
+}
+
 int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
                   uint32_t group_size, uint32_t leaf_size, gp_key_kind keys_kind)
 {
@@ -270,7 +289,8 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
     skeys = malloc(ns * sizeof *skeys);
     if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !skeys) goto oom;
     for (size_t i = 0, k = 0; i < n; i++)
-        if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; t->sm[k] = t->m[i]; skeys[k] = keys[i]; k++; }
+        if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; skeys[k] = keys[i]; k++; }
+    scale_masses(t);
     fill_sorted(t, pos);
     if (make_groups(t, keys, group_size)) goto oom;
     if (nsrc > 0) {
@@ -291,10 +311,28 @@ oom:
     return -1;
 }
 
-int ct_tree_refit(ct_tree *t, const double *pos)
+int ct_tree_refit(ct_tree *t, const double *pos, const double *mass, int moments)
 {
+    if (mass) {
+        /* a particle left out of the source tree (massless at the build)
+         * that now has mass needs a new topology */
+        size_t n = t->n, k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (k < t->nsrc && t->sid[k] == i) { k++; continue; }
+            if (mass[t->order[i]] > 0) return 1;
+        }
+        for (size_t i = 0; i < n; i++) t->m[i] = mass[t->order[i]];
+        scale_masses(t);
+    }
     fill_sorted(t, pos);
+    t->moments_stale = 1;
+    return moments ? ct_tree_moments(t) : 0;
+}
+
+int ct_tree_moments(ct_tree *t)
+{
     if (t->nsrc > 0 && gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) return -1;
+    t->moments_stale = 0;
     return 0;
 }
 
@@ -310,9 +348,37 @@ static float round_down(double v)
     return (double)f > v ? nextafterf(f, -HUGE_VALF) : f;
 }
 
+/* The length unit of the float payload and of the float walk: 2^e with e
+ * the mean exponent of the leaves' sizes (integers, so deterministic), so
+ * relative coordinates are O(1) in float whatever the input's length unit
+ * (1e-30 or 1e30), and scaling by a power of two is exact. The typical
+ * leaf, not the root box: a particle at 1e30 beside a bulk at 1 must not
+ * push the bulk's separations below float's range (it is summed in double
+ * instead: out of CT_FLOAT_RANGE, walk.c). Float then covers any system
+ * whose separations lie within ~1e+-18 of that unit. */
+static int length_exponent(const ct_tree *t)
+{
+    if (!t->nsrc) return 0;
+    const gp_host_tree *h = &t->st;
+    long long sum = 0, count = 0;
+    for (uint32_t c = 0; c < h->ncells; c++) {
+        if (h->cells[c].nchild) continue;
+        double l = gp_moments_size(&h->mom[c]);
+        if (l > 0 && isfinite(l)) { sum += ilogb(l); count++; }
+    }
+    double l0 = gp_moments_size(&h->mom[0]);
+    long long e = count ? (sum >= 0 ? sum / count : -((-sum) / count))
+                        : (l0 > 0 && isfinite(l0) ? ilogb(l0) : 0);
+    return e < -1000 ? -1000 : e > 1000 ? 1000 : (int)e;
+}
+
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
 {
     uint32_t nc = t->nsrc ? t->st.ncells : 0;
+    t->e_len = length_exponent(t);
+    /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
+    const double il = ldexp(1.0, -t->e_len);
+    const double mscale = ldexp(1.0, t->e_mass);
 #pragma omp parallel for schedule(static) if (nc > 4096)
     for (uint32_t c = 0; c < nc; c++) {
         const gp_moments *mo = &t->st.mom[c];
@@ -325,20 +391,30 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
             w->bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
         }
         double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
-        /* acceleration: store (M l^2)^(1/4), so the walk's per-group r_crit
-         * is one multiply by (G / (delta_acc |a_old|))^(1/4) (walk.c), not a
-         * divide and two square roots per visited cell */
-        if (mac == GP_MAC_ACCELERATION) rc = sqrt(sqrt(rc));
+        /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
+         * same bits as with unscaled masses: a power of two), so the walk's
+         * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
+         * (walk.c), not a divide and two square roots per visited cell;
+         * where M l^2 overflows double, the root is taken first */
+        if (mac == GP_MAC_ACCELERATION) {
+            double m_in = rc * mscale;
+            rc = isfinite(m_in) || !isfinite(rc) ? sqrt(sqrt(m_in))
+                                                 : sqrt(sqrt(rc)) * pow(2.0, t->e_mass / 4.0);
+        }
         w->rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
         double smax = 0;
         for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
         w->count = cl->count;
         w->first = cl->nchild ? cl->child : cl->begin;
         w->nchild = cl->nchild;
+        double sl[6];   /* second moment in units of 2^e_mass L^2 */
+        for (int k = 0; k < 6; k++) sl[k] = mo->s[k] * il * il;
+        smax = smax * il * il;
         ct_payload_f *pf = &t->payf[c];
         pf->m = (float)mo->m;
-        for (int k = 0; k < 6; k++) pf->s[k] = (float)mo->s[k];
-        /* float kernels form s d^2 and d^2: both must stay below ~1e34 */
+        for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
+        /* float kernels form s d^2 and d^2 (d in units of L): both must stay
+         * below ~1e34 */
         int fits = mo->m < 1e30 && smax < 1e30;
         pf->d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
         ct_cell_columns *col = &t->col;
@@ -348,8 +424,8 @@ void ct_tree_prepare_cells(ct_tree *t, int mac, double theta)
         for (int a = 0; a < 3; a++) { col->blo[a][c] = w->blo[a]; col->bhi[a][c] = w->bhi[a]; }
         col->m[c] = pf->m;
         /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
-        double tr = mo->s[0] + mo->s[1] + mo->s[2];
-        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * mo->s[k] - (k < 3 ? tr : 0.0));
+        double tr = sl[0] + sl[1] + sl[2];
+        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
         col->tr[c] = (float)tr;
         col->d2max[c] = pf->d2max;
     }
@@ -359,6 +435,6 @@ ct_sources ct_tree_sources(const ct_tree *t)
 {
     ct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
                      .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf,
-                     .col = t->col_block ? &t->col : NULL };
+                     .col = t->col_block ? &t->col : NULL, .e_mass = t->e_mass, .e_len = t->e_len };
     return s;
 }

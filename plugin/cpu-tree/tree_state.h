@@ -28,13 +28,19 @@ typedef struct ct_tree {
     uint32_t *group_of;                 /* key-sorted index -> group          */
     uint32_t max_group;
     uint32_t nsrc;                      /* massive particles, key order:      */
-    double *sx, *sy, *sz, *sm;
+    double *sx, *sy, *sz, *sm;          /*   sm in units of 2^e_mass          */
+    int e_mass;                         /* 2^e_mass: the heaviest source mass
+                                           rounded down to a power of two, so
+                                           moments never overflow (tree_state.c) */
     uint32_t *sid;                      /*   their key-sorted index           */
     gp_host_tree st;                    /* source tree over them              */
     ct_wcell *wcells;                   /* per source cell, for the walk      */
     ct_payload_f *payf;                 /* per source cell, float payload     */
     ct_cell_columns col;                /* wcells + payf as columns (one block) */
     void *col_block;
+    int e_len;                          /* float payload length unit 2^e_len
+                                           (set by ct_tree_prepare_cells)     */
+    int moments_stale;                  /* refitted without the moments       */
 } ct_tree;
 
 /* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out
@@ -42,9 +48,18 @@ typedef struct ct_tree {
 int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
                   uint32_t group_size, uint32_t leaf_size, gp_key_kind keys);
 
-/* Same particles, new positions pos[3n]: re-sorts nothing, recomputes the
- * moments on the old topology. Returns 0 or -1 (out of memory). */
-int ct_tree_refit(ct_tree *t, const double *pos);
+/* Same particles, new positions pos[3n] and, when mass is not NULL, new
+ * masses mass[n]: re-sorts nothing, recomputes the moments on the old
+ * topology (moments = 0: later, by ct_tree_moments; meanwhile only the
+ * key-sorted positions, the i-groups' data, are current). A source whose
+ * mass dropped to 0 stays in the tree (it adds exactly 0). Returns 0, -1
+ * (out of memory), or 1 when a particle outside the source tree gained
+ * mass: the tree must then be rebuilt (nothing was changed). */
+int ct_tree_refit(ct_tree *t, const double *pos, const double *mass, int moments);
+
+/* The moments from the current positions and masses (after a refit that
+ * left them stale). Returns 0 or -1 (out of memory). */
+int ct_tree_moments(ct_tree *t);
 
 /* Cuts n sorted keys into i-group runs of at most group_size: the leaves of
  * a tree with that leaf size, consecutive siblings merged while they fit.
@@ -66,10 +81,11 @@ int ct_split_loose_groups(const double *x, const double *y, const double *z, uin
 void ct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
                   double inv_cell, uint64_t *keys);
 
-/* Fills t->wcells for a MAC and theta. */
+/* Fills t->wcells for a MAC and theta, and the float payload in units of
+ * the length scale (ct_sources.e_len, from the sources' tight box). */
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
 
-/* The walk's view of the sources. */
+/* The walk's view of the sources (after ct_tree_prepare_cells). */
 ct_sources ct_tree_sources(const ct_tree *t);
 
 void ct_tree_free(ct_tree *t);

@@ -30,6 +30,8 @@ struct ct_workspace {
     double *acc;              /* running sums: ax, ay, az, pot (4 * max_group) */
     float *accf;              /* single precision running sums    */
     int lists512;             /* lists filled by walk512 (cells carry Q): AVX-512 kernels */
+    double il;                /* float modes: 2^-e_len, the length scale's inverse */
+    float eps2f;              /* float modes: eps^2 in units of 2^(2 e_len) */
     uint32_t stack[CT_STACK_CAP];
 };
 
@@ -369,7 +371,7 @@ static void flush_f512(ct_workspace *ws, const ct_walk_params *p, const ct_group
 {
     const list_f *C = ws->cf, *P = ws->pf;
     const int mixed = p->prec == CT_MIXED;
-    const float eps2 = (float)p->eps2;
+    const float eps2 = ws->eps2f;
     for (uint32_t t = 0; t < g->n; t += 2) {
         uint32_t u = t + 1 < g->n ? t + 1 : t;
         int write1 = u != t;
@@ -418,7 +420,7 @@ CT_CLONES static void flush(ct_workspace *ws, const ct_walk_params *p, const ct_
         return;
     }
 #endif
-    float eps2 = (float)p->eps2;
+    float eps2 = ws->eps2f;
     for (uint32_t t = 0; t < nt; t++) {
         float xi = ws->tf[3 * t], yi = ws->tf[3 * t + 1], zi = ws->tf[3 * t + 2];
         int32_t self = g->self ? g->self[t] : -1;
@@ -463,7 +465,9 @@ static inline void push_cell(ct_workspace *ws, const ct_walk_params *p, const ct
         list_f *C = ws->cf;
         if (C->n == CT_LIST_CAP) flush(ws, p, g, quad);
         uint32_t j = C->n++;
-        C->x[j] = (float)dx; C->y[j] = (float)dy; C->z[j] = (float)dz; C->m[j] = pf->m;
+        const double il = ws->il;
+        C->x[j] = (float)(dx * il); C->y[j] = (float)(dy * il); C->z[j] = (float)(dz * il);
+        C->m[j] = pf->m;
         for (int k = 0; k < 6; k++) C->s[k][j] = quad ? pf->s[k] : 0.0f;
         C->id[j] = -1;
     }
@@ -484,6 +488,7 @@ static inline int push_particles(ct_workspace *ws, const ct_walk_params *p, cons
             P->x[j] = dx; P->y[j] = dy; P->z[j] = dz; P->m[j] = src->m[i];
             P->id[j] = (int32_t)src->id[i];
         } else {
+            dx *= ws->il; dy *= ws->il; dz *= ws->il;
             if (!(fabs(dx) < CT_FLOAT_RANGE && fabs(dy) < CT_FLOAT_RANGE && fabs(dz) < CT_FLOAT_RANGE))
                 return 1;
             list_f *P = ws->pf;
@@ -519,14 +524,15 @@ K512W static inline int w512_particles(ct_workspace *ws, const ct_walk_params *p
     if (P->n + count > CT_LIST_CAP) flush(ws, p, g, quad);
     if (count > CT_LIST_CAP) return push_particles(ws, p, g, quad, src, begin, count);
     const __m512d gx = _mm512_set1_pd(g->centre[0]), gy = _mm512_set1_pd(g->centre[1]),
-                  gz = _mm512_set1_pd(g->centre[2]), range = _mm512_set1_pd(CT_FLOAT_RANGE);
+                  gz = _mm512_set1_pd(g->centre[2]), range = _mm512_set1_pd(CT_FLOAT_RANGE),
+                  il = _mm512_set1_pd(ws->il);
     uint32_t n = P->n;
     for (uint32_t i = 0; i < count; i += 8) {
         __mmask8 k = count - i >= 8 ? 0xff : (__mmask8)((1u << (count - i)) - 1);
         uint32_t s = begin + i;
-        __m512d dx = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->x + s), gx);
-        __m512d dy = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->y + s), gy);
-        __m512d dz = _mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->z + s), gz);
+        __m512d dx = _mm512_mul_pd(_mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->x + s), gx), il);
+        __m512d dy = _mm512_mul_pd(_mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->y + s), gy), il);
+        __m512d dz = _mm512_mul_pd(_mm512_sub_pd(_mm512_maskz_loadu_pd(k, src->z + s), gz), il);
         __mmask8 ok = _mm512_cmp_pd_mask(_mm512_abs_pd(dx), range, _CMP_LT_OQ) &
                       _mm512_cmp_pd_mask(_mm512_abs_pd(dy), range, _CMP_LT_OQ) &
                       _mm512_cmp_pd_mask(_mm512_abs_pd(dz), range, _CMP_LT_OQ);
@@ -553,8 +559,10 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
                   zero = _mm512_setzero_pd();
     const __m256i one = _mm256_set1_epi32(1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int accel = p->mac == GP_MAC_ACCELERATION;
-    const float eps2f = (float)p->eps2;
+    const float eps2f = ws->eps2f;
     const __m256 veps2 = _mm256_set1_ps(eps2f);
+    const double il = ws->il;
+    const __m512d vil = _mm512_set1_pd(il);
     uint64_t ncell = 0, npart = 0;
     list_f *C = ws->cf;
     uint32_t sp = 0;
@@ -569,9 +577,10 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
         int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
                      gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
         if (accept) {
-            if (!(d2 < (double)src->payf[0].d2max)) return 1;
+            if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
             uint32_t j = C->n++;   /* the list is empty here */
-            C->x[j] = (float)dx; C->y[j] = (float)dy; C->z[j] = (float)dz; C->m[j] = col->m[0];
+            C->x[j] = (float)(dx * il); C->y[j] = (float)(dy * il); C->z[j] = (float)(dz * il);
+            C->m[j] = col->m[0];
             for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
             C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
             C->id[j] = -1;
@@ -618,7 +627,9 @@ K512W static int walk512(const ct_sources *src, const ct_walk_params *p, ct_work
 
         if (acc) {
             __m512d d2max = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(acc, col->d2max + f));
-            if (_mm512_mask_cmp_pd_mask(acc, d2, d2max, _CMP_NLT_UQ)) return 1;
+            __m512d d2s = _mm512_mul_pd(_mm512_mul_pd(d2, vil), vil);
+            if (_mm512_mask_cmp_pd_mask(acc, d2s, d2max, _CMP_NLT_UQ)) return 1;
+            dx = _mm512_mul_pd(dx, vil); dy = _mm512_mul_pd(dy, vil); dz = _mm512_mul_pd(dz, vil);
             if (C->n + 8 > CT_LIST_CAP) flush(ws, p, g, quad);
             uint32_t j = C->n;
             /* (8 entries written, na kept: the list has room for 8) */
@@ -673,11 +684,17 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
     const int floats = p->prec != CT_DOUBLE;
     memset(ws->acc, 0, 4 * (size_t)nt * sizeof *ws->acc);
     memset(ws->accf, 0, 4 * (size_t)nt * sizeof *ws->accf);
+    const double il = ldexp(1.0, -src->e_len);
+    ws->il = il;
+    ws->eps2f = (float)(p->eps2 * il * il);
+    /* softening far beyond the box: out of the float modes' range */
+    if (floats && !((double)ws->eps2f < 1e30)) return 1;
     for (uint32_t t = 0; t < nt; t++) {
         double rx = g->x[t] - g->centre[0], ry = g->y[t] - g->centre[1], rz = g->z[t] - g->centre[2];
+        ws->td[3 * t] = rx; ws->td[3 * t + 1] = ry; ws->td[3 * t + 2] = rz;
+        rx *= il; ry *= il; rz *= il;
         if (floats && !(fabs(rx) < CT_FLOAT_RANGE && fabs(ry) < CT_FLOAT_RANGE && fabs(rz) < CT_FLOAT_RANGE))
             return 1;
-        ws->td[3 * t] = rx; ws->td[3 * t + 1] = ry; ws->td[3 * t + 2] = rz;
         ws->tf[3 * t] = (float)rx; ws->tf[3 * t + 1] = (float)ry; ws->tf[3 * t + 2] = (float)rz;
     }
     ws->cf->n = ws->pf->n = ws->cd->n = ws->pd->n = 0;
@@ -708,7 +725,7 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
             uint32_t nchild = wc->nchild;
             int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
                          gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
-            if (accept && floats && !(d2 < (double)src->payf[c].d2max)) return 1;
+            if (accept && floats && !(d2 * ws->il * ws->il < (double)src->payf[c].d2max)) return 1;
             if (accept) {
                 push_cell(ws, p, g, quad, src, c, dx, dy, dz);
                 ncell++;
@@ -725,12 +742,24 @@ static int walk_once(const ct_sources *src, const ct_walk_params *p, ct_workspac
 #ifdef CT_HAVE_K512
 sums:
 #endif
+    /* back to the input's units: a = sum * 2^(e_mass - 2 e_len), phi = sum
+     * * 2^(e_mass - e_len) (float modes; double: e_len = 0). One exact
+     * multiply each where the factor is a double, else ldexp. */
+    const int el = floats ? src->e_len : 0;
+    const int ka = src->e_mass - 2 * el, kp = src->e_mass - el;
+    const int one_mul = ka >= -1000 && ka <= 1000 && kp >= -1000 && kp <= 1000;
+    const double fa = one_mul ? ldexp(1.0, ka) : 1.0, fp = one_mul ? ldexp(1.0, kp) : 1.0;
     for (uint32_t t = 0; t < nt; t++) {
         double a0, a1, a2, a3;
         if (p->prec == CT_SINGLE) {
             a0 = ws->accf[4 * t]; a1 = ws->accf[4 * t + 1]; a2 = ws->accf[4 * t + 2]; a3 = ws->accf[4 * t + 3];
         } else {
             a0 = ws->acc[4 * t]; a1 = ws->acc[4 * t + 1]; a2 = ws->acc[4 * t + 2]; a3 = ws->acc[4 * t + 3];
+        }
+        if (one_mul) {
+            a0 *= fa; a1 *= fa; a2 *= fa; a3 *= fp;
+        } else {
+            a0 = ldexp(a0, ka); a1 = ldexp(a1, ka); a2 = ldexp(a2, ka); a3 = ldexp(a3, kp);
         }
         g->ax[t] = p->G * a0; g->ay[t] = p->G * a1; g->az[t] = p->G * a2;
         if (g->pot) g->pot[t] = p->G * a3;

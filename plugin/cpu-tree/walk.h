@@ -25,6 +25,14 @@
  *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.
+ * Float modes also measure lengths in units of 2^e_len and masses in units
+ * of 2^e_mass (the tree's box and heaviest mass, ct_sources), so float
+ * covers any input scale double does (1e-30 .. 1e30 lengths, 1e-50 ..
+ * 1e300 masses); the sums are scaled back in double at the end. Powers of
+ * two scale exactly: inputs of ordinary scale give the same bits as with
+ * no scaling. The self id is whatever src->id holds (key-sorted index for
+ * the full tree, particle index for a source-subset tree); targets pass
+ * the matching kind in ct_group.self.
  */
 #ifndef GP_CPU_TREE_WALK_H
 #define GP_CPU_TREE_WALK_H
@@ -79,6 +87,9 @@ typedef struct ct_sources {
     const gp_moments *mom;      /* double payload                            */
     const ct_payload_f *payf;   /* float payload                             */
     const ct_cell_columns *col; /* the cells again, as columns (may be NULL)  */
+    int e_mass;                 /* m, mom[].m, payf[].m are in units of 2^e_mass */
+    int e_len;                  /* float payload and float walk: lengths in
+                                   units of 2^e_len (double walk: none)      */
 } ct_sources;
 
 typedef struct ct_walk_params {

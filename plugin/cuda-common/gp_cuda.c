@@ -5,7 +5,9 @@
 #include "cuda-common/gp_cuda.h"
 
 #include <cuda_runtime_api.h>
+#include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Memory we leave free for the CUDA context, CUB's temporaries and other
@@ -103,6 +105,14 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
     if ((e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking)) != cudaSuccess)
         return device_fail(b, e, "creating a CUDA stream");
     c->stream = st;
+    for (int k = 0; k < 2; ++k) {
+        cudaEvent_t ev;
+        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) != cudaSuccess) {
+            gp_cuda_close(c);
+            return device_fail(b, e, "creating a CUDA event");
+        }
+        c->ev[k] = ev;
+    }
     c->open = 1;
     gp_log(b, GP_LOG_INFO, "using CUDA device %d: %s, %d SMs, compute %d.%d, %.1f GiB",
            dev, c->name, c->sm_count, c->cc_major, c->cc_minor,
@@ -112,8 +122,12 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
 
 void gp_cuda_close(gp_cuda *c)
 {
-    if (!c || !c->open) return;
+    if (!c || (!c->open && !c->stream)) return;
     (void)cudaSetDevice(c->device);
+    for (int k = 0; k < 2; ++k) {
+        if (c->ev[k]) (void)cudaEventDestroy((cudaEvent_t)c->ev[k]);
+        c->ev[k] = NULL;
+    }
     if (c->stream) (void)cudaStreamDestroy((cudaStream_t)c->stream);
     c->stream = NULL;
     c->open = 0;
@@ -217,6 +231,113 @@ gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
     return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
 }
 
+gp_status gp_hbuf_reserve(gp_base *b, gp_hbuf *buf, size_t bytes, const char *what)
+{
+    if (bytes <= buf->bytes && buf->ptr) return GP_OK;
+    if (bytes == 0) bytes = 1;
+    void *p = NULL;
+    int pinned = 1;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pinned = 0;
+        p = malloc(bytes);
+        if (!p)
+            return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                           "cannot allocate %.1f MiB of host memory for %s; use fewer "
+                           "particles", (double)bytes / 1048576.0, what);
+        gp_log(b, GP_LOG_DEBUG, "page-locked memory refused for %s: staging through pageable memory", what);
+    }
+    gp_hbuf_free(buf);
+    buf->ptr = p;
+    buf->bytes = bytes;
+    buf->pinned = pinned;
+    return GP_OK;
+}
+
+void gp_hbuf_free(gp_hbuf *buf)
+{
+    if (buf->ptr) {
+        if (buf->pinned) (void)cudaFreeHost(buf->ptr);
+        else free(buf->ptr);
+    }
+    buf->ptr = NULL;
+    buf->bytes = 0;
+    buf->pinned = 0;
+}
+
+void gp_copy_parallel(void *dst, const void *src, size_t bytes)
+{
+    const size_t piece = (size_t)1 << 20;
+    if (bytes < 4 * piece) {
+        if (bytes) memcpy(dst, src, bytes);
+        return;
+    }
+    long long pieces = (long long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < pieces; ++k) {
+        size_t off = (size_t)k * piece, len = bytes - off < piece ? bytes - off : piece;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
+gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                const void *src, size_t bytes, const char *what)
+{
+    if (bytes == 0) return GP_OK;
+    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
+    if (st != GP_OK) return st;
+    cudaStream_t s = (cudaStream_t)c->stream;
+    cudaError_t e = cudaSuccess;
+    size_t nchunks = (bytes + chunk - 1) / chunk;
+    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+        int half = (int)(k & 1);
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        char *h = (char *)stage->ptr + (size_t)half * chunk;
+        /* the DMA that last read this half must be finished */
+        if (k >= 2 && (e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
+        gp_copy_parallel(h, (const char *)src + off, len);
+        e = cudaMemcpyAsync((char *)dst + off, h, len, cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                  const void *src, size_t bytes, const char *what)
+{
+    if (bytes == 0) return GP_OK;
+    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
+    if (st != GP_OK) return st;
+    cudaStream_t s = (cudaStream_t)c->stream;
+    cudaError_t e = cudaSuccess;
+    size_t nchunks = (bytes + chunk - 1) / chunk;
+    /* chunk k goes to half k & 1; chunk k is copied out while k + 1 flows */
+    for (size_t k = 0; k < nchunks && k < 2 && e == cudaSuccess; ++k) {
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        e = cudaMemcpyAsync((char *)stage->ptr + k * chunk, (const char *)src + off, len,
+                            cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[k], s);
+    }
+    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+        int half = (int)(k & 1);
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        char *h = (char *)stage->ptr + (size_t)half * chunk;
+        if ((e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
+        gp_copy_parallel((char *)dst + off, h, len);
+        size_t next = k + 2;
+        if (next < nchunks) {
+            size_t noff = next * chunk, nlen = bytes - noff < chunk ? bytes - noff : chunk;
+            e = cudaMemcpyAsync(h, (const char *)src + noff, nlen, cudaMemcpyDeviceToHost, s);
+            if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
+        }
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
 /* Hoare's selection of the k-th smallest of v[0..n) (v is reordered). */
 static double select_kth(double *v, size_t n, size_t k)
 {
@@ -243,9 +364,13 @@ static double select_kth(double *v, size_t n, size_t k)
 
 void gp_median_center(const double *pos, size_t n, double *scratch, double out[3])
 {
+    /* above GP_MEDIAN_SAMPLE particles, the median of an evenly strided
+     * sample: a point of the bulk all the same, without three O(n) passes
+     * on one core (~0.1 s at 2^24) */
+    size_t m = n > GP_MEDIAN_SAMPLE ? GP_MEDIAN_SAMPLE : n;
     for (int d = 0; d < 3; ++d) {
         if (n == 0) { out[d] = 0.0; continue; }
-        for (size_t i = 0; i < n; ++i) scratch[i] = pos[3 * i + d];
-        out[d] = select_kth(scratch, n, n / 2);
+        for (size_t k = 0; k < m; ++k) scratch[k] = pos[3 * (m == n ? k : (size_t)((uint64_t)k * n / m)) + d];
+        out[d] = select_kth(scratch, m, m / 2);
     }
 }

@@ -30,6 +30,7 @@ typedef struct gp_cuda {
     int    cc_major, cc_minor;
     size_t total_mem;        /* bytes of device memory                       */
     int    open;             /* 1 after gp_cuda_open succeeded               */
+    void  *ev[2];            /* cudaEvent_t: the two halves of the staging   */
 } gp_cuda;
 
 /* Picks device base->device (-1: device 0), checks that it exists and that
@@ -83,9 +84,39 @@ gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
 gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
                            size_t bytes, const char *what);
 
+/* A host buffer in page-locked (pinned) memory, kept for the life of the
+ * instance and grown only when it must: copies from it run at the bus's
+ * speed and asynchronously. Falls back to malloc (pinned = 0) where the
+ * driver refuses page-locked memory. */
+typedef struct gp_hbuf {
+    void  *ptr;
+    size_t bytes;
+    int    pinned;
+} gp_hbuf;
+
+gp_status gp_hbuf_reserve(gp_base *b, gp_hbuf *buf, size_t bytes, const char *what);
+void gp_hbuf_free(gp_hbuf *buf);
+
+/* memcpy with OpenMP threads for large copies (a pageable -> pinned copy
+ * on one core runs at a fraction of the bus's speed). */
+void gp_copy_parallel(void *dst, const void *src, size_t bytes);
+
+/* Host<->device copies of pageable memory through the instance's pinned
+ * staging `stage` (GP_STAGE_CHUNK bytes per half, two halves): the host
+ * copy into one half overlaps the DMA of the other. Synchronised on
+ * return. The seconds spent are added to *seconds (may be NULL). */
+#define GP_STAGE_CHUNK ((size_t)8 << 20)
+gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                const void *src, size_t bytes, const char *what);
+gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                  const void *src, size_t bytes, const char *what);
+
 /* A coordinate shift that keeps float coordinates accurate: the per-axis
  * median of pos[3n] (robust to a few particles far outside the bulk, which
- * would drag a mean or a box centre away). Uses scratch[n] doubles. */
+ * would drag a mean or a box centre away); above GP_MEDIAN_SAMPLE
+ * particles the median of every (n / GP_MEDIAN_SAMPLE)-th one, so it costs
+ * O(1) and not three passes over n. Uses scratch[min(n, sample)] doubles. */
+#define GP_MEDIAN_SAMPLE ((size_t)1 << 16)
 void gp_median_center(const double *pos, size_t n, double *scratch, double out[3]);
 
 #ifdef __cplusplus

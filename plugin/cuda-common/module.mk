@@ -9,7 +9,7 @@ CUDA_CFLAGS := -I$(CUDA_HOME)/include
 # init cleanly) on machines without libcudart in the library path; its
 # symbols stay hidden behind plugin/plugin.map.
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt -lm
-GP_CUDA_COMMON_OBJS := $(BUILD)/obj/plugin/cuda-common/gp_cuda.o
+GP_CUDA_COMMON_OBJS := $(BUILD)/obj/plugin/cuda-common/gp_cuda.o $(BUILD)/obj/plugin/cuda-common/dev_state.o
 $(GP_CUDA_COMMON_OBJS): CFLAGS += $(CUDA_CFLAGS)
 GP_HAVE_CUDA := 1
 

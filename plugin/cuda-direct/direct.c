@@ -6,14 +6,32 @@
  *
  * Data flow: set_particles / update_positions keep a host copy (common's
  * gp_particles) and mark the device copy stale; the next compute call
- * uploads {x, y, z, m} records once (positions relative to the per-axis
- * median, so float coordinates stay accurate when a few particles sit far
- * outside the bulk), computes, and downloads only the active results.
+ * uploads the double positions and masses once (through pinned staging)
+ * and builds the {x, y, z, m} records on the GPU (positions relative to
+ * the per-axis median of the host copy, so float coordinates stay accurate
+ * when a few particles sit far outside the bulk), computes, and downloads
+ * only the active results.
+ *
+ * ABI 1.1 (cuda-common/dev_state.h): the kinematic state lives on the
+ * GPU; set_state uploads the subset, predict is a kernel on the device's
+ * double positions (the records are then rebuilt there, with the same
+ * centre), get_positions downloads the subset. base.p.pos is then older
+ * than the device's (host_stale) until update_positions or set_particles.
+ * The j-records are the sources with mass > 0 in index order (a source
+ * subset: its members only), so the kernel's cost is n_active x n_src, and
+ * a subset gives the bits of set_particles with the other masses zero
+ * (the same records in the same tiles). When that is every particle the
+ * records are jp[i] = particle i; otherwise a list (built on the host,
+ * O(n), when the masses or the subset change) maps them, and srank maps
+ * a particle to its record for the self term.
  */
 #include "common/plugin_base.h"
 #include "cuda-common/gp_cuda.h"
+#include "cuda-common/dev_state.h"
 #include "cuda-direct/direct_dev.h"
 
+#include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +52,24 @@ struct gp_solver {
     gp_base base;              /* first member (plugin/common) */
     gp_cuda cu;
     gp_dbuf jp, ip, idx, seg, out;
-    int dev_valid;             /* jp holds base.p in dev_prec */
+    gp_dbuf pos, mass, src, srank, self; /* double positions/masses; source subset */
+    int dev_valid;             /* jp holds the current sources in dev_prec */
     int dev_prec;              /* precision of the records in jp */
     int idx_valid;             /* idx holds base.p.active */
+    int pos_valid, mass_valid; /* pos / mass hold base.p's (or newer: host_stale) */
+    int src_valid;             /* nj, src and srank match base.p's masses and subset */
+    int src_list;              /* the records are src[0..nj), not 0..n */
+    int host_stale;            /* base.p.pos is older than pos (after predict) */
+    uint32_t nj;               /* j-records in jp */
     double center[3];          /* shift applied to every coordinate */
-    void *stage;               /* host staging for records / results */
+    double len_scale, mass_scale; /* powers of two the float data are divided by (1: ordinary data) */
+    void *stage;               /* host staging for field points */
     size_t stage_bytes;
     double *scratch;           /* n doubles for the median */
     size_t scratch_n;
+    gp_hbuf pinned;            /* pinned staging for the life of the instance */
+    gp_hbuf res;               /* the results, pinned */
+    gp_dstate ds;              /* ABI 1.1 state on the device */
 };
 
 static size_t rec_bytes(int prec) { return prec == PREC_DOUBLE ? sizeof(gp_d4) : sizeof(gp_f4); }
@@ -64,16 +92,20 @@ static void fill_records(gp_solver *s, int prec, const double *pos, const double
                          size_t count)
 {
     const double *c = s->center;
+    const double il = 1.0 / s->len_scale;
+    const long long m = (long long)count;
     if (prec == PREC_DOUBLE) {
         gp_d4 *r = (gp_d4 *)s->stage;
-        for (size_t i = 0; i < count; ++i)
-            r[i] = (gp_d4){pos[3 * i] - c[0], pos[3 * i + 1] - c[1],
-                           pos[3 * i + 2] - c[2], mass ? mass[i] : 0.0};
+#pragma omp parallel for schedule(static) if (m > 65536)
+        for (long long i = 0; i < m; ++i)
+            r[i] = (gp_d4){(pos[3 * i] - c[0]) * il, (pos[3 * i + 1] - c[1]) * il,
+                           (pos[3 * i + 2] - c[2]) * il, mass ? mass[i] : 0.0};
     } else {
         gp_f4 *r = (gp_f4 *)s->stage;
-        for (size_t i = 0; i < count; ++i)
-            r[i] = (gp_f4){(float)(pos[3 * i] - c[0]), (float)(pos[3 * i + 1] - c[1]),
-                           (float)(pos[3 * i + 2] - c[2]), mass ? (float)mass[i] : 0.0f};
+#pragma omp parallel for schedule(static) if (m > 65536)
+        for (long long i = 0; i < m; ++i)
+            r[i] = (gp_f4){(float)((pos[3 * i] - c[0]) * il), (float)((pos[3 * i + 1] - c[1]) * il),
+                           (float)((pos[3 * i + 2] - c[2]) * il), mass ? (float)mass[i] : 0.0f};
     }
 }
 
@@ -83,24 +115,147 @@ static size_t bytes_for(size_t n, int prec)
     return n * (2 * rec_bytes(prec) + sizeof(uint32_t) + sizeof(gp_d4)) + ((size_t)32 << 20);
 }
 
-/* Makes jp hold the current particles in the current precision. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A power of two near x (2^ilogb(x)); 1 for x in [1/range, range], 0 or
+ * not finite. */
+static double scale_for(double x, double range)
+{
+    if (!(x > 0) || !isfinite(x) || (x >= 1.0 / range && x <= range)) return 1.0;
+    return ldexp(1.0, ilogb(x));
+}
+
+/* The length unit of the float records: the median max-norm distance
+ * from the centre of an evenly strided sample of <= 4096 particles, as a
+ * power of two (exact), or 1 when that is within 2^+-20 of 1. Far
+ * outliers do not move it; positions at 1e-30 or 1e30 get records near 1
+ * (their squares would leave float's range). */
+static double length_scale(const double *pos, size_t n, const double c[3])
+{
+    enum { SAMPLE = 4096 };
+    double d[SAMPLE];
+    size_t m = n < SAMPLE ? n : SAMPLE;
+    for (size_t k = 0; k < m; ++k) {
+        size_t i = (size_t)((uint64_t)k * n / m);
+        double v = 0;
+        for (int a = 0; a < 3; ++a) v = fmax(v, fabs(pos[3 * i + a] - c[a]));
+        d[k] = v;
+    }
+    qsort(d, m, sizeof *d, cmp_double);
+    double med = d[m / 2];
+    if (!(med > 0)) med = d[m - 1];
+    return scale_for(med, 0x1p20);
+}
+
+/* Makes pos / mass on the device hold the current particles (uploads
+ * what changed on the host; the centre is the host copy's median). */
+static gp_status ensure_device(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    gp_status st;
+    if (!s->pos_valid) {
+        if ((st = host_reserve(s, (void **)&s->scratch, &s->scratch_n, p->n * sizeof(double))) != GP_OK) return st;
+        if ((st = gp_dbuf_reserve(&s->base, &s->pos, p->n * 3 * sizeof(double), "the positions")) != GP_OK) return st;
+        gp_median_center(p->pos, p->n, s->scratch, s->center);
+        s->len_scale = length_scale(p->pos, p->n, s->center);
+        double t0 = gp_wtime();
+        st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, s->pos.ptr, p->pos, p->n * 3 * sizeof(double),
+                                   "copying the positions to the GPU");
+        s->base.stats.seconds_transfer += gp_wtime() - t0;
+        if (st != GP_OK) return st;
+        s->pos_valid = 1;
+        s->dev_valid = 0;
+    }
+    if (!s->mass_valid) {
+        if ((st = gp_dbuf_reserve(&s->base, &s->mass, p->n * sizeof(double), "the masses")) != GP_OK) return st;
+        double t0 = gp_wtime();
+        st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, s->mass.ptr, p->mass, p->n * sizeof(double),
+                                   "copying the masses to the GPU");
+        s->base.stats.seconds_transfer += gp_wtime() - t0;
+        if (st != GP_OK) return st;
+        s->mass_valid = 1;
+        s->dev_valid = 0;
+    }
+    return GP_OK;
+}
+
+/* The sources (mass > 0, in the source subset) in index order: nj, and
+ * when they are not all n particles the list src and the ranks srank on
+ * the device. O(n) on the host, after set_particles, update_masses and
+ * set_source_subset only. */
+static gp_status make_source_list(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    gp_status st;
+    uint8_t *member = NULL;
+    if (p->src) {
+        member = calloc(p->n, 1);
+        if (!member)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory for a %zu-byte source map; free memory",
+                           p->n);
+        for (size_t k = 0; k < p->n_src; ++k) member[p->src[k]] = 1;
+    }
+    uint32_t *list = NULL;
+    if ((st = host_reserve(s, (void **)&s->scratch, &s->scratch_n, p->n * sizeof(double))) != GP_OK) {
+        free(member);
+        return st;
+    }
+    list = (uint32_t *)s->scratch;
+    size_t nj = 0;
+    double mmax = 0;
+    for (size_t i = 0; i < p->n; ++i)
+        if (p->mass[i] > 0 && (!member || member[i])) {
+            list[nj++] = (uint32_t)i;
+            if (p->mass[i] > mmax) mmax = p->mass[i];
+        }
+    free(member);
+    s->mass_scale = scale_for(mmax, 0x1p60); /* the mass unit of the records */
+    s->src_list = nj != p->n;
+    if (s->src_list) {
+        if ((st = gp_dbuf_reserve(&s->base, &s->src, (nj ? nj : 1) * sizeof(uint32_t), "the source list")) != GP_OK) return st;
+        if ((st = gp_dbuf_reserve(&s->base, &s->srank, p->n * sizeof(uint32_t), "the source ranks")) != GP_OK) return st;
+        double t0 = gp_wtime();
+        st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, s->src.ptr, list, nj * sizeof(uint32_t),
+                                   "copying the source list to the GPU");
+        s->base.stats.seconds_transfer += gp_wtime() - t0;
+        if (st != GP_OK) return st;
+        int e = (int)cudaMemsetAsync(s->srank.ptr, 0xff, p->n * sizeof(uint32_t), (cudaStream_t)s->cu.stream);
+        if ((st = gp_cuda_check(&s->base, e, "clearing the source ranks")) != GP_OK) return st;
+    }
+    s->nj = (uint32_t)nj;
+    s->src_valid = 1;
+    s->dev_valid = 0;
+    return GP_OK;
+}
+
+/* Makes jp hold the current sources in the current precision, built on
+ * the GPU from the double positions and masses. */
 static gp_status ensure_uploaded(gp_solver *s)
 {
     int prec = gp_param_enum(&s->base, P_PRECISION);
-    if (s->dev_valid && s->dev_prec == prec) return GP_OK;
-    const gp_particles *p = &s->base.p;
-    double t0 = gp_wtime();
     gp_status st;
-    if ((st = host_reserve(s, (void **)&s->scratch, &s->scratch_n, p->n * sizeof(double))) != GP_OK) return st;
-    if ((st = host_reserve(s, &s->stage, &s->stage_bytes, p->n * rec_bytes(prec))) != GP_OK) return st;
-    if ((st = gp_dbuf_reserve(&s->base, &s->jp, p->n * rec_bytes(prec), "the j-particle records")) != GP_OK) return st;
-    gp_median_center(p->pos, p->n, s->scratch, s->center);
-    fill_records(s, prec, p->pos, p->mass, p->n);
-    if ((st = gp_cuda_upload(&s->base, &s->cu, s->jp.ptr, s->stage, p->n * rec_bytes(prec),
-                             "copying the particles to the GPU")) != GP_OK) return st;
+    if ((st = ensure_device(s)) != GP_OK) return st;
+    if (s->dev_valid && s->src_valid && s->dev_prec == prec) return GP_OK;
+    const gp_particles *p = &s->base.p;
+    if (!s->src_valid && (st = make_source_list(s)) != GP_OK) return st;
+    size_t nj = s->nj;
+    if ((st = gp_dbuf_reserve(&s->base, &s->jp, (nj ? nj : 1) * rec_bytes(prec), "the j-particle records")) != GP_OK) return st;
+    double t0 = gp_wtime();
+    st = gp_cuda_check(&s->base, gp_direct_records(s->pos.ptr, s->mass.ptr, s->src_list ? s->src.ptr : NULL,
+                                                   (uint32_t)nj, s->center, 1.0 / s->len_scale, 1.0 / s->mass_scale,
+                                                   prec == PREC_DOUBLE, s->jp.ptr,
+                                                   s->src_list ? s->srank.ptr : NULL, s->cu.stream),
+                       "making the j-particle records");
+    (void)p;
+    if (st == GP_OK) st = gp_cuda_sync(&s->base, &s->cu, "making the j-particle records");
+    s->base.stats.seconds_moments += gp_wtime() - t0; /* the records are cuda-direct's "moments" */
+    if (st != GP_OK) return st;
     s->dev_valid = 1;
     s->dev_prec = prec;
-    s->base.stats.seconds_transfer += gp_wtime() - t0;
     return GP_OK;
 }
 
@@ -109,14 +264,18 @@ static gp_status ensure_uploaded(gp_solver *s)
 static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int identity, size_t ni)
 {
     int prec = gp_param_enum(&s->base, P_PRECISION);
-    size_t n = s->base.p.n;
-    double eps = gp_param_double(&s->base, P_EPS);
+    size_t n = s->nj;
+    double eps = gp_param_double(&s->base, P_EPS) / s->len_scale; /* exact: a power of two */
     uint32_t nseg = gp_direct_segments((uint32_t)ni, (uint32_t)n);
     gp_status st;
     if (nseg > 1 && (st = gp_dbuf_reserve(&s->base, &s->seg, (size_t)nseg * ni * sizeof(gp_d4),
                                           "the per-segment partial sums")) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(&s->base, &s->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
-    if ((st = host_reserve(s, &s->stage, &s->stage_bytes, ni * sizeof(gp_d4))) != GP_OK) return st;
+    if ((st = gp_hbuf_reserve(&s->base, &s->res, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
+    if (n == 0) { /* no massive source: every sum is zero */
+        memset(s->res.ptr, 0, ni * sizeof(gp_d4));
+        return GP_OK;
+    }
     double t0 = gp_wtime();
     int mode = prec == PREC_SINGLE ? 0 : prec == PREC_MIXED ? 1 : 2;
     st = gp_cuda_check(&s->base, gp_direct_launch(mode, s->jp.ptr, (uint32_t)n, ip, self, identity,
@@ -127,22 +286,41 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
     if (st != GP_OK) return st;
     double t1 = gp_wtime();
     s->base.stats.seconds_walk += t1 - t0;
-    st = gp_cuda_download(&s->base, &s->cu, s->stage, s->out.ptr, ni * sizeof(gp_d4),
+    st = gp_cuda_download(&s->base, &s->cu, s->res.ptr, s->out.ptr, ni * sizeof(gp_d4),
                           "copying the results from the GPU");
     s->base.stats.seconds_transfer += gp_wtime() - t1;
     return st;
 }
 
-static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
+/* Results in the caller's units: G (M / L^2) a and -G (M / L) phi (exact
+ * powers of two, 1 for ordinary data); a value outside double's range is
+ * an error with a sentence, never GP_OK with inf or 0. */
+static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 {
     const double G = gp_param_double(&s->base, P_G);
-    const gp_d4 *r = (const gp_d4 *)s->stage;
-    for (size_t k = 0; k < ni; ++k) {
-        acc[3 * k] = G * r[k].x;
-        acc[3 * k + 1] = G * r[k].y;
-        acc[3 * k + 2] = G * r[k].z;
-        if (pot) pot[k] = -G * r[k].w;
+    const gp_d4 *r = (const gp_d4 *)s->res.ptr;
+    const int em = ilogb(s->mass_scale), el = ilogb(s->len_scale);
+    const int ea = em - 2 * el, ep = em - el;
+    const long long m = (long long)ni;
+    long long bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
+    for (long long k = 0; k < m; ++k) {
+        double in[4] = {r[k].x, r[k].y, r[k].z, -r[k].w}, out[4];
+        for (int c = 0; c < 4; ++c) {
+            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
+            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
+        }
+        acc[3 * k] = out[0];
+        acc[3 * k + 1] = out[1];
+        acc[3 * k + 2] = out[2];
+        if (pot) pot[k] = out[3];
     }
+    if (bad)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "%lld acceleration or potential component(s) are outside the range of a double "
+                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
+                       "choose units in which masses and distances are nearer 1", bad);
+    return GP_OK;
 }
 
 /* ---- the ABI entry points --------------------------------------------- */
@@ -156,6 +334,11 @@ static void cd_finalize(gp_solver *s)
         (void)gp_cuda_enter(&s->base, &s->cu);
         gp_dbuf_free(&s->jp); gp_dbuf_free(&s->ip); gp_dbuf_free(&s->idx);
         gp_dbuf_free(&s->seg); gp_dbuf_free(&s->out);
+        gp_dbuf_free(&s->pos); gp_dbuf_free(&s->mass); gp_dbuf_free(&s->src);
+        gp_dbuf_free(&s->srank); gp_dbuf_free(&s->self);
+        gp_dstate_free(&s->ds);
+        gp_hbuf_free(&s->pinned);
+        gp_hbuf_free(&s->res);
         gp_cuda_close(&s->cu);
     }
     free(s->stage);
@@ -170,6 +353,7 @@ static gp_status cd_init(gp_solver **out, const gp_init_args *args)
                                     sizeof params / sizeof params[0]);
     if (st != GP_OK) return st;
     gp_solver *s = *out;
+    s->len_scale = s->mass_scale = 1.0;
     s->base.in_init = 1; /* device failures also go to last_error(NULL) */
     st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
     s->base.in_init = 0;
@@ -199,18 +383,24 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
     char what[160];
     snprintf(what, sizeof what, "direct-summation buffers for n = %zu particles", n);
     if ((st = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return st;
-    if ((st = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return st;
+    if ((st = gp_particles_store(&s->base, n, pos, mass)) != GP_OK) return st;
     s->dev_valid = 0;
     s->idx_valid = 0;
-    return GP_OK;
+    s->pos_valid = s->mass_valid = s->src_valid = 0;
+    s->host_stale = 0;
+    return gp_dstate_clear(&s->base, &s->cu, &s->ds);
 }
 
 static gp_status cd_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
-    if (st == GP_OK) s->dev_valid = 0;
-    return st;
+    if (st != GP_OK) return st;
+    s->dev_valid = 0;
+    s->pos_valid = 0;
+    s->host_stale = 0;
+    if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    return gp_dstate_clear(&s->base, &s->cu, &s->ds);
 }
 
 static gp_status cd_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
@@ -227,12 +417,35 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer, wk0 = s->base.stats.seconds_walk;
     if ((st = ensure_uploaded(s)) != GP_OK) return st;
+    double ph1 = gp_wtime();
     const gp_particles *p = &s->base.p;
     size_t ni = p->n_active;
     const void *ip = s->jp.ptr;
     const uint32_t *self = NULL;
-    if (p->active) {
+    if (s->src_list) {
+        /* i-particles from the double positions (they need not be
+         * sources); self terms through the source ranks */
+        int prec = s->dev_prec;
+        if ((st = gp_dbuf_reserve(&s->base, &s->ip, ni * rec_bytes(prec), "the active i-particles")) != GP_OK) return st;
+        if ((st = gp_dbuf_reserve(&s->base, &s->self, ni * sizeof(uint32_t), "the self indices")) != GP_OK) return st;
+        if (p->active && !s->idx_valid) {
+            if ((st = gp_dbuf_reserve(&s->base, &s->idx, ni * sizeof(uint32_t), "the active index list")) != GP_OK) return st;
+            double t0 = gp_wtime();
+            if ((st = gp_cuda_upload(&s->base, &s->cu, s->idx.ptr, p->active, ni * sizeof(uint32_t),
+                                     "copying the active index list to the GPU")) != GP_OK) return st;
+            s->base.stats.seconds_transfer += gp_wtime() - t0;
+            s->idx_valid = 1;
+        }
+        if ((st = gp_cuda_check(&s->base, gp_direct_irecords(s->pos.ptr, p->active ? s->idx.ptr : NULL, (uint32_t)ni,
+                                                             s->center, 1.0 / s->len_scale, s->srank.ptr,
+                                                             prec == PREC_DOUBLE, s->ip.ptr,
+                                                             s->self.ptr, s->cu.stream),
+                                "gathering the active particles")) != GP_OK) return st;
+        ip = s->ip.ptr;
+        self = s->self.ptr;
+    } else if (p->active) {
         int prec = s->dev_prec;
         if ((st = gp_dbuf_reserve(&s->base, &s->ip, ni * rec_bytes(prec), "the active i-particles")) != GP_OK) return st;
         if (!s->idx_valid) {
@@ -249,10 +462,18 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
         ip = s->ip.ptr;
         self = s->idx.ptr;
     }
+    double ph2 = gp_wtime();
     if ((st = run(s, ip, self, 1, ni)) != GP_OK) return st;
-    scatter(s, ni, acc, pot);
+    double ph3 = gp_wtime();
+    if ((st = scatter(s, ni, acc, pot)) != GP_OK) return st;
     s->base.stats.force_calls++;
-    s->base.stats.pp_interactions += (uint64_t)ni * (uint64_t)p->n;
+    s->base.stats.pp_interactions += (uint64_t)ni * (uint64_t)s->nj;
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "compute_forces n=%zu active=%zu sources=%u: uploads+records %.3f ms, i-records %.3f ms, kernel "
+           "%.3f ms + download %.3f ms, scatter %.3f ms (transfers %.3f ms in all)",
+           p->n, ni, s->nj, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (s->base.stats.seconds_walk - wk0),
+           1e3 * (ph3 - ph2 - (s->base.stats.seconds_walk - wk0)), 1e3 * (gp_wtime() - ph3),
+           1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
 }
 
@@ -277,10 +498,72 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points, 
                              "copying the field points to the GPU")) != GP_OK) return st;
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     if ((st = run(s, s->ip.ptr, NULL, 0, m)) != GP_OK) return st;
-    scatter(s, m, acc, pot);
+    if ((st = scatter(s, m, acc, pot)) != GP_OK) return st;
     s->base.stats.field_calls++;
-    s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->base.p.n;
+    s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->nj;
     return GP_OK;
+}
+
+/* ---- ABI 1.1 ------------------------------------------------------------ */
+
+static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                              const double *vel, const double *acc, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
+    gp_status st;
+    /* the device positions first (uploading the host copy changes nothing
+     * a caller can see, so a rejection below still leaves all as it was) */
+    if (n_sub && s->base.p.have) {
+        if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+        if ((st = ensure_device(s)) != GP_OK) return st;
+    }
+    st = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos, vel, acc, t);
+    if (st == GP_OK && n_sub) s->dev_valid = 0;
+    return st;
+}
+
+static gp_status cd_predict(gp_solver *s, double t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
+    int moved = 0;
+    gp_status st = gp_dstate_predict(&s->base, &s->cu, &s->ds, s->pos.ptr, t, &moved);
+    if (st == GP_OK && moved) {
+        s->host_stale = 1;
+        s->dev_valid = 0; /* records again from the predicted positions */
+    }
+    return st;
+}
+
+static gp_status cd_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
+    if (!s->host_stale) return gp_positions_get(&s->base, n_sub, index, pos); /* no transfer */
+    return gp_dstate_get(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos);
+}
+
+static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
+    int was_all = s->base.p.src == NULL;
+    gp_status st = gp_sources_set(&s->base, n_src, index);
+    if (st != GP_OK) return st;
+    if (was_all && !s->base.p.src) return GP_OK;
+    s->src_valid = 0;
+    return GP_OK;
+}
+
+static gp_status cd_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
+    gp_status st;
+    if (!s->mass_valid) { /* the next compute uploads the host copy */
+        st = gp_masses_update(&s->base, n_sub, index, mass);
+        if (st == GP_OK) s->src_valid = 0;
+        return st;
+    }
+    st = gp_dstate_masses(&s->base, &s->cu, &s->ds, &s->pinned, s->mass.ptr, n_sub, index, mass);
+    if (st == GP_OK && n_sub) s->dev_valid = s->src_valid = 0; /* a mass may have become 0, or stopped being 0 */
+    return st;
 }
 
 static const gp_api api = {
@@ -289,7 +572,8 @@ static const gp_api api = {
     .struct_size = sizeof(gp_api),
     .name = PLUGIN_NAME,
     .version = GP_VERSION,
-    .capabilities = GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL,
+    .capabilities = GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
     .describe_params = cd_describe_params,
     .init = cd_init,
     .finalize = cd_finalize,
@@ -302,6 +586,11 @@ static const gp_api api = {
     .compute_field = cd_compute_field,
     .get_stats = cd_get_stats,
     .last_error = cd_last_error,
+    .set_state = cd_set_state,
+    .predict = cd_predict,
+    .get_positions = cd_get_positions,
+    .set_source_subset = cd_set_source_subset,
+    .update_masses = cd_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

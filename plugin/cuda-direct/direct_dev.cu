@@ -41,6 +41,7 @@
 #include "cuda-direct/direct_dev.h"
 
 #include "cuda-direct/direct_kernel.cuh"
+#include "cuda-common/state_dev.cuh"
 
 /* Gathers the active particles (by index) as i-particles. */
 template <typename P4>
@@ -50,7 +51,69 @@ __global__ void direct_gather(const P4 *jp, const uint32_t *index, uint32_t ni, 
     if (i < ni) ip[i] = jp[index[i]];
 }
 
+/* j-records of the sources from the double positions on the device:
+ * {x - c, y - c, z - c, m} exactly as the host once wrote them (a double
+ * subtraction, then a rounding to float); srank[o] = j when given. */
+template <typename P4>
+__global__ void direct_records(const double *pos, const double *mass, const uint32_t *src, uint32_t nj,
+                               double cx, double cy, double cz, double il, double im, P4 *jp, uint32_t *srank)
+{
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= nj) return;
+    size_t o = src ? src[j] : j;
+    typedef decltype(jp->x) T;
+    /* il, im: powers of two (exact), 1 for ordinary data */
+    jp[j] = P4{(T)((pos[3 * o] - cx) * il), (T)((pos[3 * o + 1] - cy) * il), (T)((pos[3 * o + 2] - cz) * il),
+               (T)(mass[o] * im)};
+    if (srank) srank[o] = j;
+}
+
+/* i-records of particles index[k] (k if NULL) from the double positions;
+ * self[k] = srank[o] (not a source: 0xffffffff) */
+template <typename P4>
+__global__ void direct_irecords(const double *pos, const uint32_t *index, uint32_t ni, double cx, double cy,
+                                double cz, double il, const uint32_t *srank, P4 *ip, uint32_t *self)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= ni) return;
+    size_t o = index ? index[k] : k;
+    typedef decltype(ip->x) T;
+    ip[k] = P4{(T)((pos[3 * o] - cx) * il), (T)((pos[3 * o + 1] - cy) * il), (T)((pos[3 * o + 2] - cz) * il), (T)0};
+    self[k] = srank[o];
+}
+
 extern "C" {
+
+int gp_direct_records(const double *pos, const double *mass, const uint32_t *src, uint32_t nj,
+                      const double *center, double inv_len, double inv_mass, int dbl, void *jp, uint32_t *srank,
+                      void *stream)
+{
+    if (nj == 0) return (int)cudaSuccess;
+    cudaStream_t st = (cudaStream_t)stream;
+    unsigned blocks = (nj + 255) / 256;
+    if (dbl)
+        GP_LAUNCH(direct_records<gp_d4>, blocks, 256, 256, st, pos, mass, src, nj, center[0], center[1], center[2],
+                  inv_len, inv_mass, (gp_d4 *)jp, srank);
+    else
+        GP_LAUNCH(direct_records<float4>, blocks, 256, 256, st, pos, mass, src, nj, center[0], center[1], center[2],
+                  inv_len, inv_mass, (float4 *)jp, srank);
+    return (int)cudaGetLastError();
+}
+
+int gp_direct_irecords(const double *pos, const uint32_t *index, uint32_t ni, const double *center,
+                       double inv_len, const uint32_t *srank, int dbl, void *ip, uint32_t *self, void *stream)
+{
+    if (ni == 0) return (int)cudaSuccess;
+    cudaStream_t st = (cudaStream_t)stream;
+    unsigned blocks = (ni + 255) / 256;
+    if (dbl)
+        GP_LAUNCH(direct_irecords<gp_d4>, blocks, 256, 256, st, pos, index, ni, center[0], center[1], center[2],
+                  inv_len, srank, (gp_d4 *)ip, self);
+    else
+        GP_LAUNCH(direct_irecords<float4>, blocks, 256, 256, st, pos, index, ni, center[0], center[1], center[2],
+                  inv_len, srank, (float4 *)ip, self);
+    return (int)cudaGetLastError();
+}
 
 int gp_direct_probe(void)
 {

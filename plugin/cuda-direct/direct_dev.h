@@ -29,6 +29,21 @@ int gp_direct_probe(void);
  * ni and nj only, so results do not depend on the device). */
 uint32_t gp_direct_segments(uint32_t ni, uint32_t nj);
 
+/* j-records of the nj sources src[j] (j if NULL) from double positions
+ * and masses on the device, relative to center (host double[3]) and in
+ * units of the powers of two 1/inv_len and 1/inv_mass: {(x - c) inv_len,
+ * ..., m inv_mass}, rounded to float unless dbl; srank (may be NULL) gets
+ * srank[src[j]] = j. */
+int gp_direct_records(const double *pos, const double *mass, const uint32_t *src, uint32_t nj,
+                      const double *center, double inv_len, double inv_mass, int dbl, void *jp, uint32_t *srank,
+                      void *stream);
+
+/* i-records of particles index[k] (k if NULL), k < ni, from the double
+ * positions, and their self index srank[particle] (0xffffffff: not a
+ * source, nothing skipped). */
+int gp_direct_irecords(const double *pos, const uint32_t *index, uint32_t ni, const double *center,
+                       double inv_len, const uint32_t *srank, int dbl, void *ip, uint32_t *self, void *stream);
+
 /* ip[k] = jp[index[k]] for k < ni; dbl selects gp_d4 records. */
 int gp_direct_gather(const void *jp, const uint32_t *index, uint32_t ni, void *ip,
                      int dbl, void *stream);

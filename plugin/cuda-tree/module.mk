@@ -21,7 +21,7 @@ endif
 # They dlopen the plugins themselves; without a device gpu-accuracy prints
 # `1..0 # SKIP`, and gpu-nodevice checks the clean GP_ERR_DEVICE failure.
 ifneq ($(GP_HAVE_CUDA),)
-GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges
+GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges gpu-abi11
 GPU_TESTS := $(GPU_TEST_NAMES:%=$(BUILD)/t/%.t)
 $(GPU_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(GPU_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(CUDA_PLUGINS_BUILT) $(BUILD)/plugins/gravplug-cpu-direct.so
@@ -53,9 +53,9 @@ TESTS += $(GPU_EMU_TEST)
 # without a GPU. Never installed, never in PLUGINS.
 ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
-EMU_CXXFLAGS := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
+EMU_CXXFLAGS := -std=c++17 -O2 -g -ffp-contract=off -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
-EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h
+EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-common/state_dev.cuh plugin/cuda-common/state_dev.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
@@ -79,7 +79,8 @@ EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda
 
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-valgrind-cuda-direct.t $(BUILD)/t/gpu-emu-valgrind-cuda-tree.t \
-                    $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t
+                    $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t \
+                    $(BUILD)/t/gpu-emu-abi11.t
 # the conformance program, linked by tests/module.mk (which is read later)
 GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
 $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/cuda-tree/module.mk
@@ -102,6 +103,10 @@ $(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/c
 $(BUILD)/t/gpu-emu-edges.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-edges.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-edges against the CPU emulation of CUDA\nGP_BUILD="%s" exec "%s"\n' \
 	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-edges.t)' > $@
+	@chmod +x $@
+$(BUILD)/t/gpu-emu-abi11.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-abi11.t plugin/cuda-tree/module.mk
+	@printf '#!/bin/sh\n# ABI 1.1 checks against the CPU emulation of CUDA\nGP_BUILD="%s" GP_GPU_TEST_N=512 exec "%s"\n' \
+	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-abi11.t)' > $@
 	@chmod +x $@
 $(BUILD)/t/gpu-emu-nodevice.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-nodevice.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-nodevice with the emulated runtime reporting no device\nGP_CUDA_EMU_DEVICES=0 GP_BUILD="%s" exec "%s"\n' \

@@ -21,15 +21,36 @@
  * (GOTHIC's low-N_i regime) and the cost follows the active count.
  *
  * rebuild = auto is decided from interaction counts, not from timers, so
- * the same inputs give the same tree and the same bits on every run: the
- * walk cost after a build is cost_i = interactions * n / n_active of the
- * i-th call, its growth rate dc/di is fitted by least squares, and the tree
- * is rebuilt once the calls since the build reach sqrt(2 * t_make / (dc/di))
- * (GOTHIC eq. 12), with t_make = GP_TREE_BUILD_COST * n interaction
- * equivalents.
+ * the same inputs give the same tree and the same bits on every run. The
+ * measured walk cost of a call is its interaction count; what a refitted
+ * tree costs more than a fresh one is that count minus n_active times the
+ * interactions per active particle of the first call after the build with
+ * about as many active particles (same power of two: a sparse subset's
+ * groups cost far more per particle than all particles', so calls are only
+ * compared with their like). The tree is rebuilt at the next position
+ * update once that excess, summed since the build, reaches the cost of a
+ * build, t_make = GP_TREE_BUILD_COST * n_tree interaction equivalents: for
+ * a cost that grows linearly this is GOTHIC's optimum (eq. 12: rebuild
+ * after sqrt(2 t_make / slope) steps, when the summed excess slope*k^2/2
+ * equals t_make), and it needs no fit across calls of different sizes.
+ *
+ * ABI 1.1 (cuda-common/dev_state.h): the kinematic state lives on the GPU;
+ * set_state uploads the subset, predict is a kernel on d.pos_in and then
+ * refits (or rebuilds by the rule above), get_positions downloads the
+ * subset. The host copy base.p.pos is then older than the device's
+ * (host_stale) and is brought back only when something needs it. A source
+ * subset builds the tree from those particles alone; active particles are
+ * then read from the unsorted positions (they need not be sources).
+ *
+ * Extreme scales: the float data of the walk are (x - centre) / L and m /
+ * M, with L and M powers of two (exact) chosen from the data when it is far
+ * from 1 (the median distance from the centre, the largest mass); results
+ * are scaled back in double, and a result outside double's range is an
+ * error, never a silent 0 or inf.
  */
 #include "common/plugin_base.h"
 #include "cuda-common/gp_cuda.h"
+#include "cuda-common/dev_state.h"
 #include "cuda-tree/tree_dev.h"
 #include "core/mac.h"
 
@@ -54,6 +75,11 @@
  * the GPU. */
 #define GP_TREE_WORK_TARGET 4096u
 #define GP_TREE_MAX_PARTS 32u
+/* Length and mass scales stay 1 (bit-identical to unscaled float data)
+ * inside these ranges; outside, the data are divided by a power of two. */
+#define GP_TREE_LEN_RANGE 0x1p20
+#define GP_TREE_MASS_RANGE 0x1p60
+#define GP_TREE_SAMPLE 1024u
 
 static const gp_param_info params[] = {
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
@@ -88,6 +114,7 @@ typedef struct dev_buffers {
     gp_dbuf fpts, fkey_a, fkey_b, fidx_a, fidx_b; /* compute_field        */
     gp_dbuf cut, cut_flags, cut_offs, cut_keys, cut_ids, cut_off, seg; /* ij-parallel walks */
     gp_dbuf g_flag, g_off, g_run, g_gflag, g_goff, g_start;             /* i-groups          */
+    gp_dbuf src, sample;                    /* source subset; length-scale sample  */
 } dev_buffers;
 
 struct gp_solver {
@@ -101,18 +128,28 @@ struct gp_solver {
     int have_tree;       /* cells / moments exist for the current n      */
     int need_build;      /* the next compute rebuilds                    */
     int need_refit;      /* positions moved since the moments            */
+    int moved;           /* positions moved since the last rebuild decision */
     int idx_valid;       /* d.idx holds base.p.active                    */
     uint32_t ncells, nlevels;
     double root_lo[3], inv_cell;   /* the root cube of the last build   */
     uint32_t level_start[GP_KEY_MAX_LEVEL + 3];
     size_t cell_cap;
 
-    /* rebuild = auto: least squares over (i, cost_i) since the build */
-    unsigned calls_since_build, updates_since_build;
-    double s_i, s_c, s_ii, s_ic;
+    /* rebuild = auto: the walk's excess cost since the build (see top) */
+    unsigned updates_since_build;
+    double excess;
+    double base_cost[33];       /* interactions per active particle, by log2(n_active) */
+    double base_key[4];         /* the MAC parameters the baselines were taken with */
 
-    gp_d4 *hout;
-    size_t hout_bytes;
+    gp_dstate ds;               /* ABI 1.1: x0, v, a, t on the device      */
+    gp_hbuf stage;              /* pinned staging for the life of the instance */
+    int host_stale;             /* base.p.pos is older than d.pos_in       */
+    int src_dev_valid;          /* d.src holds base.p.src                  */
+    uint32_t n_tree;            /* particles in the tree: n or the sources */
+    size_t n_cap;               /* particles the per-particle buffers hold */
+    double len_scale, mass_scale; /* powers of two; 1 for ordinary data    */
+
+    gp_hbuf hout;               /* the results, pinned                     */
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -155,18 +192,80 @@ static gp_status cub_reserve(gp_solver *s, size_t bytes)
     return reserve(s, &s->d.cub, bytes, "CUB temporary storage");
 }
 
+/* A power of two near x (2^ilogb(x)); 1 for x inside [1/range, range],
+ * x == 0 or x not finite. */
+static double scale_for(double x, double range)
+{
+    if (!(x > 0) || !isfinite(x) || (x >= 1.0 / range && x <= range)) return 1.0;
+    return ldexp(1.0, ilogb(x));
+}
+
+/* The length scale L of the float data: 1 unless the root cube's side is
+ * far from 1; then the median distance from the centre of a fixed sample
+ * of the tree's particles (robust to a few particles far outside the
+ * bulk, which set the side), or the side when that median is 0. */
+static gp_status choose_len_scale(gp_solver *s, double side)
+{
+    s->len_scale = 1.0;
+    if (side >= 1.0 / GP_TREE_LEN_RANGE && side <= GP_TREE_LEN_RANGE) return GP_OK;
+    dev_buffers *d = &s->d;
+    uint32_t count = s->n_tree < GP_TREE_SAMPLE ? s->n_tree : GP_TREE_SAMPLE;
+    double host[GP_TREE_SAMPLE];
+    gp_status r = reserve(s, &d->sample, GP_TREE_SAMPLE * sizeof(double), "the length-scale sample");
+    if (r != GP_OK) return r;
+    if ((r = dev(s, gp_tree_sample(d->pos_in.ptr, d->perm.ptr, s->n_tree, count, d->center.ptr, d->sample.ptr, host,
+                                   s->cu.stream), "sampling the particle distances")) != GP_OK) return r;
+    /* the median, by insertion sort (count <= 1024, once per build) */
+    for (uint32_t i = 1; i < count; ++i) {
+        double v = host[i];
+        uint32_t j = i;
+        while (j > 0 && host[j - 1] > v) { host[j] = host[j - 1]; --j; }
+        host[j] = v;
+    }
+    double med = host[count / 2];
+    if (!(med > 0)) med = side;
+    s->len_scale = med > 0 && isfinite(med) ? ldexp(1.0, ilogb(med)) : 1.0;
+    gp_log(&s->base, GP_LOG_DEBUG, "length scale 2^%d (root side %g, median distance %g)", ilogb(s->len_scale),
+           side, med);
+    return GP_OK;
+}
+
+/* The mass scale M: 1 unless the largest mass is far from 1. O(n) over the
+ * host copy of the masses (set_particles, update_masses). */
+static void choose_mass_scale(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    double mmax = 0;
+    const long long n = (long long)p->n;
+#pragma omp parallel for reduction(max : mmax) schedule(static) if (n > 65536)
+    for (long long i = 0; i < n; ++i)
+        if (p->mass[i] > mmax) mmax = p->mass[i];
+    s->mass_scale = scale_for(mmax, GP_TREE_MASS_RANGE);
+}
+
 static gp_status build_tree(gp_solver *s)
 {
     dev_buffers *d = &s->d;
-    const uint32_t n = (uint32_t)s->base.p.n;
     void *st = s->cu.stream;
     gp_status r;
     double t0 = gp_wtime();
 
     /* root cube: the bounding box, as core/host_tree.c makes it */
     double box[6];
+    const gp_particles *p = &s->base.p;
+    if (p->src && !s->src_dev_valid) {
+        if ((r = reserve(s, &d->src, p->n_src * sizeof(uint32_t), "the source subset")) != GP_OK) return r;
+        double tu = gp_wtime();
+        if ((r = gp_cuda_upload(&s->base, &s->cu, d->src.ptr, p->src, p->n_src * sizeof(uint32_t),
+                                "copying the source subset to the GPU")) != GP_OK) return r;
+        s->base.stats.seconds_transfer += gp_wtime() - tu;
+        s->src_dev_valid = 1;
+    }
+    const uint32_t *src = p->src ? (const uint32_t *)d->src.ptr : NULL;
+    const uint32_t n = (uint32_t)(p->src ? p->n_src : p->n); /* the tree's particles */
+    s->n_tree = n;
     if ((r = reserve(s, &d->bbox, 6 * 1024 * sizeof(double), "the bounding-box scratch")) != GP_OK) return r;
-    if ((r = dev(s, gp_tree_bbox(d->pos_in.ptr, n, d->bbox.ptr, box, st), "computing the bounding box")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_bbox(d->pos_in.ptr, src, n, d->bbox.ptr, box, st), "computing the bounding box")) != GP_OK) return r;
     double side = 0, lo[3];
     for (int a = 0; a < 3; ++a)
         if (box[3 + a] - box[a] > side) side = box[3 + a] - box[a];
@@ -179,7 +278,7 @@ static gp_status build_tree(gp_solver *s)
     s->inv_cell = inv_cell;
 
     /* Peano-Hilbert keys, sorted with the particle indices */
-    if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, n, lo[0], lo[1], lo[2], inv_cell, d->keys_a.ptr,
+    if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, src, n, lo[0], lo[1], lo[2], inv_cell, d->keys_a.ptr,
                                  d->perm_a.ptr, st), "computing the Peano-Hilbert keys")) != GP_OK) return r;
     size_t tmp = 0;
     if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, n, st), "sizing the key sort")) != GP_OK) return r;
@@ -188,8 +287,13 @@ static gp_status build_tree(gp_solver *s)
     if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->keys_a.ptr, d->keys_b.ptr, d->perm_a.ptr, d->perm.ptr, n, st),
                  "sorting the keys")) != GP_OK) return r;
     if ((r = dev(s, gp_tree_set_center(d->pos_in.ptr, d->perm.ptr, n, d->center.ptr, st), "choosing the centre")) != GP_OK) return r;
-    if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, n, d->center.ptr, d->x.ptr, d->y.ptr,
-                                   d->z.ptr, d->m.ptr, d->f4.ptr, d->rank.ptr, st),
+    if ((r = choose_len_scale(s, side)) != GP_OK) return r;
+    if (src) { /* particles outside the tree have no rank */
+        int e = (int)cudaMemsetAsync(d->rank.ptr, 0xff, s->base.p.n * sizeof(uint32_t), (cudaStream_t)st);
+        if ((r = dev(s, e, "clearing the ranks")) != GP_OK) return r;
+    }
+    if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, n, d->center.ptr, 1.0 / s->len_scale,
+                                   1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->f4.ptr, d->rank.ptr, st),
                  "reordering the particles")) != GP_OK) return r;
 
     /* the octree, one level per step (core/tree.h) */
@@ -257,33 +361,87 @@ static gp_status moments(gp_solver *s)
 
 static void model_reset(gp_solver *s)
 {
-    s->calls_since_build = s->updates_since_build = 0;
-    s->s_i = s->s_c = s->s_ii = s->s_ic = 0;
+    s->updates_since_build = 0;
+    s->excess = 0;
+    memset(s->base_cost, 0, sizeof s->base_cost);
 }
 
-/* GOTHIC eq. 12 with the least-squares slope of the cost since the build. */
+/* One compute_forces call's interactions, into the excess of the refitted
+ * tree over a fresh one (see the top of this file). Deterministic: counts
+ * only. */
+static void model_observe(gp_solver *s, size_t ni, uint64_t interactions)
+{
+    double key[4] = {(double)gp_param_enum(&s->base, P_MAC), gp_param_double(&s->base, P_THETA),
+                     (double)gp_param_enum(&s->base, P_ORDER), gp_param_double(&s->base, P_DELTA_ACC)};
+    if (memcmp(key, s->base_key, sizeof key) != 0) { /* another MAC: other baselines */
+        memcpy(s->base_key, key, sizeof key);
+        memset(s->base_cost, 0, sizeof s->base_cost);
+    }
+    if (ni == 0) return;
+    int bucket = 0;
+    while (bucket < 32 && ((size_t)2 << bucket) <= ni) ++bucket;
+    double per = (double)interactions / (double)ni;
+    if (s->base_cost[bucket] == 0) {
+        s->base_cost[bucket] = per > 0 ? per : DBL_MIN;
+        return;
+    }
+    /* signed: the scatter of equal-sized subsets cancels, a degrading
+     * tree adds up */
+    s->excess += (double)interactions - (double)ni * s->base_cost[bucket];
+    if (s->excess < 0) s->excess = 0;
+}
+
 static int model_wants_rebuild(const gp_solver *s)
 {
-    unsigned k = s->calls_since_build;
     if (s->updates_since_build >= GP_TREE_MAX_REFITS) return 1;
-    if (k < 3) return 0;
-    double den = k * s->s_ii - s->s_i * s->s_i;
-    if (!(den > 0)) return 0;
-    double slope = (k * s->s_ic - s->s_i * s->s_c) / den;
-    if (!(slope > 0)) return 0;
-    double t_make = GP_TREE_BUILD_COST * (double)s->base.p.n;
-    return (double)s->updates_since_build >= sqrt(2.0 * t_make / slope);
+    return s->excess >= GP_TREE_BUILD_COST * (double)s->n_tree;
+}
+
+/* The positions moved (update_positions, set_state, predict): the next
+ * compute refits, or rebuilds when the policy says so (decided there, once
+ * per compute, so a block step's set_state + predict count as one update). */
+static void positions_moved(gp_solver *s)
+{
+    s->need_refit = 1;
+    s->moved = 1;
+}
+
+static void decide_rebuild(gp_solver *s)
+{
+    if (!s->moved) return;
+    s->moved = 0;
+    s->updates_since_build++;
+    switch (gp_param_enum(&s->base, P_REBUILD)) {
+    case 0: if (model_wants_rebuild(s)) s->need_build = 1; break;           /* auto   */
+    case 1: s->need_build = 1; break;                                       /* always */
+    default:                                                                /* N      */
+        if ((long long)s->updates_since_build >= gp_param_int(&s->base, P_REBUILD)) s->need_build = 1;
+        break;
+    }
+}
+
+/* base.p.pos again equal to the device's positions (after predict, only
+ * the device had them). */
+static gp_status sync_host_positions(gp_solver *s)
+{
+    if (!s->host_stale) return GP_OK;
+    double t0 = gp_wtime();
+    gp_status r = gp_cuda_download_staged(&s->base, &s->cu, &s->stage, s->base.p.pos, s->d.pos_in.ptr,
+                                          s->base.p.n * 3 * sizeof(double), "copying the positions from the GPU");
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    if (r == GP_OK) s->host_stale = 0;
+    return r;
 }
 
 static gp_status upload_particles(gp_solver *s, int with_mass)
 {
     const gp_particles *p = &s->base.p;
     double t0 = gp_wtime();
-    gp_status r = gp_cuda_upload(&s->base, &s->cu, s->d.pos_in.ptr, p->pos, p->n * 3 * sizeof(double),
-                                 "copying the positions to the GPU");
+    gp_status r = gp_cuda_upload_staged(&s->base, &s->cu, &s->stage, s->d.pos_in.ptr, p->pos,
+                                        p->n * 3 * sizeof(double), "copying the positions to the GPU");
     if (r == GP_OK && with_mass)
-        r = gp_cuda_upload(&s->base, &s->cu, s->d.mass_in.ptr, p->mass, p->n * sizeof(double),
-                           "copying the masses to the GPU");
+        r = gp_cuda_upload_staged(&s->base, &s->cu, &s->stage, s->d.mass_in.ptr, p->mass, p->n * sizeof(double),
+                                  "copying the masses to the GPU");
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     if (r != GP_OK) s->dev_valid = 0;
     return r;
@@ -305,6 +463,7 @@ static gp_status reserve_particles(gp_solver *s, size_t n)
     for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k)
         if ((r = reserve(s, t[k].b, n * t[k].each, t[k].what)) != GP_OK) return r;
     if ((r = reserve(s, &d->center, 4 * sizeof(double), "the centre")) != GP_OK) return r;
+    if (n > s->n_cap) s->n_cap = n;
     return GP_OK;
 }
 
@@ -317,6 +476,7 @@ static gp_status ensure_tree(gp_solver *s)
         s->dev_valid = 1;
         s->need_build = 1;
     }
+    decide_rebuild(s);
     if (s->need_build || !s->have_tree) {
         s->have_tree = 0;
         if ((r = build_tree(s)) != GP_OK) return r;
@@ -326,8 +486,9 @@ static gp_status ensure_tree(gp_solver *s)
     } else if (s->need_refit) {
         double t0 = gp_wtime();
         dev_buffers *d = &s->d;
-        if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, (uint32_t)s->base.p.n, d->center.ptr,
-                                       d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->f4.ptr, NULL, s->cu.stream),
+        if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, s->n_tree, d->center.ptr,
+                                       1.0 / s->len_scale, 1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr,
+                                       d->m.ptr, d->f4.ptr, NULL, s->cu.stream),
                      "reordering the moved particles")) != GP_OK) return r;
         s->base.stats.seconds_moments += gp_wtime() - t0;
         if ((r = moments(s)) != GP_OK) return r;
@@ -355,14 +516,7 @@ static gp_status reserve_irecords(gp_solver *s, size_t ni)
     if ((r = reserve(s, &d->iorig, ni * 4, "the original indices")) != GP_OK) return r;
     if ((r = reserve(s, &d->iaold, ni * 4, "the previous accelerations")) != GP_OK) return r;
     if ((r = reserve(s, &d->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return r;
-    if (s->hout_bytes < ni * sizeof(gp_d4)) {
-        void *q = realloc(s->hout, ni * sizeof(gp_d4));
-        if (!q) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory for the results",
-                               ni * sizeof(gp_d4));
-        s->hout = q;
-        s->hout_bytes = ni * sizeof(gp_d4);
-    }
-    return GP_OK;
+    return gp_hbuf_reserve(&s->base, &s->hout, ni * sizeof(gp_d4), "the results");
 }
 
 /* i-groups for compute_forces that respect the tree: runs of i-records
@@ -413,7 +567,9 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     if ((r = reserve(s, &d->next_group, 64, "the group counter")) != GP_OK) return r;
     if ((r = reserve(s, &d->counters, 4 * sizeof(unsigned long long), "the interaction counters")) != GP_OK) return r;
     unsigned long long cnt[4] = {0, 0, 0, 0};
-    if ((r = gp_cuda_upload(&s->base, &s->cu, d->counters.ptr, cnt, sizeof cnt, "clearing the counters")) != GP_OK) return r;
+    /* cleared on the device: no copy and no wait */
+    if ((r = dev(s, (int)cudaMemsetAsync(d->counters.ptr, 0, sizeof cnt, (cudaStream_t)s->cu.stream),
+                 "clearing the counters")) != GP_OK) return r;
 
     /* ij-parallelism: how many parts, and the cut they share out */
     uint32_t ngroups = gstart ? ngroups_in : (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP);
@@ -487,9 +643,9 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     a.mode = mode;
     a.quad = gp_param_enum(&s->base, P_ORDER) == 1;
     a.accel = gp_param_enum(&s->base, P_MAC) == GP_MAC_ACCELERATION;
-    a.G = (float)gp_param_double(&s->base, P_G);
+    a.G = 1.0f; /* G cancels in the acceleration MAC (|a_old| is kept without it) */
     a.delta_acc = (float)gp_param_double(&s->base, P_DELTA_ACC);
-    double eps = gp_param_double(&s->base, P_EPS);
+    double eps = gp_param_double(&s->base, P_EPS) / s->len_scale; /* exact: a power of two */
     a.eps2 = eps * eps;
     a.out = d->out.ptr;
     a.aold = for_forces ? d->aold.ptr : NULL;
@@ -505,7 +661,7 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
                        "the tree walk ran out of its stack (%u entries per warp) in %llu group(s); "
                        "the results were discarded; please report this bug with n and the "
                        "particle distribution", GP_TREE_STACK, (unsigned long long)cnt[2]);
-    if ((r = gp_cuda_download(&s->base, &s->cu, s->hout, d->out.ptr, ni * sizeof(gp_d4),
+    if ((r = gp_cuda_download(&s->base, &s->cu, s->hout.ptr, d->out.ptr, ni * sizeof(gp_d4),
                               "copying the results from the GPU")) != GP_OK) return r;
     s->base.stats.seconds_transfer += gp_wtime() - t1;
     s->base.stats.pp_interactions += cnt[0];
@@ -514,15 +670,35 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     return GP_OK;
 }
 
-static void scatter(gp_solver *s, size_t ni, double *acc, double *pot)
+/* Results in the caller's units: G * (M / L^2) * a and -G * (M / L) * phi
+ * (exact powers of two; both 1 for ordinary data). A result that leaves
+ * double's range (inf, or 0 from a nonzero sum) is an error. */
+static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 {
     const double G = gp_param_double(&s->base, P_G);
-    for (size_t k = 0; k < ni; ++k) {
-        acc[3 * k] = G * s->hout[k].x;
-        acc[3 * k + 1] = G * s->hout[k].y;
-        acc[3 * k + 2] = G * s->hout[k].z;
-        if (pot) pot[k] = -G * s->hout[k].w;
+    const int em = ilogb(s->mass_scale), el = ilogb(s->len_scale);
+    const int ea = em - 2 * el, ep = em - el;
+    const gp_d4 *h = (const gp_d4 *)s->hout.ptr;
+    long long bad = 0;
+    const long long m = (long long)ni;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
+    for (long long k = 0; k < m; ++k) {
+        double in[4] = {h[k].x, h[k].y, h[k].z, -h[k].w}, out[4];
+        for (int c = 0; c < 4; ++c) {
+            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
+            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
+        }
+        acc[3 * k] = out[0];
+        acc[3 * k + 1] = out[1];
+        acc[3 * k + 2] = out[2];
+        if (pot) pot[k] = out[3];
     }
+    if (bad)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "%lld acceleration or potential component(s) are outside the range of a double "
+                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
+                       "choose units in which masses and distances are nearer 1", bad);
+    return GP_OK;
 }
 
 /* ---- the ABI entry points --------------------------------------------- */
@@ -535,9 +711,11 @@ static void ct_finalize(gp_solver *s)
     if (s->cu.open) {
         (void)gp_cuda_enter(&s->base, &s->cu);
         free_all(&s->d);
+        gp_dstate_free(&s->ds);
+        gp_hbuf_free(&s->stage);
+        gp_hbuf_free(&s->hout);
         gp_cuda_close(&s->cu);
     }
-    free(s->hout);
     gp_base_free(&s->base);
     free(s);
 }
@@ -563,8 +741,10 @@ static gp_status ct_init(gp_solver **out, const gp_init_args *args)
 static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
+    double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer;
     gp_status r = gp_check_particles(&s->base, n, pos, mass);
     if (r != GP_OK) return r;
+    double ph1 = gp_wtime();
     if (n > (size_t)INT32_MAX)
         return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
                        "n = %zu is more than cuda-tree handles in one instance (2^31 - 1)", n);
@@ -575,25 +755,42 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     char what[160];
     snprintf(what, sizeof what, "the tree buffers for n = %zu particles", n);
     if ((r = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return r;
-    /* growing a buffer drops its contents: from here on the device copy is
-     * stale, so a failure below leaves the old particles (still in base.p)
-     * to be uploaded and rebuilt by the next compute call */
-    s->dev_valid = 0;
+    /* growing a buffer drops its contents: the host copy must hold what
+     * only the device had (after predict) before that can happen */
+    if (n > s->n_cap) {
+        if ((r = sync_host_positions(s)) != GP_OK) return r;
+        /* from here on the device copy is stale, so a failure below
+         * leaves the old particles (in base.p) to be uploaded and rebuilt
+         * by the next compute call; without growth the device keeps them */
+        s->dev_valid = 0;
+    }
     s->have_tree = 0;
     s->need_build = 1;
     if ((r = reserve_particles(s, n)) != GP_OK) return r;
-    if ((r = gp_particles_set(&s->base, n, pos, mass)) != GP_OK) return r;
+    double ph2 = gp_wtime();
+    if ((r = gp_particles_store(&s->base, n, pos, mass)) != GP_OK) return r;
+    double ph3 = gp_wtime();
     s->dev_valid = 0;
     s->have_tree = 0;
     s->need_build = 1;
+    s->moved = 0;
     s->idx_valid = 0;
+    s->host_stale = 0;
+    s->src_dev_valid = 0;
     model_reset(s);
+    choose_mass_scale(s);
+    if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     if ((r = upload_particles(s, 1)) != GP_OK) return r;
     /* no previous accelerations: the acceleration MAC starts with bh */
     int e = (int)cudaMemsetAsync(s->d.aold.ptr, 0, n * sizeof(float), (cudaStream_t)s->cu.stream);
     if ((r = dev(s, e, "clearing the previous accelerations")) != GP_OK) return r;
     if ((r = gp_cuda_sync(&s->base, &s->cu, "clearing the previous accelerations")) != GP_OK) return r;
     s->dev_valid = 1;
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/common, "
+           "validates again) %.3f ms, mass scale + upload %.3f ms (transfers %.3f ms)",
+           n, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (ph3 - ph2), 1e3 * (gp_wtime() - ph3),
+           1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
 }
 
@@ -602,16 +799,10 @@ static gp_status ct_update_positions(gp_solver *s, const double *pos)
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status r = gp_particles_update(&s->base, pos);
     if (r != GP_OK) return r;
+    s->host_stale = 0;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
-    s->updates_since_build++;
-    switch (gp_param_enum(&s->base, P_REBUILD)) {
-    case 0: if (model_wants_rebuild(s)) s->need_build = 1; break;           /* auto   */
-    case 1: s->need_build = 1; break;                                       /* always */
-    default:                                                                /* N      */
-        if ((long long)s->updates_since_build >= gp_param_int(&s->base, P_REBUILD)) s->need_build = 1;
-        break;
-    }
-    s->need_refit = 1;
+    if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
+    positions_moved(s);
     if (s->dev_valid) return upload_particles(s, 0);
     return GP_OK; /* ensure_tree uploads everything */
 }
@@ -637,23 +828,46 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
     gp_status r = gp_check_compute(&s->base, acc);
     if (r != GP_OK) return r;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    double ph[4], ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer; /* host phases, for the debug log */
     if ((r = ensure_tree(s)) != GP_OK) return r;
     if ((r = records(s)) != GP_OK) return r;
+    ph[0] = gp_wtime();
     const gp_particles *p = &s->base.p;
     dev_buffers *d = &s->d;
     size_t ni = p->n_active;
     uint32_t n = (uint32_t)p->n;
     if ((r = reserve_irecords(s, ni)) != GP_OK) return r;
     void *st = s->cu.stream;
-    if (p->active) {
-        if (!s->idx_valid) {
-            if ((r = reserve(s, &d->idx, ni * 4, "the active index list")) != GP_OK) return r;
-            double t0 = gp_wtime();
-            if ((r = gp_cuda_upload(&s->base, &s->cu, d->idx.ptr, p->active, ni * 4,
-                                    "copying the active index list to the GPU")) != GP_OK) return r;
-            s->base.stats.seconds_transfer += gp_wtime() - t0;
-            s->idx_valid = 1;
-        }
+    if (p->active && !s->idx_valid) {
+        if ((r = reserve(s, &d->idx, ni * 4, "the active index list")) != GP_OK) return r;
+        double t0 = gp_wtime();
+        if ((r = gp_cuda_upload(&s->base, &s->cu, d->idx.ptr, p->active, ni * 4,
+                                "copying the active index list to the GPU")) != GP_OK) return r;
+        s->base.stats.seconds_transfer += gp_wtime() - t0;
+        s->idx_valid = 1;
+    }
+    if (p->src) {
+        /* the tree holds the sources only: active particles come from the
+         * unsorted positions, in key order for compact groups of 32 */
+        if ((r = reserve(s, &d->fkey_a, ni * 8, "the active keys")) != GP_OK) return r;
+        if ((r = reserve(s, &d->fkey_b, ni * 8, "the sorted active keys")) != GP_OK) return r;
+        if ((r = reserve(s, &d->fidx_a, ni * 4, "the active slots")) != GP_OK) return r;
+        if ((r = reserve(s, &d->fidx_b, ni * 4, "the sorted active slots")) != GP_OK) return r;
+        const uint32_t *act = p->active ? (const uint32_t *)d->idx.ptr : NULL;
+        if ((r = dev(s, gp_tree_poskeys(d->pos_in.ptr, act, (uint32_t)ni, s->root_lo[0], s->root_lo[1], s->root_lo[2],
+                                        s->inv_cell, d->fkey_a.ptr, d->fidx_a.ptr, st),
+                     "computing the active particles' keys")) != GP_OK) return r;
+        size_t tmp = 0;
+        if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)ni, st), "sizing the active sort")) != GP_OK) return r;
+        if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+        tmp = d->cub.bytes;
+        if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
+                                       (uint32_t)ni, st), "sorting the active particles")) != GP_OK) return r;
+        r = dev(s, gp_tree_irecords_any(d->pos_in.ptr, act, d->fidx_b.ptr, (uint32_t)ni, d->center.ptr,
+                                        1.0 / s->len_scale, d->rank.ptr, d->aold.ptr, d->ipos.ptr, d->islot.ptr,
+                                        d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
+                "gathering the active particles");
+    } else if (p->active) {
         if ((r = reserve(s, &d->akey_a, ni * 4, "the active keys")) != GP_OK) return r;
         if ((r = reserve(s, &d->akey_b, ni * 4, "the sorted active keys")) != GP_OK) return r;
         if ((r = reserve(s, &d->aval_a, ni * 4, "the active slots")) != GP_OK) return r;
@@ -680,15 +894,20 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
     if (r != GP_OK) return r;
     const uint32_t *gstart = NULL;
     uint32_t ngroups = 0;
-    if ((r = make_groups(s, ni, &gstart, &ngroups)) != GP_OK) return r;
+    if (!p->src && (r = make_groups(s, ni, &gstart, &ngroups)) != GP_OK) return r;
+    ph[1] = gp_wtime();
     uint64_t inter = 0;
     if ((r = walk(s, ni, 1, gstart, ngroups, &inter)) != GP_OK) return r;
-    scatter(s, ni, acc, pot);
+    ph[2] = gp_wtime();
+    if ((r = scatter(s, ni, acc, pot)) != GP_OK) return r;
+    ph[3] = gp_wtime();
     s->base.stats.force_calls++;
-    /* the cost model of rebuild = auto: cost of a full walk on this tree */
-    double i = (double)++s->calls_since_build;
-    double c = (double)inter * (double)n / (double)ni;
-    s->s_i += i; s->s_c += c; s->s_ii += i * i; s->s_ic += i * c;
+    model_observe(s, ni, inter);
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "compute_forces n=%u active=%zu: tree+records %.3f ms, i-records+groups %.3f ms, walk+download "
+           "%.3f ms, scatter %.3f ms; transfers %.3f ms in all; excess %.3g of %.3g",
+           n, ni, 1e3 * (ph[0] - ph0), 1e3 * (ph[1] - ph[0]), 1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]),
+           1e3 * (s->base.stats.seconds_transfer - tr0), s->excess, GP_TREE_BUILD_COST * (double)s->n_tree);
     return GP_OK;
 }
 
@@ -712,11 +931,11 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     if ((r = reserve(s, &d->fidx_a, m * 4, "the field indices")) != GP_OK) return r;
     if ((r = reserve(s, &d->fidx_b, m * 4, "the field order")) != GP_OK) return r;
     double t0 = gp_wtime();
-    if ((r = gp_cuda_upload(&s->base, &s->cu, d->fpts.ptr, points, m * 3 * sizeof(double),
-                            "copying the field points to the GPU")) != GP_OK) return r;
+    if ((r = gp_cuda_upload_staged(&s->base, &s->cu, &s->stage, d->fpts.ptr, points, m * 3 * sizeof(double),
+                                   "copying the field points to the GPU")) != GP_OK) return r;
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     /* points in key order so that groups of 32 are compact */
-    if ((r = dev(s, gp_tree_keys(d->fpts.ptr, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
+    if ((r = dev(s, gp_tree_keys(d->fpts.ptr, NULL, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
                                  d->fkey_a.ptr, d->fidx_a.ptr, st), "computing the field points' keys")) != GP_OK) return r;
     size_t tmp = 0;
     if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)m, st), "sizing the point sort")) != GP_OK) return r;
@@ -724,12 +943,70 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     tmp = d->cub.bytes;
     if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
                                    (uint32_t)m, st), "sorting the field points")) != GP_OK) return r;
-    if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, d->ipos.ptr,
-                                           d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, 1.0 / s->len_scale,
+                                           d->ipos.ptr, d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
     uint64_t inter = 0;
     if ((r = walk(s, m, 0, NULL, 0, &inter)) != GP_OK) return r;
-    scatter(s, m, acc, pot);
+    if ((r = scatter(s, m, acc, pot)) != GP_OK) return r;
     s->base.stats.field_calls++;
+    return GP_OK;
+}
+
+/* ---- ABI 1.1 ------------------------------------------------------------ */
+
+static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                              const double *vel, const double *acc, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
+    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc, t);
+    if (r == GP_OK && n_sub) positions_moved(s);
+    return r;
+}
+
+static gp_status ct_predict(gp_solver *s, double t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
+    int moved = 0;
+    gp_status r = gp_dstate_predict(&s->base, &s->cu, &s->ds, s->d.pos_in.ptr, t, &moved);
+    if (r == GP_OK && moved) {
+        s->host_stale = 1;
+        positions_moved(s);
+    }
+    return r;
+}
+
+static gp_status ct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
+    if (!s->host_stale) return gp_positions_get(&s->base, n_sub, index, pos); /* no transfer */
+    return gp_dstate_get(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos);
+}
+
+static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
+    int was_all = s->base.p.src == NULL;
+    gp_status r = gp_sources_set(&s->base, n_src, index);
+    if (r != GP_OK) return r;
+    if (was_all && !s->base.p.src) return GP_OK; /* all before and after: the tree stands */
+    s->src_dev_valid = 0;
+    s->need_build = 1; /* a tree of the new sources alone */
+    return GP_OK;
+}
+
+static gp_status ct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
+    gp_status r;
+    if (s->base.p.have && !s->dev_valid) { /* the next compute uploads everything from the host copy */
+        r = gp_masses_update(&s->base, n_sub, index, mass);
+        if (r == GP_OK) choose_mass_scale(s);
+        return r;
+    }
+    r = gp_dstate_masses(&s->base, &s->cu, &s->ds, &s->stage, s->d.mass_in.ptr, n_sub, index, mass);
+    if (r != GP_OK || n_sub == 0) return r;
+    choose_mass_scale(s);
+    s->need_refit = 1; /* moments from the new masses on the same tree */
     return GP_OK;
 }
 
@@ -739,7 +1016,8 @@ static const gp_api api = {
     .struct_size = sizeof(gp_api),
     .name = PLUGIN_NAME,
     .version = GP_VERSION,
-    .capabilities = GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL | GP_CAP_REFIT,
+    .capabilities = GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL | GP_CAP_REFIT |
+                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
     .describe_params = ct_describe_params,
     .init = ct_init,
     .finalize = ct_finalize,
@@ -752,6 +1030,11 @@ static const gp_api api = {
     .compute_field = ct_compute_field,
     .get_stats = ct_get_stats,
     .last_error = ct_last_error,
+    .set_state = ct_set_state,
+    .predict = ct_predict,
+    .get_positions = ct_get_positions,
+    .set_source_subset = ct_set_source_subset,
+    .update_masses = ct_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

@@ -45,19 +45,20 @@
 #include "core/mac.h"
 #include "core/kernels.h"
 #include "cuda-tree/walk.cuh"
+#include "cuda-common/state_dev.cuh"
 
 
 static inline unsigned blocks_for(uint32_t n, unsigned t) { return (n + t - 1) / t; }
 
 /* ---- bounding box ------------------------------------------------------ */
 
-__global__ void bbox_partial(const double *pos, uint32_t n, double *part)
+__global__ void bbox_partial(const double *pos, const uint32_t *src, uint32_t n, double *part)
 {
     __shared__ double s[6][256];
     double v[6] = {DBL_MAX, DBL_MAX, DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX};
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         for (int a = 0; a < 3; ++a) {
-            double x = pos[3 * (size_t)i + a];
+            double x = pos[3 * (size_t)(src ? src[i] : i) + a];
             v[a] = fmin(v[a], x);
             v[3 + a] = fmax(v[3 + a], x);
         }
@@ -84,15 +85,40 @@ __global__ void bbox_final(double *part, unsigned nblocks)
 
 /* ---- keys, centre, gathers --------------------------------------------- */
 
-__global__ void keys_kernel(const double *pos, uint32_t n, double lo0, double lo1, double lo2,
-                            double inv_cell, uint64_t *keys, uint32_t *idx)
+__global__ void keys_kernel(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1,
+                            double lo2, double inv_cell, uint64_t *keys, uint32_t *idx)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const double lo[3] = {lo0, lo1, lo2};
-    keys[i] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * (size_t)i], pos[3 * (size_t)i + 1],
-                                 pos[3 * (size_t)i + 2], lo, inv_cell);
-    if (idx) idx[i] = i;
+    size_t o = src ? src[i] : i;
+    keys[i] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+    if (idx) idx[i] = (uint32_t)o;
+}
+
+/* keys of particles active[k] (k if NULL) in the root cube; vals[k] = k */
+__global__ void poskeys_kernel(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1,
+                               double lo2, double inv_cell, uint64_t *keys, uint32_t *vals)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= m) return;
+    const double lo[3] = {lo0, lo1, lo2};
+    size_t o = active ? active[k] : k;
+    keys[k] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+    vals[k] = k;
+}
+
+/* |x - center| (max norm) of `count` particles spread evenly over the n
+ * tree particles: the host takes their median as the length scale */
+__global__ void sample_kernel(const double *pos, const uint32_t *perm, uint32_t n, uint32_t count,
+                              const double *center, double *out)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    size_t o = perm[(uint32_t)((uint64_t)k * n / count)];
+    double d = 0;
+    for (int a = 0; a < 3; ++a) d = fmax(d, fabs(pos[3 * o + a] - center[a]));
+    out[k] = d;
 }
 
 __global__ void center_kernel(const double *pos, const uint32_t *perm, uint32_t n, double *center)
@@ -103,16 +129,17 @@ __global__ void center_kernel(const double *pos, const uint32_t *perm, uint32_t 
 }
 
 __global__ void gather_kernel(const double *pos, const double *mass, const uint32_t *perm, uint32_t n,
-                              const double *center, double *x, double *y, double *z, double *m,
-                              gp_f4 *f4, uint32_t *rank)
+                              const double *center, double inv_len, double inv_mass, double *x, double *y,
+                              double *z, double *m, gp_f4 *f4, uint32_t *rank)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n) return;
     uint32_t o = perm[s];
-    double px = pos[3 * (size_t)o] - center[0];
-    double py = pos[3 * (size_t)o + 1] - center[1];
-    double pz = pos[3 * (size_t)o + 2] - center[2];
-    double pm = mass[o];
+    /* scales are powers of two: exact, and 1 for ordinary data */
+    double px = (pos[3 * (size_t)o] - center[0]) * inv_len;
+    double py = (pos[3 * (size_t)o + 1] - center[1]) * inv_len;
+    double pz = (pos[3 * (size_t)o + 2] - center[2]) * inv_len;
+    double pm = mass[o] * inv_mass;
     x[s] = px; y[s] = py; z[s] = pz; m[s] = pm;
     f4[s] = gp_f4{(float)px, (float)py, (float)pz, (float)pm};
     if (rank) rank[o] = s;
@@ -195,14 +222,34 @@ __global__ void active_keys_kernel(const uint32_t *index, const uint32_t *rank, 
 }
 
 __global__ void irec_field_kernel(const double *pts, const uint32_t *order, uint32_t m,
-                                  const double *center, gp_f4 *ipos, uint32_t *islot)
+                                  const double *center, double inv_len, gp_f4 *ipos, uint32_t *islot)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= m) return;
     uint32_t o = order[k];
-    ipos[k] = gp_f4{(float)(pts[3 * (size_t)o] - center[0]), (float)(pts[3 * (size_t)o + 1] - center[1]),
-                    (float)(pts[3 * (size_t)o + 2] - center[2]), 0.f};
+    ipos[k] = gp_f4{(float)((pts[3 * (size_t)o] - center[0]) * inv_len),
+                    (float)((pts[3 * (size_t)o + 1] - center[1]) * inv_len),
+                    (float)((pts[3 * (size_t)o + 2] - center[2]) * inv_len), 0.f};
     islot[k] = o;
+}
+
+/* i-records of active particles that need not be in the tree (a source
+ * subset): k-th in key order is active entry j = order[k], particle o */
+__global__ void irec_any_kernel(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
+                                const double *center, double inv_len, const uint32_t *rank, const float *aold,
+                                gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= m) return;
+    uint32_t j = order[k];
+    uint32_t o = active ? active[j] : j;
+    ipos[k] = gp_f4{(float)((pos[3 * (size_t)o] - center[0]) * inv_len),
+                    (float)((pos[3 * (size_t)o + 1] - center[1]) * inv_len),
+                    (float)((pos[3 * (size_t)o + 2] - center[2]) * inv_len), 0.f};
+    islot[k] = j;
+    iself[k] = rank[o]; /* GP_TREE_NONE when o is not a source */
+    iorig[k] = o;
+    iaold[k] = aold[o];
 }
 
 /* ---- extern "C" launchers ---------------------------------------------- */
@@ -218,13 +265,14 @@ int gp_tree_probe(void)
     return (int)cudaFuncGetAttributes(&a, (const void *)walk_kernel<1>);
 }
 
-int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_host, void *stream)
+int gp_tree_bbox(const double *pos, const uint32_t *src, uint32_t n, double *scratch, double *box_host,
+                 void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     unsigned nb = blocks_for(n, 256);
     if (nb > 1024) nb = 1024;
     if (nb < 1) nb = 1;
-    GP_LAUNCH(bbox_partial, nb, 256, 256, st, pos, n, scratch);
+    GP_LAUNCH(bbox_partial, nb, 256, 256, st, pos, src, n, scratch);
     GP_LAUNCH(bbox_final, 1, 1, 1, st, scratch, nb);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemcpyAsync(box_host, scratch, 6 * sizeof(double), cudaMemcpyDeviceToHost, st);
@@ -232,11 +280,44 @@ int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_hos
     return (int)e;
 }
 
-int gp_tree_keys(const double *pos, uint32_t n, double lo0, double lo1, double lo2, double inv_cell,
-                 uint64_t *keys, uint32_t *idx, void *stream)
+int gp_tree_keys(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1, double lo2,
+                 double inv_cell, uint64_t *keys, uint32_t *idx, void *stream)
 {
     if (n == 0) return 0;
-    GP_LAUNCH(keys_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, n, lo0, lo1, lo2, inv_cell, keys, idx);
+    GP_LAUNCH(keys_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, src, n, lo0, lo1, lo2, inv_cell,
+              keys, idx);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_poskeys(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1, double lo2,
+                    double inv_cell, uint64_t *keys, uint32_t *vals, void *stream)
+{
+    if (m == 0) return 0;
+    GP_LAUNCH(poskeys_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, pos, active, m, lo0, lo1, lo2,
+              inv_cell, keys, vals);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_sample(const double *pos, const uint32_t *perm, uint32_t n, uint32_t count, const double *center,
+                   double *out, double *out_host, void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    if (count == 0) return 0;
+    GP_LAUNCH(sample_kernel, blocks_for(count, 256), 256, 256, st, pos, perm, n, count, center, out);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpyAsync(out_host, out, count * sizeof(double), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    return (int)e;
+}
+
+int gp_tree_irecords_any(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
+                         const double *center, double inv_len, const uint32_t *rank, const float *aold,
+                         gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold,
+                         void *stream)
+{
+    if (m == 0) return 0;
+    GP_LAUNCH(irec_any_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, pos, active, order, m, center,
+              inv_len, rank, aold, ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }
 
@@ -266,11 +347,12 @@ int gp_tree_set_center(const double *pos, const uint32_t *perm, uint32_t n, doub
 }
 
 int gp_tree_gather(const double *pos, const double *mass, const uint32_t *perm, uint32_t n,
-                   const double *center, double *x, double *y, double *z, double *m,
-                   gp_f4 *f4, uint32_t *rank, void *stream)
+                   const double *center, double inv_len, double inv_mass, double *x, double *y, double *z,
+                   double *m, gp_f4 *f4, uint32_t *rank, void *stream)
 {
     if (n == 0) return 0;
-    GP_LAUNCH(gather_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, mass, perm, n, center, x, y, z, m, f4, rank);
+    GP_LAUNCH(gather_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, mass, perm, n, center, inv_len,
+              inv_mass, x, y, z, m, f4, rank);
     CHECK_LAUNCH();
 }
 
@@ -336,10 +418,11 @@ int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni
 }
 
 int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t m,
-                           const double *center, gp_f4 *ipos, uint32_t *islot, void *stream)
+                           const double *center, double inv_len, gp_f4 *ipos, uint32_t *islot, void *stream)
 {
     if (m == 0) return 0;
-    GP_LAUNCH(irec_field_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, points, order, m, center, ipos, islot);
+    GP_LAUNCH(irec_field_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, points, order, m, center,
+              inv_len, ipos, islot);
     CHECK_LAUNCH();
 }
 

@@ -87,14 +87,35 @@ typedef struct gp_walk_args {
 
 int gp_tree_probe(void);
 
-/* Bounding box of n interleaved positions: box_host[0..2] = min,
- * [3..5] = max. scratch holds at least 6 * 1024 doubles. Synchronises. */
-int gp_tree_bbox(const double *pos, uint32_t n, double *scratch, double *box_host, void *stream);
+/* Bounding box of the n particles src[i] (i when src is NULL) of the
+ * interleaved positions: box_host[0..2] = min, [3..5] = max. scratch holds
+ * at least 6 * 1024 doubles. Synchronises. */
+int gp_tree_bbox(const double *pos, const uint32_t *src, uint32_t n, double *scratch, double *box_host,
+                 void *stream);
 
-/* keys[i] = Peano-Hilbert key of pos[i] in the root cube (lo, inv_cell);
- * idx[i] = i (idx may be NULL). */
-int gp_tree_keys(const double *pos, uint32_t n, double lo0, double lo1, double lo2,
+/* keys[i] = Peano-Hilbert key of particle o = src ? src[i] : i in the root
+ * cube (lo, inv_cell); idx[i] = o (idx may be NULL). A source subset's tree
+ * is built from its particles alone this way. */
+int gp_tree_keys(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1, double lo2,
                  double inv_cell, uint64_t *keys, uint32_t *idx, void *stream);
+
+/* keys[k] = key of particle active[k] (k if NULL), vals[k] = k. */
+int gp_tree_poskeys(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1, double lo2,
+                    double inv_cell, uint64_t *keys, uint32_t *vals, void *stream);
+
+/* out_host[k] = max-norm distance from center of tree particle perm[k * n /
+ * count], k < count (out: count device doubles). Synchronises. */
+int gp_tree_sample(const double *pos, const uint32_t *perm, uint32_t n, uint32_t count, const double *center,
+                   double *out, double *out_host, void *stream);
+
+/* i-records for compute_forces with a source subset: the k-th record is
+ * active entry j = order[k] (particle o = active ? active[j] : j), read
+ * from the unsorted positions; iself = rank[o] (GP_TREE_NONE for a
+ * particle outside the tree), islot = j, iorig = o. */
+int gp_tree_irecords_any(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
+                         const double *center, double inv_len, const uint32_t *rank, const float *aold,
+                         gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold,
+                         void *stream);
 
 /* CUB DeviceRadixSort::SortPairs; tmp == NULL asks for *tmp_bytes. */
 int gp_tree_sort64(void *tmp, size_t *tmp_bytes, const uint64_t *kin, uint64_t *kout,
@@ -109,11 +130,12 @@ int gp_tree_scan(void *tmp, size_t *tmp_bytes, const uint32_t *in, uint32_t *out
 int gp_tree_set_center(const double *pos, const uint32_t *perm, uint32_t n, double *center,
                        void *stream);
 
-/* Sorted copies relative to center: x, y, z, m (double SoA) and f4; when
- * rank is not NULL also rank[perm[s]] = s. */
+/* Sorted copies relative to center, times inv_len (masses times
+ * inv_mass; both powers of two, 1 for ordinary data): x, y, z, m (double
+ * SoA) and f4; when rank is not NULL also rank[perm[s]] = s. */
 int gp_tree_gather(const double *pos, const double *mass, const uint32_t *perm, uint32_t n,
-                   const double *center, double *x, double *y, double *z, double *m,
-                   gp_f4 *f4, uint32_t *rank, void *stream);
+                   const double *center, double inv_len, double inv_mass, double *x, double *y, double *z,
+                   double *m, gp_f4 *f4, uint32_t *rank, void *stream);
 
 /* One level of the build, cells [b, e): counts[k] = children of cell b+k;
  * then (after a scan into offsets) the split writes them at e + offsets[k].
@@ -144,9 +166,9 @@ int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *
 int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni,
                         uint32_t *key, uint32_t *val, void *stream);
 
-/* Field points: ipos[k] = points[order[k]] - center, islot[k] = order[k]. */
+/* Field points: ipos[k] = (points[order[k]] - center) * inv_len, islot[k] = order[k]. */
 int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t m,
-                           const double *center, gp_f4 *ipos, uint32_t *islot, void *stream);
+                           const double *center, double inv_len, gp_f4 *ipos, uint32_t *islot, void *stream);
 
 /* i-groups that respect the tree: consecutive i-records (sorted particle
  * iself[k], key order) are grouped while they share the key prefix of

@@ -120,9 +120,10 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *
         cells[q] = lc;
     }
     *ncells = (uint32_t)qn;
-    size_t bytes = 2 * sizeof(uint32_t) + qn * sizeof(mt_let_cell) + parts.n;
+    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mt_let_cell) + parts.n;
     if (buf_reserve(out, bytes)) goto oom;
-    uint32_t head[2] = { *ncells, *npart };
+    /* masses travel in the sender's unit 2^e_mass (tree_state.c) */
+    uint32_t head[3] = { *ncells, *npart, (uint32_t)t->e_mass };
     memcpy(out->p + out->n, head, sizeof head);
     memcpy(out->p + out->n + sizeof head, cells, qn * sizeof *cells);
     if (parts.n) memcpy(out->p + out->n + sizeof head + qn * sizeof *cells, parts.p, parts.n);
@@ -170,10 +171,12 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
 {
     memset(let, 0, sizeof *let);
     if (bytes == 0) return 0;
-    uint32_t head[2];
+    uint32_t head[3];
     if (bytes < sizeof head) return -2;
     memcpy(head, data, sizeof head);
     size_t nc = head[0], np = head[1];
+    int e_mass = (int)(int32_t)head[2];
+    if (e_mass < -1100 || e_mass > 1100) return -2;
     if (nc == 0 || bytes != sizeof head + nc * sizeof(mt_let_cell) + np * 4 * sizeof(double))
         return -2;
     const char *cp = (const char *)data + sizeof head;
@@ -204,6 +207,7 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
     let->st.ncells = (uint32_t)nc;
     let->st.cap = nc;
     let->st.nlevels = 1;
+    let->e_mass = e_mass;      /* sm and the moments' m, s are in its unit */
     for (size_t i = 0; i < np; i++) {
         double q[4];
         memcpy(q, pp + i * sizeof q, sizeof q);

@@ -26,7 +26,8 @@
  *
  * Wire format (one buffer per sender/receiver pair; empty when the
  * receiver has no targets or the sender no sources):
- *     uint32 ncells, uint32 nparticles,
+ *     uint32 ncells, uint32 nparticles, int32 e_mass (masses, the moments'
+ *     m and s, are in the sender's unit 2^e_mass, as in its tree),
  *     ncells x mt_let_cell (breadth-first: children consecutive),
  *     nparticles x {x, y, z, m} doubles.
  */

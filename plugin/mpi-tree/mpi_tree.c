@@ -206,8 +206,9 @@ static gp_status ensure_tree(gp_solver *s)
     double t0 = gp_wtime();
     int prev = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->tree, p->pos);
+    int rc = ct_tree_refit(&s->tree, p->pos, NULL, 1);
     omp_set_num_threads(prev);
+    if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->moved = 0;
     s->base.stats.tree_refits += 1;

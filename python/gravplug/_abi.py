@@ -1,8 +1,9 @@
-"""ctypes mirror of abi/gravplug.h (ABI 1.0), member for member.
+"""ctypes mirror of abi/gravplug.h (ABI 1.1), member for member.
 
 Keep this file in the order of the header: a minor ABI bump only appends
-members at the end of structs, and the loader checks the plugin's
-gp_api.struct_size against ctypes.sizeof(GpApi) before using the table.
+members at the end of structs. The loader accepts a plugin table of at
+least the 1.0 size (API_SIZE_1_0); api_has(api, member) says whether an
+appended member is there to call (the header's GRAVPLUG_API_HAS).
 """
 import ctypes
 import enum
@@ -10,7 +11,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 0
+ABI_MINOR = 1
 ENTRY_SYMBOL = "gravplug_entry"
 
 
@@ -41,6 +42,9 @@ class Capability(enum.IntFlag):
     FIELD = 1 << 4
     POTENTIAL = 1 << 5
     REFIT = 1 << 6
+    PREDICT = 1 << 7           # ABI 1.1
+    SOURCE_SUBSET = 1 << 8
+    MPI = 1 << 9
 
 
 class ParamType(enum.IntEnum):
@@ -71,6 +75,7 @@ class GpInitArgs(Structure):
         ("log", GpLogFn),
         ("log_user", c_void_p),
         ("device", c_int),
+        ("mpi_comm", c_void_p),            # ABI 1.1
     ]
 
 
@@ -116,6 +121,13 @@ ComputeFieldFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_double_p,
                            c_double_p, c_double_p)
 GetStatsFn = CFUNCTYPE(gp_status, gp_solver_p, POINTER(GpStats))
 LastErrorFn = CFUNCTYPE(c_char_p, gp_solver_p)
+# ABI 1.1
+SetStateFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p,
+                       c_double_p, c_double_p, c_double_p)
+PredictFn = CFUNCTYPE(gp_status, gp_solver_p, c_double)
+GetPositionsFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p)
+SetSourceSubsetFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p)
+UpdateMassesFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p)
 
 
 class GpApi(Structure):
@@ -138,6 +150,12 @@ class GpApi(Structure):
         ("compute_field", ComputeFieldFn),
         ("get_stats", GetStatsFn),
         ("last_error", LastErrorFn),
+        # ABI 1.1: read only when api_has() says the plugin's table has them
+        ("set_state", SetStateFn),
+        ("predict", PredictFn),
+        ("get_positions", GetPositionsFn),
+        ("set_source_subset", SetSourceSubsetFn),
+        ("update_masses", UpdateMassesFn),
     ]
 
 
@@ -145,4 +163,13 @@ EntryFn = CFUNCTYPE(POINTER(GpApi), c_uint32)
 
 # Sizes of the first published layouts (ABI 1.0) on this platform: a plugin
 # table smaller than this is rejected before any member is touched.
-API_SIZE_1_0 = ctypes.sizeof(GpApi)
+API_SIZE_1_0 = GpApi.set_state.offset
+
+
+def api_has(api, member):
+    """GRAVPLUG_API_HAS: the plugin's table covers `member` (its struct_size)
+    and fills it (not NULL). Never reads a member past struct_size."""
+    field = getattr(GpApi, member)
+    if api.struct_size < field.offset + field.size:
+        return False
+    return bool(getattr(api, member))

@@ -7,24 +7,35 @@
     stars = new_plummer_model(1000)
     gravity = Gravplug(solver="cpu-tree", integrator="leapfrog")
     gravity.parameters.epsilon_squared = 0.01**2 | nbody_system.length**2
+    gravity.parameters.opening_angle = 0.4
     gravity.particles.add_particles(stars)
     gravity.evolve_model(1 | nbody_system.time)
     print(gravity.kinetic_energy, gravity.potential_energy)
     gravity.stop()
 
-It is a regular AMUSE community code: the high-level class (Gravplug)
-derives from GravitationalDynamics and GravityFieldCode, so units,
-converters, particle sets, channels and bridge work as with any other code.
-The code itself runs in an AMUSE Python worker (PythonCodeInterface, over
-the sockets channel by default: no MPI needed), which drives a
-gravplug.Gravity object. The worker must find libgravplug.so and the
-plugins as any gravplug program does (GRAVPLUG_LIB, GRAVPLUG_PATH, ...);
-the environment is inherited.
+A drop-in for AMUSE's own gravity codes (BHTree, Huayno, ph4): the
+high-level class derives from GravitationalDynamics and GravityFieldCode,
+with AMUSE's StoppingConditions, the usual parameter names (epsilon_squared,
+timestep, opening_angle, begin_time, stopping_conditions_*) plus every
+parameter of the plugin as a typed entry, so units, converters, particle
+sets, channels and bridge work as with any other code.
 
+The code runs in an AMUSE Python worker (PythonCodeInterface, over the
+sockets channel by default: no MPI needed) that drives a gravplug.Gravity:
+positions, velocities, masses and time live in C (gp_sim); the worker keeps
+a numpy copy for the particle getters. Every per-particle legacy function
+handles whole arrays (must_handle_array), so reading or writing N particles
+is one message, not N. Errors are raised in the worker and reach the caller
+as an AMUSE CodeException whose text is the gravplug sentence, at the call
+that caused them (constructor, parameter set, evolve).
+
+The worker must find libgravplug.so and the plugins as any gravplug program
+does (GRAVPLUG_LIB, GRAVPLUG_PATH, ...); the environment is inherited.
 Needs the AMUSE framework (`pip install amuse-framework`); importing this
 module without it raises ImportError.
 """
-import functools
+import json
+import math
 import os
 import sys
 import tempfile
@@ -35,6 +46,9 @@ from amuse.community.interface.gd import (GravitationalDynamics,
                                           GravitationalDynamicsInterface,
                                           GravityFieldCode,
                                           GravityFieldInterface)
+from amuse.community.interface.stopping_conditions import (StoppingConditionInterface,
+                                                           StoppingConditions)
+from amuse.datamodel.parameters import ModuleMethodParameterDefinition
 from amuse.rfi.core import (LegacyFunctionSpecification, PythonCodeInterface,
                             legacy_function)
 from amuse.support.literature import LiteratureReferencesMixIn
@@ -44,240 +58,350 @@ from amuse.units.quantities import is_quantity
 OK, ERROR = 0, -1
 
 
+def _worker_socket_without_delay():
+    """AMUSE 2024.6's Python worker connects back to the caller without
+    TCP_NODELAY, and writes each reply in several pieces: Nagle's algorithm
+    then holds the last piece until the caller's delayed ACK, about 40 ms
+    per call whatever its size (AMUSE's C workers set TCP_NODELAY). Give
+    the worker's socket TCP_NODELAY too. Runs on import, in the worker
+    (which imports this module before it connects) and harmlessly in the
+    caller; only amuse.rfi.python_code's use of socket is changed."""
+    import socket
+    import types
+    from amuse.rfi import python_code
+    if getattr(python_code.socket, "gravplug_nodelay", False):
+        return
+
+    def create_connection(*args, **kwargs):
+        s = socket.create_connection(*args, **kwargs)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return s
+    shim = types.SimpleNamespace(**{k: getattr(socket, k) for k in dir(socket)
+                                    if not k.startswith("__")})
+    shim.create_connection = create_connection
+    shim.gravplug_nodelay = True
+    python_code.socket = shim
+
+
+_worker_socket_without_delay()
+
+# AMUSE's stopping-condition type numbers -> gp_sim's GP_STOP_* bits.
+_COLLISION, _TIMEOUT, _STEPS, _OUT_OF_BOX = 0, 3, 4, 5
+_STOP_BITS = {_COLLISION: 1, _STEPS: 2, _TIMEOUT: 4, _OUT_OF_BOX: 8}
+
+# Names AMUSE already uses: a plugin parameter of the same name is exposed
+# as plugin_<name>. eps is epsilon_squared's root.
+_RESERVED = {"eps", "epsilon_squared", "timestep", "dt", "opening_angle", "solver",
+             "integrator", "begin_time"}
+
+
 def _plain(v, unit):
     """A float or array in N-body units, whether v carries units or not."""
     return np.asarray(v.value_in(unit) if is_quantity(v) else v, dtype=np.float64)
 
 
-def _guarded(method):
-    """Worker methods return AMUSE error codes, never raise (an exception
-    would kill the worker); the gravplug sentence is kept for
-    get_last_error and written to the worker's stderr."""
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 — reported through the code
-            self.last_error = f"{method.__name__}: {exc}"
-            print(f"gravplug worker: {self.last_error}", file=sys.stderr, flush=True)
-            return ERROR
-    return wrapper
-
-
 class GravplugImplementation:
-    """Runs in the AMUSE worker process: particles kept here, time and
-    forces in a gravplug.Gravity (the C integrators and a plugin)."""
+    """Runs in the AMUSE worker process. Time and the integrated state live
+    in a gravplug.Gravity (the C integrators and a plugin); the numpy arrays
+    here mirror it for the getters and collect edits until the next push.
+    Methods raise on error: the AMUSE worker turns the exception into an
+    error reply whose text is the gravplug sentence (and keeps running)."""
 
     def __init__(self):
-        self.solver = "cpu-tree"
-        self.integrator = "leapfrog"
-        self.eps2 = 0.0
-        self.timestep = 1.0 / 64
-        self.begin_time = 0.0
-        self.plugin_params = {}
+        self.g = None
         self.last_error = ""
-        self._reset()
+        self.solver, self.integrator = "cpu-tree", "leapfrog"
+        self.eps2, self.timestep, self.begin_time = 0.0, 1.0 / 64, 0.0
+        self.opening_angle = None     # None: the plugin's own theta
+        self.plugin_params = {}
+        self.stop_enabled = set()
+        self.stop_params = {}         # the gas conditions gravplug has no use for
+        self._empty()
 
-    def _reset(self):
-        self.index = []          # particle ids, in Gravity order
-        self.row_of = {}         # particle id -> row in Gravity
-        self.cache = {}          # per-particle results of the current state
-        self.state = {}          # id -> [m, x, y, z, vx, vy, vz, r]
+    def _empty(self):
+        self.ids = np.zeros(0, np.int64)       # AMUSE indices, ascending; gp_sim ids
+        self.mass = np.zeros(0)
+        self.pos = np.zeros((0, 3))
+        self.vel = np.zeros((0, 3))
+        self.radius = np.zeros(0)
         self.next_id = 1
-        self.gravity = None
-        self.dirty = True        # particle set or parameters changed: rebuild
-        self.moved = False       # only positions/velocities changed: push
         self.time = self.begin_time
+        self.in_c = False        # the C simulation holds these particles
+        self.structure = True    # particles added/removed: set_particles at the push
+        self.moved_pos = self.moved_vel = self.new_mass = self.new_radius = False
+        self.stale = False       # C is ahead of the arrays (after an evolve)
+        self.cache = {}          # accelerations/potentials of the current state
+        self.stops = []          # [(AMUSE type, [particle ids])] met by the last evolve
+
+    def _fail(self, exc):
+        self.last_error = str(exc)
+        print(f"gravplug worker: {self.last_error}", file=sys.stderr, flush=True)
+        raise exc
+
+    def _guard(self, f, *args):
+        try:
+            return f(*args)
+        except Exception as exc:  # noqa: BLE001 — re-raised with the sentence kept
+            self._fail(exc)
+
+    # ---- the C simulation -------------------------------------------------
+    def _gravity(self):
+        if self.g is None:
+            import gravplug
+            from gravplug._stopping import Stopping
+            self.g = self._guard(lambda: gravplug.Gravity(
+                solver=self.solver, integrator=self.integrator,
+                solver_params=self._solver_params(self.solver),
+                integrator_params={"dt": self.timestep}))
+            self.stopping = Stopping(self.g._sim)
+        return self.g
+
+    def _solver_params(self, solver):
+        """eps, and the plugin parameters set so far that `solver` has: a
+        solver swapped in mid-run gets what it shares with the one before,
+        the rest keep its own defaults."""
+        known = self._param_info(solver)
+        p = {"eps": math.sqrt(self.eps2)}
+        p.update({k: v for k, v in self.plugin_params.items() if k in known})
+        if self.opening_angle is not None and "theta" in known:
+            p["theta"] = self.opening_angle
+        return p
+
+    @staticmethod
+    def _param_info(solver):
+        import gravplug
+        return {i.name: i for i in gravplug.describe_params(solver)}
+
+    def _pull(self):
+        """Copies positions/velocities back from C after an evolve."""
+        if self.stale and self.in_c:
+            pos, vel, _ = self.g._get()
+            self.pos, self.vel = pos, vel
+        self.stale = False
+
+    def _push(self):
+        """Sends the edits made since the last push to C."""
+        g = self._gravity()
+        n = len(self.ids)
+        if self.structure:
+            if n:
+                g.set_particles(self.pos, self.vel, self.mass,
+                                ids=self.ids.astype(np.uint64), time=self.time)
+                self.stopping.set_radii(self.radius)
+            self.in_c = n > 0
+        elif self.in_c:
+            if self.moved_pos or self.moved_vel:
+                g.set_state(self.pos if self.moved_pos else None,
+                            self.vel if self.moved_vel else None)
+            if self.new_mass:
+                g.set_masses(self.mass)
+            if self.new_radius:
+                self.stopping.set_radii(self.radius)
+        else:
+            self.structure = False
+        if self.structure or self.moved_pos or self.moved_vel or self.new_mass:
+            self.cache = {}
+        self.structure = self.moved_pos = self.moved_vel = self.new_mass = self.new_radius = False
+
+    def _rows(self, index):
+        idx = np.atleast_1d(np.asarray(index, dtype=np.int64))
+        if len(self.ids) == 0:
+            bad, rows = idx, np.zeros(0, np.int64)
+        else:
+            rows = np.minimum(np.searchsorted(self.ids, idx), len(self.ids) - 1)
+            bad = idx[self.ids[rows] != idx]
+        if len(bad):
+            self._fail(IndexError(f"no particle with index {int(bad[0])} in this Gravplug code "
+                                  f"({len(self.ids)} particles); it was deleted or never added"))
+        return rows
 
     # ---- lifetime ---------------------------------------------------------
     def initialize_code(self):
-        self._reset()
+        self._empty()
+        self._gravity()
         return OK
 
     def cleanup_code(self):
-        if self.gravity is not None:
-            self.gravity.close()
-        self._reset()
+        if self.g is not None:
+            self.g.close()
+            self.g = None
+        self._empty()
         return OK
 
     def commit_parameters(self):
         self.time = self.begin_time
+        self._gravity()
         return OK
 
     def recommit_parameters(self):
-        self.dirty = True
         return OK
-
-    def _build(self):
-        """(Re)creates the Gravity object from the Python-side state."""
-        import gravplug
-        ids = sorted(self.state)
-        rows = np.array([self.state[i] for i in ids], dtype=np.float64).reshape(-1, 8)
-        if self.gravity is not None:
-            self.gravity.close()
-            self.gravity = None
-        self.index = ids
-        self.row_of = {i: k for k, i in enumerate(ids)}
-        self.cache = {}
-        if not ids:
-            self.dirty = False
-            return
-        g = gravplug.Gravity(solver=self.solver, integrator=self.integrator,
-                             eps=float(np.sqrt(self.eps2)), dt=self.timestep,
-                             **self.plugin_params)
-        g.set_particles(np.ascontiguousarray(rows[:, 1:4]),
-                        np.ascontiguousarray(rows[:, 4:7]),
-                        np.ascontiguousarray(rows[:, 0]), time=self.time)
-        self.gravity = g
-        self.dirty = self.moved = False
-
-    def _rows(self):
-        return np.array([self.state[i] for i in self.index], dtype=np.float64).reshape(-1, 8)
-
-    def _sync(self):
-        if self.dirty or self.gravity is None:
-            self._build()
-        elif self.moved:
-            self.cache = {}
-            rows = self._rows()
-            self.gravity.set_state(np.ascontiguousarray(rows[:, 1:4]),
-                                   np.ascontiguousarray(rows[:, 4:7]))
-        self.moved = False
-
-    def _pull(self):
-        """Copies positions/velocities back from Gravity after a run."""
-        if self.gravity is None:
-            return
-        pos, vel = self.gravity.positions, self.gravity.velocities
-        for k, i in enumerate(self.index):
-            s = self.state[i]
-            s[1:4] = pos[k]
-            s[4:7] = vel[k]
 
     def commit_particles(self):
-        self._build()
+        self._guard(self._push)
         return OK
 
-    def recommit_particles(self):
-        self._build()
-        return OK
+    recommit_particles = commit_particles
 
     def synchronize_model(self):
         return OK
 
     def evolve_model(self, time):
         t = float(_plain(time, nbody_system.time))
-        self._sync()
-        if self.gravity is not None:
-            self.gravity.evolve_model(t)
-            self.cache = {}
-            self._pull()
-            self.time = self.gravity.model_time
-        else:
+        self.stops = []
+        if not t > self.time:            # as BHTree/Huayno: the time is kept
+            return OK
+        self._guard(self._push)
+        if not self.in_c:
             self.time = t
+            return OK
+        self._guard(self.g.evolve_model, t)
+        self.time = self.g.model_time
+        self.stale, self.cache = True, {}
+        met = self.stopping.met
+        if met & 1:
+            a, b = self.stopping.particles(1)
+            self.stops += [(_COLLISION, [int(i), int(j)]) for i, j in zip(a, b)]
+        if met & 8:
+            a, _ = self.stopping.particles(8)
+            self.stops += [(_OUT_OF_BOX, [int(i)]) for i in a]
+        if met & 2:
+            self.stops.append((_STEPS, []))
+        if met & 4:
+            self.stops.append((_TIMEOUT, []))
         return OK
 
-    # ---- particles ----------------------------------------------------------
+    # ---- particles (whole arrays per call) ----------------------------------
     def new_particle(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius=0.0):
-        i = self.next_id
-        self.next_id += 1
-        self.state[i] = [mass, x, y, z, vx, vy, vz, radius]
-        index_of_the_particle.value = i
-        self.dirty = True
+        self._pull()
+        m = np.atleast_1d(np.asarray(mass, np.float64))
+        k = len(m)
+        cols = [np.broadcast_to(np.asarray(v, np.float64), (k,)) for v in (x, y, z, vx, vy, vz, radius)]
+        new = np.arange(self.next_id, self.next_id + k, dtype=np.int64)
+        self.next_id += k
+        self.ids = np.concatenate([self.ids, new])
+        self.mass = np.concatenate([self.mass, m])
+        self.pos = np.concatenate([self.pos, np.stack(cols[0:3], axis=1)])
+        self.vel = np.concatenate([self.vel, np.stack(cols[3:6], axis=1)])
+        self.radius = np.concatenate([self.radius, cols[6]])
+        self.structure = True
+        index_of_the_particle.value = new
         return OK
 
     def delete_particle(self, index_of_the_particle):
-        if self.state.pop(int(index_of_the_particle), None) is None:
-            return ERROR
-        self.dirty = True
+        rows = self._rows(index_of_the_particle)
+        self._pull()
+        keep = np.ones(len(self.ids), bool)
+        keep[rows] = False
+        self.ids, self.mass, self.radius = self.ids[keep], self.mass[keep], self.radius[keep]
+        self.pos, self.vel = self.pos[keep], self.vel[keep]
+        self.structure = True
         return OK
 
-    def _get(self, i, slots, outs):
-        s = self.state.get(int(i))
-        if s is None:
-            return ERROR
-        for k, o in zip(slots, outs):
-            o.value = s[k]
+    def _columns(self):
+        return {"mass": self.mass, "radius": self.radius,
+                "x": self.pos[:, 0], "y": self.pos[:, 1], "z": self.pos[:, 2],
+                "vx": self.vel[:, 0], "vy": self.vel[:, 1], "vz": self.vel[:, 2]}
+
+    def _get(self, index, **outs):
+        rows = self._rows(index)
+        self._pull()
+        cols = self._columns()
+        for name, holder in outs.items():
+            holder.value = cols[name][rows]
         return OK
 
-    def _set(self, i, slots, values):
-        s = self.state.get(int(i))
-        if s is None:
-            return ERROR
-        for k, v in zip(slots, values):
-            s[k] = float(v)
-        if all(1 <= k <= 6 for k in slots):
-            self.moved = True        # a kick or drift: no rebuild needed
-        elif any(k == 0 for k in slots):
-            self.dirty = True        # masses changed
+    def _set(self, index, **values):
+        rows = self._rows(index)
+        self._pull()
+        cols = self._columns()
+        for name, v in values.items():
+            v = np.asarray(v, np.float64)
+            if not np.all(np.isfinite(v)):
+                self._fail(ValueError(f"{name} must be finite (got {v[~np.isfinite(v)][0]})"))
+            if name in ("mass", "radius") and np.any(v < 0):
+                self._fail(ValueError(f"{name} must be >= 0 (got {v[v < 0][0]})"))
+            cols[name][rows] = v
+            if name in ("x", "y", "z"):
+                self.moved_pos = True
+            elif name in ("vx", "vy", "vz"):
+                self.moved_vel = True
+            elif name == "mass":
+                self.new_mass = True
+            else:
+                self.new_radius = True
         return OK
 
     def get_state(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius):
-        return self._get(index_of_the_particle, range(8), (mass, x, y, z, vx, vy, vz, radius))
+        return self._get(index_of_the_particle, mass=mass, x=x, y=y, z=z,
+                         vx=vx, vy=vy, vz=vz, radius=radius)
 
     def set_state(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius=0.0):
-        return self._set(index_of_the_particle, range(8), (mass, x, y, z, vx, vy, vz, radius))
+        return self._set(index_of_the_particle, mass=mass, x=x, y=y, z=z,
+                         vx=vx, vy=vy, vz=vz, radius=radius)
 
     def get_mass(self, index_of_the_particle, mass):
-        return self._get(index_of_the_particle, (0,), (mass,))
+        return self._get(index_of_the_particle, mass=mass)
 
     def set_mass(self, index_of_the_particle, mass):
-        return self._set(index_of_the_particle, (0,), (mass,))
+        return self._set(index_of_the_particle, mass=mass)
 
     def get_radius(self, index_of_the_particle, radius):
-        return self._get(index_of_the_particle, (7,), (radius,))
+        return self._get(index_of_the_particle, radius=radius)
 
     def set_radius(self, index_of_the_particle, radius):
-        return self._set(index_of_the_particle, (7,), (radius,))
+        return self._set(index_of_the_particle, radius=radius)
 
     def get_position(self, index_of_the_particle, x, y, z):
-        return self._get(index_of_the_particle, (1, 2, 3), (x, y, z))
+        return self._get(index_of_the_particle, x=x, y=y, z=z)
 
     def set_position(self, index_of_the_particle, x, y, z):
-        return self._set(index_of_the_particle, (1, 2, 3), (x, y, z))
+        return self._set(index_of_the_particle, x=x, y=y, z=z)
 
     def get_velocity(self, index_of_the_particle, vx, vy, vz):
-        return self._get(index_of_the_particle, (4, 5, 6), (vx, vy, vz))
+        return self._get(index_of_the_particle, vx=vx, vy=vy, vz=vz)
 
     def set_velocity(self, index_of_the_particle, vx, vy, vz):
-        return self._set(index_of_the_particle, (4, 5, 6), (vx, vy, vz))
+        return self._set(index_of_the_particle, vx=vx, vy=vy, vz=vz)
 
-    def _row(self, i):
-        self._sync()
-        return self.row_of.get(int(i))
-
-    def _cached(self, name):
-        """Per-particle accelerations/potentials, computed once per state:
-        AMUSE asks for them one particle at a time."""
+    def _per_particle(self, name):
+        """Accelerations and potentials of all particles: one field call at
+        their positions per state (the self term of the softened potential
+        removed, as gravplug.Gravity.potentials does)."""
+        self._guard(self._push)
         if name not in self.cache:
-            self.cache[name] = getattr(self.gravity, name)
+            if not self.in_c:
+                return np.zeros((0, 3)) if name == "accelerations" else np.zeros(0)
+            self._pull()
+            acc, pot = self._guard(self.g._field, np.ascontiguousarray(self.pos), True, True)
+            eps = math.sqrt(self.eps2)
+            if eps > 0:
+                pot = pot + float(self.g.get_solver_param("G")) * self.mass / eps
+            self.cache = {"accelerations": acc, "potentials": pot}
         return self.cache[name]
 
     def get_acceleration(self, index_of_the_particle, ax, ay, az):
-        k = self._row(index_of_the_particle)
-        if k is None:
-            return ERROR
-        ax.value, ay.value, az.value = self._cached("accelerations")[k]
+        rows = self._rows(index_of_the_particle)
+        a = self._per_particle("accelerations")[rows]
+        ax.value, ay.value, az.value = a[:, 0], a[:, 1], a[:, 2]
         return OK
 
     def get_potential(self, index_of_the_particle, potential):
-        k = self._row(index_of_the_particle)
-        if k is None:
-            return ERROR
-        potential.value = self._cached("potentials")[k]
+        rows = self._rows(index_of_the_particle)
+        potential.value = self._per_particle("potentials")[rows]
         return OK
 
     # ---- global quantities --------------------------------------------------
-    def _scalar(self, out, f, empty=0.0):
-        self._sync()
-        out.value = f() if self.gravity is not None else empty
-        return OK
+    def _energies(self):
+        self._guard(self._push)
+        return self._guard(self.g._energies) if self.in_c else (0.0, 0.0)
 
     def get_kinetic_energy(self, kinetic_energy):
-        return self._scalar(kinetic_energy, lambda: self.gravity.kinetic_energy)
+        kinetic_energy.value = self._energies()[0]
+        return OK
 
     def get_potential_energy(self, potential_energy):
-        return self._scalar(potential_energy, lambda: self.gravity.potential_energy)
+        potential_energy.value = self._energies()[1]
+        return OK
 
     def get_time(self, time):
         time.value = self.time
@@ -296,8 +420,9 @@ class GravplugImplementation:
         return OK
 
     def set_time_step(self, time_step):
-        self.timestep = float(time_step)
-        self.dirty = True
+        dt = float(time_step)
+        self._guard(self._gravity().set_integrator_param, "dt", dt)
+        self.timestep = dt
         return OK
 
     def get_eps2(self, epsilon_squared):
@@ -305,88 +430,196 @@ class GravplugImplementation:
         return OK
 
     def set_eps2(self, epsilon_squared):
-        self.eps2 = float(epsilon_squared)
-        self.dirty = True
+        e2 = float(epsilon_squared)
+        if not e2 >= 0 or not math.isfinite(e2):
+            self._fail(ValueError(f"epsilon_squared must be finite and >= 0 (got {e2})"))
+        self._guard(self._gravity().set_solver_param, "eps", math.sqrt(e2))
+        self.eps2 = e2
+        self.cache = {}
         return OK
-
-    def _masses(self):
-        return np.array([self.state[i][0] for i in sorted(self.state)])
-
-    def _column(self, k):
-        return np.array([self.state[i][k] for i in sorted(self.state)])
 
     def get_total_mass(self, mass):
-        mass.value = float(self._masses().sum())
+        mass.value = float(self.mass.sum())
         return OK
 
-    def _com(self, slots, outs):
-        m = self._masses()
-        if m.sum() <= 0:
-            for o in outs:
-                o.value = 0.0
-            return OK
-        for k, o in zip(slots, outs):
-            o.value = float((m * self._column(k)).sum() / m.sum())
-        return OK
+    def _com(self, a):
+        self._pull()
+        m = self.mass.sum()
+        return (self.mass @ a) / m if m > 0 else np.zeros(3)
 
     def get_center_of_mass_position(self, x, y, z):
-        return self._com((1, 2, 3), (x, y, z))
+        x.value, y.value, z.value = self._com(self.pos)
+        return OK
 
     def get_center_of_mass_velocity(self, vx, vy, vz):
-        return self._com((4, 5, 6), (vx, vy, vz))
+        vx.value, vy.value, vz.value = self._com(self.vel)
+        return OK
 
     def get_total_radius(self, radius):
-        if not self.state:
-            radius.value = 0.0
-            return OK
-        out = [type(radius)() for _ in range(3)]
-        self._com((1, 2, 3), out)
-        c = np.array([o.value for o in out])
-        p = np.stack([self._column(k) for k in (1, 2, 3)], axis=1)
-        radius.value = float(np.sqrt(((p - c) ** 2).sum(axis=1)).max())
+        radius.value = float(np.sqrt(((self.pos - self._com(self.pos)) ** 2).sum(1)).max()) \
+            if len(self.ids) else 0.0
         return OK
 
     def get_number_of_particles(self, number_of_particles):
-        number_of_particles.value = len(self.state)
+        number_of_particles.value = len(self.ids)
         return OK
 
     def get_index_of_first_particle(self, index_of_the_particle):
-        if not self.state:
+        if not len(self.ids):
             return 1
-        index_of_the_particle.value = min(self.state)
+        index_of_the_particle.value = int(self.ids[0])
         return OK
 
     def get_index_of_next_particle(self, index_of_the_particle, index_of_the_next_particle):
-        later = [i for i in self.state if i > int(index_of_the_particle)]
-        if not later:
+        k = int(np.searchsorted(self.ids, int(index_of_the_particle), side="right"))
+        if k >= len(self.ids):
             return 1
-        index_of_the_next_particle.value = min(later)
+        index_of_the_next_particle.value = int(self.ids[k])
         return OK
 
     # ---- field at points (GravityFieldInterface) --------------------------------
-    def get_gravity_at_point(self, eps, x, y, z, ax, ay, az, npoints=None):
+    def _field(self, x, y, z, want_acc, want_pot):
+        """The field of the particles, with the code's own softening. The eps
+        argument of AMUSE's field calls is not used, as in BHTree, Huayno
+        and ph4 (a bridge passes the kicked code's softening there)."""
         L = nbody_system.length
-        self._sync()
-        e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
-        if self.gravity is None:
-            gx = gy = gz = np.zeros_like(px)
-        else:
-            gx, gy, gz = self.gravity.get_gravity_at_point(e, px, py, pz)
+        px, py, pz = (np.atleast_1d(_plain(v, L)) for v in (x, y, z))
+        self._guard(self._push)
+        if not self.in_c:
+            return np.zeros((len(px), 3)), np.zeros(len(px))
+        pts = np.ascontiguousarray(np.stack([px, py, pz], axis=1))
+        return self._guard(self.g._field, pts, want_acc, want_pot)
+
+    def get_gravity_at_point(self, eps, x, y, z, ax, ay, az, npoints=None):
+        a, _ = self._field(x, y, z, True, False)
         # Plain N-body floats: this AMUSE version's Python worker packs
         # outputs without unit conversion.
-        ax.value, ay.value, az.value = gx, gy, gz
+        ax.value, ay.value, az.value = a[:, 0], a[:, 1], a[:, 2]
         return OK
 
     def get_potential_at_point(self, eps, x, y, z, phi, npoints=None):
-        L = nbody_system.length
-        self._sync()
-        e, px, py, pz = (_plain(v, L) for v in (eps, x, y, z))
-        if self.gravity is None:
-            p = np.zeros_like(px)
-        else:
-            p = self.gravity.get_potential_at_point(e, px, py, pz)
-        phi.value = p
+        phi.value = self._field(x, y, z, False, True)[1]
         return OK
+
+    # ---- stopping conditions (AMUSE's StoppingConditionInterface) -----------------
+    def has_stopping_condition(self, type, result):
+        result.value = 1 if int(type) in _STOP_BITS else 0
+        return OK
+
+    def _stop_bit(self, type):
+        t = int(type)
+        if t not in _STOP_BITS:
+            self._fail(ValueError(f"stopping condition type {t} is not supported by Gravplug "
+                                  f"(collision 0, timeout 3, number of steps 4, out of box 5)"))
+        return _STOP_BITS[t]
+
+    def enable_stopping_condition(self, type):
+        self._gravity()
+        self._guard(self.stopping.enable, self._stop_bit(type), True)
+        self.stop_enabled.add(int(type))
+        return OK
+
+    def disable_stopping_condition(self, type):
+        self._gravity()
+        self._guard(self.stopping.enable, self._stop_bit(type), False)
+        self.stop_enabled.discard(int(type))
+        return OK
+
+    def is_stopping_condition_enabled(self, type, result):
+        result.value = 1 if int(type) in self.stop_enabled else 0
+        return OK
+
+    def is_stopping_condition_set(self, type, result):
+        result.value = 1 if any(t == int(type) for t, _ in self.stops) else 0
+        return OK
+
+    def get_number_of_stopping_conditions_set(self, result):
+        result.value = len(self.stops)
+        return OK
+
+    def get_stopping_condition_info(self, index, type, number_of_particles):
+        i = int(index)
+        if not 0 <= i < len(self.stops):
+            self._fail(IndexError(f"stopping condition {i} is not set ({len(self.stops)} are)"))
+        type.value, number_of_particles.value = self.stops[i][0], len(self.stops[i][1])
+        return OK
+
+    def get_stopping_condition_particle_index(self, index, index_of_the_column, index_of_particle):
+        i, c = int(index), int(index_of_the_column)
+        if not 0 <= i < len(self.stops) or not 0 <= c < len(self.stops[i][1]):
+            self._fail(IndexError(f"stopping condition {i} has no particle {c}"))
+        index_of_particle.value = self.stops[i][1][c]
+        return OK
+
+    def _stop_param(self, name, value=None):
+        self._gravity()
+        if value is None:
+            return self._guard(self.stopping.get_param, name)
+        self._guard(self.stopping.set_param, name, value)
+        return OK
+
+    def get_stopping_condition_timeout_parameter(self, value):
+        value.value = self._stop_param("timeout")
+        return OK
+
+    def set_stopping_condition_timeout_parameter(self, value):
+        return self._stop_param("timeout", value)
+
+    def get_stopping_condition_number_of_steps_parameter(self, value):
+        value.value = int(self._stop_param("number_of_steps"))
+        return OK
+
+    def set_stopping_condition_number_of_steps_parameter(self, value):
+        return self._stop_param("number_of_steps", value)
+
+    def get_stopping_condition_out_of_box_parameter(self, value):
+        value.value = self._stop_param("out_of_box_size")
+        return OK
+
+    def set_stopping_condition_out_of_box_parameter(self, value):
+        return self._stop_param("out_of_box_size", value)
+
+    def get_stopping_condition_out_of_box_use_center_of_mass_parameter(self, value):
+        value.value = bool(self._stop_param("out_of_box_use_center_of_mass"))
+        return OK
+
+    def set_stopping_condition_out_of_box_use_center_of_mass_parameter(self, value):
+        return self._stop_param("out_of_box_use_center_of_mass", 1.0 if value else 0.0)
+
+    # density and internal-energy limits are for gas codes: kept, unused
+    def _gas(self, name, value=None):
+        if value is None:
+            return self.stop_params.get(name, -1.0)
+        self.stop_params[name] = float(value)
+        return OK
+
+    def get_stopping_condition_minimum_density_parameter(self, value):
+        value.value = self._gas("min_density")
+        return OK
+
+    def set_stopping_condition_minimum_density_parameter(self, value):
+        return self._gas("min_density", value)
+
+    def get_stopping_condition_maximum_density_parameter(self, value):
+        value.value = self._gas("max_density")
+        return OK
+
+    def set_stopping_condition_maximum_density_parameter(self, value):
+        return self._gas("max_density", value)
+
+    def get_stopping_condition_minimum_internal_energy_parameter(self, value):
+        value.value = self._gas("min_u")
+        return OK
+
+    def set_stopping_condition_minimum_internal_energy_parameter(self, value):
+        return self._gas("min_u", value)
+
+    def get_stopping_condition_maximum_internal_energy_parameter(self, value):
+        value.value = self._gas("max_u")
+        return OK
+
+    def set_stopping_condition_maximum_internal_energy_parameter(self, value):
+        return self._gas("max_u", value)
 
     # ---- gravplug-specific settings ---------------------------------------------
     def get_solver(self, solver):
@@ -394,8 +627,14 @@ class GravplugImplementation:
         return OK
 
     def set_solver(self, solver):
-        self.solver = str(solver)
-        self.dirty = True
+        name = str(solver)
+        if self.g is None:
+            self.solver = name
+            self._gravity()
+        else:
+            self._guard(lambda: self.g.set_solver(name, **self._solver_params(name)))
+            self.solver = name
+        self.cache = {}
         return OK
 
     def get_integrator(self, integrator):
@@ -403,13 +642,59 @@ class GravplugImplementation:
         return OK
 
     def set_integrator(self, integrator):
-        self.integrator = str(integrator)
-        self.dirty = True
+        name = str(integrator)
+        self._guard(lambda: self._gravity().set_integrator(name, dt=self.timestep))
+        self.integrator = name
+        return OK
+
+    def describe_plugin(self, solver, table):
+        """JSON [[name, type, default, allowed, doc], ...] of a plugin's
+        describe_params; raises (unknown plugin) with the loader's sentence."""
+        info = self._guard(self._param_info, str(solver))
+        table.value = json.dumps([[i.name, i.type.name.lower(), i.default, i.allowed, i.doc]
+                                  for i in info.values()])
         return OK
 
     def set_plugin_parameter(self, name, value):
-        self.plugin_params[str(name)] = str(value)
-        self.dirty = True
+        name, value = str(name), str(value)
+        if name == "eps":
+            return self.set_eps2(float(value) ** 2)
+        g = self._gravity()
+        info = self._param_info(self.solver).get(name)
+        text = value if info is None else self._guard(info.format, info.parse(value))
+        self._guard(g.set_solver_param, name, text)
+        self.plugin_params[name] = text
+        if name == "theta":
+            self.opening_angle = float(text)
+        self.cache = {}
+        return OK
+
+    def get_plugin_parameter(self, name, value):
+        name = str(name)
+        if name == "eps":
+            value.value = repr(math.sqrt(self.eps2))
+            return OK
+        if name not in self._param_info(self.solver):
+            value.value = ""     # a parameter of the constructor's plugin, not this one's
+            return OK
+        value.value = self._guard(self._gravity().get_solver_param, name)
+        return OK
+
+    def get_opening_angle(self, value):
+        if "theta" in self._param_info(self.solver):
+            value.value = float(self._guard(self._gravity().get_solver_param, "theta"))
+        else:
+            value.value = self.opening_angle if self.opening_angle is not None else 0.5
+        return OK
+
+    def set_opening_angle(self, value):
+        v = float(value)
+        if not v >= 0 or not math.isfinite(v):
+            self._fail(ValueError(f"opening_angle must be finite and >= 0 (got {v})"))
+        if "theta" in self._param_info(self.solver):
+            self._guard(self._gravity().set_solver_param, "theta", v)
+        self.opening_angle = v    # kept for a later tree plugin; direct ones have none
+        self.cache = {}
         return OK
 
     def get_last_error(self, message):
@@ -417,12 +702,7 @@ class GravplugImplementation:
         return OK
 
 
-for _name in ("commit_particles", "recommit_particles", "evolve_model", "get_acceleration",
-              "get_potential", "get_kinetic_energy", "get_potential_energy",
-              "get_gravity_at_point", "get_potential_at_point", "cleanup_code",
-              "synchronize_model"):
-    setattr(GravplugImplementation, _name, _guarded(getattr(GravplugImplementation, _name)))
-
+# ---- the legacy interface ------------------------------------------------------
 
 def _string_accessor(name, direction):
     f = LegacyFunctionSpecification()
@@ -431,12 +711,38 @@ def _string_accessor(name, direction):
     return f
 
 
+def _whole_arrays(base, name):
+    """The legacy function `name` of `base`, made to take whole arrays: the
+    worker gets numpy arrays and answers in one message."""
+    spec_of = base.__dict__[name].specification_function
+
+    def spec():
+        f = spec_of()
+        f.can_handle_array = False
+        f.must_handle_array = True
+        return f
+    spec.__name__ = name
+    spec.__doc__ = spec_of.__doc__
+    return legacy_function(spec)
+
+
+_ARRAY_FUNCTIONS = ("new_particle", "delete_particle", "get_state", "set_state",
+                    "get_mass", "set_mass", "get_radius", "set_radius",
+                    "get_position", "set_position", "get_velocity", "set_velocity",
+                    "get_acceleration", "get_potential")
+
+
 class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
-                        GravityFieldInterface, LiteratureReferencesMixIn):
+                        GravityFieldInterface, StoppingConditionInterface,
+                        LiteratureReferencesMixIn):
     """The low-level AMUSE interface; the code runs in a Python worker."""
 
     def __init__(self, **options):
         options.setdefault("channel_type", "sockets")
+        # One Python process needs no MPI: started directly, not through
+        # mpiexec (faster, and immune to a system mpiexec AMUSE may have
+        # recorded that cannot start it).
+        options.setdefault("initialize_mpi", False)
         # AMUSE writes the generated worker script into worker_dir (the
         # current directory by default): keep it out of the user's way.
         if not options.get("worker_dir"):
@@ -446,6 +752,10 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         # name_of_the_worker=None: AMUSE writes the worker script itself.
         PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
         LiteratureReferencesMixIn.__init__(self)
+
+    for _n in _ARRAY_FUNCTIONS:
+        locals()[_n] = _whole_arrays(GravitationalDynamicsInterface, _n)
+    del _n
 
     @legacy_function
     def get_solver():
@@ -471,8 +781,30 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         return f
 
     @legacy_function
+    def get_opening_angle():
+        f = LegacyFunctionSpecification()
+        f.addParameter("value", dtype="float64", direction=f.OUT)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def set_opening_angle():
+        f = LegacyFunctionSpecification()
+        f.addParameter("value", dtype="float64", direction=f.IN)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
     def get_last_error():
         return _string_accessor("message", LegacyFunctionSpecification.OUT)
+
+    @legacy_function
+    def describe_plugin():
+        f = LegacyFunctionSpecification()
+        f.addParameter("solver", dtype="string", direction=f.IN)
+        f.addParameter("table", dtype="string", direction=f.OUT)
+        f.result_type = "int32"
+        return f
 
     @legacy_function
     def set_plugin_parameter():
@@ -482,22 +814,102 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         f.result_type = "int32"
         return f
 
+    @legacy_function
+    def get_plugin_parameter():
+        f = LegacyFunctionSpecification()
+        f.addParameter("name", dtype="string", direction=f.IN)
+        f.addParameter("value", dtype="string", direction=f.OUT)
+        f.result_type = "int32"
+        return f
+
+
+# ---- the high-level code ---------------------------------------------------------
+
+class _PluginDefault(ModuleMethodParameterDefinition):
+    """A parameter whose default is the plugin's own: AMUSE does not write
+    it at commit (it would overwrite what plugin_params= or
+    set_plugin_parameter set before, and theta through opening_angle)."""
+
+    def set_default_value(self, parameter, object):
+        pass
+
+
+class _PluginParameter(_PluginDefault):
+    """One describe_params entry of the plugin as an AMUSE parameter:
+    read with get_plugin_parameter, written with set_plugin_parameter,
+    typed from the plugin's table (double, int, bool; enums as strings)."""
+
+    def __init__(self, name, plugin_name, kind, default, doc):
+        self.plugin_name, self.kind = plugin_name, kind
+        _PluginDefault.__init__(
+            self, "get_plugin_parameter", "set_plugin_parameter", name,
+            f"plugin parameter {plugin_name}: {doc}", self._parse(default))
+
+    def _parse(self, text):
+        try:
+            if self.kind == "double":
+                return float(text)
+            if self.kind == "int":
+                return int(text)
+            if self.kind == "bool":
+                return str(text).strip().lower() in ("true", "1", "yes")
+        except ValueError:
+            pass
+        return text
+
+    def get_value(self, parameter, object):
+        text = object.get_plugin_parameter(self.plugin_name)
+        return None if text == "" else self._parse(text)   # None: not in the current plugin
+
+    def set_value(self, parameter, object, value):
+        if isinstance(value, (bool, np.bool_)):
+            text = "true" if value else "false"
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = str(value)
+        object.set_plugin_parameter(self.plugin_name, text)
+        parameter.is_set = True
+
 
 class Gravplug(GravitationalDynamics, GravityFieldCode):
     """AMUSE gravity code: Gravplug(unit_converter=None, solver="cpu-tree",
-    integrator="leapfrog", **plugin_params). Plugin parameters other than
-    eps (theta=0.5, mac="bmax", ...) are passed by keyword and go to the
-    plugin unchanged; softening is AMUSE's epsilon_squared parameter."""
+    integrator="leapfrog", plugin_params=None, **options).
+
+    Parameters: epsilon_squared (its root goes to the plugin as eps),
+    timestep (also dt: the integrator's step, dt_max under block-rk2),
+    opening_angle (the plugin's theta), begin_time, solver, integrator,
+    AMUSE's stopping_conditions_*, and every other parameter of the plugin
+    chosen here under its own name (theta, mac, order, precision, ...),
+    typed from its describe_params. plugin_params={...} sets those at
+    construction. A wrong plugin, plugin parameter or value raises here, at
+    the call, with gravplug's sentence in the exception text."""
 
     def __init__(self, unit_converter=None, solver="cpu-tree",
                  integrator="leapfrog", plugin_params=None, **options):
-        extra = dict(plugin_params or {})
+        self.stopping_conditions = StoppingConditions(self)
         legacy = GravplugInterface(**options)
-        GravitationalDynamics.__init__(self, legacy, unit_converter, **options)
-        self.parameters.solver = solver
-        self.parameters.integrator = integrator
-        for k, v in extra.items():
-            self.set_plugin_parameter(k, str(v))
+        try:
+            table, err = legacy.describe_plugin(str(solver))
+            self._plugin_table = json.loads(table) if err == 0 else []
+            GravitationalDynamics.__init__(self, legacy, unit_converter, **options)
+            self.parameters.solver = solver
+            self.parameters.integrator = integrator
+            for k, v in dict(plugin_params or {}).items():
+                self.set_plugin_parameter(k, v if isinstance(v, str) else
+                                          repr(float(v)) if isinstance(v, float) else str(v))
+        except BaseException:
+            legacy.stop()
+            raise
+
+    def set_plugin_parameter(self, name, value):
+        """Sets a plugin parameter by its plugin name; value may be a number,
+        a bool or a string (as the constructor's plugin_params take them)."""
+        if isinstance(value, (bool, np.bool_)):
+            value = "true" if value else "false"
+        elif isinstance(value, (float, np.floating)):
+            value = repr(float(value))
+        return self.overridden().set_plugin_parameter(str(name), str(value))
 
     def define_particle_sets(self, handler):
         GravitationalDynamics.define_particle_sets(self, handler)
@@ -505,21 +917,39 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         # "potential" is taken by AMUSE's own particles.potential() method)
         handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
         handler.add_getter("particles", "get_potential", names=("potential_in_code",))
+        self.stopping_conditions.define_particle_set(handler)
 
     def define_state(self, handler):
         GravitationalDynamics.define_state(self, handler)
         handler.add_method("RUN", "get_acceleration")
         GravityFieldCode.define_state(self, handler)
         for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
-                  "set_time_step", "set_plugin_parameter", "get_last_error"):
+                  "set_time_step", "set_plugin_parameter", "get_plugin_parameter",
+                  "get_opening_angle", "set_opening_angle", "get_last_error",
+                  "describe_plugin"):
             handler.add_method("!UNINITIALIZED!STOPPED", m)
+        self.stopping_conditions.define_state(handler)
 
     def define_parameters(self, handler):
-        GravitationalDynamics.define_parameters(self, handler)
+        # Not GravitationalDynamics.define_parameters: its timestep is
+        # read-only. As BHTree, every parameter is defined here.
+        handler.add_method_parameter(
+            "get_begin_time", "set_begin_time", "begin_time",
+            "model time to start the simulation at",
+            default_value=0.0 | nbody_system.time)
         handler.add_method_parameter(
             "get_eps2", "set_eps2", "epsilon_squared",
             "softening length squared (eps = its root goes to the plugin)",
             default_value=0.0 | nbody_system.length ** 2)
+        handler.add_method_parameter(
+            "get_time_step", "set_time_step", "timestep",
+            "integrator time step (the largest block step for block-rk2)",
+            default_value=(1.0 / 64) | nbody_system.time)
+        handler.add_alias_parameter("dt", "timestep", "the same as timestep")
+        handler.definitions["parameters"].append(_PluginDefault(
+            "get_opening_angle", "set_opening_angle", "opening_angle",
+            "tree opening angle: the plugin's theta (kept, unused, by direct plugins)",
+            default_value=0.5))
         handler.add_method_parameter(
             "get_solver", "set_solver", "solver",
             "gravplug plugin: short name (cpu-direct, cpu-tree, cuda-tree) or path",
@@ -528,10 +958,14 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
             "get_integrator", "set_integrator", "integrator",
             "gravplug integrator name (leapfrog, rk4, block-rk2, ...)",
             default_value="leapfrog")
-        handler.add_method_parameter(
-            "get_time_step", "set_time_step", "dt",
-            "integrator time step (the largest block step for block-rk2)",
-            default_value=(1.0 / 64) | nbody_system.time)
+        self.stopping_conditions.define_parameters(handler)
+        for name, kind, default, allowed, doc in getattr(self, "_plugin_table", []):
+            if name == "eps":
+                continue
+            entry = f"plugin_{name}" if name in _RESERVED else name
+            handler.definitions["parameters"].append(
+                _PluginParameter(entry, name, kind, default,
+                                 f"{doc}" + (f" (allowed: {allowed})" if allowed else "")))
 
     def define_methods(self, handler):
         GravitationalDynamics.define_methods(self, handler)
@@ -539,10 +973,15 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         handler.add_method("set_eps2", (nbody_system.length ** 2,), (handler.ERROR_CODE,))
         handler.add_method("get_time_step", (), (nbody_system.time, handler.ERROR_CODE))
         handler.add_method("set_time_step", (nbody_system.time,), (handler.ERROR_CODE,))
+        handler.add_method("get_opening_angle", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_opening_angle", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("get_solver", (), (handler.NO_UNIT, handler.ERROR_CODE))
         handler.add_method("set_solver", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("get_integrator", (), (handler.NO_UNIT, handler.ERROR_CODE))
         handler.add_method("set_integrator", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("set_plugin_parameter", (handler.NO_UNIT, handler.NO_UNIT),
                            (handler.ERROR_CODE,))
+        handler.add_method("get_plugin_parameter", (handler.NO_UNIT,),
+                           (handler.NO_UNIT, handler.ERROR_CODE))
         handler.add_method("get_last_error", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        self.stopping_conditions.define_methods(handler)

@@ -62,6 +62,9 @@ def _bind():
                                          _abi.c_double_p, _u64p]),
         "gp_sim_set_state": (c_int, [c_void_p, _abi.c_double_p, _abi.c_double_p]),
         "gp_sim_set_masses": (c_int, [c_void_p, _abi.c_double_p]),
+        "gp_sim_set_solver_path": (c_int, [c_void_p, c_char_p]),
+        "gp_sim_solver_path": (c_char_p, [c_void_p]),
+        "gp_sim_solver_path_in_use": (c_char_p, [c_void_p]),
         "gp_sim_time": (c_double, [c_void_p]),
         "gp_sim_set_time": (c_int, [c_void_p, c_double]),
         "gp_integrator_count": (c_size_t, []),
@@ -296,6 +299,24 @@ class Gravity:
     def solver_name(self):
         return _s(self._lib.gp_sim_solver_name(self._h()))
 
+    @property
+    def solver_path(self):
+        """How block steps talk to the solver: "auto" (ABI 1.1 when the
+        plugin offers it), "1.0" or "1.1" (gp_sim_set_solver_path). Setting
+        it checks that the solver can take that path."""
+        return _s(self._lib.gp_sim_solver_path(self._h()))
+
+    @solver_path.setter
+    def solver_path(self, path):
+        with self._lock:
+            self._check(self._lib.gp_sim_set_solver_path(self._h(), str(path).encode()),
+                        f"solver_path = {path!r}")
+
+    @property
+    def solver_path_in_use(self):
+        """"1.1" or "1.0": the path a block step takes now."""
+        return _s(self._lib.gp_sim_solver_path_in_use(self._h()))
+
     def set_solver_param(self, name, value):
         with self._lock:
             self._check(self._lib.gp_sim_set_solver_param(
@@ -391,6 +412,9 @@ class Gravity:
                         "set_state")
 
     def set_masses(self, mass):
+        """New masses (n,), >= 0, at the current time, mid-run: the run goes
+        on from here (no restart); only the changed masses go to an ABI 1.1
+        solver, in place (update_masses), else it gets a fresh particle set."""
         self._need_particles("setting masses")
         mass = as_scalars(mass, "mass", self.n)
         with self._lock:
@@ -450,7 +474,8 @@ class Gravity:
         with self._lock:
             h = self._h()
             for name in ("steps", "force_calls", "particle_forces", "diag_force_calls",
-                         "last_active", "solver_swaps", "syncs"):
+                         "last_active", "solver_swaps", "syncs", "state_steps",
+                         "state_resyncs"):
                 if self._lib.gp_sim_counter(h, name.encode(), ctypes.byref(v)) == 0:
                     out[name] = v.value
         return out

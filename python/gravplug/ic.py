@@ -14,6 +14,7 @@ and returned in its centre-of-mass frame.
 """
 import ctypes
 import dataclasses
+import operator
 from ctypes import POINTER, Structure, c_char_p, c_double, c_int, c_size_t, c_uint64
 
 import numpy as np
@@ -81,12 +82,31 @@ def _opt_string(v):
     return str(v)
 
 
+def _whole(v, what):
+    """v as an int, refusing what is not a whole number (1.5 would become
+    1 silently); whole floats such as 1e5 are fine."""
+    if isinstance(v, bool):
+        raise TypeError(f"{what} must be a whole number, got {v!r}")
+    try:
+        return operator.index(v)
+    except TypeError:
+        pass
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a whole number, got {v!r}") from None
+    if not f.is_integer():
+        raise ValueError(f"{what} must be a whole number, got {v!r}")
+    return int(f)
+
+
 def make(model, n, seed=1, **opts):
     """n particles of `model` (plummer, hernquist, nfw, galaxy, uniform,
     kepler, file, snapshot). n = 0 is allowed where the model has its own
     count (kepler, file, snapshot)."""
     lib = _bind()
-    if int(n) < 0:
+    n, seed = _whole(n, "n"), _whole(seed, "seed")
+    if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     keep, pairs = [], (_abi.GpParam * max(1, len(opts)))()
     for i, (k, v) in enumerate(opts.items()):
@@ -96,7 +116,7 @@ def make(model, n, seed=1, **opts):
     o = _GpIcOpts(ctypes.cast(pairs, POINTER(_abi.GpParam)) if opts else None, len(opts))
     out = _GpIc()
     err = ctypes.create_string_buffer(1024)
-    rc = lib.gp_ic_make(str(model).encode(), int(n), int(seed), ctypes.byref(o),
+    rc = lib.gp_ic_make(str(model).encode(), n, seed, ctypes.byref(o),
                         ctypes.byref(out), err, len(err))
     if rc != 0:
         raise InvalidArgumentError(err.value.decode("utf-8", "replace"), None, "ic.make")

@@ -6,6 +6,11 @@
         acc, pot = s.forces()               # (n, 3), (n,)
         acc, pot = s.field(points)          # field of all particles at points
 
+ABI 1.1 plugins also hold and predict the particles (set_state, predict,
+get_positions), take a subset of sources (set_source_subset) and masses in
+place (update_masses); s.has("predict") says whether the plugin offers a
+call, and calling one it lacks raises UnsupportedError.
+
 Array policy (see _arrays.py): float64 C-contiguous numpy arrays go to C
 without a copy; numpy arrays of another dtype or layout are rejected with a
 TypeError/ValueError before any C call; lists and tuples are converted.
@@ -24,7 +29,7 @@ from ._abi import Capability, ParamType, Status
 from ._arrays import (as_index, as_scalars, as_vectors, dptr, output, uptr)
 from ._plugin import open_plugin
 from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
-                     error_for)
+                     UnsupportedError, error_for)
 
 _log = logging.getLogger("gravplug")
 _log.addHandler(logging.NullHandler())   # silent unless the user configures logging
@@ -438,6 +443,92 @@ class Solver:
             self._check(self._api.compute_field(h, m, dptr(pts), dptr(acc), dptr(pot)),
                         "compute_field")
         return acc, pot
+
+    # ---- ABI 1.1: the plugin holds and predicts the particles ---------------
+    def has(self, call):
+        """Whether the plugin offers an appended (ABI 1.1) call, e.g.
+        "predict": its table covers the member and fills it."""
+        if call not in (f for f, _ in _abi.GpApi._fields_):
+            raise UnknownParameterError(f"gp_api has no member '{call}'", None, self.name)
+        return _abi.api_has(self._api, call)
+
+    def _need(self, call):
+        if not _abi.api_has(self._api, call):
+            major, minor = self.abi_version
+            raise UnsupportedError(
+                f"{self.name} (ABI {major}.{minor}) does not offer {call}, an ABI 1.1 "
+                f"call; use a plugin built for ABI 1.1", None, self.name)
+        return getattr(self._api, call)
+
+    def _subset(self, idx, what):
+        """(count, uint32 index array or None) of a subset; None: all n."""
+        if self._n == 0:
+            raise BadStateError(f"{what} before set_particles; set the particles "
+                                f"first", None, self.name)
+        if idx is None:
+            return self._n, None
+        a = as_index(idx, "idx", self._n)
+        return a.shape[0], a
+
+    def set_state(self, pos, vel, acc, t, idx=None):
+        """The kinematic state of a subset (idx; None: all particles in
+        order): particle idx[k] was at pos[k] at time t[k] (t may be a
+        scalar), moving with vel[k] and acc[k]. Its source position becomes
+        pos until the next predict."""
+        fn = self._need("set_state")
+        with self._lock:
+            h = self._h("set the state")
+            k, a = self._subset(idx, "set_state")
+            pos = as_vectors(pos, "pos", k)
+            vel = as_vectors(vel, "vel", k)
+            acc = as_vectors(acc, "acc", k)
+            t = as_scalars(t, "t", k)
+            self._check(fn(h, k, uptr(a), dptr(pos), dptr(vel), dptr(acc), dptr(t)),
+                        "set_state")
+
+    def predict(self, t):
+        """Moves every source position to time t from the last set_state:
+        x + dt v + (dt^2 / 2) a, dt = t - t_i (particles never given a state
+        stay where they are)."""
+        fn = self._need("predict")
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
+            raise TypeError(f"predict: t must be a number, got {t!r}")
+        with self._lock:
+            self._check(fn(self._h("predict"), float(t)), f"predict({t!r})")
+
+    def get_positions(self, idx=None, out=None):
+        """Current source positions of a subset (idx; None: all) as an
+        (k, 3) array: after predict, bit for bit what the forces see."""
+        fn = self._need("get_positions")
+        with self._lock:
+            h = self._h("read positions")
+            k, a = self._subset(idx, "get_positions")
+            pos = output(out, (k, 3), "out")
+            self._check(fn(h, k, uptr(a), dptr(pos)), "get_positions")
+        return pos
+
+    def set_source_subset(self, idx=None):
+        """j-particles of the next forces() and field() calls (idx; None:
+        all sources again). An active particle that is a source still
+        skips itself."""
+        fn = self._need("set_source_subset")
+        with self._lock:
+            h = self._h("set the source subset")
+            if idx is None:
+                self._check(fn(h, 0, None), "set_source_subset")
+                return
+            k, a = self._subset(idx, "set_source_subset")
+            self._check(fn(h, k, uptr(a)), "set_source_subset")
+
+    def update_masses(self, mass, idx=None):
+        """New masses (>= 0) for a subset (idx; None: all), in place: the
+        positions and held state stay, a tree plugin refits."""
+        fn = self._need("update_masses")
+        with self._lock:
+            h = self._h("update masses")
+            k, a = self._subset(idx, "update_masses")
+            mass = as_scalars(mass, "mass", k)
+            self._check(fn(h, k, uptr(a), dptr(mass)), "update_masses")
 
     def stats(self):
         """Cumulative counters (a Stats dataclass; .as_dict() for a dict)."""

@@ -1,0 +1,204 @@
+/*
+ * hold-vs-shared.c — energy error against force work for any integrators
+ * on the same model and solver: HOLD (integrators/hold.c) against the
+ * block schemes and the shared-step leapfrog/rk2 (bench/results/hold.md).
+ *
+ *   hold-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
+ *                  [--threads K] [--sample DT] [--model M] [--seed S]
+ *                  [--series FILE] [--ic-path FILE] --run SPEC [--run SPEC ...]
+ *
+ * SPEC: integrator[:name=value,name=value...], e.g. "hold:dt=0.125,eta=0.2"
+ * or "leapfrog:dt=0.0078125". Each run evolves the model to T, sampling
+ * |E(t) - E(0)| / |E(0)| every DT (energies from cpu-direct on a copy of
+ * the state, outside the timing). Per run, one TSV row: the largest error
+ * ("max"), the error at T ("end"), the slope of a least-squares line
+ * through the sampled errors (signed, per unit time: secular drift), the
+ * force work (particle forces = the sum of active counts over the force
+ * calls; force calls), the solver's interactions (pp + pc; with
+ * cpu-direct, active x source counts: the source-subset sizes), levels of
+ * the last step and wall seconds in evolve. Then, for every run that is
+ * not a leapfrog run, the leapfrog cost at its max error (log-log
+ * interpolation between the two bracketing leapfrog runs) and the ratio.
+ * --series FILE appends "spec t dE" lines (signed error) for plots;
+ * --ic-path FILE reads the particles from a text file (the `file` model,
+ * as bench/huayno-hold.py writes it) instead of --model.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gp_integrator.h"
+#include "ic.h"
+
+typedef struct result {
+    char spec[128];
+    double err, err_end, slope, wall;
+    uint64_t force_calls, particle_forces, interactions, steps;
+    size_t levels;
+} result;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what, gp_sim *sim)
+{
+    fprintf(stderr, "hold-vs-shared: %s: %s\n", what, gp_sim_last_error(sim));
+    exit(1);
+}
+
+static gp_sim *meas;
+static double *mpos, *mvel, *mmass;
+
+static double exact_energy(gp_sim *sim, const char *eps)
+{
+    size_t n = gp_sim_count(sim);
+    if (!meas) {
+        const char *nm[] = { "eps" }, *v[] = { eps };
+        gp_sim_new(&meas);
+        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) die("cpu-direct", meas);
+        mpos = malloc(3 * n * sizeof *mpos); mvel = malloc(3 * n * sizeof *mvel); mmass = malloc(n * sizeof *mmass);
+    }
+    if (gp_sim_get_particles(sim, mpos, mvel, mmass, NULL) != GP_OK) die("get", sim);
+    if (gp_sim_set_particles(meas, n, mpos, mvel, mmass, NULL) != GP_OK) die("set", meas);
+    double k, w;
+    if (gp_sim_energies(meas, &k, &w) != GP_OK) die("energies", meas);
+    return k + w;
+}
+
+static const char *plugin = "cpu-direct", *eps = "0.01", *theta = "0.5", *threads;
+static double sample = 0.5;
+static FILE *series;
+
+static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.spec, sizeof r.spec, "%s", spec);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *colon = strchr(buf, ':');
+    if (colon) *colon = '\0';
+    gp_sim *sim;
+    gp_sim_new(&sim);
+    const char *n[3] = { "eps" }, *v[3] = { eps };
+    size_t np = 1;
+    if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
+    if (threads) { n[np] = "threads"; v[np++] = threads; }
+    if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) die(plugin, sim);
+    if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK) die("particles", sim);
+    if (gp_sim_set_integrator(sim, buf) != GP_OK) die(buf, sim);
+    for (char *p = colon ? colon + 1 : NULL; p && *p;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        char *eq = strchr(p, '=');
+        if (!eq) { fprintf(stderr, "hold-vs-shared: %s: expected name=value\n", p); exit(2); }
+        *eq = '\0';
+        if (gp_sim_set_integrator_param(sim, p, eq + 1) != GP_OK) die(p, sim);
+        p = comma ? comma + 1 : NULL;
+    }
+    double st = 0, se = 0, stt = 0, ste = 0;
+    int ns = 0;
+    for (int k = 1; k * sample <= t_end * (1 + 1e-12); ++k) {
+        double t0 = now();
+        if (gp_sim_evolve(sim, k * sample) != GP_OK) die("evolve", sim);
+        r.wall += now() - t0;
+        double e = (exact_energy(sim, eps) - e0) / fabs(e0), t = k * sample;
+        if (fabs(e) > r.err) r.err = fabs(e);
+        r.err_end = fabs(e);
+        st += t; se += e; stt += t * t; ste += t * e; ++ns;
+        if (series) fprintf(series, "%s\t%g\t%.6e\n", spec, t, e);
+    }
+    if (ns > 1) r.slope = (ns * ste - st * se) / (ns * stt - st * st);
+    gp_sim_counter(sim, "steps", &r.steps);
+    gp_sim_counter(sim, "force_calls", &r.force_calls);
+    gp_sim_counter(sim, "particle_forces", &r.particle_forces);
+    gp_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    gp_sim_solver_stats(sim, &s);
+    r.interactions = s.pp_interactions + s.pc_interactions;
+    uint64_t counts[64];
+    gp_sim_level_counts(sim, counts, 64, &r.levels);
+    gp_sim_free(sim);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 4096;
+    double t_end = 10.0;
+    const char *model = "galaxy", *runs[64], *ic_path = NULL;
+    int nr = 0;
+    unsigned long long seed = 42;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *a = argv[i], *v = argv[i + 1];
+        if (!strcmp(a, "--n")) n = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--t")) t_end = atof(v);
+        else if (!strcmp(a, "--plugin")) plugin = v;
+        else if (!strcmp(a, "--eps")) eps = v;
+        else if (!strcmp(a, "--theta")) theta = v;
+        else if (!strcmp(a, "--threads")) threads = v;
+        else if (!strcmp(a, "--sample")) sample = atof(v);
+        else if (!strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--series")) series = fopen(v, "a");
+        else if (!strcmp(a, "--ic-path")) { ic_path = v; model = "file"; n = 0; }
+        else if (!strcmp(a, "--run") && nr < 64) runs[nr++] = v;
+        else { fprintf(stderr, "hold-vs-shared: unknown option %s\n", a); return 2; }
+    }
+    gp_ic ic;
+    char err[512];
+    gp_param path_opt = { "path", ic_path };
+    gp_ic_opts opts = { &path_opt, 1 };
+    if (gp_ic_make(model, n, seed, ic_path ? &opts : NULL, &ic, err, sizeof err) != 0) {
+        fprintf(stderr, "hold-vs-shared: %s\n", err);
+        return 1;
+    }
+    gp_sim *sim;
+    gp_sim_new(&sim);
+    if (gp_sim_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id) != GP_OK) die("particles", sim);
+    double e0 = exact_energy(sim, eps);
+    gp_sim_free(sim);
+    printf("# hold-vs-shared: %s n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n",
+           model, ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, sample);
+    printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s\n");
+    result r[64];
+    for (int i = 0; i < nr; ++i) {
+        r[i] = run(&ic, runs[i], t_end, e0);
+        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.2f\n", r[i].spec, r[i].err, r[i].err_end,
+               r[i].slope, (unsigned long long)r[i].steps, (unsigned long long)r[i].force_calls,
+               (unsigned long long)r[i].particle_forces, (unsigned long long)r[i].interactions,
+               (double)r[i].interactions / (double)r[i].particle_forces, r[i].levels, r[i].wall);
+        fflush(stdout);
+    }
+    printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");
+    printf("# run\tdE_max\tparticle_forces\tleapfrog_pf_eq\tforce_ratio\twall_ratio\n");
+    for (int b = 0; b < nr; ++b) {
+        if (!strncmp(r[b].spec, "leapfrog", 8)) continue;
+        int lo = -1, hi = -1;
+        for (int i = 0; i < nr; ++i) {
+            if (strncmp(r[i].spec, "leapfrog", 8)) continue;
+            if (r[i].err >= r[b].err && (lo < 0 || r[i].err < r[lo].err)) lo = i;
+            if (r[i].err <= r[b].err && (hi < 0 || r[i].err > r[hi].err)) hi = i;
+        }
+        if (lo < 0 || hi < 0) {
+            printf("%s\t%.3e\t%llu\tnot bracketed by the leapfrog runs\n", r[b].spec, r[b].err,
+                   (unsigned long long)r[b].particle_forces);
+            continue;
+        }
+        double f = r[lo].err == r[hi].err ? 0.0 : log(r[b].err / r[lo].err) / log(r[hi].err / r[lo].err);
+        double pf = exp(log((double)r[lo].particle_forces) + f * log((double)r[hi].particle_forces / (double)r[lo].particle_forces));
+        double wall = exp(log(r[lo].wall) + f * log(r[hi].wall / r[lo].wall));
+        printf("%s\t%.3e\t%llu\t%.0f\t%.2f\t%.2f\n", r[b].spec, r[b].err, (unsigned long long)r[b].particle_forces, pf,
+               pf / (double)r[b].particle_forces, wall / r[b].wall);
+    }
+    if (series) fclose(series);
+    gp_ic_free(&ic);
+    return 0;
+}

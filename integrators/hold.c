@@ -1,0 +1,347 @@
+/*
+ * hold.c — HOLD, the symplectic individual-time-step integrator of
+ * Pelupessy, Jänes & Portegies Zwart (2012, New Astronomy 17, 711), from
+ * a recursive splitting of the Hamiltonian, on any plugin.
+ *
+ * One step of a set s over h, with s split into slow S (criterion step
+ * >= |h|) and fast F (the rest), H_s = H_F + (T_S + V_SS + V_SF):
+ *
+ *     HOLD(s, h) = HOLD(F, h/2)  E_S(h)  HOLD(F, h/2)
+ *
+ * E_S(h) is one leapfrog step of the slow set with the fast set held in
+ * place: "hold" uses D_S(h/2) K(h) D_S(h/2), "hold-kdk" K(h/2) D_S(h)
+ * K(h/2) (Huayno's HOLD_DKD and HOLD_KDK), where a kick K moves S with
+ * the force of all of s and F with the force of S (V_SS + V_SF), and D_S
+ * drifts S alone. The slow-fast interaction is thus integrated with the
+ * slow step. A fast set of one particle joins the slow set (it has no
+ * self-interaction to resolve). Every operator is a symplectic drift or
+ * kick and the composition is symmetric, so the scheme is second order
+ * and time-reversible when the split is.
+ *
+ * Each kick is one plugin call: active subset = the kicked set, source
+ * subset = the set it feels (gp_force_from_sources, force.c).
+ *
+ * Time steps. The paper's criterion is pairwise; a tree gives per-particle
+ * accelerations, so the split uses the block schemes' per-particle
+ * criterion (softening eta*sqrt(eps/|a|), or velocity eta*|v|/|a|) on the
+ * total acceleration, symmetrised in time by evaluating it at the middle
+ * of the step it decides: a call HOLD(s, h) that has a fast set F
+ * evaluates, for F, the criterion at t + h/2 (every particle drifted
+ * there from where it is held), and both halves HOLD(F, h/2) split with
+ * those values. The two halves mirror each other under time reversal, and
+ * a backward step predicts the same midpoint from the other end, to
+ * O(h^2): the split is time-symmetric to that order, not exactly (a
+ * particle whose criterion step lies within O(h^2) of a power of two may
+ * be split differently going back). The top call evaluates it for every
+ * particle at its own midpoint.
+ *
+ * Cost, in force-particle evaluations per top step dt (cost model in
+ * docs/INTEGRATORS.md): a particle slow at depth L (step dt/2^L) is
+ * active in one kick per call at its own depth and at every depth above
+ * (hold: about 2 * 2^L; hold-kdk two, 1.5 on average at its own depth
+ * where the end kick of a call is reused by the next: about 3.5 * 2^L),
+ * plus one criterion evaluation per call at each depth above: against
+ * 2^L for a block leapfrog on the same levels.
+ *
+ * State between steps: every particle synchronised at sim->time; for
+ * hold-kdk, sim->acc holds the top-level accelerations (from all sources)
+ * when the last step ended with no fast set (a flag says so: the next
+ * step's first kick reuses them; a checkpoint clears it).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "timestep_criteria.h"
+
+
+static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };
+static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", "20", NULL };
+static const char *const docs[] = {
+    "the top-level step; the splitting recurses below it with dt / 2^l",
+    "accuracy parameter of the time-step criterion (smaller: smaller steps)",
+    "time-step criterion, evaluated at each step's midpoint: softening eta*sqrt(eps/|a|) or velocity eta*|v|/|a|",
+    "softening length used by the criterion; \"solver\": the solver's eps",
+    "deepest recursion level (smallest step dt / 2^max_level)",
+    NULL };
+
+typedef struct hold_priv {
+    double *ptime;      /* n: time of each particle's position (held or drifted) */
+    double *mask;       /* n: masked masses for a 1.0 plugin */
+    uint32_t *all;      /* n: 0 .. n-1 */
+    double eps;         /* criterion softening */
+    int acc_valid;      /* sim->acc = a(all <- all) at the current positions */
+} hold_priv;
+
+static void stop(gp_sim *sim)
+{
+    hold_priv *p = sim->priv;
+    if (!p) return;
+    free(p->ptime);
+    free(p->mask);
+    free(p->all);
+    free(p);
+    sim->priv = NULL;
+}
+
+static gp_status oom(gp_sim *sim)
+{
+    return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY,
+                       "hold: out of memory for the splitting of %zu particles; use fewer particles", sim->n);
+}
+
+static gp_status make_priv(gp_sim *sim)
+{
+    if (sim->set.criterion != GP_CRIT_SOFTENING && sim->set.criterion != GP_CRIT_VELOCITY)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "hold evaluates its time-step criterion at the middle of each step, from the state "
+                           "there, so it takes criterion softening or velocity; \"jerk\" and \"min\" need the "
+                           "history of a particle's steps, which would break the time symmetry");
+    stop(sim);
+    hold_priv *p = calloc(1, sizeof *p);
+    if (!p) return oom(sim);
+    sim->priv = p;
+    p->ptime = malloc(sim->n * sizeof *p->ptime);
+    p->mask = malloc(sim->n * sizeof *p->mask);
+    p->all = malloc(sim->n * sizeof *p->all);
+    if (!p->ptime || !p->mask || !p->all) {
+        stop(sim);
+        return oom(sim);
+    }
+    for (size_t i = 0; i < sim->n; ++i) p->all[i] = (uint32_t)i;
+    gp_sim_criterion_eps(sim, &p->eps);
+    return GP_OK;
+}
+
+/* hold keeps the block schemes' grid (dt, max_level): every particle is
+ * synchronised at the top-step boundaries, span(0) ticks apart, and its
+ * recursion depth is recorded as its level, within the grid (as
+ * checkpoints require). A last partial step to an off-grid end time
+ * re-anchors the grid there, as the shared-step schemes do. */
+static void anchor(gp_sim *sim, double t0)
+{
+    gp_levels_anchor(&sim->lv, t0, sim->set.dt, sim->set.max_level);
+}
+
+static double top_step(const gp_sim *sim, double t_end, int *partial)
+{
+    const gp_levels *lv = &sim->lv;
+    double t_next = gp_levels_time(lv, lv->now + gp_levels_span(lv, 0));
+    *partial = t_next > t_end + 1e-9 * lv->dt_max;
+    return *partial ? t_end - sim->time : lv->dt_max;
+}
+
+static void top_step_done(gp_sim *sim, double t_end, int partial)
+{
+    gp_levels *lv = &sim->lv;
+    if (partial) {
+        anchor(sim, t_end);
+        sim->time = t_end;
+        return;
+    }
+    lv->now += gp_levels_span(lv, 0);
+    for (size_t i = 0; i < sim->n; ++i) lv->t_last[i] = lv->now;
+    double t = gp_levels_time(lv, lv->now);
+    /* land exactly on an end time that lies on the grid */
+    if (t != t_end && t > t_end - 1e-9 * sim->set.dt && t < t_end + 1e-9 * sim->set.dt) t = t_end;
+    sim->time = t;
+}
+
+static gp_status start(gp_sim *sim)
+{
+    gp_status st = make_priv(sim);
+    if (st != GP_OK) return st;
+    anchor(sim, sim->time);
+    return GP_OK;
+}
+
+/* A checkpoint drops the cached top-level kick in both runs: a tree plugin
+ * rebuilds at the resync point, and a diagnostic call in between would
+ * otherwise let only the continuing run reuse forces of the old tree. */
+static void save(const gp_sim *sim, double *out)
+{
+    hold_priv *p = sim->priv;
+    if (p) p->acc_valid = 0;
+    out[0] = 0.0;
+}
+
+static gp_status load(gp_sim *sim, const double *in)
+{
+    gp_status st = make_priv(sim);
+    if (st != GP_OK) return st;
+    ((hold_priv *)sim->priv)->acc_valid = in[0] != 0.0;
+    return GP_OK;
+}
+
+/* Criterion steps tau[k] of the nf particles f[] at time tm, from the
+ * total acceleration there: every particle drifted from its own position
+ * time to tm (sim->work), one call with active f, all sources. */
+static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t nf,
+                              double tm, double *tau)
+{
+    double *acc = malloc(3 * nf * sizeof *acc);
+    if (!acc) return oom(sim);
+    for (size_t i = 0; i < sim->n; ++i) {
+        double d = tm - p->ptime[i];
+        for (int c = 0; c < 3; ++c) sim->work[3 * i + c] = sim->pos[3 * i + c] + d * sim->vel[3 * i + c];
+    }
+    gp_status st = gp_force_active(sim, sim->work, nf, f, acc);
+    if (st == GP_OK)
+        for (size_t k = 0; k < nf; ++k)
+            tau[k] = gp_criterion_dt(sim->set.criterion, sim->set.eta, p->eps, acc + 3 * k, NULL, 0.0,
+                                     sim->vel + 3 * (size_t)f[k]);
+    free(acc);
+    return st;
+}
+
+static void kick(gp_sim *sim, const uint32_t *a, size_t na, const double *acc, double dt)
+{
+    for (size_t k = 0; k < na; ++k)
+        for (int c = 0; c < 3; ++c) sim->vel[3 * (size_t)a[k] + c] += dt * acc[3 * k + c];
+}
+
+/* Drifts the na particles a[] over dt, to position time t. */
+static void drift(gp_sim *sim, hold_priv *p, const uint32_t *a, size_t na, double dt, double t)
+{
+    for (size_t k = 0; k < na; ++k) {
+        size_t i = a[k];
+        for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += dt * sim->vel[3 * i + c];
+        p->ptime[i] = t;
+    }
+}
+
+/* Kicks S from s and F from S over dt (both at the current positions). */
+static gp_status kick_sf(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns,
+                         const uint32_t *S, size_t nS, const uint32_t *F, size_t nF,
+                         double *aS, double *aF, double dt)
+{
+    gp_status st = gp_force_from_sources(sim, sim->pos, nF, F, nS, S, p->mask, aF);
+    if (st == GP_OK) st = gp_force_from_sources(sim, sim->pos, nS, S, ns, s, p->mask, aS);
+    if (st != GP_OK) return st;
+    kick(sim, F, nF, aF, dt);
+    kick(sim, S, nS, aS, dt);
+    return GP_OK;
+}
+
+/* HOLD(s, h) from time t. tau_s: the criterion steps of s (s order).
+ * cache (3 ns doubles): on entry, when *cached, a(s <- s) at the current
+ * positions; on return, the same after this call if it had no fast set
+ * (*cached = 1), else *cached = 0. */
+static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, const double *tau_s,
+                      double t, double h, int depth, double *cache, int *cached, int kdk)
+{
+    uint32_t *S = malloc(ns * sizeof *S), *F = malloc(ns * sizeof *F);
+    double *aS = malloc(3 * ns * sizeof *aS), *aF = NULL, *tauF = NULL, *cF = NULL;
+    gp_status st = GP_OK;
+    if (!S || !F || !aS) { st = oom(sim); goto out; }
+    size_t nS = 0, nF = 0;
+    double ah = fabs(h);
+    for (size_t k = 0; k < ns; ++k) {
+        if (depth >= sim->set.max_level || tau_s[k] >= ah) S[nS++] = s[k];
+        else F[nF++] = s[k];
+    }
+    if (nF <= 1) {                     /* a lone fast particle joins the slow set */
+        memcpy(S, s, ns * sizeof *S);
+        nS = ns;
+        nF = 0;
+    }
+    for (size_t k = 0; k < nS; ++k) sim->lv.level[S[k]] = (uint8_t)depth;
+
+    if (nF == 0 && !kdk) {             /* drift-kick-drift of s */
+        *cached = 0;
+        drift(sim, p, s, ns, 0.5 * h, t + 0.5 * h);
+        st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
+        if (st != GP_OK) goto out;
+        kick(sim, s, ns, aS, h);
+        drift(sim, p, s, ns, 0.5 * h, t + h);
+        goto out;
+    }
+    if (nF == 0) {                     /* leapfrog of s, with the end kick kept */
+        if (*cached) memcpy(aS, cache, 3 * ns * sizeof *aS);
+        else st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
+        if (st != GP_OK) goto out;
+        kick(sim, s, ns, aS, 0.5 * h);
+        drift(sim, p, s, ns, h, t + h);
+        st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
+        if (st != GP_OK) goto out;
+        kick(sim, s, ns, aS, 0.5 * h);
+        memcpy(cache, aS, 3 * ns * sizeof *aS);
+        *cached = 1;
+        goto out;
+    }
+
+    *cached = 0;
+    aF = malloc(3 * nF * sizeof *aF);
+    tauF = malloc(nF * sizeof *tauF);
+    cF = malloc(3 * nF * sizeof *cF);
+    if (!aF || !tauF || !cF) { st = oom(sim); goto out; }
+    /* both halves split with the criterion at this step's midpoint */
+    st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);
+    int fcached = 0;
+    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t, 0.5 * h, depth + 1, cF, &fcached, kdk);
+    if (st != GP_OK) goto out;
+    if (kdk) {                         /* K(h/2) D_S(h) K(h/2) */
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
+        if (st != GP_OK) goto out;
+        drift(sim, p, S, nS, h, t + h);
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
+    } else {                           /* D_S(h/2) K(h) D_S(h/2) */
+        drift(sim, p, S, nS, 0.5 * h, t + 0.5 * h);
+        st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, h);
+        drift(sim, p, S, nS, 0.5 * h, t + h);
+    }
+    if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t + 0.5 * h, 0.5 * h, depth + 1, cF, &fcached, kdk);
+out:
+    free(S); free(F); free(aS); free(aF); free(tauF); free(cF);
+    return st;
+}
+
+static gp_status step_either(gp_sim *sim, double t_end, int kdk)
+{
+    hold_priv *p = sim->priv;
+    int partial;
+    double h = top_step(sim, t_end, &partial), t = sim->time;
+    size_t n = sim->n;
+    double *tau = malloc(n * sizeof *tau);
+    if (!tau) return oom(sim);
+    for (size_t i = 0; i < n; ++i) p->ptime[i] = t;
+    /* a solver resync since the last step (new solver, new particles):
+     * recompute */
+    int cached = p->acc_valid && sim->solver_fresh;
+    p->acc_valid = 0;
+    gp_status st = GP_OK;
+    if (sim->set.max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
+    else for (size_t i = 0; i < n; ++i) tau[i] = INFINITY;   /* one level: leapfrog */
+    if (st == GP_OK) st = hold(sim, p, p->all, n, tau, t, h, 0, sim->acc, &cached, kdk);
+    free(tau);
+    if (st != GP_OK) return st;        /* mid-step: the run is over */
+    p->acc_valid = cached;
+    uint8_t *lv = malloc(n);
+    if (lv) memcpy(lv, sim->lv.level, n);
+    top_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */
+    if (lv) memcpy(sim->lv.level, lv, n);
+    free(lv);
+    return GP_OK;
+}
+
+static gp_status step_dkd(gp_sim *sim, double t_end) { return step_either(sim, t_end, 0); }
+static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t_end, 1); }
+
+static const gp_integrator_def hold_def = {
+    .name = "hold",
+    .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt, drift-kick-drift slow steps",
+    .params = params, .defaults = defaults, .docs = docs,
+    .start = start, .step = step_dkd, .stop = stop,
+    .n_saved = 1, .save = save, .load = load,
+};
+GP_REGISTER_INTEGRATOR(hold_def)
+
+static const gp_integrator_def hold_kdk_def = {
+    .name = "hold-kdk",
+    .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
+    .params = params, .defaults = defaults, .docs = docs,
+    .start = start, .step = step_kdk, .stop = stop,
+    .n_saved = 1, .save = save, .load = load,
+};
+GP_REGISTER_INTEGRATOR(hold_kdk_def)

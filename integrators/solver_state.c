@@ -1,0 +1,149 @@
+/*
+ * solver_state.c — block steps through ABI 1.1: the plugin holds every
+ * particle's kinematic state and predicts it, so one block step moves
+ * O(n_active) data across the ABI instead of O(n):
+ *
+ *   set_state(the particles just corrected: x_i, v_i, a_i, t_i)
+ *   predict(T)                        the plugin moves every source to T
+ *   get_positions(active)             x_i(T) for the corrector
+ *   set_active_subset(active), compute_forces
+ *
+ * The 1.0 path (host predicts all n, update_positions) stays, chosen by
+ * gp_sim_set_solver_path or by a plugin without the 1.1 calls. Both give
+ * the same bits with a CPU plugin: the plugin evaluates the ABI's
+ * prediction expression exactly as gp_sim_predict_coord does here, from
+ * the same (x_i, v_i, a_i) and the same t_i = gp_levels_time(t_last[i]).
+ *
+ * The plugin is given the full state once after anything that replaced
+ * or overwrote its particles (set_particles after new particles, a solver
+ * swap or a checkpoint; update_positions of a 1.0-style call such as a
+ * synchronising step or a diagnostic), tracked by sim->state_fresh.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+int gp_state_path(const gp_sim *sim)
+{
+    if (!sim->api || sim->solver_path == GP_PATH_10 || sim->api->abi_minor < 1) return 0;
+    return GRAVPLUG_API_HAS(sim->api, set_state) && GRAVPLUG_API_HAS(sim->api, predict)
+        && GRAVPLUG_API_HAS(sim->api, get_positions);
+}
+
+gp_status gp_state_path_check(gp_sim *sim)
+{
+    if (sim->solver_path != GP_PATH_11 || !sim->api || gp_state_path(sim)) return GP_OK;
+    return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                       "the solver path is set to \"1.1\" but the %s plugin (ABI %u.%u) "
+                       "does not offer set_state, predict and get_positions; set the path "
+                       "to \"auto\" or \"1.0\", or use a plugin built for ABI 1.1",
+                       sim->solver_name, (unsigned)sim->api->abi_major,
+                       (unsigned)sim->api->abi_minor);
+}
+
+static gp_status refused(gp_sim *sim, gp_status st, const char *call)
+{
+    sim->state_fresh = 0;   /* whatever the plugin holds now, resend it all */
+    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, call,
+                       sim->api->last_error(sim->solver));
+}
+
+/* Room for m particles' state (10 doubles each) in sim->pack. */
+static gp_status pack_room(gp_sim *sim, size_t m)
+{
+    if (sim->pack_cap >= m) return GP_OK;
+    double *p = realloc(sim->pack, 10 * m * sizeof *p);
+    if (!p)
+        return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY,
+                           "out of memory packing the state of %zu particles for the solver", m);
+    sim->pack = p;
+    sim->pack_cap = m;
+    return GP_OK;
+}
+
+gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
+{
+    if (m == 0) return GP_OK;
+    gp_status st = pack_room(sim, m);
+    if (st != GP_OK) return st;
+    double *x = sim->pack, *v = x + 3 * m, *a = v + 3 * m, *t = a + 3 * m;
+    const gp_levels *lv = &sim->lv;
+    const long long mm = (long long)m;
+#pragma omp parallel for schedule(static) if (mm > 16384)
+    for (long long k = 0; k < mm; ++k) {
+        size_t i = idx ? (size_t)idx[k] : (size_t)k;
+        for (int c = 0; c < 3; ++c) {
+            x[3 * k + c] = sim->pos[3 * i + c];
+            v[3 * k + c] = sim->vel[3 * i + c];
+            a[3 * k + c] = acc ? acc[3 * i + c] : 0.0;
+        }
+        t[k] = gp_levels_time(lv, lv->t_last[i]);
+    }
+    /* (n, NULL) is the ABI's "all, in order" */
+    st = sim->api->set_state(sim->solver, m, idx && m < sim->n ? idx : NULL, x, v, a, t);
+    if (st != GP_OK) return refused(sim, st, "the particles' state (set_state)");
+    return GP_OK;
+}
+
+/* The plugin gets the particles (if it lost them) and every state. A fresh
+ * set_particles is given the host's own prediction to t, the positions the
+ * 1.0 path would send, so a tree plugin builds from the same points. */
+static gp_status send_all(gp_sim *sim, double t, const double *acc)
+{
+    if (!sim->solver_fresh) {
+        const gp_levels *lv = &sim->lv;
+        const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+        for (long long j = 0; j < n; ++j) {
+            double dt = t - gp_levels_time(lv, lv->t_last[j]);
+            for (int c = 0; c < 3; ++c)
+                sim->work[3 * j + c] = gp_sim_predict_coord(sim->pos[3 * j + c], sim->vel[3 * j + c],
+                                                            acc ? acc[3 * j + c] : 0.0, dt);
+        }
+        gp_status st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
+        if (st != GP_OK)
+            return gp_sim_fail(sim, st, "the %s solver refused the particles: %s",
+                               sim->solver_name, sim->api->last_error(sim->solver));
+        sim->solver_fresh = 1;
+        sim->subset_all = 1;
+    }
+    gp_status st = gp_state_send(sim, sim->n, NULL, acc);
+    if (st != GP_OK) return st;
+    sim->state_fresh = 1;
+    sim->state_resyncs++;
+    return GP_OK;
+}
+
+gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
+                                const double *acc, double *xp, double *anew)
+{
+    if (!sim->api || !sim->solver)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
+                           "no gravity solver: open one with gp_sim_open_solver "
+                           "(e.g. \"auto\") or pass one to gp_sim_set_solver first");
+    gp_status st;
+    if (!sim->solver_fresh || !sim->state_fresh) {
+        st = send_all(sim, t, acc);
+        if (st != GP_OK) return st;
+    }
+    st = sim->api->predict(sim->solver, t);
+    if (st != GP_OK) return refused(sim, st, "to predict the particles (predict)");
+    int all = na == sim->n;
+    st = sim->api->get_positions(sim->solver, na, all ? NULL : idx, xp);
+    if (st != GP_OK) return refused(sim, st, "the predicted positions (get_positions)");
+    if (all ? !sim->subset_all : 1) {
+        st = sim->api->set_active_subset(sim->solver, all ? 0 : na, all ? NULL : idx);
+        if (st != GP_OK) return refused(sim, st, "the active subset");
+        sim->subset_all = all;
+    }
+    st = sim->api->compute_forces(sim->solver, anew, NULL);
+    if (st != GP_OK)
+        return gp_sim_fail(sim, st, "the %s solver failed to compute forces: %s",
+                           sim->solver_name, sim->api->last_error(sim->solver));
+    sim->force_calls++;
+    sim->particle_forces += na;
+    sim->last_active = na;
+    sim->state_steps++;
+    return GP_OK;
+}
