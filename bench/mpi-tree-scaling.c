@@ -1,0 +1,164 @@
+/*
+ * mpi-tree-scaling.c — one force evaluation of mpi-tree at P ranks:
+ * wall time and LET bytes per rank. Run under mpirun:
+ *
+ *     mpirun -np P build/bench/mpi-tree-scaling MODEL N [REPEATS] [THETA]
+ *
+ * Every rank makes the same global set (gp_ic_make, seed 1) and keeps a
+ * Peano-Hilbert slice of it: keys over the whole set, sorted, cut into P
+ * equal runs — the decomposition a host would make (compact domains).
+ * Times: set_particles (tree build) and compute_forces (boxes, LETs,
+ * exchange, walks), the slowest rank's, median of REPEATS (default 3),
+ * each started after a barrier. Bytes: what each rank sends in the force
+ * call (max and mean over ranks; received totals are the same overall).
+ * Prints one line: model N P build_s force_s let_max_bytes let_mean_bytes
+ * box_bytes_sent_per_rank (mean) interactions_per_particle
+ * let_cells_sent (mean per rank) let_particles_sent (mean per rank)
+ * force_cpu_s (the slowest rank's CPU seconds in compute_forces: less
+ * sensitive than wall time to other jobs on a shared machine).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/host_tree.h"
+#include "gravplug_loader.h"
+#include "host_stub/ic/ic.h"
+
+static unsigned long long last_sent, last_box, last_cells, last_parts;
+
+static void logger(void *user, int level, const char *msg)
+{
+    unsigned long long s, r, b;
+    int nb;
+    (void)user;
+    if (level == GP_LOG_DEBUG &&
+        sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu; domain %d boxes, "
+               "%llu bytes; sent %llu cells %llu", &s, &r, &nb, &b, &last_cells, &last_parts) == 6) {
+        last_sent = s;
+        last_box = b;
+    }
+}
+
+/* This process's CPU seconds (one OpenMP thread per rank: the rank's). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 3) {
+        if (rank == 0) fprintf(stderr, "usage: mpirun -np P %s MODEL N [REPEATS] [THETA]\n", argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    const char *model = argv[1];
+    size_t n = strtoull(argv[2], NULL, 10);
+    int reps = argc > 3 ? atoi(argv[3]) : 3;
+    const char *theta = argc > 4 ? argv[4] : "0.5";
+    gp_ic ic;
+    char err[512];
+    if (gp_ic_make(model, n, 1, NULL, &ic, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    n = ic.n;
+    /* Peano-Hilbert slice of the global set */
+    double lo[3], inv;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint32_t *perm = malloc(n * sizeof *perm);
+    gp_host_root_cube(n, ic.pos, ic.pos + 1, ic.pos + 2, 3, lo, &inv);
+    gp_host_make_keys(n, ic.pos, ic.pos + 1, ic.pos + 2, 3, GP_KEY_PEANO_HILBERT, lo, inv, keys);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    gp_host_sort_keys(n, keys, perm);
+    size_t b = n * (size_t)rank / (size_t)size, e = n * (size_t)(rank + 1) / (size_t)size, nl = e - b;
+    double *pos = malloc(3 * (nl ? nl : 1) * sizeof *pos), *mass = malloc((nl ? nl : 1) * sizeof *mass);
+    for (size_t k = 0; k < nl; k++) {
+        memcpy(&pos[3 * k], &ic.pos[3 * (size_t)perm[b + k]], 3 * sizeof *pos);
+        mass[k] = ic.mass[perm[b + k]];
+    }
+    free(keys); free(perm);
+    gp_ic_free(&ic);
+
+    gp_plugin *pl;
+    if (gp_plugin_open("mpi-tree", &pl, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    const gp_api *api = gp_plugin_api(pl);
+    /* GP_LET_BOXES and GP_WIDE_SPLIT override mpi-tree's let_boxes and
+     * wide_split (for the comparisons in bench/results/mpi-tree.md) */
+    const char *boxes = getenv("GP_LET_BOXES"), *wide = getenv("GP_WIDE_SPLIT");
+    gp_param kv[3] = { { "theta", theta } };
+    size_t nkv = 1;
+    if (boxes) kv[nkv++] = (gp_param){ "let_boxes", boxes };
+    if (wide) kv[nkv++] = (gp_param){ "wide_split", wide };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = nkv, .device = -1,
+                        .log = logger };
+    gp_solver *s;
+    if (api->init(&s, &ia)) {
+        fprintf(stderr, "%s\n", api->last_error(NULL));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    double *acc = malloc(3 * (nl ? nl : 1) * sizeof *acc);
+    double *tb = malloc((size_t)reps * sizeof *tb), *tf = malloc((size_t)reps * sizeof *tf);
+    double *tc = malloc((size_t)reps * sizeof *tc);
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        gp_status st = api->set_particles(s, nl, pos, mass);
+        double t1 = MPI_Wtime(), c1 = cpu_now();
+        if (st == GP_OK) st = api->compute_forces(s, acc, NULL);
+        double t2 = MPI_Wtime(), c2 = cpu_now();
+        if (st) {
+            fprintf(stderr, "%s\n", api->last_error(s));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        double mine[3] = { t1 - t0, t2 - t1, c2 - c1 }, worst[3];
+        MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        tb[r] = worst[0];
+        tf[r] = worst[1];
+        tc[r] = worst[2];
+    }
+    qsort(tb, (size_t)reps, sizeof *tb, cmp_d);
+    qsort(tf, (size_t)reps, sizeof *tf, cmp_d);
+    qsort(tc, (size_t)reps, sizeof *tc, cmp_d);
+    unsigned long long sent = last_sent, smax = 0, ssum = 0, bsum = 0, cp[2] = { last_cells, last_parts }, cps[2];
+    MPI_Reduce(cp, cps, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&sent, &smax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&sent, &ssum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    gp_stats stt = { .struct_size = sizeof stt };
+    api->get_stats(s, &stt);
+    if (getenv("GP_BENCH_STATS"))
+        fprintf(stderr, "rank %d: build %.3f s, moments %.3f s, LET (pack, exchange, unpack) %.3f s, "
+                "force calls %.3f s in total over %d repeats\n", rank, stt.seconds_build,
+                stt.seconds_moments, stt.seconds_transfer, stt.seconds_walk, reps);
+    double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
+    MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.4f\n", model, n, size,
+               tb[reps / 2], tf[reps / 2], smax, (double)ssum / size,
+               (double)bsum / size, itot / (double)n,
+               (double)cps[0] / size, (double)cps[1] / size, tc[reps / 2]);
+    api->finalize(s);
+    gp_plugin_close(pl);
+    free(pos); free(mass); free(acc); free(tb); free(tf); free(tc);
+    MPI_Finalize();
+    return 0;
+}

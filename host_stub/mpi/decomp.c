@@ -1,0 +1,180 @@
+/* decomp.c — Peano-Hilbert decomposition by exact quantiles (see decomp.h). */
+#include "decomp.h"
+
+#include <float.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/keys.h"
+
+typedef struct kid { uint64_t key, id; size_t row; } kid;
+
+static int by_kid(const void *a, const void *b)
+{
+    const kid *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return 0;
+}
+
+/* (key, id) pairs as one 128-bit order: is (k, i) < (k2, i2)? */
+static int less(uint64_t k, uint64_t i, uint64_t k2, uint64_t i2)
+{
+    return k < k2 || (k == k2 && i < i2);
+}
+
+/* Rows of sorted v[0..n) below (k, i) (binary search). */
+static size_t count_below(const kid *v, size_t n, uint64_t k, uint64_t i)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (less(v[mid].key, v[mid].id, k, i)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int fail_all(MPI_Comm comm, int mine, char *err, size_t errlen, const char *what)
+{
+    int any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) snprintf(err, errlen, "domain decomposition: no memory %s on some rank; use more "
+                                   "ranks or fewer particles", what);
+    return any;
+}
+
+int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io, uint64_t **id_io,
+                     char *err, size_t errlen)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t n = *n_io;
+    const double *d = *data_io;
+    /* the cube around every particle (gp_host_root_cube's rule, globally) */
+    double mn[3] = { DBL_MAX, DBL_MAX, DBL_MAX }, mx[3] = { -DBL_MAX, -DBL_MAX, -DBL_MAX };
+    for (size_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            double x = d[i * ncol + a];
+            mn[a] = x < mn[a] ? x : mn[a];
+            mx[a] = x > mx[a] ? x : mx[a];
+        }
+    double gmn[3], gmx[3];
+    MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, comm);
+    unsigned long long nl = n, N = 0;
+    MPI_Allreduce(&nl, &N, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    if (N == 0) return 0;
+    double side = 0, lo[3];
+    for (int a = 0; a < 3; a++) side = gmx[a] - gmn[a] > side ? gmx[a] - gmn[a] : side;
+    if (!(side > 0)) side = 1.0;
+    if (!(side <= 0.5 * DBL_MAX)) side = DBL_MAX; else side *= 1.0 + 1e-9;
+    for (int a = 0; a < 3; a++) lo[a] = 0.5 * gmn[a] + 0.5 * gmx[a] - 0.5 * side;
+    double inv = (double)GP_KEY_GRID / side;
+
+    kid *v = malloc((n ? n : 1) * sizeof *v);
+    if (fail_all(comm, v == NULL, err, errlen, "for the keys")) { free(v); return -1; }
+    for (size_t i = 0; i < n; i++) {
+        const double *p = &d[i * ncol];
+        v[i] = (kid){ gp_key_of_position(GP_KEY_PEANO_HILBERT, p[0], p[1], p[2], lo, inv),
+                      (*id_io)[i], i };
+    }
+    qsort(v, n, sizeof *v, by_kid);
+
+    /* the P - 1 cut points: the smallest (key, id) with at least
+     * q N / P rows below it, by bisection over keys, then over ids */
+    int nc = P - 1;
+    uint64_t *ck = calloc((size_t)(nc ? nc : 1), sizeof *ck), *ci = calloc((size_t)(nc ? nc : 1), sizeof *ci);
+    unsigned long long *cnt = malloc((size_t)(nc ? nc : 1) * sizeof *cnt),
+                       *tot = malloc((size_t)(nc ? nc : 1) * sizeof *tot);
+    uint64_t *klo = malloc((size_t)(nc ? nc : 1) * sizeof *klo), *khi = malloc((size_t)(nc ? nc : 1) * sizeof *khi);
+    if (fail_all(comm, !ck || !ci || !cnt || !tot || !klo || !khi, err, errlen, "for the cuts")) {
+        free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
+        return -1;
+    }
+    for (int stage = 0; stage < 2; stage++) {
+        /* stage 0: the key (id 0); stage 1: the id within that key */
+        for (int q = 0; q < nc; q++) { klo[q] = 0; khi[q] = UINT64_MAX; }
+        for (int it = 0; it < 65; it++) {
+            for (int q = 0; q < nc; q++) {
+                uint64_t mid = klo[q] + (khi[q] - klo[q]) / 2;
+                /* rows below (mid + 1): is the cut at or below mid? */
+                cnt[q] = stage == 0 ? count_below(v, n, mid + (mid < UINT64_MAX), 0)
+                                    : count_below(v, n, ck[q], mid + (mid < UINT64_MAX));
+                if (mid == UINT64_MAX) cnt[q] = n;
+            }
+            MPI_Allreduce(cnt, tot, nc, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+            for (int q = 0; q < nc; q++) {
+                unsigned long long want = (unsigned long long)(q + 1) * N / (unsigned long long)P;
+                uint64_t mid = klo[q] + (khi[q] - klo[q]) / 2;
+                if (tot[q] > want) khi[q] = mid;
+                else klo[q] = mid + 1;
+            }
+        }
+        /* stage 0: the key of the row at position want (the smallest key
+         * with more than want rows at or below it); stage 1: its id */
+        for (int q = 0; q < nc; q++) {
+            if (stage == 0) ck[q] = klo[q];
+            else ci[q] = klo[q];
+        }
+    }
+    /* destination of each sorted row: the number of cuts at or below it */
+    int *sc = calloc((size_t)P, sizeof *sc), *rc = calloc((size_t)P, sizeof *rc);
+    int *sd = calloc((size_t)P, sizeof *sd), *rd = calloc((size_t)P, sizeof *rd);
+    double *sbuf = malloc((n ? n : 1) * (ncol + 1) * sizeof *sbuf);
+    int bad = !sc || !rc || !sd || !rd || !sbuf || n * (ncol + 1) > (size_t)INT_MAX;
+    if (fail_all(comm, bad, err, errlen, "for the exchange")) {
+        free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
+        free(sc); free(rc); free(sd); free(rd); free(sbuf);
+        return -1;
+    }
+    int dest = 0;
+    for (size_t k = 0; k < n; k++) {
+        while (dest < nc && !less(v[k].key, v[k].id, ck[dest], ci[dest])) dest++;
+        sc[dest] += (int)(ncol + 1);
+        double *row = &sbuf[k * (ncol + 1)];
+        memcpy(row, &d[v[k].row * ncol], ncol * sizeof *row);
+        memcpy(&row[ncol], &v[k].id, sizeof v[k].id);   /* the id rides as 8 bytes */
+    }
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+    long long rtot = 0;
+    for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; rd[r] = (int)rtot; rtot += rc[r]; }
+    double *rbuf = malloc((size_t)(rtot ? rtot : 1) * sizeof *rbuf);
+    size_t m = (size_t)rtot / (ncol + 1);
+    double *nd = malloc((m ? m : 1) * ncol * sizeof *nd);
+    uint64_t *ni = malloc((m ? m : 1) * sizeof *ni);
+    kid *w = malloc((m ? m : 1) * sizeof *w);
+    bad = !rbuf || !nd || !ni || !w || rtot > INT_MAX;
+    if (!fail_all(comm, bad, err, errlen, "for the received particles")) {
+        MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rc, rd, MPI_DOUBLE, comm);
+        /* the pieces from each rank are sorted; sort the whole by (key, id) */
+        for (size_t k = 0; k < m; k++) {
+            const double *row = &rbuf[k * (ncol + 1)];
+            uint64_t idk;
+            memcpy(&idk, &row[ncol], sizeof idk);
+            w[k] = (kid){ gp_key_of_position(GP_KEY_PEANO_HILBERT, row[0], row[1], row[2], lo, inv),
+                          idk, k };
+        }
+        qsort(w, m, sizeof *w, by_kid);
+        for (size_t k = 0; k < m; k++) {
+            memcpy(&nd[k * ncol], &rbuf[w[k].row * (ncol + 1)], ncol * sizeof *nd);
+            ni[k] = w[k].id;
+        }
+        free(*data_io);
+        free(*id_io);
+        *data_io = nd;
+        *id_io = ni;
+        *n_io = m;
+        nd = NULL;
+        ni = NULL;
+        bad = 0;
+    } else {
+        bad = 1;
+    }
+    free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
+    free(sc); free(rc); free(sd); free(rd); free(sbuf); free(rbuf); free(nd); free(ni); free(w);
+    return bad ? -1 : 0;
+}

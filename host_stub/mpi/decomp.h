@@ -1,0 +1,31 @@
+/*
+ * decomp.h — Peano-Hilbert domain decomposition of particles over MPI ranks
+ * (the first piece of gravhost under mpirun, issue 14; nothing calls it
+ * yet but its test).
+ *
+ * Every rank passes its particles as rows of ncol doubles (the first three
+ * columns the position; velocities, masses, integrator state ... follow,
+ * carried along unchanged) and a unique 64-bit id per row. On return rank
+ * q holds the rows whose (Peano-Hilbert key, id) order places them in
+ * [q N / P, (q + 1) N / P) of the global order, sorted in that order: the
+ * ranks' sets are contiguous pieces of the curve, balanced to one
+ * particle, and — because the cut points are exact quantiles found by
+ * bisection, not sampled — they do not depend on how the particles were
+ * spread over the ranks before. Keys use the cube around all particles.
+ *
+ * Collective; returns 0, or -1 with the same sentence on every rank (no
+ * memory) and the rows unchanged. Needs MPI; not part of libgravplug.
+ */
+#ifndef GP_HOST_MPI_DECOMP_H
+#define GP_HOST_MPI_DECOMP_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* *n rows of ncol doubles in *data, ids in *id (malloc'd; replaced by
+ * new malloc'd arrays). */
+int gp_mpi_decompose(MPI_Comm comm, size_t *n, size_t ncol, double **data, uint64_t **id,
+                     char *err, size_t errlen);
+
+#endif /* GP_HOST_MPI_DECOMP_H */

@@ -1,0 +1,246 @@
+/* let.c — packing and unpacking local essential trees (see let.h). */
+#include "let.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mac.h"
+
+/* Relative safety margin of the box tests against rounding in the walk
+ * (whose own tests carry a few ulp of error): far above 1e-16, far below
+ * anything that changes which cells are sent in practice. */
+#define MT_LET_MARGIN 1e-9
+
+void mt_buf_free(mt_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static int buf_reserve(mt_buf *b, size_t extra)
+{
+    if (b->n + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* Would every group whose sphere lies inside box accept this cell? The
+ * walk's test (walk.c) at the box's nearest point, with a margin. */
+static int closed_for_box(const ct_wcell *wc, int accel, const mt_box *box)
+{
+    if (wc->count <= 1) return 0;
+    double rc = accel ? (double)wc->rcrit * box->gfac : (double)wc->rcrit;
+    if (!(rc < HUGE_VAL)) return 0;
+    double e2 = 0, off2 = 0, diag2 = 0;
+    for (int a = 0; a < 3; a++) {
+        double lo = box->lo[a], hi = box->hi[a], c = wc->com[a];
+        double e = c < lo ? lo - c : (c > hi ? c - hi : 0);
+        double mid = c - 0.5 * (lo + hi);
+        e2 += e * e;
+        off2 += mid * mid;
+        diag2 += (hi - lo) * (hi - lo);
+    }
+    double scale = sqrt(off2) + sqrt(diag2);
+    double need = rc * (1 + MT_LET_MARGIN) + MT_LET_MARGIN * scale;
+    if (!(e2 > need * need)) return 0;
+    /* the box (enlarged, float, as the walk stores it) must miss the domain
+     * along some axis by more than the margin */
+    double gap = MT_LET_MARGIN * scale;
+    for (int a = 0; a < 3; a++) {
+        double clo = wc->com[a] + (double)wc->blo[a], chi = wc->com[a] + (double)wc->bhi[a];
+        if (box->lo[a] - chi > gap || clo - box->hi[a] > gap) return 1;
+    }
+    return 0;
+}
+
+static int closed_for_node(const ct_wcell *wc, int accel, const mt_box *box, int nbox, int k,
+                           int depth)
+{
+    if (closed_for_box(wc, accel, &box[k])) return 1;
+    int l = box[k].left, r = box[k].right;
+    if (l <= k || r <= k || l >= nbox || r >= nbox || depth > 64) return 0;
+    return closed_for_node(wc, accel, box, nbox, l, depth + 1) &&
+           closed_for_node(wc, accel, box, nbox, r, depth + 1);
+}
+
+static int closed_for_domain(const ct_wcell *wc, int accel, const mt_box *box, int nbox)
+{
+    return closed_for_node(wc, accel, box, nbox, 0, 0);
+}
+
+int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+                uint32_t *ncells, uint32_t *npart)
+{
+    *ncells = *npart = 0;
+    if (!box->has || t->nsrc == 0) return 0;
+    const int accel = mac == GP_MAC_ACCELERATION;
+    /* breadth-first: queue[q] is the source cell that becomes LET cell q */
+    size_t qcap = 64, qn = 1;
+    uint32_t *queue = malloc(qcap * sizeof *queue);
+    mt_let_cell *cells = malloc(qcap * sizeof *cells);
+    mt_buf parts = { 0 };
+    if (!queue || !cells) goto oom;
+    queue[0] = 0;
+    for (size_t q = 0; q < qn; q++) {
+        uint32_t c = queue[q];
+        const ct_wcell *wc = &t->wcells[c];
+        const gp_cell *cl = &t->st.cells[c];
+        mt_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
+        if (closed_for_domain(wc, accel, box, nbox)) {
+            lc.closed = 1;
+        } else if (cl->nchild == 0) {
+            lc.first = *npart;
+            if (buf_reserve(&parts, (size_t)cl->count * 4 * sizeof(double))) goto oom;
+            double *d = (double *)(parts.p + parts.n);
+            for (uint32_t i = cl->begin; i < cl->begin + cl->count; i++) {
+                *d++ = t->sx[i]; *d++ = t->sy[i]; *d++ = t->sz[i]; *d++ = t->sm[i];
+            }
+            parts.n += (size_t)cl->count * 4 * sizeof(double);
+            *npart += cl->count;
+        } else {
+            if (qn + cl->nchild > qcap) {
+                while (qn + cl->nchild > qcap) qcap *= 2;
+                uint32_t *nq = realloc(queue, qcap * sizeof *nq);
+                if (!nq) goto oom;
+                queue = nq;
+                mt_let_cell *nc = realloc(cells, qcap * sizeof *nc);
+                if (!nc) goto oom;
+                cells = nc;
+            }
+            lc.nchild = cl->nchild;
+            lc.first = (uint32_t)qn;
+            for (uint32_t k = 0; k < cl->nchild; k++) queue[qn++] = cl->child + k;
+        }
+        cells[q] = lc;
+    }
+    *ncells = (uint32_t)qn;
+    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mt_let_cell) + parts.n;
+    if (buf_reserve(out, bytes)) goto oom;
+    /* masses travel in the sender's unit 2^e_mass (tree_state.c) */
+    uint32_t head[3] = { *ncells, *npart, (uint32_t)t->e_mass };
+    memcpy(out->p + out->n, head, sizeof head);
+    memcpy(out->p + out->n + sizeof head, cells, qn * sizeof *cells);
+    if (parts.n) memcpy(out->p + out->n + sizeof head + qn * sizeof *cells, parts.p, parts.n);
+    out->n += bytes;
+    free(queue);
+    free(cells);
+    mt_buf_free(&parts);
+    return 0;
+oom:
+    free(queue);
+    free(cells);
+    mt_buf_free(&parts);
+    *ncells = *npart = 0;
+    return -1;
+}
+
+/* The cell columns of the AVX-512 walk in one aligned block (the layout of
+ * tree_state.c's alloc_columns: 3 columns of doubles, then 19 of 4 bytes). */
+static int alloc_columns(ct_tree *t)
+{
+    size_t nc = t->st.ncells;
+    size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
+    char *b = aligned_alloc(64, 3 * s8 + 19 * s4);
+    if (!b) return -1;
+    t->col_block = b;
+    ct_cell_columns *c = &t->col;
+    c->cx = (double *)(b); c->cy = (double *)(b + s8); c->cz = (double *)(b + 2 * s8);
+    char *f = b + 3 * s8;
+    c->rcrit = (float *)(f);
+    c->count = (uint32_t *)(f + s4);
+    c->first = (uint32_t *)(f + 2 * s4);
+    c->nchild = (uint32_t *)(f + 3 * s4);
+    for (int a = 0; a < 3; a++) {
+        c->blo[a] = (float *)(f + (4 + a) * s4);
+        c->bhi[a] = (float *)(f + (7 + a) * s4);
+    }
+    c->m = (float *)(f + 10 * s4);
+    for (int k = 0; k < 6; k++) c->s[k] = (float *)(f + (11 + k) * s4);
+    c->d2max = (float *)(f + 17 * s4);
+    c->tr = (float *)(f + 18 * s4);
+    return 0;
+}
+
+int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
+{
+    memset(let, 0, sizeof *let);
+    if (bytes == 0) return 0;
+    uint32_t head[3];
+    if (bytes < sizeof head) return -2;
+    memcpy(head, data, sizeof head);
+    size_t nc = head[0], np = head[1];
+    int e_mass = (int)(int32_t)head[2];
+    if (e_mass < -1100 || e_mass > 1100) return -2;
+    if (nc == 0 || bytes != sizeof head + nc * sizeof(mt_let_cell) + np * 4 * sizeof(double))
+        return -2;
+    const char *cp = (const char *)data + sizeof head;
+    const char *pp = cp + nc * sizeof(mt_let_cell);
+    size_t nclosed = 0;
+    for (size_t c = 0; c < nc; c++) {
+        mt_let_cell lc;
+        memcpy(&lc, cp + c * sizeof lc, sizeof lc);
+        nclosed += lc.closed != 0;
+        if (!lc.closed && lc.nchild == 0 && ((size_t)lc.first + lc.count > np)) return -2;
+        if (!lc.closed && lc.nchild > 0 && (lc.nchild > 8 || (size_t)lc.first + lc.nchild > nc ||
+                                            lc.first <= c))
+            return -2;
+    }
+    size_t ns = np + 2 * nclosed;
+    if (ns > UINT32_MAX / 2) return -2;
+    let->nsrc = (uint32_t)ns;
+    let->sx = malloc(ns * sizeof *let->sx); let->sy = malloc(ns * sizeof *let->sy);
+    let->sz = malloc(ns * sizeof *let->sz); let->sm = malloc(ns * sizeof *let->sm);
+    let->sid = malloc(ns * sizeof *let->sid);
+    let->st.cells = malloc(nc * sizeof *let->st.cells);
+    let->st.mom = malloc(nc * sizeof *let->st.mom);
+    let->wcells = malloc(nc * sizeof *let->wcells);
+    let->payf = malloc(nc * sizeof *let->payf);
+    if (!let->sx || !let->sy || !let->sz || !let->sm || !let->sid || !let->st.cells ||
+        !let->st.mom || !let->wcells || !let->payf)
+        goto oom;
+    let->st.ncells = (uint32_t)nc;
+    let->st.cap = nc;
+    let->st.nlevels = 1;
+    let->e_mass = e_mass;      /* sm and the moments' m, s are in its unit */
+    for (size_t i = 0; i < np; i++) {
+        double q[4];
+        memcpy(q, pp + i * sizeof q, sizeof q);
+        let->sx[i] = q[0]; let->sy[i] = q[1]; let->sz[i] = q[2]; let->sm[i] = q[3];
+        let->sid[i] = (uint32_t)-4;
+    }
+    size_t pseudo = np;
+    for (size_t c = 0; c < nc; c++) {
+        mt_let_cell lc;
+        memcpy(&lc, cp + c * sizeof lc, sizeof lc);
+        gp_cell *g = &let->st.cells[c];
+        let->st.mom[c] = lc.mo;
+        *g = (gp_cell){ .begin = 0, .count = lc.count, .child = 0, .nchild = 0, .level = 0,
+                        .parent = 0 };
+        if (lc.closed) {
+            /* the fallback leaf: the cell's mass in two halves at its com */
+            g->begin = (uint32_t)pseudo;
+            g->count = 2;
+            for (int h = 0; h < 2; h++, pseudo++) {
+                let->sx[pseudo] = lc.mo.com[0]; let->sy[pseudo] = lc.mo.com[1];
+                let->sz[pseudo] = lc.mo.com[2]; let->sm[pseudo] = 0.5 * lc.mo.m;
+                let->sid[pseudo] = (uint32_t)-4;
+            }
+        } else if (lc.nchild == 0) {
+            g->begin = lc.first;
+        } else {
+            g->child = lc.first;
+            g->nchild = lc.nchild;
+        }
+    }
+    if (alloc_columns(let)) goto oom;
+    return 0;
+oom:
+    ct_tree_free(let);
+    return -1;
+}

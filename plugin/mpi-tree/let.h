@@ -1,0 +1,86 @@
+/*
+ * let.h — the local essential tree (LET): what one rank's tree sends to a
+ * remote domain, and how the receiver turns it back into a tree that
+ * cpu-tree's walk (plugin/cpu-tree/walk.h) can walk unchanged.
+ *
+ * The remote domain is a box that contains the sphere of every i-group the
+ * receiver will walk in this call (mt_box, computed by the receiver from
+ * its own groups). The sender descends its source tree breadth-first:
+ *   - a cell that every group inside the box would accept (the same MAC
+ *     and box test as the walk, evaluated at the box's nearest point, with
+ *     a relative safety margin of 1e-9 against rounding) is sent as a
+ *     closed cell: its moments only;
+ *   - a leaf that is not accepted is sent with its particles;
+ *   - an internal cell that is not accepted is sent with all its children,
+ *     which are decided the same way.
+ * Since a group's sphere lies inside the box, |com - centre| - radius is at
+ * least the box distance: the receiver's walk accepts every closed cell,
+ * and reaches the particles of every leaf it opens. Everything closer is
+ * opened exactly as on the sender, so the walk over local tree + LETs sees
+ * the same cells a walk over one global tree with the same cells would.
+ *
+ * A closed cell carries two half-mass particles at its com as its "leaf"
+ * (built by the receiver, never sent): should rounding ever make a group
+ * open it after all, the walk still reads valid memory and gets the
+ * monopole. By the margin above that does not happen.
+ *
+ * Wire format (one buffer per sender/receiver pair; empty when the
+ * receiver has no targets or the sender no sources):
+ *     uint32 ncells, uint32 nparticles, int32 e_mass (masses, the moments'
+ *     m and s, are in the sender's unit 2^e_mass, as in its tree),
+ *     ncells x mt_let_cell (breadth-first: children consecutive),
+ *     nparticles x {x, y, z, m} doubles.
+ */
+#ifndef GP_MPI_TREE_LET_H
+#define GP_MPI_TREE_LET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu-tree/tree_state.h"
+
+/* A receiver's domain for one force pass, as all ranks see it: a binary
+ * tree of boxes. Node 0 holds every group sphere of the pass; a node's
+ * children (left/right, -1 for none) split its run of groups (consecutive
+ * along the curve) in two, the widest runs first, so that a few outlying
+ * groups, or a jump of the curve, do not make the whole domain one huge
+ * box. A cell is closed for a node when it is closed for the node's box,
+ * or for both its children. has, gfac and param_hash are set in node 0. */
+typedef struct mt_box {
+    double lo[3], hi[3];     /* contains every group sphere below the node */
+    double gfac;             /* acceleration MAC: (G / (delta_acc min|a_old|))^(1/4),
+                                the largest of the receiver's groups        */
+    uint64_t param_hash;     /* the parameters that shape forces: must agree */
+    int32_t has;             /* 0: no targets on that rank (send nothing) */
+    int32_t left, right;     /* children, or -1                          */
+    int32_t pad;
+} mt_box;
+
+/* One cell on the wire. first: internal -> LET index of the first child;
+ * open leaf -> first of its particles in the buffer; closed -> unused. */
+typedef struct mt_let_cell {
+    gp_moments mo;
+    uint32_t count, nchild, first, closed;
+} mt_let_cell;
+
+/* A growable byte buffer. */
+typedef struct mt_buf {
+    char *p;
+    size_t n, cap;
+} mt_buf;
+
+void mt_buf_free(mt_buf *b);
+
+/* The LET of tree t (cells prepared for mac by ct_tree_prepare_cells) for
+ * the domain tree box[0..nbox), appended to out. *ncells / *npart get what was
+ * packed. Returns 0, or -1 when out of memory. */
+int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+                uint32_t *ncells, uint32_t *npart);
+
+/* Builds a source-only ct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
+ * columns) from one received buffer; ids are -4 (never a local target).
+ * bytes == 0 gives an empty tree. Returns 0, -1 when out of memory, -2
+ * when the buffer is malformed. Free with ct_tree_free. */
+int mt_let_unpack(const void *data, size_t bytes, ct_tree *let);
+
+#endif /* GP_MPI_TREE_LET_H */

@@ -1,0 +1,117 @@
+# plugin/mpi-tree: cpu-tree across MPI ranks with a local essential tree
+# exchange. Built when mpicc is found (OpenMPI: Debian's libopenmpi-dev);
+# without it the plugin and its tests are left out. It links cpu-tree's own
+# tree_state.o and walk.o, so every rank builds and walks exactly as
+# cpu-tree does.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+GP_HAVE_MPI := 1
+MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
+MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
+
+MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
+MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o comm.o)
+MPI_TREE_LINK := $(MPI_TREE_OBJS) $(addprefix $(BUILD)/obj/plugin/cpu-tree/,tree_state.o walk.o) \
+                 $(GP_CORE_OBJS) $(GP_COMMON_OBJS)
+PLUGINS += $(MPI_TREE_SO)
+$(MPI_TREE_OBJS): CFLAGS += -O3 -fno-math-errno $(MPI_CFLAGS)
+
+$(MPI_TREE_SO): $(MPI_TREE_LINK) plugin/plugin.map
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(MPI_TREE_LINK) $(MPI_LIBS) $(LDLIBS)
+
+.PHONY: mpi-tree
+mpi-tree: $(MPI_TREE_SO)
+
+# ---- tests: tests/mpi-accuracy.c at P = 1..4 under mpirun (oversubscribed,
+# one OpenMP thread per rank); each wrapper skips when mpirun is missing.
+MPI_ACC := $(BUILD)/tests/mpi-accuracy
+$(BUILD)/obj/tests/mpi-accuracy.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(MPI_ACC): $(BUILD)/obj/tests/mpi-accuracy.o $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+
+MPI_TESTS := $(foreach p,1 2 3 4,$(BUILD)/t/mpi-accuracy-p$(p).t)
+TESTS += $(MPI_TESTS)
+$(BUILD)/t/mpi-accuracy-p%.t: $(MPI_ACC) $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                              $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ACC))|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
+# Conformance at P = 2: tests/conformance.c compiled unchanged into an MPI
+# wrapper (tests/mpi-conformance.c) that spreads every call over the ranks.
+# (P = 1 is the generated conformance-mpi-tree.t: no mpirun, a singleton.)
+MPI_CONF := $(BUILD)/tests/mpi-conformance
+$(BUILD)/obj/tests/mpi-conformance.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance_abi11.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS)
+TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
+$(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|2|' -e 's|@PROGRAM@|$(abspath $(MPI_CONF))|' \
+	     -e 's|@ARGS@|$(abspath $(MPI_TREE_SO))|' tests/mpi-run.sh > $@
+	@chmod +x $@
+# bench/mpi-tree-scaling.c: one force evaluation at P ranks (time, LET bytes);
+# bench/results/mpi-tree.md has the runs.
+MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
+BENCHES += $(MPI_BENCH)
+$(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)
+$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) -L$(BUILD)/lib -lgravplug \
+	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+# host_stub/mpi/decomp.c: the Peano-Hilbert decomposition for gravhost
+# under mpirun (issue 14; only its test uses it so far), tests at P = 1, 3, 4.
+MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
+$(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/tests/mpi-decomp.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-decomp: $(BUILD)/obj/tests/mpi-decomp.o $(MPI_DECOMP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+MPI_DECOMP_TESTS := $(foreach p,1 3 4,$(BUILD)/t/mpi-decomp-p$(p).t)
+TESTS += $(MPI_DECOMP_TESTS)
+$(BUILD)/t/mpi-decomp-p%.t: $(BUILD)/tests/mpi-decomp tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-decomp)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
+# tests/mpi-leapfrog.c: mpi-tree + gp_mpi_decompose (migration every 10
+# steps) in a leapfrog, against cpu-tree alone: energy, Lagrangian radii.
+$(BUILD)/obj/tests/mpi-leapfrog.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-leapfrog: $(BUILD)/obj/tests/mpi-leapfrog.o $(MPI_DECOMP_OBJ) $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS)
+MPI_LEAP_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-leapfrog-p$(p).t)
+TESTS += $(MPI_LEAP_TESTS)
+$(BUILD)/t/mpi-leapfrog-p%.t: $(BUILD)/tests/mpi-leapfrog $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                             tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-leapfrog)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
+# tests/mpi-gpsim.c: gp_sim (leapfrog) on every rank with mpi-tree, particles
+# migrating between legs, against cpu-tree in one process (P = 2, 4).
+$(BUILD)/obj/tests/mpi-gpsim.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-gpsim: $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) $(BUILD)/lib/libgravplug.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) -L$(BUILD)/lib -lgravplug \
+	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+MPI_GPSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-gpsim-p$(p).t)
+TESTS += $(MPI_GPSIM_TESTS)
+$(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                          tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-gpsim)|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@
+else
+# Without mpicc: one test that says why mpi-tree is missing.
+TESTS += $(BUILD)/t/mpi-tree-skip.t
+$(BUILD)/t/mpi-tree-skip.t: plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\necho "1..0 # SKIP mpicc not found: mpi-tree is not built (install libopenmpi-dev)"\n' > $@
+	@chmod +x $@
+endif

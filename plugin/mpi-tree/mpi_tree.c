@@ -1,0 +1,1286 @@
+/*
+ * mpi_tree.c — the mpi-tree plugin: cpu-tree across MPI ranks with a local
+ * essential tree (LET) exchange, as in Bonsai, GOTHIC's MPI mode and
+ * Gadget's tree (Warren & Salmon 1993; Bédorf et al. 2014).
+ *
+ * Every call but describe_params, get_param, get_stats and last_error is
+ * collective over the instance's communicator (a duplicate of
+ * gp_init_args.mpi_comm, or of MPI_COMM_WORLD): every rank calls it, with
+ * its own particles, its own active subset, its own field points, and
+ * indices local to itself. Particles may be spread over the ranks in any
+ * way; the exchange is small when each rank's particles are compact in
+ * space (a Peano-Hilbert slice). Without mpirun the plugin runs as P = 1
+ * (comm.h says how MPI gets started).
+ *
+ * One force pass:
+ *   1. each rank builds (or refits) its own tree with cpu-tree's code
+ *      (tree_state.c: keys, sort, i-groups, source tree, moments);
+ *   2. each rank forms its i-groups and their spheres, and all ranks
+ *      exchange the box around those spheres (MPI_Allgather);
+ *   3. each rank packs, for every other rank, the cells of its tree that
+ *      that box needs (let.c), and the ranks swap them (MPI_Alltoallv);
+ *   4. each group is walked with cpu-tree's walk (walk.c), over the local
+ *      tree first and then over the received LETs in rank order; the sums
+ *      are added in that order, so results are deterministic for a fixed
+ *      P and distribution of particles.
+ * Before each exchange the ranks agree on success (comm.h): a failure on
+ * one rank becomes the same status and sentence on every rank, no hang.
+ *
+ * Extensions of the ABI for ranks that hold nothing to evaluate:
+ *   - set_active_subset(s, 0, index != NULL): no active particle on this
+ *     rank (compute_forces then writes nothing, acc may be NULL);
+ *     set_source_subset(s, 0, index != NULL): no source on this rank;
+ *   - compute_field with m = 0: no points on this rank (acc may be NULL),
+ *     as long as some rank passes points (m = 0 everywhere is rejected, as
+ *     the ABI says);
+ *   - set_particles with n = 0: no particles on this rank (pos and mass
+ *     may be NULL), as long as some rank has particles.
+ *
+ * The acceleration MAC's first call (no previous |a| anywhere) runs the bh
+ * pre-pass on every rank when any rank needs it.
+ *
+ * Threads: each instance talks over its own duplicate communicator, so
+ * two instances may be used from two threads at once when MPI runs at
+ * MPI_THREAD_MULTIPLE (what the plugin asks for when it starts MPI; a host
+ * that starts MPI itself decides).
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "common/plugin_base.h"
+#include "core/mac.h"
+#include "let.h"
+
+#define PLUGIN_NAME "mpi-tree"
+
+/* cpu-tree's constants (cpu_tree.c), so a rank's local work is the same. */
+#define MT_BUILD_COST_PER_PARTICLE 150.0
+#define MT_PREPASS_THETA 1.0
+
+static const gp_param_info params[] = {
+    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
+    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",
+     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"},
+    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
+     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},
+    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
+     "cell acceptance, as cpu-tree's (the LET is cut by the same criterion)"},
+    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",
+     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},
+    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"},
+    {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
+     "after positions change: auto (refit until a rebuild pays off), always, or rebuild "
+     "every N force calls and refit in between (each rank decides for its own tree)"},
+    {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
+     "single: float interactions and sums; mixed: float interactions, double sums; double"},
+    {"group_size", GP_PARAM_INT, "64", "[1,1024]",
+     "most particles in one i-group (the unit of the walk)"},
+    {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"},
+    {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
+     "space-filling curve each rank sorts its particles along"},
+    {"threads", GP_PARAM_INT, "0", "[0,4096]",
+     "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
+    {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree",
+     "the local force engine of each rank (cuda-tree is not available yet)"},
+    {"let_boxes", GP_PARAM_INT, "256", "[1,65536]",
+     "leaf boxes of the coarse tree each rank describes its domain with (runs of its "
+     "i-groups along the curve; leaves near other ranks are then refined to single groups)"},
+    {"wide_split", GP_PARAM_DOUBLE, "16", "[0,inf)",
+     "halve i-groups wider than this many times the median group radius (0: keep "
+     "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
+     "everything"},
+};
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
+       P_KEYS, P_THREADS, P_ENGINE, P_BOXES, P_WIDE, N_PARAMS };
+enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
+
+struct gp_solver {
+    gp_base base;              /* first: errors, params, particle copy, stats */
+    MPI_Comm comm;             /* this instance's own duplicate              */
+    int rank, size;
+    ct_tree tree;
+    int have_tree;
+    int moved;                 /* positions changed since the tree was made  */
+    int dirty;                 /* masses or sources changed: rebuild         */
+    uint32_t built_group, built_leaf;
+    int built_keys;
+    uint64_t calls_since_build;
+    double base_cost, excess;  /* rebuild=auto bookkeeping (as cpu-tree)     */
+    double *aold;              /* previous |a| per particle, < 0: none yet   */
+    uint8_t *in_src;           /* source subset membership; NULL: all        */
+    int none_active;           /* set_active_subset(0, non-NULL)             */
+    /* LET traffic of the last force/field call and in total (bytes) */
+    uint64_t let_sent, let_recv, let_sent_total, let_recv_total;
+};
+
+static int thread_count(const gp_solver *s)
+{
+    long long t = gp_param_int(&s->base, P_THREADS);
+    return t > 0 ? (int)t : omp_get_max_threads();
+}
+
+static gp_status agree(gp_solver *s, gp_status mine)
+{
+    return mt_agree(&s->base, s->comm, mine);
+}
+
+/* ---- the local tree ------------------------------------------------------ */
+
+/* Masses the tree sees: zero outside the source subset. */
+static const double *source_masses(gp_solver *s, double **tmp)
+{
+    const gp_particles *p = &s->base.p;
+    *tmp = NULL;
+    if (!s->in_src) return p->mass;
+    double *m = malloc(p->n * sizeof *m);
+    if (!m) return NULL;
+    for (size_t i = 0; i < p->n; i++) m[i] = s->in_src[i] ? p->mass[i] : 0.0;
+    *tmp = m;
+    return m;
+}
+
+static gp_status build_tree(gp_solver *s)
+{
+    double t0 = gp_wtime();
+    const gp_particles *p = &s->base.p;
+    if (p->n == 0) {            /* an empty rank: an empty tree */
+        ct_tree_free(&s->tree);
+        s->have_tree = 1;
+        s->moved = s->dirty = 0;
+        s->built_group = (uint32_t)gp_param_int(&s->base, P_GROUP);
+        s->built_leaf = (uint32_t)gp_param_int(&s->base, P_LEAF);
+        s->built_keys = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+        return GP_OK;
+    }
+    uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
+    uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
+    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+    double *tmp;
+    const double *mass = source_masses(s, &tmp);
+    ct_tree fresh;
+    int rc = -1;
+    if (mass) {
+        int prev = omp_get_max_threads();
+        omp_set_num_threads(thread_count(s));
+        rc = ct_tree_build(&fresh, p->n, p->pos, mass, gsize, lsize, kind);
+        omp_set_num_threads(prev);
+    }
+    free(tmp);
+    if (rc)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "no memory to build the tree of %zu particles; free memory or use "
+                       "more ranks", p->n);
+    ct_tree_free(&s->tree);
+    s->tree = fresh;
+    s->have_tree = 1;
+    s->moved = s->dirty = 0;
+    s->built_group = gsize;
+    s->built_leaf = lsize;
+    s->built_keys = (int)kind;
+    s->calls_since_build = 0;
+    s->excess = 0;
+    s->base.stats.tree_builds += 1;
+    s->base.stats.seconds_build += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* Makes this rank's tree current (cpu-tree's policy; local, no exchange). */
+static gp_status ensure_tree(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+    if (!s->have_tree || s->dirty || s->built_group != (uint32_t)gp_param_int(&s->base, P_GROUP) ||
+        s->built_leaf != (uint32_t)gp_param_int(&s->base, P_LEAF) || s->built_keys != (int)kind)
+        return build_tree(s);
+    if (!s->moved) return GP_OK;
+    if (p->n == 0) { s->moved = 0; return GP_OK; }
+    int mode = gp_param_enum(&s->base, P_REBUILD);
+    if (mode == REBUILD_ALWAYS ||
+        (mode == REBUILD_EVERY && s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
+        (mode == REBUILD_AUTO && s->excess > MT_BUILD_COST_PER_PARTICLE * (double)p->n))
+        return build_tree(s);
+    double t0 = gp_wtime();
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(thread_count(s));
+    int rc = ct_tree_refit(&s->tree, p->pos, NULL, 1);
+    omp_set_num_threads(prev);
+    if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
+    if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
+    s->moved = 0;
+    s->base.stats.tree_refits += 1;
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* ---- targets: i-groups with their spheres --------------------------------- */
+
+/* A pass's targets: runs rb/rc over target slots u, at x/y/z[u], skipping
+ * local source self[u] (-1: none), result to output slot[u]. */
+typedef struct mt_targets {
+    uint32_t nruns;
+    uint32_t *rb, *rc;
+    double *x, *y, *z;
+    int32_t *self;
+    size_t *slot;
+    double *centre, *radius;   /* per run */
+    double *amin;              /* per run, acceleration MAC; NULL otherwise */
+    void *owned[8];            /* freed by targets_free */
+} mt_targets;
+
+static void targets_free(mt_targets *T)
+{
+    for (int k = 0; k < 8; k++) free(T->owned[k]);
+    memset(T, 0, sizeof *T);
+}
+
+typedef struct rank_slot { uint32_t rank, k; } rank_slot;
+
+static int by_rank(const void *a, const void *b)
+{
+    uint32_t x = ((const rank_slot *)a)->rank, y = ((const rank_slot *)b)->rank;
+    return (x > y) - (x < y);
+}
+
+/* Allocates the per-target and per-run arrays for m targets and nruns runs. */
+static int targets_alloc(mt_targets *T, size_t m, uint32_t nruns)
+{
+    size_t mm = m ? m : 1, nr = nruns ? nruns : 1;
+    T->x = T->owned[0] = malloc(3 * mm * sizeof *T->x);
+    T->self = T->owned[1] = malloc(mm * sizeof *T->self);
+    T->slot = T->owned[2] = malloc(mm * sizeof *T->slot);
+    T->centre = T->owned[3] = malloc(4 * nr * sizeof *T->centre);
+    if (!T->rb) T->rb = T->owned[4] = malloc(nr * sizeof *T->rb);
+    if (!T->rc) T->rc = T->owned[5] = malloc(nr * sizeof *T->rc);
+    if (!T->x || !T->self || !T->slot || !T->centre || !T->rb || !T->rc) return -1;
+    T->y = T->x + mm;
+    T->z = T->x + 2 * mm;
+    T->radius = T->centre + 3 * nr;
+    T->nruns = nruns;
+    return 0;
+}
+
+/* Spheres of the runs (as cpu-tree's force_pass makes them). */
+static void targets_spheres(mt_targets *T)
+{
+#pragma omp parallel for schedule(static) if (T->nruns > 256)
+    for (uint32_t r = 0; r < T->nruns; r++)
+        gp_group_sphere(T->x, T->y, T->z, NULL, T->rb[r], T->rc[r], &T->centre[3 * r],
+                        &T->radius[r]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Wide groups: a group-size leaf of a nearly empty cube (the outskirts of
+ * a halo) can have a sphere as large as the system, which makes its walk
+ * open everything near it, and makes every other rank's LET for this rank
+ * hold nearly all of that rank's particles, whatever the decomposition.
+ * Such runs are halved along the curve until each piece is within `wide`
+ * (the wide_split parameter) times the median group radius, or a single
+ * target. (cpu-tree keeps them whole; its ct_split_loose_groups splits
+ * only far looser ones.) Smaller spheres accept more cells, so forces
+ * come closer to the MAC's nominal error (cpu-tree's wide groups are
+ * needlessly exact) at fewer interactions. Deterministic: depends on the
+ * targets alone. Returns 0 or -1 (memory). */
+static int split_wide(mt_targets *T, double wide)
+{
+    uint32_t n = T->nruns;
+    if (n < 2 || !(wide > 0)) return 0;
+    double *r = malloc(n * sizeof *r);
+    if (!r) return -1;
+    memcpy(r, T->radius, n * sizeof *r);
+    qsort(r, n, sizeof *r, cmp_double);
+    double lim = wide * r[n / 2];
+    free(r);
+    uint32_t nwide = 0;
+    for (uint32_t k = 0; k < n; k++) nwide += T->radius[k] > lim && T->rc[k] > 1;
+    if (!nwide || !(lim > 0)) return 0;
+    size_t cap = (size_t)n + 64, out = 0;
+    uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
+    if (!nb || !nc) { free(nb); free(nc); return -1; }
+    uint32_t stack[2 * 32][2];
+    for (uint32_t k = 0; k < n; k++) {
+        int sp = 0;
+        stack[sp][0] = T->rb[k]; stack[sp][1] = T->rc[k]; sp++;
+        while (sp > 0) {
+            sp--;
+            uint32_t b = stack[sp][0], c = stack[sp][1];
+            double centre[3], rad;
+            gp_group_sphere(T->x, T->y, T->z, NULL, b, c, centre, &rad);
+            if (c > 1 && rad > lim && sp + 2 <= (int)(sizeof stack / sizeof stack[0])) {
+                uint32_t h = c / 2;         /* second half first: curve order kept */
+                stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
+                stack[sp][0] = b; stack[sp][1] = h; sp++;
+                continue;
+            }
+            if (out == cap) {
+                cap *= 2;
+                uint32_t *tb = realloc(nb, cap * sizeof *nb);
+                if (tb) nb = tb;
+                uint32_t *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
+                if (!tb || !tc) { free(nb); free(nc); return -1; }
+                nc = tc;
+            }
+            nb[out] = b; nc[out] = c; out++;
+        }
+    }
+    double *cr = malloc(4 * out * sizeof *cr);
+    if (!cr) { free(nb); free(nc); return -1; }
+    free(T->owned[3]); free(T->owned[4]); free(T->owned[5]);
+    T->rb = T->owned[4] = nb;
+    T->rc = T->owned[5] = nc;
+    T->centre = T->owned[3] = cr;
+    T->radius = cr + 3 * out;
+    T->nruns = (uint32_t)out;
+    targets_spheres(T);
+    return 0;
+}
+
+/* The active particles as targets: the tree's groups when all are active;
+ * for a subset, the active part of each tree group (cpu-tree's rule). */
+static int targets_forces(const gp_solver *s, mt_targets *T)
+{
+    const ct_tree *t = &s->tree;
+    const gp_particles *p = &s->base.p;
+    memset(T, 0, sizeof *T);
+    if (s->none_active) return targets_alloc(T, 0, 0);
+    if (!p->active) {
+        size_t n = t->n;
+        T->rb = t->gbegin;
+        T->rc = t->gcount;
+        if (targets_alloc(T, n, t->ngroups)) return -1;
+        for (size_t u = 0; u < n; u++) {
+            T->x[u] = t->x[u]; T->y[u] = t->y[u]; T->z[u] = t->z[u];
+            T->self[u] = (int32_t)u;
+            T->slot[u] = t->order[u];
+        }
+    } else {
+        size_t na = p->n_active;
+        rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
+        T->rb = T->owned[4] = malloc((na ? na : 1) * sizeof *T->rb);
+        T->rc = T->owned[5] = malloc((na ? na : 1) * sizeof *T->rc);
+        if (!rs || targets_alloc(T, na, (uint32_t)na)) { free(rs); return -1; }
+        for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[p->active[k]], (uint32_t)k };
+        qsort(rs, na, sizeof *rs, by_rank);
+        for (size_t u = 0; u < na; u++) {
+            uint32_t i = rs[u].rank;
+            T->self[u] = (int32_t)i;
+            T->slot[u] = rs[u].k;
+            T->x[u] = t->x[i]; T->y[u] = t->y[i]; T->z[u] = t->z[i];
+        }
+        free(rs);
+        uint32_t nr = 0;
+        for (size_t u = 0; u < na;) {
+            uint32_t g = t->group_of[T->self[u]];
+            size_t e = u + 1;
+            while (e < na && t->group_of[T->self[e]] == g) e++;
+            T->rb[nr] = (uint32_t)u;
+            T->rc[nr] = (uint32_t)(e - u);
+            nr++;
+            u = e;
+        }
+        T->nruns = nr;
+    }
+    targets_spheres(T);
+    return split_wide(T, gp_param_double(&s->base, P_WIDE));
+}
+
+/* Field points as targets: sorted along the tree's curve (in a cube
+ * around the points), runs of group_size, loose runs split (cpu-tree's
+ * compute_field). */
+static int targets_field(const gp_solver *s, size_t m, const double *points, mt_targets *T)
+{
+    const ct_tree *t = &s->tree;
+    memset(T, 0, sizeof *T);
+    if (m == 0) return targets_alloc(T, 0, 0);
+    uint64_t *keys = malloc(m * sizeof *keys);
+    uint32_t *perm = malloc(m * sizeof *perm);
+    const uint32_t G = t->max_group ? t->max_group : 64;
+    uint32_t nruns = (uint32_t)((m + G - 1) / G);
+    int rc = -1;
+    if (keys && perm) {
+        /* the points' own cube, not the local tree's: points far outside
+         * this rank's particles would otherwise clamp to its faces and form
+         * wide groups, whose float-relative coordinates lose precision */
+        double lo[3], inv_cell;
+        gp_host_root_cube(m, points, points + 1, points + 2, 3, lo, &inv_cell);
+        gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, lo, inv_cell, keys);
+        for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
+        if (!gp_host_sort_keys(m, keys, perm) && !targets_alloc(T, m, nruns)) {
+            for (size_t i = 0; i < m; i++) {
+                const double *q = &points[3 * (size_t)perm[i]];
+                T->x[i] = q[0]; T->y[i] = q[1]; T->z[i] = q[2];
+                T->self[i] = -1;
+                T->slot[i] = perm[i];
+            }
+            for (uint32_t r = 0; r < nruns; r++) {
+                T->rb[r] = r * G;
+                T->rc[r] = (uint32_t)(m - T->rb[r] < G ? m - T->rb[r] : G);
+            }
+            /* the split reallocates the run arrays: hand them over */
+            T->owned[4] = T->owned[5] = NULL;
+            rc = ct_split_loose_groups(T->x, T->y, T->z, &T->nruns, &T->rb, &T->rc);
+            T->owned[4] = T->rb;
+            T->owned[5] = T->rc;
+            if (!rc) {
+                free(T->centre);
+                T->centre = T->owned[3] = malloc(4 * (size_t)(T->nruns ? T->nruns : 1) * sizeof *T->centre);
+                if (!T->centre) rc = -1;
+                else T->radius = T->centre + 3 * (size_t)T->nruns;
+            }
+        }
+    }
+    free(keys);
+    free(perm);
+    if (!rc) targets_spheres(T);
+    if (!rc) rc = split_wide(T, gp_param_double(&s->base, P_WIDE));
+    return rc;
+}
+
+/* ---- one force pass over local tree + LETs -------------------------------- */
+
+static ct_walk_params walk_params(const gp_solver *s, int mac, int prepass)
+{
+    double eps = gp_param_double(&s->base, P_EPS);
+    ct_walk_params w = {
+        .mac = mac,
+        .quadrupole = !prepass && gp_param_enum(&s->base, P_ORDER) == 1,
+        .prec = (ct_precision)gp_param_enum(&s->base, P_PREC),
+        .eps2 = eps * eps,
+        .G = gp_param_double(&s->base, P_G),
+        .alpha = gp_param_double(&s->base, P_DELTA),
+    };
+    return w;
+}
+
+/* FNV-1a over the values that shape forces (all but threads). */
+static uint64_t param_hash(const gp_solver *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int k = 0; k < N_PARAMS; k++) {
+        if (k == P_THREADS) continue;
+        const gp_param_value *v = &s->base.param[k];
+        unsigned char b[sizeof v->d + sizeof v->i + 2 * sizeof(int)];
+        memcpy(b, &v->d, sizeof v->d);
+        memcpy(b + sizeof v->d, &v->i, sizeof v->i);
+        memcpy(b + sizeof v->d + sizeof v->i, &v->b, sizeof v->b);
+        memcpy(b + sizeof v->d + sizeof v->i + sizeof v->b, &v->word, sizeof v->word);
+        for (size_t j = 0; j < sizeof b; j++) h = (h ^ b[j]) * 1099511628211ULL;
+    }
+    return h;
+}
+
+/* The box around the group spheres of runs [r0, r1), padded outward by
+ * a hair so that rounding in a sphere never pokes out. */
+static void runs_box(const mt_targets *T, uint32_t r0, uint32_t r1, mt_box *b)
+{
+    for (int a = 0; a < 3; a++) { b->lo[a] = HUGE_VAL; b->hi[a] = -HUGE_VAL; }
+    for (uint32_t r = r0; r < r1; r++)
+        for (int a = 0; a < 3; a++) {
+            double c = T->centre[3 * r + a], rg = T->radius[r];
+            if (c - rg < b->lo[a]) b->lo[a] = c - rg;
+            if (c + rg > b->hi[a]) b->hi[a] = c + rg;
+        }
+    for (int a = 0; a < 3; a++) {
+        double pad = 1e-12 * (b->hi[a] - b->lo[a] + fabs(b->lo[a]) + fabs(b->hi[a]));
+        b->lo[a] -= pad;
+        b->hi[a] += pad;
+    }
+}
+
+/* This rank's domain for the pass (let.h): a binary tree of boxes over
+ * its groups in curve order, splitting the widest run first (width times
+ * its number of groups), until it has
+ * let_boxes leaves (or no run of two groups is left). Returns the number
+ * of nodes written to out (room for 2 * let_boxes). */
+static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_walk_params *wp,
+                    mt_box *out, uint32_t *r0, uint32_t *r1)
+{
+    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL,
+                 .left = -1, .right = -1 };
+    double amin = HUGE_VAL;
+    for (uint32_t r = 0; r < T->nruns && T->amin; r++) amin = T->amin[r] < amin ? T->amin[r] : amin;
+    if (mac == GP_MAC_ACCELERATION) {
+        double alpha_a = wp->alpha * amin;
+        b.gfac = alpha_a > 0 ? sqrt(sqrt(fabs(wp->G) / alpha_a)) * (1 + 1e-12) : HUGE_VAL;
+    }
+    out[0] = b;
+    if (!b.has) return 1;
+    runs_box(T, 0, T->nruns, &out[0]);
+    r0[0] = 0;
+    r1[0] = T->nruns;
+    int nodes = 1, leaves = 1, want = (int)gp_param_int(&s->base, P_BOXES);
+    while (leaves < want) {
+        /* the leaf with the largest width x groups that still holds two
+         * (width alone spends the budget on the sparse outskirts; the
+         * LET's size is decided where the groups are many) */
+        int pick = -1;
+        double wmax = -1;
+        for (int k = 0; k < nodes; k++) {
+            if (out[k].left >= 0 || r1[k] - r0[k] < 2) continue;
+            double w = 0;
+            for (int a = 0; a < 3; a++) w = fmax(w, out[k].hi[a] - out[k].lo[a]);
+            w *= (double)(r1[k] - r0[k]);
+            if (w > wmax) { wmax = w; pick = k; }
+        }
+        if (pick < 0) break;
+        uint32_t mid = r0[pick] + (r1[pick] - r0[pick]) / 2;
+        for (int c = 0; c < 2; c++) {
+            out[nodes] = b;
+            r0[nodes] = c ? mid : r0[pick];
+            r1[nodes] = c ? r1[pick] : mid;
+            runs_box(T, r0[nodes], r1[nodes], &out[nodes]);
+            if (c) out[pick].right = nodes; else out[pick].left = nodes;
+            nodes++;
+        }
+        leaves++;
+    }
+    return nodes;
+}
+
+/* Walks every run over the local tree and then the LETs lets[0..nlet),
+ * adding in that order; results to acc/pot by slot. */
+static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
+                    const ct_tree *lets, int nlet, double *acc, double *pot, uint64_t *pp_out,
+                    uint64_t *pc_out)
+{
+    const uint32_t G = s->tree.max_group ? s->tree.max_group : 64;
+    uint32_t maxrun = 0;
+    for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
+    const uint32_t W = maxrun > G ? maxrun : G;
+    ct_sources local = ct_tree_sources(&s->tree);
+    ct_sources *remote = malloc((size_t)(nlet ? nlet : 1) * sizeof *remote);
+    if (!remote) return -1;
+    for (int k = 0; k < nlet; k++) remote[k] = ct_tree_sources(&lets[k]);
+    uint64_t pp = 0, pc = 0;
+    int failed = 0;
+#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
+    {
+        ct_workspace *ws = ct_workspace_new(W);
+        double *buf = malloc(8 * (size_t)W * sizeof *buf);
+        int ok_mem = ws && buf;
+        if (!ok_mem) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (uint32_t r = 0; r < T->nruns; r++) {
+            if (!ok_mem) continue;
+            uint32_t b = T->rb[r], nt = T->rc[r];
+            double *sum = buf + 4 * (size_t)W;
+            ct_group grp = { .n = nt, .x = T->x + b, .y = T->y + b, .z = T->z + b,
+                             .self = T->self + b, .amin = T->amin ? T->amin[r] : 0,
+                             .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
+                             .pot = buf + 3 * W };
+            memcpy(grp.centre, &T->centre[3 * r], sizeof grp.centre);
+            ct_walk_group(&local, wp, ws, &grp, &pp, &pc);
+            for (uint32_t j = 0; j < nt; j++) {
+                sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
+                sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
+            }
+            for (int k = 0; k < nlet; k++) {
+                if (remote[k].n == 0) continue;
+                ct_walk_group(&remote[k], wp, ws, &grp, &pp, &pc);
+                for (uint32_t j = 0; j < nt; j++) {
+                    sum[j] += grp.ax[j]; sum[W + j] += grp.ay[j];
+                    sum[2 * W + j] += grp.az[j]; sum[3 * W + j] += grp.pot[j];
+                }
+            }
+            for (uint32_t j = 0; j < nt; j++) {
+                size_t o = T->slot[b + j];
+                acc[3 * o] = sum[j]; acc[3 * o + 1] = sum[W + j]; acc[3 * o + 2] = sum[2 * W + j];
+                if (pot) pot[o] = sum[3 * W + j];
+            }
+        }
+        ct_workspace_free(ws);
+        free(buf);
+    }
+    free(remote);
+    *pp_out += pp;
+    *pc_out += pc;
+    return failed ? -1 : 0;
+}
+
+/* Every rank's domain tree, gathered: rank r's nodes are
+ * (*all)[first[r] .. first[r] + nbox[r]). Collective. */
+static gp_status gather_boxes(gp_solver *s, const char *fn, const mt_box *mine, int nmine,
+                              mt_box **all, int *nbox, int *first)
+{
+    const int P = s->size;
+    gp_status st = GP_OK;
+    MPI_Allgather(&nmine, 1, MPI_INT, nbox, 1, MPI_INT, s->comm);
+    long long total = 0;
+    for (int r = 0; r < P; r++) { first[r] = (int)total; total += nbox[r]; }
+    int *cb = malloc((size_t)P * sizeof *cb), *db = malloc((size_t)P * sizeof *db);
+    *all = total * (long long)sizeof(mt_box) < INT32_MAX ? malloc((size_t)total * sizeof **all) : NULL;
+    if (!*all || !cb || !db)
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "%s: no memory for %lld domain boxes; lower let_boxes", fn, total);
+    if ((st = agree(s, st)) == GP_OK) {
+        /* boxes travel as bytes: counts and offsets in bytes */
+        for (int r = 0; r < P; r++) {
+            cb[r] = nbox[r] * (int)sizeof(mt_box);
+            db[r] = first[r] * (int)sizeof(mt_box);
+        }
+        MPI_Allgatherv(mine, nmine * (int)sizeof *mine, MPI_BYTE, *all, cb, db, MPI_BYTE, s->comm);
+    }
+    free(cb);
+    free(db);
+    return st;
+}
+
+static double box_gap2(const mt_box *a, const mt_box *b)
+{
+    double d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        double g = fmax(0.0, fmax(a->lo[k] - b->hi[k], b->lo[k] - a->hi[k]));
+        d2 += g * g;
+    }
+    return d2;
+}
+
+/* Is box b within its width of a leaf of rank q's (coarse) domain? */
+static int near_rank(const mt_box *b, const mt_box *all, const int *nbox, const int *first, int q)
+{
+    double w = 0;
+    for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
+    double reach2 = w * w;
+    const mt_box *d = &all[first[q]];
+    if (!d->has || box_gap2(b, d) >= reach2) return 0;
+    for (int j = 0; j < nbox[q]; j++)
+        if (d[j].left < 0 && box_gap2(b, &d[j]) < reach2) return 1;
+    return 0;
+}
+
+/* ... of any other rank's domain? */
+static int near_others(const gp_solver *s, const mt_box *b, const mt_box *all, const int *nbox,
+                       const int *first)
+{
+    for (int q = 0; q < s->size; q++)
+        if (q != s->rank && near_rank(b, all, nbox, first, q)) return 1;
+    return 0;
+}
+
+/* The second round of the domain (let.h): a leaf of the coarse tree that
+ * lies near another rank's domain is split, and so are its pieces while
+ * they lie near one, down to single groups: the LETs for this rank follow
+ * its boundary at the scale of its groups, while the rest stays coarse,
+ * so the boxes sent grow with the boundary, like the LETs, not with n.
+ * Returns the new node count (<= cap). */
+static int refine_boxes(const gp_solver *s, mt_box *b, int n, uint32_t *r0, uint32_t *r1,
+                        const mt_targets *T, int cap, const mt_box *all, const int *nbox,
+                        const int *first)
+{
+    const int coarse = n;
+    for (int k = 0; k < coarse; k++) {
+        if (b[k].left >= 0 || r1[k] - r0[k] < 2 || !near_others(s, &b[k], all, nbox, first))
+            continue;
+        int stack[128], sp = 0;
+        stack[sp++] = k;
+        while (sp > 0) {
+            int q = stack[--sp];
+            if (r1[q] - r0[q] < 2 || n + 2 > cap || sp + 2 > 128) continue;
+            uint32_t mid = r0[q] + (r1[q] - r0[q]) / 2;
+            for (int c = 0; c < 2; c++) {
+                b[n] = b[0];
+                b[n].left = b[n].right = -1;
+                r0[n] = c ? mid : r0[q];
+                r1[n] = c ? r1[q] : mid;
+                runs_box(T, r0[n], r1[n], &b[n]);
+                if (c) b[q].right = n; else b[q].left = n;
+                /* only the pieces that still lie near another domain go on */
+                if (near_others(s, &b[n], all, nbox, first)) stack[sp++] = n;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+/* One collective pass: boxes, LETs, walks. */
+static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
+                            const mt_targets *T, double *acc, double *pot, uint64_t *pp,
+                            uint64_t *pc)
+{
+    const int P = s->size;
+    gp_status st = GP_OK;
+    ct_tree_prepare_cells(&s->tree, mac, theta);
+    ct_walk_params wp = walk_params(s, mac, prepass);
+    /* room for the coarse tree and for refining all of it to single groups */
+    const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES) + 2 * (int)T->nruns + 2;
+    mt_box *mine = malloc((size_t)maxbox * sizeof *mine);
+    uint32_t *r0 = malloc((size_t)maxbox * sizeof *r0), *r1 = malloc((size_t)maxbox * sizeof *r1);
+    int nmine = mine && r0 && r1 ? my_boxes(s, T, mac, &wp, mine, r0, r1) : 0;
+    int *nbox = malloc((size_t)P * sizeof *nbox), *first = malloc((size_t)P * sizeof *first);
+    mt_box *boxes = NULL;
+    mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
+    mt_buf *tsend = calloc((size_t)P, sizeof *tsend), *trecv = calloc((size_t)P, sizeof *trecv);
+    ct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
+    if (!mine || !r0 || !r1 || !nbox || !first || !send || !recv || !tsend || !trecv || !lets)
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
+    if ((st = agree(s, st)) != GP_OK) goto out;
+    if ((st = gather_boxes(s, fn, mine, nmine, &boxes, nbox, first)) != GP_OK) goto out;
+    for (int r = 0; r < P; r++)
+        if (boxes[first[r]].param_hash != mine[0].param_hash) {
+            /* every rank sees the same table, so every rank says the same */
+            st = gp_fail(&s->base, GP_ERR_BAD_STATE,
+                         "%s: the ranks' parameters differ (rank %d's from rank 0's); set the "
+                         "same values on every rank", fn, r ? r : 1);
+            goto out;
+        }
+    uint64_t box_bytes = (uint64_t)nmine * sizeof *mine * (uint64_t)(P - 1);
+    if (P > 1) {
+        /* second round: refine, down to single groups, the pieces that lie
+         * near another rank's domain, and send the refined tree to those
+         * neighbouring ranks only (point to point); the others keep the
+         * coarse tree of the first round */
+        const int coarse = nmine;
+        for (int q = 0; q < P; q++) {
+            int near = 0;
+            for (int k = 0; k < coarse && !near && q != s->rank && mine[0].has; k++)
+                near = mine[k].left < 0 && near_rank(&mine[k], boxes, nbox, first, q);
+            tsend[q].n = near;          /* marks the neighbours; filled below */
+        }
+        nmine = refine_boxes(s, mine, nmine, r0, r1, T, maxbox, boxes, nbox, first);
+        for (int q = 0; q < P && st == GP_OK; q++) {
+            if (!tsend[q].n) continue;
+            tsend[q].n = 0;
+            tsend[q].p = malloc((size_t)nmine * sizeof *mine);
+            if (!tsend[q].p) {
+                st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
+                break;
+            }
+            memcpy(tsend[q].p, mine, (size_t)nmine * sizeof *mine);
+            tsend[q].n = tsend[q].cap = (size_t)nmine * sizeof *mine;
+            box_bytes += tsend[q].n;
+        }
+        if ((st = agree(s, st)) != GP_OK) goto out;
+        if ((st = mt_exchange(&s->base, s->comm, P, tsend, trecv)) != GP_OK) goto out;
+    }
+    double t0 = gp_wtime();
+    uint64_t sent = 0, got = 0, sent_cells = 0, sent_parts = 0;
+    for (int r = 0; r < P && st == GP_OK; r++) {
+        if (r == s->rank) continue;
+        uint32_t nc, np;
+        /* rank r's refined domain when it sent one (a neighbour), else its coarse one */
+        const mt_box *dom = trecv[r].n ? (const mt_box *)trecv[r].p : &boxes[first[r]];
+        int ndom = trecv[r].n ? (int)(trecv[r].n / sizeof *mine) : nbox[r];
+        if (mt_let_pack(&s->tree, mac, dom, ndom, &send[r], &nc, &np))
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                         "%s: no memory for the local essential tree of rank %d; use more "
+                         "ranks or a smaller theta", fn, r);
+        sent += send[r].n;
+        sent_cells += nc;
+        sent_parts += np;
+    }
+    if ((st = agree(s, st)) != GP_OK) goto out;
+    if ((st = mt_exchange(&s->base, s->comm, P, send, recv)) != GP_OK) goto out;
+    int nlet = 0;
+    for (int r = 0; r < P && st == GP_OK; r++) {
+        if (r == s->rank) continue;
+        got += recv[r].n;
+        int rc = mt_let_unpack(recv[r].p, recv[r].n, &lets[nlet]);
+        if (rc == -1)
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                         "%s: no memory for the local essential tree from rank %d", fn, r);
+        else if (rc == -2)
+            st = gp_fail(&s->base, GP_ERR_INTERNAL,
+                         "%s: the local essential tree from rank %d is malformed; please "
+                         "report this", fn, r);
+        else {
+            ct_tree_prepare_cells(&lets[nlet], mac, theta);
+            nlet++;
+        }
+        mt_buf_free(&recv[r]);
+    }
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    s->let_sent = sent;
+    s->let_recv = got;
+    s->let_sent_total += sent;
+    s->let_recv_total += got;
+    if ((st = agree(s, st)) != GP_OK) goto out;
+    if (walk_all(s, &wp, T, lets, nlet, acc, pot, pp, pc))
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
+    st = agree(s, st);
+    /* the numbers bench/mpi-tree-scaling reads: LET bytes this rank sent
+     * and received, and the bytes of domain boxes it sent (the coarse tree
+     * to every rank, the refined one to its neighbours) */
+    gp_log(&s->base, GP_LOG_DEBUG,
+           "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes; sent %llu cells "
+           "%llu particles (rank %d of %d)",
+           fn, (unsigned long long)sent, (unsigned long long)got, nmine,
+           (unsigned long long)box_bytes, (unsigned long long)sent_cells,
+           (unsigned long long)sent_parts, s->rank, P);
+out:
+    for (int r = 0; r < P - 1 && lets; r++) ct_tree_free(&lets[r]);
+    for (int r = 0; r < P; r++) {
+        if (send) mt_buf_free(&send[r]);
+        if (recv) mt_buf_free(&recv[r]);
+        if (tsend) mt_buf_free(&tsend[r]);
+        if (trecv) mt_buf_free(&trecv[r]);
+    }
+    free(boxes); free(mine); free(r0); free(r1); free(nbox); free(first);
+    free(send); free(recv); free(tsend); free(trecv); free(lets);
+    return st;
+}
+
+/* ---- the ABI entry points ----------------------------------------------- */
+
+static const gp_param_info *mt_describe_params(size_t *count)
+{
+    if (count) *count = N_PARAMS;
+    return params;
+}
+
+static gp_status mt_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
+    return gp_base_get_param(&s->base, name, buf, buflen);
+}
+
+static gp_status mt_get_stats(gp_solver *s, gp_stats *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
+    return gp_base_get_stats(&s->base, out);
+}
+
+static const char *mt_last_error(const gp_solver *s)
+{
+    return gp_base_last_error(s ? &s->base : NULL);
+}
+
+static void mt_finalize(gp_solver *s)
+{
+    if (!s) return;
+    ct_tree_free(&s->tree);
+    free(s->aold);
+    free(s->in_src);
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done && s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
+    gp_base_free(&s->base);
+    free(s);
+}
+
+static gp_status mt_init(gp_solver **out, const gp_init_args *args)
+{
+    char why[512];
+    gp_init_clear_error();
+    if (out) *out = NULL;
+    if (mt_mpi_start(why, sizeof why))
+        return gp_init_fail(args, PLUGIN_NAME, GP_ERR_UNSUPPORTED, "%s", why);
+    MPI_Comm parent = MPI_COMM_WORLD;
+    if (args && args->struct_size >= offsetof(gp_init_args, mpi_comm) + sizeof args->mpi_comm &&
+        args->mpi_comm)
+        parent = *(const MPI_Comm *)args->mpi_comm;
+    gp_solver *s = NULL;
+    gp_status st = out ? gp_solver_create(&s, sizeof *s, PLUGIN_NAME, args, params, N_PARAMS)
+                       : gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                                      "init was given a NULL out pointer; pass the address of a "
+                                      "gp_solver *");
+    st = mt_agree_init(args, parent, st, PLUGIN_NAME);
+    if (st != GP_OK) {
+        if (s) { s->comm = MPI_COMM_NULL; mt_finalize(s); }
+        if (out) *out = NULL;
+        return st;
+    }
+    MPI_Comm_dup(parent, &s->comm);
+    MPI_Comm_rank(s->comm, &s->rank);
+    MPI_Comm_size(s->comm, &s->size);
+    *out = s;
+    return GP_OK;
+}
+
+/* set_param is collective: the ranks must hold the same values. */
+static gp_status mt_set_param(gp_solver *s, const char *name, const char *value)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
+    gp_param_value keep[GP_MAX_PARAMS];
+    memcpy(keep, s->base.param, sizeof keep);
+    gp_status st = agree(s, gp_base_set_param(&s->base, name, value));
+    if (st != GP_OK) memcpy(s->base.param, keep, sizeof keep);
+    return st;
+}
+
+/* An empty rank's particle store: set, with n = 0, both subsets cleared. */
+static gp_status particles_empty(gp_base *base)
+{
+    gp_particles *p = &base->p;
+    free(p->pos); free(p->mass); free(p->active); free(p->src);
+    free(p->x0); free(p->vel); free(p->acc); free(p->t); free(p->stated);
+    p->pos = p->mass = p->x0 = p->vel = p->acc = p->t = NULL;
+    p->stated = NULL;
+    p->active = p->src = NULL;
+    p->n = p->n_active = p->n_src = p->n_stated = 0;
+    p->have = 1;
+    return GP_OK;
+}
+
+static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
+    /* n = 0 is how a rank without particles takes part; on every rank it
+     * is the ABI's rejection */
+    unsigned long long mine = n, total = 0;
+    MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s->comm);
+    gp_status st = n == 0 && total > 0 ? GP_OK : gp_check_particles(&s->base, n, pos, mass);
+    if (st == GP_OK && n > (size_t)INT32_MAX)
+        st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                     "set_particles: %zu particles on one rank is more than the limit of %d "
+                     "(31-bit indices); use more ranks", n, INT32_MAX);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    /* build aside: a failure on any rank leaves every rank as it was */
+    double *aold = malloc((n ? n : 1) * sizeof *aold);
+    ct_tree keep = s->tree;
+    int had = s->have_tree;
+    uint32_t had_group = s->built_group, had_leaf = s->built_leaf;
+    int had_keys = s->built_keys, had_moved = s->moved, had_dirty = s->dirty;
+    uint64_t had_calls = s->calls_since_build;
+    double had_excess = s->excess;
+    uint8_t *keep_src = s->in_src;
+    s->in_src = NULL;
+    memset(&s->tree, 0, sizeof s->tree);
+    gp_particles old = s->base.p;
+    gp_particles tmp = { .have = 1, .n = n, .pos = (double *)pos, .mass = (double *)mass,
+                         .n_active = n };
+    s->base.p = tmp;           /* build_tree reads the particles from base.p */
+    st = aold ? build_tree(s)
+              : gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                        "set_particles: no memory for %zu particles; use more ranks", n);
+    s->base.p = old;
+    if (st == GP_OK) st = n ? gp_particles_set(&s->base, n, pos, mass) : particles_empty(&s->base);
+    st = agree(s, st);
+    if (st != GP_OK) {
+        ct_tree_free(&s->tree);
+        s->tree = keep;
+        s->have_tree = had;
+        s->built_group = had_group;
+        s->built_leaf = had_leaf;
+        s->built_keys = had_keys;
+        s->moved = had_moved;
+        s->dirty = had_dirty;
+        s->calls_since_build = had_calls;
+        s->excess = had_excess;
+        s->in_src = keep_src;
+        free(aold);
+        return st;
+    }
+    ct_tree_free(&keep);
+    free(keep_src);
+    for (size_t i = 0; i < n; i++) aold[i] = -1;
+    free(s->aold);
+    s->aold = aold;
+    s->none_active = 0;
+    return GP_OK;
+}
+
+static gp_status mt_update_positions(gp_solver *s, const double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
+    int empty = s->base.p.have && s->base.p.n == 0;
+    gp_status st = agree(s, empty ? GP_OK : gp_check_positions(&s->base, pos));
+    if (st != GP_OK) return st;
+    st = empty ? GP_OK : gp_particles_update(&s->base, pos);   /* validated: cannot fail now */
+    if (st == GP_OK) {
+        gp_state_clear(&s->base);
+        s->moved = 1;
+    }
+    return st;
+}
+
+static gp_status mt_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
+    gp_status st = gp_check_active(&s->base, n_active, index);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    st = agree(s, gp_particles_set_active(&s->base, n_active, index));
+    if (st == GP_OK) s->none_active = n_active == 0 && index != NULL;
+    return st;
+}
+
+static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    static const char fn[] = "compute_forces";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = GP_OK;
+    int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
+    if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
+    double t0 = gp_wtime();
+    const gp_particles *p = &s->base.p;
+    size_t na = s->none_active ? 0 : p->n_active;
+    mt_targets T;
+    int mac = gp_param_enum(&s->base, P_MAC);
+    int accel = mac == GP_MAC_ACCELERATION;
+    if (targets_forces(s, &T))
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "%s: no memory to group %zu active particles; free memory", fn, na);
+    if (st == GP_OK && accel && T.nruns) {
+        T.amin = T.owned[6] = malloc(T.nruns * sizeof *T.amin);
+        if (!T.amin) st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory", fn);
+    }
+    if ((st = agree(s, st)) != GP_OK) { targets_free(&T); return st; }
+    uint64_t pp = 0, pc = 0;
+    if (accel) {
+        /* GADGET-2's start, on every rank when any rank lacks an |a| */
+        int missing = 0, any = 0;
+        for (size_t k = 0; k < na && !missing; k++)
+            missing = s->aold[gp_active_index(&s->base, k)] < 0;
+        MPI_Allreduce(&missing, &any, 1, MPI_INT, MPI_MAX, s->comm);
+        if (any) {
+            for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
+            uint64_t pp0 = 0, pc0 = 0;
+            st = force_pass(s, fn, GP_MAC_BH, MT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
+            if (st != GP_OK) { targets_free(&T); return st; }
+            for (size_t k = 0; k < na; k++) {
+                const double *a = &acc[3 * k];
+                s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+            }
+            s->base.stats.pp_interactions += pp0;
+            s->base.stats.pc_interactions += pc0;
+        }
+        for (uint32_t r = 0; r < T.nruns; r++) {
+            double amin = HUGE_VAL;
+            for (uint32_t u = T.rb[r]; u < T.rb[r] + T.rc[r]; u++) {
+                double a = s->aold[s->tree.order[T.self[u]]];
+                amin = a < amin ? a : amin;
+            }
+            T.amin[r] = amin;
+        }
+    }
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
+    targets_free(&T);
+    if (st != GP_OK) return st;
+    for (size_t k = 0; k < na; k++) {
+        const double *a = &acc[3 * k];
+        s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    }
+    double cost = na ? (double)(pp + pc) / (double)na : 0;
+    if (s->calls_since_build == 0) s->base_cost = cost;
+    else if (cost > s->base_cost) s->excess += (cost - s->base_cost) * (double)na;
+    s->calls_since_build++;
+    s->base.stats.force_calls += 1;
+    s->base.stats.pp_interactions += pp;
+    s->base.stats.pc_interactions += pc;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
+static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+                                  double *pot)
+{
+    static const char fn[] = "compute_field";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st;
+    if (m == 0)
+        st = s->base.p.have ? GP_OK
+                            : gp_fail(&s->base, GP_ERR_BAD_STATE,
+                                      "compute_field was called before set_particles; call "
+                                      "set_particles first");
+    else
+        st = gp_check_field(&s->base, m, points, acc);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    /* m = 0 is how a rank without points takes part; on every rank it is
+     * the ABI's rejection */
+    unsigned long long mine = m, total = 0;
+    MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s->comm);
+    if (total == 0)
+        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                       "compute_field was given m = 0 points on every rank; pass at least one "
+                       "point (a rank may pass m = 0 when another passes points)");
+    if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
+    double t0 = gp_wtime();
+    mt_targets T;
+    if (targets_field(s, m, points, &T))
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "%s: no memory to sort %zu points; pass fewer at a time", fn, m);
+    if ((st = agree(s, st)) != GP_OK) { targets_free(&T); return st; }
+    int mac = gp_param_enum(&s->base, P_MAC);
+    if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
+    uint64_t pp = 0, pc = 0;
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
+    targets_free(&T);
+    if (st != GP_OK) return st;
+    s->base.stats.field_calls += 1;
+    s->base.stats.pp_interactions += pp;
+    s->base.stats.pc_interactions += pc;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* ---- ABI 1.1: held state, predict, subsets, masses (indices local) ------- */
+
+static gp_status check_finite(gp_solver *s, const char *fn, const char *what, const double *v,
+                              size_t count, size_t per)
+{
+    size_t bad = gp_first_nonfinite(v, count);
+    if (bad == (size_t)-1) return GP_OK;
+    return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                   "%s: %s of entry %zu is %s; every value must be a finite number", fn, what,
+                   bad / per, isnan(v[bad]) ? "NaN" : "infinite");
+}
+
+static gp_status mt_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *t)
+{
+    static const char fn[] = "set_state";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    /* validate on every rank first (gp_state_set's checks), then apply */
+    gp_status st = gp_check_subset(&s->base, fn, n_sub, index);
+    if (st == GP_OK && n_sub) {
+        if (!pos || !vel || !acc || !t)
+            st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                         "set_state was given a NULL %s array; pass it for the %zu particles "
+                         "of the subset", !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t", n_sub);
+        else if ((st = check_finite(s, fn, "a position", pos, 3 * n_sub, 3)) == GP_OK &&
+                 (st = check_finite(s, fn, "a velocity", vel, 3 * n_sub, 3)) == GP_OK &&
+                 (st = check_finite(s, fn, "an acceleration", acc, 3 * n_sub, 3)) == GP_OK)
+            st = check_finite(s, fn, "the time", t, n_sub, 1);
+    }
+    if ((st = agree(s, st)) != GP_OK) return st;
+    /* only an allocation can fail now; the ranks that succeeded keep the
+     * new state (there is nothing to roll back to cheaply) */
+    st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
+    if (st == GP_OK && n_sub) s->moved = 1;
+    return st;
+}
+
+static gp_status mt_predict(gp_solver *s, double t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
+    gp_particles *p = &s->base.p;
+    /* keep what undoing needs: which particles were stated how, and t_pred */
+    uint8_t *was = NULL;
+    gp_status st = GP_OK;
+    if (p->have && p->n_stated) {
+        was = malloc(p->n);
+        if (!was)
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                         "predict: no memory for %zu bytes; free memory", p->n);
+        else memcpy(was, p->stated, p->n);
+    }
+    double t_was = p->t_pred;
+    size_t moved = 0;
+    if (st == GP_OK) st = gp_state_predict(&s->base, t, thread_count(s), &moved);
+    gp_status mine = st;
+    st = agree(s, st);
+    if (st != GP_OK && mine == GP_OK && moved) {
+        /* another rank failed: undo this rank's prediction exactly */
+        for (size_t i = 0; i < p->n; i++) {
+            if (was[i] == 1) memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
+            else if (was[i] == 2)
+                for (int d = 0; d < 3; d++)
+                    p->pos[3 * i + d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d],
+                                                         p->acc[3 * i + d], t_was - p->t[i]);
+        }
+        memcpy(p->stated, was, p->n);
+        p->t_pred = t_was;
+    } else if (st == GP_OK && moved) {
+        s->moved = 1;
+    }
+    free(was);
+    return st;
+}
+
+static gp_status mt_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
+    return agree(s, gp_positions_get(&s->base, n_sub, index, pos));
+}
+
+static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+{
+    static const char fn[] = "set_source_subset";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = GP_OK;
+    if (!s->base.p.have)
+        st = gp_fail(&s->base, GP_ERR_BAD_STATE,
+                     "%s was called before set_particles; call set_particles first", fn);
+    else if (n_src && !index)
+        st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                     "%s was given n_src = %zu but a NULL index array; pass the indices, or "
+                     "(0, NULL) for all particles", fn, n_src);
+    else if (n_src)
+        st = gp_check_subset(&s->base, fn, n_src, index);
+    /* (0, non-NULL): no source on this rank (as for active subsets) */
+    int none = n_src == 0 && index != NULL;
+    uint8_t *member = NULL;
+    if (st == GP_OK && (n_src || none)) {
+        member = calloc(s->base.p.n ? s->base.p.n : 1, 1);
+        if (!member)
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                         "%s: no memory for a %zu-byte membership map", fn, s->base.p.n);
+    }
+    if ((st = agree(s, st)) != GP_OK) { free(member); return st; }
+    st = agree(s, gp_sources_set(&s->base, n_src, index));
+    if (st != GP_OK) { free(member); return st; }
+    for (size_t k = 0; k < n_src; k++) member[index[k]] = 1;
+    free(s->in_src);
+    s->in_src = member;
+    s->dirty = 1;
+    return GP_OK;
+}
+
+static gp_status mt_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                  const double *mass)
+{
+    static const char fn[] = "update_masses";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = gp_check_subset(&s->base, fn, n_sub, index);
+    if (st == GP_OK && n_sub) {
+        if (!mass)
+            st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                         "%s was given a NULL mass array; pass %zu masses", fn, n_sub);
+        else if ((st = check_finite(s, fn, "the mass", mass, n_sub, 1)) == GP_OK)
+            for (size_t k = 0; k < n_sub; k++)
+                if (mass[k] < 0) {
+                    st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                                 "%s: mass[%zu] = %g is negative; masses must be >= 0", fn, k,
+                                 mass[k]);
+                    break;
+                }
+    }
+    if ((st = agree(s, st)) != GP_OK) return st;
+    st = agree(s, gp_masses_update(&s->base, n_sub, index, mass));
+    if (st == GP_OK && n_sub) s->dirty = 1;
+    return st;
+}
+
+static const gp_api api = {
+    .abi_major = GRAVPLUG_ABI_MAJOR,
+    .abi_minor = GRAVPLUG_ABI_MINOR,
+    .struct_size = sizeof(gp_api),
+    .name = PLUGIN_NAME,
+    .version = GP_VERSION,
+    .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+                    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI,
+    .describe_params = mt_describe_params,
+    .init = mt_init,
+    .finalize = mt_finalize,
+    .set_param = mt_set_param,
+    .get_param = mt_get_param,
+    .set_particles = mt_set_particles,
+    .update_positions = mt_update_positions,
+    .set_active_subset = mt_set_active_subset,
+    .compute_forces = mt_compute_forces,
+    .compute_field = mt_compute_field,
+    .get_stats = mt_get_stats,
+    .last_error = mt_last_error,
+    .set_state = mt_set_state,
+    .predict = mt_predict,
+    .get_positions = mt_get_positions,
+    .set_source_subset = mt_set_source_subset,
+    .update_masses = mt_update_masses,
+};
+
+GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
+{
+    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
+}

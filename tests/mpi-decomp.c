@@ -1,0 +1,128 @@
+/*
+ * mpi-decomp.c — host_stub/mpi/decomp.c under mpirun: the Peano-Hilbert
+ * decomposition puts every particle on exactly one rank, balanced to one
+ * particle, in global curve order, with its payload, and the result does
+ * not depend on how the particles were spread before (round-robin, blocks
+ * in reverse, all on rank 0). Rank 0 prints TAP.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/keys.h"
+#include "host_stub/mpi/decomp.h"
+#include "tap.h"
+#include "testlib.h"
+
+enum { NCOL = 7 };
+static int rank, P;
+
+static void check(int pass, const char *what)
+{
+    int all = 0;
+    MPI_Allreduce(&pass, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (rank == 0) ok(all, "%s", what);
+}
+
+/* Gathers every rank's ids in rank order to rank 0 (N entries). */
+static uint64_t *gather_ids(size_t n, const uint64_t *id, size_t N, int *counts)
+{
+    int c = (int)n, *displs = malloc((size_t)P * sizeof *displs);
+    MPI_Gather(&c, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int tot = 0;
+    for (int r = 0; r < P && rank == 0; r++) { displs[r] = tot; tot += counts[r]; }
+    uint64_t *all = rank == 0 ? malloc((N ? N : 1) * sizeof *all) : NULL;
+    MPI_Gatherv(id, c, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    free(displs);
+    return all;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    const size_t N = 20011;            /* not a multiple of P */
+    double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
+    tl_plummer(N, 7, 1.0, 30.0, pos, mass);
+    for (size_t i = 0; i < N; i += 97) memcpy(&pos[3 * i], &pos[3 * (i / 2)], 3 * sizeof *pos);
+    if (rank == 0) diag("decomposition at P = %d, N = %zu (some coincident positions)", P, N);
+    uint64_t *first = NULL;
+    int counts[256];
+    for (int layout = 0; layout < 3; layout++) {
+        /* 0: round-robin; 1: blocks, rank r gets block P-1-r; 2: all on rank 0 */
+        size_t n = 0;
+        double *d = malloc(N * NCOL * sizeof *d);
+        uint64_t *id = malloc(N * sizeof *id);
+        for (size_t i = 0; i < N; i++) {
+            int owner = layout == 0 ? (int)(i % (size_t)P)
+                      : layout == 1 ? P - 1 - (int)(i * (size_t)P / N) : 0;
+            if (owner != rank) continue;
+            memcpy(&d[n * NCOL], &pos[3 * i], 3 * sizeof *d);
+            d[n * NCOL + 3] = (double)i; d[n * NCOL + 4] = -(double)i; d[n * NCOL + 5] = 0.5 * (double)i;
+            d[n * NCOL + 6] = mass[i];
+            id[n++] = i;
+        }
+        char err[256];
+        int rc = gp_mpi_decompose(MPI_COMM_WORLD, &n, NCOL, &d, &id, err, sizeof err);
+        char what[160];
+        snprintf(what, sizeof what, "layout %d: gp_mpi_decompose succeeds", layout);
+        check(rc == 0, what);
+        /* balanced to one particle: exactly the quantile counts */
+        size_t want = (size_t)(rank + 1) * N / (size_t)P - (size_t)rank * N / (size_t)P;
+        snprintf(what, sizeof what, "layout %d: rank r holds [r N/P, (r+1) N/P) of the curve", layout);
+        check(n == want, what);
+        /* payload travelled with its id */
+        int carried = 1;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t i = id[k];
+            carried &= i < N && memcmp(&d[k * NCOL], &pos[3 * i], 3 * sizeof *d) == 0 &&
+                        d[k * NCOL + 3] == (double)i && d[k * NCOL + 4] == -(double)i &&
+                        d[k * NCOL + 6] == mass[i];
+        }
+        snprintf(what, sizeof what, "layout %d: every row keeps its payload", layout);
+        check(carried, what);
+        uint64_t *all = gather_ids(n, id, N, counts);
+        int good = 1;
+        if (rank == 0) {
+            /* each id once, and the concatenation is in (key, id) order */
+            unsigned char *seen = calloc(N, 1);
+            for (size_t k = 0; k < N; k++) { good &= all[k] < N && !seen[all[k]]; if (all[k] < N) seen[all[k]] = 1; }
+            free(seen);
+            double lo[3], inv, mn[3], mx[3];
+            for (int a = 0; a < 3; a++) { mn[a] = mx[a] = pos[a]; }
+            for (size_t i = 0; i < N; i++)
+                for (int a = 0; a < 3; a++) {
+                    mn[a] = pos[3 * i + a] < mn[a] ? pos[3 * i + a] : mn[a];
+                    mx[a] = pos[3 * i + a] > mx[a] ? pos[3 * i + a] : mx[a];
+                }
+            double side = 0;
+            for (int a = 0; a < 3; a++) side = mx[a] - mn[a] > side ? mx[a] - mn[a] : side;
+            side *= 1.0 + 1e-9;
+            for (int a = 0; a < 3; a++) lo[a] = 0.5 * mn[a] + 0.5 * mx[a] - 0.5 * side;
+            inv = (double)GP_KEY_GRID / side;
+            for (size_t k = 1; k < N && good; k++) {
+                const double *p = &pos[3 * all[k - 1]], *q = &pos[3 * all[k]];
+                uint64_t a = gp_key_of_position(GP_KEY_PEANO_HILBERT, p[0], p[1], p[2], lo, inv);
+                uint64_t b = gp_key_of_position(GP_KEY_PEANO_HILBERT, q[0], q[1], q[2], lo, inv);
+                good &= a < b || (a == b && all[k - 1] < all[k]);
+            }
+        }
+        snprintf(what, sizeof what, "layout %d: every particle once, ranks in global curve order", layout);
+        check(good, what);
+        if (layout == 0) first = all;
+        else {
+            int same = rank != 0 || memcmp(first, all, N * sizeof *all) == 0;
+            snprintf(what, sizeof what, "layout %d: the same sets as from round-robin", layout);
+            check(same, what);
+            free(all);
+        }
+        free(d);
+        free(id);
+    }
+    free(first); free(pos); free(mass);
+    int rc = rank == 0 ? done_testing() : 0;
+    MPI_Finalize();
+    return rc;
+}

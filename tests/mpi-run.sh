@@ -1,0 +1,13 @@
+#!/bin/sh
+# An MPI test under mpirun (generated from tests/mpi-run.sh by
+# plugin/mpi-tree/module.mk): @NP@ ranks, oversubscribed (the test machines
+# have fewer cores), one OpenMP thread per rank; skipped without mpirun.
+MPIRUN='@MPIRUN@'
+if [ -z "$MPIRUN" ] || ! [ -x "$MPIRUN" ]; then
+    echo "1..0 # SKIP mpirun not found (install openmpi-bin)"
+    exit 0
+fi
+# OpenMPI refuses root unless told; CI containers often run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_NUM_THREADS=1
+exec "$MPIRUN" --oversubscribe -np @NP@ '@PROGRAM@' @ARGS@
