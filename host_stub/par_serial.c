@@ -3,8 +3,47 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int gh_par_init(int *argc, char ***argv) { (void)argc; (void)argv; return 0; }
+/* The rank count mpirun (OpenMPI, or an MPICH-style PMI) gave this
+ * process, or 1. */
+static long launched_ranks(void)
+{
+    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) {
+        const char *v = getenv(vars[i]);
+        if (v && atol(v) > 1) return atol(v);
+    }
+    return 1;
+}
+
+/* Under mpirun -np P > 1 gravhost hands over to gravhost-mpi beside it
+ * (same arguments): gravhost itself never links MPI, and P copies of a
+ * one-process run would each take all the particles. */
+int gh_par_init(int *argc, char ***argv)
+{
+    long p = launched_ranks();
+    if (p == 1) return 0;
+    char self[4096], path[4200];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = '\0';
+        snprintf(path, sizeof path, "%s/gravhost-mpi", self);
+        if (access(path, X_OK) == 0) {
+            char **args = *argv;
+            args[0] = path;
+            execv(path, args);
+        }
+    }
+    (void)argc;
+    fprintf(stderr, "gravhost: started as one of %ld MPI ranks, but this gravhost runs one process and there "
+            "is no gravhost-mpi beside it: build it (make, with mpicc installed: libopenmpi-dev) or run "
+            "without mpirun\n", p);
+    return -1;
+}
 void gh_par_finalize(void) {}
 int gh_par_rank(void) { return 0; }
 int gh_par_size(void) { return 1; }

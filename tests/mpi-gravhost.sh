@@ -20,7 +20,7 @@ trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$GHM" "$@"; }
-echo "1..12"
+echo "1..13"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -32,8 +32,9 @@ CFG
 
 "$GH" run "$TMP/p.cfg" --output "$TMP/one" 2>"$TMP/err"
 ok $? "P = 1: gravhost, mpi-tree, leapfrog to t = 0.5"
-mpi 4 run "$TMP/p.cfg" --output "$TMP/four" 2>>"$TMP/err"
-ok $? "P = 4: mpirun -np 4 gravhost-mpi, the same config"
+# gravhost itself under mpirun hands over to gravhost-mpi
+timeout 120 "$MPIRUN" --oversubscribe -np 4 "$GH" run "$TMP/p.cfg" --output "$TMP/four" 2>>"$TMP/err"
+ok $? "P = 4: mpirun -np 4 gravhost (gravhost-mpi), the same config"
 
 # energy drift and Lagrangian radii of every log line against P = 1
 r=$(python3 - "$TMP/one/diagnostics.tsv" "$TMP/four/diagnostics.tsv" <<'PY'
@@ -103,5 +104,11 @@ sed 's/n = 2000/n = 3/' "$TMP/p.cfg" > "$TMP/tiny.cfg"
 mpi 4 run "$TMP/tiny.cfg" --output "$TMP/c" 2>"$TMP/e6"
 [ $? != 0 ] && grep -q '3 particles on 4 ranks: every rank needs at least one' "$TMP/e6"
 ok $? "3 particles on 4 ranks: refused with a sentence"
+# one rank fails alone (its checkpoint file is blocked by a directory):
+# every rank stops with that rank's sentence, said once
+mkdir -p "$TMP/blocked/checkpoint.gpck.1of2/x"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/blocked" 2>"$TMP/e7"
+[ $? != 0 ] && grep -q 'checkpoint.gpck.1of2 failed' "$TMP/e7" && [ "$(grep -c '^gravhost:' "$TMP/e7")" = 1 ]
+ok $? "rank 1 alone cannot write its checkpoint: every rank stops, one sentence"
 sed 's/^/# /' "$TMP/err" | grep -v '^# $' | head -20
 exit $fail
