@@ -1,6 +1,8 @@
 /* diagnostics.c — the diagnostics log (see the header, docs/CONFIG.md). */
 #include "diagnostics.h"
 
+#include "par.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,16 +51,20 @@ int gh_diag_measure(gp_sim *sim, const double *fractions, size_t n_fractions,
         snprintf(err, errlen, "diagnostics: %s", gp_sim_last_error(sim));
         return -1;
     }
+    /* under MPI: sums over the ranks (one process: unchanged) */
+    double sums[8] = { v->K, v->W, v->p[0], v->p[1], v->p[2], v->L[0], v->L[1], v->L[2] };
+    gh_par_sum(sums, 8);
+    v->K = sums[0]; v->W = sums[1];
+    memcpy(v->p, &sums[2], sizeof v->p);
+    memcpy(v->L, &sums[5], sizeof v->L);
     v->E = v->K + v->W;
     v->virial = v->W != 0 ? 2 * v->K / fabs(v->W) : 0;
-    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
-    if (!pos || !mass) {
-        free(pos); free(mass);
-        snprintf(err, errlen, "diagnostics: out of memory");
-        return -1;
-    }
-    gp_sim_get_particles(sim, pos, NULL, mass, NULL);
-    gh_lagrangian_radii(n, pos, mass, fractions, n_fractions > 16 ? 16 : n_fractions, v->radii);
+    /* Lagrangian radii need every particle: gathered on rank 0, which alone
+     * writes the log (the other ranks' radii stay 0) */
+    double *pos = NULL, *mass = NULL;
+    if (gh_par_gather(sim, &n, &pos, NULL, &mass, NULL, err, errlen) != 0) return -1;
+    if (gh_par_rank() == 0)
+        gh_lagrangian_radii(n, pos, mass, fractions, n_fractions > 16 ? 16 : n_fractions, v->radii);
     free(pos);
     free(mass);
     return 0;
@@ -130,20 +136,27 @@ int gh_diag_write(gh_diag *d, gp_sim *sim, uint64_t interactions, double wall,
 {
     gh_diag_values v;
     if (gh_diag_measure(sim, d->fractions, d->n_fractions, &v, err, errlen) != 0) return -1;
-    double drift = d->E0 != 0 ? (v.E - d->E0) / fabs(d->E0) : 0;
-    fprintf(d->f, "%.10g\t%.15g\t%.15g\t%.15g\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.8f",
-            gp_sim_time(sim), v.K, v.W, v.E, drift, v.p[0], v.p[1], v.p[2], v.L[0], v.L[1], v.L[2], v.virial);
-    for (size_t f = 0; f < d->n_fractions; ++f) fprintf(d->f, "\t%.6g", v.radii[f]);
     uint64_t counts[64];
     size_t used = 0;
     gp_sim_level_counts(sim, counts, 64, &used);
-    fputc('\t', d->f);
-    for (size_t l = 0; l < used || l == 0; ++l)
-        fprintf(d->f, "%s%llu", l ? "," : "", (unsigned long long)(used ? counts[l] : 0));
     uint64_t steps = 0, fc = 0, pf = 0;
     gp_sim_counter(sim, "steps", &steps);
     gp_sim_counter(sim, "force_calls", &fc);
     gp_sim_counter(sim, "particle_forces", &pf);
+    if (gh_par_size() > 1) {   /* per-rank counts summed; steps and calls are the same on every rank */
+        size_t all_used = (size_t)gh_par_max_int((int)used);
+        for (size_t l = 0; l < all_used; ++l) counts[l] = gh_par_sum_u64(l < used ? counts[l] : 0);
+        used = all_used;
+        pf = gh_par_sum_u64(pf);
+    }
+    if (!d->f) return 0;   /* a rank other than 0 */
+    double drift = d->E0 != 0 ? (v.E - d->E0) / fabs(d->E0) : 0;
+    fprintf(d->f, "%.10g\t%.15g\t%.15g\t%.15g\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.8f",
+            gp_sim_time(sim), v.K, v.W, v.E, drift, v.p[0], v.p[1], v.p[2], v.L[0], v.L[1], v.L[2], v.virial);
+    for (size_t f = 0; f < d->n_fractions; ++f) fprintf(d->f, "\t%.6g", v.radii[f]);
+    fputc('\t', d->f);
+    for (size_t l = 0; l < used || l == 0; ++l)
+        fprintf(d->f, "%s%llu", l ? "," : "", (unsigned long long)(used ? counts[l] : 0));
     fprintf(d->f, "\t%llu\t%llu\t%llu\t%llu\t%s\t%.3f\n", (unsigned long long)steps,
             (unsigned long long)fc, (unsigned long long)pf, (unsigned long long)interactions,
             gp_sim_solver_name(sim), wall);

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "gp_integrator.h"
 #include "gravplug_loader.h"
+#include "par.h"
 #include "run.h"
 
 static void usage(FILE *f)
@@ -52,7 +53,8 @@ static int cmd_run(int argc, char **argv)
     gh_config cfg;
     char err[2048];
     if (gh_config_load(argv[0], &cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "gravhost: %s\n", err);
+        /* every rank parsed the same file: the same sentence; rank 0 says it */
+        if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", err);
         return 1;
     }
     int rc = gh_run(&cfg, &o);
@@ -149,7 +151,13 @@ int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return 2; }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) {
+        /* gravhost-mpi: MPI up for the run (gravhost: nothing to do) */
+        if (gh_par_init(&argc, &argv) != 0) return 1;
+        int rc = cmd_run(argc - 2, argv + 2);
+        gh_par_finalize();
+        return rc;
+    }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0) return cmd_list();
     if (strcmp(cmd, "integrators") == 0) return cmd_integrators();

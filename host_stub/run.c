@@ -23,6 +23,7 @@
 #include "ic.h"
 #include "memory.h"
 #include "numfmt.h"
+#include "par.h"
 #include "progress.h"
 #include "snapshot.h"
 
@@ -212,17 +213,26 @@ static double wall_total(runner *r) { return r->st.wall + (gh_wall() - r->wall0)
 
 static int write_log(runner *r)
 {
-    return gh_diag_write(&r->diag, r->sim, r->st.interactions + solver_interactions(r), wall_total(r),
-                         r->err, sizeof r->err);
+    return gh_diag_write(&r->diag, r->sim, gh_par_sum_u64(r->st.interactions + solver_interactions(r)),
+                         wall_total(r), r->err, sizeof r->err);
 }
 
 static int write_snapshot(runner *r)
 {
-    size_t n = gp_sim_count(r->sim);
-    double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *mass = malloc(n * sizeof *mass);
-    uint64_t *ids = malloc(n * sizeof *ids);
+    /* one file: every rank's particles gathered on rank 0, which writes */
+    size_t n = 0;
+    double *pos = NULL, *vel = NULL, *mass = NULL;
+    uint64_t *ids = NULL;
+    char gerr[512];
+    if (gh_par_gather(r->sim, &n, &pos, &vel, &mass, &ids, gerr, sizeof gerr) != 0) {
+        snprintf(r->err, sizeof r->err, "snapshot: %s", gerr);
+        return -1;
+    }
     int rc = -1;
-    if (pos && vel && mass && ids && gp_sim_get_particles(r->sim, pos, vel, mass, ids) == GP_OK) {
+    if (gh_par_rank() != 0) {
+        r->st.snap_count++;
+        rc = 0;
+    } else if (pos && vel && mass && ids) {
         char name[512], path[4096];
         snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
         join(path, sizeof path, r->out_dir, name);
@@ -240,27 +250,29 @@ static int write_snapshot(runner *r)
             snprintf(r->err, sizeof r->err, "%s", err);
         }
     } else {
-        snprintf(r->err, sizeof r->err, "snapshot: %s", pos && vel && mass && ids ? gp_sim_last_error(r->sim) : "out of memory");
+        snprintf(r->err, sizeof r->err, "snapshot: out of memory");
     }
     free(pos); free(vel); free(mass); free(ids);
-    return rc;
+    return gh_par_agree(rc, r->err, sizeof r->err);
 }
 
 static int write_checkpoint(runner *r)
 {
-    char path[4096];
-    join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
+    char base[4096], path[4200];
+    join(base, sizeof base, r->out_dir, r->cfg->ckpt_name);
+    gh_par_ckpt_path(base, 0, path, sizeof path, r->err, sizeof r->err);   /* one file per rank */
     gh_state s = r->st;
     /* the plugin by its short name only: a restart opens the config's */
     snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
     s.wall = wall_total(r);
     s.interactions = r->st.interactions + solver_interactions(r);
     /* the restarted run's new solver instance counts from zero */
+    int rc = 0;
     if (gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) != GP_OK) {
         snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
-        return -1;
+        rc = -1;
     }
-    return 0;
+    return gh_par_agree(rc, r->err, sizeof r->err);
 }
 
 static int do_switch(runner *r, size_t i)
@@ -296,7 +308,7 @@ static int handle_events(runner *r)
     double t = gp_sim_time(r->sim);
     /* interval 0: only at the start (index 0) and at the end */
     if (c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0) {
-        if (write_log(r) != 0) return -1;
+        if (gh_par_agree(write_log(r), r->err, sizeof r->err) != 0) return -1;
         r->st.log_index = c->log_interval > 0 ? next_index(t, c->log_interval) : 1;
     }
     if (c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0) {
@@ -346,7 +358,7 @@ static int stop_now(runner *r, gh_progress *prog)
 {
     static int announced;
     if (gp_sim_at_resync_point(r->sim) || signal_count > 1) return 1;
-    if (!announced) {
+    if (!announced && gh_par_rank() == 0) {
         char dt[64] = "?";
         gp_sim_get_integrator_param(r->sim, "dt", dt, sizeof dt);
         gh_progress_finish(prog);
@@ -403,10 +415,11 @@ static int setup_fresh(runner *r)
         gp_ic_free(&ic);
         return -1;
     }
-    gp_status st = gp_sim_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id);
+    /* under MPI every rank made the same ICs and keeps its share */
+    int st = gh_par_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, sizeof err);
     gp_ic_free(&ic);
-    if (st != GP_OK) {
-        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, gp_sim_last_error(r->sim));
+    if (st != 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
         return -1;
     }
     if (gp_sim_set_integrator(r->sim, c->integrator) != GP_OK) {
@@ -550,7 +563,7 @@ static int preflight(runner *r)
     join(path, sizeof path, r->out_dir, name);
     if (dir_writable(r, path, "output.snapshot_prefix", 0) != 0) return -1;
     if (check_intervals(r) != 0) return -1;
-    warn_zero_eps(r);
+    if (gh_par_rank() == 0) warn_zero_eps(r);
     return 0;
 }
 
@@ -566,7 +579,8 @@ static void restart_command(runner *r, char *buf, size_t len)
     if (o->out_dir) { args[n++] = "--output"; args[n++] = o->out_dir; }
     if (o->have_t_end) { args[n++] = "--t-end"; args[n++] = gh_fmt_double(t_end, sizeof t_end, o->t_end); }
     if (o->progress) args[n++] = o->progress > 0 ? "--progress" : "--no-progress";
-    size_t k = (size_t)snprintf(buf, len, "gravhost run");
+    size_t k = gh_par_size() > 1 ? (size_t)snprintf(buf, len, "mpirun -np %d gravhost-mpi run", gh_par_size())
+                                 : (size_t)snprintf(buf, len, "gravhost run");
     for (int i = 0; i < n && k < len; ++i) {
         int plain = args[i][0] != '\0';
         for (const char *p = args[i]; *p; ++p)
@@ -599,7 +613,9 @@ static void save_on_failure(runner *r, int in_step)
         gh_state s = r->st;
         snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
         s.wall = wall_total(r);
-        ok = gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) == GP_OK;
+        char mine[4200];
+        gh_par_ckpt_path(path, 0, mine, sizeof mine, r->err, sizeof r->err);
+        ok = gp_sim_checkpoint_save(r->sim, mine, &s, sizeof s) == GP_OK;
         if (!ok) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
     } else {
         ok = write_checkpoint(r) == 0;
@@ -631,7 +647,8 @@ static void describe(runner *r, char *meta, size_t len)
                           gh_fmt_number_text(shortest, sizeof shortest, val));
     }
     if (k > 0 && (size_t)k < len)
-        snprintf(meta + k, len - (size_t)k, "\n# n: %zu\n# units: N-body (G = 1)\n", gp_sim_count(r->sim));
+        snprintf(meta + k, len - (size_t)k, "\n# n: %llu\n# units: N-body (G = 1)\n",
+                 (unsigned long long)gh_par_sum_u64(gp_sim_count(r->sim)));
 }
 
 int gh_run(const gh_config *cfg, const gh_run_opts *o)
@@ -647,6 +664,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_dir ? o->out_dir : cfg->out_dir);
     double t_end = o->have_t_end ? o->t_end : cfg->t_end;
     int rc = 1;
+    gp_status st = GP_OK;
     gh_progress prog;
     memset(&prog, 0, sizeof prog);
 
@@ -654,26 +672,32 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         fprintf(stderr, "gravhost: %s\n", gp_sim_last_error(NULL));
         return 1;
     }
-    if (mkdir_p(r->out_dir, r->err, sizeof r->err) != 0) goto out;
+    /* Every check and action that can fail on one rank alone goes through
+     * AGREED: under MPI all ranks then fail together, with the lowest
+     * failing rank's sentence (one process: a plain test). */
+#define AGREED(x) (gh_par_agree((x) != 0 ? -1 : 0, r->err, sizeof r->err) != 0)
+    if (gh_par_check_run(cfg->plugin, cfg->integrator, cfg->n_switches, r->err, sizeof r->err) != 0) goto out;
+    if (AGREED(mkdir_p(r->out_dir, r->err, sizeof r->err))) goto out;
 
-    char ckpt_path[4096];
+    char ckpt_path[4200];
     if (o->restart) {
-        if (o->restart[0]) snprintf(ckpt_path, sizeof ckpt_path, "%s", o->restart);
-        else join(ckpt_path, sizeof ckpt_path, r->out_dir, cfg->ckpt_name);
+        char base[4096];
+        if (o->restart[0]) snprintf(base, sizeof base, "%s", o->restart);
+        else join(base, sizeof base, r->out_dir, cfg->ckpt_name);
+        if (AGREED(gh_par_ckpt_path(base, 1, ckpt_path, sizeof ckpt_path, r->err, sizeof r->err))) goto out;
         /* peek at the blob first: the solver in use at the checkpoint */
         gh_state s;
         size_t len = 0;
         gp_sim *probe = NULL;
         gp_sim_new(&probe);
-        gp_status st = gp_sim_checkpoint_load(probe, ckpt_path, &s, sizeof s, &len);
+        st = gp_sim_checkpoint_load(probe, ckpt_path, &s, sizeof s, &len);
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(probe));
         gp_sim_free(probe);
-        if (st != GP_OK) goto out;
-        if (len != sizeof s || memcmp(s.magic, "GHSTATE1", 8) != 0) {
-            snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
-            goto out;
-        }
-        if (check_state(r, &s, ckpt_path) != 0) goto out;
+        if (AGREED(st)) goto out;
+        int bad = len != sizeof s || memcmp(s.magic, "GHSTATE1", 8) != 0;
+        if (bad) snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
+        if (AGREED(bad)) goto out;
+        if (AGREED(check_state(r, &s, ckpt_path))) goto out;
         r->st = s;
         /* The config names the plugin (solver.plugin, or the switch in use);
          * the checkpoint's short name is never opened. */
@@ -682,17 +706,16 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         const char *where = s.params_from >= 0 ? "switch" : "solver";
         int inherited = s.params_from >= 0 && !cfg->switches[s.params_from].has_params;
         int line = s.params_from >= 0 ? cfg->switches[s.params_from].line : cfg->plugin_line;
-        if (open_solver(r, plugin, params_for(r, s.params_from), inherited, where, line) != 0) goto out;
-        if (strcmp(s.plugin, gp_sim_solver_name(r->sim)) != 0)
+        if (AGREED(open_solver(r, plugin, params_for(r, s.params_from), inherited, where, line))) goto out;
+        if (strcmp(s.plugin, gp_sim_solver_name(r->sim)) != 0 && gh_par_rank() == 0)
             fprintf(stderr, "gravhost: note: the checkpoint was written with %s; continuing with %s, as %s says\n",
                     s.plugin, gp_sim_solver_name(r->sim), cfg->path);
-        if (gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL) != GP_OK) {
-            snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
-            goto out;
-        }
+        st = gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL);
+        if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        if (AGREED(st)) goto out;
     } else {
-        if (open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line) != 0) goto out;
-        if (setup_fresh(r) != 0) goto out;
+        if (AGREED(open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line))) goto out;
+        if (AGREED(setup_fresh(r))) goto out;
     }
     if (gp_sim_set_solver_path(r->sim, cfg->solver_path) != GP_OK) {
         snprintf(r->err, sizeof r->err, "%s:%d: solver.path: %s", cfg->path, cfg->solver_path_line,
@@ -700,23 +723,23 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         goto out;
     }
 
-    if (preflight(r) != 0) goto out;
+    if (AGREED(preflight(r))) goto out;
 
     char log_path[4096], meta[2048];
     join(log_path, sizeof log_path, r->out_dir, cfg->log_name);
     describe(r, meta, sizeof meta);
-    if (gh_diag_open(&r->diag, log_path, o->restart != NULL, gp_sim_time(r->sim), meta,
-                     cfg->fractions, cfg->n_fractions, r->err, sizeof r->err) != 0)
+    /* the log is rank 0's alone */
+    if (AGREED(gh_par_rank() == 0 && gh_diag_open(&r->diag, log_path, o->restart != NULL, gp_sim_time(r->sim), meta,
+                                                  cfg->fractions, cfg->n_fractions, r->err, sizeof r->err) != 0))
         goto out;
     if (!o->restart) {
         /* start the integrator now (initial forces, levels), so the t = 0
          * log line shows the initial level distribution */
-        if (gp_sim_step(r->sim, gp_sim_time(r->sim)) != GP_OK) {
-            snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
-            goto out;
-        }
+        st = gp_sim_step(r->sim, gp_sim_time(r->sim));
+        if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        if (AGREED(st)) goto out;
         gh_diag_values v;
-        if (gh_diag_measure(r->sim, cfg->fractions, cfg->n_fractions, &v, r->err, sizeof r->err) != 0) goto out;
+        if (AGREED(gh_diag_measure(r->sim, cfg->fractions, cfg->n_fractions, &v, r->err, sizeof r->err))) goto out;
         r->st.E0 = v.E;
     }
     r->diag.E0 = r->st.E0;
@@ -727,30 +750,42 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    int show = o->progress > 0 || (o->progress == 0 && cfg->progress == 1)
-               || (o->progress == 0 && cfg->progress == 0 && isatty(2));
+    int show = gh_par_rank() == 0 && (o->progress > 0 || (o->progress == 0 && cfg->progress == 1)
+               || (o->progress == 0 && cfg->progress == 0 && isatty(2)));
+    unsigned long long n_all = gh_par_sum_u64(gp_sim_count(r->sim));
     uint64_t steps = 0;
     gp_sim_counter(r->sim, "steps", &steps);
     gh_progress_start(&prog, show, gp_sim_time(r->sim), t_end, steps);
     if (show)
-        fprintf(stderr, "gravhost: %zu particles, %s on %s, t = %g to %g, output in %s/\n", gp_sim_count(r->sim),
+        fprintf(stderr, "gravhost: %llu particles%s, %s on %s, t = %g to %g, output in %s/\n", n_all,
+                gh_par_size() > 1 ? " over the ranks" : "",
                 gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim), gp_sim_time(r->sim), t_end, r->out_dir);
 
     for (;;) {
+        /* under MPI: particles migrate at every output time (synchronised) */
+        if (gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
         if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
         double t = gp_sim_time(r->sim);
         if (t >= t_end) break;
         double target = next_event(r, t_end);
         if (target <= t) target = t_end;   /* nothing ahead but the end */
         while (gp_sim_time(r->sim) < target) {
-            if (gp_sim_step(r->sim, target) != GP_OK) {
+            st = gp_sim_step(r->sim, target);
+            if (st != GP_OK)
                 snprintf(r->err, sizeof r->err, "at t = %.10g: %s", gp_sim_time(r->sim), gp_sim_last_error(r->sim));
+            if (AGREED(st)) {
                 save_on_failure(r, 1);
                 goto out;
             }
             if (cfg->n_switches && check_fraction_switches(r) != 0) { save_on_failure(r, 0); goto out; }
             gp_sim_counter(r->sim, "steps", &steps);
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
+            /* and every 16 steps between outputs (a shared step is synchronised) */
+            if (gh_par_size() > 1 && steps % 16 == 0 && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
+            if (gh_par_size() > 1) {   /* a signal seen by any rank stops them all at the same step */
+                got_signal = gh_par_max_int(got_signal);
+                signal_count = gh_par_max_int(signal_count);
+            }
             if (got_signal && stop_now(r, &prog)) {
                 gh_progress_finish(&prog);
                 int resync = gp_sim_at_resync_point(r->sim);
@@ -758,9 +793,10 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 char cp[4096], cmd[4096];
                 join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
                 restart_command(r, cmd, sizeof cmd);
+                if (gh_par_rank() == 0)
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
                         "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
-                if (!resync)
+                if (!resync && gh_par_rank() == 0)
                     fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
                             "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
                 rc = 128 + got_signal;
@@ -772,7 +808,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     {
         double t = gp_sim_time(r->sim);
         int logged_now = cfg->log_interval > 0 && fabs(t - (double)(r->st.log_index - 1) * cfg->log_interval) < 1e-9 * (1 + t);
-        if (!logged_now && write_log(r) != 0) { save_on_failure(r, 0); goto out; }
+        if (!logged_now && AGREED(write_log(r))) { save_on_failure(r, 0); goto out; }
         int snapped_now = cfg->snap_interval > 0 && fabs(t - (double)(r->st.snap_index - 1) * cfg->snap_interval) < 1e-9 * (1 + t);
         if (!snapped_now && write_snapshot(r) != 0) { save_on_failure(r, 0); goto out; }
         if (write_checkpoint(r) != 0) goto out;
@@ -790,7 +826,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     goto out_quiet;
 out:
     gh_progress_finish(&prog);
-    fprintf(stderr, "gravhost: %s\n", r->err);
+    if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);   /* every rank has the same sentence */
 out_quiet:
     gh_diag_close(&r->diag);
     gp_sim_free(r->sim);

@@ -1,7 +1,7 @@
 /*
  * decomp.h — Peano-Hilbert domain decomposition of particles over MPI ranks
- * (the first piece of gravhost under mpirun, issue 14; nothing calls it
- * yet but its test).
+ * (gravhost under mpirun, issue 14: host_stub/mpi/par_mpi.c calls it for
+ * the initial conditions and every migration).
  *
  * Every rank passes its particles as rows of ncol doubles (the first three
  * columns the position; velocities, masses, integrator state ... follow,

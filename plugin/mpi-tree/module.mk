@@ -64,7 +64,7 @@ $(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) $(BUILD)/lib
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 # host_stub/mpi/decomp.c: the Peano-Hilbert decomposition for gravhost
-# under mpirun (issue 14; only its test uses it so far), tests at P = 1, 3, 4.
+# under mpirun (issue 14; gravhost-mpi uses it, host_stub/mpi/module.mk), tests at P = 1, 3, 4.
 MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
 $(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/tests/mpi-decomp.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)

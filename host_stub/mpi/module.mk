@@ -1,0 +1,30 @@
+# host_stub/mpi — gravhost-mpi: gravhost's own objects with par_serial.o
+# swapped for par_mpi.o (host_stub/par.h), so `mpirun -np P gravhost-mpi
+# run CONFIG` runs one simulation over P ranks with the mpi-tree plugin.
+# Built only when mpicc is found; gravhost itself never links MPI, so
+# without mpirun nothing changes. (This file is read before
+# plugin/mpi-tree/module.mk, so it asks for mpicc itself.)
+GH_MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(GH_MPICC),)
+GRAVHOST_MPI := $(BUILD)/bin/gravhost-mpi
+BINS += $(GRAVHOST_MPI)
+GH_MPI_CFLAGS := $(shell $(GH_MPICC) --showme:compile 2>/dev/null)
+GH_MPI_LIBS   := $(shell $(GH_MPICC) --showme:link 2>/dev/null)
+GH_MPIRUN     := $(shell command -v mpirun 2>/dev/null)
+GH_MPI_OBJS := $(filter-out %/par_serial.o,$(GRAVHOST_OBJS)) $(BUILD)/obj/host_stub/mpi/par_mpi.o \
+               $(BUILD)/obj/host_stub/mpi/decomp.o
+$(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Iintegrators -Ihost_stub -Ihost_stub/mpi
+$(BUILD)/obj/host_stub/mpi/par_mpi.o: CFLAGS += $(GH_MPI_CFLAGS)
+$(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \
+	    $(GH_MPI_LIBS) $(LDLIBS)
+
+# tests/gravhost-mpi.sh: P = 4 against P = 1 (energy error, Lagrangian
+# radii), a restart at P = 2 bit-identical, refusals; skips without mpirun.
+TESTS += $(BUILD)/t/mpi-gravhost.t
+$(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@
+endif

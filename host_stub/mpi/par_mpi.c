@@ -1,0 +1,292 @@
+/*
+ * par_mpi.c — par.h over MPI_COMM_WORLD (gravhost-mpi, issue 14).
+ *
+ * Every rank parses the same config file (no broadcast: the file is on a
+ * shared file system, and parsing is deterministic, so every rank gets the
+ * same settings or the same error). Every rank generates the full initial
+ * conditions from the seeded stream and keeps a contiguous slice, then
+ * gp_mpi_decompose (host_stub/mpi/decomp.c) hands each rank its piece of
+ * the Peano-Hilbert curve: the particles do not depend on P, only their
+ * distribution does. (Generating only the slice needs the IC models to
+ * skip ahead in their stream; not done.) Migration re-runs the
+ * decomposition at synchronised points; a shared-step integrator holds no
+ * state beyond positions and velocities there, so nothing else travels.
+ */
+#include "par.h"
+
+#include <glob.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decomp.h"
+
+enum { NCOL = 7 };   /* x y z vx vy vz m */
+static int rank_, size_ = 1;
+
+int gh_par_init(int *argc, char ***argv)
+{
+    int up = 0, provided = 0;
+    MPI_Initialized(&up);
+    /* MULTIPLE, as mpi-tree asks for when it initialises MPI itself */
+    if (!up && MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "gravhost-mpi: MPI_Init_thread failed: run under mpirun, or use gravhost\n");
+        return -1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    return 0;
+}
+
+void gh_par_finalize(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done) MPI_Finalize();
+}
+
+int gh_par_rank(void) { return rank_; }
+int gh_par_size(void) { return size_; }
+
+void gh_par_sum(double *x, size_t n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+uint64_t gh_par_sum_u64(uint64_t x)
+{
+    uint64_t s = 0;
+    MPI_Allreduce(&x, &s, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return s;
+}
+
+int gh_par_max_int(int x)
+{
+    int m = 0;
+    MPI_Allreduce(&x, &m, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+int gh_par_agree(int rc, char *err, size_t errlen)
+{
+    int mine = rc != 0 ? rank_ : size_, first = size_;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size_) return 0;
+    err[errlen - 1] = '\0';
+    MPI_Bcast(err, (int)errlen, MPI_CHAR, first, MPI_COMM_WORLD);
+    return -1;
+}
+
+/* The particles of sim as rows (NCOL doubles) and ids. */
+static int to_rows(gp_sim *sim, size_t n, double **rows, uint64_t **ids, char *err, size_t errlen)
+{
+    double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
+    *rows = malloc(n * NCOL * sizeof **rows);
+    *ids = malloc(n * sizeof **ids);
+    int rc = -1;
+    if (!pos || !vel || !m || !*rows || !*ids) snprintf(err, errlen, "out of memory holding %zu particles", n);
+    else if (gp_sim_get_particles(sim, pos, vel, m, *ids) != GP_OK) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    else {
+        for (size_t k = 0; k < n; ++k) {
+            memcpy(&(*rows)[k * NCOL], &pos[3 * k], 3 * sizeof *pos);
+            memcpy(&(*rows)[k * NCOL + 3], &vel[3 * k], 3 * sizeof *vel);
+            (*rows)[k * NCOL + 6] = m[k];
+        }
+        rc = 0;
+    }
+    free(pos); free(vel); free(m);
+    if (rc) { free(*rows); free(*ids); *rows = NULL; *ids = NULL; }
+    return rc;
+}
+
+/* Decomposes the rows and gives this rank's to sim. Frees rows and ids. */
+static int decompose_into(gp_sim *sim, size_t n, double *rows, uint64_t *ids, char *err, size_t errlen)
+{
+    if (gp_mpi_decompose(MPI_COMM_WORLD, &n, NCOL, &rows, &ids, err, errlen) != 0) {
+        free(rows); free(ids);
+        return -1;   /* the same sentence on every rank already */
+    }
+    double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
+    int rc = -1;
+    if (!pos || !vel || !m) snprintf(err, errlen, "out of memory holding %zu particles", n);
+    else {
+        for (size_t k = 0; k < n; ++k) {
+            memcpy(&pos[3 * k], &rows[k * NCOL], 3 * sizeof *pos);
+            memcpy(&vel[3 * k], &rows[k * NCOL + 3], 3 * sizeof *vel);
+            m[k] = rows[k * NCOL + 6];
+        }
+        if (gp_sim_set_particles(sim, n, pos, vel, m, ids) == GP_OK) rc = 0;
+        else snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    }
+    free(pos); free(vel); free(m); free(rows); free(ids);
+    return gh_par_agree(rc, err, errlen);
+}
+
+int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double *vel,
+                         const double *mass, const uint64_t *ids, char *err, size_t errlen)
+{
+    if (n < (size_t)size_) {
+        snprintf(err, errlen, "%zu particles on %d ranks: every rank needs at least one; run on at most %zu ranks",
+                 n, size_, n);
+        return -1;   /* n is the same on every rank */
+    }
+    size_t lo = n * (size_t)rank_ / (size_t)size_, hi = n * (size_t)(rank_ + 1) / (size_t)size_, k = hi - lo;
+    double *rows = malloc(k * NCOL * sizeof *rows);
+    uint64_t *id = malloc(k * sizeof *id);
+    int rc = rows && id ? 0 : -1;
+    if (rc) snprintf(err, errlen, "out of memory holding %zu particles", k);
+    if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(id); return -1; }
+    for (size_t i = 0; i < k; ++i) {
+        memcpy(&rows[i * NCOL], &pos[3 * (lo + i)], 3 * sizeof *pos);
+        memcpy(&rows[i * NCOL + 3], &vel[3 * (lo + i)], 3 * sizeof *vel);
+        rows[i * NCOL + 6] = mass[lo + i];
+        id[i] = ids ? ids[lo + i] : (uint64_t)(lo + i);
+    }
+    return decompose_into(sim, k, rows, id, err, errlen);
+}
+
+int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
+{
+    if (size_ == 1) return 0;
+    double *rows;
+    uint64_t *ids;
+    int rc = to_rows(sim, gp_sim_count(sim), &rows, &ids, err, errlen);
+    if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(ids); return -1; }
+    return decompose_into(sim, gp_sim_count(sim), rows, ids, err, errlen);
+}
+
+typedef struct row_ref { uint64_t id; size_t at; } row_ref;
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const row_ref *)a)->id, y = ((const row_ref *)b)->id;
+    return (x > y) - (x < y);
+}
+
+int gh_par_gather(gp_sim *sim, size_t *n_all, double **pos, double **vel, double **mass,
+                  uint64_t **ids, char *err, size_t errlen)
+{
+    size_t n = gp_sim_count(sim);
+    double *rows = NULL, *all = NULL;
+    uint64_t *id = NULL, *all_id = NULL;
+    int rc = to_rows(sim, n, &rows, &id, err, errlen);
+    int *cnt = calloc((size_t)size_, sizeof *cnt), *off = calloc((size_t)size_, sizeof *off);
+    int *cnt7 = calloc((size_t)size_, sizeof *cnt7), *off7 = calloc((size_t)size_, sizeof *off7);
+    if (!rc && (!cnt || !off || !cnt7 || !off7)) { snprintf(err, errlen, "out of memory"); rc = -1; }
+    if (!rc && n * NCOL > (size_t)0x7fffffff) {
+        snprintf(err, errlen, "%zu particles on one rank are too many to gather in one message; use more ranks", n);
+        rc = -1;
+    }
+    if (gh_par_agree(rc, err, errlen) != 0) goto fail;
+    int mine = (int)n;
+    MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+    size_t total = 0;
+    for (int q = 0; q < size_; ++q) {
+        off[q] = (int)total;
+        off7[q] = (int)(total * NCOL);
+        cnt7[q] = cnt[q] * NCOL;
+        total += (size_t)cnt[q];
+    }
+    *n_all = total;
+    if (rank_ == 0) {
+        all = malloc(total * NCOL * sizeof *all);
+        all_id = malloc(total * sizeof *all_id);
+        if (!all || !all_id) { snprintf(err, errlen, "out of memory gathering %zu particles on rank 0", total); rc = -1; }
+    }
+    if (gh_par_agree(rc, err, errlen) != 0) goto fail;
+    MPI_Gatherv(rows, (int)(n * NCOL), MPI_DOUBLE, all, cnt7, off7, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(id, (int)n, MPI_UINT64_T, all_id, cnt, off, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank_ == 0) {
+        /* id order: the order of the initial conditions, as one process has it */
+        row_ref *ref = malloc(total * sizeof *ref);
+        double *p = pos ? malloc(3 * total * sizeof *p) : NULL, *v = vel ? malloc(3 * total * sizeof *v) : NULL;
+        double *m = mass ? malloc(total * sizeof *m) : NULL;
+        uint64_t *ii = ids ? malloc(total * sizeof *ii) : NULL;
+        if (!ref || (pos && !p) || (vel && !v) || (mass && !m) || (ids && !ii)) {
+            free(ref); free(p); free(v); free(m); free(ii);
+            snprintf(err, errlen, "out of memory gathering %zu particles on rank 0", total);
+            rc = -1;
+        } else {
+            for (size_t k = 0; k < total; ++k) ref[k] = (row_ref){ all_id[k], k };
+            qsort(ref, total, sizeof *ref, by_id);
+            for (size_t k = 0; k < total; ++k) {
+                const double *r = &all[ref[k].at * NCOL];
+                if (p) memcpy(&p[3 * k], r, 3 * sizeof *p);
+                if (v) memcpy(&v[3 * k], r + 3, 3 * sizeof *v);
+                if (m) m[k] = r[6];
+                if (ii) ii[k] = ref[k].id;
+            }
+            free(ref);
+            if (pos) *pos = p;
+            if (vel) *vel = v;
+            if (mass) *mass = m;
+            if (ids) *ids = ii;
+        }
+    } else {
+        if (pos) *pos = NULL;
+        if (vel) *vel = NULL;
+        if (mass) *mass = NULL;
+        if (ids) *ids = NULL;
+    }
+    if (gh_par_agree(rc, err, errlen) != 0) goto fail;
+    free(rows); free(id); free(all); free(all_id); free(cnt); free(off); free(cnt7); free(off7);
+    return 0;
+fail:
+    free(rows); free(id); free(all); free(all_id); free(cnt); free(off); free(cnt7); free(off7);
+    return -1;
+}
+
+int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err, size_t errlen)
+{
+    if (size_ == 1) return 0;
+    if (!strstr(plugin, "mpi-tree")) {
+        snprintf(err, errlen, "solver.plugin is \"%s\", but a run on %d ranks needs a plugin that spreads one "
+                 "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
+        return -1;
+    }
+    if (strcmp(integrator, "leapfrog") != 0 && strcmp(integrator, "rk2") != 0 && strcmp(integrator, "rk4") != 0) {
+        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only the shared-step integrators "
+                 "leapfrog, rk2 and rk4 run (block steps would need time steps agreed across the ranks, "
+                 "not done yet): choose one of them, or run without mpirun", integrator, size_);
+        return -1;
+    }
+    if (n_switches) {
+        snprintf(err, errlen, "the config has %zu solver switches, which a run on %d ranks does not support: "
+                 "remove them, or run without mpirun", n_switches, size_);
+        return -1;
+    }
+    return 0;
+}
+
+/* The rank count whose checkpoint files exist for base, or 0. */
+static int written_by(const char *base)
+{
+    if (access(base, R_OK) == 0) return 1;
+    char pat[4200];
+    snprintf(pat, sizeof pat, "%s.0of*", base);
+    glob_t g;
+    int q = 0;
+    if (glob(pat, 0, NULL, &g) == 0) {
+        if (g.gl_pathc > 0) q = atoi(g.gl_pathv[0] + strlen(base) + 4);
+        globfree(&g);
+    }
+    return q;
+}
+
+int gh_par_ckpt_path(const char *base, int restart, char *out, size_t len, char *err, size_t errlen)
+{
+    if (size_ == 1) snprintf(out, len, "%s", base);
+    else snprintf(out, len, "%s.%dof%d", base, rank_, size_);
+    if (!restart || access(out, R_OK) == 0) return 0;
+    int q = written_by(base);
+    if (q > 0 && q != size_)
+        snprintf(err, errlen, "%s: no checkpoint for %d rank%s (%s is missing), but one written on %d rank%s: a "
+                 "checkpoint restarts only on the rank count that wrote it (each rank's file holds that rank's "
+                 "particles); restart with mpirun -np %d%s", base, size_, size_ > 1 ? "s" : "", out, q,
+                 q > 1 ? "s" : "", q, q == 1 ? " (or gravhost without mpirun)" : "");
+    else
+        snprintf(err, errlen, "cannot read the checkpoint %s: no such file; check the path or the output directory",
+                 out);
+    return -1;
+}

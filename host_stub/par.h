@@ -1,0 +1,55 @@
+/*
+ * par.h — what `gravhost run` needs from the ranks of a parallel run
+ * (issue 14). Two implementations: par_serial.c (gravhost: one process,
+ * every call trivial, no MPI anywhere) and mpi/par_mpi.c (gravhost-mpi,
+ * built when mpicc is found: MPI_COMM_WORLD, mpi-tree as the solver).
+ * run.c and diagnostics.c call these at the few places where a rank's
+ * view must become the run's view; every call is collective.
+ */
+#ifndef GH_PAR_H
+#define GH_PAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_integrator.h"
+
+int gh_par_init(int *argc, char ***argv);   /* 0 or -1 (message printed) */
+void gh_par_finalize(void);
+int gh_par_rank(void);
+int gh_par_size(void);
+
+/* Sums over the ranks, in place. */
+void gh_par_sum(double *x, size_t n);
+uint64_t gh_par_sum_u64(uint64_t x);
+int gh_par_max_int(int x);
+
+/* rc (0 or -1) of every rank: -1 when any rank failed, and then err holds
+ * the sentence of the lowest failing rank on every rank. */
+int gh_par_agree(int rc, char *err, size_t errlen);
+
+/* All ranks' particles on rank 0, in id order (malloc'd; NULL elsewhere;
+ * any of the out-arrays may be NULL). *n_all: the global count on every
+ * rank. -1 with err on every rank on failure. */
+int gh_par_gather(gp_sim *sim, size_t *n_all, double **pos, double **vel, double **mass,
+                  uint64_t **ids, char *err, size_t errlen);
+
+/* Keeps this rank's share of n particles (all ranks pass the same
+ * arrays): a contiguous slice, then the domain decomposition. Calls
+ * gp_sim_set_particles with the result. */
+int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double *vel,
+                         const double *mass, const uint64_t *ids, char *err, size_t errlen);
+
+/* Re-decomposes the particles (at a synchronised point): migration. */
+int gh_par_migrate(gp_sim *sim, char *err, size_t errlen);
+
+/* Refuses what this rank count cannot run (0, or -1 with a sentence). */
+int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err,
+                     size_t errlen);
+
+/* This rank's checkpoint file for base (P = 1: base itself). On a restart
+ * (restart != 0) checks the file exists and, when it does not but another
+ * rank count's does, says so. */
+int gh_par_ckpt_path(const char *base, int restart, char *out, size_t len, char *err, size_t errlen);
+
+#endif
