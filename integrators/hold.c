@@ -32,8 +32,9 @@
  * a backward step predicts the same midpoint from the other end, to
  * O(h^2): the split is time-symmetric to that order, not exactly (a
  * particle whose criterion step lies within O(h^2) of a power of two may
- * be split differently going back). The top call evaluates it for every
- * particle at its own midpoint.
+ * be split differently going back). The top step evaluates it for every
+ * particle at its own midpoint; the top call's split and its halves' use
+ * those values (the same midpoint, the same positions: no second call).
  *
  * Cost, in force-particle evaluations per top step dt (cost model in
  * docs/INTEGRATORS.md): a particle slow at depth L (step dt/2^L) is
@@ -195,6 +196,17 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
     return st;
 }
 
+/* Whether a call at this depth evaluates the criterion for its fast set.
+ * Depth 0 does not: the top call's evaluation is at the same midpoint
+ * from the same positions, so its values are reused (one call per top
+ * step saved, the split unchanged). Reusing an enclosing call's values
+ * deeper down (every other depth) saved 10-25% more but broke the
+ * reversal test on cpu-direct (bench/results/hold.md, 2026-11-23). */
+static int fresh_criterion(int depth)
+{
+    return depth > 0;
+}
+
 static void kick(gp_sim *sim, const uint32_t *a, size_t na, const double *acc, double dt)
 {
     for (size_t k = 0; k < na; ++k)
@@ -277,7 +289,10 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     cF = malloc(3 * nF * sizeof *cF);
     if (!aF || !tauF || !cF) { st = oom(sim); goto out; }
     /* both halves split with the criterion at this step's midpoint */
-    st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);
+    if (fresh_criterion(depth)) st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);
+    else
+        for (size_t k = 0, j = 0; k < ns && j < nF; ++k)   /* F is a subsequence of s */
+            if (s[k] == F[j]) tauF[j++] = tau_s[k];   /* depth 0: the top's values */
     int fcached = 0;
     if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t, 0.5 * h, depth + 1, cF, &fcached, kdk);
     if (st != GP_OK) goto out;
