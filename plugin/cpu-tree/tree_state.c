@@ -70,7 +70,7 @@ void ct_tree_free(ct_tree *t)
 
 /* One block for all cell columns, each column 64-byte aligned: 3 of
  * doubles, then 19 of 4-byte values. */
-static int alloc_columns(ct_tree *t)
+int ct_tree_alloc_columns(ct_tree *t)
 {
     size_t nc = t->st.ncells;
     size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
@@ -299,7 +299,7 @@ int ct_tree_build(ct_tree *t, size_t n, const double *pos, const double *mass,
         t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
         t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);
         if (!t->wcells || !t->payf) goto oom;
-        if (alloc_columns(t)) goto oom;
+        if (ct_tree_alloc_columns(t)) goto oom;
     }
     free(keys);
     free(skeys);

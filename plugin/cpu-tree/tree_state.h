@@ -85,6 +85,11 @@ void ct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo
  * the length scale (ct_sources.e_len, from the sources' tight box). */
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
 
+/* Allocates t->col (the AVX-512 walk's cell columns, one 64-byte aligned
+ * block) for t->st.ncells cells; 0 on success, -1 out of memory. Also used
+ * by mpi-tree for the trees it receives. */
+int ct_tree_alloc_columns(ct_tree *t);
+
 /* The walk's view of the sources (after ct_tree_prepare_cells). */
 ct_sources ct_tree_sources(const ct_tree *t);
 

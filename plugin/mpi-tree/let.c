@@ -140,33 +140,6 @@ oom:
     return -1;
 }
 
-/* The cell columns of the AVX-512 walk in one aligned block (the layout of
- * tree_state.c's alloc_columns: 3 columns of doubles, then 19 of 4 bytes). */
-static int alloc_columns(ct_tree *t)
-{
-    size_t nc = t->st.ncells;
-    size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
-    char *b = aligned_alloc(64, 3 * s8 + 19 * s4);
-    if (!b) return -1;
-    t->col_block = b;
-    ct_cell_columns *c = &t->col;
-    c->cx = (double *)(b); c->cy = (double *)(b + s8); c->cz = (double *)(b + 2 * s8);
-    char *f = b + 3 * s8;
-    c->rcrit = (float *)(f);
-    c->count = (uint32_t *)(f + s4);
-    c->first = (uint32_t *)(f + 2 * s4);
-    c->nchild = (uint32_t *)(f + 3 * s4);
-    for (int a = 0; a < 3; a++) {
-        c->blo[a] = (float *)(f + (4 + a) * s4);
-        c->bhi[a] = (float *)(f + (7 + a) * s4);
-    }
-    c->m = (float *)(f + 10 * s4);
-    for (int k = 0; k < 6; k++) c->s[k] = (float *)(f + (11 + k) * s4);
-    c->d2max = (float *)(f + 17 * s4);
-    c->tr = (float *)(f + 18 * s4);
-    return 0;
-}
-
 int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
 {
     memset(let, 0, sizeof *let);
@@ -238,7 +211,7 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
             g->nchild = lc.nchild;
         }
     }
-    if (alloc_columns(let)) goto oom;
+    if (ct_tree_alloc_columns(let)) goto oom;
     return 0;
 oom:
     ct_tree_free(let);
