@@ -26,6 +26,7 @@
 
 #include "gp_integrator.h"
 #include "ic.h"
+#include "exact_energy.h"
 
 typedef struct result {
     const char *scheme;
@@ -35,38 +36,10 @@ typedef struct result {
     double build_s, moments_s, walk_s;
 } result;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, gp_sim *sim)
 {
     fprintf(stderr, "block-vs-shared: %s: %s\n", what, gp_sim_last_error(sim));
     exit(1);
-}
-
-/* Exact energy of sim's state now, on a separate cpu-direct simulation so
- * the measured run's solver is not disturbed. */
-static gp_sim *meas;
-static double *mpos, *mvel, *mmass;
-
-static double exact_energy(gp_sim *sim, const char *eps)
-{
-    size_t n = gp_sim_count(sim);
-    if (!meas) {
-        const char *nm[] = { "eps" }, *v[] = { eps };
-        gp_sim_new(&meas);
-        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) die("cpu-direct", meas);
-        mpos = malloc(3 * n * sizeof *mpos); mvel = malloc(3 * n * sizeof *mvel); mmass = malloc(n * sizeof *mmass);
-    }
-    if (gp_sim_get_particles(sim, mpos, mvel, mmass, NULL) != GP_OK) die("get", sim);
-    if (gp_sim_set_particles(meas, n, mpos, mvel, mmass, NULL) != GP_OK) die("set", meas);
-    double k, w;
-    if (gp_sim_energies(meas, &k, &w) != GP_OK) die("energies", meas);
-    return k + w;
 }
 
 static const char *threads; /* --threads: the plugin's threads parameter */
@@ -99,10 +72,10 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
     /* the energy error is the largest over samples every `sample` time units
      * (multiples of dt_max keep the block run synchronised: no extra work) */
     for (int k = 1; k * sample <= t_end * (1 + 1e-12); ++k) {
-        double t0 = now();
+        double t0 = bench_now();
         if (gp_sim_evolve(sim, k * sample) != GP_OK) die("evolve", sim);
-        r.wall += now() - t0;
-        double e = fabs((exact_energy(sim, eps) - e0) / e0);
+        r.wall += bench_now() - t0;
+        double e = fabs((bench_exact_energy("block-vs-shared", sim, eps) - e0) / e0);
         if (e > r.err) r.err = e;
         r.err_end = e;
         if (getenv("BVS_VERBOSE")) fprintf(stderr, "%s dt %g: t = %g dE_rel %.3e\n", integ, dt, k * sample, e);
@@ -166,7 +139,7 @@ int main(int argc, char **argv)
     gp_sim *sim;
     gp_sim_new(&sim);
     if (gp_sim_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id) != GP_OK) die("particles", sim);
-    double e0 = exact_energy(sim, eps);
+    double e0 = bench_exact_energy("block-vs-shared", sim, eps);
     gp_sim_free(sim);
 
     printf("# block-vs-shared: galaxy n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, block dt_max = %g eta = %s criterion %s\n",

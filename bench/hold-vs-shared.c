@@ -32,6 +32,7 @@
 
 #include "gp_integrator.h"
 #include "ic.h"
+#include "exact_energy.h"
 
 typedef struct result {
     char spec[128];
@@ -40,36 +41,10 @@ typedef struct result {
     size_t levels;
 } result;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, gp_sim *sim)
 {
     fprintf(stderr, "hold-vs-shared: %s: %s\n", what, gp_sim_last_error(sim));
     exit(1);
-}
-
-static gp_sim *meas;
-static double *mpos, *mvel, *mmass;
-
-static double exact_energy(gp_sim *sim, const char *eps)
-{
-    size_t n = gp_sim_count(sim);
-    if (!meas) {
-        const char *nm[] = { "eps" }, *v[] = { eps };
-        gp_sim_new(&meas);
-        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) die("cpu-direct", meas);
-        mpos = malloc(3 * n * sizeof *mpos); mvel = malloc(3 * n * sizeof *mvel); mmass = malloc(n * sizeof *mmass);
-    }
-    if (gp_sim_get_particles(sim, mpos, mvel, mmass, NULL) != GP_OK) die("get", sim);
-    if (gp_sim_set_particles(meas, n, mpos, mvel, mmass, NULL) != GP_OK) die("set", meas);
-    double k, w;
-    if (gp_sim_energies(meas, &k, &w) != GP_OK) die("energies", meas);
-    return k + w;
 }
 
 static const char *plugin = "cpu-direct", *eps = "0.01", *theta = "0.5", *threads;
@@ -106,10 +81,10 @@ static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
     double st = 0, se = 0, stt = 0, ste = 0;
     int ns = 0;
     for (int k = 1; k * sample <= t_end * (1 + 1e-12); ++k) {
-        double t0 = now();
+        double t0 = bench_now();
         if (gp_sim_evolve(sim, k * sample) != GP_OK) die("evolve", sim);
-        r.wall += now() - t0;
-        double e = (exact_energy(sim, eps) - e0) / fabs(e0), t = k * sample;
+        r.wall += bench_now() - t0;
+        double e = (bench_exact_energy("hold-vs-shared", sim, eps) - e0) / fabs(e0), t = k * sample;
         if (fabs(e) > r.err) r.err = fabs(e);
         r.err_end = fabs(e);
         st += t; se += e; stt += t * t; ste += t * e; ++ns;
@@ -164,7 +139,7 @@ int main(int argc, char **argv)
     gp_sim *sim;
     gp_sim_new(&sim);
     if (gp_sim_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id) != GP_OK) die("particles", sim);
-    double e0 = exact_energy(sim, eps);
+    double e0 = bench_exact_energy("hold-vs-shared", sim, eps);
     gp_sim_free(sim);
     printf("# hold-vs-shared: %s n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n",
            model, ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, sample);

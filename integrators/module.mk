@@ -25,9 +25,10 @@ integrators: $(INTEGRATOR_TESTS)
 BLOCK_VS_SHARED := $(BUILD)/bench/block-vs-shared
 BENCHES += $(BLOCK_VS_SHARED)
 $(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
-$(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(HOSTLIB)
+$(BUILD)/obj/bench/exact_energy.o: CPPFLAGS += -Iintegrators
+$(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(BUILD)/obj/bench/exact_energy.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 
 # The host's prediction must equal a 1.1 plugin's evaluation of the ABI's
 # expression bit for bit (gp_sim_predict_coord): no fused multiply-add.
@@ -53,9 +54,8 @@ $(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 HOLD_VS_SHARED := $(BUILD)/bench/hold-vs-shared
 BENCHES += $(HOLD_VS_SHARED)
 $(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
-# (the library by its path: HOSTLIB is defined after this file is read)
-$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/lib/libgravplug.so
+$(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/obj/bench/exact_energy.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # integrators-hold also runs the reversal test on cpu-tree.
 $(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so

@@ -58,15 +58,6 @@
 
 #define PLUGIN_NAME "cpu-tree"
 
-/* A full build costs about as much as this many interactions per particle
- * (keys, sort, two trees, moments; measured on x86, see bench/README.md). */
-#define CT_BUILD_COST_PER_PARTICLE 150.0
-
-/* Opening angle of the bh pass that gives the acceleration MAC its first
- * |a_old|. It only sets a tolerance scale, so a coarse one does: monopoles
- * at theta 1 (|a| median error ~1%, ~4x cheaper than quadrupoles at 0.8). */
-#define CT_PREPASS_THETA 1.0
-
 static const gp_param_info params[] = {
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
     {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",

@@ -85,6 +85,18 @@ void ct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo
  * the length scale (ct_sources.e_len, from the sources' tight box). */
 void ct_tree_prepare_cells(ct_tree *t, int mac, double theta);
 
+/* Tuning shared by every driver of this tree (cpu-tree, and mpi-tree on
+ * each rank, so a rank's local work is cpu-tree's):
+ * a full build costs about as much as this many interactions per particle
+ * (keys, sort, two trees, moments; measured on x86, see bench/README.md) —
+ * rebuild=auto weighs refit excess against it; */
+#define CT_BUILD_COST_PER_PARTICLE 150.0
+/* and the opening angle of the bh pass that gives the acceleration MAC its
+ * first |a_old|. It only sets a tolerance scale, so a coarse one does:
+ * monopoles at theta 1 (|a| median error ~1%, ~4x cheaper than quadrupoles
+ * at 0.8). */
+#define CT_PREPASS_THETA 1.0
+
 /* Allocates t->col (the AVX-512 walk's cell columns, one 64-byte aligned
  * block) for t->st.ncells cells; 0 on success, -1 out of memory. Also used
  * by mpi-tree for the trees it receives. */

@@ -57,9 +57,6 @@
 
 #define PLUGIN_NAME "mpi-tree"
 
-/* cpu-tree's constants (cpu_tree.c), so a rank's local work is the same. */
-#define MT_BUILD_COST_PER_PARTICLE 150.0
-#define MT_PREPASS_THETA 1.0
 
 static const gp_param_info params[] = {
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
@@ -201,7 +198,7 @@ static gp_status ensure_tree(gp_solver *s)
     int mode = gp_param_enum(&s->base, P_REBUILD);
     if (mode == REBUILD_ALWAYS ||
         (mode == REBUILD_EVERY && s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
-        (mode == REBUILD_AUTO && s->excess > MT_BUILD_COST_PER_PARTICLE * (double)p->n))
+        (mode == REBUILD_AUTO && s->excess > CT_BUILD_COST_PER_PARTICLE * (double)p->n))
         return build_tree(s);
     double t0 = gp_wtime();
     int prev = omp_get_max_threads();
@@ -1036,7 +1033,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
-            st = force_pass(s, fn, GP_MAC_BH, MT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
+            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
             if (st != GP_OK) { targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
