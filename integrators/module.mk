@@ -57,5 +57,13 @@ $(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
 $(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/obj/bench/exact_energy.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+# bench/hold-cc-graph: pairwise fast sets and their connected components
+# on the initial conditions (would CC save over HOLD?), bench/results/hold.md.
+HOLD_CC_GRAPH := $(BUILD)/bench/hold-cc-graph
+BENCHES += $(HOLD_CC_GRAPH)
+$(BUILD)/obj/bench/hold-cc-graph.o: CPPFLAGS += -Ihost_stub/ic
+$(HOLD_CC_GRAPH): $(BUILD)/obj/bench/hold-cc-graph.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # integrators-hold also runs the reversal test on cpu-tree.
 $(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so
