@@ -86,6 +86,7 @@ int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double 
 }
 
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen) { (void)sim; (void)err; (void)errlen; return 0; }
+void gh_par_attach(gp_sim *sim) { (void)sim; }
 
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err, size_t errlen)
 {

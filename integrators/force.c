@@ -64,9 +64,10 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
 gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
                           const uint32_t *idx, double *acc)
 {
-    if (na == sim->n) return gp_force_all(sim, pos, acc, NULL);
+    if (gp_sim_all_active(sim, na)) return gp_force_all(sim, pos, acc, NULL);
     gp_status st = send_positions(sim, pos);
     if (st != GP_OK) return st;
+    /* na = 0 with a process's idx (never NULL): none active here */
     st = sim->api->set_active_subset(sim->solver, na, idx);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",

@@ -207,6 +207,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
                        tried);
 }
 
+GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
+                                                int64_t (*reduce)(void *ctx, int64_t x, int op),
+                                                void *ctx)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    sim->reduce = reduce;
+    sim->reduce_ctx = reduce ? ctx : NULL;
+    return GP_OK;
+}
+
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)
 {
     return sim ? sim->solver_name : "";
