@@ -4,7 +4,9 @@
  * integrator state (issue 14). Every rank runs a gp_sim over its own
  * particles with the collective hook (gp_sim_set_collective: the next
  * block time and every solver call agreed through MPI_Allreduce), to
- * t = 0.5 in legs of dt_max. Checked, for each scheme:
+ * t = 0.5 in legs of dt_max, on two clusters (a compact one on some ranks,
+ * a loose one on others: ranks idle in the deepest block steps take part
+ * in every call with nothing active). Checked, for each scheme:
  *   - migrating at every dt_max boundary (gp_sim_export_state, the
  *     Peano-Hilbert decomposition, gp_sim_import_state) moves particles
  *     between ranks and costs no force call: force_calls = steps + 1 (the
@@ -105,7 +107,7 @@ static uint64_t migrate(gp_sim *sim, int mpi)
 
 typedef struct result {
     double E0, E;
-    uint64_t steps, force_calls, moved;
+    uint64_t steps, force_calls, moved, idle;   /* idle: steps a rank had no active particle */
     double *pos, *vel;   /* the final state (one process only) */
 } result;
 
@@ -117,7 +119,14 @@ static result run(const char *plugin, const char *integ, int mpi, int mig, size_
     gp_sim *sim = make_sim(plugin, integ, mpi, n, d, id);
     r.E0 = energy(sim, mpi);
     for (int leg = 1; leg * DT_MAX <= T_END + 1e-12; leg++) {
-        must(sim, gp_sim_evolve(sim, leg * DT_MAX));
+        while (gp_sim_time(sim) < leg * DT_MAX) {
+            must(sim, gp_sim_step(sim, leg * DT_MAX));
+            uint64_t na = 0;
+            must(sim, gp_sim_counter(sim, "last_active", &na));
+            int none = na == 0, any = none;
+            if (mpi) MPI_Allreduce(&none, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            r.idle += any;
+        }
         if (mig && leg * DT_MAX < T_END) r.moved += migrate(sim, mpi);
     }
     r.E = energy(sim, mpi);
@@ -148,6 +157,15 @@ int main(int argc, char **argv)
         memcpy(&all[i * NCOL + 3], &ic.vel[3 * i], 3 * sizeof *all);
         all[i * NCOL + 6] = ic.mass[i];
         all_id[i] = i;
+        /* two clusters: a compact one (deep levels) on some ranks, a loose
+         * one (shallow levels) on others, so that ranks sit idle in the
+         * deepest block steps and must still take part in every call */
+        int compact = i < N / 2;
+        double scale = compact ? 0.25 : 1.0, vscale = compact ? sqrt(2.0) : sqrt(0.5);
+        for (int c = 0; c < 3; c++) {
+            all[i * NCOL + c] = scale * all[i * NCOL + c] + (c == 0 ? (compact ? -2.0 : 2.0) : 0.0);
+            all[i * NCOL + 3 + c] *= vscale;
+        }
     }
     /* this rank's piece of the curve, as gravhost-mpi starts */
     size_t n = 0;
@@ -167,10 +185,12 @@ int main(int argc, char **argv)
         result e = run("cpu-tree", integ, 0, 1, N, all, all_id);   /* own rows back */
         double dea = fabs((a.E - a.E0) / a.E0), dec = fabs((c.E - c.E0) / c.E0);
         double dab = fabs((a.E - b.E) / a.E0);
-        diag("P = %d, %s: %llu block steps, %llu force calls, %llu particle moves; |dE/E| %.3g "
-             "(no migration %.3g, cpu-tree alone %.3g); E with and without migration differ by %.3g",
-             P, integ, (unsigned long long)a.steps, (unsigned long long)a.force_calls,
+        diag("P = %d, %s: %llu block steps (%llu with an idle rank), %llu force calls, %llu particle moves; "
+             "|dE/E| %.3g (no migration %.3g, cpu-tree alone %.3g); E with and without migration differ by %.3g",
+             P, integ, (unsigned long long)a.steps, (unsigned long long)a.idle, (unsigned long long)a.force_calls,
              (unsigned long long)a.moved, dea, fabs((b.E - b.E0) / b.E0), dec, dab);
+        ok(a.idle > 0, "%s at P = %d: some block steps have a rank with no active particle (%llu)", integ, P,
+           (unsigned long long)a.idle);
         ok(a.moved > 0, "%s at P = %d: migration at dt_max boundaries moves particles between ranks (%llu)",
            integ, P, (unsigned long long)a.moved);
         ok(a.force_calls == a.steps + 1,
