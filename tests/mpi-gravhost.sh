@@ -136,7 +136,7 @@ for scheme in block-kdk block-rk2; do
     steps=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\1/p')
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\2/p')
     [ -n "$steps" ] && [ "$steps" -ge 64 ] && [ "$calls" = $((steps + 1)) ]
-    ok $? "$scheme at P = 4: $steps block steps over 8 migrations, $calls force calls (no restart)"
+    ok $? "$scheme at P = 4: $steps block steps migrating at every dt_max boundary, $calls force calls (no restart)"
 done
 # restart at P = 2 with block-kdk
 mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/ka" 2>>"$TMP/err" &&
