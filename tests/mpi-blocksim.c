@@ -205,6 +205,21 @@ int main(int argc, char **argv)
            "bit for bit", integ);
         free(c.pos); free(c.vel); free(e.pos); free(e.vel);
     }
+    if (rank == 0) {   /* rows that do not belong to the run: refused with a sentence, sim unchanged */
+        gp_sim *sim = make_sim("cpu-tree", "block-kdk", 0, N, all, all_id);
+        must(sim, gp_sim_evolve(sim, DT_MAX));
+        size_t ncol = gp_sim_state_columns(sim);
+        double *rows = malloc(N * ncol * sizeof *rows);
+        uint64_t *ids = malloc(N * sizeof *ids);
+        must(sim, gp_sim_export_state(sim, rows, ids));
+        rows[5 * ncol + 10] = 99;   /* level 99: beyond max_level 6 */
+        gp_status st = gp_sim_import_state(sim, N, rows, ids);
+        ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "row 5") &&
+           gp_sim_count(sim) == N, "a row off the level grid is refused, naming the row: %s", gp_sim_last_error(sim));
+        ok(gp_sim_import_state(sim, 0, rows, ids) == GP_ERR_INVALID_ARGUMENT, "no rows: refused");
+        free(rows); free(ids);
+        gp_sim_free(sim);
+    }
     gp_ic_free(&ic);
     free(all); free(all_id); free(d); free(id);
     int rc = rank == 0 ? done_testing() : 0;
