@@ -7,7 +7,8 @@
 # the block-step integrators block-kdk and block-rk2 at P = 2 and 4 against
 # P = 1 (energy, radii), migrating at every dt_max boundary with no force
 # call for it (force calls = steps + 1), and a block-kdk restart at P = 2
-# bit-identical; another P, hold and a non-MPI plugin are refused with a
+# bit-identical; hold-kdk at P = 2 and 4 against P = 1; another P, rk8pd
+# and a non-MPI plugin are refused with a
 # sentence, on every rank, without a hang. Skipped without mpirun.
 MPIRUN='@MPIRUN@'
 if [ -z "$MPIRUN" ] || ! [ -x "$MPIRUN" ]; then
@@ -23,7 +24,7 @@ trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$GHM" "$@"; }
-echo "1..23"
+echo "1..26"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -97,10 +98,10 @@ mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 [ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3" &&
     [ "$(grep -c '^gravhost:' "$TMP/e3")" = 1 ]
 ok $? "a P = 2 checkpoint at P = 3: refused, saying so once"
-sed 's/"leapfrog"/"hold"/' "$TMP/p.cfg" > "$TMP/hold.cfg"
-mpi 2 run "$TMP/hold.cfg" --output "$TMP/c" 2>"$TMP/e4"
-[ $? != 0 ] && grep -q 'only leapfrog, rk2, rk4, block-rk2 and block-kdk run' "$TMP/e4"
-ok $? "hold at P = 2: refused with a sentence"
+sed 's/"leapfrog"/"rk8pd"/; s/dt = 0.015625;//' "$TMP/p.cfg" > "$TMP/rk8.cfg"
+mpi 2 run "$TMP/rk8.cfg" --output "$TMP/c" 2>"$TMP/e4"
+[ $? != 0 ] && grep -q "adaptive step is not): choose one of them" "$TMP/e4"
+ok $? "rk8pd at P = 2: refused with a sentence"
 sed 's/mpi-tree/cpu-tree/' "$TMP/p.cfg" > "$TMP/cpu.cfg"
 mpi 2 run "$TMP/cpu.cfg" --output "$TMP/c" 2>"$TMP/e5"
 [ $? != 0 ] && grep -q 'needs a plugin that spreads one force evaluation over the ranks: use mpi-tree' "$TMP/e5"
@@ -137,6 +138,18 @@ for scheme in block-kdk block-rk2; do
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\2/p')
     [ -n "$steps" ] && [ "$steps" -ge 64 ] && [ "$calls" = $((steps + 1)) ]
     ok $? "$scheme at P = 4: $steps block steps migrating at every dt_max boundary, $calls force calls (no restart)"
+done
+# hold-kdk: its recursive split agreed over the ranks
+sed 's/block-kdk/hold-kdk/' "$TMP/block-kdk.cfg" > "$TMP/hold-kdk.cfg"
+"$GH" run "$TMP/hold-kdk.cfg" --output "$TMP/hold-1" 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hold-2" 2>>"$TMP/err" &&
+    mpi 4 run "$TMP/hold-kdk.cfg" --output "$TMP/hold-4" 2>>"$TMP/err"
+ok $? "hold-kdk: P = 1, 2 and 4 to t = 0.5"
+for np in 2 4; do
+    r=$(compare_logs "$TMP/hold-1/diagnostics.tsv" "$TMP/hold-$np/diagnostics.tsv")
+    echo "# hold-kdk P = $np: $r"
+    case $r in pass*) ok 0 "hold-kdk: P = $np matches P = 1 within tree error";;
+               *) ok 1 "hold-kdk: P = $np matches P = 1 within tree error";; esac
 done
 # restart at P = 2 with block-kdk
 mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/ka" 2>>"$TMP/err" &&

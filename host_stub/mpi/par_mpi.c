@@ -18,9 +18,9 @@
  * gp_sim_state_columns doubles: the integrator goes on without a restart
  * or an extra force call. The block schemes (block-rk2, block-kdk) agree
  * on the next block time and on every solver call through the collective
- * hook gh_par_attach sets (gp_sim_set_collective: MPI_Allreduce). hold and
- * rk8pd are refused: their decisions (hold's split sizes, rk8pd's error
- * norm) would need more than that hook.
+ * hook gh_par_attach sets (gp_sim_set_collective: MPI_Allreduce), and so
+ * does hold's recursive split (the fast set's size summed over the ranks).
+ * rk8pd is refused: its adaptive step follows a local error norm.
  */
 #include "par.h"
 
@@ -283,13 +283,13 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
                  "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
         return -1;
     }
-    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk" };
+    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk" };
     int known = 0;
     for (size_t k = 0; k < sizeof spread / sizeof *spread; ++k) known |= strcmp(integrator, spread[k]) == 0;
     if (!known) {
-        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2 and "
-                 "block-kdk run (their solver calls are agreed across the ranks; hold's recursive split and "
-                 "rk8pd's adaptive step are not): choose one of them, or run without mpirun", integrator, size_);
+        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2, "
+                 "block-kdk, hold and hold-kdk run (their solver calls are agreed across the ranks; rk8pd's "
+                 "adaptive step is not): choose one of them, or run without mpirun", integrator, size_);
         return -1;
     }
     if (n_switches) {
