@@ -213,6 +213,20 @@ int main(int argc, char **argv)
            "bit for bit", integ);
         free(c.pos); free(c.vel); free(e.pos); free(e.vel);
     }
+    {   /* new masses on rank 0 alone, mid-run: every rank still makes the same calls */
+        gp_sim *sim = make_sim("mpi-tree", "block-kdk", 1, n, d, id);
+        must(sim, gp_sim_evolve(sim, DT_MAX));
+        (void)energy(sim, 1);   /* the solver holds the particles now: masses go in place (update_masses) */
+        double *m = malloc(n * sizeof *m);
+        must(sim, gp_sim_get_particles(sim, NULL, NULL, m, NULL));
+        if (rank == 0) m[0] *= 1.5;
+        must(sim, gp_sim_set_masses(sim, m));
+        must(sim, gp_sim_evolve(sim, 2 * DT_MAX));
+        double E = energy(sim, 1);
+        if (rank == 0) ok(isfinite(E), "block-kdk at P = %d: a mass changed on rank 0 alone, the run goes on", P);
+        free(m);
+        gp_sim_free(sim);
+    }
     if (rank == 0) {   /* rows that do not belong to the run: refused with a sentence, sim unchanged */
         gp_sim *sim = make_sim("cpu-tree", "block-kdk", 0, N, all, all_id);
         must(sim, gp_sim_evolve(sim, DT_MAX));
