@@ -783,9 +783,12 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
             /* and between outputs at resync points (gh_par_migrate skips
              * others): every 16th shared step, every dt_max boundary of a
-             * block scheme (many block steps apart). A rule of the state
-             * alone, so a restarted run migrates where the first did. */
-            if (gh_par_size() > 1 && (steps % 16 == 0 || strncmp(gp_sim_integrator(r->sim), "block-", 6) == 0)
+             * block scheme or top step of hold (each many force calls).
+             * A rule of the state alone, so a restarted run migrates where
+             * the first did. */
+            const char *integ = gp_sim_integrator(r->sim);
+            int long_steps = strncmp(integ, "block-", 6) == 0 || strncmp(integ, "hold", 4) == 0;
+            if (gh_par_size() > 1 && (steps % 16 == 0 || long_steps)
                 && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
             if (gh_par_size() > 1) {   /* a signal seen by any rank stops them all at the same step */
                 got_signal = gh_par_max_int(got_signal);

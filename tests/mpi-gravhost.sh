@@ -7,7 +7,8 @@
 # the block-step integrators block-kdk and block-rk2 at P = 2 and 4 against
 # P = 1 (energy, radii), migrating at every dt_max boundary with no force
 # call for it (force calls = steps + 1), and a block-kdk restart at P = 2
-# bit-identical; hold-kdk at P = 2 and 4 against P = 1; another P, rk8pd
+# bit-identical; hold-kdk at P = 2 and 4 against P = 1, and its restart at
+# P = 2 bit-identical; another P, rk8pd
 # and a non-MPI plugin are refused with a
 # sentence, on every rank, without a hang. Skipped without mpirun.
 MPIRUN='@MPIRUN@'
@@ -24,7 +25,7 @@ trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$GHM" "$@"; }
-echo "1..26"
+echo "1..28"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -158,5 +159,10 @@ mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/ka" 2>>"$TMP/err" &&
 ok $? "block-kdk at P = 2: uninterrupted to t = 0.5; to t = 0.25, then restarted from its checkpoint"
 r=$(same_snapshot "$TMP/ka/snap_0002.h5" "$TMP/kb/snap_0002.h5")
 [ "$r" = same ]; ok $? "block-kdk at P = 2: the restarted run ends bit-identical ($r)"
+mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --restart 2>>"$TMP/err"
+ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"
+r=$(same_snapshot "$TMP/hold-2/snap_0002.h5" "$TMP/hb/snap_0002.h5")
+[ "$r" = same ]; ok $? "hold-kdk at P = 2: the restarted run ends bit-identical ($r)"
 sed 's/^/# /' "$TMP/err" | grep -v '^# $' | head -20
 exit $fail
