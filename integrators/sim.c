@@ -710,14 +710,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
     gp_status st = ensure_started(sim);
     if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
-    while (sim->time < t_end && !sim->stop_requested) {
+    /* a stop seen by one process of a collective solver stops them all
+     * at the same step (each checks its own particles' conditions) */
+    while (sim->time < t_end && !gp_sim_global_max(sim, sim->stop_requested != 0)) {
         double before = sim->time;
         st = sim->integ->step(sim, t_end);
         if (st == GP_OK) st = check_time_moved(sim, before);
         if (st != GP_OK) return st;
         sim->steps++;
         mark_resync_point(sim);
-        if (gp_stopping_after_step(sim)) break;
+        if (gp_sim_global_max(sim, gp_stopping_after_step(sim))) break;
     }
     return GP_OK;
 }

@@ -227,6 +227,20 @@ int main(int argc, char **argv)
         free(m);
         gp_sim_free(sim);
     }
+    {   /* a stopping condition met on rank 0 alone stops every rank at the same step */
+        gp_sim *sim = make_sim("mpi-tree", "block-kdk", 1, n, d, id);
+        if (rank == 0) {
+            must(sim, gp_sim_stop_enable(sim, GP_STOP_NUMBER_OF_STEPS, 1));
+            must(sim, gp_sim_stop_set_param(sim, "number_of_steps", 3));
+        }
+        must(sim, gp_sim_evolve(sim, T_END));
+        double t = gp_sim_time(sim), tmin, tmax;
+        MPI_Allreduce(&t, &tmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0)
+            ok(tmin == tmax && t < T_END, "a stopping condition on rank 0 alone stops all %d ranks at t = %g", P, t);
+        gp_sim_free(sim);
+    }
     if (rank == 0) {   /* rows that do not belong to the run: refused with a sentence, sim unchanged */
         gp_sim *sim = make_sim("cpu-tree", "block-kdk", 0, N, all, all_id);
         must(sim, gp_sim_evolve(sim, DT_MAX));
