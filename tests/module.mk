@@ -109,4 +109,13 @@ $(BUILD)/t/mpi-ic.t: tests/mpi-ic.sh $(GRAVHOST_MPI) $(GRAVHOST) $(GRAVIC) tests
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
 	@chmod +x $@
+# bench/ic-parallel.c: the same ICs made whole on every rank or in slices
+# (bench/results/ic-parallel.md).
+IC_PAR_BENCH := $(BUILD)/bench/ic-parallel
+BENCHES += $(IC_PAR_BENCH)
+$(BUILD)/obj/bench/ic-parallel.o: CPPFLAGS += -Ihost_stub/ic
+$(BUILD)/obj/bench/ic-parallel.o: CFLAGS += $(GH_MPI_CFLAGS)
+$(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
 endif
