@@ -396,8 +396,8 @@ static void keep_range(gp_ic *ic, size_t lo, size_t hi)
     if ((p = realloc(ic->id, (k ? k : 1) * sizeof *ic->id))) ic->id = p;
 }
 
-/* The block sums of every block of the set: this process's rows (the
- * blocks that begin in its range) from `row`, the others through share. */
+/* Who fills which rows of the block sums: this process the blocks that
+ * begin in its range, share (NULL: one process, all blocks) the rest. */
 typedef struct exchange {
     gp_ic_share_fn share;
     void *ctx;
