@@ -391,34 +391,23 @@ static int setup_fresh(runner *r)
         }
     }
     gp_ic_opts io = { opts, c->ic_options.n };
-    gp_ic ic;
     char err[1024];
     /* refuse what cannot fit before allocating any of it (n = 0: the file's
-     * count, checked once the file is read) */
-    if (c->n > 0 && gh_memory_check(c->n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
+     * count, checked once the file is read); under MPI a rank holds its share */
+    size_t share = c->n > 0 ? ((size_t)c->n + (size_t)gh_par_size() - 1) / (size_t)gh_par_size() : 0;
+    if (c->n > 0 && gh_memory_check(share, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions.n: %s", c->path, c->ic_line, err);
         for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
         free(owned);
         free(opts);
         return -1;
     }
-    int rc = gp_ic_make(c->model, (size_t)c->n, c->seed, &io, &ic, err, sizeof err);
+    /* under MPI each rank makes its slice of the ICs and keeps its share */
+    int rc = gh_par_set_ic(r->sim, c->model, (size_t)c->n, c->seed, &io, err, sizeof err);
     for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
     free(owned);
     free(opts);
     if (rc != 0) {
-        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
-        return -1;
-    }
-    if (c->n == 0 && gh_memory_check(ic.n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
-        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
-        gp_ic_free(&ic);
-        return -1;
-    }
-    /* under MPI every rank made the same ICs and keeps its share */
-    int st = gh_par_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, sizeof err);
-    gp_ic_free(&ic);
-    if (st != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
         return -1;
     }

@@ -15,6 +15,7 @@ GH_MPI_OBJS := $(filter-out %/par_serial.o,$(GRAVHOST_OBJS)) $(BUILD)/obj/host_s
                $(BUILD)/obj/host_stub/mpi/decomp.o
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Iintegrators -Ihost_stub -Ihost_stub/mpi
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CFLAGS += $(GH_MPI_CFLAGS)
+$(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Ihost_stub/ic   # gh_par_set_ic
 $(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \

@@ -3,12 +3,13 @@
  *
  * Every rank parses the same config file (no broadcast: the file is on a
  * shared file system, and parsing is deterministic, so every rank gets the
- * same settings or the same error). Every rank generates the full initial
- * conditions from the seeded stream and keeps a contiguous slice, then
- * gp_mpi_decompose (host_stub/mpi/decomp.c) hands each rank its piece of
- * the Peano-Hilbert curve: the particles do not depend on P, only their
- * distribution does. (Generating only the slice needs the IC models to
- * skip ahead in their stream; not done.)
+ * same settings or the same error). Each rank makes only its contiguous
+ * slice of the initial conditions (gp_ic_make_range: the seeded stream
+ * comes in blocks with their own generators, and the frame shift's block
+ * sums travel by MPI_Allgatherv; models read from files are read whole
+ * by every rank), then gp_mpi_decompose (host_stub/mpi/decomp.c) hands
+ * each rank its piece of the Peano-Hilbert curve: the particles do not
+ * depend on P, only their distribution does.
  *
  * Migration re-runs the decomposition at solver resync points (after a
  * shared step, at a dt_max boundary of a block scheme; run.c says which),
@@ -25,6 +26,7 @@
 #include "par.h"
 
 #include <glob.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@
 #include <unistd.h>
 
 #include "decomp.h"
+#include "ic.h"
+#include "memory.h"
 
 enum { NCOL = 7 };   /* x y z vx vy vz m */
 static int rank_, size_ = 1;
@@ -154,6 +158,66 @@ int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double 
         rows[i * NCOL + 6] = mass[lo + i];
         id[i] = ids ? ids[lo + i] : (uint64_t)(lo + i);
     }
+    return decompose_into(sim, k, rows, id, err, errlen);
+}
+
+/* gp_ic_share_fn over MPI_COMM_WORLD: agrees on the status, then every
+ * rank's own rows of block sums to every rank. */
+static int share_block_sums(void *ctx, int status, double *sums, size_t width, size_t n_blocks,
+                            size_t own_first, size_t own_count, char *err, size_t errlen)
+{
+    (void)ctx;
+    int rc = status;
+    if (rc == 0 && n_blocks * width > (size_t)INT_MAX) {
+        snprintf(err, errlen, "%zu blocks of initial conditions are too many to share in one message; "
+                 "use fewer particles", n_blocks);
+        rc = -1;
+    }
+    int *cnt = malloc((size_t)size_ * sizeof *cnt), *off = malloc((size_t)size_ * sizeof *off);
+    if (rc == 0 && (!cnt || !off)) { snprintf(err, errlen, "out of memory"); rc = -1; }
+    if (gh_par_agree(rc, err, errlen) != 0) { free(cnt); free(off); return -1; }
+    int mine[2] = { (int)(own_first * width), (int)(own_count * width) }, *all = malloc(2 * (size_t)size_ * sizeof *all);
+    rc = all ? 0 : -1;
+    if (rc) snprintf(err, errlen, "out of memory");
+    if (gh_par_agree(rc, err, errlen) != 0) { free(cnt); free(off); free(all); return -1; }
+    MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+    for (int q = 0; q < size_; ++q) { off[q] = all[2 * q]; cnt[q] = all[2 * q + 1]; }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums, cnt, off, MPI_DOUBLE, MPI_COMM_WORLD);
+    free(cnt); free(off); free(all);
+    return 0;
+}
+
+int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const void *opts, char *err,
+                  size_t errlen)
+{
+    gp_ic ic;
+    if (gp_ic_makes_ranges(model) != 1) {
+        /* read or fixed (or an unknown name, which gp_ic_make words): whole on every rank */
+        int rc = gp_ic_make(model, n, seed, opts, &ic, err, errlen);
+        if (rc == 0 && n == 0) rc = gh_memory_check(ic.n, gp_sim_solver_name(sim), err, errlen);
+        if (gh_par_agree(rc, err, errlen) != 0) { gp_ic_free(&ic); return -1; }
+        rc = gh_par_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, errlen);
+        gp_ic_free(&ic);
+        return rc;
+    }
+    if (n < (size_t)size_) {
+        snprintf(err, errlen, "%zu particles on %d ranks: every rank needs at least one; run on at most %zu ranks",
+                 n, size_, n);
+        return -1;   /* n is the same on every rank */
+    }
+    size_t lo = n * (size_t)rank_ / (size_t)size_, hi = n * (size_t)(rank_ + 1) / (size_t)size_, k = hi - lo;
+    int rc = gp_ic_make_range(model, n, seed, opts, lo, hi, share_block_sums, NULL, &ic, err, errlen);
+    double *rows = rc == 0 ? malloc(k * NCOL * sizeof *rows) : NULL;
+    uint64_t *id = rc == 0 ? malloc(k * sizeof *id) : NULL;
+    if (rc == 0 && (!rows || !id)) { snprintf(err, errlen, "out of memory holding %zu particles", k); rc = -1; }
+    if (gh_par_agree(rc, err, errlen) != 0) { gp_ic_free(&ic); free(rows); free(id); return -1; }
+    for (size_t i = 0; i < k; ++i) {
+        memcpy(&rows[i * NCOL], &ic.pos[3 * i], 3 * sizeof *ic.pos);
+        memcpy(&rows[i * NCOL + 3], &ic.vel[3 * i], 3 * sizeof *ic.vel);
+        rows[i * NCOL + 6] = ic.mass[i];
+        id[i] = ic.id[i];
+    }
+    gp_ic_free(&ic);
     return decompose_into(sim, k, rows, id, err, errlen);
 }
 
