@@ -348,7 +348,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, u
  * them with set_particles at the next call. Before the integrator has
  * started this is gp_sim_set_particles. Done at a solver resync point
  * (gp_sim_at_resync_point: after every shared step, at dt_max boundaries of
- * a block scheme) it changes nothing but which process holds a particle. */
+ * a block scheme) it changes nothing but which process holds a particle.
+ * Collision radii (gp_sim_set_radii) do not travel: set them again. */
 GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const double *rows,
                                               const uint64_t *ids);
 
