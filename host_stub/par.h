@@ -40,8 +40,28 @@ int gh_par_gather(gp_sim *sim, size_t *n_all, double **pos, double **vel, double
 int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double *vel,
                          const double *mass, const uint64_t *ids, char *err, size_t errlen);
 
-/* Re-decomposes the particles (at a synchronised point): migration. */
+/* Makes the initial conditions (gp_ic_make's model, n, seed and
+ * options) and gives each rank its share, through the domain
+ * decomposition (this replaces gp_ic_make + gh_par_set_particles). A
+ * sampled model is made in slices: rank r draws only particles
+ * [n r/P, n (r+1)/P) with gp_ic_make_range, and the set is the one a
+ * single process makes, bit for bit, whatever P. A model that is read
+ * (file, snapshot) or fixed (kepler) is made whole on every rank, which
+ * keeps its slice. With n = 0 (a file's own count) the count read is
+ * checked against the memory (gh_memory_check). -1 with the same sentence
+ * on every rank on failure. */
+int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const void *opts, char *err,
+                  size_t errlen);
+
+/* Re-decomposes the particles, with their whole integrator state, at a
+ * solver resync point (gp_sim_at_resync_point; elsewhere it does nothing):
+ * migration. The integrator goes on as if nothing moved. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen);
+
+/* Makes sim's collective decisions (block time steps, who calls the
+ * solver) agree over the ranks: gp_sim_set_collective with MPI_Allreduce.
+ * One process: nothing. Call once after gp_sim_new. */
+void gh_par_attach(gp_sim *sim);
 
 /* Refuses what this rank count cannot run (0, or -1 with a sentence). */
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err,

@@ -1,6 +1,9 @@
 /* par_serial.c — par.h for one process (gravhost): every call trivial. */
 #include "par.h"
 
+#include "ic.h"
+#include "memory.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +88,19 @@ int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double 
     return -1;
 }
 
+int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const void *opts, char *err,
+                  size_t errlen)
+{
+    gp_ic ic;
+    if (gp_ic_make(model, n, seed, opts, &ic, err, errlen) != 0) return -1;
+    int rc = n == 0 ? gh_memory_check(ic.n, gp_sim_solver_name(sim), err, errlen) : 0;
+    if (rc == 0) rc = gh_par_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, errlen);
+    gp_ic_free(&ic);
+    return rc;
+}
+
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen) { (void)sim; (void)err; (void)errlen; return 0; }
+void gh_par_attach(gp_sim *sim) { (void)sim; }
 
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err, size_t errlen)
 {

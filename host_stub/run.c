@@ -391,34 +391,23 @@ static int setup_fresh(runner *r)
         }
     }
     gp_ic_opts io = { opts, c->ic_options.n };
-    gp_ic ic;
     char err[1024];
     /* refuse what cannot fit before allocating any of it (n = 0: the file's
-     * count, checked once the file is read) */
-    if (c->n > 0 && gh_memory_check(c->n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
+     * count, checked once the file is read); under MPI a rank holds its share */
+    size_t share = c->n > 0 ? ((size_t)c->n + (size_t)gh_par_size() - 1) / (size_t)gh_par_size() : 0;
+    if (c->n > 0 && gh_memory_check(share, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions.n: %s", c->path, c->ic_line, err);
         for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
         free(owned);
         free(opts);
         return -1;
     }
-    int rc = gp_ic_make(c->model, (size_t)c->n, c->seed, &io, &ic, err, sizeof err);
+    /* under MPI each rank makes its slice of the ICs and keeps its share */
+    int rc = gh_par_set_ic(r->sim, c->model, (size_t)c->n, c->seed, &io, err, sizeof err);
     for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
     free(owned);
     free(opts);
     if (rc != 0) {
-        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
-        return -1;
-    }
-    if (c->n == 0 && gh_memory_check(ic.n, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
-        snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
-        gp_ic_free(&ic);
-        return -1;
-    }
-    /* under MPI every rank made the same ICs and keeps its share */
-    int st = gh_par_set_particles(r->sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, sizeof err);
-    gp_ic_free(&ic);
-    if (st != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions: %s", c->path, c->ic_line, err);
         return -1;
     }
@@ -672,6 +661,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         fprintf(stderr, "gravhost: %s\n", gp_sim_last_error(NULL));
         return 1;
     }
+    gh_par_attach(r->sim);   /* under MPI: the ranks' solver calls agree */
     /* Every check and action that can fail on one rank alone goes through
      * AGREED: under MPI all ranks then fail together, with the lowest
      * failing rank's sentence (one process: a plain test). */
@@ -780,8 +770,15 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             if (cfg->n_switches && check_fraction_switches(r) != 0) { save_on_failure(r, 0); goto out; }
             gp_sim_counter(r->sim, "steps", &steps);
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
-            /* and every 16 steps between outputs (a shared step is synchronised) */
-            if (gh_par_size() > 1 && steps % 16 == 0 && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
+            /* and between outputs at resync points (gh_par_migrate skips
+             * others): every 16th shared step, every dt_max boundary of a
+             * block scheme or top step of hold (each many force calls).
+             * A rule of the state alone, so a restarted run migrates where
+             * the first did. */
+            const char *integ = gp_sim_integrator(r->sim);
+            int long_steps = strncmp(integ, "block-", 6) == 0 || strncmp(integ, "hold", 4) == 0;
+            if (gh_par_size() > 1 && (steps % 16 == 0 || long_steps)
+                && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
             if (gh_par_size() > 1) {   /* a signal seen by any rank stops them all at the same step */
                 got_signal = gh_par_max_int(got_signal);
                 signal_count = gh_par_max_int(signal_count);

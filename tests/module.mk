@@ -100,3 +100,22 @@ $(BUILD)/t/extreme-scales-portable.t: $(BUILD)/t/extreme-scales.t tests/module.m
 	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so)' > $@
 	@chmod +x $@
 TESTS += $(BUILD)/t/extreme-scales-portable.t
+
+# ---- tests/mpi-ic.sh: initial conditions made in slices under mpirun ------
+# (gravhost-mpi at P = 1, 2, 3 against gravhost); built with gravhost-mpi.
+ifneq ($(GRAVHOST_MPI),)
+TESTS += $(BUILD)/t/mpi-ic.t
+$(BUILD)/t/mpi-ic.t: tests/mpi-ic.sh $(GRAVHOST_MPI) $(GRAVHOST) $(GRAVIC) tests/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@
+# bench/ic-parallel.c: the same ICs made whole on every rank or in slices
+# (bench/results/ic-parallel.md).
+IC_PAR_BENCH := $(BUILD)/bench/ic-parallel
+BENCHES += $(IC_PAR_BENCH)
+$(BUILD)/obj/bench/ic-parallel.o: CPPFLAGS += -Ihost_stub/ic
+$(BUILD)/obj/bench/ic-parallel.o: CFLAGS += $(GH_MPI_CFLAGS)
+$(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
+endif

@@ -208,5 +208,5 @@ fail:
 const ic_model ic_model_file = {
     "file",
     "particles from a text file (columns x y z vx vy vz m [id], '#' comments)",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], make, NULL,
 };

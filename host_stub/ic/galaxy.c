@@ -26,6 +26,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_bessel.h>
 #include <math.h>
+#include <stdlib.h>
 
 static const gp_ic_opt_info opts[] = {
     {"halo_mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "NFW halo mass, taper included"},
@@ -103,14 +104,74 @@ static void disk_velocity(const disk_ctx *d, double R, double z0, double ratio, 
     *vphi = (mean2 > 0 ? sqrt(mean2) : 0) + sphi * gsl_ran_ugaussian(rng);
 }
 
-static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+/* The per-set data: the combined model, the component counts (particles
+ * [0, nh) are the halo, [nh, nh + nb) the bulge, the rest the disk), the
+ * shapes' parameters (the model points at them) and the disk's. */
+typedef struct galaxy {
+    ic_sph sph;
+    disk_ctx disk;
+    size_t nh, nb;
+    double rs, a, rd, z0, ratio;
+    double m_halo, m_bulge, m_disk; /* particle masses */
+} galaxy;
+
+static void draw_disk(galaxy *g, gsl_rng *rng, double *pos, double *vel)
+{
+    const double rd = g->rd;
+    double R;
+    do R = rd * gsl_ran_gamma(rng, 2.0, 1.0); /* Sigma ~ exp(-R/Rd): R/Rd ~ Gamma(2) */
+    while (R > 10 * rd);
+    double phi = 2 * M_PI * gsl_rng_uniform(rng);
+    double z = g->z0 * atanh(2 * gsl_rng_uniform_pos(rng) - 1); /* sech^2 */
+    double vR, vphi, vz;
+    disk_velocity(&g->disk, R, g->z0, g->ratio, rng, &vR, &vphi, &vz);
+    double c = cos(phi), s = sin(phi);
+    pos[0] = R * c;
+    pos[1] = R * s;
+    pos[2] = z;
+    vel[0] = vR * c - vphi * s;
+    vel[1] = vR * s + vphi * c;
+    vel[2] = vz;
+}
+
+static void draw(void *state, gsl_rng *rng, size_t first, size_t count, double *pos, double *vel,
+                 double *mass)
+{
+    galaxy *g = state;
+    size_t end = first + count, i = 0;
+    /* the halo, the bulge and the disk parts of [first, end), in order */
+    size_t h_end = g->nh < end ? g->nh : end;
+    size_t b_end = g->nh + g->nb < end ? g->nh + g->nb : end;
+    if (first < h_end) {
+        ic_sph_draw_particles(&g->sph, g->disk.c_halo, g->m_halo, rng, h_end - first, pos, vel, mass);
+        i = h_end - first;
+    }
+    if (first + i < b_end) {
+        size_t k = b_end - (first + i);
+        ic_sph_draw_particles(&g->sph, g->disk.c_bulge, g->m_bulge, rng, k, &pos[3 * i], &vel[3 * i],
+                              &mass[i]);
+        i += k;
+    }
+    for (; i < count; ++i) {
+        draw_disk(g, rng, &pos[3 * i], &vel[3 * i]);
+        mass[i] = g->m_disk;
+    }
+}
+
+static void release(void *state)
+{
+    galaxy *g = state;
+    ic_sph_free(&g->sph);
+    free(g);
+}
+
+static int prepare(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen)
 {
     if (ic_require_n("galaxy", n, err, errlen) != 0) return -1;
     double rs = ic_num(v, "halo_scale"), mh = ic_num(v, "halo_mass");
     double rvir = rs * ic_num(v, "halo_concentration");
     double a = ic_num(v, "bulge_scale"), mb = ic_num(v, "bulge_mass");
-    double rd = ic_num(v, "disk_scale"), md = ic_num(v, "disk_mass"), z0 = ic_num(v, "disk_height");
-    double ratio = ic_num(v, "disk_sigma_ratio");
+    double rd = ic_num(v, "disk_scale"), md = ic_num(v, "disk_mass");
     double mt = mh + mb + md;
     size_t nb = (size_t)llround((double)n * mb / mt), nd = (size_t)llround((double)n * md / mt);
     if (nb + nd >= n || (mb > 0 && nb == 0) || (md > 0 && nd == 0))
@@ -118,57 +179,36 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
                                     "(halo %g, bulge %g, disk %g of the mass) at least one particle; "
                                     "use more particles.", n, mh / mt, mb / mt, md / mt);
     size_t nh = n - nb - nd;
+    galaxy *g = calloc(1, sizeof *g);
+    if (!g) return ic_fail(err, errlen, "Out of memory preparing model 'galaxy'.");
+    g->rs = rs;
+    g->a = a;
+    g->rd = rd;
+    g->z0 = ic_num(v, "disk_height");
+    g->ratio = ic_num(v, "disk_sigma_ratio");
+    g->nh = nh;
+    g->nb = nb;
+    g->m_halo = mh / (double)nh;
+    g->m_bulge = nb ? mb / (double)nb : 0;
+    g->m_disk = nd ? md / (double)nd : 0;
 
     ic_sph_comp comps[3];
     size_t nc = 0, c_halo = 0, c_bulge = 0;
-    comps[nc++] = (ic_sph_comp){nfw_shape, &rs, mh, rvir, rvir * ic_num(v, "halo_decay"), 1};
+    comps[nc++] = (ic_sph_comp){nfw_shape, &g->rs, mh, rvir, rvir * ic_num(v, "halo_decay"), 1};
     if (mb > 0) {
         c_bulge = nc;
         /* The bulge shares the halo's taper, so its r^-4 tail stays bounded. */
-        comps[nc++] = (ic_sph_comp){hernquist_shape, &a, mb, rvir, rvir * ic_num(v, "halo_decay"), 1};
+        comps[nc++] = (ic_sph_comp){hernquist_shape, &g->a, mb, rvir, rvir * ic_num(v, "halo_decay"), 1};
     }
-    if (md > 0) comps[nc++] = (ic_sph_comp){disk_sphere_shape, &rd, md, 0, 0, 0};
+    if (md > 0) comps[nc++] = (ic_sph_comp){disk_sphere_shape, &g->rd, md, 0, 0, 0};
     double rmin = 1e-5 * fmin(rs, fmin(mb > 0 ? a : rs, md > 0 ? rd : rs));
     double rmax = fmax(10 * rvir, fmax(mb > 0 ? 1e4 * a : 0, md > 0 ? 60 * rd : 0));
-    ic_sph sph;
-    if (ic_sph_build(&sph, comps, nc, rmin, rmax, 8000, err, errlen) != 0) return -1;
-    if (ic_alloc(out, n, err, errlen) != 0) {
-        ic_sph_free(&sph);
+    if (ic_sph_build(&g->sph, comps, nc, rmin, rmax, 8000, err, errlen) != 0) {
+        free(g);
         return -1;
     }
-    size_t i = 0;
-    for (size_t k = 0; k < nh; ++k, ++i) {
-        double r = ic_sph_draw_radius(&sph, c_halo, rng);
-        ic_isotropic(rng, r, &out->pos[3 * i]);
-        ic_sph_draw_velocity(&sph, c_halo, r, rng, &out->vel[3 * i]);
-        out->mass[i] = mh / (double)nh;
-    }
-    for (size_t k = 0; k < nb; ++k, ++i) {
-        double r = ic_sph_draw_radius(&sph, c_bulge, rng);
-        ic_isotropic(rng, r, &out->pos[3 * i]);
-        ic_sph_draw_velocity(&sph, c_bulge, r, rng, &out->vel[3 * i]);
-        out->mass[i] = mb / (double)nb;
-    }
-    disk_ctx d = {&sph, c_halo, c_bulge, mb > 0, md, rd};
-    for (size_t k = 0; k < nd; ++k, ++i) {
-        double R;
-        do R = rd * gsl_ran_gamma(rng, 2.0, 1.0); /* Sigma ~ exp(-R/Rd): R/Rd ~ Gamma(2) */
-        while (R > 10 * rd);
-        double phi = 2 * M_PI * gsl_rng_uniform(rng);
-        double z = z0 * atanh(2 * gsl_rng_uniform_pos(rng) - 1); /* sech^2 */
-        double vR, vphi, vz;
-        disk_velocity(&d, R, z0, ratio, rng, &vR, &vphi, &vz);
-        double c = cos(phi), s = sin(phi);
-        out->pos[3 * i] = R * c;
-        out->pos[3 * i + 1] = R * s;
-        out->pos[3 * i + 2] = z;
-        out->vel[3 * i] = vR * c - vphi * s;
-        out->vel[3 * i + 1] = vR * s + vphi * c;
-        out->vel[3 * i + 2] = vz;
-        out->mass[i] = md / (double)nd;
-    }
-    ic_sph_free(&sph);
-    ic_apply_frame(out, v);
+    g->disk = (disk_ctx){&g->sph, c_halo, c_bulge, mb > 0, md, rd};
+    *s = (ic_stream){.state = g, .draw = draw, .release = release};
     return 0;
 }
 
@@ -176,5 +216,5 @@ const ic_model ic_model_galaxy = {
     "galaxy",
     "Hernquist bulge + NFW halo (Eddington velocities) + exponential disk; G = 1, halo rs = 1, "
     "halo mass 1",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], .prepare = prepare,
 };

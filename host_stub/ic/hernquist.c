@@ -34,7 +34,7 @@ static double hernquist_shape(double r, const void *par)
     return 1.0 / (x * (1 + x) * (1 + x) * (1 + x));
 }
 
-static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+static int prepare(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen)
 {
     if (ic_require_n("hernquist", n, err, errlen) != 0) return -1;
     double a = ic_num(v, "scale");
@@ -43,13 +43,11 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
         return ic_fail(err, errlen, "Option 'rtrunc' of model 'hernquist' must be 0 (untruncated) or "
                                     "at least 1e-3 times the scale radius; got %g.", rt);
     ic_sph_comp comp = {hernquist_shape, &a, ic_num(v, "mass"), rt, rt * ic_num(v, "decay"), 1};
-    if (ic_sph_sample_one(&comp, 1e-5 * a, 1e6 * a, n, rng, out, err, errlen) != 0) return -1;
-    ic_apply_frame(out, v);
-    return 0;
+    return ic_sph_stream_one(&comp, a, 1e-5 * a, 1e6 * a, n, s, err, errlen);
 }
 
 const ic_model ic_model_hernquist = {
     "hernquist",
     "Hernquist sphere tapered beyond 100 a, Eddington isotropic velocities; G = M = a = 1 by default",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], .prepare = prepare,
 };

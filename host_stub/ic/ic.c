@@ -1,6 +1,9 @@
 /*
- * ic.c — gp_ic_make: finds the model, parses its options, seeds the
- * generator, runs the model, moves the result to its centre-of-mass frame.
+ * ic.c — gp_ic_make and gp_ic_make_range: finds the model, parses its
+ * options, then either draws a sampled model block by block (each block
+ * with its own seeded generator, ic.h) and moves it to its frame with
+ * sums combined block by block, or runs a whole-set model (kepler, file,
+ * snapshot).
  */
 #include "ic_internal.h"
 
@@ -264,32 +267,98 @@ void ic_isotropic(gsl_rng *rng, double r, double *x)
     x[2] = r * z;
 }
 
-static void shift_to_frame(gp_ic *ic, int positions)
+/* ---- seeding --------------------------------------------------------------- */
+
+/* GSL 2's mt19937 state (mt.c): checked against gsl_rng_size. */
+enum { MT_N = 624 };
+typedef struct mt_state {
+    unsigned long mt[MT_N];
+    int mti;
+} mt_state;
+
+int ic_mt_seed_array(gsl_rng *rng, const uint32_t *key, size_t len)
+{
+    if (rng->type != gsl_rng_mt19937 || gsl_rng_size(rng) != sizeof(mt_state) || len == 0) return -1;
+    /* init_genrand(19650218), which is what GSL's mt_set does with it */
+    gsl_rng_set(rng, 19650218UL);
+    mt_state *st = gsl_rng_state(rng);
+    unsigned long *mt = st->mt;
+    size_t i = 1, j = 0;
+    for (size_t k = MT_N > len ? MT_N : len; k; --k) {
+        mt[i] = ((mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525UL)) + key[j] + j) & 0xffffffffUL;
+        if (++i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+        if (++j >= len) j = 0;
+    }
+    for (size_t k = MT_N - 1; k; --k) {
+        mt[i] = ((mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941UL)) - i) & 0xffffffffUL;
+        if (++i >= MT_N) { mt[0] = mt[MT_N - 1]; i = 1; }
+    }
+    mt[0] = 0x80000000UL; /* a nonzero state */
+    st->mti = MT_N;
+    return 0;
+}
+
+int ic_seed_block(gsl_rng *rng, uint64_t seed, uint64_t b)
+{
+    if (b == 0) {
+        /* As before blocks existed (every set of up to GP_IC_BLOCK particles
+         * is unchanged): GSL seeds with an unsigned long; mt19937 treats 0
+         * as its default seed 4357, so fold the 64 bits and keep 0
+         * distinct. */
+        gsl_rng_set(rng, (unsigned long)(seed ^ (seed >> 32)) + (seed == 0 ? 0x9e3779b9UL : 0));
+        return 0;
+    }
+    /* All 128 bits of (seed, b): gsl_rng_set keeps only 32 bits of a seed,
+     * so the 16384 blocks of 2^30 particles would share seeds by chance. */
+    uint32_t key[4] = {(uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)b, (uint32_t)(b >> 32)};
+    return ic_mt_seed_array(rng, key, 4);
+}
+
+/* ---- frames ------------------------------------------------------------------ */
+
+enum { FRAME_SUMS = 7 }; /* mass, mass * position (3), mass * velocity (3) */
+
+/* The frame sums of count particles, in particle order. */
+static void frame_sums(size_t count, const double *pos, const double *vel, const double *mass,
+                       double *row)
 {
     double mt = 0, cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
-    for (size_t i = 0; i < ic->n; ++i) {
-        mt += ic->mass[i];
+    for (size_t i = 0; i < count; ++i) {
+        mt += mass[i];
         for (int k = 0; k < 3; ++k) {
-            cx[k] += ic->mass[i] * ic->pos[3 * i + k];
-            cv[k] += ic->mass[i] * ic->vel[3 * i + k];
+            cx[k] += mass[i] * pos[3 * i + k];
+            cv[k] += mass[i] * vel[3 * i + k];
         }
     }
+    row[0] = mt;
+    for (int k = 0; k < 3; ++k) {
+        row[1 + k] = cx[k];
+        row[4 + k] = cv[k];
+    }
+}
+
+/* Subtracts the centre of mass (positions, when asked) and its velocity
+ * given by the frame sums of the whole set. */
+static void frame_shift(const double *total, int positions, size_t count, double *pos, double *vel)
+{
+    double mt = total[0], cx[3], cv[3];
     if (!(mt > 0)) return;
-    for (int k = 0; k < 3; ++k) { cx[k] /= mt; cv[k] /= mt; }
-    for (size_t i = 0; i < ic->n; ++i)
+    for (int k = 0; k < 3; ++k) {
+        cx[k] = total[1 + k] / mt;
+        cv[k] = total[4 + k] / mt;
+    }
+    for (size_t i = 0; i < count; ++i)
         for (int k = 0; k < 3; ++k) {
-            if (positions) ic->pos[3 * i + k] -= cx[k];
-            ic->vel[3 * i + k] -= cv[k];
+            if (positions) pos[3 * i + k] -= cx[k];
+            vel[3 * i + k] -= cv[k];
         }
 }
 
-void ic_to_com_frame(gp_ic *ic) { shift_to_frame(ic, 1); }
-
-void ic_apply_frame(gp_ic *ic, const ic_vals *v)
+void ic_to_com_frame(gp_ic *ic)
 {
-    const char *frame = ic_str(v, "frame");
-    if (!frame || strcmp(frame, "com") == 0) shift_to_frame(ic, 1);
-    else if (strcmp(frame, "momentum") == 0) shift_to_frame(ic, 0);
+    double total[FRAME_SUMS];
+    frame_sums(ic->n, ic->pos, ic->vel, ic->mass, total);
+    frame_shift(total, 1, ic->n, ic->pos, ic->vel);
 }
 
 GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic)
@@ -302,14 +371,132 @@ GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic)
     memset(ic, 0, sizeof *ic);
 }
 
-GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed, const void *opts,
-                               gp_ic *out, char *err, size_t errlen)
+/* ---- the blocks of a sampled model ------------------------------------------- */
+
+#define BLOCK ((size_t)GP_IC_BLOCK)
+
+/* Keeps particles [lo, hi) of ic (indices into its arrays). */
+static void keep_range(gp_ic *ic, size_t lo, size_t hi)
+{
+    size_t k = hi - lo;
+    if (lo > 0) {
+        memmove(ic->pos, ic->pos + 3 * lo, 3 * k * sizeof *ic->pos);
+        memmove(ic->vel, ic->vel + 3 * lo, 3 * k * sizeof *ic->vel);
+        memmove(ic->mass, ic->mass + lo, k * sizeof *ic->mass);
+        memmove(ic->id, ic->id + lo, k * sizeof *ic->id);
+    }
+    size_t had = ic->n;
+    ic->n = k;
+    if (k == had) return;
+    /* shrinking: a failed realloc keeps the larger block, which is fine */
+    void *p;
+    if ((p = realloc(ic->pos, (k ? 3 * k : 1) * sizeof *ic->pos))) ic->pos = p;
+    if ((p = realloc(ic->vel, (k ? 3 * k : 1) * sizeof *ic->vel))) ic->vel = p;
+    if ((p = realloc(ic->mass, (k ? k : 1) * sizeof *ic->mass))) ic->mass = p;
+    if ((p = realloc(ic->id, (k ? k : 1) * sizeof *ic->id))) ic->id = p;
+}
+
+/* Who fills which rows of the block sums: this process the blocks that
+ * begin in its range, share (NULL: one process, all blocks) the rest. */
+typedef struct exchange {
+    gp_ic_share_fn share;
+    void *ctx;
+    size_t n_blocks, own_first, own_count;
+} exchange;
+
+static int share_sums(const exchange *x, int status, double *sums, size_t width, char *err,
+                      size_t errlen)
+{
+    if (!x->share) return status;
+    return x->share(x->ctx, status, sums, width, x->n_blocks, x->own_first, x->own_count, err, errlen);
+}
+
+/* Adds the rows of sums in block order (the first row as it is), so the
+ * total does not depend on how the blocks were spread over processes. */
+static void add_rows(const double *sums, size_t n_blocks, size_t width, double *total)
+{
+    for (size_t k = 0; k < width; ++k) total[k] = sums[k];
+    for (size_t b = 1; b < n_blocks; ++b)
+        for (size_t k = 0; k < width; ++k) total[k] += sums[b * width + k];
+}
+
+/* Particles [lo, hi) of a sampled model's set of n: draws every block
+ * that overlaps the range (whole, so the block sums are whole), moves the
+ * particles to the model's frame with the set's sums, applies the model's
+ * whole-set step, keeps the range. */
+static int make_blocks(const ic_model *m, const ic_vals *v, size_t n, uint64_t seed, size_t lo,
+                       size_t hi, gp_ic_share_fn share, void *share_ctx, gp_ic *out, char *err,
+                       size_t errlen)
+{
+    ic_stream s = {0};
+    gsl_rng *rng = NULL;
+    double *sums = NULL;
+    /* the blocks [b0, b1) overlap the range: particles [first, end) */
+    size_t b0 = lo / BLOCK, b1 = lo < hi ? (hi - 1) / BLOCK + 1 : b0;
+    size_t first = lo < hi ? b0 * BLOCK : lo, end = lo < hi ? (b1 * BLOCK < n ? b1 * BLOCK : n) : lo;
+    exchange x = {share, share_ctx, (n + BLOCK - 1) / BLOCK, (lo + BLOCK - 1) / BLOCK, 0};
+    x.own_count = (hi + BLOCK - 1) / BLOCK - x.own_first;
+
+    int rc = m->prepare(n, v, &s, err, errlen);
+    if (rc == 0) rc = ic_alloc(out, end - first, err, errlen);
+    if (rc == 0) {
+        sums = calloc(x.n_blocks * FRAME_SUMS, sizeof *sums);
+        rng = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!sums || !rng)
+            rc = ic_fail(err, errlen, "Out of memory setting up the blocks of %zu particles.", n);
+    }
+    for (size_t b = b0; rc == 0 && b < b1; ++b) {
+        size_t at = b * BLOCK - first, count = n - b * BLOCK < BLOCK ? n - b * BLOCK : BLOCK;
+        if (ic_seed_block(rng, seed, b) != 0) {
+            rc = ic_fail(err, errlen, "This GSL's mt19937 generator is not laid out as GSL 2 lays it out, "
+                                      "so its blocks cannot be seeded; build gravplug against GSL 2.");
+            break;
+        }
+        s.draw(s.state, rng, b * BLOCK, count, &out->pos[3 * at], &out->vel[3 * at], &out->mass[at]);
+        for (size_t i = 0; i < count; ++i) out->id[at + i] = (uint64_t)(b * BLOCK + i);
+        if (b >= x.own_first && b < x.own_first + x.own_count)
+            frame_sums(count, &out->pos[3 * at], &out->vel[3 * at], &out->mass[at], &sums[b * FRAME_SUMS]);
+    }
+    /* every process reaches this exchange once its options are parsed, so a
+     * failure on one (say, out of memory) stops all of them */
+    rc = share_sums(&x, rc, sums, FRAME_SUMS, err, errlen);
+    const char *frame = ic_str(v, "frame");
+    if (rc == 0 && (!frame || strcmp(frame, "none") != 0)) {
+        double total[FRAME_SUMS];
+        add_rows(sums, x.n_blocks, FRAME_SUMS, total);
+        frame_shift(total, !frame || strcmp(frame, "com") == 0, out->n, out->pos, out->vel);
+    }
+    if (rc == 0 && s.block_sum) {
+        for (size_t b = x.own_first; b < x.own_first + x.own_count; ++b) {
+            size_t at = b * BLOCK - first, count = n - b * BLOCK < BLOCK ? n - b * BLOCK : BLOCK;
+            sums[b] = s.block_sum(s.state, count, &out->vel[3 * at], &out->mass[at]);
+        }
+        rc = share_sums(&x, 0, sums, 1, err, errlen);
+        if (rc == 0) {
+            double total;
+            add_rows(sums, x.n_blocks, 1, &total);
+            s.apply_total(s.state, total, out->n, out->vel);
+        }
+    }
+    if (rc == 0) keep_range(out, lo - first, hi - first);
+    else gp_ic_free(out);
+    if (s.release) s.release(s.state);
+    gsl_rng_free(rng);
+    free(sums);
+    return rc;
+}
+
+/* ---- the entry points -------------------------------------------------------- */
+
+/* The model, its parsed options, and out emptied; -1 with err. */
+static int begin(const char *model, const void *opts, gp_ic *out, const ic_model **m, ic_vals *v,
+                 char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
     if (!out) return ic_fail(err, errlen, "gp_ic_make needs somewhere to put the particles (out was NULL).");
     memset(out, 0, sizeof *out);
-    const ic_model *m = find_model(model);
-    if (!m) {
+    *m = find_model(model);
+    if (!*m) {
         char names[256];
         size_t used = 0;
         for (size_t i = 0; i < N_MODELS && used < sizeof names; ++i) {
@@ -320,19 +507,62 @@ GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed, const
         return ic_fail(err, errlen, "Unknown initial-condition model '%s'; the models are: %s.",
                        model ? model : "(null)", names);
     }
-    ic_vals v;
-    if (parse_options(m, (const gp_ic_opts *)opts, &v, err, errlen) != 0) return -1;
+    return parse_options(*m, (const gp_ic_opts *)opts, v, err, errlen);
+}
 
+/* A whole-set model, its generator seeded as block 0. */
+static int make_whole(const ic_model *m, const ic_vals *v, size_t n, uint64_t seed, gp_ic *out,
+                      char *err, size_t errlen)
+{
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!rng) return ic_fail(err, errlen, "Out of memory creating the random number generator.");
-    /* GSL seeds with an unsigned long; mt19937 treats 0 as its default seed
-     * 4357, so fold the 64 bits and keep 0 distinct. */
-    gsl_rng_set(rng, (unsigned long)(seed ^ (seed >> 32)) + (seed == 0 ? 0x9e3779b9UL : 0));
-    int rc = m->make(n, rng, &v, out, err, errlen);
+    ic_seed_block(rng, seed, 0);
+    int rc = m->make(n, rng, v, out, err, errlen);
     gsl_rng_free(rng);
-    if (rc != 0) {
-        gp_ic_free(out);
-        return -1;
+    if (rc != 0) gp_ic_free(out);
+    return rc;
+}
+
+GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed, const void *opts,
+                               gp_ic *out, char *err, size_t errlen)
+{
+    const ic_model *m;
+    ic_vals v;
+    if (begin(model, opts, out, &m, &v, err, errlen) != 0) return -1;
+    if (!m->prepare) return make_whole(m, &v, n, seed, out, err, errlen);
+    return make_blocks(m, &v, n, seed, 0, n, NULL, NULL, out, err, errlen);
+}
+
+GRAVPLUG_EXPORT int gp_ic_make_range(const char *model, size_t n, uint64_t seed, const void *opts,
+                                     size_t lo, size_t hi, gp_ic_share_fn share, void *share_ctx,
+                                     gp_ic *out, char *err, size_t errlen)
+{
+    const ic_model *m;
+    ic_vals v;
+    if (begin(model, opts, out, &m, &v, err, errlen) != 0) return -1;
+    if (!m->prepare) {
+        if (make_whole(m, &v, n, seed, out, err, errlen) != 0) return -1;
+        if (lo > hi || hi > out->n) {
+            size_t total = out->n;
+            gp_ic_free(out);
+            return ic_fail(err, errlen, "The range [%zu, %zu) does not lie inside the %zu particles of "
+                                        "model '%s'; ask for a range within them.", lo, hi, total, m->name);
+        }
+        keep_range(out, lo, hi);
+        return 0;
     }
-    return 0;
+    if (lo > hi || hi > n)
+        return ic_fail(err, errlen, "The range [%zu, %zu) does not lie inside the %zu particles asked "
+                                    "for; ask for a range within [0, %zu).", lo, hi, n, n);
+    if (!share && (lo != 0 || hi != n))
+        return ic_fail(err, errlen, "Particles [%zu, %zu) of %zu need a share function, which gives "
+                                    "every process the block sums of the others (for the frame "
+                                    "shift); pass one, or ask for [0, %zu).", lo, hi, n, n);
+    return make_blocks(m, &v, n, seed, lo, hi, share, share_ctx, out, err, errlen);
+}
+
+GRAVPLUG_EXPORT int gp_ic_makes_ranges(const char *model)
+{
+    const ic_model *m = find_model(model);
+    return m ? m->prepare != NULL : -1;
 }

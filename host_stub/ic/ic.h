@@ -11,10 +11,23 @@
  *     gp_ic_free(&ic);
  *
  * Every model is reproducible: the same model, n, seed and options give
- * bit-identical particles (GSL's mt19937 generator, seeded with `seed`, and
+ * bit-identical particles (GSL's mt19937 generator, seeded from `seed`, and
  * a fixed order of every draw and sum). Every model is returned in its
  * centre-of-mass frame (position and velocity), except `file` and
  * `snapshot` with center = false.
+ *
+ * The stream of a sampled model (plummer, hernquist, nfw, galaxy, uniform)
+ * is cut into blocks of GP_IC_BLOCK = 65536 consecutive particle indices,
+ * each drawn from its own mt19937: block 0 seeded with gsl_rng_set(seed
+ * folded to 32 bits, as before blocks existed, so every set of up to 65536
+ * particles is what it always was), block b > 0 with the reference
+ * init_by_array of the key (seed low, seed high, b low, b high) as 32-bit
+ * words. Inside a block the model draws its particles in index order. The
+ * frame shift uses per-block sums (particle order inside a block) added in
+ * block order; uniform's virial scaling likewise. So gp_ic_make_range can
+ * make any slice [lo, hi) of a set in O(hi - lo + GP_IC_BLOCK) time and
+ * memory, bit-identical to the same particles of the whole set, whatever
+ * the cut (docs/IC.md, "Streams and ranges").
  *
  * Options are name = value strings (gp_param from gravplug.h), so a host can
  * pass its config settings through unchanged. Unknown names, unparsable
@@ -106,6 +119,46 @@ typedef struct gp_ic_opt_info {
 GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed,
                                const void *opts, gp_ic *out,
                                char *err, size_t errlen);
+
+/* The particles of a sampled model come in blocks of this many indices
+ * (see the top of this file). */
+#define GP_IC_BLOCK 65536
+
+/* Gives every process the block sums of the others, for gp_ic_make_range
+ * on several processes (e.g. MPI ranks; the library itself knows no MPI).
+ * sums has n_blocks rows of `width` doubles; this process filled rows
+ * [own_first, own_first + own_count) (the blocks that begin inside its
+ * range; ranges that tile [0, n) own every block once); the function
+ * fills the other rows from their owners and returns 0. status is this
+ * process's state so far: 0, or -1 with its sentence in err. If any
+ * process passes -1, the function returns -1 on every process with one
+ * failing process's sentence in err (sums untouched). Collective: every
+ * process calls it the same number of times (once, or twice for uniform
+ * with virial_ratio > 0), provided all pass the same model, n, seed and
+ * options. */
+typedef int (*gp_ic_share_fn)(void *ctx, int status, double *sums, size_t width, size_t n_blocks,
+                              size_t own_first, size_t own_count, char *err, size_t errlen);
+
+/* Particles [lo, hi) of the set gp_ic_make(model, n, seed, opts) makes,
+ * bit for bit (positions, velocities, masses, ids lo..hi-1), into *out
+ * (out->n = hi - lo). Sampled models draw only the blocks that overlap
+ * [lo, hi); their frame shift needs the sums of every block, which share
+ * (with share_ctx) brings from the other processes, each making its own
+ * range. share may be NULL only for the whole set [0, n). Models that are
+ * not sampled (kepler, file, snapshot: see gp_ic_makes_ranges) make the
+ * whole set, keep [lo, hi) and never call share. Errors in the arguments
+ * (model, options, range) return -1 at once, without calling share; any
+ * later one goes through share, so every process fails with the same
+ * sentence. Returns 0 or -1 with err, as gp_ic_make. */
+GRAVPLUG_EXPORT int gp_ic_make_range(const char *model, size_t n, uint64_t seed,
+                                     const void *opts, size_t lo, size_t hi,
+                                     gp_ic_share_fn share, void *share_ctx,
+                                     gp_ic *out, char *err, size_t errlen);
+
+/* 1 if gp_ic_make_range makes `model`'s ranges in time and memory of the
+ * range (the sampled models), 0 if it makes the whole set each time
+ * (kepler, file, snapshot), -1 for an unknown model. */
+GRAVPLUG_EXPORT int gp_ic_makes_ranges(const char *model);
 
 /* Frees the arrays of ic and empties it. NULL and an empty ic are fine. */
 GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic);

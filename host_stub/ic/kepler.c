@@ -43,5 +43,5 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
 const ic_model ic_model_kepler = {
     "kepler",
     "two bodies on a Kepler orbit (a, e, m1, m2) in the x-y plane; G = 1, period 2 pi by default",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], make, NULL,
 };

@@ -30,20 +30,18 @@ double ic_nfw_shape(double r, const void *par)
     return 1.0 / (x * (1 + x) * (1 + x));
 }
 
-static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+static int prepare(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen)
 {
     if (ic_require_n("nfw", n, err, errlen) != 0) return -1;
     double rs = ic_num(v, "scale");
     double rvir = rs * ic_num(v, "concentration");
     ic_sph_comp comp = {ic_nfw_shape, &rs, ic_num(v, "mass"), rvir, rvir * ic_num(v, "decay"), 1};
-    if (ic_sph_sample_one(&comp, 1e-5 * rs, 10 * rvir, n, rng, out, err, errlen) != 0) return -1;
-    ic_apply_frame(out, v);
-    return 0;
+    return ic_sph_stream_one(&comp, rs, 1e-5 * rs, 10 * rvir, n, s, err, errlen);
 }
 
 const ic_model ic_model_nfw = {
     "nfw",
     "NFW halo truncated at c*rs with an exponential taper, Eddington isotropic velocities; "
     "G = rs = M = 1 by default",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], .prepare = prepare,
 };

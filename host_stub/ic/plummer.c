@@ -13,6 +13,7 @@
 #include "ic_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static const gp_ic_opt_info opts[] = {
     {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
@@ -24,17 +25,19 @@ static const gp_ic_opt_info opts[] = {
      "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
 };
 
-static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+typedef struct plummer { double a, cut, vscale, mass_each; } plummer;
+
+static void draw(void *state, gsl_rng *rng, size_t first, size_t count, double *pos, double *vel,
+                 double *mass)
 {
-    if (ic_require_n("plummer", n, err, errlen) != 0) return -1;
-    if (ic_alloc(out, n, err, errlen) != 0) return -1;
-    const double M = ic_num(v, "mass"), a = ic_num(v, "scale"), cut = ic_num(v, "mass_cut");
-    const double vscale = sqrt(M / a); /* G = 1 */
-    for (size_t i = 0; i < n; ++i) {
+    (void)first;
+    const plummer *p = state;
+    const double a = p->a;
+    for (size_t i = 0; i < count; ++i) {
         /* Radius from the inverse cumulative mass M(r)/M = (1 + a^2/r^2)^(-3/2). */
-        double m = cut * gsl_rng_uniform_pos(rng);
+        double m = p->cut * gsl_rng_uniform_pos(rng);
         double r = a / sqrt(pow(m, -2.0 / 3.0) - 1.0);
-        ic_isotropic(rng, r, &out->pos[3 * i]);
+        ic_isotropic(rng, r, &pos[3 * i]);
         /* q = v / v_esc has density proportional to q^2 (1 - q^2)^(7/2),
          * whose maximum is below 0.1: von Neumann rejection. */
         double q, y;
@@ -42,16 +45,28 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
             q = gsl_rng_uniform(rng);
             y = 0.1 * gsl_rng_uniform(rng);
         } while (y > q * q * pow(1.0 - q * q, 3.5));
-        double vesc = M_SQRT2 * vscale * pow(1.0 + r * r / (a * a), -0.25);
-        ic_isotropic(rng, q * vesc, &out->vel[3 * i]);
-        out->mass[i] = M / (double)n;
+        double vesc = M_SQRT2 * p->vscale * pow(1.0 + r * r / (a * a), -0.25);
+        ic_isotropic(rng, q * vesc, &vel[3 * i]);
+        mass[i] = p->mass_each;
     }
-    ic_apply_frame(out, v);
+}
+
+static int prepare(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen)
+{
+    if (ic_require_n("plummer", n, err, errlen) != 0) return -1;
+    plummer *p = malloc(sizeof *p);
+    if (!p) return ic_fail(err, errlen, "Out of memory preparing model 'plummer'.");
+    const double M = ic_num(v, "mass");
+    p->a = ic_num(v, "scale");
+    p->cut = ic_num(v, "mass_cut");
+    p->vscale = sqrt(M / p->a); /* G = 1 */
+    p->mass_each = M / (double)n;
+    *s = (ic_stream){.state = p, .draw = draw, .release = free};
     return 0;
 }
 
 const ic_model ic_model_plummer = {
     "plummer",
     "Plummer sphere, isotropic velocities; Henon units (G = M = 1, E = -1/4) by default",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], .prepare = prepare,
 };

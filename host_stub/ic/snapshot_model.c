@@ -49,5 +49,5 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
 const ic_model ic_model_snapshot = {
     "snapshot",
     "particles from an HDF5 snapshot (gravplug/Gadget/SWIFT PartTypeN)",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], make, NULL,
 };

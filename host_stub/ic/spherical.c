@@ -301,21 +301,52 @@ void ic_sph_draw_velocity(ic_sph *m, size_t c, double r, gsl_rng *rng, double *v
     ic_isotropic(rng, speed, v);
 }
 
-int ic_sph_sample_one(const ic_sph_comp *comp, double rmin, double rmax, size_t n,
-                      gsl_rng *rng, gp_ic *out, char *err, size_t errlen)
+void ic_sph_draw_particles(ic_sph *m, size_t c, double mass_each, gsl_rng *rng, size_t count,
+                           double *pos, double *vel, double *mass)
 {
+    for (size_t i = 0; i < count; ++i) {
+        double r = ic_sph_draw_radius(m, c, rng);
+        ic_isotropic(rng, r, &pos[3 * i]);
+        ic_sph_draw_velocity(m, c, r, rng, &vel[3 * i]);
+        mass[i] = mass_each;
+    }
+}
+
+/* A one-component sphere: the model, its shape's parameter (kept here, as
+ * the model points at it) and the particle mass. */
+typedef struct sph_one {
     ic_sph model;
-    if (ic_sph_build(&model, comp, 1, rmin, rmax, 6000, err, errlen) != 0) return -1;
-    if (ic_alloc(out, n, err, errlen) != 0) {
-        ic_sph_free(&model);
+    double par, mass_each;
+} sph_one;
+
+static void one_draw(void *state, gsl_rng *rng, size_t first, size_t count, double *pos, double *vel,
+                     double *mass)
+{
+    (void)first;
+    sph_one *o = state;
+    ic_sph_draw_particles(&o->model, 0, o->mass_each, rng, count, pos, vel, mass);
+}
+
+static void one_release(void *state)
+{
+    sph_one *o = state;
+    ic_sph_free(&o->model);
+    free(o);
+}
+
+int ic_sph_stream_one(const ic_sph_comp *comp, double par, double rmin, double rmax, size_t n,
+                      ic_stream *s, char *err, size_t errlen)
+{
+    sph_one *o = calloc(1, sizeof *o);
+    if (!o) return ic_fail(err, errlen, "Out of memory building a spherical model.");
+    o->par = par;
+    o->mass_each = comp->mass / (double)n;
+    ic_sph_comp k = *comp;
+    k.par = &o->par;
+    if (ic_sph_build(&o->model, &k, 1, rmin, rmax, 6000, err, errlen) != 0) {
+        free(o);
         return -1;
     }
-    for (size_t i = 0; i < n; ++i) {
-        double r = ic_sph_draw_radius(&model, 0, rng);
-        ic_isotropic(rng, r, &out->pos[3 * i]);
-        ic_sph_draw_velocity(&model, 0, r, rng, &out->vel[3 * i]);
-        out->mass[i] = comp->mass / (double)n;
-    }
-    ic_sph_free(&model);
+    *s = (ic_stream){.state = o, .draw = one_draw, .release = one_release};
     return 0;
 }

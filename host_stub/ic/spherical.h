@@ -65,13 +65,20 @@ int ic_sph_build(ic_sph *m, const ic_sph_comp *comps, size_t nc, double rmin, do
                  size_t ng, char *err, size_t errlen);
 void ic_sph_free(ic_sph *m);
 
-/* A one-component sphere end to end: builds the model for comp (radii
- * rmin..rmax), draws n equal-mass particles with isotropic positions and
- * Eddington velocities into out (allocated here), frees the model. Used by
- * the single-profile models (hernquist, nfw). Returns 0 or -1 with err. */
-struct gp_ic;
-int ic_sph_sample_one(const ic_sph_comp *comp, double rmin, double rmax, size_t n,
-                      gsl_rng *rng, struct gp_ic *out, char *err, size_t errlen);
+/* A one-component sphere as a stream (ic_internal.h), for the
+ * single-profile models (hernquist, nfw): builds the model for comp (radii
+ * rmin..rmax; comp->par is replaced by a copy of the double par, so the
+ * caller's may go) and draws n equal-mass particles with isotropic
+ * positions and Eddington velocities. Returns 0 or -1 with err. */
+struct ic_stream;
+int ic_sph_stream_one(const ic_sph_comp *comp, double par, double rmin, double rmax, size_t n,
+                      struct ic_stream *s, char *err, size_t errlen);
+
+/* count particles of component c, each of mass mass_each: a radius from
+ * the mass profile, an isotropic position, an Eddington velocity, in that
+ * order of draws for each particle. */
+void ic_sph_draw_particles(ic_sph *m, size_t c, double mass_each, gsl_rng *rng, size_t count,
+                           double *pos, double *vel, double *mass);
 
 /* The normalised density of component c (taper included) at radius r. */
 double ic_sph_density(const ic_sph *m, size_t c, double r);

@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdlib.h>
 
 static const gp_ic_opt_info opts[] = {
     {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
@@ -19,28 +20,58 @@ static const gp_ic_opt_info opts[] = {
      "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
 };
 
-static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err, size_t errlen)
+typedef struct uniform { double R, Q, W, mass_each; } uniform;
+
+/* A block's positions first, then its velocities (so a cold sphere draws
+ * no velocities at all). */
+static void draw(void *state, gsl_rng *rng, size_t first, size_t count, double *pos, double *vel,
+                 double *mass)
+{
+    (void)first;
+    const uniform *u = state;
+    for (size_t i = 0; i < count; ++i) {
+        ic_isotropic(rng, u->R * cbrt(gsl_rng_uniform(rng)), &pos[3 * i]);
+        mass[i] = u->mass_each;
+    }
+    if (u->Q > 0) {
+        for (size_t i = 0; i < 3 * count; ++i) vel[i] = gsl_ran_ugaussian(rng);
+    }
+}
+
+/* The kinetic energy (after the frame shift), then the velocity scaling
+ * that makes 2K/|W| = Q with the set's K (measured) and W (analytic). */
+static double kinetic(void *state, size_t count, const double *vel, const double *mass)
+{
+    (void)state;
+    double K = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const double *w = &vel[3 * i];
+        K += 0.5 * mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    }
+    return K;
+}
+
+static void rescale(void *state, double K, size_t count, double *vel)
+{
+    const uniform *u = state;
+    double s = K > 0 ? sqrt(u->Q * fabs(u->W) / (2 * K)) : 0;
+    for (size_t i = 0; i < 3 * count; ++i) vel[i] *= s;
+}
+
+static int prepare(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen)
 {
     if (ic_require_n("uniform", n, err, errlen) != 0) return -1;
-    if (ic_alloc(out, n, err, errlen) != 0) return -1;
-    const double M = ic_num(v, "mass"), R = ic_num(v, "radius"), Q = ic_num(v, "virial_ratio");
-    for (size_t i = 0; i < n; ++i) {
-        ic_isotropic(rng, R * cbrt(gsl_rng_uniform(rng)), &out->pos[3 * i]);
-        out->mass[i] = M / (double)n;
-    }
-    if (Q > 0) {
-        for (size_t i = 0; i < 3 * n; ++i) out->vel[i] = gsl_ran_ugaussian(rng);
-    }
-    ic_apply_frame(out, v);
-    if (Q > 0 && n > 1) {
-        double K = 0;
-        for (size_t i = 0; i < n; ++i) {
-            const double *w = &out->vel[3 * i];
-            K += 0.5 * out->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-        }
-        double W = -0.6 * M * M / R;
-        double s = K > 0 ? sqrt(Q * fabs(W) / (2 * K)) : 0;
-        for (size_t i = 0; i < 3 * n; ++i) out->vel[i] *= s;
+    uniform *u = malloc(sizeof *u);
+    if (!u) return ic_fail(err, errlen, "Out of memory preparing model 'uniform'.");
+    const double M = ic_num(v, "mass");
+    u->R = ic_num(v, "radius");
+    u->Q = ic_num(v, "virial_ratio");
+    u->W = -0.6 * M * M / u->R;
+    u->mass_each = M / (double)n;
+    *s = (ic_stream){.state = u, .draw = draw, .release = free};
+    if (u->Q > 0 && n > 1) {
+        s->block_sum = kinetic;
+        s->apply_total = rescale;
     }
     return 0;
 }
@@ -48,5 +79,5 @@ static int make(size_t n, gsl_rng *rng, const ic_vals *v, gp_ic *out, char *err,
 const ic_model ic_model_uniform = {
     "uniform",
     "homogeneous sphere, cold by default; G = M = R = 1 (free-fall time 1.1107)",
-    opts, sizeof opts / sizeof opts[0], make,
+    opts, sizeof opts / sizeof opts[0], .prepare = prepare,
 };

@@ -3,18 +3,30 @@
  *
  * Every rank parses the same config file (no broadcast: the file is on a
  * shared file system, and parsing is deterministic, so every rank gets the
- * same settings or the same error). Every rank generates the full initial
- * conditions from the seeded stream and keeps a contiguous slice, then
- * gp_mpi_decompose (host_stub/mpi/decomp.c) hands each rank its piece of
- * the Peano-Hilbert curve: the particles do not depend on P, only their
- * distribution does. (Generating only the slice needs the IC models to
- * skip ahead in their stream; not done.) Migration re-runs the
- * decomposition at synchronised points; a shared-step integrator holds no
- * state beyond positions and velocities there, so nothing else travels.
+ * same settings or the same error). Each rank makes only its contiguous
+ * slice of the initial conditions (gp_ic_make_range: the seeded stream
+ * comes in blocks with their own generators, and the frame shift's block
+ * sums travel by MPI_Allgatherv; models read from files are read whole
+ * by every rank), then gp_mpi_decompose (host_stub/mpi/decomp.c) hands
+ * each rank its piece of the Peano-Hilbert curve: the particles do not
+ * depend on P, only their distribution does.
+ *
+ * Migration re-runs the decomposition at solver resync points (after a
+ * shared step, at a dt_max boundary of a block scheme; run.c says which),
+ * moving each particle's whole integrator state (position, velocity as
+ * stored, mass, acceleration, level, t_last: gp_sim_export_state and
+ * gp_sim_import_state, integrators/migrate.c) as rows of
+ * gp_sim_state_columns doubles: the integrator goes on without a restart
+ * or an extra force call. The block schemes (block-rk2, block-kdk) agree
+ * on the next block time and on every solver call through the collective
+ * hook gh_par_attach sets (gp_sim_set_collective: MPI_Allreduce), and so
+ * does hold's recursive split (the fast set's size summed over the ranks).
+ * rk8pd is refused: its adaptive step follows a local error norm.
  */
 #include "par.h"
 
 #include <glob.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +34,8 @@
 #include <unistd.h>
 
 #include "decomp.h"
+#include "ic.h"
+#include "memory.h"
 
 enum { NCOL = 7 };   /* x y z vx vy vz m */
 static int rank_, size_ = 1;
@@ -147,14 +161,102 @@ int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double 
     return decompose_into(sim, k, rows, id, err, errlen);
 }
 
+/* gp_ic_share_fn over MPI_COMM_WORLD: agrees on the status, then every
+ * rank's own rows of block sums to every rank. */
+static int share_block_sums(void *ctx, int status, double *sums, size_t width, size_t n_blocks,
+                            size_t own_first, size_t own_count, char *err, size_t errlen)
+{
+    (void)ctx;
+    int rc = status;
+    if (rc == 0 && n_blocks * width > (size_t)INT_MAX) {
+        snprintf(err, errlen, "%zu blocks of initial conditions are too many to share in one message; "
+                 "use fewer particles", n_blocks);
+        rc = -1;
+    }
+    int *cnt = malloc((size_t)size_ * sizeof *cnt), *off = malloc((size_t)size_ * sizeof *off);
+    if (rc == 0 && (!cnt || !off)) { snprintf(err, errlen, "out of memory"); rc = -1; }
+    if (gh_par_agree(rc, err, errlen) != 0) { free(cnt); free(off); return -1; }
+    int mine[2] = { (int)(own_first * width), (int)(own_count * width) }, *all = malloc(2 * (size_t)size_ * sizeof *all);
+    rc = all ? 0 : -1;
+    if (rc) snprintf(err, errlen, "out of memory");
+    if (gh_par_agree(rc, err, errlen) != 0) { free(cnt); free(off); free(all); return -1; }
+    MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+    for (int q = 0; q < size_; ++q) { off[q] = all[2 * q]; cnt[q] = all[2 * q + 1]; }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums, cnt, off, MPI_DOUBLE, MPI_COMM_WORLD);
+    free(cnt); free(off); free(all);
+    return 0;
+}
+
+int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const void *opts, char *err,
+                  size_t errlen)
+{
+    gp_ic ic;
+    if (gp_ic_makes_ranges(model) != 1) {
+        /* read or fixed (or an unknown name, which gp_ic_make words): whole on every rank */
+        int rc = gp_ic_make(model, n, seed, opts, &ic, err, errlen);
+        if (rc == 0 && n == 0) rc = gh_memory_check(ic.n, gp_sim_solver_name(sim), err, errlen);
+        if (gh_par_agree(rc, err, errlen) != 0) { gp_ic_free(&ic); return -1; }
+        rc = gh_par_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, errlen);
+        gp_ic_free(&ic);
+        return rc;
+    }
+    if (n < (size_t)size_) {
+        snprintf(err, errlen, "%zu particles on %d ranks: every rank needs at least one; run on at most %zu ranks",
+                 n, size_, n);
+        return -1;   /* n is the same on every rank */
+    }
+    size_t lo = n * (size_t)rank_ / (size_t)size_, hi = n * (size_t)(rank_ + 1) / (size_t)size_, k = hi - lo;
+    int rc = gp_ic_make_range(model, n, seed, opts, lo, hi, share_block_sums, NULL, &ic, err, errlen);
+    double *rows = rc == 0 ? malloc(k * NCOL * sizeof *rows) : NULL;
+    uint64_t *id = rc == 0 ? malloc(k * sizeof *id) : NULL;
+    if (rc == 0 && (!rows || !id)) { snprintf(err, errlen, "out of memory holding %zu particles", k); rc = -1; }
+    if (gh_par_agree(rc, err, errlen) != 0) { gp_ic_free(&ic); free(rows); free(id); return -1; }
+    for (size_t i = 0; i < k; ++i) {
+        memcpy(&rows[i * NCOL], &ic.pos[3 * i], 3 * sizeof *ic.pos);
+        memcpy(&rows[i * NCOL + 3], &ic.vel[3 * i], 3 * sizeof *ic.vel);
+        rows[i * NCOL + 6] = ic.mass[i];
+        id[i] = ic.id[i];
+    }
+    gp_ic_free(&ic);
+    return decompose_into(sim, k, rows, id, err, errlen);
+}
+
+/* The collective hook of gp_sim (gp_sim_set_collective). */
+static int64_t reduce_world(void *ctx, int64_t x, int op)
+{
+    (void)ctx;
+    int64_t r = 0;
+    MPI_Allreduce(&x, &r, 1, MPI_INT64_T, op == GP_SIM_REDUCE_SUM ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD);
+    return r;
+}
+
+void gh_par_attach(gp_sim *sim)
+{
+    if (size_ > 1) gp_sim_set_collective(sim, reduce_world, NULL);
+}
+
+/* Migration: rows of the whole per-particle state (integrators/migrate.c)
+ * through the decomposition; only at resync points, where the solver gets
+ * every particle afresh anyway, so nothing is lost but the old placement. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
 {
-    if (size_ == 1) return 0;
-    double *rows;
-    uint64_t *ids;
-    int rc = to_rows(sim, gp_sim_count(sim), &rows, &ids, err, errlen);
+    if (size_ == 1 || !gp_sim_at_resync_point(sim)) return 0;   /* the same answer on every rank */
+    size_t n = gp_sim_count(sim), ncol = gp_sim_state_columns(sim);
+    double *rows = malloc(n * ncol * sizeof *rows);
+    uint64_t *ids = malloc(n * sizeof *ids);
+    int rc = -1;
+    if (!rows || !ids) snprintf(err, errlen, "out of memory holding %zu particles to migrate", n);
+    else if (gp_sim_export_state(sim, rows, ids) != GP_OK) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    else rc = 0;
     if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(ids); return -1; }
-    return decompose_into(sim, gp_sim_count(sim), rows, ids, err, errlen);
+    if (gp_mpi_decompose(MPI_COMM_WORLD, &n, ncol, &rows, &ids, err, errlen) != 0) {
+        free(rows); free(ids);
+        return -1;   /* the same sentence on every rank already */
+    }
+    rc = gp_sim_import_state(sim, n, rows, ids) == GP_OK ? 0 : -1;
+    if (rc) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    free(rows); free(ids);
+    return gh_par_agree(rc, err, errlen);
 }
 
 typedef struct row_ref { uint64_t id; size_t at; } row_ref;
@@ -245,10 +347,13 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
                  "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
         return -1;
     }
-    if (strcmp(integrator, "leapfrog") != 0 && strcmp(integrator, "rk2") != 0 && strcmp(integrator, "rk4") != 0) {
-        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only the shared-step integrators "
-                 "leapfrog, rk2 and rk4 run (block steps would need time steps agreed across the ranks, "
-                 "not done yet): choose one of them, or run without mpirun", integrator, size_);
+    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk" };
+    int known = 0;
+    for (size_t k = 0; k < sizeof spread / sizeof *spread; ++k) known |= strcmp(integrator, spread[k]) == 0;
+    if (!known) {
+        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2, "
+                 "block-kdk, hold and hold-kdk run (their solver calls are agreed across the ranks; rk8pd's "
+                 "adaptive step is not): choose one of them, or run without mpirun", integrator, size_);
         return -1;
     }
     if (n_switches) {
