@@ -53,8 +53,15 @@ int gh_par_set_particles(gp_sim *sim, size_t n, const double *pos, const double 
 int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const void *opts, char *err,
                   size_t errlen);
 
-/* Re-decomposes the particles (at a synchronised point): migration. */
+/* Re-decomposes the particles, with their whole integrator state, at a
+ * solver resync point (gp_sim_at_resync_point; elsewhere it does nothing):
+ * migration. The integrator goes on as if nothing moved. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen);
+
+/* Makes sim's collective decisions (block time steps, who calls the
+ * solver) agree over the ranks: gp_sim_set_collective with MPI_Allreduce.
+ * One process: nothing. Call once after gp_sim_new. */
+void gh_par_attach(gp_sim *sim);
 
 /* Refuses what this rank count cannot run (0, or -1 with a sentence). */
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err,

@@ -100,6 +100,7 @@ int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const
 }
 
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen) { (void)sim; (void)err; (void)errlen; return 0; }
+void gh_par_attach(gp_sim *sim) { (void)sim; }
 
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err, size_t errlen)
 {

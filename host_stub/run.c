@@ -661,6 +661,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         fprintf(stderr, "gravhost: %s\n", gp_sim_last_error(NULL));
         return 1;
     }
+    gh_par_attach(r->sim);   /* under MPI: the ranks' solver calls agree */
     /* Every check and action that can fail on one rank alone goes through
      * AGREED: under MPI all ranks then fail together, with the lowest
      * failing rank's sentence (one process: a plain test). */
@@ -769,8 +770,15 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             if (cfg->n_switches && check_fraction_switches(r) != 0) { save_on_failure(r, 0); goto out; }
             gp_sim_counter(r->sim, "steps", &steps);
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
-            /* and every 16 steps between outputs (a shared step is synchronised) */
-            if (gh_par_size() > 1 && steps % 16 == 0 && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
+            /* and between outputs at resync points (gh_par_migrate skips
+             * others): every 16th shared step, every dt_max boundary of a
+             * block scheme or top step of hold (each many force calls).
+             * A rule of the state alone, so a restarted run migrates where
+             * the first did. */
+            const char *integ = gp_sim_integrator(r->sim);
+            int long_steps = strncmp(integ, "block-", 6) == 0 || strncmp(integ, "hold", 4) == 0;
+            if (gh_par_size() > 1 && (steps % 16 == 0 || long_steps)
+                && gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) goto out;
             if (gh_par_size() > 1) {   /* a signal seen by any rank stops them all at the same step */
                 got_signal = gh_par_max_int(got_signal);
                 signal_count = gh_par_max_int(signal_count);

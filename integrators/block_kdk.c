@@ -141,7 +141,7 @@ static gp_status sync_to(gp_sim *sim, double t)
 static gp_status step(gp_sim *sim, double t_end)
 {
     gp_levels *lv = &sim->lv;
-    uint64_t T = gp_levels_next(lv);
+    uint64_t T = gp_sim_next_block(sim);   /* the same on every process */
     double t_new = gp_levels_time(lv, T), tick = gp_levels_tick(lv);
     if (t_new > t_end + 1e-6 * tick) {
         gp_status st = sync_to(sim, t_end);

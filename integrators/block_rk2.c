@@ -128,7 +128,7 @@ static gp_status sync_to(gp_sim *sim, double t)
 static gp_status step(gp_sim *sim, double t_end)
 {
     gp_levels *lv = &sim->lv;
-    uint64_t T = gp_levels_next(lv);
+    uint64_t T = gp_sim_next_block(sim);   /* the same on every process */
     double t_new = gp_levels_time(lv, T);
     double tick = gp_levels_tick(lv);
     if (t_new > t_end + 1e-6 * tick) return sync_to(sim, t_end);
@@ -168,7 +168,8 @@ static gp_status step(gp_sim *sim, double t_end)
 
 static gp_status synchronize(gp_sim *sim)
 {
-    if (gp_sim_synchronised(sim)) return GP_OK;
+    /* sync_to makes a force call: every process or none */
+    if (!gp_sim_global_max(sim, !gp_sim_synchronised(sim))) return GP_OK;
     return sync_to(sim, sim->time);
 }
 

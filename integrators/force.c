@@ -64,9 +64,10 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
 gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
                           const uint32_t *idx, double *acc)
 {
-    if (na == sim->n) return gp_force_all(sim, pos, acc, NULL);
+    if (gp_sim_all_active(sim, na)) return gp_force_all(sim, pos, acc, NULL);
     gp_status st = send_positions(sim, pos);
     if (st != GP_OK) return st;
+    /* na = 0 with a process's idx (never NULL): none active here */
     st = sim->api->set_active_subset(sim->solver, na, idx);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
@@ -99,13 +100,16 @@ int gp_force_has_source_subset(const gp_sim *sim)
 gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
                                 size_t ns, const uint32_t *src, double *mass_mask, double *acc)
 {
-    if (na == 0) return GP_OK;
-    if (ns == 0) {                       /* nothing to feel; (0, NULL) would mean "all" */
-        memset(acc, 0, 3 * na * sizeof *acc);
+    /* every decision over all processes of a collective solver (sizes
+     * summed, "all" meaning all everywhere); a process with none of a set
+     * passes (0, its non-NULL array): "none on this rank" */
+    if (!gp_sim_global_max(sim, na > 0)) return GP_OK;
+    if (!gp_sim_global_max(sim, ns > 0)) {   /* nothing to feel; (0, NULL) would mean "all" */
+        if (na) memset(acc, 0, 3 * na * sizeof *acc);
         return GP_OK;
     }
     int native = gp_force_has_source_subset(sim);
-    int all_src = ns == sim->n;          /* subsets hold distinct indices */
+    int all_src = gp_sim_all_active(sim, ns);   /* subsets hold distinct indices */
     gp_status st;
     if (native || all_src) {
         st = send_positions(sim, pos);
@@ -121,7 +125,7 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
                                sim->solver_name, sim->api->last_error(sim->solver));
     }
     if (st != GP_OK) return st;
-    int all_act = na == sim->n;
+    int all_act = gp_sim_all_active(sim, na);
     if (!(all_act && sim->subset_all)) {
         st = sim->api->set_active_subset(sim->solver, all_act ? 0 : na, all_act ? NULL : idx);
         if (st != GP_OK)

@@ -311,6 +311,48 @@ GRAVPLUG_EXPORT size_t gp_sim_stop_count(const gp_sim *sim, unsigned condition);
 GRAVPLUG_EXPORT gp_status gp_sim_stop_particles(gp_sim *sim, unsigned condition, size_t max,
                                                 uint64_t *first, uint64_t *second);
 
+/* ---- several processes, one collective solver (gravhost-mpi) ------------- */
+
+/* For a solver whose every call is collective over P processes (mpi-tree,
+ * GP_CAP_MPI), each process runs a gp_sim over its own particles, and the
+ * gp_sims must make the same solver calls in the same order. The block
+ * schemes' decisions that depend on a process's particles (the next block
+ * time, whether the active subset is "all", whether a process with no
+ * active particle still takes part) go through reduce(ctx, x, op), which
+ * must return the maximum (GP_SIM_REDUCE_MAX) or the sum
+ * (GP_SIM_REDUCE_SUM) of x over the processes (MPI_Allreduce), called
+ * collectively. A process with no active particle then passes (0, a
+ * non-NULL index) to set_active_subset ("none on this rank", mpi-tree's
+ * convention) and takes part in compute_forces and set_state.
+ * reduce = NULL (the default): one process, nothing changes. The integrator
+ * library itself never calls MPI. */
+enum { GP_SIM_REDUCE_MAX = 0, GP_SIM_REDUCE_SUM = 1 };
+GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
+                                                int64_t (*reduce)(void *ctx, int64_t x, int op),
+                                                void *ctx);
+
+/* Moving particles between processes with their integrator state
+ * (migrate.c), so a rebalancing does not restart the integrator.
+ * A row holds one particle's complete state, gp_sim_state_columns()
+ * doubles: x y z, vx vy vz (as stored: a block-kdk velocity is half-kicked),
+ * mass, ax ay az (the last acceleration), level, t_last (the tick of its
+ * last correction, its 64 bits stored in a double: copy rows bytewise).
+ * The position comes first, so a domain decomposition can sort rows. */
+GRAVPLUG_EXPORT size_t gp_sim_state_columns(const gp_sim *sim);
+/* This process's particles as n rows (rows[n * columns]) and ids[n]. */
+GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, uint64_t *ids);
+/* Replaces the particles by n >= 1 rows from gp_sim_export_state of gp_sims
+ * on the same time grid (the same time, dt_max and level ticks: the
+ * processes of one run), keeping the integrator started: its next step goes
+ * on from the imported state with no extra force call; the solver gets
+ * them with set_particles at the next call. Before the integrator has
+ * started this is gp_sim_set_particles. Done at a solver resync point
+ * (gp_sim_at_resync_point: after every shared step, at dt_max boundaries of
+ * a block scheme) it changes nothing but which process holds a particle.
+ * Collision radii (gp_sim_set_radii) do not travel: set them again. */
+GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const double *rows,
+                                              const uint64_t *ids);
+
 /* ---- checkpoint / restart ----------------------------------------------- */
 
 /* 1 when the next force call re-sends all particles (a solver resync point,

@@ -181,7 +181,7 @@ static gp_status load(gp_sim *sim, const double *in)
 static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t nf,
                               double tm, double *tau)
 {
-    double *acc = malloc(3 * nf * sizeof *acc);
+    double *acc = malloc(3 * (nf ? nf : 1) * sizeof *acc);   /* a process may hold none of f */
     if (!acc) return oom(sim);
     for (size_t i = 0; i < sim->n; ++i) {
         double d = tm - p->ptime[i];
@@ -243,8 +243,11 @@ static gp_status kick_sf(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns
 static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, const double *tau_s,
                       double t, double h, int depth, double *cache, int *cached, int kdk)
 {
-    uint32_t *S = malloc(ns * sizeof *S), *F = malloc(ns * sizeof *F);
-    double *aS = malloc(3 * ns * sizeof *aS), *aF = NULL, *tauF = NULL, *cF = NULL;
+    /* under a collective solver a process may hold none of s (ns = 0): it
+     * still makes every call, with non-NULL empty sets */
+    size_t room = ns ? ns : 1;
+    uint32_t *S = malloc(room * sizeof *S), *F = malloc(room * sizeof *F);
+    double *aS = malloc(3 * room * sizeof *aS), *aF = NULL, *tauF = NULL, *cF = NULL;
     gp_status st = GP_OK;
     if (!S || !F || !aS) { st = oom(sim); goto out; }
     size_t nS = 0, nF = 0;
@@ -253,14 +256,17 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
         if (depth >= sim->set.max_level || tau_s[k] >= ah) S[nS++] = s[k];
         else F[nF++] = s[k];
     }
-    if (nF <= 1) {                     /* a lone fast particle joins the slow set */
+    /* the split's shape over all processes: F's size summed */
+    int64_t nF_all = gp_sim_global_sum(sim, (int64_t)nF);
+    if (nF_all <= 1) {                 /* a lone fast particle joins the slow set */
         memcpy(S, s, ns * sizeof *S);
         nS = ns;
         nF = 0;
+        nF_all = 0;
     }
     for (size_t k = 0; k < nS; ++k) sim->lv.level[S[k]] = (uint8_t)depth;
 
-    if (nF == 0 && !kdk) {             /* drift-kick-drift of s */
+    if (nF_all == 0 && !kdk) {         /* drift-kick-drift of s */
         *cached = 0;
         drift(sim, p, s, ns, 0.5 * h, t + 0.5 * h);
         st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
@@ -269,7 +275,7 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
         drift(sim, p, s, ns, 0.5 * h, t + h);
         goto out;
     }
-    if (nF == 0) {                     /* leapfrog of s, with the end kick kept */
+    if (nF_all == 0) {                 /* leapfrog of s, with the end kick kept */
         if (*cached) memcpy(aS, cache, 3 * ns * sizeof *aS);
         else st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
@@ -284,9 +290,10 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     }
 
     *cached = 0;
-    aF = malloc(3 * nF * sizeof *aF);
-    tauF = malloc(nF * sizeof *tauF);
-    cF = malloc(3 * nF * sizeof *cF);
+    size_t froom = nF ? nF : 1;
+    aF = malloc(3 * froom * sizeof *aF);
+    tauF = malloc(froom * sizeof *tauF);
+    cF = malloc(3 * froom * sizeof *cF);
     if (!aF || !tauF || !cF) { st = oom(sim); goto out; }
     /* both halves split with the criterion at this step's midpoint */
     if (fresh_criterion(depth)) st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);

@@ -207,6 +207,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
                        tried);
 }
 
+GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
+                                                int64_t (*reduce)(void *ctx, int64_t x, int op),
+                                                void *ctx)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    sim->reduce = reduce;
+    sim->reduce_ctx = reduce ? ctx : NULL;
+    return GP_OK;
+}
+
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)
 {
     return sim ? sim->solver_name : "";
@@ -451,12 +461,15 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
      * call instead. Either way the run goes on from here. */
     size_t n = sim->n, changed = 0;
     for (size_t i = 0; i < n; ++i) changed += memcmp(&mass[i], &sim->mass[i], sizeof *mass) != 0;
-    if (changed && sim->solver_fresh && sim->solver_path != GP_PATH_10 && sim->api->abi_minor >= 1
+    /* with a collective solver every process calls it when any has a
+     * change (one with none passes (0, non-NULL): a no-op) */
+    int any = (int)gp_sim_global_max(sim, changed > 0);
+    if (any && sim->solver_fresh && sim->solver_path != GP_PATH_10 && sim->api->abi_minor >= 1
         && GRAVPLUG_API_HAS(sim->api, update_masses)) {
-        uint32_t *idx = changed < n ? malloc(changed * sizeof *idx) : NULL;
-        double *m = changed < n ? malloc(changed * sizeof *m) : NULL;
+        uint32_t *idx = changed < n ? malloc((changed ? changed : 1) * sizeof *idx) : NULL;
+        double *m = changed < n ? malloc((changed ? changed : 1) * sizeof *m) : NULL;
         gp_status st = GP_ERR_OUT_OF_MEMORY;
-        if (changed == n || (idx && m)) {
+        if (!gp_sim_global_max(sim, !(changed == n || (idx && m)))) {   /* the call happens everywhere or nowhere */
             size_t k = 0;
             for (size_t i = 0; i < n && changed < n; ++i)
                 if (memcmp(&mass[i], &sim->mass[i], sizeof *mass) != 0) { idx[k] = (uint32_t)i; m[k++] = mass[i]; }
@@ -466,7 +479,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
         free(idx);
         free(m);
         if (st != GP_OK) sim->solver_fresh = 0;   /* fall back to a fresh set_particles */
-    } else if (changed) {
+    } else if (any) {
         sim->solver_fresh = 0;
     }
     memcpy(sim->mass, mass, n * sizeof *mass);
@@ -697,14 +710,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
     gp_status st = ensure_started(sim);
     if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
-    while (sim->time < t_end && !sim->stop_requested) {
+    /* a stop seen by one process of a collective solver stops them all
+     * at the same step (each checks its own particles' conditions) */
+    while (sim->time < t_end && !gp_sim_global_max(sim, sim->stop_requested != 0)) {
         double before = sim->time;
         st = sim->integ->step(sim, t_end);
         if (st == GP_OK) st = check_time_moved(sim, before);
         if (st != GP_OK) return st;
         sim->steps++;
         mark_resync_point(sim);
-        if (gp_stopping_after_step(sim)) break;
+        if (gp_sim_global_max(sim, gp_stopping_after_step(sim))) break;
     }
     return GP_OK;
 }

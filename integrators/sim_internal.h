@@ -76,7 +76,35 @@ struct gp_sim {
     volatile int stop_requested;
     char err[512];
     struct gp_stopping *stopping;  /* stopping conditions (stopping.c); NULL: none */
+
+    /* several processes share one collective solver (gp_sim_set_collective):
+     * the reductions that keep their solver calls in step; NULL: one process */
+    int64_t (*reduce)(void *ctx, int64_t x, int op);
+    void *reduce_ctx;
 };
+
+/* x reduced over the processes that share the solver (x itself for one
+ * process): the decisions that decide whether a solver call happens. */
+static inline int64_t gp_sim_global_max(const gp_sim *sim, int64_t x)
+{
+    return sim->reduce ? sim->reduce(sim->reduce_ctx, x, GP_SIM_REDUCE_MAX) : x;
+}
+static inline int64_t gp_sim_global_sum(const gp_sim *sim, int64_t x)
+{
+    return sim->reduce ? sim->reduce(sim->reduce_ctx, x, GP_SIM_REDUCE_SUM) : x;
+}
+/* The next block tick of every process: the deepest level over all. */
+static inline uint64_t gp_sim_next_block(const gp_sim *sim)
+{
+    return gp_levels_next_for(&sim->lv, (int)gp_sim_global_max(sim, gp_levels_deepest(&sim->lv)));
+}
+/* Whether na active particles (of sim->n) are "all" on every process: the
+ * choice between the subset "all" and a list must be the same everywhere. */
+static inline int gp_sim_all_active(const gp_sim *sim, size_t na)
+{
+    int all = na == sim->n;
+    return sim->reduce ? !gp_sim_global_max(sim, !all) : all;
+}
 
 struct gp_integrator_def {
     const char *name;

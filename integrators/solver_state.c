@@ -64,7 +64,13 @@ static gp_status pack_room(gp_sim *sim, size_t m)
 
 gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
 {
-    if (m == 0) return GP_OK;
+    /* set_state is collective for a shared solver: a process with nothing
+     * to send still takes part, with (0, idx) (state.c: a no-op here) */
+    if (m == 0 && !sim->reduce) return GP_OK;
+    if (m == 0) {
+        gp_status st = sim->api->set_state(sim->solver, 0, idx ? idx : sim->active, NULL, NULL, NULL, NULL);
+        return st == GP_OK ? GP_OK : refused(sim, st, "the particles' state (set_state)");
+    }
     gp_status st = pack_room(sim, m);
     if (st != GP_OK) return st;
     double *x = sim->pack, *v = x + 3 * m, *a = v + 3 * m, *t = a + 3 * m;
@@ -129,7 +135,7 @@ gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t
     }
     st = sim->api->predict(sim->solver, t);
     if (st != GP_OK) return refused(sim, st, "to predict the particles (predict)");
-    int all = na == sim->n;
+    int all = gp_sim_all_active(sim, na);
     st = sim->api->get_positions(sim->solver, na, all ? NULL : idx, xp);
     if (st != GP_OK) return refused(sim, st, "the predicted positions (get_positions)");
     if (all ? !sim->subset_all : 1) {

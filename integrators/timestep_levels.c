@@ -51,15 +51,25 @@ int gp_levels_for_dt(const gp_levels *lv, double dt)
     return l > lv->max_level ? lv->max_level : l;
 }
 
-uint64_t gp_levels_next(const gp_levels *lv)
+int gp_levels_deepest(const gp_levels *lv)
 {
     int deepest = 0;
     const long long n = (long long)lv->n;
 #pragma omp parallel for schedule(static) reduction(max : deepest) if (n > 65536)
     for (long long i = 0; i < n; ++i)
         if (lv->level[i] > deepest) deepest = lv->level[i];
+    return deepest;
+}
+
+uint64_t gp_levels_next_for(const gp_levels *lv, int deepest)
+{
     uint64_t span = gp_levels_span(lv, deepest);
     return (lv->now / span + 1) * span;
+}
+
+uint64_t gp_levels_next(const gp_levels *lv)
+{
+    return gp_levels_next_for(lv, gp_levels_deepest(lv));
 }
 
 int gp_levels_first_active(const gp_levels *lv, uint64_t tick)

@@ -66,6 +66,12 @@ int gp_levels_for_dt(const gp_levels *lv, double dt);
 
 /* The next block tick after lv->now (deepest occupied level decides). */
 uint64_t gp_levels_next(const gp_levels *lv);
+/* The same in two parts, so processes sharing one solver can agree on the
+ * deepest level first (the maximum over all of them): the deepest occupied
+ * level here (0 without particles), and the next block tick for a given
+ * deepest level. gp_levels_next(lv) is next_for(lv, deepest(lv)). */
+int gp_levels_deepest(const gp_levels *lv);
+uint64_t gp_levels_next_for(const gp_levels *lv, int deepest);
 
 /* The shallowest level active at tick T (levels >= it are active). */
 int gp_levels_first_active(const gp_levels *lv, uint64_t tick);

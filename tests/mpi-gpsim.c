@@ -9,9 +9,9 @@
  * rank's gp_sim_energies. Rank 0 runs the same in one process with
  * cpu-tree: the energy errors must agree within tree error.
  *
- * Block-step integrators are not covered: their schedule follows each
- * rank's own particles, so the ranks would call the solver a different
- * number of times (gp_sim would need global time-step reductions).
+ * The block-step integrators, whose schedule follows each rank's own
+ * particles, need the collective hook (gp_sim_set_collective) and are
+ * tested in tests/mpi-blocksim.c.
  */
 #include <math.h>
 #include <mpi.h>

@@ -4,8 +4,13 @@
 # leapfrog at P = 4 against gravhost at P = 1 (energy error and Lagrangian
 # radii within tree error); gravhost-mpi without mpirun is gravhost; a run
 # stopped at a checkpoint at P = 2 and restarted ends bit-identical;
-# another P, a block-step integrator and a non-MPI plugin are refused with
-# a sentence, on every rank, without a hang. Skipped without mpirun.
+# the block-step integrators block-kdk and block-rk2 at P = 2 and 4 against
+# P = 1 (energy, radii), migrating at every dt_max boundary with no force
+# call for it (force calls = steps + 1), and a block-kdk restart at P = 2
+# bit-identical; hold-kdk at P = 2 and 4 against P = 1, and its restart at
+# P = 2 bit-identical; another P, rk8pd
+# and a non-MPI plugin are refused with a
+# sentence, on every rank, without a hang. Skipped without mpirun.
 MPIRUN='@MPIRUN@'
 if [ -z "$MPIRUN" ] || ! [ -x "$MPIRUN" ]; then
     echo "1..0 # SKIP mpirun not found (install openmpi-bin)"
@@ -20,7 +25,7 @@ trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$GHM" "$@"; }
-echo "1..13"
+echo "1..28"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -36,8 +41,9 @@ ok $? "P = 1: gravhost, mpi-tree, leapfrog to t = 0.5"
 timeout 120 "$MPIRUN" --oversubscribe -np 4 "$GH" run "$TMP/p.cfg" --output "$TMP/four" 2>>"$TMP/err"
 ok $? "P = 4: mpirun -np 4 gravhost (gravhost-mpi), the same config"
 
-# energy drift and Lagrangian radii of every log line against P = 1
-r=$(python3 - "$TMP/one/diagnostics.tsv" "$TMP/four/diagnostics.tsv" <<'PY'
+# energy drift and Lagrangian radii of every log line of $2 against $1 (P = 1)
+compare_logs() {
+    python3 - "$1" "$2" <<'PY'
 import sys
 def rows(p):
     lines = [l.rstrip("\n").split("\t") for l in open(p) if not l.startswith("#")]
@@ -50,10 +56,11 @@ de1 = max(abs(float(x["dE_rel"])) for x in a); de4 = max(abs(float(x["dE_rel"]))
 dE = max(abs(float(x["E"]) - float(y["E"])) / abs(float(x["E"])) for x, y in zip(a, b))
 dr = max(abs(float(x[k]) - float(y[k])) / float(x[k]) for x, y in zip(a, b) for k in radii)
 ok = ok and de4 < 3 * de1 + 1e-5 and dE < 1e-4 and dr < 2e-3
-print("%s |dE/E| max P=1 %.3g P=4 %.3g; E differs by %.3g; radii by %.3g (relative)" %
+print("%s |dE/E| max P=1 %.3g P>1 %.3g; E differs by %.3g; radii by %.3g (relative)" %
       ("pass" if ok else "fail", de1, de4, dE, dr))
 PY
-)
+}
+r=$(compare_logs "$TMP/one/diagnostics.tsv" "$TMP/four/diagnostics.tsv")
 echo "# $r"
 case $r in pass*) ok 0 "P = 4 matches P = 1 within tree error";; *) ok 1 "P = 4 matches P = 1 within tree error";; esac
 s=$(python3 - "$TMP/four/snap_0002.h5" <<'PY'
@@ -92,10 +99,10 @@ mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 [ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3" &&
     [ "$(grep -c '^gravhost:' "$TMP/e3")" = 1 ]
 ok $? "a P = 2 checkpoint at P = 3: refused, saying so once"
-sed 's/leapfrog/block-rk2/' "$TMP/p.cfg" > "$TMP/block.cfg"
-mpi 2 run "$TMP/block.cfg" --output "$TMP/c" 2>"$TMP/e4"
-[ $? != 0 ] && grep -q 'only the shared-step integrators leapfrog, rk2 and rk4 run' "$TMP/e4"
-ok $? "block-rk2 at P = 2: refused with a sentence"
+sed 's/"leapfrog"/"rk8pd"/; s/dt = 0.015625;//' "$TMP/p.cfg" > "$TMP/rk8.cfg"
+mpi 2 run "$TMP/rk8.cfg" --output "$TMP/c" 2>"$TMP/e4"
+[ $? != 0 ] && grep -q "adaptive step is not): choose one of them" "$TMP/e4"
+ok $? "rk8pd at P = 2: refused with a sentence"
 sed 's/mpi-tree/cpu-tree/' "$TMP/p.cfg" > "$TMP/cpu.cfg"
 mpi 2 run "$TMP/cpu.cfg" --output "$TMP/c" 2>"$TMP/e5"
 [ $? != 0 ] && grep -q 'needs a plugin that spreads one force evaluation over the ranks: use mpi-tree' "$TMP/e5"
@@ -110,5 +117,52 @@ mkdir -p "$TMP/blocked/checkpoint.gpck.1of2/x"
 mpi 2 run "$TMP/p.cfg" --output "$TMP/blocked" 2>"$TMP/e7"
 [ $? != 0 ] && grep -q 'checkpoint.gpck.1of2 failed' "$TMP/e7" && [ "$(grep -c '^gravhost:' "$TMP/e7")" = 1 ]
 ok $? "rank 1 alone cannot write its checkpoint: every rank stops, one sentence"
+# block steps: levels agreed over the ranks, migration with the whole
+# integrator state at every dt_max boundary (no restart: one force call a
+# block step plus the start)
+for scheme in block-kdk block-rk2; do
+    sed -e "s/name = \"leapfrog\"; params = { dt = 0.015625; }/name = \"$scheme\"; params = { dt = 0.0625; eta = 0.03; max_level = 6; }/" \
+        "$TMP/p.cfg" > "$TMP/$scheme.cfg"
+    "$GH" run "$TMP/$scheme.cfg" --output "$TMP/$scheme-1" 2>>"$TMP/err" &&
+        mpi 2 run "$TMP/$scheme.cfg" --output "$TMP/$scheme-2" 2>>"$TMP/err" &&
+        mpi 4 run "$TMP/$scheme.cfg" --output "$TMP/$scheme-4" --progress 2>"$TMP/$scheme-4.err"
+    ok $? "$scheme: P = 1, 2 and 4 to t = 0.5"
+    for np in 2 4; do
+        r=$(compare_logs "$TMP/$scheme-1/diagnostics.tsv" "$TMP/$scheme-$np/diagnostics.tsv")
+        echo "# $scheme P = $np: $r"
+        case $r in pass*) ok 0 "$scheme: P = $np matches P = 1 within tree error";;
+                   *) ok 1 "$scheme: P = $np matches P = 1 within tree error";; esac
+    done
+    line=$(grep 'gravhost: done' "$TMP/$scheme-4.err")
+    echo "# $scheme P = 4: $line"
+    steps=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\1/p')
+    calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\2/p')
+    [ -n "$steps" ] && [ "$steps" -ge 64 ] && [ "$calls" = $((steps + 1)) ]
+    ok $? "$scheme at P = 4: $steps block steps migrating at every dt_max boundary, $calls force calls (no restart)"
+done
+# hold-kdk: its recursive split agreed over the ranks
+sed 's/block-kdk/hold-kdk/' "$TMP/block-kdk.cfg" > "$TMP/hold-kdk.cfg"
+"$GH" run "$TMP/hold-kdk.cfg" --output "$TMP/hold-1" 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hold-2" 2>>"$TMP/err" &&
+    mpi 4 run "$TMP/hold-kdk.cfg" --output "$TMP/hold-4" 2>>"$TMP/err"
+ok $? "hold-kdk: P = 1, 2 and 4 to t = 0.5"
+for np in 2 4; do
+    r=$(compare_logs "$TMP/hold-1/diagnostics.tsv" "$TMP/hold-$np/diagnostics.tsv")
+    echo "# hold-kdk P = $np: $r"
+    case $r in pass*) ok 0 "hold-kdk: P = $np matches P = 1 within tree error";;
+               *) ok 1 "hold-kdk: P = $np matches P = 1 within tree error";; esac
+done
+# restart at P = 2 with block-kdk
+mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/ka" 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/kb" --t-end 0.25 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/kb" --restart 2>>"$TMP/err"
+ok $? "block-kdk at P = 2: uninterrupted to t = 0.5; to t = 0.25, then restarted from its checkpoint"
+r=$(same_snapshot "$TMP/ka/snap_0002.h5" "$TMP/kb/snap_0002.h5")
+[ "$r" = same ]; ok $? "block-kdk at P = 2: the restarted run ends bit-identical ($r)"
+mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --restart 2>>"$TMP/err"
+ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"
+r=$(same_snapshot "$TMP/hold-2/snap_0002.h5" "$TMP/hb/snap_0002.h5")
+[ "$r" = same ]; ok $? "hold-kdk at P = 2: the restarted run ends bit-identical ($r)"
 sed 's/^/# /' "$TMP/err" | grep -v '^# $' | head -20
 exit $fail

@@ -10,4 +10,5 @@ fi
 # OpenMPI refuses root unless told; CI containers often run as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMP_NUM_THREADS=1
-exec "$MPIRUN" --oversubscribe -np @NP@ '@PROGRAM@' @ARGS@
+# a hang (ranks out of step) fails instead of blocking the test run
+exec timeout 300 "$MPIRUN" --oversubscribe -np @NP@ '@PROGRAM@' @ARGS@

@@ -29,3 +29,22 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh $(GRAVHOST_MPI) host_stub/mpi/m
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
 	@chmod +x $@
 endif
+
+# tests/mpi-blocksim.c: block-kdk and block-rk2 in gp_sim on every rank with
+# mpi-tree and the collective hook, migrating with their whole state at
+# dt_max boundaries (no extra force call; energy as without migration and
+# as cpu-tree alone; own rows re-imported bit for bit), P = 2 and 4.
+GH_BLOCKSIM := $(BUILD)/tests/mpi-blocksim
+$(BUILD)/obj/tests/mpi-blocksim.o: CFLAGS += -I. -Itests $(GH_MPI_CFLAGS)
+$(GH_BLOCKSIM): $(BUILD)/obj/tests/mpi-blocksim.o $(BUILD)/obj/host_stub/mpi/decomp.o $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-blocksim.o $(BUILD)/obj/host_stub/mpi/decomp.o -L$(BUILD)/lib \
+	    -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) -ldl $(LDLIBS)
+GH_BLOCKSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-blocksim-p$(p).t)
+TESTS += $(GH_BLOCKSIM_TESTS)
+$(BUILD)/t/mpi-blocksim-p%.t: $(GH_BLOCKSIM) $(BUILD)/plugins/gravplug-mpi-tree.so \
+                             $(BUILD)/plugins/gravplug-cpu-tree.so tests/mpi-run.sh host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(GH_BLOCKSIM))|' \
+	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
+	@chmod +x $@

@@ -9,9 +9,19 @@
  * sums travel by MPI_Allgatherv; models read from files are read whole
  * by every rank), then gp_mpi_decompose (host_stub/mpi/decomp.c) hands
  * each rank its piece of the Peano-Hilbert curve: the particles do not
- * depend on P, only their distribution does. Migration re-runs the
- * decomposition at synchronised points; a shared-step integrator holds no
- * state beyond positions and velocities there, so nothing else travels.
+ * depend on P, only their distribution does.
+ *
+ * Migration re-runs the decomposition at solver resync points (after a
+ * shared step, at a dt_max boundary of a block scheme; run.c says which),
+ * moving each particle's whole integrator state (position, velocity as
+ * stored, mass, acceleration, level, t_last: gp_sim_export_state and
+ * gp_sim_import_state, integrators/migrate.c) as rows of
+ * gp_sim_state_columns doubles: the integrator goes on without a restart
+ * or an extra force call. The block schemes (block-rk2, block-kdk) agree
+ * on the next block time and on every solver call through the collective
+ * hook gh_par_attach sets (gp_sim_set_collective: MPI_Allreduce), and so
+ * does hold's recursive split (the fast set's size summed over the ranks).
+ * rk8pd is refused: its adaptive step follows a local error norm.
  */
 #include "par.h"
 
@@ -211,14 +221,42 @@ int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const
     return decompose_into(sim, k, rows, id, err, errlen);
 }
 
+/* The collective hook of gp_sim (gp_sim_set_collective). */
+static int64_t reduce_world(void *ctx, int64_t x, int op)
+{
+    (void)ctx;
+    int64_t r = 0;
+    MPI_Allreduce(&x, &r, 1, MPI_INT64_T, op == GP_SIM_REDUCE_SUM ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD);
+    return r;
+}
+
+void gh_par_attach(gp_sim *sim)
+{
+    if (size_ > 1) gp_sim_set_collective(sim, reduce_world, NULL);
+}
+
+/* Migration: rows of the whole per-particle state (integrators/migrate.c)
+ * through the decomposition; only at resync points, where the solver gets
+ * every particle afresh anyway, so nothing is lost but the old placement. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
 {
-    if (size_ == 1) return 0;
-    double *rows;
-    uint64_t *ids;
-    int rc = to_rows(sim, gp_sim_count(sim), &rows, &ids, err, errlen);
+    if (size_ == 1 || !gp_sim_at_resync_point(sim)) return 0;   /* the same answer on every rank */
+    size_t n = gp_sim_count(sim), ncol = gp_sim_state_columns(sim);
+    double *rows = malloc(n * ncol * sizeof *rows);
+    uint64_t *ids = malloc(n * sizeof *ids);
+    int rc = -1;
+    if (!rows || !ids) snprintf(err, errlen, "out of memory holding %zu particles to migrate", n);
+    else if (gp_sim_export_state(sim, rows, ids) != GP_OK) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    else rc = 0;
     if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(ids); return -1; }
-    return decompose_into(sim, gp_sim_count(sim), rows, ids, err, errlen);
+    if (gp_mpi_decompose(MPI_COMM_WORLD, &n, ncol, &rows, &ids, err, errlen) != 0) {
+        free(rows); free(ids);
+        return -1;   /* the same sentence on every rank already */
+    }
+    rc = gp_sim_import_state(sim, n, rows, ids) == GP_OK ? 0 : -1;
+    if (rc) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
+    free(rows); free(ids);
+    return gh_par_agree(rc, err, errlen);
 }
 
 typedef struct row_ref { uint64_t id; size_t at; } row_ref;
@@ -309,10 +347,13 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
                  "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
         return -1;
     }
-    if (strcmp(integrator, "leapfrog") != 0 && strcmp(integrator, "rk2") != 0 && strcmp(integrator, "rk4") != 0) {
-        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only the shared-step integrators "
-                 "leapfrog, rk2 and rk4 run (block steps would need time steps agreed across the ranks, "
-                 "not done yet): choose one of them, or run without mpirun", integrator, size_);
+    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk" };
+    int known = 0;
+    for (size_t k = 0; k < sizeof spread / sizeof *spread; ++k) known |= strcmp(integrator, spread[k]) == 0;
+    if (!known) {
+        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2, "
+                 "block-kdk, hold and hold-kdk run (their solver calls are agreed across the ranks; rk8pd's "
+                 "adaptive step is not): choose one of them, or run without mpirun", integrator, size_);
         return -1;
     }
     if (n_switches) {
