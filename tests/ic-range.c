@@ -329,7 +329,7 @@ static void check_one_fails(void)
 
 int main(void)
 {
-    plan(38);
+    plan(41);
     alarm(600); /* a rank left waiting in an exchange would hang: be killed instead */
     check_seeding();
     check_before_blocks();
@@ -358,6 +358,9 @@ int main(void)
     static const int Ps_small[] = {2, 4};
     check_cuts("galaxy", 5000, 16, NULL, small, Ps_small, 2);
     check_cuts("uniform", 5000, 17, virial, small, Ps_small, 2);
+    check_cuts("plummer", 5000, 18, NULL, small + 1, Ps_small + 1, 1);
+    check_cuts("hernquist", 5000, 19, NULL, small + 1, Ps_small + 1, 1);
+    check_cuts("nfw", 5000, 20, momentum, small + 1, Ps_small + 1, 1);
 
     check_one_fails();
     return done_testing();
