@@ -73,6 +73,7 @@ typedef struct hold_priv {
     uint32_t *all;      /* n: 0 .. n-1 */
     double eps;         /* criterion softening */
     int acc_valid;      /* sim->acc = a(all <- all) at the current positions */
+    uint64_t acc_swaps, acc_masses;   /* sim's solver_swaps, mass_updates when it was */
 } hold_priv;
 
 static void stop(gp_sim *sim)
@@ -328,9 +329,11 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     double *tau = malloc(n * sizeof *tau);
     if (!tau) return oom(sim);
     for (size_t i = 0; i < n; ++i) p->ptime[i] = t;
-    /* a solver resync since the last step (new solver, new particles):
-     * recompute */
-    int cached = p->acc_valid && sim->solver_fresh;
+    /* the cached kick holds while the solver and the masses are those it
+     * was computed with (new particles restart the integrator, and a
+     * checkpoint clears it in both runs); the resync point at every top
+     * step (a fresh set_particles) does not invalidate it */
+    int cached = p->acc_valid && p->acc_swaps == sim->solver_swaps && p->acc_masses == sim->mass_updates;
     p->acc_valid = 0;
     gp_status st = GP_OK;
     if (sim->set.max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
@@ -339,6 +342,8 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     free(tau);
     if (st != GP_OK) return st;        /* mid-step: the run is over */
     p->acc_valid = cached;
+    p->acc_swaps = sim->solver_swaps;
+    p->acc_masses = sim->mass_updates;
     uint8_t *lv = malloc(n);
     if (lv) memcpy(lv, sim->lv.level, n);
     top_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */

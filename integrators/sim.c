@@ -482,6 +482,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
     } else if (any) {
         sim->solver_fresh = 0;
     }
+    if (any) sim->mass_updates++;
     memcpy(sim->mass, mass, n * sizeof *mass);
     return GP_OK;
 }

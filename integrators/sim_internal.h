@@ -70,6 +70,7 @@ struct gp_sim {
     /* counters */
     uint64_t steps, force_calls, particle_forces, diag_force_calls;
     uint64_t last_active, solver_swaps, syncs;
+    uint64_t mass_updates;    /* gp_sim_set_masses calls that changed a mass */
     uint64_t state_steps, state_resyncs;  /* block steps through 1.1, full
                                              state sends */
 
