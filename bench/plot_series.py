@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """plot_series.py -- signed energy error against time, one line per run.
 
-  bench/plot_series.py SERIES.tsv [SERIES.tsv ...] --out drift.png [--title T]
+  bench/plot_series.py SERIES.tsv[=TAG] [...] --out drift.png [--title T]
 
 Reads the "spec t dE" lines that bench/hold-vs-shared writes with --series
 (tab-separated: run spec, time, signed relative energy error) and draws
 dE(t) for every run, so a steady drift and a bounded wander are told apart
-at a glance. Runs are drawn in the order they first appear.
+at a glance. Runs are drawn in the order they first appear; FILE=TAG
+appends " [TAG]" to the labels of that file's runs (the same spec run on
+two solvers, say).
 """
 import argparse
 import matplotlib
@@ -16,12 +18,15 @@ import matplotlib.pyplot as plt
 
 def read(paths):
     runs = {}
-    for path in paths:
+    for arg in paths:
+        path, _, tag = arg.partition("=")
         with open(path) as f:
             for line in f:
                 if not line.strip() or line.startswith("#"):
                     continue
                 spec, t, de = line.split("\t")[:3]
+                if tag:
+                    spec += " [%s]" % tag
                 runs.setdefault(spec, []).append((float(t), float(de)))
     return runs
 
