@@ -15,8 +15,10 @@
  * One force pass:
  *   1. each rank builds (or refits) its own tree with cpu-tree's code
  *      (tree_state.c: keys, sort, i-groups, source tree, moments);
- *   2. each rank forms its i-groups and their spheres, and all ranks
- *      exchange the box around those spheres (MPI_Allgather);
+ *   2. each rank forms its i-groups and their spheres, and describes
+ *      their domain by a tree of boxes: a coarse one to every rank
+ *      (MPI_Allgatherv), then, in rounds, each neighbour the pieces that
+ *      face it, refined towards single groups (exchange_domains, boxes.h);
  *   3. each rank packs, for every other rank, the cells of its tree that
  *      that box needs (let.c), and the ranks swap them (MPI_Alltoallv);
  *   4. each group is walked with cpu-tree's walk (walk.c), over the local
@@ -86,7 +88,8 @@ static const gp_param_info params[] = {
      "the local force engine of each rank (cuda-tree is not available yet)"},
     {"let_boxes", GP_PARAM_INT, "256", "[1,65536]",
      "leaf boxes of the coarse tree each rank describes its domain with (runs of its "
-     "i-groups along the curve; leaves near other ranks are then refined to single groups)"},
+     "i-groups along the curve; leaves near another rank are then refined, for that rank, "
+     "towards single groups)"},
     {"wide_split", GP_PARAM_DOUBLE, "16", "[0,inf)",
      "halve i-groups wider than this many times the median group radius (0: keep "
      "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
