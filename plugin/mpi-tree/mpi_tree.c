@@ -623,12 +623,22 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
  * as its coarse boxes (which can reach deep into this domain) do. */
 #define MT_REFINE_LEVELS 3
 
-/* Is box b within its width of a leaf of domain d (as its rank has
- * described it so far)? */
+/* A piece is refined for a neighbour when it lies within this fraction of
+ * its width of the neighbour's pieces. The sender's cells that a finer
+ * box lets it close are the small ones right at the boundary, so pieces
+ * that nearly touch the neighbour's carry nearly all of the gain: measured
+ * (2^20 particles, P = 2..16), 0.25 sends 30% fewer box bytes than 1 for
+ * LETs at most 0.07% larger; 0.1 saves 8% more for LETs 0.15% larger;
+ * 0 (no refinement) doubles the LETs. */
+#define MT_NEAR_REACH 0.25
+
+/* Is box b within MT_NEAR_REACH of its width of a leaf of domain d (as
+ * its rank has described it so far)? */
 static int near_domain(const mt_box *b, const mt_domain *d)
 {
     double w = 0;
     for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
+    w *= MT_NEAR_REACH;
     return mt_box_near_tree(b, w * w, d->b, d->n);
 }
 
