@@ -15,7 +15,10 @@
  * box_bytes_sent_per_rank (mean) interactions_per_particle
  * let_cells_sent (mean per rank) let_particles_sent (mean per rank)
  * force_cpu_s (the slowest rank's CPU seconds in compute_forces: less
- * sensitive than wall time to other jobs on a shared machine).
+ * sensitive than wall time to other jobs on a shared machine)
+ * box_max_bytes (the domain-box bytes of the rank that sent most)
+ * refinement_rounds (of the domain boxes; -1 for a plugin that does not
+ * report them).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 #include "host_stub/ic/ic.h"
 
 static unsigned long long last_sent, last_box, last_cells, last_parts;
+static int last_rounds = -1;   /* -1: a plugin that does not say (before 2026-11-23) */
 
 static void logger(void *user, int level, const char *msg)
 {
@@ -39,6 +43,8 @@ static void logger(void *user, int level, const char *msg)
                "%llu bytes; sent %llu cells %llu", &s, &r, &nb, &b, &last_cells, &last_parts) == 6) {
         last_sent = s;
         last_box = b;
+        const char *q = strrchr(msg, ';');
+        if (!q || sscanf(q, "; %d refinement rounds", &last_rounds) != 1) last_rounds = -1;
     }
 }
 
@@ -143,6 +149,8 @@ int main(int argc, char **argv)
     MPI_Reduce(&sent, &smax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&sent, &ssum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    unsigned long long bmax = 0;
+    MPI_Reduce(&last_box, &bmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     gp_stats stt = { .struct_size = sizeof stt };
     api->get_stats(s, &stt);
     if (getenv("GP_BENCH_STATS"))
@@ -152,10 +160,10 @@ int main(int argc, char **argv)
     double inter = (double)(stt.pp_interactions + stt.pc_interactions) / (double)reps, itot = 0;
     MPI_Reduce(&inter, &itot, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.4f\n", model, n, size,
-               tb[reps / 2], tf[reps / 2], smax, (double)ssum / size,
+        printf("%s\t%zu\t%d\t%.4f\t%.4f\t%llu\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.4f\t%llu\t%d\n", model, n,
+               size, tb[reps / 2], tf[reps / 2], smax, (double)ssum / size,
                (double)bsum / size, itot / (double)n,
-               (double)cps[0] / size, (double)cps[1] / size, tc[reps / 2]);
+               (double)cps[0] / size, (double)cps[1] / size, tc[reps / 2], bmax, last_rounds);
     api->finalize(s);
     gp_plugin_close(pl);
     free(pos); free(mass); free(acc); free(tb); free(tf); free(tc);

@@ -1,9 +1,13 @@
 #!/bin/sh
 # bench/mpi-tree-scaling.sh — the runs behind bench/results/mpi-tree.md.
-# Usage: bench/mpi-tree-scaling.sh [bytes|strong|weak|ablation] > out.tsv
+# Usage: bench/mpi-tree-scaling.sh [bytes|strong|weak|ablation|boxes|boxes-large] > out.tsv
 # Columns: model N P build_s force_s let_max_bytes let_mean_bytes
 #          box_bytes_sent interactions_per_particle cells_sent particles_sent
-#          force_cpu_s
+#          force_cpu_s box_max_bytes refinement_rounds
+# boxes: the domain-box bytes against N and P; with BEFORE=<a build's
+# plugins folder> (e.g. main's build/plugins) each run is made with that
+# mpi-tree first and then with this build's, alternating, and every line
+# starts with "before" or "after". boxes-large: the same at N = 2^22, P = 2, 4, 8.
 # One OpenMP thread per rank; ranks beyond the cores are oversubscribed
 # (fine for bytes, meaningless for time).
 set -eu
@@ -36,5 +40,19 @@ ablation)
         echo "# wide_split $wide"
         GP_WIDE_SPLIT=$wide run 2 "$B" plummer 262144 1
         GP_WIDE_SPLIT=$wide run 2 "$B" galaxy 262144 1
+    done ;;
+boxes|boxes-large)
+    ns="262144 1048576" ps="2 4 8 16"
+    [ "$1" = boxes-large ] && ns=4194304 ps="2 4 8"
+    for model in plummer galaxy; do
+        for n in $ns; do
+            for p in $ps; do
+                if [ -n "${BEFORE:-}" ]; then
+                    printf 'before\t'; GRAVPLUG_PATH="$BEFORE" run $p -x GRAVPLUG_PATH "$B" $model $n 1
+                    printf 'after\t'
+                fi
+                run $p "$B" $model $n 1
+            done
+        done
     done ;;
 esac

@@ -183,13 +183,20 @@ static int within(errs m, errs c)
            m.p.median <= 2 * c.p.median + 1e-7 && m.p.p99 <= 3 * c.p.p99 + 1e-6;
 }
 
+/* let_boxes of mpi-tree in the current set (NULL: its default) */
+static const char *cur_boxes;
+
 static unsigned long long let_sent;
+static int let_rounds;     /* refinement rounds of the domain boxes, last call */
 static void logger(void *user, int level, const char *msg)
 {
     (void)user;
     unsigned long long s, r;
-    if (level == GP_LOG_DEBUG && sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu", &s, &r) == 2)
+    if (level == GP_LOG_DEBUG && sscanf(msg, "mpi-tree: compute_forces: LET bytes sent %llu received %llu", &s, &r) == 2) {
         let_sent = s;
+        const char *q = strrchr(msg, ';');
+        if (!q || sscanf(q, "; %d refinement rounds", &let_rounds) != 1) let_rounds = -1;
+    }
 }
 
 /* ---- one particle set ----------------------------------------------------- */
@@ -221,8 +228,11 @@ static void run_set(set *S, const char *theta)
     }
 
     /* mpi-tree, all active */
-    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" }, { "mac", cur_mac } };
-    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = cur_mac ? 3 : 2,
+    gp_param kv[4] = { { "theta", theta }, { "eps", "0.001" } };
+    size_t nkv = 2;
+    if (cur_mac) kv[nkv++] = (gp_param){ "mac", cur_mac };
+    if (cur_boxes) kv[nkv++] = (gp_param){ "let_boxes", cur_boxes };
+    gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = nkv,
                         .device = -1, .log = logger };
     gp_solver *m = NULL;
     gp_status st = mpi_api->init(&m, &ia);
@@ -236,6 +246,14 @@ static void run_set(set *S, const char *theta)
     if (st != GP_OK && rank == 0) diag("%s", mpi_api->last_error(m));
     unsigned long long sent = let_sent, maxsent = 0;
     MPI_Reduce(&sent, &maxsent, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (cur_boxes && size > 1) {
+        /* a coarse tree of let_boxes leaves: the rest of each domain's
+         * description comes from the refinement rounds, which this set
+         * must therefore have gone through */
+        snprintf(what, sizeof what, "%s: the domain boxes were refined (%d rounds)", S->name,
+                 let_rounds);
+        check(st == GP_OK && let_rounds >= 1, "%s", what);
+    }
     gather(nl, gidx, acc, pot, n, g_acc, g_pot);
     int pass = 1;
     if (rank == 0) {
@@ -471,6 +489,17 @@ int main(int argc, char **argv)
     cur_mac = "acceleration";
     run_set(&acc_set, "0.5");
     cur_mac = NULL;
+    /* domain boxes refined in rounds: with let_boxes = 2 the coarse tree
+     * is 3 boxes, so forces within tree error here need every refined box
+     * to hold its groups (compact slabs, and round-robin: every rank's
+     * boxes overlap every other's) */
+    cur_boxes = "2";
+    set refine[3] = { sets[0], sets[1], sets[2] };
+    refine[0].name = "plummer, let_boxes = 2";
+    refine[1].name = "galaxy, let_boxes = 2";
+    refine[2].name = "scattered, let_boxes = 2";
+    for (int k = 0; k < 3; k++) run_set(&refine[k], "0.5");
+    cur_boxes = NULL;
     run_abi11(&sets[0]);
     for (int k = 0; k < 3; k++) { free(sets[k].pos); free(sets[k].mass); }
     gp_plugin_close(pm);

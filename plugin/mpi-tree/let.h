@@ -39,7 +39,8 @@
 
 #include "cpu-tree/tree_state.h"
 
-/* A receiver's domain for one force pass, as all ranks see it: a binary
+/* A receiver's domain for one force pass, as all ranks see it (decoded
+ * from the wire format of boxes.h, every box rounded outward): a binary
  * tree of boxes. Node 0 holds every group sphere of the pass; a node's
  * children (left/right, -1 for none) split its run of groups (consecutive
  * along the curve) in two, the widest runs first, so that a few outlying
@@ -53,7 +54,7 @@ typedef struct mt_box {
     uint64_t param_hash;     /* the parameters that shape forces: must agree */
     int32_t has;             /* 0: no targets on that rank (send nothing) */
     int32_t left, right;     /* children, or -1                          */
-    int32_t pad;
+    int32_t parent;          /* -1 for node 0 (boxes.h: sent with the node) */
 } mt_box;
 
 /* One cell on the wire. first: internal -> LET index of the first child;

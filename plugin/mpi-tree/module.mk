@@ -11,7 +11,7 @@ MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
 MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
 
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
-MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o comm.o)
+MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o)
 MPI_TREE_LINK := $(MPI_TREE_OBJS) $(addprefix $(BUILD)/obj/plugin/cpu-tree/,tree_state.o walk.o) \
                  $(GP_CORE_OBJS) $(GP_COMMON_OBJS)
 PLUGINS += $(MPI_TREE_SO)
@@ -40,6 +40,13 @@ $(BUILD)/t/mpi-accuracy-p%.t: $(MPI_ACC) $(MPI_TREE_SO) $(BUILD)/plugins/gravplu
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ACC))|' \
 	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
 	@chmod +x $@
+# tests/mpi-boxes.c: the domain boxes' wire format (outward rounding,
+# increments, nearness); boxes.c needs no MPI, so no mpirun either.
+TESTS += $(BUILD)/t/mpi-boxes.t
+$(BUILD)/obj/tests/mpi-boxes.o: CFLAGS += -Itests
+$(BUILD)/t/mpi-boxes.t: $(BUILD)/obj/tests/mpi-boxes.o $(BUILD)/obj/plugin/mpi-tree/boxes.o
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS) -lm
 # Conformance at P = 2: tests/conformance.c compiled unchanged into an MPI
 # wrapper (tests/mpi-conformance.c) that spreads every call over the ranks.
 # (P = 1 is the generated conformance-mpi-tree.t: no mpirun, a singleton.)
