@@ -74,7 +74,7 @@ int ct_tree_alloc_columns(ct_tree *t)
 {
     size_t nc = t->st.ncells;
     size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
-    char *b = aligned_alloc(64, 3 * s8 + 19 * s4);
+    char *b = aligned_alloc(64, nc ? 3 * s8 + 19 * s4 : 64);   /* a multiple of 64, never 0 */
     if (!b) return -1;
     t->col_block = b;
     ct_cell_columns *c = &t->col;

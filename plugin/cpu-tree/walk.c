@@ -35,15 +35,22 @@ struct ct_workspace {
     uint32_t stack[CT_STACK_CAP];
 };
 
+/* C11's aligned_alloc wants a size that is a multiple of the alignment
+ * (glibc tolerates others; AddressSanitizer does not). */
+static void *alloc64(size_t size)
+{
+    return aligned_alloc(64, (size + 63) / 64 * 64);
+}
+
 ct_workspace *ct_workspace_new(uint32_t max_group)
 {
     ct_workspace *ws = calloc(1, sizeof *ws);
     if (!ws) return NULL;
     ws->max_group = max_group;
-    ws->cf = aligned_alloc(64, sizeof(list_f));
-    ws->pf = aligned_alloc(64, sizeof(list_f));
-    ws->cd = aligned_alloc(64, sizeof(list_d));
-    ws->pd = aligned_alloc(64, sizeof(list_d));
+    ws->cf = alloc64(sizeof(list_f));
+    ws->pf = alloc64(sizeof(list_f));
+    ws->cd = alloc64(sizeof(list_d));
+    ws->pd = alloc64(sizeof(list_d));
     ws->tf = malloc(3 * (size_t)max_group * sizeof(float));
     ws->td = malloc(3 * (size_t)max_group * sizeof(double));
     ws->acc = malloc(4 * (size_t)max_group * sizeof(double));
