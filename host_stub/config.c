@@ -299,15 +299,57 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
     return 0;
 }
 
+int gh_config_read_text(const char *path, char **text, char *err, size_t errlen)
+{
+    *text = NULL;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "%s: cannot read the file (does it exist?)", path);
+        return -1;
+    }
+    size_t cap = 0;
+    ssize_t got = getdelim(text, &cap, '\0', fp);
+    int bad = ferror(fp);
+    fclose(fp);
+    if (got < 0 && !bad) {   /* an empty file */
+        free(*text);
+        *text = strdup("");
+    }
+    if (bad || !*text) {
+        free(*text);
+        *text = NULL;
+        snprintf(err, errlen, "%s: cannot read the file (does it exist?)", path);
+        return -1;
+    }
+    return 0;
+}
+
 int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
+{
+    char *text;
+    if (gh_config_read_text(path, &text, err, errlen) != 0) {
+        memset(cfg, 0, sizeof *cfg);
+        return -1;
+    }
+    int rc = gh_config_parse(path, text, cfg, err, errlen);
+    free(text);
+    return rc;
+}
+
+int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
     reader rd = { path, err, errlen, NULL }, *r = &rd;
     config_t lc;
     config_init(&lc);
-    if (config_read_file(&lc, path) != CONFIG_TRUE) {
+    /* @include paths are relative to the config file, as config_read_file has them */
+    char *incdir = strdup(path);
+    if (incdir) config_set_include_dir(&lc, dirname(incdir));
+    int parsed = config_read_string(&lc, text) == CONFIG_TRUE;
+    free(incdir);
+    if (!parsed) {
         if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
-            snprintf(err, errlen, "%s: cannot read the file (does it exist?)", path);
+            snprintf(err, errlen, "%s: cannot read a file it includes: %s", path, config_error_text(&lc));
         else
             snprintf(err, errlen, "%s:%d: syntax error: %s", path, config_error_line(&lc), config_error_text(&lc));
         config_destroy(&lc);
@@ -322,12 +364,7 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     static const char *const out_names[] = { "dir", "log", "log_interval", "snapshot_interval", "snapshot_prefix",
                                               "checkpoint", "checkpoint_interval", "lagrangian_fractions", NULL };
     int rc = -1;
-    FILE *fp = fopen(path, "r");
-    if (fp) {
-        size_t cap = 0;
-        if (getdelim(&rd.text, &cap, '\0', fp) < 0) { free(rd.text); rd.text = NULL; }
-        fclose(fp);
-    }
+    rd.text = strdup(text);   /* for setting_line's look at the source */
     cfg->path = strdup(path);
     char *tmp = strdup(path);
     cfg->dir = strdup(dirname(tmp));

@@ -69,6 +69,13 @@ typedef struct gh_config {
 /* Reads and checks path. Returns 0, or -1 with "FILE:LINE: SETTING: why"
  * in err. */
 int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen);
+
+/* The same in two halves, for a run where one process reads the file and
+ * the others get its text (gravhost-mpi: rank 0 reads, par.h sends):
+ * read_text mallocs the whole file into *text; parse checks a text as
+ * the file at path (path names it in messages and anchors @include). */
+int gh_config_read_text(const char *path, char **text, char *err, size_t errlen);
+int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *err, size_t errlen);
 void gh_config_free(gh_config *cfg);
 
 /* Looks a value up in a params list (NULL if absent). */

@@ -52,8 +52,14 @@ static int cmd_run(int argc, char **argv)
     }
     gh_config cfg;
     char err[2048];
-    if (gh_config_load(argv[0], &cfg, err, sizeof err) != 0) {
-        /* every rank parsed the same file: the same sentence; rank 0 says it */
+    /* rank 0 reads the file, every rank parses the same text (so every
+     * rank has the same settings or the same sentence; rank 0 says it) */
+    char *text = NULL;
+    int read = gh_par_rank() == 0 ? gh_config_read_text(argv[0], &text, err, sizeof err) : 0;
+    int parsed = gh_par_share_text(&text, read, err, sizeof err) == 0
+                 && gh_config_parse(argv[0], text, &cfg, err, sizeof err) == 0;
+    free(text);
+    if (!parsed) {
         if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", err);
         return 1;
     }

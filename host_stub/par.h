@@ -28,6 +28,12 @@ int gh_par_max_int(int x);
  * the sentence of the lowest failing rank on every rank. */
 int gh_par_agree(int rc, char *err, size_t errlen);
 
+/* Rank 0's text on every rank (the config file, read by rank 0 alone):
+ * rank 0 passes *text (malloc'd) and rc, the status of its read; the
+ * others get a malloc'd copy in *text. -1 on every rank, with rank 0's
+ * sentence in err, when rank 0's rc was -1 or memory ran out anywhere. */
+int gh_par_share_text(char **text, int rc, char *err, size_t errlen);
+
 /* All ranks' particles on rank 0, in id order (malloc'd; NULL elsewhere;
  * any of the out-arrays may be NULL). *n_all: the global count on every
  * rank. -1 with err on every rank on failure. */

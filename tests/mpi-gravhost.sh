@@ -10,7 +10,8 @@
 # bit-identical; hold-kdk at P = 2 and 4 against P = 1, and its restart at
 # P = 2 bit-identical; another P, rk8pd
 # and a non-MPI plugin are refused with a
-# sentence, on every rank, without a hang. Skipped without mpirun.
+# sentence, on every rank, without a hang; rank 0 alone opens the config
+# file (counted with strace when it is there). Skipped without mpirun.
 MPIRUN='@MPIRUN@'
 if [ -z "$MPIRUN" ] || ! [ -x "$MPIRUN" ]; then
     echo "1..0 # SKIP mpirun not found (install openmpi-bin)"
@@ -25,7 +26,7 @@ trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$GHM" "$@"; }
-echo "1..28"
+echo "1..29"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -164,5 +165,14 @@ mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
 ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"
 r=$(same_snapshot "$TMP/hold-2/snap_0002.h5" "$TMP/hb/snap_0002.h5")
 [ "$r" = same ]; ok $? "hold-kdk at P = 2: the restarted run ends bit-identical ($r)"
+# rank 0 alone reads the config file; the others get its text
+if command -v strace >/dev/null 2>&1; then
+    strace -f -e trace=openat -o "$TMP/trace" timeout 120 "$MPIRUN" --oversubscribe -np 3 "$GHM" run "$TMP/p.cfg" \
+        --output "$TMP/st" --t-end 0.125 >/dev/null 2>>"$TMP/err"
+    opens=$(grep -c "\"$TMP/p.cfg\", O_RDONLY[^=]*= [0-9]" "$TMP/trace")
+    [ "$opens" = 1 ]; ok $? "P = 3: the config file is opened once, by rank 0 ($opens opens)"
+else
+    n=$((n+1)); echo "ok $n # SKIP strace not found (it counts who opens the config)"
+fi
 sed 's/^/# /' "$TMP/err" | grep -v '^# $' | head -20
 exit $fail

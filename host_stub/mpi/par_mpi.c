@@ -1,9 +1,10 @@
 /*
  * par_mpi.c — par.h over MPI_COMM_WORLD (gravhost-mpi, issue 14).
  *
- * Every rank parses the same config file (no broadcast: the file is on a
- * shared file system, and parsing is deterministic, so every rank gets the
- * same settings or the same error). Each rank makes only its contiguous
+ * Rank 0 reads the config file and sends its text (gh_par_share_text);
+ * every rank parses that text, deterministically, so every rank gets the
+ * same settings or the same error (and the file need only be readable on
+ * rank 0's node). Each rank makes only its contiguous
  * slice of the initial conditions (gp_ic_make_range: the seeded stream
  * comes in blocks with their own generators, and the frame shift's block
  * sums travel by MPI_Allgatherv; models read from files are read whole
@@ -91,6 +92,34 @@ int gh_par_agree(int rc, char *err, size_t errlen)
     err[errlen - 1] = '\0';
     MPI_Bcast(err, (int)errlen, MPI_CHAR, first, MPI_COMM_WORLD);
     return -1;
+}
+
+int gh_par_share_text(char **text, int rc, char *err, size_t errlen)
+{
+    /* rank 0's status first, so a read error is its sentence everywhere */
+    int fail = rank_ == 0 ? rc != 0 : 0;
+    MPI_Bcast(&fail, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (fail) {
+        err[errlen - 1] = '\0';
+        MPI_Bcast(err, (int)errlen, MPI_CHAR, 0, MPI_COMM_WORLD);
+        return -1;
+    }
+    unsigned long long len = rank_ == 0 ? strlen(*text) : 0;
+    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    int mine = 0;
+    if (rank_ != 0) {
+        *text = len < 0x7fffffffULL ? malloc((size_t)len + 1) : NULL;
+        if (!*text) {
+            snprintf(err, errlen, "no memory for the config text (%llu bytes) on rank %d", len, rank_);
+            mine = -1;
+        }
+    }
+    if (gh_par_agree(mine, err, errlen) != 0) {
+        if (rank_ != 0) { free(*text); *text = NULL; }
+        return -1;
+    }
+    MPI_Bcast(*text, (int)len + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return 0;
 }
 
 /* The particles of sim as rows (NCOL doubles) and ids. */
