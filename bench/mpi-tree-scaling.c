@@ -19,6 +19,18 @@
  * box_max_bytes (the domain-box bytes of the rank that sent most)
  * refinement_rounds (of the domain boxes; -1 for a plugin that does not
  * report them).
+ *
+ * GP_ACTIVE_FRACTION=f (0 < f < 1) times a block step's force call
+ * instead: after the first full call, each repeat is update_positions
+ * (the same positions: a refit), set_active_subset, compute_forces, with
+ * the active particles the central fraction f of the global set by radius
+ * (where a galaxy's deepest levels are; GP_ACTIVE_PICK=spread takes every
+ * (1/f)-th particle of the global order instead). It prints a second
+ * line: "active" model N P f active_max active_mean update_s force_s
+ * force_cpu_s (slowest rank, median) let_mean_bytes interactions_per_
+ * active — where active_max / active_mean is the load imbalance.
+ * GP_ACTIVE_BALANCE=1 cuts the curve by weight instead of by count, the
+ * active particles weighing 1/f ("(balanced)" in the line).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -92,7 +104,49 @@ int main(int argc, char **argv)
     gp_host_make_keys(n, ic.pos, ic.pos + 1, ic.pos + 2, 3, GP_KEY_PEANO_HILBERT, lo, inv, keys);
     for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
     gp_host_sort_keys(n, keys, perm);
+    /* GP_ACTIVE_FRACTION: the central fraction (or every k-th) of the global set */
+    const char *fenv = getenv("GP_ACTIVE_FRACTION"), *pick = getenv("GP_ACTIVE_PICK");
+    double frac = fenv ? atof(fenv) : 0.0, r_cut = 0.0;
+    int spread = pick && strcmp(pick, "spread") == 0;
+    unsigned char *is_active = NULL;
+    if (frac > 0.0 && frac < 1.0) {
+        is_active = calloc(n, 1);
+        double *r2 = malloc(n * sizeof *r2);
+        for (size_t i = 0; i < n; i++) {
+            const double *x = &ic.pos[3 * i];
+            r2[i] = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+        }
+        double *sorted = malloc(n * sizeof *sorted);
+        memcpy(sorted, r2, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, cmp_d);
+        size_t k = (size_t)(frac * (double)n);
+        r_cut = sorted[k > 0 ? k - 1 : 0];
+        size_t step = (size_t)(1.0 / frac + 0.5);
+        for (size_t i = 0; i < n; i++) is_active[i] = spread ? i % step == 0 : r2[i] <= r_cut;
+        free(sorted); free(r2);
+    }
     size_t b = n * (size_t)rank / (size_t)size, e = n * (size_t)(rank + 1) / (size_t)size, nl = e - b;
+    if (is_active && getenv("GP_ACTIVE_BALANCE")) {
+        /* cut the curve by weight, active particles weighing 1/f, the rest
+         * 1 (gravhost-mpi weighs by 2^level, the same idea for a block
+         * step's mix: decomp.h) */
+        double wa = 1.0 / frac, W = 0, acc_w = 0;
+        for (size_t i = 0; i < n; i++) W += is_active[perm[i]] ? wa : 1.0;
+        b = e = n;
+        for (size_t i = 0; i < n; i++) {
+            if (b == n && acc_w >= W * rank / size) b = i;
+            if (e == n && acc_w >= W * (rank + 1) / size) e = i;
+            acc_w += is_active[perm[i]] ? wa : 1.0;
+        }
+        if (rank == size - 1) e = n;
+        if (b > e) b = e;
+        nl = e - b;
+    }
+    uint32_t *active = malloc((nl ? nl : 1) * sizeof *active);
+    size_t na = 0;
+    for (size_t k = 0; k < nl && is_active; k++)
+        if (is_active[perm[b + k]]) active[na++] = (uint32_t)k;
+    free(is_active);
     double *pos = malloc(3 * (nl ? nl : 1) * sizeof *pos), *mass = malloc((nl ? nl : 1) * sizeof *mass);
     for (size_t k = 0; k < nl; k++) {
         memcpy(&pos[3 * k], &ic.pos[3 * (size_t)perm[b + k]], 3 * sizeof *pos);
@@ -141,6 +195,54 @@ int main(int argc, char **argv)
         tf[r] = worst[1];
         tc[r] = worst[2];
     }
+    /* the full call's exchange figures, for the first line */
+    unsigned long long full[4] = { last_sent, last_box, last_cells, last_parts };
+    int full_rounds = last_rounds;
+    gp_stats stt = { .struct_size = sizeof stt };   /* the full calls' */
+    api->get_stats(s, &stt);
+    if (frac > 0.0 && frac < 1.0) {   /* block-step calls: refit, active subset, forces */
+        gp_stats before = stt;
+        double *tu = malloc((size_t)reps * sizeof *tu), *ta = malloc((size_t)reps * sizeof *ta);
+        double *tac = malloc((size_t)reps * sizeof *tac);
+        for (int r = 0; r < reps; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            gp_status st = api->update_positions(s, pos);
+            double t1 = MPI_Wtime(), c1 = cpu_now();
+            /* (0, non-NULL): none on this rank (mpi-tree's extension) */
+            if (st == GP_OK) st = api->set_active_subset(s, na, active);
+            if (st == GP_OK) st = api->compute_forces(s, acc, NULL);
+            double t2 = MPI_Wtime(), c2 = cpu_now();
+            if (st) {
+                fprintf(stderr, "%s\n", api->last_error(s));
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            double mine[3] = { t1 - t0, t2 - t1, c2 - c1 }, worst[3];
+            MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            tu[r] = worst[0];
+            ta[r] = worst[1];
+            tac[r] = worst[2];
+        }
+        qsort(tu, (size_t)reps, sizeof *tu, cmp_d);
+        qsort(ta, (size_t)reps, sizeof *ta, cmp_d);
+        qsort(tac, (size_t)reps, sizeof *tac, cmp_d);
+        gp_stats after = { .struct_size = sizeof after };
+        api->get_stats(s, &after);
+        unsigned long long nmax = 0, nsum = 0, nn = na, asent = last_sent, asum = 0;
+        double inter_act = (double)(after.pp_interactions + after.pc_interactions - before.pp_interactions
+                             - before.pc_interactions) / (double)reps, iasum = 0;
+        MPI_Reduce(&nn, &nmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&nn, &nsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&asent, &asum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&inter_act, &iasum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("active\t%s\t%zu\t%d\t%g%s%s\t%llu\t%.0f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\n", model, n, size, frac,
+                   spread ? "(spread)" : "", getenv("GP_ACTIVE_BALANCE") ? "(balanced)" : "", nmax, (double)nsum / size, tu[reps / 2], ta[reps / 2], tac[reps / 2],
+                   (double)asum / size, nsum ? iasum / (double)nsum : 0.0);
+        free(tu); free(ta); free(tac);
+    }
+    last_sent = full[0]; last_box = full[1]; last_cells = full[2]; last_parts = full[3];
+    last_rounds = full_rounds;
     qsort(tb, (size_t)reps, sizeof *tb, cmp_d);
     qsort(tf, (size_t)reps, sizeof *tf, cmp_d);
     qsort(tc, (size_t)reps, sizeof *tc, cmp_d);
@@ -151,8 +253,6 @@ int main(int argc, char **argv)
     MPI_Reduce(&last_box, &bsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     unsigned long long bmax = 0;
     MPI_Reduce(&last_box, &bmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-    gp_stats stt = { .struct_size = sizeof stt };
-    api->get_stats(s, &stt);
     if (getenv("GP_BENCH_STATS"))
         fprintf(stderr, "rank %d: build %.3f s, moments %.3f s, LET (pack, exchange, unpack) %.3f s, "
                 "force calls %.3f s in total over %d repeats\n", rank, stt.seconds_build,
@@ -166,7 +266,7 @@ int main(int argc, char **argv)
                (double)cps[0] / size, (double)cps[1] / size, tc[reps / 2], bmax, last_rounds);
     api->finalize(s);
     gp_plugin_close(pl);
-    free(pos); free(mass); free(acc); free(tb); free(tf); free(tc);
+    free(pos); free(mass); free(acc); free(tb); free(tf); free(tc); free(active);
     MPI_Finalize();
     return 0;
 }

@@ -339,6 +339,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
  * last correction, its 64 bits stored in a double: copy rows bytewise).
  * The position comes first, so a domain decomposition can sort rows. */
 GRAVPLUG_EXPORT size_t gp_sim_state_columns(const gp_sim *sim);
+/* The level's column (a domain decomposition weighs rows by 2^level). */
+#define GP_SIM_STATE_COL_LEVEL 10
 /* This process's particles as n rows (rows[n * columns]) and ids[n]. */
 GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, uint64_t *ids);
 /* Replaces the particles by n >= 1 rows from gp_sim_export_state of gp_sims

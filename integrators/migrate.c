@@ -19,7 +19,8 @@
 
 #include "sim_internal.h"
 
-enum { COL_POS = 0, COL_VEL = 3, COL_MASS = 6, COL_ACC = 7, COL_LEVEL = 10, COL_TLAST = 11, NCOL = 12 };
+enum { COL_POS = 0, COL_VEL = 3, COL_MASS = 6, COL_ACC = 7, COL_LEVEL = GP_SIM_STATE_COL_LEVEL, COL_TLAST = 11,
+       NCOL = 12 };
 enum { MAX_SAVED = 16 };   /* checkpoint.c's bound on an integrator's saved doubles */
 
 GRAVPLUG_EXPORT size_t gp_sim_state_columns(const gp_sim *sim)

@@ -3,8 +3,11 @@
  * decomposition puts every particle on exactly one rank, balanced to one
  * particle, in global curve order, with its payload, and the result does
  * not depend on how the particles were spread before (round-robin, blocks
- * in reverse, all on rank 0). Rank 0 prints TAP.
+ * in reverse, all on rank 0); weighted by 2^level, every rank holds the
+ * same weight to one row's, and a row that outweighs every share makes
+ * it cut by count. Rank 0 prints TAP.
  */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +121,60 @@ int main(int argc, char **argv)
             check(same, what);
             free(all);
         }
+        free(d);
+        free(id);
+    }
+    /* weighted by 2^level (block steps): levels deep in the centre */
+    for (int extreme = 0; extreme < 2; extreme++) {
+        size_t n = 0, Nw = extreme ? (size_t)P * 3 : N;
+        double *d = malloc(Nw * NCOL * sizeof *d);
+        uint64_t *id = malloc(Nw * sizeof *id);
+        for (size_t i = 0; i < Nw; i++) {
+            if ((int)(i % (size_t)P) != rank) continue;
+            const double *x = &pos[3 * i];
+            double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+            int level = r < 0.05 ? 6 : r < 0.1 ? 5 : r < 0.2 ? 4 : r < 0.4 ? 3 : r < 0.8 ? 2 : r < 1.6 ? 1 : 0;
+            if (extreme) level = i == 0 ? 40 : 0;   /* one row outweighs every share */
+            memcpy(&d[n * NCOL], x, 3 * sizeof *d);
+            d[n * NCOL + 3] = (double)level;
+            d[n * NCOL + 4] = d[n * NCOL + 5] = 0.0;
+            d[n * NCOL + 6] = mass[i];
+            id[n++] = i;
+        }
+        char err[256], what[200];
+        int rc = gp_mpi_decompose_weighted(MPI_COMM_WORLD, &n, NCOL, 3, &d, &id, err, sizeof err);
+        snprintf(what, sizeof what, "%s: gp_mpi_decompose_weighted succeeds",
+                 extreme ? "one row of level 40 among 3P" : "levels 0-6 by radius");
+        check(rc == 0, what);
+        unsigned long long w = 0, wmax = 0, W = 0, cnt = n, cmin = 0, cmax = 0, ctot = 0;
+        for (size_t k = 0; k < n; k++) {
+            int l = (int)d[k * NCOL + 3];
+            unsigned long long wk = 1ULL << (l < GP_DECOMP_MAX_WEIGHT_LEVEL ? l : GP_DECOMP_MAX_WEIGHT_LEVEL);
+            w += wk;
+            wmax = wk > wmax ? wk : wmax;
+        }
+        unsigned long long wmax_all = 0;
+        MPI_Allreduce(&w, &W, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&wmax, &wmax_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&cnt, &cmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&cnt, &cmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&cnt, &ctot, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (!extreme) {
+            double share = (double)W / P;
+            snprintf(what, sizeof what, "levels 0-6: every rank's weight within one row's weight of W/P "
+                     "(W = %llu, largest row %llu)", W, wmax_all);
+            check(fabs((double)w - share) <= (double)wmax_all, what);
+            if (rank == 0) diag("weighted: particles per rank from %llu to %llu", cmin, cmax);
+            snprintf(what, sizeof what, "levels 0-6: the centre's ranks hold fewer particles (counts %llu to %llu)",
+                     cmin, cmax);
+            check(P == 1 || cmax > 2 * cmin, what);
+        } else {
+            snprintf(what, sizeof what, "one heavy row: every rank keeps rows (cut by count instead: %llu to %llu)",
+                     cmin, cmax);
+            check(cmin >= 1 && cmax - cmin <= 1, what);
+        }
+        snprintf(what, sizeof what, "%s: every particle kept (%llu)", extreme ? "one heavy row" : "levels 0-6", ctot);
+        check(ctot == Nw, what);
         free(d);
         free(id);
     }

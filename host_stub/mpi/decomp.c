@@ -1,4 +1,4 @@
-/* decomp.c — Peano-Hilbert decomposition by exact quantiles (see decomp.h). */
+/* decomp.c — Peano-Hilbert decomposition by exact (weighted) quantiles (see decomp.h). */
 #include "decomp.h"
 
 #include <float.h>
@@ -49,6 +49,22 @@ static int fail_all(MPI_Comm comm, int mine, char *err, size_t errlen, const cha
 int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io, uint64_t **id_io,
                      char *err, size_t errlen)
 {
+    return gp_mpi_decompose_weighted(comm, n_io, ncol, -1, data_io, id_io, err, errlen);
+}
+
+/* A row's weight: 2^level, the times it is active per dt_max (capped so
+ * that 2^32 rows cannot overflow a 64-bit sum). */
+static uint64_t row_weight(const double *row, int level_col)
+{
+    if (level_col < 0) return 1;
+    double l = row[level_col];
+    int e = l > 0 ? (l < GP_DECOMP_MAX_WEIGHT_LEVEL ? (int)l : GP_DECOMP_MAX_WEIGHT_LEVEL) : 0;
+    return UINT64_C(1) << e;
+}
+
+int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, double **data_io,
+                              uint64_t **id_io, char *err, size_t errlen)
+{
     int rank, P;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
@@ -68,6 +84,7 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
     unsigned long long nl = n, N = 0;
     MPI_Allreduce(&nl, &N, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (N == 0) return 0;
+    if (level_col >= (int)ncol) level_col = -1;
     double side = 0, lo[3];
     for (int a = 0; a < 3; a++) side = gmx[a] - gmn[a] > side ? gmx[a] - gmn[a] : side;
     if (!(side > 0)) side = 1.0;
@@ -83,6 +100,13 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
                       (*id_io)[i], i };
     }
     qsort(v, n, sizeof *v, by_kid);
+    /* pw[k]: the weight of the first k sorted rows (pw[k] = k unweighted) */
+    uint64_t *pw = malloc((n + 1) * sizeof *pw);
+    if (fail_all(comm, pw == NULL, err, errlen, "for the weights")) { free(v); free(pw); return -1; }
+    pw[0] = 0;
+    for (size_t k = 0; k < n; k++) pw[k + 1] = pw[k] + row_weight(&d[v[k].row * ncol], level_col);
+    unsigned long long wl = pw[n], W = 0;
+    MPI_Allreduce(&wl, &W, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
 
     /* the P - 1 cut points: the smallest (key, id) with at least
      * q N / P rows below it, by bisection over keys, then over ids */
@@ -92,7 +116,7 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
                        *tot = malloc((size_t)(nc ? nc : 1) * sizeof *tot);
     uint64_t *klo = malloc((size_t)(nc ? nc : 1) * sizeof *klo), *khi = malloc((size_t)(nc ? nc : 1) * sizeof *khi);
     if (fail_all(comm, !ck || !ci || !cnt || !tot || !klo || !khi, err, errlen, "for the cuts")) {
-        free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
+        free(v); free(pw); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
         return -1;
     }
     for (int stage = 0; stage < 2; stage++) {
@@ -102,13 +126,14 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
             for (int q = 0; q < nc; q++) {
                 uint64_t mid = klo[q] + (khi[q] - klo[q]) / 2;
                 /* rows below (mid + 1): is the cut at or below mid? */
-                cnt[q] = stage == 0 ? count_below(v, n, mid + (mid < UINT64_MAX), 0)
-                                    : count_below(v, n, ck[q], mid + (mid < UINT64_MAX));
-                if (mid == UINT64_MAX) cnt[q] = n;
+                size_t below = stage == 0 ? count_below(v, n, mid + (mid < UINT64_MAX), 0)
+                                          : count_below(v, n, ck[q], mid + (mid < UINT64_MAX));
+                if (mid == UINT64_MAX) below = n;
+                cnt[q] = pw[below];
             }
             MPI_Allreduce(cnt, tot, nc, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
             for (int q = 0; q < nc; q++) {
-                unsigned long long want = (unsigned long long)(q + 1) * N / (unsigned long long)P;
+                unsigned long long want = (unsigned long long)((unsigned __int128)(q + 1) * W / (unsigned)P);
                 uint64_t mid = klo[q] + (khi[q] - klo[q]) / 2;
                 if (tot[q] > want) khi[q] = mid;
                 else klo[q] = mid + 1;
@@ -126,6 +151,8 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
     int *sd = calloc((size_t)P, sizeof *sd), *rd = calloc((size_t)P, sizeof *rd);
     double *sbuf = malloc((n ? n : 1) * (ncol + 1) * sizeof *sbuf);
     int bad = !sc || !rc || !sd || !rd || !sbuf || n * (ncol + 1) > (size_t)INT_MAX;
+    free(pw);
+    pw = NULL;
     if (fail_all(comm, bad, err, errlen, "for the exchange")) {
         free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
         free(sc); free(rc); free(sd); free(rd); free(sbuf);
@@ -138,6 +165,19 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n_io, size_t ncol, double **data_io,
         double *row = &sbuf[k * (ncol + 1)];
         memcpy(row, &d[v[k].row * ncol], ncol * sizeof *row);
         memcpy(&row[ncol], &v[k].id, sizeof v[k].id);   /* the id rides as 8 bytes */
+    }
+    if (level_col >= 0) {
+        /* a rank left without rows (one row outweighs a rank's share: few
+         * particles on deep levels) would hold nothing: cut by count instead */
+        int empty = 0;
+        for (int q = 0; q < P; q++) rc[q] = sc[q] > 0;   /* rows to q from here? */
+        MPI_Allreduce(MPI_IN_PLACE, rc, P, MPI_INT, MPI_MAX, comm);
+        for (int q = 0; q < P; q++) empty |= rc[q] == 0;
+        if (empty) {
+            free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
+            free(sc); free(rc); free(sd); free(rd); free(sbuf);
+            return gp_mpi_decompose_weighted(comm, n_io, ncol, -1, data_io, id_io, err, errlen);
+        }
     }
     MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
     long long rtot = 0;

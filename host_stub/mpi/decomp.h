@@ -28,4 +28,17 @@
 int gp_mpi_decompose(MPI_Comm comm, size_t *n, size_t ncol, double **data, uint64_t **id,
                      char *err, size_t errlen);
 
+/* The same with each row weighted by 2^level, level = the row's column
+ * level_col (block time steps: the times a particle is active per dt_max,
+ * GP_DECOMP_MAX_WEIGHT_LEVEL at most), so that rank q holds the piece of
+ * the curve whose weights lie in [q W / P, (q + 1) W / P) of the total W:
+ * the deep levels' particles, which a galaxy keeps in its centre and one
+ * Peano-Hilbert piece would hold alone, spread over the ranks, and every
+ * rank gets about the same active work per dt_max (Gadget-2 balances its
+ * domains by work likewise). level_col < 0: every weight 1, which is
+ * gp_mpi_decompose. Deterministic: integer weights, exact quantiles. */
+#define GP_DECOMP_MAX_WEIGHT_LEVEL 24
+int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n, size_t ncol, int level_col, double **data,
+                              uint64_t **id, char *err, size_t errlen);
+
 #endif /* GP_HOST_MPI_DECOMP_H */
