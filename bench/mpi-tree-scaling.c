@@ -74,6 +74,25 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Stops every rank when a call failed (a benchmark has nothing to save). */
+static void must(const gp_api *api, gp_solver *s, gp_status st)
+{
+    if (st == GP_OK) return;
+    fprintf(stderr, "%s\n", api->last_error(s));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* One repeat's times, the slowest rank's: a preparing call's wall time,
+ * the force call's wall and CPU seconds, into a[r], b[r], c[r]. */
+static void slowest(double prep, double call, double cpu, int r, double *a, double *b, double *c)
+{
+    double mine[3] = { prep, call, cpu }, worst[3];
+    MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    a[r] = worst[0];
+    b[r] = worst[1];
+    c[r] = worst[2];
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -181,19 +200,11 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        gp_status st = api->set_particles(s, nl, pos, mass);
+        must(api, s, api->set_particles(s, nl, pos, mass));
         double t1 = MPI_Wtime(), c1 = cpu_now();
-        if (st == GP_OK) st = api->compute_forces(s, acc, NULL);
+        must(api, s, api->compute_forces(s, acc, NULL));
         double t2 = MPI_Wtime(), c2 = cpu_now();
-        if (st) {
-            fprintf(stderr, "%s\n", api->last_error(s));
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        double mine[3] = { t1 - t0, t2 - t1, c2 - c1 }, worst[3];
-        MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        tb[r] = worst[0];
-        tf[r] = worst[1];
-        tc[r] = worst[2];
+        slowest(t1 - t0, t2 - t1, c2 - c1, r, tb, tf, tc);
     }
     /* the full call's exchange figures, for the first line */
     unsigned long long full[4] = { last_sent, last_box, last_cells, last_parts };
@@ -207,21 +218,13 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            gp_status st = api->update_positions(s, pos);
+            must(api, s, api->update_positions(s, pos));
             double t1 = MPI_Wtime(), c1 = cpu_now();
             /* (0, non-NULL): none on this rank (mpi-tree's extension) */
-            if (st == GP_OK) st = api->set_active_subset(s, na, active);
-            if (st == GP_OK) st = api->compute_forces(s, acc, NULL);
+            must(api, s, api->set_active_subset(s, na, active));
+            must(api, s, api->compute_forces(s, acc, NULL));
             double t2 = MPI_Wtime(), c2 = cpu_now();
-            if (st) {
-                fprintf(stderr, "%s\n", api->last_error(s));
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-            double mine[3] = { t1 - t0, t2 - t1, c2 - c1 }, worst[3];
-            MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            tu[r] = worst[0];
-            ta[r] = worst[1];
-            tac[r] = worst[2];
+            slowest(t1 - t0, t2 - t1, c2 - c1, r, tu, ta, tac);
         }
         qsort(tu, (size_t)reps, sizeof *tu, cmp_d);
         qsort(ta, (size_t)reps, sizeof *ta, cmp_d);

@@ -105,9 +105,9 @@ TESTS += $(BUILD)/t/extreme-scales-portable.t
 # (gravhost-mpi at P = 1, 2, 3 against gravhost); built with gravhost-mpi.
 ifneq ($(GRAVHOST_MPI),)
 TESTS += $(BUILD)/t/mpi-ic.t
-$(BUILD)/t/mpi-ic.t: tests/mpi-ic.sh $(GRAVHOST_MPI) $(GRAVHOST) $(GRAVIC) tests/module.mk
+$(BUILD)/t/mpi-ic.t: tests/mpi-ic.sh tests/mpi-lib.sh $(GRAVHOST_MPI) $(GRAVHOST) $(GRAVIC) tests/module.mk
 	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
 # bench/ic-parallel.c: the same ICs made whole on every rank or in slices
 # (bench/results/ic-parallel.md).
