@@ -11,7 +11,7 @@ MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
 MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
 
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
-MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o)
+MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o engine_cuda.o)
 MPI_TREE_LINK := $(MPI_TREE_OBJS) $(addprefix $(BUILD)/obj/plugin/cpu-tree/,tree_state.o walk.o) \
                  $(GP_CORE_OBJS) $(GP_COMMON_OBJS)
 PLUGINS += $(MPI_TREE_SO)
