@@ -48,6 +48,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,10 +564,11 @@ static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_w
 }
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
- * adding in that order; results to acc/pot by slot. */
+ * adding in that order; results to acc/pot by slot. lets_only: the LETs
+ * alone (engine = cuda-tree, whose local part is added afterwards). */
 static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
-                    const ct_tree *lets, int nlet, const double *lacc, const double *lpot,
-                    double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
+                    const ct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
+                    uint64_t *pp_out, uint64_t *pc_out)
 {
     const uint32_t G = s->tree.max_group ? s->tree.max_group : 64;
     uint32_t maxrun = 0;
@@ -594,12 +596,8 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
                              .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
                              .pot = buf + 3 * W };
             memcpy(grp.centre, &T->centre[3 * r], sizeof grp.centre);
-            if (lacc) {        /* engine = cuda-tree: the local part is given */
-                for (uint32_t j = 0; j < nt; j++) {
-                    size_t o = T->slot[b + j];
-                    sum[j] = lacc[3 * o]; sum[W + j] = lacc[3 * o + 1];
-                    sum[2 * W + j] = lacc[3 * o + 2]; sum[3 * W + j] = lpot ? lpot[o] : 0;
-                }
+            if (lets_only) {   /* engine = cuda-tree adds the local part later */
+                for (uint32_t j = 0; j < 4 * W; j++) sum[j] = 0;
             } else {
                 ct_walk_group(&local, wp, ws, &grp, &pp, &pc);
                 for (uint32_t j = 0; j < nt; j++) {
@@ -877,8 +875,8 @@ out:
 
 /* One collective pass: boxes, LETs, walks. */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
-                            const mt_targets *T, const double *lacc, const double *lpot,
-                            double *acc, double *pot, uint64_t *pp, uint64_t *pc)
+                            const mt_targets *T, int lets_only, double *acc, double *pot,
+                            uint64_t *pp, uint64_t *pc)
 {
     const int P = s->size;
     gp_status st = GP_OK;
@@ -940,7 +938,7 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     s->let_sent_total += sent;
     s->let_recv_total += got;
     if ((st = agree(s, st)) != GP_OK) goto out;
-    if (walk_all(s, &wp, T, lets, nlet, lacc, lpot, acc, pot, pp, pc))
+    if (walk_all(s, &wp, T, lets, nlet, lets_only, acc, pot, pp, pc))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
     st = agree(s, st);
@@ -980,34 +978,93 @@ static gp_status engine_check_mac(gp_solver *s, const char *fn)
 }
 
 /* The local part of a pass from the cuda-tree sub-instance: forces on the
- * active particles (points NULL) or the field at m points, into fresh
- * arrays *lacc (3 per target, in output order) and *lpot (when want_pot).
- * A rank without particles or source mass contributes zeros. Local. */
-static gp_status engine_local(gp_solver *s, const char *fn, size_t m, const double *points,
-                              int want_pot, double **lacc, double **lpot)
+ * active particles (points NULL) or the field at m points, into arrays
+ * lacc (3 per target, in output order) and lpot (when want_pot). It runs
+ * in a thread of its own while the calling thread exchanges and walks the
+ * LETs (Bonsai overlaps the same two), so it touches nothing the pass
+ * writes: its sentence goes to job->why, not to the instance. */
+typedef struct engine_job {
+    gp_solver *s;
+    size_t m, nt;
+    const double *points;
+    double *lacc, *lpot;
+    gp_status st;
+    int running;
+    pthread_t thread;
+    char why[GP_ERROR_LEN];
+} engine_job;
+
+static void *engine_local(void *arg)
 {
+    engine_job *j = arg;
+    gp_solver *s = j->s;
     const gp_particles *p = &s->base.p;
-    size_t nt = points ? m : (s->none_active ? 0 : p->n_active);
-    *lacc = calloc(3 * (nt ? nt : 1), sizeof **lacc);
-    *lpot = want_pot ? calloc(nt ? nt : 1, sizeof **lpot) : NULL;
-    if (!*lacc || (want_pot && !*lpot))
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "%s: no memory for the local engine's %zu results; free memory", fn, nt);
-    if (nt == 0 || p->n == 0) return GP_OK;
+    if (j->nt == 0 || p->n == 0) return NULL;     /* nothing here: zeros */
     double *tmp;
     const double *mass = source_masses(s, &tmp);
-    if (!mass)
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "%s: no memory for the source masses; free memory", fn);
+    if (!mass) {
+        j->st = GP_ERR_OUT_OF_MEMORY;
+        snprintf(j->why, sizeof j->why, "no memory for the source masses; free memory");
+        return NULL;
+    }
     double total = 0;
     for (size_t i = 0; i < p->n; i++) total += mass[i];
-    char why[GP_ERROR_LEN] = "";
     int rc = 0;
     if (total > 0)
-        rc = points ? mte_field(s->engine, &s->base, mass, m, points, *lacc, *lpot, why, sizeof why)
-                    : mte_forces(s->engine, &s->base, mass, *lacc, *lpot, why, sizeof why);
+        rc = j->points ? mte_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
+                                   j->why, sizeof j->why)
+                       : mte_forces(s->engine, &s->base, mass, j->lacc, j->lpot, j->why,
+                                    sizeof j->why);
     free(tmp);
-    return rc ? gp_fail(&s->base, GP_ERR_DEVICE, "%s: %s", fn, why) : GP_OK;
+    if (rc) j->st = GP_ERR_DEVICE;
+    return NULL;
+}
+
+/* Starts the local part (engine = cuda-tree; else does nothing), in a
+ * thread when one can be had, else here and now. */
+static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *points, int want_pot)
+{
+    const gp_particles *p = &s->base.p;
+    memset(j, 0, sizeof *j);
+    if (!s->engine) return;
+    j->s = s;
+    j->m = m;
+    j->points = points;
+    j->nt = points ? m : (s->none_active ? 0 : p->n_active);
+    j->lacc = calloc(3 * (j->nt ? j->nt : 1), sizeof *j->lacc);
+    j->lpot = want_pot ? calloc(j->nt ? j->nt : 1, sizeof *j->lpot) : NULL;
+    if (!j->lacc || (want_pot && !j->lpot)) {
+        j->st = GP_ERR_OUT_OF_MEMORY;
+        snprintf(j->why, sizeof j->why, "no memory for the local engine's %zu results; free memory",
+                 j->nt);
+        return;
+    }
+    j->running = pthread_create(&j->thread, NULL, engine_local, j) == 0;
+    if (!j->running) engine_local(j);
+}
+
+/* Waits for the local part, agrees on it, and adds it in front of the LET
+ * sums the pass left in acc/pot: local + (LETs in rank order), a fixed
+ * order, so results are deterministic for a fixed P and distribution. */
+static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_status pass,
+                               double *acc, double *pot)
+{
+    if (!s->engine) return pass;
+    if (j->running) pthread_join(j->thread, NULL);
+    gp_status st = pass;
+    if (pass == GP_OK) {
+        st = j->st == GP_OK ? GP_OK : gp_fail(&s->base, j->st, "%s: %s", fn, j->why);
+        st = agree(s, st);
+    }
+    if (st == GP_OK) {
+        for (size_t k = 0; k < j->nt; k++) {
+            for (int d = 0; d < 3; d++) acc[3 * k + d] = j->lacc[3 * k + d] + acc[3 * k + d];
+            if (pot) pot[k] = (j->lpot ? j->lpot[k] : 0) + pot[k];
+        }
+    }
+    free(j->lacc);
+    free(j->lpot);
+    return st;
 }
 
 /* Opens (engine = cuda-tree) or closes (cpu-tree) the sub-instance so that
@@ -1314,8 +1371,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
-            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, NULL, NULL, acc, NULL, &pp0,
-                            &pc0);
+            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
             if (st != GP_OK) { targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
@@ -1333,14 +1389,12 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
             T.amin[r] = amin;
         }
     }
-    double *lacc = NULL, *lpot = NULL;
-    if (s->engine) st = agree(s, engine_local(s, fn, 0, NULL, pot != NULL, &lacc, &lpot));
-    if (st == GP_OK)
-        st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, lacc, lpot, acc,
-                        pot, &pp, &pc);
+    engine_job job;
+    engine_start(s, &job, 0, NULL, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+                    acc, pot, &pp, &pc);
+    st = engine_finish(s, fn, &job, st, acc, pot);
     targets_free(&T);
-    free(lacc);
-    free(lpot);
     if (st != GP_OK) return st;
     for (size_t k = 0; k < na; k++) {
         const double *a = &acc[3 * k];
@@ -1390,14 +1444,12 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
     int mac = gp_param_enum(&s->base, P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     uint64_t pp = 0, pc = 0;
-    double *lacc = NULL, *lpot = NULL;
-    if (s->engine) st = agree(s, engine_local(s, fn, m, points, pot != NULL, &lacc, &lpot));
-    if (st == GP_OK)
-        st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, lacc, lpot, acc,
-                        pot, &pp, &pc);
+    engine_job job;
+    engine_start(s, &job, m, points, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+                    acc, pot, &pp, &pc);
+    st = engine_finish(s, fn, &job, st, acc, pot);
     targets_free(&T);
-    free(lacc);
-    free(lpot);
     if (st != GP_OK) return st;
     s->base.stats.field_calls += 1;
     s->base.stats.pp_interactions += pp;
