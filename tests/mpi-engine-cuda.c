@@ -120,7 +120,7 @@ int main(int argc, char **argv)
     tree_api = gp_plugin_api(pt);
     direct_api = gp_plugin_api(pd);
     mpi_api = gp_plugin_api(pm);
-    if (rank == 0) plan(16);
+    if (rank == 0) plan(17);
 
     double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
     tl_plummer(N, 14, 1.0, 20.0, pos, mass);
@@ -233,7 +233,32 @@ int main(int argc, char **argv)
     }
     check(fok, "%s", "engine = cuda-tree: compute_field (points on rank 0 only) within tree error");
 
-    /* 8: mac = acceleration is refused, the same sentence on every rank */
+    /* 8: the 1.1 path: set_state + predict must move the sub-instance too:
+     * the same bits as update_positions to the predicted positions */
+    {
+        double *vel = malloc(3 * (nl ? nl : 1) * sizeof *vel), *a0 = malloc(3 * (nl ? nl : 1) * sizeof *a0);
+        double *t0 = calloc(nl ? nl : 1, sizeof *t0), *xp = malloc(3 * (nl ? nl : 1) * sizeof *xp);
+        for (size_t k = 0; k < 3 * nl; k++) { vel[k] = 0.3 * sin(1.7 * (double)k); a0[k] = 0.1 * cos((double)k); }
+        st = mpi_api->set_state(m, nl, NULL, lpos, vel, a0, t0);
+        if (st == GP_OK) st = mpi_api->compute_forces(m, acc2, pot2);   /* the sub at x0 */
+        if (st == GP_OK) st = mpi_api->predict(m, 0.25);
+        if (st == GP_OK) st = mpi_api->compute_forces(m, acc2, pot2);
+        if (st == GP_OK) st = mpi_api->get_positions(m, nl, NULL, xp);
+        gp_solver *u = make(mpi_api, "cuda-tree", emu_path);
+        double *acc3 = malloc(3 * (nl ? nl : 1) * sizeof *acc3), *pot3 = malloc((nl ? nl : 1) * sizeof *pot3);
+        if (st == GP_OK) st = mpi_api->set_particles(u, nl, lpos, lmass);
+        if (st == GP_OK) st = mpi_api->compute_forces(u, acc3, pot3);
+        if (st == GP_OK) st = mpi_api->update_positions(u, xp);
+        if (st == GP_OK) st = mpi_api->compute_forces(u, acc3, pot3);
+        check(st == GP_OK && !memcmp(acc2, acc3, 3 * nl * sizeof *acc2) &&
+              !memcmp(pot2, pot3, nl * sizeof *pot2), "%s",
+              "engine = cuda-tree: set_state + predict gives update_positions' bits");
+        mpi_api->finalize(u);
+        mpi_api->update_positions(m, lpos);
+        free(vel); free(a0); free(t0); free(xp); free(acc3); free(pot3);
+    }
+
+    /* 9: mac = acceleration is refused, the same sentence on every rank */
     st = mpi_api->set_param(m, "mac", "acceleration");
     if (st == GP_OK) st = mpi_api->compute_forces(m, acc2, pot2);
     const char *msg = mpi_api->last_error(m);
