@@ -25,6 +25,9 @@
  *      tree first and then over the received LETs in rank order; the sums
  *      are added in that order, so results are deterministic for a fixed
  *      P and distribution of particles.
+ * With engine = cuda-tree (engine_cuda.h, README "Engines") step 4 walks
+ * the LETs only; the local forces come from a cuda-tree instance, run in
+ * a thread of its own meanwhile, and are added in front of the LET sums.
  * Before each exchange the ranks agree on success (comm.h): a failure on
  * one rank becomes the same status and sentence on every rank, no hang.
  *
