@@ -159,3 +159,15 @@ int mte_field(mt_engine *e, gp_base *base, const double *mass, size_t m, const d
         return fail_sub(e, "compute_field", why, len);
     return 0;
 }
+
+void mte_interactions(mt_engine *e, uint64_t *pp, uint64_t *pc)
+{
+    gp_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    *pp = *pc = 0;
+    if (e && e->sub && e->api->get_stats && e->api->get_stats(e->sub, &st) == GP_OK) {
+        *pp = st.pp_interactions;
+        *pc = st.pc_interactions;
+    }
+}

@@ -43,6 +43,9 @@ int mte_forces(mt_engine *e, gp_base *base, const double *mass, double *acc, dou
 int mte_field(mt_engine *e, gp_base *base, const double *mass, size_t m, const double *points,
               double *acc, double *pot, char *why, size_t len);
 
+/* cuda-tree's cumulative interaction counts (0 when it has none). */
+void mte_interactions(mt_engine *e, uint64_t *pp, uint64_t *pc);
+
 /* The parameters handed to cuda-tree, for the docs and the tests. */
 extern const char *const mte_mapped_params[];
 

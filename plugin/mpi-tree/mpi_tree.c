@@ -992,6 +992,7 @@ typedef struct engine_job {
     const double *points;
     double *lacc, *lpot;
     gp_status st;
+    uint64_t pp, pc;           /* cuda-tree's interactions in this call */
     int running;
     pthread_t thread;
     char why[GP_ERROR_LEN];
@@ -1013,6 +1014,8 @@ static void *engine_local(void *arg)
     double total = 0;
     for (size_t i = 0; i < p->n; i++) total += mass[i];
     int rc = 0;
+    uint64_t pp0, pc0, pp1, pc1;
+    mte_interactions(s->engine, &pp0, &pc0);
     if (total > 0)
         rc = j->points ? mte_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
                                    j->why, sizeof j->why)
@@ -1020,6 +1023,9 @@ static void *engine_local(void *arg)
                                     sizeof j->why);
     free(tmp);
     if (rc) j->st = GP_ERR_DEVICE;
+    mte_interactions(s->engine, &pp1, &pc1);
+    j->pp = pp1 - pp0;
+    j->pc = pc1 - pc0;
     return NULL;
 }
 
@@ -1064,6 +1070,8 @@ static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_s
             for (int d = 0; d < 3; d++) acc[3 * k + d] = j->lacc[3 * k + d] + acc[3 * k + d];
             if (pot) pot[k] = (j->lpot ? j->lpot[k] : 0) + pot[k];
         }
+        s->base.stats.pp_interactions += j->pp;
+        s->base.stats.pc_interactions += j->pc;
     }
     free(j->lacc);
     free(j->lpot);
