@@ -4,6 +4,7 @@
  * device the host chose (gp_init_args.device).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,61 @@ struct mt_engine {
     int have;               /* the sub-instance holds this rank's particles */
     int stale;              /* MTE_POSITIONS | MTE_PARTICLES since the last sync */
     char pushed[N_MAPPED][64];   /* values last given to cuda-tree */
+    /* the worker thread (mte_run) */
+    int has_worker, quit, pending;
+    pthread_t worker;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*job)(void *);
+    void *job_arg;
 };
+
+static void *worker_main(void *arg)
+{
+    mt_engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->pending && !e->quit) pthread_cond_wait(&e->cv, &e->mu);
+        if (e->quit) break;
+        pthread_mutex_unlock(&e->mu);
+        e->job(e->job_arg);
+        pthread_mutex_lock(&e->mu);
+        e->pending = 0;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static void worker_start(mt_engine *e)
+{
+    if (pthread_mutex_init(&e->mu, NULL)) return;
+    if (pthread_cond_init(&e->cv, NULL)) { pthread_mutex_destroy(&e->mu); return; }
+    e->has_worker = pthread_create(&e->worker, NULL, worker_main, e) == 0;
+    if (!e->has_worker) {
+        pthread_cond_destroy(&e->cv);
+        pthread_mutex_destroy(&e->mu);
+    }
+}
+
+void mte_run(mt_engine *e, void (*job)(void *), void *arg)
+{
+    if (!e->has_worker) { job(arg); return; }
+    pthread_mutex_lock(&e->mu);
+    e->job = job;
+    e->job_arg = arg;
+    e->pending = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void mte_wait(mt_engine *e)
+{
+    if (!e->has_worker) return;
+    pthread_mutex_lock(&e->mu);
+    while (e->pending) pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+}
 
 /* Where mpi-tree's .so lives: cuda-tree is looked for beside it. */
 static void default_path(char *out, size_t len)
@@ -45,6 +100,16 @@ static void default_path(char *out, size_t len)
 void mte_close(mt_engine *e)
 {
     if (!e) return;
+    if (e->has_worker) {
+        pthread_mutex_lock(&e->mu);
+        while (e->pending) pthread_cond_wait(&e->cv, &e->mu);
+        e->quit = 1;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        pthread_join(e->worker, NULL);
+        pthread_cond_destroy(&e->cv);
+        pthread_mutex_destroy(&e->mu);
+    }
     if (e->sub && e->api) e->api->finalize(e->sub);
     if (e->dl) dlclose(e->dl);
     free(e);
@@ -94,6 +159,7 @@ int mte_open(mt_engine **out, const char *path, int device, char *why, size_t le
         return -1;
     }
     e->stale = MTE_PARTICLES;
+    worker_start(e);
     *out = e;
     return 0;
 }

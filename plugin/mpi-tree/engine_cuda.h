@@ -43,6 +43,14 @@ int mte_forces(mt_engine *e, gp_base *base, const double *mass, double *acc, dou
 int mte_field(mt_engine *e, gp_base *base, const double *mass, size_t m, const double *points,
               double *acc, double *pot, char *why, size_t len);
 
+/* Runs job(arg) on the engine's own worker thread (started with the
+ * engine and kept for its life: one thread per instance, not one per
+ * call), or here and now when it has none; mte_wait waits for it. Every
+ * sub-instance call but init and finalize is made from inside a job when
+ * mpi-tree overlaps; cuda-tree selects its device on each entry. */
+void mte_run(mt_engine *e, void (*job)(void *), void *arg);
+void mte_wait(mt_engine *e);
+
 /* cuda-tree's cumulative interaction counts (0 when it has none). */
 void mte_interactions(mt_engine *e, uint64_t *pp, uint64_t *pc);
 

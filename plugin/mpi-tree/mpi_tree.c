@@ -51,7 +51,6 @@
  */
 #include <math.h>
 #include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -983,9 +982,9 @@ static gp_status engine_check_mac(gp_solver *s, const char *fn)
 /* The local part of a pass from the cuda-tree sub-instance: forces on the
  * active particles (points NULL) or the field at m points, into arrays
  * lacc (3 per target, in output order) and lpot (when want_pot). It runs
- * in a thread of its own while the calling thread exchanges and walks the
- * LETs (Bonsai overlaps the same two), so it touches nothing the pass
- * writes: its sentence goes to job->why, not to the instance. */
+ * on the engine's worker thread while the calling thread exchanges and
+ * walks the LETs (Bonsai overlaps the same two), so it touches nothing the
+ * pass writes: its sentence goes to job->why, not to the instance. */
 typedef struct engine_job {
     gp_solver *s;
     size_t m, nt;
@@ -994,22 +993,21 @@ typedef struct engine_job {
     gp_status st;
     uint64_t pp, pc;           /* cuda-tree's interactions in this call */
     int running;
-    pthread_t thread;
     char why[GP_ERROR_LEN];
 } engine_job;
 
-static void *engine_local(void *arg)
+static void engine_local(void *arg)
 {
     engine_job *j = arg;
     gp_solver *s = j->s;
     const gp_particles *p = &s->base.p;
-    if (j->nt == 0 || p->n == 0) return NULL;     /* nothing here: zeros */
+    if (j->nt == 0 || p->n == 0) return;          /* nothing here: zeros */
     double *tmp;
     const double *mass = source_masses(s, &tmp);
     if (!mass) {
         j->st = GP_ERR_OUT_OF_MEMORY;
         snprintf(j->why, sizeof j->why, "no memory for the source masses; free memory");
-        return NULL;
+        return;
     }
     double total = 0;
     for (size_t i = 0; i < p->n; i++) total += mass[i];
@@ -1026,11 +1024,10 @@ static void *engine_local(void *arg)
     mte_interactions(s->engine, &pp1, &pc1);
     j->pp = pp1 - pp0;
     j->pc = pc1 - pc0;
-    return NULL;
 }
 
-/* Starts the local part (engine = cuda-tree; else does nothing), in a
- * thread when one can be had, else here and now. */
+/* Starts the local part (engine = cuda-tree; else does nothing) on the
+ * engine's worker thread (or here and now when it has none). */
 static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *points, int want_pot)
 {
     const gp_particles *p = &s->base.p;
@@ -1048,8 +1045,8 @@ static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *po
                  j->nt);
         return;
     }
-    j->running = pthread_create(&j->thread, NULL, engine_local, j) == 0;
-    if (!j->running) engine_local(j);
+    j->running = 1;
+    mte_run(s->engine, engine_local, j);
 }
 
 /* Waits for the local part, agrees on it, and adds it in front of the LET
@@ -1059,7 +1056,7 @@ static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_s
                                double *acc, double *pot)
 {
     if (!s->engine) return pass;
-    if (j->running) pthread_join(j->thread, NULL);
+    if (j->running) mte_wait(s->engine);
     gp_status st = pass;
     if (pass == GP_OK) {
         st = j->st == GP_OK ? GP_OK : gp_fail(&s->base, j->st, "%s: %s", fn, j->why);
