@@ -11,7 +11,7 @@ MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
 MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
 
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
-MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o)
+MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o engine_cuda.o)
 MPI_TREE_LINK := $(MPI_TREE_OBJS) $(addprefix $(BUILD)/obj/plugin/cpu-tree/,tree_state.o walk.o) \
                  $(GP_CORE_OBJS) $(GP_COMMON_OBJS)
 PLUGINS += $(MPI_TREE_SO)
@@ -114,6 +114,26 @@ $(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plug
 	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-gpsim)|' \
 	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
 	@chmod +x $@
+# tests/mpi-engine-cuda.c: engine = cuda-tree at P = 1, 2 with cuda-tree
+# built on the CPU emulation of CUDA ($(EMU), plugin/cuda-tree/module.mk),
+# and the real (device-less here) build's refusal. Needs the CUDA toolkit.
+ifneq ($(GP_HAVE_CUDA),)
+MPI_ENGINE_CUDA := $(BUILD)/tests/mpi-engine-cuda
+$(BUILD)/obj/tests/mpi-engine-cuda.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_ENGINE_CUDA): $(BUILD)/obj/tests/mpi-engine-cuda.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS) -lm
+MPI_ENGINE_CUDA_TESTS := $(foreach p,1 2,$(BUILD)/t/mpi-engine-cuda-p$(p).t)
+TESTS += $(MPI_ENGINE_CUDA_TESTS)
+$(BUILD)/t/mpi-engine-cuda-p%.t: $(MPI_ENGINE_CUDA) $(MPI_TREE_SO) $(EMU)/plugins/gravplug-cuda-tree.so \
+                                $(CUDA_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                                $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi-run.sh plugin/mpi-tree/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ENGINE_CUDA))|' \
+	     -e 's|@ARGS@|$(abspath $(EMU)/plugins/gravplug-cuda-tree.so) $(abspath $(CUDA_TREE_SO))|' \
+	     tests/mpi-run.sh > $@
+	@chmod +x $@
+endif
 else
 # Without mpicc: one test that says why mpi-tree is missing.
 TESTS += $(BUILD)/t/mpi-tree-skip.t

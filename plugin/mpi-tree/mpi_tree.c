@@ -25,6 +25,9 @@
  *      tree first and then over the received LETs in rank order; the sums
  *      are added in that order, so results are deterministic for a fixed
  *      P and distribution of particles.
+ * With engine = cuda-tree (engine_cuda.h, README "Engines") step 4 walks
+ * the LETs only; the local forces come from a cuda-tree instance, run in
+ * a thread of its own meanwhile, and are added in front of the LET sums.
  * Before each exchange the ranks agree on success (comm.h): a failure on
  * one rank becomes the same status and sentence on every rank, no hang.
  *
@@ -57,6 +60,7 @@
 #include "core/mac.h"
 #include "boxes.h"
 #include "let.h"
+#include "engine_cuda.h"
 
 #define PLUGIN_NAME "mpi-tree"
 
@@ -84,8 +88,11 @@ static const gp_param_info params[] = {
      "space-filling curve each rank sorts its particles along"},
     {"threads", GP_PARAM_INT, "0", "[0,4096]",
      "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
-    {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree",
-     "the local force engine of each rank (cuda-tree is not available yet)"},
+    {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree|cuda-tree",
+     "the local force engine of each rank: cpu-tree, or cuda-tree (the local tree's forces "
+     "from the cuda-tree plugin on the rank's GPU, the received LETs walked on the CPU; "
+     "loaded from engine_plugin = PATH, default gravplug-cuda-tree.so beside this plugin; "
+     "mac = acceleration is refused with it)"},
     {"let_boxes", GP_PARAM_INT, "256", "[1,65536]",
      "leaf boxes of the coarse tree each rank describes its domain with (runs of its "
      "i-groups along the curve; leaves near another rank are then refined, for that rank, "
@@ -114,6 +121,8 @@ struct gp_solver {
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
+    mt_engine *engine;         /* engine = cuda-tree: the local forces' solver */
+    char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     /* LET traffic of the last force/field call and in total (bytes) */
     uint64_t let_sent, let_recv, let_sent_total, let_recv_total;
 };
@@ -557,10 +566,11 @@ static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_w
 }
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
- * adding in that order; results to acc/pot by slot. */
+ * adding in that order; results to acc/pot by slot. lets_only: the LETs
+ * alone (engine = cuda-tree, whose local part is added afterwards). */
 static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
-                    const ct_tree *lets, int nlet, double *acc, double *pot, uint64_t *pp_out,
-                    uint64_t *pc_out)
+                    const ct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
+                    uint64_t *pp_out, uint64_t *pc_out)
 {
     const uint32_t G = s->tree.max_group ? s->tree.max_group : 64;
     uint32_t maxrun = 0;
@@ -588,10 +598,14 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
                              .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
                              .pot = buf + 3 * W };
             memcpy(grp.centre, &T->centre[3 * r], sizeof grp.centre);
-            ct_walk_group(&local, wp, ws, &grp, &pp, &pc);
-            for (uint32_t j = 0; j < nt; j++) {
-                sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
-                sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
+            if (lets_only) {   /* engine = cuda-tree adds the local part later */
+                for (uint32_t j = 0; j < 4 * W; j++) sum[j] = 0;
+            } else {
+                ct_walk_group(&local, wp, ws, &grp, &pp, &pc);
+                for (uint32_t j = 0; j < nt; j++) {
+                    sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
+                    sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
+                }
             }
             for (int k = 0; k < nlet; k++) {
                 if (remote[k].n == 0) continue;
@@ -863,8 +877,8 @@ out:
 
 /* One collective pass: boxes, LETs, walks. */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
-                            const mt_targets *T, double *acc, double *pot, uint64_t *pp,
-                            uint64_t *pc)
+                            const mt_targets *T, int lets_only, double *acc, double *pot,
+                            uint64_t *pp, uint64_t *pc)
 {
     const int P = s->size;
     gp_status st = GP_OK;
@@ -926,7 +940,7 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     s->let_sent_total += sent;
     s->let_recv_total += got;
     if ((st = agree(s, st)) != GP_OK) goto out;
-    if (walk_all(s, &wp, T, lets, nlet, acc, pot, pp, pc))
+    if (walk_all(s, &wp, T, lets, nlet, lets_only, acc, pot, pp, pc))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
     st = agree(s, st);
@@ -952,6 +966,139 @@ out:
     return st;
 }
 
+/* ---- engine = cuda-tree (engine_cuda.h) ----------------------------------- */
+
+/* cuda-tree's acceleration MAC would judge cells by this rank's local |a|
+ * only, not the global |a| the LET walk uses: refused rather than mixed. */
+static gp_status engine_check_mac(gp_solver *s, const char *fn)
+{
+    if (!s->engine || gp_param_enum(&s->base, P_MAC) != GP_MAC_ACCELERATION) return GP_OK;
+    return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                   "%s: mac = acceleration is not available with engine = cuda-tree (cuda-tree "
+                   "would open cells by this rank's local |a| only); use mac = bmax, bh or "
+                   "multipole, or engine = cpu-tree", fn);
+}
+
+/* The local part of a pass from the cuda-tree sub-instance: forces on the
+ * active particles (points NULL) or the field at m points, into arrays
+ * lacc (3 per target, in output order) and lpot (when want_pot). It runs
+ * on the engine's worker thread while the calling thread exchanges and
+ * walks the LETs (Bonsai overlaps the same two), so it touches nothing the
+ * pass writes: its sentence goes to job->why, not to the instance. */
+typedef struct engine_job {
+    gp_solver *s;
+    size_t m, nt;
+    const double *points;
+    double *lacc, *lpot;
+    gp_status st;
+    uint64_t pp, pc;           /* cuda-tree's interactions in this call */
+    int running;
+    char why[GP_ERROR_LEN];
+} engine_job;
+
+static void engine_local(void *arg)
+{
+    engine_job *j = arg;
+    gp_solver *s = j->s;
+    const gp_particles *p = &s->base.p;
+    if (j->nt == 0 || p->n == 0) return;          /* nothing here: zeros */
+    double *tmp;
+    const double *mass = source_masses(s, &tmp);
+    if (!mass) {
+        j->st = GP_ERR_OUT_OF_MEMORY;
+        snprintf(j->why, sizeof j->why, "no memory for the source masses; free memory");
+        return;
+    }
+    double total = 0;
+    for (size_t i = 0; i < p->n; i++) total += mass[i];
+    int rc = 0;
+    uint64_t pp0, pc0, pp1, pc1;
+    mte_interactions(s->engine, &pp0, &pc0);
+    if (total > 0)
+        rc = j->points ? mte_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
+                                   j->why, sizeof j->why)
+                       : mte_forces(s->engine, &s->base, mass, j->lacc, j->lpot, j->why,
+                                    sizeof j->why);
+    free(tmp);
+    if (rc) j->st = GP_ERR_DEVICE;
+    mte_interactions(s->engine, &pp1, &pc1);
+    j->pp = pp1 - pp0;
+    j->pc = pc1 - pc0;
+}
+
+/* Starts the local part (engine = cuda-tree; else does nothing) on the
+ * engine's worker thread (or here and now when it has none). */
+static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *points, int want_pot)
+{
+    const gp_particles *p = &s->base.p;
+    memset(j, 0, sizeof *j);
+    if (!s->engine) return;
+    j->s = s;
+    j->m = m;
+    j->points = points;
+    j->nt = points ? m : (s->none_active ? 0 : p->n_active);
+    j->lacc = calloc(3 * (j->nt ? j->nt : 1), sizeof *j->lacc);
+    j->lpot = want_pot ? calloc(j->nt ? j->nt : 1, sizeof *j->lpot) : NULL;
+    if (!j->lacc || (want_pot && !j->lpot)) {
+        j->st = GP_ERR_OUT_OF_MEMORY;
+        snprintf(j->why, sizeof j->why, "no memory for the local engine's %zu results; free memory",
+                 j->nt);
+        return;
+    }
+    j->running = 1;
+    mte_run(s->engine, engine_local, j);
+}
+
+/* Waits for the local part, agrees on it, and adds it in front of the LET
+ * sums the pass left in acc/pot: local + (LETs in rank order), a fixed
+ * order, so results are deterministic for a fixed P and distribution. */
+static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_status pass,
+                               double *acc, double *pot)
+{
+    if (!s->engine) return pass;
+    if (j->running) mte_wait(s->engine);
+    gp_status st = pass;
+    if (pass == GP_OK) {
+        st = j->st == GP_OK ? GP_OK : gp_fail(&s->base, j->st, "%s: %s", fn, j->why);
+        st = agree(s, st);
+    }
+    if (st == GP_OK) {
+        for (size_t k = 0; k < j->nt; k++) {
+            for (int d = 0; d < 3; d++) acc[3 * k + d] = j->lacc[3 * k + d] + acc[3 * k + d];
+            if (pot) pot[k] = (j->lpot ? j->lpot[k] : 0) + pot[k];
+        }
+        s->base.stats.pp_interactions += j->pp;
+        s->base.stats.pc_interactions += j->pc;
+    }
+    free(j->lacc);
+    free(j->lpot);
+    return st;
+}
+
+/* Opens (engine = cuda-tree) or closes (cpu-tree) the sub-instance so that
+ * it matches the engine parameter. Collective: on failure every rank
+ * fails with the lowest failing rank's sentence, and none keeps one. */
+static gp_status engine_apply(gp_solver *s)
+{
+    int want = gp_param_enum(&s->base, P_ENGINE) == 1;
+    if (!want) {
+        mte_close(s->engine);
+        s->engine = NULL;
+        return GP_OK;
+    }
+    mt_engine *e = NULL;
+    char why[GP_ERROR_LEN];
+    gp_status st = mte_open(&e, s->engine_plugin, s->base.device, why, sizeof why)
+                       ? gp_fail(&s->base, GP_ERR_DEVICE, "%s", why) : GP_OK;
+    if ((st = agree(s, st)) != GP_OK) {
+        mte_close(e);
+        return st;
+    }
+    mte_close(s->engine);
+    s->engine = e;
+    return GP_OK;
+}
+
 /* ---- the ABI entry points ----------------------------------------------- */
 
 static const gp_param_info *mt_describe_params(size_t *count)
@@ -963,6 +1110,14 @@ static const gp_param_info *mt_describe_params(size_t *count)
 static gp_status mt_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
+    if (name && !strcmp(name, "engine_plugin")) {
+        if (!buf || buflen <= strlen(s->engine_plugin))
+            return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                           "get_param('engine_plugin') needs a buffer of %zu bytes; pass a "
+                           "larger one", strlen(s->engine_plugin) + 1);
+        memcpy(buf, s->engine_plugin, strlen(s->engine_plugin) + 1);
+        return GP_OK;
+    }
     return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
@@ -980,6 +1135,7 @@ static const char *mt_last_error(const gp_solver *s)
 static void mt_finalize(gp_solver *s)
 {
     if (!s) return;
+    mte_close(s->engine);
     ct_tree_free(&s->tree);
     free(s->aold);
     free(s->in_src);
@@ -1001,11 +1157,45 @@ static gp_status mt_init(gp_solver **out, const gp_init_args *args)
     if (args && args->struct_size >= offsetof(gp_init_args, mpi_comm) + sizeof args->mpi_comm &&
         args->mpi_comm)
         parent = *(const MPI_Comm *)args->mpi_comm;
+    /* engine_plugin is not in the parameter table (a string): taken out
+     * of the list here, applied below */
+    gp_init_args own;
+    const gp_init_args *use = args;
+    gp_param *rest = NULL;
+    const char *plugin_path = NULL;
+    gp_status st = GP_OK;
+    if (args && args->struct_size >= GP_INIT_ARGS_V1_SIZE && args->n_params && args->params) {
+        memset(&own, 0, sizeof own);
+        memcpy(&own, args, args->struct_size < sizeof own ? args->struct_size : sizeof own);
+        rest = malloc(args->n_params * sizeof *rest);
+        if (!rest)
+            st = gp_init_fail(args, PLUGIN_NAME, GP_ERR_OUT_OF_MEMORY, "init: no memory");
+        size_t k = 0;
+        for (size_t j = 0; rest && j < args->n_params; j++) {
+            if (args->params[j].name && !strcmp(args->params[j].name, "engine_plugin"))
+                plugin_path = args->params[j].value;
+            else
+                rest[k++] = args->params[j];
+        }
+        own.params = rest;
+        own.n_params = k;
+        use = &own;
+    }
     gp_solver *s = NULL;
-    gp_status st = out ? gp_solver_create(&s, sizeof *s, PLUGIN_NAME, args, params, N_PARAMS)
-                       : gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
-                                      "init was given a NULL out pointer; pass the address of a "
-                                      "gp_solver *");
+    if (st == GP_OK)
+        st = out ? gp_solver_create(&s, sizeof *s, PLUGIN_NAME, use, params, N_PARAMS)
+                 : gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                                "init was given a NULL out pointer; pass the address of a "
+                                "gp_solver *");
+    free(rest);
+    if (st == GP_OK && plugin_path) {
+        if (strlen(plugin_path) >= sizeof s->engine_plugin)
+            st = gp_init_fail(args, PLUGIN_NAME, GP_ERR_INVALID_ARGUMENT,
+                              "init: engine_plugin needs a path of fewer than %zu bytes",
+                              sizeof s->engine_plugin);
+        else
+            snprintf(s->engine_plugin, sizeof s->engine_plugin, "%s", plugin_path);
+    }
     st = mt_agree_init(args, parent, st, PLUGIN_NAME);
     if (st != GP_OK) {
         if (s) { s->comm = MPI_COMM_NULL; mt_finalize(s); }
@@ -1015,17 +1205,44 @@ static gp_status mt_init(gp_solver **out, const gp_init_args *args)
     MPI_Comm_dup(parent, &s->comm);
     MPI_Comm_rank(s->comm, &s->rank);
     MPI_Comm_size(s->comm, &s->size);
+    if (gp_param_enum(&s->base, P_ENGINE) == 1 && (st = engine_apply(s)) != GP_OK) {
+        st = gp_init_fail(args, PLUGIN_NAME, st, "%s", s->base.error);
+        mt_finalize(s);
+        return st;
+    }
     *out = s;
     return GP_OK;
+}
+
+/* engine_plugin = PATH: a string, which the parameter table cannot hold,
+ * so it is kept here; it takes effect at the next engine = cuda-tree (or
+ * at once, when that engine is running). */
+static gp_status set_engine_plugin(gp_solver *s, const char *value)
+{
+    gp_status st = GP_OK;
+    if (!value || strlen(value) >= sizeof s->engine_plugin)
+        st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                     "set_param('engine_plugin') needs a path of fewer than %zu bytes; pass "
+                     "the path of gravplug-cuda-tree.so", sizeof s->engine_plugin);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    char keep[sizeof s->engine_plugin];
+    memcpy(keep, s->engine_plugin, sizeof keep);
+    snprintf(s->engine_plugin, sizeof s->engine_plugin, "%s", value);
+    if (s->engine && (st = engine_apply(s)) != GP_OK) memcpy(s->engine_plugin, keep, sizeof keep);
+    return st;
 }
 
 /* set_param is collective: the ranks must hold the same values. */
 static gp_status mt_set_param(gp_solver *s, const char *name, const char *value)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
+    if (name && !strcmp(name, "engine_plugin")) return set_engine_plugin(s, value);
     gp_param_value keep[GP_MAX_PARAMS];
     memcpy(keep, s->base.param, sizeof keep);
     gp_status st = agree(s, gp_base_set_param(&s->base, name, value));
+    if (st == GP_OK && name && !strcmp(name, "engine") &&
+        (gp_param_enum(&s->base, P_ENGINE) == 1) != (s->engine != NULL))
+        st = engine_apply(s);
     if (st != GP_OK) memcpy(s->base.param, keep, sizeof keep);
     return st;
 }
@@ -1099,6 +1316,7 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
     free(s->aold);
     s->aold = aold;
     s->none_active = 0;
+    mte_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
 
@@ -1112,6 +1330,7 @@ static gp_status mt_update_positions(gp_solver *s, const double *pos)
     if (st == GP_OK) {
         gp_state_clear(&s->base);
         s->moved = 1;
+        mte_mark(s->engine, MTE_POSITIONS);
     }
     return st;
 }
@@ -1133,6 +1352,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
     gp_status st = GP_OK;
     int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
     if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
+    if (st == GP_OK) st = engine_check_mac(s, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
@@ -1159,7 +1379,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
-            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
+            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
             if (st != GP_OK) { targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
@@ -1177,7 +1397,11 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
             T.amin[r] = amin;
         }
     }
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
+    engine_job job;
+    engine_start(s, &job, 0, NULL, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+                    acc, pot, &pp, &pc);
+    st = engine_finish(s, fn, &job, st, acc, pot);
     targets_free(&T);
     if (st != GP_OK) return st;
     for (size_t k = 0; k < na; k++) {
@@ -1208,6 +1432,7 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
                                       "set_particles first");
     else
         st = gp_check_field(&s->base, m, points, acc);
+    if (st == GP_OK) st = engine_check_mac(s, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     /* m = 0 is how a rank without points takes part; on every rank it is
      * the ABI's rejection */
@@ -1227,7 +1452,11 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
     int mac = gp_param_enum(&s->base, P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     uint64_t pp = 0, pc = 0;
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
+    engine_job job;
+    engine_start(s, &job, m, points, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+                    acc, pot, &pp, &pc);
+    st = engine_finish(s, fn, &job, st, acc, pot);
     targets_free(&T);
     if (st != GP_OK) return st;
     s->base.stats.field_calls += 1;
@@ -1271,7 +1500,10 @@ static gp_status mt_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
     /* only an allocation can fail now; the ranks that succeeded keep the
      * new state (there is nothing to roll back to cheaply) */
     st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
-    if (st == GP_OK && n_sub) s->moved = 1;
+    if (st == GP_OK && n_sub) {
+        s->moved = 1;
+        mte_mark(s->engine, MTE_POSITIONS);
+    }
     return st;
 }
 
@@ -1307,6 +1539,7 @@ static gp_status mt_predict(gp_solver *s, double t)
         p->t_pred = t_was;
     } else if (st == GP_OK && moved) {
         s->moved = 1;
+        mte_mark(s->engine, MTE_POSITIONS);
     }
     free(was);
     return st;
@@ -1348,6 +1581,7 @@ static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     free(s->in_src);
     s->in_src = member;
     s->dirty = 1;
+    mte_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
 
@@ -1372,7 +1606,10 @@ static gp_status mt_update_masses(gp_solver *s, size_t n_sub, const uint32_t *in
     }
     if ((st = agree(s, st)) != GP_OK) return st;
     st = agree(s, gp_masses_update(&s->base, n_sub, index, mass));
-    if (st == GP_OK && n_sub) s->dirty = 1;
+    if (st == GP_OK && n_sub) {
+        s->dirty = 1;
+        mte_mark(s->engine, MTE_PARTICLES);
+    }
     return st;
 }
 
