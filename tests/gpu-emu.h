@@ -79,6 +79,7 @@ struct state {
     std::function<void()> fn;
     long failures = 0;
     char first_failure[256] = "";
+    ~state() { free(stacks); }   /* a thread that ends (an engine's worker) gives its stacks back */
 };
 inline state &S() { static thread_local state s; return s; }
 struct idx3 { unsigned x, y, z; };
