@@ -38,8 +38,7 @@ typedef struct result {
 
 static void die(const char *what, gp_sim *sim)
 {
-    fprintf(stderr, "block-vs-shared: %s: %s\n", what, gp_sim_last_error(sim));
-    exit(1);
+    bench_fail("block-vs-shared", what, sim);
 }
 
 static const char *threads; /* --threads: the plugin's threads parameter */
@@ -51,16 +50,7 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
                   const char *integ, double dt, double eta, double t_end, double e0)
 {
     result r = { .scheme = integ, .dt = dt, .eta = strncmp(integ, "block", 5) == 0 ? eta : 0.0 };
-    gp_sim *sim;
-    gp_sim_new(&sim);
-    /* theta only for tree plugins (cpu-direct rejects it) */
-    const char *n[3] = { "eps" }, *v[3] = { eps };
-    size_t np = 1;
-    if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
-    if (threads) { n[np] = "threads"; v[np++] = threads; }
-    if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) die(plugin, sim);
-    if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK) die("particles", sim);
-    if (gp_sim_set_integrator(sim, integ) != GP_OK) die(integ, sim);
+    gp_sim *sim = bench_open_run("block-vs-shared", ic, plugin, eps, theta, threads, integ);
     char buf[64];
     snprintf(buf, sizeof buf, "%.17g", dt);
     if (gp_sim_set_integrator_param(sim, "dt", buf) != GP_OK) die("dt", sim);

@@ -6,16 +6,33 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static gp_sim *meas;
 static double *mpos, *mvel, *mmass;
 static size_t mcap;
 
-static void fail(const char *prog, const char *what, gp_sim *sim)
+void bench_fail(const char *prog, const char *what, gp_sim *sim)
 {
     fprintf(stderr, "%s: %s: %s\n", prog, what, gp_sim_last_error(sim));
     exit(1);
+}
+
+gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, const char *eps,
+                       const char *theta, const char *threads, const char *integrator)
+{
+    gp_sim *sim;
+    if (gp_sim_new(&sim) != GP_OK) { fprintf(stderr, "%s: out of memory\n", prog); exit(1); }
+    const char *n[3] = { "eps" }, *v[3] = { eps };
+    size_t np = 1;
+    if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
+    if (threads) { n[np] = "threads"; v[np++] = threads; }
+    if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) bench_fail(prog, plugin, sim);
+    if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK)
+        bench_fail(prog, "particles", sim);
+    if (integrator && gp_sim_set_integrator(sim, integrator) != GP_OK) bench_fail(prog, integrator, sim);
+    return sim;
 }
 
 double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
@@ -24,7 +41,7 @@ double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
     if (!meas) {
         const char *nm[] = { "eps" }, *v[] = { eps };
         gp_sim_new(&meas);
-        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) fail(prog, "cpu-direct", meas);
+        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) bench_fail(prog, "cpu-direct", meas);
     }
     if (n > mcap) {
         free(mpos); free(mvel); free(mmass);
@@ -32,10 +49,10 @@ double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
         if (!mpos || !mvel || !mmass) { fprintf(stderr, "%s: out of memory\n", prog); exit(1); }
         mcap = n;
     }
-    if (gp_sim_get_particles(sim, mpos, mvel, mmass, NULL) != GP_OK) fail(prog, "get", sim);
-    if (gp_sim_set_particles(meas, n, mpos, mvel, mmass, NULL) != GP_OK) fail(prog, "set", meas);
+    if (gp_sim_get_particles(sim, mpos, mvel, mmass, NULL) != GP_OK) bench_fail(prog, "get", sim);
+    if (gp_sim_set_particles(meas, n, mpos, mvel, mmass, NULL) != GP_OK) bench_fail(prog, "set", meas);
     double k, w;
-    if (gp_sim_energies(meas, &k, &w) != GP_OK) fail(prog, "energies", meas);
+    if (gp_sim_energies(meas, &k, &w) != GP_OK) bench_fail(prog, "energies", meas);
     return k + w;
 }
 

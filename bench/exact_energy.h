@@ -1,18 +1,30 @@
 /*
  * exact_energy.h — what the equal-energy-error benchmarks share
  * (block-vs-shared, hold-vs-shared): the energy of a run's state measured
- * by direct summation, apart from the run's own solver, and a wall clock.
+ * by direct summation, apart from the run's own solver, the opening of a
+ * run, and a wall clock.
  */
 #ifndef GP_BENCH_EXACT_ENERGY_H
 #define GP_BENCH_EXACT_ENERGY_H
 
 #include "gp_integrator.h"
+#include "ic.h"
 
 /* Kinetic + potential energy of sim's state now, on a separate cpu-direct
  * simulation with softening eps (a string, as the plugin parses it), so the
  * measured run's solver is not disturbed. On failure prints "prog: what:
  * sentence" and exits 1. */
 double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps);
+
+/* A run to measure: a gp_sim with plugin opened (eps; theta for tree
+ * plugins, which cpu-direct would reject; threads when not NULL), the
+ * particles of ic and the integrator named (NULL: none yet). On failure
+ * prints "prog: what: sentence" and exits 1. */
+gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, const char *eps,
+                       const char *theta, const char *threads, const char *integrator);
+
+/* Prints "prog: what: sim's last error" and exits 1. */
+void bench_fail(const char *prog, const char *what, gp_sim *sim);
 
 /* Monotonic wall clock in seconds. */
 double bench_now(void);

@@ -43,8 +43,7 @@ typedef struct result {
 
 static void die(const char *what, gp_sim *sim)
 {
-    fprintf(stderr, "hold-vs-shared: %s: %s\n", what, gp_sim_last_error(sim));
-    exit(1);
+    bench_fail("hold-vs-shared", what, sim);
 }
 
 static const char *plugin = "cpu-direct", *eps = "0.01", *theta = "0.5", *threads;
@@ -60,15 +59,7 @@ static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
     snprintf(buf, sizeof buf, "%s", spec);
     char *colon = strchr(buf, ':');
     if (colon) *colon = '\0';
-    gp_sim *sim;
-    gp_sim_new(&sim);
-    const char *n[3] = { "eps" }, *v[3] = { eps };
-    size_t np = 1;
-    if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
-    if (threads) { n[np] = "threads"; v[np++] = threads; }
-    if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) die(plugin, sim);
-    if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK) die("particles", sim);
-    if (gp_sim_set_integrator(sim, buf) != GP_OK) die(buf, sim);
+    gp_sim *sim = bench_open_run("hold-vs-shared", ic, plugin, eps, theta, threads, buf);
     for (char *p = colon ? colon + 1 : NULL; p && *p;) {
         char *comma = strchr(p, ',');
         if (comma) *comma = '\0';

@@ -25,7 +25,7 @@ integrators: $(INTEGRATOR_TESTS)
 BLOCK_VS_SHARED := $(BUILD)/bench/block-vs-shared
 BENCHES += $(BLOCK_VS_SHARED)
 $(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
-$(BUILD)/obj/bench/exact_energy.o: CPPFLAGS += -Iintegrators
+$(BUILD)/obj/bench/exact_energy.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
 $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(BUILD)/obj/bench/exact_energy.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)

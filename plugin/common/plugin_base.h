@@ -313,9 +313,18 @@ gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t
  * < n and none repeated. fn names the entry point in the sentence. */
 gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uint32_t *index);
 
-/* set_state: validates (subset rules, non-NULL arrays, all finite), then
- * stores x0/vel/acc/t for the subset and sets their source positions to
- * pos. Nothing changes on failure. */
+/* set_state's and update_masses's checks alone, with their sentences: a
+ * collective plugin (mpi-tree) checks on every rank and agrees before any
+ * rank changes anything. */
+gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                         const double *pos, const double *vel, const double *acc,
+                         const double *t);
+gp_status gp_masses_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                          const double *mass);
+
+/* set_state: validates (gp_state_check: subset rules, non-NULL arrays, all
+ * finite), then stores x0/vel/acc/t for the subset and sets their source
+ * positions to pos. Nothing changes on failure. */
 gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
                        const double *pos, const double *vel, const double *acc,
                        const double *t);
@@ -351,8 +360,8 @@ static inline size_t gp_source_index(const gp_base *b, size_t k)
     return b->p.src ? (size_t)b->p.src[k] : k;
 }
 
-/* update_masses: validates (subset rules, finite, >= 0), copies into
- * base->p.mass. */
+/* update_masses: validates (gp_masses_check: subset rules, finite, >= 0),
+ * copies into base->p.mass. */
 gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
                            const double *mass);
 

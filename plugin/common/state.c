@@ -96,9 +96,9 @@ static int alloc_state(gp_base *base)
     return 1;
 }
 
-gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
-                       const double *pos, const double *vel, const double *acc,
-                       const double *t)
+gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                         const double *pos, const double *vel, const double *acc,
+                         const double *t)
 {
     static const char fn[] = "set_state";
     gp_status st = gp_check_subset(base, fn, n_sub, index);
@@ -114,6 +114,15 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
         (st = check_finite(base, fn, "an acceleration", acc, 3 * n_sub, 3)) != GP_OK ||
         (st = check_finite(base, fn, "the time", t, n_sub, 1)) != GP_OK)
         return st;
+    return GP_OK;
+}
+
+gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
+                       const double *pos, const double *vel, const double *acc,
+                       const double *t)
+{
+    gp_status st = gp_state_check(base, n_sub, index, pos, vel, acc, t);
+    if (st != GP_OK || n_sub == 0) return st;
     if (!alloc_state(base))
         return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
                        "set_state: no memory for the kinematic state of %zu particles "
@@ -230,8 +239,8 @@ gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index)
     return gp_index_list_store(base, fn, n_src, index, &base->p.src, &base->p.n_src);
 }
 
-gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
-                           const double *mass)
+gp_status gp_masses_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                          const double *mass)
 {
     static const char fn[] = "update_masses";
     gp_status st = gp_check_subset(base, fn, n_sub, index);
@@ -249,6 +258,14 @@ gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
                            "update_masses: mass[%zu] is negative (%g); masses must be "
                            ">= 0 (0 makes a massless test particle)", k, mass[k]);
     }
+    return GP_OK;
+}
+
+gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
+                           const double *mass)
+{
+    gp_status st = gp_masses_check(base, n_sub, index, mass);
+    if (st != GP_OK || n_sub == 0) return st;
     double *m = base->p.mass;
     for (size_t k = 0; k < n_sub; ++k) m[index ? (size_t)index[k] : k] = mass[k];
     return GP_OK;

@@ -1468,35 +1468,15 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
 
 /* ---- ABI 1.1: held state, predict, subsets, masses (indices local) ------- */
 
-static gp_status check_finite(gp_solver *s, const char *fn, const char *what, const double *v,
-                              size_t count, size_t per)
-{
-    size_t bad = gp_first_nonfinite(v, count);
-    if (bad == (size_t)-1) return GP_OK;
-    return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                   "%s: %s of entry %zu is %s; every value must be a finite number", fn, what,
-                   bad / per, isnan(v[bad]) ? "NaN" : "infinite");
-}
-
 static gp_status mt_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
                               const double *pos, const double *vel, const double *acc,
                               const double *t)
 {
     static const char fn[] = "set_state";
     if (!s) return gp_null_instance(PLUGIN_NAME, fn);
-    /* validate on every rank first (gp_state_set's checks), then apply */
-    gp_status st = gp_check_subset(&s->base, fn, n_sub, index);
-    if (st == GP_OK && n_sub) {
-        if (!pos || !vel || !acc || !t)
-            st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                         "set_state was given a NULL %s array; pass it for the %zu particles "
-                         "of the subset", !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t", n_sub);
-        else if ((st = check_finite(s, fn, "a position", pos, 3 * n_sub, 3)) == GP_OK &&
-                 (st = check_finite(s, fn, "a velocity", vel, 3 * n_sub, 3)) == GP_OK &&
-                 (st = check_finite(s, fn, "an acceleration", acc, 3 * n_sub, 3)) == GP_OK)
-            st = check_finite(s, fn, "the time", t, n_sub, 1);
-    }
-    if ((st = agree(s, st)) != GP_OK) return st;
+    /* validate on every rank first, then apply */
+    gp_status st = agree(s, gp_state_check(&s->base, n_sub, index, pos, vel, acc, t));
+    if (st != GP_OK) return st;
     /* only an allocation can fail now; the ranks that succeeded keep the
      * new state (there is nothing to roll back to cheaply) */
     st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
@@ -1588,22 +1568,9 @@ static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
 static gp_status mt_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
                                   const double *mass)
 {
-    static const char fn[] = "update_masses";
-    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
-    gp_status st = gp_check_subset(&s->base, fn, n_sub, index);
-    if (st == GP_OK && n_sub) {
-        if (!mass)
-            st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                         "%s was given a NULL mass array; pass %zu masses", fn, n_sub);
-        else if ((st = check_finite(s, fn, "the mass", mass, n_sub, 1)) == GP_OK)
-            for (size_t k = 0; k < n_sub; k++)
-                if (mass[k] < 0) {
-                    st = gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                                 "%s: mass[%zu] = %g is negative; masses must be >= 0", fn, k,
-                                 mass[k]);
-                    break;
-                }
-    }
+    if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
+    /* validate on every rank first, then apply */
+    gp_status st = gp_masses_check(&s->base, n_sub, index, mass);
     if ((st = agree(s, st)) != GP_OK) return st;
     st = agree(s, gp_masses_update(&s->base, n_sub, index, mass));
     if (st == GP_OK && n_sub) {
