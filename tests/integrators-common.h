@@ -61,4 +61,26 @@ static TL_UNUSED gp_sim *sim_on_direct(const char *eps)
     return sim;
 }
 
+/* A gp_sim on plugin (eps 0.05) with the n particles given, integrator
+ * integ with dt 0.25 (and eta 0.05 when eta_too), on solver path path; or
+ * NULL with a diagnostic. */
+static TL_UNUSED gp_sim *sim_on_path(const char *plugin, size_t n, const double *pos, const double *vel,
+                                     const double *mass, const char *integ, int eta_too, const char *path)
+{
+    gp_sim *sim = NULL;
+    if (gp_sim_new(&sim) != GP_OK) return NULL;
+    const char *names[] = { "eps" }, *values[] = { "0.05" };
+    if (gp_sim_open_solver(sim, plugin, 1, names, values) != GP_OK
+        || gp_sim_set_particles(sim, n, pos, vel, mass, NULL) != GP_OK
+        || gp_sim_set_integrator(sim, integ) != GP_OK
+        || (eta_too && gp_sim_set_integrator_param(sim, "eta", "0.05") != GP_OK)
+        || gp_sim_set_integrator_param(sim, "dt", "0.25") != GP_OK
+        || gp_sim_set_solver_path(sim, path) != GP_OK) {
+        diag("%s on %s, path %s: %s", integ, plugin, path, gp_sim_last_error(sim));
+        gp_sim_free(sim);
+        return NULL;
+    }
+    return sim;
+}
+
 #endif

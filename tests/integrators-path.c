@@ -19,20 +19,7 @@ static double pos0[3 * N], vel0[3 * N], mass0[N];
 
 static gp_sim *make(const char *plugin, const char *integ, const char *path)
 {
-    gp_sim *sim = NULL;
-    if (gp_sim_new(&sim) != GP_OK) return NULL;
-    const char *names[] = { "eps" }, *values[] = { "0.05" };
-    if (gp_sim_open_solver(sim, plugin, 1, names, values) != GP_OK
-        || gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) != GP_OK
-        || gp_sim_set_integrator(sim, integ) != GP_OK
-        || gp_sim_set_integrator_param(sim, "eta", "0.05") != GP_OK
-        || gp_sim_set_integrator_param(sim, "dt", "0.25") != GP_OK
-        || gp_sim_set_solver_path(sim, path) != GP_OK) {
-        diag("%s on %s, path %s: %s", integ, plugin, path, gp_sim_last_error(sim));
-        gp_sim_free(sim);
-        return NULL;
-    }
-    return sim;
+    return sim_on_path(plugin, N, pos0, vel0, mass0, integ, 1, path);
 }
 
 typedef struct run_out {
