@@ -103,8 +103,7 @@ static inline uint64_t gp_sim_next_block(const gp_sim *sim)
  * choice between the subset "all" and a list must be the same everywhere. */
 static inline int gp_sim_all_active(const gp_sim *sim, size_t na)
 {
-    int all = na == sim->n;
-    return sim->reduce ? !gp_sim_global_max(sim, !all) : all;
+    return !gp_sim_global_max(sim, na != sim->n);
 }
 
 struct gp_integrator_def {

@@ -67,11 +67,6 @@ uint64_t gp_levels_next_for(const gp_levels *lv, int deepest)
     return (lv->now / span + 1) * span;
 }
 
-uint64_t gp_levels_next(const gp_levels *lv)
-{
-    return gp_levels_next_for(lv, gp_levels_deepest(lv));
-}
-
 int gp_levels_first_active(const gp_levels *lv, uint64_t tick)
 {
     if (tick == 0) return 0;

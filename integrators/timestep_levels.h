@@ -64,12 +64,11 @@ static inline double gp_levels_dt(const gp_levels *lv, size_t i)
  * 0..max_level; a non-finite or non-positive dt gives max_level). */
 int gp_levels_for_dt(const gp_levels *lv, double dt);
 
-/* The next block tick after lv->now (deepest occupied level decides). */
-uint64_t gp_levels_next(const gp_levels *lv);
-/* The same in two parts, so processes sharing one solver can agree on the
- * deepest level first (the maximum over all of them): the deepest occupied
- * level here (0 without particles), and the next block tick for a given
- * deepest level. gp_levels_next(lv) is next_for(lv, deepest(lv)). */
+/* The next block tick after lv->now is decided by the deepest occupied
+ * level, in two parts so that processes sharing one solver can agree on
+ * that level first (the maximum over all of them, gp_sim_next_block): the
+ * deepest occupied level here (0 without particles), and the next block
+ * tick for a given deepest level. */
 int gp_levels_deepest(const gp_levels *lv);
 uint64_t gp_levels_next_for(const gp_levels *lv, int deepest);
 

@@ -21,7 +21,7 @@ int main(void)
     is_int(gp_levels_for_dt(&lv, 0.0), 4, "a zero step gives max_level");
 
     lv.level[0] = 0; lv.level[1] = 1; lv.level[2] = 3; lv.level[3] = 3;
-    is_int((long long)gp_levels_next(&lv), 2, "the next block tick follows the deepest level (span 2)");
+    is_int((long long)gp_levels_next_for(&lv, gp_levels_deepest(&lv)), 2, "the next block tick follows the deepest level (span 2)");
     uint32_t idx[4];
     is_int((long long)gp_levels_active(&lv, 2, idx), 2, "at tick 2 only level-3 particles are active");
     is_int((long long)gp_levels_active(&lv, 8, idx), 3, "at tick 8 levels 1..3 are active");
