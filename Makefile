@@ -46,7 +46,11 @@ LIBS    += $(HOSTLIB)
 .PHONY: all test bench install clean check-exports
 all:
 
-include $(sort $(wildcard */module.mk */*/module.mk))
+# The floors first: what the plugins link (base, octree, cuda-base) defines
+# the object lists their rules name; then every other folder in name order.
+FLOOR_MODULES := abi/module.mk plugin/base/module.mk plugin/octree/module.mk plugin/cuda-base/module.mk
+include $(FLOOR_MODULES)
+include $(filter-out $(FLOOR_MODULES),$(sort $(wildcard */module.mk */*/module.mk)))
 
 all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/host_tree.h"
+#include "octree/host_tree.h"
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 

@@ -182,7 +182,7 @@ gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double
 gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
                                 const double *acc, double *xp, double *anew);
 /* The ABI's prediction of one coordinate, evaluated exactly as
- * gp_predict_coord of plugin/common/plugin_base.h (the integrators are
+ * gp_predict_coord of plugin/base/plugin_base.h (the integrators are
  * compiled with -ffp-contract=off, so no fused multiply-add): a CPU
  * plugin's predict gives the same bits, signed zeros included. */
 static inline double gp_sim_predict_coord(double x, double v, double a, double dt)

@@ -4,7 +4,7 @@
  * (plugin/cuda-direct/direct_kernel.cuh) compiled by g++ through
  * tests/gpu-emu.h, a warp emulator that also checks that every lane
  * reaches every full-mask primitive. The tree is built on the host by
- * plugin/core (the same per-cell steps the GPU build runs), the records by
+ * plugin/octree (the same per-cell steps the GPU build runs), the records by
  * the walk's own gp_wcell_make. Compared with a double direct sum.
  *
  * What this does NOT cover: the GPU build pipeline (CUB, launches, memory),
@@ -14,7 +14,7 @@
 #include "cuda-tree/walk.cuh"
 #include "cuda-direct/direct_kernel.cuh"
 extern "C" {
-#include "core/host_tree.h"
+#include "octree/host_tree.h"
 }
 #include "tap.h"
 

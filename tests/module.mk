@@ -1,6 +1,6 @@
 # tests/: the conformance suite (run against every plugin), the physics
 # tests of cpu-direct, loader/host-library/install tests, and unit tests of
-# plugin/common. Each becomes an executable TAP producer under build/t/.
+# plugin/base. Each becomes an executable TAP producer under build/t/.
 
 # ---- the conformance program and one wrapper per plugin ------------------
 CONFORMANCE := $(BUILD)/tests/conformance
@@ -32,13 +32,13 @@ $(BUILD)/t/valgrind-%.t: $(CONFORMANCE) $(BUILD)/plugins/gravplug-%.so tests/val
 
 # ---- compiled tests that link the loader object directly ------------------
 # (not libgravplug.so, so they do not depend on the rest of the host library)
-GP_MY_C_TESTS := physics-direct abi-loader common-params
+GP_MY_C_TESTS := physics-direct abi-loader base-params
 TESTS += $(GP_MY_C_TESTS:%=$(BUILD)/t/%.t)
 $(GP_MY_C_TESTS:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(BUILD)/t/physics-direct.t $(BUILD)/t/abi-loader.t: $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_LOADER_OBJ) $(BUILD)/plugins/gravplug-cpu-direct.so
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/$*.o $(GP_LOADER_OBJ) -ldl -lpthread $(LDLIBS)
-$(BUILD)/t/common-params.t: $(BUILD)/obj/tests/common-params.o $(GP_COMMON_OBJS)
+$(BUILD)/t/base-params.t: $(BUILD)/obj/tests/base-params.o $(GP_BASE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -51,7 +51,7 @@ $(BUILD)/tests/fixtures/gravplug-%.so: tests/fixtures/%.c
 	$(CC) $(CFLAGS) -shared -o $@ $<
 # A real plugin exactly as ABI 1.0 published it (tests/fixtures/abi10.c):
 # the 1.0 path of every host stays tested against it.
-$(BUILD)/tests/fixtures/gravplug-abi10.so: $(BUILD)/obj/tests/fixtures/abi10.o $(GP_COMMON_OBJS)
+$(BUILD)/tests/fixtures/gravplug-abi10.so: $(BUILD)/obj/tests/fixtures/abi10.o $(GP_BASE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lpthread $(LDLIBS)
 TESTS += $(BUILD)/t/conformance-abi10.t
@@ -119,3 +119,11 @@ $(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
 endif
+
+# ---- the house's layering: no two modules include or call each other in a
+# loop (tests/layering.py reads the includes and `nm` of the build's objects)
+TESTS += $(BUILD)/t/layering.t
+$(BUILD)/t/layering.t: tests/layering.py tests/module.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\ncd "%s" && exec python3 tests/layering.py "%s"\n' '$(abspath .)' '$(abspath $(BUILD))' > $@
+	@chmod +x $@

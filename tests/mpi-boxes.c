@@ -21,9 +21,9 @@
 
 /* A random binary tree of nested boxes, n nodes (odd), children in pairs
  * after their parent, as mpi-tree builds them. */
-static int random_tree(tl_rng *r, mt_box *b, int n, double scale, double offset)
+static int random_tree(tl_rng *r, mpi_tree_box *b, int n, double scale, double offset)
 {
-    mt_box root = { .gfac = 1.5, .param_hash = 42, .has = 1, .left = -1, .right = -1, .parent = -1 };
+    mpi_tree_box root = { .gfac = 1.5, .param_hash = 42, .has = 1, .left = -1, .right = -1, .parent = -1 };
     for (int a = 0; a < 3; a++) {
         double c = offset * (2 * tl_uniform(r) - 1);
         root.lo[a] = c - scale * (0.5 + tl_uniform(r));
@@ -35,7 +35,7 @@ static int random_tree(tl_rng *r, mt_box *b, int n, double scale, double offset)
         int k = (int)(tl_uniform(r) * m) % m;     /* split a random leaf */
         if (b[k].left >= 0) continue;
         for (int c = 0; c < 2; c++) {
-            mt_box x = b[k];
+            mpi_tree_box x = b[k];
             x.left = x.right = -1;
             x.parent = k;
             for (int a = 0; a < 3; a++) {
@@ -65,8 +65,8 @@ int main(void)
 {
     tl_rng r = { 2026 };
     enum { NODES = 255, TREES = 400 };
-    mt_box *b = malloc(NODES * sizeof *b);
-    mt_wire_box *w = malloc(NODES * sizeof *w);
+    mpi_tree_box *b = malloc(NODES * sizeof *b);
+    mpi_tree_wire_box *w = malloc(NODES * sizeof *w);
     long long inward_if_nearest = 0, checked = 0;
     int superset = 1, tight = 1, links = 1, fields = 1;
     double worst_steps = 0;
@@ -75,15 +75,15 @@ int main(void)
         double scale = pow(10, -7 + 14 * tl_uniform(&r));
         double offset = t % 3 == 0 ? 0 : pow(10, -3 + 9 * tl_uniform(&r));
         int n = random_tree(&r, b, NODES, scale, offset);
-        mt_box_head h = mt_box_head_make(b, n);
+        mpi_tree_box_head h = mpi_tree_box_head_make(b, n);
         /* the coarse part, then the rest as one increment */
         int split = 1 + 2 * (int)(tl_uniform(&r) * (n / 2));
-        mt_box_encode(&h, b, split, w);
-        mt_box_encode(&h, b + split, n - split, w + split);
-        mt_domain d = { .head = h };
-        if (mt_domain_append(&d, w, split) || mt_domain_append(&d, w + split, n - split)) {
+        mpi_tree_box_encode(&h, b, split, w);
+        mpi_tree_box_encode(&h, b + split, n - split, w + split);
+        mpi_tree_domain d = { .head = h };
+        if (mpi_tree_domain_append(&d, w, split) || mpi_tree_domain_append(&d, w + split, n - split)) {
             links = 0;
-            mt_domain_free(&d);
+            mpi_tree_domain_free(&d);
             continue;
         }
         links &= d.n == n;
@@ -101,7 +101,7 @@ int main(void)
                 worst_steps = fmax(worst_steps, s);
             }
         }
-        mt_domain_free(&d);
+        mpi_tree_domain_free(&d);
     }
     tight = worst_steps <= 2;
     ok(superset, "every decoded box contains the encoded one (%lld coordinates)", checked);
@@ -115,38 +115,38 @@ int main(void)
     /* far from the origin with a tiny extent: still a superset (floats
      * are offsets from the tree's own origin, not from 0) */
     {
-        mt_box far[1] = { { .lo = { 1e6, -1e6, 3e5 }, .hi = { 1e6 + 1e-4, -1e6 + 1e-4, 3e5 + 1e-4 },
+        mpi_tree_box far[1] = { { .lo = { 1e6, -1e6, 3e5 }, .hi = { 1e6 + 1e-4, -1e6 + 1e-4, 3e5 + 1e-4 },
                             .has = 1, .left = -1, .right = -1, .parent = -1 } };
-        mt_box_head h = mt_box_head_make(far, 1);
-        mt_wire_box fw;
-        mt_box_encode(&h, far, 1, &fw);
-        mt_domain d = { .head = h };
-        int good = mt_domain_append(&d, &fw, 1) == 0;
+        mpi_tree_box_head h = mpi_tree_box_head_make(far, 1);
+        mpi_tree_wire_box fw;
+        mpi_tree_box_encode(&h, far, 1, &fw);
+        mpi_tree_domain d = { .head = h };
+        int good = mpi_tree_domain_append(&d, &fw, 1) == 0;
         for (int a = 0; a < 3 && good; a++)
             good = d.b[0].lo[a] <= far[0].lo[a] && d.b[0].hi[a] >= far[0].hi[a] &&
                    d.b[0].hi[a] - d.b[0].lo[a] < 1.001e-4;
         ok(good, "a box of width 1e-4 at 1e6 from 0 decodes as a superset within 0.1%%");
-        mt_domain_free(&d);
+        mpi_tree_domain_free(&d);
     }
 
     /* malformed increments */
     {
         int n = random_tree(&r, b, 7, 1, 0);
-        mt_box_head h = mt_box_head_make(b, n);
-        mt_box_encode(&h, b, n, w);
-        mt_domain d = { .head = h };
-        mt_wire_box bad = w[3];
+        mpi_tree_box_head h = mpi_tree_box_head_make(b, n);
+        mpi_tree_box_encode(&h, b, n, w);
+        mpi_tree_domain d = { .head = h };
+        mpi_tree_wire_box bad = w[3];
         bad.parent = 99;
-        int rc1 = mt_domain_append(&d, w, 3) == 0 ? mt_domain_append(&d, &bad, 1) : 0;
-        mt_domain_free(&d);
-        d = (mt_domain){ .head = h };
-        mt_wire_box third[4] = { w[0], w[1], w[2], w[1] };   /* node 0 gets three children */
-        int rc2 = mt_domain_append(&d, third, 4);
-        mt_domain_free(&d);
-        d = (mt_domain){ .head = h };
-        mt_wire_box noroot = w[1];
-        int rc3 = mt_domain_append(&d, &noroot, 1);
-        mt_domain_free(&d);
+        int rc1 = mpi_tree_domain_append(&d, w, 3) == 0 ? mpi_tree_domain_append(&d, &bad, 1) : 0;
+        mpi_tree_domain_free(&d);
+        d = (mpi_tree_domain){ .head = h };
+        mpi_tree_wire_box third[4] = { w[0], w[1], w[2], w[1] };   /* node 0 gets three children */
+        int rc2 = mpi_tree_domain_append(&d, third, 4);
+        mpi_tree_domain_free(&d);
+        d = (mpi_tree_domain){ .head = h };
+        mpi_tree_wire_box noroot = w[1];
+        int rc3 = mpi_tree_domain_append(&d, &noroot, 1);
+        mpi_tree_domain_free(&d);
         ok(rc1 == -2 && rc2 == -2 && rc3 == -2,
            "a parent out of range, a third child and a first node with a parent are refused "
            "(%d %d %d)", rc1, rc2, rc3);
@@ -157,7 +157,7 @@ int main(void)
         int agree = 1, near = 0, trials = 2000;
         int n = random_tree(&r, b, NODES, 1, 0);
         for (int t = 0; t < trials; t++) {
-            mt_box q = { .has = 1 };
+            mpi_tree_box q = { .has = 1 };
             double reach = 0.5 * tl_uniform(&r);
             for (int a = 0; a < 3; a++) {
                 q.lo[a] = -1.5 + 3 * tl_uniform(&r);
@@ -165,8 +165,8 @@ int main(void)
             }
             int brute = 0;
             for (int k = 0; k < n; k++)
-                if (b[k].left < 0 && mt_box_gap2(&q, &b[k]) < reach * reach) brute = 1;
-            agree &= brute == mt_box_near_tree(&q, reach * reach, b, n);
+                if (b[k].left < 0 && mpi_tree_box_gap2(&q, &b[k]) < reach * reach) brute = 1;
+            agree &= brute == mpi_tree_box_near_tree(&q, reach * reach, b, n);
             near += brute;
         }
         ok(agree, "the nearness test agrees with a scan of the leaves");

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/keys.h"
+#include "octree/keys.h"
 #include "host_stub/mpi/decomp.h"
 #include "tap.h"
 #include "testlib.h"

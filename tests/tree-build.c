@@ -3,7 +3,7 @@
  * <= 21), its moments enclose their particles, and extreme coordinates
  * (1e30 outliers, all particles at one point) neither crash nor deepen it. */
 #include "tap.h"
-#include "core/host_tree.h"
+#include "octree/host_tree.h"
 
 #include <stdlib.h>
 

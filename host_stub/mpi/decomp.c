@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/keys.h"
+#include "octree/keys.h"
 
 typedef struct kid { uint64_t key, id; size_t row; } kid;
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plugin_base.h"
+#include "base/plugin_base.h"
 #include "direct_kernel.h"
 
 #define PLUGIN_NAME "cpu-direct"
@@ -90,14 +90,14 @@ static void sources_fill(gp_direct_sources *s, size_t n, const double *pos, cons
 
 /* ---- the ABI entry points ----------------------------------------------- */
 
-GP_PLUGIN_COMMON_ENTRIES(cd, PLUGIN_NAME, params, N_PARAMS)
+GP_PLUGIN_COMMON_ENTRIES(cpu_direct, PLUGIN_NAME, params, N_PARAMS)
 
-static gp_status cd_init(gp_solver **out, const gp_init_args *args)
+static gp_status cpu_direct_init(gp_solver **out, const gp_init_args *args)
 {
     return gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params, N_PARAMS);
 }
 
-static void cd_finalize(gp_solver *s)
+static void cpu_direct_finalize(gp_solver *s)
 {
     if (!s) return;
     sources_free(&s->src);
@@ -106,7 +106,7 @@ static void cd_finalize(gp_solver *s)
     free(s);
 }
 
-static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status cpu_direct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     gp_status st = gp_check_particles(&s->base, n, pos, mass);
@@ -137,7 +137,7 @@ static void refill(gp_solver *s)
     sources_fill(&s->src, s->base.p.n, s->base.p.pos, s->base.p.mass, s->in_src);
 }
 
-static gp_status cd_update_positions(gp_solver *s, const double *pos)
+static gp_status cpu_direct_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
@@ -146,7 +146,7 @@ static gp_status cd_update_positions(gp_solver *s, const double *pos)
     return GP_OK;
 }
 
-static gp_status cd_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+static gp_status cpu_direct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     return gp_particles_set_active(&s->base, n_active, index);
@@ -160,7 +160,7 @@ static int thread_count(const gp_solver *s)
 
 /* ---- ABI 1.1 ------------------------------------------------------------- */
 
-static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status cpu_direct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
                               const double *pos, const double *vel, const double *acc,
                               const double *t)
 {
@@ -170,7 +170,7 @@ static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
     return st;
 }
 
-static gp_status cd_predict(gp_solver *s, double t)
+static gp_status cpu_direct_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     size_t moved;
@@ -179,13 +179,13 @@ static gp_status cd_predict(gp_solver *s, double t)
     return st;
 }
 
-static gp_status cd_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status cpu_direct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     return gp_positions_get(&s->base, n_sub, index, pos);
 }
 
-static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+static gp_status cpu_direct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
     uint8_t *member = NULL;
@@ -209,7 +209,7 @@ static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     return GP_OK;
 }
 
-static gp_status cd_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status cpu_direct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
                                   const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
@@ -342,7 +342,7 @@ static void evaluate(const gp_solver *s, const targets *t, double *acc, double *
     }
 }
 
-static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status st = gp_check_compute(&s->base, acc);
@@ -359,7 +359,7 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     return GP_OK;
 }
 
-static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points,
+static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *points,
                                   double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
@@ -384,23 +384,23 @@ static const gp_api api = {
     .version = GP_VERSION,
     .capabilities = GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
                     GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cd_describe_params,
-    .init = cd_init,
-    .finalize = cd_finalize,
-    .set_param = cd_set_param,
-    .get_param = cd_get_param,
-    .set_particles = cd_set_particles,
-    .update_positions = cd_update_positions,
-    .set_active_subset = cd_set_active_subset,
-    .compute_forces = cd_compute_forces,
-    .compute_field = cd_compute_field,
-    .get_stats = cd_get_stats,
-    .last_error = cd_last_error,
-    .set_state = cd_set_state,
-    .predict = cd_predict,
-    .get_positions = cd_get_positions,
-    .set_source_subset = cd_set_source_subset,
-    .update_masses = cd_update_masses,
+    .describe_params = cpu_direct_describe_params,
+    .init = cpu_direct_init,
+    .finalize = cpu_direct_finalize,
+    .set_param = cpu_direct_set_param,
+    .get_param = cpu_direct_get_param,
+    .set_particles = cpu_direct_set_particles,
+    .update_positions = cpu_direct_update_positions,
+    .set_active_subset = cpu_direct_set_active_subset,
+    .compute_forces = cpu_direct_compute_forces,
+    .compute_field = cpu_direct_compute_field,
+    .get_stats = cpu_direct_get_stats,
+    .last_error = cpu_direct_last_error,
+    .set_state = cpu_direct_set_state,
+    .predict = cpu_direct_predict,
+    .get_positions = cpu_direct_get_positions,
+    .set_source_subset = cpu_direct_set_source_subset,
+    .update_masses = cpu_direct_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

@@ -9,9 +9,9 @@ CPU_PLUGINS += $(CPU_DIRECT_SO)
 # none of these changes a result. No -ffast-math: results stay as coded.
 $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno -fno-trapping-math
 
-$(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_COMMON_OBJS) plugin/plugin.map
+$(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(CPU_DIRECT_OBJS) $(GP_COMMON_OBJS) $(LDLIBS)
+	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) $(LDLIBS)
 
 .PHONY: cpu-direct
 cpu-direct: $(CPU_DIRECT_SO)

@@ -1,6 +1,6 @@
 /*
  * cpu_tree.c — the cpu-tree plugin: a Barnes-Hut oct-tree on the CPU, built
- * from plugin/core (keys, level-by-level tree, moments, MACs, kernels) and
+ * from plugin/octree (keys, level-by-level tree, moments, MACs, kernels) and
  * driven with OpenMP over i-groups (walk.c).
  *
  * One compute_forces call:
@@ -25,7 +25,7 @@
  * the next rebuild; a massless particle that gains mass is not in the tree,
  * so that (rare) case rebuilds it at the next compute call.
  *
- * ABI 1.1: set_state / predict move p->pos (plugin/common/state.c) and then
+ * ABI 1.1: set_state / predict move p->pos (plugin/base/state.c) and then
  * mark the tree moved exactly as update_positions does, so a run through
  * predict sees the same refits, the same rebuild=auto decisions and the
  * same forces, bit for bit, as one through update_positions of the same
@@ -51,10 +51,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plugin_base.h"
-#include "core/mac.h"
-#include "tree_state.h"
-#include "walk.h"
+#include "base/plugin_base.h"
+#include "octree/mac.h"
+#include "octree/tree_state.h"
+#include "octree/cpu_walk.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
@@ -91,7 +91,7 @@ enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
 
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
-    ct_tree tree;
+    oct_tree tree;
     int have_tree;
     int moved;               /* positions changed since the tree was made   */
     uint32_t built_group, built_leaf; /* the sizes the tree was built with  */
@@ -103,7 +103,7 @@ struct gp_solver {
     int mass_dirty;          /* update_masses since the moments were made   */
     int rebase;              /* source subset changed: new base_cost        */
     /* ABI 1.1 source subset (base.p.src != NULL): its own tree */
-    ct_tree sub;
+    oct_tree sub;
     int sub_state;           /* SUB_CURRENT, SUB_REFIT or SUB_BUILD         */
     int sub_mass_dirty;
     uint32_t *sub_pid;       /* particle index of each of sub's sources     */
@@ -120,21 +120,21 @@ static int thread_count(const gp_solver *s)
 static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     double t0 = gp_wtime();
-    ct_tree fresh;
+    oct_tree fresh;
     uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
     uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
     gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_build(&fresh, n, pos, mass, gsize, lsize, kind);
+    int rc = oct_tree_build(&fresh, n, pos, mass, gsize, lsize, kind);
     omp_set_num_threads(prev_threads);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "no memory to build the tree of %zu particles; free memory or use "
                        "fewer particles", n);
-    ct_tree old = s->tree;
+    oct_tree old = s->tree;
     s->tree = fresh;
-    ct_tree_free(&old);
+    oct_tree_free(&old);
     s->have_tree = 1;
     s->moved = 0;
     s->built_group = gsize;
@@ -153,7 +153,7 @@ static gp_status ensure_main_tree(gp_solver *s);
 
 static void sub_free(gp_solver *s)
 {
-    ct_tree_free(&s->sub);
+    oct_tree_free(&s->sub);
     free(s->sub_pid); free(s->sub_pos); free(s->sub_mass);
     s->sub_pid = NULL; s->sub_pos = s->sub_mass = NULL;
     s->sub_state = SUB_BUILD;
@@ -190,10 +190,10 @@ static gp_status sub_build(gp_solver *s)
         }
     }
     sub_gather(s, 1);
-    ct_tree fresh;
+    oct_tree fresh;
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_build(&fresh, ns, s->sub_pos, s->sub_mass, s->built_group, s->built_leaf,
+    int rc = oct_tree_build(&fresh, ns, s->sub_pos, s->sub_mass, s->built_group, s->built_leaf,
                            (gp_key_kind)s->built_keys);
     omp_set_num_threads(prev_threads);
     if (rc) {
@@ -202,7 +202,7 @@ static gp_status sub_build(gp_solver *s)
                        "no memory for the tree of %zu sources; free memory or use a "
                        "smaller source subset", ns);
     }
-    ct_tree_free(&s->sub);
+    oct_tree_free(&s->sub);
     s->sub = fresh;
     for (uint32_t k = 0; k < fresh.nsrc; k++) s->sub_pid[k] = p->src[fresh.order[fresh.sid[k]]];
     s->sub_state = SUB_CURRENT;
@@ -221,7 +221,7 @@ static gp_status sub_ensure(gp_solver *s)
     sub_gather(s, masses);
     int prev_threads = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
+    int rc = oct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
     omp_set_num_threads(prev_threads);
     if (rc == 1) return sub_build(s);   /* a massless member gained mass */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the source tree");
@@ -242,7 +242,7 @@ static gp_status ensure_tree(gp_solver *s)
         double t0 = gp_wtime();
         int prev_threads = omp_get_max_threads();
         omp_set_num_threads(thread_count(s));
-        int rc = ct_tree_moments(&s->tree);
+        int rc = oct_tree_moments(&s->tree);
         omp_set_num_threads(prev_threads);
         if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
         s->base.stats.seconds_moments += gp_wtime() - t0;
@@ -272,7 +272,7 @@ static gp_status ensure_main_tree(gp_solver *s)
                   (mode == REBUILD_EVERY &&
                    s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
                   (mode == REBUILD_AUTO &&
-                   s->excess > CT_BUILD_COST_PER_PARTICLE * (double)p->n);
+                   s->excess > OCT_BUILD_COST_PER_PARTICLE * (double)p->n);
     /* masses alone never rebuild: the moments are refitted */
     if (rebuild && s->moved) return build_tree(s, p->n, p->pos, p->mass);
     double t0 = gp_wtime();
@@ -280,7 +280,7 @@ static gp_status ensure_main_tree(gp_solver *s)
     omp_set_num_threads(thread_count(s));
     /* with a source subset the main tree only groups the targets: its
      * moments wait until the subset is cleared (ensure_tree) */
-    int rc = ct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
+    int rc = oct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
     omp_set_num_threads(prev_threads);
     if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
     if (rc)
@@ -292,13 +292,13 @@ static gp_status ensure_main_tree(gp_solver *s)
     return GP_OK;
 }
 
-static ct_walk_params walk_params(const gp_solver *s, int mac)
+static oct_walk_params walk_params(const gp_solver *s, int mac)
 {
     double eps = gp_param_double(&s->base, P_EPS);
-    ct_walk_params w = {
+    oct_walk_params w = {
         .mac = mac,
         .quadrupole = gp_param_enum(&s->base, P_ORDER) == 1,
-        .prec = (ct_precision)gp_param_enum(&s->base, P_PREC),
+        .prec = (oct_precision)gp_param_enum(&s->base, P_PREC),
         .eps2 = eps * eps,
         .G = gp_param_double(&s->base, P_G),
         .alpha = gp_param_double(&s->base, P_DELTA),
@@ -309,34 +309,34 @@ static ct_walk_params walk_params(const gp_solver *s, int mac)
 /* The targets of one force pass: runs rb/rc (i-groups) over a sequence of
  * targets u, each the key-sorted particle tix[u] (NULL: u itself) at
  * (x, y, z)[u], its result written to slot[u] (NULL: its particle index). */
-typedef struct ct_targets {
+typedef struct cpu_tree_targets {
     uint32_t nruns;
     const uint32_t *rb, *rc;
     const uint32_t *tix;
     const double *x, *y, *z;
     const size_t *slot;
-} ct_targets;
+} cpu_tree_targets;
 
 /* One force pass over the target groups. Writes acc/pot by slot. Returns 0,
  * or -1 when out of memory. */
 /* The sources of the next walk: the main tree, or the source subset's
  * tree (whose ids are particle indices). Prepares its cells. */
-static ct_sources walk_sources(gp_solver *s, int mac, double theta)
+static oct_sources walk_sources(gp_solver *s, int mac, double theta)
 {
-    ct_tree *st = s->base.p.src ? &s->sub : &s->tree;
-    ct_tree_prepare_cells(st, mac, theta);
-    ct_sources src = ct_tree_sources(st);
+    oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
+    oct_tree_prepare_cells(st, mac, theta);
+    oct_sources src = oct_tree_sources(st);
     if (s->base.p.src) src.id = s->sub_pid;
     return src;
 }
 
-static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct_targets *T,
+static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cpu_tree_targets *T,
                       double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
 {
-    const ct_tree *t = &s->tree;
-    const ct_sources src = walk_sources(s, mac, theta);
+    const oct_tree *t = &s->tree;
+    const oct_sources src = walk_sources(s, mac, theta);
     const int pid_self = s->base.p.src != NULL;
-    ct_walk_params wp = walk_params(s, mac);
+    oct_walk_params wp = walk_params(s, mac);
     if (prepass) wp.quadrupole = 0;
     const uint32_t G = t->max_group;
     int failed = 0;
@@ -346,7 +346,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
 
 #pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
     {
-        ct_workspace *ws = ct_workspace_new(G);
+        oct_workspace *ws = oct_workspace_new(G);
         double *buf = malloc(7 * (size_t)G * sizeof *buf);
         int32_t *self = malloc((size_t)G * sizeof *self);
         size_t *out = malloc((size_t)G * sizeof *out);
@@ -369,11 +369,11 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
                 }
                 nt++;
             }
-            ct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = self, .amin = amin,
+            oct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = self, .amin = amin,
                              .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
                              .pot = buf + 6 * G };
             gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
-            ct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
+            oct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 acc[3 * out[j]] = grp.ax[j];
                 acc[3 * out[j] + 1] = grp.ay[j];
@@ -381,7 +381,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
                 if (pot) pot[out[j]] = grp.pot[j];
             }
         }
-        ct_workspace_free(ws);
+        oct_workspace_free(ws);
         free(buf); free(self); free(out);
     }
     *pp_out += pp;
@@ -391,24 +391,24 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const ct
 
 /* ---- the ABI entry points ----------------------------------------------- */
 
-GP_PLUGIN_COMMON_ENTRIES(ct, PLUGIN_NAME, params, N_PARAMS)
+GP_PLUGIN_COMMON_ENTRIES(cpu_tree, PLUGIN_NAME, params, N_PARAMS)
 
-static gp_status ct_init(gp_solver **out, const gp_init_args *args)
+static gp_status cpu_tree_init(gp_solver **out, const gp_init_args *args)
 {
     return gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params, N_PARAMS);
 }
 
-static void ct_finalize(gp_solver *s)
+static void cpu_tree_finalize(gp_solver *s)
 {
     if (!s) return;
-    ct_tree_free(&s->tree);
+    oct_tree_free(&s->tree);
     sub_free(s);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
 }
 
-static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     gp_status st = gp_check_particles(&s->base, n, pos, mass);
@@ -422,19 +422,19 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "set_particles: no memory for %zu particles; free memory or use fewer", n);
     /* build aside first: a failure leaves the instance as it was */
-    ct_tree keep = s->tree;
+    oct_tree keep = s->tree;
     int had = s->have_tree;
     memset(&s->tree, 0, sizeof s->tree);
     st = build_tree(s, n, pos, mass);
     if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
-        ct_tree_free(&s->tree);
+        oct_tree_free(&s->tree);
         s->tree = keep;
         s->have_tree = had;
         free(aold);
         return st;
     }
-    ct_tree_free(&keep);
+    oct_tree_free(&keep);
     for (size_t i = 0; i < n; i++) aold[i] = -1;
     free(s->aold);
     s->aold = aold;
@@ -443,7 +443,7 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     return GP_OK;
 }
 
-static gp_status ct_update_positions(gp_solver *s, const double *pos)
+static gp_status cpu_tree_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
@@ -452,7 +452,7 @@ static gp_status ct_update_positions(gp_solver *s, const double *pos)
     return GP_OK;
 }
 
-static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+static gp_status cpu_tree_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     return gp_particles_set_active(&s->base, n_active, index);
@@ -460,7 +460,7 @@ static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint3
 
 /* ---- ABI 1.1 ------------------------------------------------------------- */
 
-static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status cpu_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
                               const double *pos, const double *vel, const double *acc,
                               const double *t)
 {
@@ -474,7 +474,7 @@ static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
  * the next compute call exactly as after update_positions: a predict counts
  * as one position update, moved or not, so both paths make the same
  * rebuild decisions. */
-static gp_status ct_predict(gp_solver *s, double t)
+static gp_status cpu_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     gp_status st = gp_state_predict(&s->base, t, thread_count(s), NULL);
@@ -482,13 +482,13 @@ static gp_status ct_predict(gp_solver *s, double t)
     return st;
 }
 
-static gp_status ct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status cpu_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     return gp_positions_get(&s->base, n_sub, index, pos);
 }
 
-static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+static gp_status cpu_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
     gp_status st = gp_sources_set(&s->base, n_src, index);
@@ -498,7 +498,7 @@ static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     return GP_OK;
 }
 
-static gp_status ct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status cpu_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
                                   const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
@@ -540,7 +540,7 @@ static int by_rank(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int make_subset_groups(const ct_tree *t, const gp_particles *p, subset_groups *g)
+static int make_subset_groups(const oct_tree *t, const gp_particles *p, subset_groups *g)
 {
     size_t na = p->n_active, m = na ? na : 1;
     rank_slot *rs = malloc(m * sizeof *rs);
@@ -579,7 +579,7 @@ static int make_subset_groups(const ct_tree *t, const gp_particles *p, subset_gr
     return 0;
 }
 
-static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status st = gp_check_compute(&s->base, acc);
@@ -587,11 +587,11 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
     st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
-    ct_tree *t = &s->tree;
+    oct_tree *t = &s->tree;
     const gp_particles *p = &s->base.p;
     size_t na = p->n_active;
     int all = p->active == NULL;
-    ct_targets T = { .nruns = t->ngroups, .rb = t->gbegin, .rc = t->gcount, .tix = NULL,
+    cpu_tree_targets T = { .nruns = t->ngroups, .rb = t->gbegin, .rc = t->gcount, .tix = NULL,
                      .x = t->x, .y = t->y, .z = t->z, .slot = NULL };
     subset_groups sub = { 0 };
     if (!all) {
@@ -601,7 +601,7 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
                            "compute_forces: no memory to group %zu active particles; free "
                            "memory or use fewer threads", na);
         }
-        T = (ct_targets){ .nruns = sub.nruns, .rb = sub.rb, .rc = sub.rc, .tix = sub.tix,
+        T = (cpu_tree_targets){ .nruns = sub.nruns, .rb = sub.rb, .rc = sub.rc, .tix = sub.tix,
                           .x = sub.x, .y = sub.y, .z = sub.z, .slot = sub.slot };
     }
     int mac = gp_param_enum(&s->base, P_MAC);
@@ -612,10 +612,10 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
         for (size_t k = 0; k < na && !missing; k++) missing = s->aold[gp_active_index(&s->base, k)] < 0;
         if (missing) {
             /* GADGET-2's start: a bh pass gives the |a| the criterion needs;
-               it only sets a tolerance, so a coarse one (CT_PREPASS_THETA,
+               it only sets a tolerance, so a coarse one (OCT_PREPASS_THETA,
                monopoles) does */
             uint64_t pp0 = 0, pc0 = 0;
-            rc = force_pass(s, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
+            rc = force_pass(s, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
             for (size_t k = 0; k < na && !rc; k++) {
                 const double *a = &acc[3 * k];
                 s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -652,7 +652,7 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
 /* The field at m points: points sorted along the tree's curve and cut into
  * groups of group_size, then the same walk (bh in place of acceleration,
  * which has no previous |a| at a point), nothing excluded. */
-static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
                                   double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
@@ -661,7 +661,7 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
     st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
-    ct_tree *t = &s->tree;
+    oct_tree *t = &s->tree;
     uint64_t *keys = malloc(m * sizeof *keys);
     uint32_t *perm = malloc(m * sizeof *perm);
     if (!keys || !perm || m > UINT32_MAX) {
@@ -691,20 +691,20 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
             rc[r] = (uint32_t)(m - rb[r] < G ? m - rb[r] : G);
         }
     }
-    if (!px || !rb || !rc || ct_split_loose_groups(px, px + m, px + 2 * m, &nruns, &rb, &rc)) {
+    if (!px || !rb || !rc || oct_split_loose_groups(px, px + m, px + 2 * m, &nruns, &rb, &rc)) {
         free(px); free(rb); free(rc); free(perm);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_field: no memory to group %zu points; pass fewer at a time", m);
     }
     int mac = gp_param_enum(&s->base, P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
-    const ct_sources src = walk_sources(s, mac, gp_param_double(&s->base, P_THETA));
-    const ct_walk_params wp = walk_params(s, mac);
+    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, P_THETA));
+    const oct_walk_params wp = walk_params(s, mac);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
 #pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
     {
-        ct_workspace *ws = ct_workspace_new(G);
+        oct_workspace *ws = oct_workspace_new(G);
         double *buf = malloc(4 * (size_t)G * sizeof *buf);
         int ok_mem = ws && buf;
         if (!ok_mem) failed = 1;
@@ -713,18 +713,18 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
             if (!ok_mem) continue;
             size_t b = rb[g];
             uint32_t nt = rc[g];
-            ct_group grp = { .n = nt, .x = px + b, .y = px + m + b, .z = px + 2 * m + b,
+            oct_group grp = { .n = nt, .x = px + b, .y = px + m + b, .z = px + 2 * m + b,
                              .self = NULL, .amin = 0, .ax = buf, .ay = buf + G, .az = buf + 2 * G,
                              .pot = buf + 3 * G };
             gp_group_sphere(grp.x, grp.y, grp.z, NULL, 0, nt, grp.centre, &grp.radius);
-            ct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
+            oct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 size_t o = perm[b + j];
                 acc[3 * o] = grp.ax[j]; acc[3 * o + 1] = grp.ay[j]; acc[3 * o + 2] = grp.az[j];
                 if (pot) pot[o] = grp.pot[j];
             }
         }
-        ct_workspace_free(ws);
+        oct_workspace_free(ws);
         free(buf);
     }
     free(px); free(rb); free(rc);
@@ -750,23 +750,23 @@ static const gp_api api = {
     .version = GP_VERSION,
     .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
                     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = ct_describe_params,
-    .init = ct_init,
-    .finalize = ct_finalize,
-    .set_param = ct_set_param,
-    .get_param = ct_get_param,
-    .set_particles = ct_set_particles,
-    .update_positions = ct_update_positions,
-    .set_active_subset = ct_set_active_subset,
-    .compute_forces = ct_compute_forces,
-    .compute_field = ct_compute_field,
-    .get_stats = ct_get_stats,
-    .last_error = ct_last_error,
-    .set_state = ct_set_state,
-    .predict = ct_predict,
-    .get_positions = ct_get_positions,
-    .set_source_subset = ct_set_source_subset,
-    .update_masses = ct_update_masses,
+    .describe_params = cpu_tree_describe_params,
+    .init = cpu_tree_init,
+    .finalize = cpu_tree_finalize,
+    .set_param = cpu_tree_set_param,
+    .get_param = cpu_tree_get_param,
+    .set_particles = cpu_tree_set_particles,
+    .update_positions = cpu_tree_update_positions,
+    .set_active_subset = cpu_tree_set_active_subset,
+    .compute_forces = cpu_tree_compute_forces,
+    .compute_field = cpu_tree_compute_field,
+    .get_stats = cpu_tree_get_stats,
+    .last_error = cpu_tree_last_error,
+    .set_state = cpu_tree_set_state,
+    .predict = cpu_tree_predict,
+    .get_positions = cpu_tree_get_positions,
+    .set_source_subset = cpu_tree_set_source_subset,
+    .update_masses = cpu_tree_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

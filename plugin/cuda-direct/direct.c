@@ -2,7 +2,7 @@
  * direct.c — the cuda-direct plugin: exact O(N^2) gravity on one NVIDIA GPU
  * in the Chamomile scheme (kernels in direct_dev.cu). This file is the
  * host side: parameters, validation and particle copies through
- * plugin/common, device buffers and copies through plugin/cuda-common.
+ * plugin/base, device buffers and copies through plugin/cuda-base.
  *
  * Data flow: set_particles / update_positions keep a host copy (common's
  * gp_particles) and mark the device copy stale; the next compute call
@@ -25,9 +25,9 @@
  * O(n), when the masses or the subset change) maps them, and srank maps
  * a particle to its record for the self term.
  */
-#include "common/plugin_base.h"
-#include "cuda-common/gp_cuda.h"
-#include "cuda-common/dev_state.h"
+#include "base/plugin_base.h"
+#include "cuda-base/gp_cuda.h"
+#include "cuda-base/dev_state.h"
 #include "cuda-direct/direct_dev.h"
 
 #include <cuda_runtime_api.h>
@@ -49,7 +49,7 @@ enum { P_G, P_EPS, P_PRECISION };
 enum { PREC_SINGLE, PREC_MIXED, PREC_DOUBLE };
 
 struct gp_solver {
-    gp_base base;              /* first member (plugin/common) */
+    gp_base base;              /* first member (plugin/base) */
     gp_cuda cu;
     gp_dbuf jp, ip, idx, seg, out;
     gp_dbuf pos, mass, src, srank, self; /* double positions/masses; source subset */
@@ -303,9 +303,9 @@ static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 
 /* ---- the ABI entry points --------------------------------------------- */
 
-GP_PLUGIN_COMMON_ENTRIES(cd, PLUGIN_NAME, params, sizeof params / sizeof params[0])
+GP_PLUGIN_COMMON_ENTRIES(cuda_direct, PLUGIN_NAME, params, sizeof params / sizeof params[0])
 
-static void cd_finalize(gp_solver *s)
+static void cuda_direct_finalize(gp_solver *s)
 {
     if (!s) return;
     if (s->cu.open) {
@@ -325,7 +325,7 @@ static void cd_finalize(gp_solver *s)
     free(s);
 }
 
-static gp_status cd_init(gp_solver **out, const gp_init_args *args)
+static gp_status cuda_direct_init(gp_solver **out, const gp_init_args *args)
 {
     gp_status st = gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params,
                                     sizeof params / sizeof params[0]);
@@ -336,7 +336,7 @@ static gp_status cd_init(gp_solver **out, const gp_init_args *args)
     st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
     s->base.in_init = 0;
     if (st != GP_OK) {
-        cd_finalize(s);
+        cuda_direct_finalize(s);
         *out = NULL;
         return st;
     }
@@ -344,7 +344,7 @@ static gp_status cd_init(gp_solver **out, const gp_init_args *args)
     return GP_OK;
 }
 
-static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status cuda_direct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     gp_status st = gp_check_particles(&s->base, n, pos, mass);
@@ -369,7 +369,7 @@ static gp_status cd_set_particles(gp_solver *s, size_t n, const double *pos, con
     return gp_dstate_clear(&s->base, &s->cu, &s->ds);
 }
 
-static gp_status cd_update_positions(gp_solver *s, const double *pos)
+static gp_status cuda_direct_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
@@ -381,7 +381,7 @@ static gp_status cd_update_positions(gp_solver *s, const double *pos)
     return gp_dstate_clear(&s->base, &s->cu, &s->ds);
 }
 
-static gp_status cd_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+static gp_status cuda_direct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     gp_status st = gp_particles_set_active(&s->base, n_active, index);
@@ -389,7 +389,7 @@ static gp_status cd_set_active_subset(gp_solver *s, size_t n_active, const uint3
     return st;
 }
 
-static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status st = gp_check_compute(&s->base, acc);
@@ -455,7 +455,7 @@ static gp_status cd_compute_forces(gp_solver *s, double *acc, double *pot)
     return GP_OK;
 }
 
-static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
+static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
     gp_status st = gp_check_field(&s->base, m, points, acc);
@@ -484,7 +484,7 @@ static gp_status cd_compute_field(gp_solver *s, size_t m, const double *points, 
 
 /* ---- ABI 1.1 ------------------------------------------------------------ */
 
-static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+static gp_status cuda_direct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
                               const double *vel, const double *acc, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
@@ -500,7 +500,7 @@ static gp_status cd_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
     return st;
 }
 
-static gp_status cd_predict(gp_solver *s, double t)
+static gp_status cuda_direct_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     int moved = 0;
@@ -512,14 +512,14 @@ static gp_status cd_predict(gp_solver *s, double t)
     return st;
 }
 
-static gp_status cd_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status cuda_direct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     if (!s->host_stale) return gp_positions_get(&s->base, n_sub, index, pos); /* no transfer */
     return gp_dstate_get(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos);
 }
 
-static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+static gp_status cuda_direct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
     int was_all = s->base.p.src == NULL;
@@ -530,7 +530,7 @@ static gp_status cd_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     return GP_OK;
 }
 
-static gp_status cd_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
+static gp_status cuda_direct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status st;
@@ -552,23 +552,23 @@ static const gp_api api = {
     .version = GP_VERSION,
     .capabilities = GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
                     GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cd_describe_params,
-    .init = cd_init,
-    .finalize = cd_finalize,
-    .set_param = cd_set_param,
-    .get_param = cd_get_param,
-    .set_particles = cd_set_particles,
-    .update_positions = cd_update_positions,
-    .set_active_subset = cd_set_active_subset,
-    .compute_forces = cd_compute_forces,
-    .compute_field = cd_compute_field,
-    .get_stats = cd_get_stats,
-    .last_error = cd_last_error,
-    .set_state = cd_set_state,
-    .predict = cd_predict,
-    .get_positions = cd_get_positions,
-    .set_source_subset = cd_set_source_subset,
-    .update_masses = cd_update_masses,
+    .describe_params = cuda_direct_describe_params,
+    .init = cuda_direct_init,
+    .finalize = cuda_direct_finalize,
+    .set_param = cuda_direct_set_param,
+    .get_param = cuda_direct_get_param,
+    .set_particles = cuda_direct_set_particles,
+    .update_positions = cuda_direct_update_positions,
+    .set_active_subset = cuda_direct_set_active_subset,
+    .compute_forces = cuda_direct_compute_forces,
+    .compute_field = cuda_direct_compute_field,
+    .get_stats = cuda_direct_get_stats,
+    .last_error = cuda_direct_last_error,
+    .set_state = cuda_direct_set_state,
+    .predict = cuda_direct_predict,
+    .get_positions = cuda_direct_get_positions,
+    .set_source_subset = cuda_direct_set_source_subset,
+    .update_masses = cuda_direct_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

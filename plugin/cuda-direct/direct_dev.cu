@@ -41,7 +41,7 @@
 #include "cuda-direct/direct_dev.h"
 
 #include "cuda-direct/direct_kernel.cuh"
-#include "cuda-common/state_dev.cuh"
+#include "cuda-base/state_dev.cuh"
 
 /* Gathers the active particles (by index) as i-particles. */
 template <typename P4>

@@ -4,7 +4,7 @@ ifneq ($(GP_HAVE_CUDA),)
 CUDA_DIRECT_SO := $(BUILD)/plugins/gravplug-cuda-direct.so
 CUDA_DIRECT_OBJS := $(BUILD)/obj/plugin/cuda-direct/direct.o \
                     $(BUILD)/obj/plugin/cuda-direct/direct_dev.cu.o \
-                    $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
+                    $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
 $(BUILD)/obj/plugin/cuda-direct/direct.o: CFLAGS += $(CUDA_CFLAGS)
 $(BUILD)/obj/plugin/cuda-direct/direct_dev.cu.o: NVCCFLAGS += $(GP_CUDA_KERNEL_FLAGS)
 

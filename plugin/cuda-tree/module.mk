@@ -1,11 +1,11 @@
 # plugin/cuda-tree: the GPU oct-tree solver (GOTHIC-style). Host side in
 # tree.c (gcc), kernels in tree_dev.cu (nvcc, CUB), per-element algorithms
-# from plugin/core compiled for the device.
+# from plugin/octree compiled for the device.
 ifneq ($(GP_HAVE_CUDA),)
 CUDA_TREE_SO := $(BUILD)/plugins/gravplug-cuda-tree.so
 CUDA_TREE_OBJS := $(BUILD)/obj/plugin/cuda-tree/tree.o \
                   $(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o \
-                  $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
+                  $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
 $(BUILD)/obj/plugin/cuda-tree/tree.o: CFLAGS += $(CUDA_CFLAGS)
 $(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o: NVCCFLAGS += $(GP_CUDA_KERNEL_FLAGS)
 
@@ -38,10 +38,10 @@ CXX ?= g++
 GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
 $(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh \
                  plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
-                 plugin/cuda-direct/direct_dev.h $(GP_CORE_OBJS)
+                 plugin/cuda-direct/direct_dev.h $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
-	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_CORE_OBJS) -fopenmp -lm
+	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_OCTREE_OBJS) -fopenmp -lm
 TESTS += $(GPU_EMU_TEST)
 
 # ---- both plugins built against a CPU emulation of CUDA (tests only) ------
@@ -55,7 +55,7 @@ ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
 EMU_CXXFLAGS := -std=c++17 -O2 -g -ffp-contract=off -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
-EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-common/state_dev.cuh plugin/cuda-common/state_dev.h
+EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
@@ -65,7 +65,7 @@ $(EMU)/obj/gpu-emu-runtime.o: tests/gpu-emu-runtime.cc
 $(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/tree_dev.h
 $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h
 
-EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_COMMON_OBJS) $(GP_COMMON_OBJS)
+EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
 $(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm

@@ -1,8 +1,8 @@
 /*
  * tree.c — the cuda-tree plugin: a GPU oct-tree solver in the line of
  * GOTHIC (Miki & Umemura 2017). Host side only: parameters, validation and
- * particle copies through plugin/common, device memory and errors through
- * plugin/cuda-common, and the order of the pipeline; every step over
+ * particle copies through plugin/base, device memory and errors through
+ * plugin/cuda-base, and the order of the pipeline; every step over
  * particles or cells runs on the GPU (tree_dev.cu).
  *
  *   set_particles      copy positions and masses to the GPU; next compute
@@ -48,11 +48,11 @@
  * are scaled back in double, and a result outside double's range is an
  * error, never a silent 0 or inf.
  */
-#include "common/plugin_base.h"
-#include "cuda-common/gp_cuda.h"
-#include "cuda-common/dev_state.h"
+#include "base/plugin_base.h"
+#include "cuda-base/gp_cuda.h"
+#include "cuda-base/dev_state.h"
 #include "cuda-tree/tree_dev.h"
-#include "core/mac.h"
+#include "octree/mac.h"
 
 #include <cuda_runtime_api.h>
 #include <float.h>
@@ -681,9 +681,9 @@ static gp_status scatter(gp_solver *s, size_t ni, double *acc, double *pot)
 
 /* ---- the ABI entry points --------------------------------------------- */
 
-GP_PLUGIN_COMMON_ENTRIES(ct, PLUGIN_NAME, params, sizeof params / sizeof params[0])
+GP_PLUGIN_COMMON_ENTRIES(cuda_tree, PLUGIN_NAME, params, sizeof params / sizeof params[0])
 
-static void ct_finalize(gp_solver *s)
+static void cuda_tree_finalize(gp_solver *s)
 {
     if (!s) return;
     if (s->cu.open) {
@@ -698,7 +698,7 @@ static void ct_finalize(gp_solver *s)
     free(s);
 }
 
-static gp_status ct_init(gp_solver **out, const gp_init_args *args)
+static gp_status cuda_tree_init(gp_solver **out, const gp_init_args *args)
 {
     gp_status st = gp_solver_create(out, sizeof **out, PLUGIN_NAME, args, params,
                                     sizeof params / sizeof params[0]);
@@ -708,7 +708,7 @@ static gp_status ct_init(gp_solver **out, const gp_init_args *args)
     st = gp_cuda_open(&s->base, &s->cu, gp_tree_probe);
     s->base.in_init = 0;
     if (st != GP_OK) {
-        ct_finalize(s);
+        cuda_tree_finalize(s);
         *out = NULL;
         return st;
     }
@@ -716,7 +716,7 @@ static gp_status ct_init(gp_solver **out, const gp_init_args *args)
     return GP_OK;
 }
 
-static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer;
@@ -765,14 +765,14 @@ static gp_status ct_set_particles(gp_solver *s, size_t n, const double *pos, con
     if ((r = gp_cuda_sync(&s->base, &s->cu, "clearing the previous accelerations")) != GP_OK) return r;
     s->dev_valid = 1;
     gp_log(&s->base, GP_LOG_DEBUG,
-           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/common, "
+           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/base, "
            "validates again) %.3f ms, mass scale + upload %.3f ms (transfers %.3f ms)",
            n, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (ph3 - ph2), 1e3 * (gp_wtime() - ph3),
            1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
 }
 
-static gp_status ct_update_positions(gp_solver *s, const double *pos)
+static gp_status cuda_tree_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status r = gp_particles_update(&s->base, pos);
@@ -785,7 +785,7 @@ static gp_status ct_update_positions(gp_solver *s, const double *pos)
     return GP_OK; /* ensure_tree uploads everything */
 }
 
-static gp_status ct_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+static gp_status cuda_tree_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     gp_status r = gp_particles_set_active(&s->base, n_active, index);
@@ -800,7 +800,7 @@ static int bits_for(uint32_t n)
     return b;
 }
 
-static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status r = gp_check_compute(&s->base, acc);
@@ -889,7 +889,7 @@ static gp_status ct_compute_forces(gp_solver *s, double *acc, double *pot)
     return GP_OK;
 }
 
-static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
+static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
     gp_status r = gp_check_field(&s->base, m, points, acc);
@@ -932,7 +932,7 @@ static gp_status ct_compute_field(gp_solver *s, size_t m, const double *points, 
 
 /* ---- ABI 1.1 ------------------------------------------------------------ */
 
-static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+static gp_status cuda_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
                               const double *vel, const double *acc, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
@@ -941,7 +941,7 @@ static gp_status ct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
     return r;
 }
 
-static gp_status ct_predict(gp_solver *s, double t)
+static gp_status cuda_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     int moved = 0;
@@ -953,14 +953,14 @@ static gp_status ct_predict(gp_solver *s, double t)
     return r;
 }
 
-static gp_status ct_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status cuda_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     if (!s->host_stale) return gp_positions_get(&s->base, n_sub, index, pos); /* no transfer */
     return gp_dstate_get(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos);
 }
 
-static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+static gp_status cuda_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
     int was_all = s->base.p.src == NULL;
@@ -972,7 +972,7 @@ static gp_status ct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     return GP_OK;
 }
 
-static gp_status ct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
+static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status r;
@@ -996,23 +996,23 @@ static const gp_api api = {
     .version = GP_VERSION,
     .capabilities = GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL | GP_CAP_REFIT |
                     GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = ct_describe_params,
-    .init = ct_init,
-    .finalize = ct_finalize,
-    .set_param = ct_set_param,
-    .get_param = ct_get_param,
-    .set_particles = ct_set_particles,
-    .update_positions = ct_update_positions,
-    .set_active_subset = ct_set_active_subset,
-    .compute_forces = ct_compute_forces,
-    .compute_field = ct_compute_field,
-    .get_stats = ct_get_stats,
-    .last_error = ct_last_error,
-    .set_state = ct_set_state,
-    .predict = ct_predict,
-    .get_positions = ct_get_positions,
-    .set_source_subset = ct_set_source_subset,
-    .update_masses = ct_update_masses,
+    .describe_params = cuda_tree_describe_params,
+    .init = cuda_tree_init,
+    .finalize = cuda_tree_finalize,
+    .set_param = cuda_tree_set_param,
+    .get_param = cuda_tree_get_param,
+    .set_particles = cuda_tree_set_particles,
+    .update_positions = cuda_tree_update_positions,
+    .set_active_subset = cuda_tree_set_active_subset,
+    .compute_forces = cuda_tree_compute_forces,
+    .compute_field = cuda_tree_compute_field,
+    .get_stats = cuda_tree_get_stats,
+    .last_error = cuda_tree_last_error,
+    .set_state = cuda_tree_set_state,
+    .predict = cuda_tree_predict,
+    .get_positions = cuda_tree_get_positions,
+    .set_source_subset = cuda_tree_set_source_subset,
+    .update_masses = cuda_tree_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

@@ -1,6 +1,6 @@
 /*
  * tree_dev.cu — the cuda-tree kernels. The per-element algorithms come from
- * plugin/core (keys.h, tree.h, moments.h, mac.h, kernels.h), compiled here
+ * plugin/octree (keys.h, tree.h, moments.h, mac.h, kernels.h), compiled here
  * for the device through GP_HD; this file adds the GPU parts around them:
  *
  *   bounding box      block reductions (min/max: order-independent)
@@ -41,11 +41,11 @@
 #include <type_traits>
 
 #include "cuda-tree/tree_dev.h"
-#include "core/keys.h"
-#include "core/mac.h"
-#include "core/kernels.h"
+#include "octree/keys.h"
+#include "octree/mac.h"
+#include "octree/kernels.h"
 #include "cuda-tree/walk.cuh"
-#include "cuda-common/state_dev.cuh"
+#include "cuda-base/state_dev.cuh"
 
 
 static inline unsigned blocks_for(uint32_t n, unsigned t) { return (n + t - 1) / t; }

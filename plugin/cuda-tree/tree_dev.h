@@ -27,8 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core/tree.h"
-#include "core/moments.h"
+#include "octree/tree.h"
+#include "octree/moments.h"
 #include "cuda-direct/direct_dev.h" /* gp_d4, gp_f4 */
 
 #ifdef __cplusplus

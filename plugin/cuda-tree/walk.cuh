@@ -14,9 +14,9 @@
 #include <type_traits>
 
 #include "cuda-tree/tree_dev.h"
-#include "core/mac.h"
-#include "core/kernels.h"
-#include "core/keys.h"
+#include "octree/mac.h"
+#include "octree/kernels.h"
+#include "octree/keys.h"
 
 #define WALK_WARPS 4
 #define WALK_THREADS (WALK_WARPS * 32)

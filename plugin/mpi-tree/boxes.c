@@ -28,9 +28,9 @@ static float round_up(double origin, double v)
     return f;
 }
 
-mt_box_head mt_box_head_make(const mt_box *b, int nnodes)
+mpi_tree_box_head mpi_tree_box_head_make(const mpi_tree_box *b, int nnodes)
 {
-    mt_box_head h = { .gfac = b->gfac, .param_hash = b->param_hash, .has = b->has,
+    mpi_tree_box_head h = { .gfac = b->gfac, .param_hash = b->param_hash, .has = b->has,
                       .nnodes = nnodes };
     for (int a = 0; a < 3; a++) {
         double c = 0.5 * (b->lo[a] + b->hi[a]);
@@ -39,10 +39,10 @@ mt_box_head mt_box_head_make(const mt_box *b, int nnodes)
     return h;
 }
 
-void mt_box_encode(const mt_box_head *h, const mt_box *b, int n, mt_wire_box *out)
+void mpi_tree_box_encode(const mpi_tree_box_head *h, const mpi_tree_box *b, int n, mpi_tree_wire_box *out)
 {
     for (int k = 0; k < n; k++) {
-        mt_wire_box w = { .parent = b[k].parent, .reserved = 0 };
+        mpi_tree_wire_box w = { .parent = b[k].parent, .reserved = 0 };
         for (int a = 0; a < 3; a++) {
             w.lo[a] = round_down(h->origin[a], b[k].lo[a]);
             w.hi[a] = round_up(h->origin[a], b[k].hi[a]);
@@ -51,13 +51,13 @@ void mt_box_encode(const mt_box_head *h, const mt_box *b, int n, mt_wire_box *ou
     }
 }
 
-int mt_domain_append(mt_domain *d, const mt_wire_box *w, int n)
+int mpi_tree_domain_append(mpi_tree_domain *d, const mpi_tree_wire_box *w, int n)
 {
     if (n < 0) return -2;
     if (d->n + n > d->cap) {
         int cap = d->cap ? d->cap : 64;
         while (cap < d->n + n) cap *= 2;
-        mt_box *nb = realloc(d->b, (size_t)cap * sizeof *nb);
+        mpi_tree_box *nb = realloc(d->b, (size_t)cap * sizeof *nb);
         if (!nb) return -1;
         d->b = nb;
         d->cap = cap;
@@ -66,8 +66,8 @@ int mt_domain_append(mt_domain *d, const mt_wire_box *w, int n)
         int k = d->n;
         int32_t p = w[j].parent;
         if (k == 0 ? p != -1 : (p < 0 || p >= k || d->b[p].right >= 0)) return -2;
-        mt_box *b = &d->b[k];
-        *b = (mt_box){ .gfac = d->head.gfac, .param_hash = d->head.param_hash,
+        mpi_tree_box *b = &d->b[k];
+        *b = (mpi_tree_box){ .gfac = d->head.gfac, .param_hash = d->head.param_hash,
                        .has = d->head.has, .left = -1, .right = -1, .parent = p };
         for (int a = 0; a < 3; a++) {
             b->lo[a] = decode(d->head.origin[a], w[j].lo[a]);
@@ -82,13 +82,13 @@ int mt_domain_append(mt_domain *d, const mt_wire_box *w, int n)
     return 0;
 }
 
-void mt_domain_free(mt_domain *d)
+void mpi_tree_domain_free(mpi_tree_domain *d)
 {
     free(d->b);
     memset(d, 0, sizeof *d);
 }
 
-double mt_box_gap2(const mt_box *a, const mt_box *b)
+double mpi_tree_box_gap2(const mpi_tree_box *a, const mpi_tree_box *b)
 {
     double d2 = 0;
     for (int k = 0; k < 3; k++) {
@@ -98,14 +98,14 @@ double mt_box_gap2(const mt_box *a, const mt_box *b)
     return d2;
 }
 
-int mt_box_near_tree(const mt_box *b, double reach2, const mt_box *t, int n)
+int mpi_tree_box_near_tree(const mpi_tree_box *b, double reach2, const mpi_tree_box *t, int n)
 {
     if (n <= 0 || !t[0].has) return 0;
     int stack[256], sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
         int k = stack[--sp];
-        if (mt_box_gap2(b, &t[k]) >= reach2) continue;
+        if (mpi_tree_box_gap2(b, &t[k]) >= reach2) continue;
         int l = t[k].left, r = t[k].right;
         /* a leaf, or a node whose children cannot be followed: near */
         if (l < 0 || r < 0 || l >= n || r >= n || sp + 2 > (int)(sizeof stack / sizeof *stack))

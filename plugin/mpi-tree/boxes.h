@@ -1,5 +1,5 @@
 /*
- * boxes.h — a rank's domain tree (let.h's mt_box) on the wire, and the
+ * boxes.h — a rank's domain tree (let.h's mpi_tree_box) on the wire, and the
  * "is this box near that domain" test the refinement uses.
  *
  * On the wire a domain is one header (the values every node shares: an
@@ -25,45 +25,45 @@
 
 #include "let.h"
 
-typedef struct mt_box_head {
+typedef struct mpi_tree_box_head {
     double origin[3];        /* node corners are float offsets from here */
-    double gfac;             /* as mt_box                                */
+    double gfac;             /* as mpi_tree_box                                */
     uint64_t param_hash;
     int32_t has;
     int32_t nnodes;          /* nodes that follow (the coarse tree)      */
-} mt_box_head;
+} mpi_tree_box_head;
 
-typedef struct mt_wire_box {
+typedef struct mpi_tree_wire_box {
     float lo[3], hi[3];      /* offsets from the origin, rounded outward */
     int32_t parent;          /* -1 for node 0                            */
     uint32_t reserved;       /* 0                                        */
-} mt_wire_box;
+} mpi_tree_wire_box;
 
 /* A rank's decoded domain, growing as refinement rounds arrive. */
-typedef struct mt_domain {
-    mt_box_head head;
-    mt_box *b;
+typedef struct mpi_tree_domain {
+    mpi_tree_box_head head;
+    mpi_tree_box *b;
     int n, cap;
-} mt_domain;
+} mpi_tree_domain;
 
 /* The header for the tree b[0..): origin at the centre of b[0]. */
-mt_box_head mt_box_head_make(const mt_box *b, int nnodes);
+mpi_tree_box_head mpi_tree_box_head_make(const mpi_tree_box *b, int nnodes);
 
 /* Encodes b[0..n) (parents in b[k].parent) relative to h's origin. */
-void mt_box_encode(const mt_box_head *h, const mt_box *b, int n, mt_wire_box *out);
+void mpi_tree_box_encode(const mpi_tree_box_head *h, const mpi_tree_box *b, int n, mpi_tree_wire_box *out);
 
 /* Appends n wire nodes to d (decoding with d->head), linking each to its
  * parent. Returns 0, -1 (no memory) or -2 (malformed: a parent that is
  * not an earlier node, or a third child). */
-int mt_domain_append(mt_domain *d, const mt_wire_box *w, int n);
+int mpi_tree_domain_append(mpi_tree_domain *d, const mpi_tree_wire_box *w, int n);
 
-void mt_domain_free(mt_domain *d);
+void mpi_tree_domain_free(mpi_tree_domain *d);
 
 /* Is some leaf of domain tree t[0..n) closer to b than sqrt(reach2)?
  * (Descends from the root, skipping nodes farther than that.) */
-int mt_box_near_tree(const mt_box *b, double reach2, const mt_box *t, int n);
+int mpi_tree_box_near_tree(const mpi_tree_box *b, double reach2, const mpi_tree_box *t, int n);
 
 /* Squared gap between two boxes (0 when they overlap). */
-double mt_box_gap2(const mt_box *a, const mt_box *b);
+double mpi_tree_box_gap2(const mpi_tree_box *a, const mpi_tree_box *b);
 
 #endif /* GP_MPI_TREE_BOXES_H */

@@ -13,7 +13,7 @@ static void finalize_at_exit(void)
     if (!done) MPI_Finalize();
 }
 
-int mt_mpi_start(char *why, size_t len)
+int mpi_tree_mpi_start(char *why, size_t len)
 {
     int up = 0, done = 0;
     MPI_Initialized(&up);
@@ -65,7 +65,7 @@ static int first_failure(MPI_Comm comm, gp_status mine, const char *sentence, ve
     return first;
 }
 
-gp_status mt_agree(gp_base *base, MPI_Comm comm, gp_status mine)
+gp_status mpi_tree_agree(gp_base *base, MPI_Comm comm, gp_status mine)
 {
     verdict v;
     int size;
@@ -79,7 +79,7 @@ gp_status mt_agree(gp_base *base, MPI_Comm comm, gp_status mine)
     return gp_fail(base, (gp_status)v.status, "rank %d of %d: %s", first, size, text);
 }
 
-gp_status mt_agree_init(const gp_init_args *args, MPI_Comm comm, gp_status mine,
+gp_status mpi_tree_agree_init(const gp_init_args *args, MPI_Comm comm, gp_status mine,
                         const char *plugin_name)
 {
     verdict v;
@@ -94,7 +94,7 @@ gp_status mt_agree_init(const gp_init_args *args, MPI_Comm comm, gp_status mine,
                         size, strip(v.msg, plugin_name));
 }
 
-gp_status mt_exchange(gp_base *base, MPI_Comm comm, int size, const mt_buf *send, mt_buf *recv)
+gp_status mpi_tree_exchange(gp_base *base, MPI_Comm comm, int size, const mpi_tree_buf *send, mpi_tree_buf *recv)
 {
     unsigned long long *scount = calloc((size_t)size, sizeof *scount);
     unsigned long long *rcount = calloc((size_t)size, sizeof *rcount);
@@ -105,7 +105,7 @@ gp_status mt_exchange(gp_base *base, MPI_Comm comm, int size, const mt_buf *send
     for (int r = 0; r < size; r++) memset(&recv[r], 0, sizeof recv[r]);
     if (!scount || !rcount || !sc || !rc || !sd || !rd)
         st = gp_fail(base, GP_ERR_OUT_OF_MEMORY, "no memory for the LET exchange tables");
-    if ((st = mt_agree(base, comm, st)) != GP_OK) goto out;
+    if ((st = mpi_tree_agree(base, comm, st)) != GP_OK) goto out;
     for (int r = 0; r < size; r++) scount[r] = send[r].n;
     MPI_Alltoall(scount, 1, MPI_UNSIGNED_LONG_LONG, rcount, 1, MPI_UNSIGNED_LONG_LONG, comm);
     unsigned long long stot = 0, rtot = 0;
@@ -123,7 +123,7 @@ gp_status mt_exchange(gp_base *base, MPI_Comm comm, int size, const mt_buf *send
                          "no memory for %llu bytes of local essential trees; use more ranks",
                          stot + rtot);
     }
-    if ((st = mt_agree(base, comm, st)) != GP_OK) goto out;
+    if ((st = mpi_tree_agree(base, comm, st)) != GP_OK) goto out;
     int so = 0, ro = 0;
     for (int r = 0; r < size; r++) {
         sc[r] = (int)scount[r]; sd[r] = so; so += sc[r];
@@ -141,9 +141,9 @@ gp_status mt_exchange(gp_base *base, MPI_Comm comm, int size, const mt_buf *send
         memcpy(recv[r].p, rbuf + rd[r], (size_t)rc[r]);
         recv[r].n = recv[r].cap = (size_t)rc[r];
     }
-    st = mt_agree(base, comm, st);
+    st = mpi_tree_agree(base, comm, st);
     if (st != GP_OK)
-        for (int r = 0; r < size; r++) mt_buf_free(&recv[r]);
+        for (int r = 0; r < size; r++) mpi_tree_buf_free(&recv[r]);
 out:
     free(scount); free(rcount); free(sc); free(rc); free(sd); free(rd);
     free(sbuf); free(rbuf);

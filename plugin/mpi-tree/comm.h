@@ -10,7 +10,7 @@
  * uses MPI itself initialises it before init and finalises it after the
  * last finalize of an instance.
  *
- * Agreement: mt_agree is called by every rank with its local status; the
+ * Agreement: mpi_tree_agree is called by every rank with its local status; the
  * lowest failing rank's status and sentence become every rank's ("mpi-tree:
  * rank R of P: <sentence>"), so a failure on one rank makes every rank
  * fail the same way and none waits for a partner that gave up.
@@ -22,26 +22,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/plugin_base.h"
+#include "base/plugin_base.h"
 #include "let.h"
 
 /* Makes sure MPI is initialised (see above). Returns 0, or -1 with a
  * sentence in why. */
-int mt_mpi_start(char *why, size_t len);
+int mpi_tree_mpi_start(char *why, size_t len);
 
 /* Every rank's status in, the agreed status out (GP_OK when all were). On
  * failure base->error holds the same sentence on every rank. */
-gp_status mt_agree(gp_base *base, MPI_Comm comm, gp_status mine);
+gp_status mpi_tree_agree(gp_base *base, MPI_Comm comm, gp_status mine);
 
 /* The same for init, before an instance exists: the sentence is in the
  * thread's last_error(NULL) buffer; args is the caller's (for its log). */
-gp_status mt_agree_init(const gp_init_args *args, MPI_Comm comm, gp_status mine,
+gp_status mpi_tree_agree_init(const gp_init_args *args, MPI_Comm comm, gp_status mine,
                         const char *plugin_name);
 
 /* All-to-all of byte buffers: send[r] goes to rank r, recv[r] comes from
- * rank r (recv buffers are allocated here; free them with mt_buf_free).
+ * rank r (recv buffers are allocated here; free them with mpi_tree_buf_free).
  * Collective; agrees on failure first (a pair over INT_MAX bytes or no
  * memory), so every rank returns the same status. */
-gp_status mt_exchange(gp_base *base, MPI_Comm comm, int size, const mt_buf *send, mt_buf *recv);
+gp_status mpi_tree_exchange(gp_base *base, MPI_Comm comm, int size, const mpi_tree_buf *send, mpi_tree_buf *recv);
 
 #endif /* GP_MPI_TREE_COMM_H */

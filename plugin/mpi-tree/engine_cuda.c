@@ -18,10 +18,10 @@
  * engine: cuda-tree would judge cells by its local-only |a|), rebuild
  * (each side keeps its own policy), group_size, leaf_size, keys,
  * wide_split (cuda-tree has its own tree shape). */
-const char *const mte_mapped_params[] = { "G", "eps", "theta", "mac", "order", "precision", NULL };
+const char *const mpi_tree_engine_mapped_params[] = { "G", "eps", "theta", "mac", "order", "precision", NULL };
 enum { N_MAPPED = 6 };
 
-struct mt_engine {
+struct mpi_tree_engine {
     void *dl;
     const gp_api *api;
     gp_solver *sub;
@@ -29,7 +29,7 @@ struct mt_engine {
     int have;               /* the sub-instance holds this rank's particles */
     int stale;              /* MTE_POSITIONS | MTE_PARTICLES since the last sync */
     char pushed[N_MAPPED][64];   /* values last given to cuda-tree */
-    /* the worker thread (mte_run) */
+    /* the worker thread (mpi_tree_engine_run) */
     int has_worker, quit, pending;
     pthread_t worker;
     pthread_mutex_t mu;
@@ -40,7 +40,7 @@ struct mt_engine {
 
 static void *worker_main(void *arg)
 {
-    mt_engine *e = arg;
+    mpi_tree_engine *e = arg;
     pthread_mutex_lock(&e->mu);
     for (;;) {
         while (!e->pending && !e->quit) pthread_cond_wait(&e->cv, &e->mu);
@@ -55,7 +55,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void worker_start(mt_engine *e)
+static void worker_start(mpi_tree_engine *e)
 {
     if (pthread_mutex_init(&e->mu, NULL)) return;
     if (pthread_cond_init(&e->cv, NULL)) { pthread_mutex_destroy(&e->mu); return; }
@@ -66,7 +66,7 @@ static void worker_start(mt_engine *e)
     }
 }
 
-void mte_run(mt_engine *e, void (*job)(void *), void *arg)
+void mpi_tree_engine_run(mpi_tree_engine *e, void (*job)(void *), void *arg)
 {
     if (!e->has_worker) { job(arg); return; }
     pthread_mutex_lock(&e->mu);
@@ -77,7 +77,7 @@ void mte_run(mt_engine *e, void (*job)(void *), void *arg)
     pthread_mutex_unlock(&e->mu);
 }
 
-void mte_wait(mt_engine *e)
+void mpi_tree_engine_wait(mpi_tree_engine *e)
 {
     if (!e->has_worker) return;
     pthread_mutex_lock(&e->mu);
@@ -97,7 +97,7 @@ static void default_path(char *out, size_t len)
         snprintf(out, len, "%s", CUDA_TREE_FILE);
 }
 
-void mte_close(mt_engine *e)
+void mpi_tree_engine_close(mpi_tree_engine *e)
 {
     if (!e) return;
     if (e->has_worker) {
@@ -115,10 +115,10 @@ void mte_close(mt_engine *e)
     free(e);
 }
 
-int mte_open(mt_engine **out, const char *path, int device, char *why, size_t len)
+int mpi_tree_engine_open(mpi_tree_engine **out, const char *path, int device, char *why, size_t len)
 {
     *out = NULL;
-    mt_engine *e = calloc(1, sizeof *e);
+    mpi_tree_engine *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(why, len, "engine cuda-tree: no memory for the engine; free memory or use "
                            "engine = cpu-tree");
@@ -133,7 +133,7 @@ int mte_open(mt_engine **out, const char *path, int device, char *why, size_t le
         snprintf(why, len, "engine cuda-tree: cannot load the cuda-tree plugin %s (%s); build it "
                            "(make cuda), point engine_plugin at it, or use engine = cpu-tree",
                  e->path, d ? d : "dlopen failed");
-        mte_close(e);
+        mpi_tree_engine_close(e);
         return -1;
     }
     const gp_api *(*entry)(uint32_t) = NULL;
@@ -144,7 +144,7 @@ int mte_open(mt_engine **out, const char *path, int device, char *why, size_t le
                            "point engine_plugin at gravplug-cuda-tree.so or use engine = cpu-tree",
                  e->path, GRAVPLUG_ABI_MAJOR, GRAVPLUG_ABI_MINOR);
         e->api = NULL;
-        mte_close(e);
+        mpi_tree_engine_close(e);
         return -1;
     }
     gp_init_args args = { .struct_size = sizeof args, .device = device };
@@ -155,7 +155,7 @@ int mte_open(mt_engine **out, const char *path, int device, char *why, size_t le
                            "engine = cpu-tree, or run where a CUDA device is visible",
                  m && m[0] ? m : "init failed without a reason");
         e->sub = NULL;
-        mte_close(e);
+        mpi_tree_engine_close(e);
         return -1;
     }
     e->stale = MTE_PARTICLES;
@@ -164,12 +164,12 @@ int mte_open(mt_engine **out, const char *path, int device, char *why, size_t le
     return 0;
 }
 
-void mte_mark(mt_engine *e, int what)
+void mpi_tree_engine_mark(mpi_tree_engine *e, int what)
 {
     if (e) e->stale |= what;
 }
 
-static int fail_sub(mt_engine *e, const char *call, char *why, size_t len)
+static int fail_sub(mpi_tree_engine *e, const char *call, char *why, size_t len)
 {
     snprintf(why, len, "engine cuda-tree: cuda-tree's %s failed: %s", call,
              e->api->last_error(e->sub));
@@ -177,17 +177,17 @@ static int fail_sub(mt_engine *e, const char *call, char *why, size_t len)
 }
 
 /* Brings the sub-instance's parameters and particles up to date. */
-static int sync(mt_engine *e, gp_base *base, const double *mass, char *why, size_t len)
+static int sync(mpi_tree_engine *e, gp_base *base, const double *mass, char *why, size_t len)
 {
     for (int k = 0; k < N_MAPPED; k++) {
         char v[64];
-        if (gp_base_get_param(base, mte_mapped_params[k], v, sizeof v) != GP_OK) {
+        if (gp_base_get_param(base, mpi_tree_engine_mapped_params[k], v, sizeof v) != GP_OK) {
             snprintf(why, len, "engine cuda-tree: parameter %s has no value; please report this",
-                     mte_mapped_params[k]);
+                     mpi_tree_engine_mapped_params[k]);
             return -1;
         }
         if (!strcmp(v, e->pushed[k])) continue;
-        if (e->api->set_param(e->sub, mte_mapped_params[k], v) != GP_OK)
+        if (e->api->set_param(e->sub, mpi_tree_engine_mapped_params[k], v) != GP_OK)
             return fail_sub(e, "set_param", why, len);
         memcpy(e->pushed[k], v, sizeof v);
     }
@@ -205,7 +205,7 @@ static int sync(mt_engine *e, gp_base *base, const double *mass, char *why, size
     return 0;
 }
 
-int mte_forces(mt_engine *e, gp_base *base, const double *mass, double *acc, double *pot,
+int mpi_tree_engine_forces(mpi_tree_engine *e, gp_base *base, const double *mass, double *acc, double *pot,
                char *why, size_t len)
 {
     const gp_particles *p = &base->p;
@@ -217,7 +217,7 @@ int mte_forces(mt_engine *e, gp_base *base, const double *mass, double *acc, dou
     return 0;
 }
 
-int mte_field(mt_engine *e, gp_base *base, const double *mass, size_t m, const double *points,
+int mpi_tree_engine_field(mpi_tree_engine *e, gp_base *base, const double *mass, size_t m, const double *points,
               double *acc, double *pot, char *why, size_t len)
 {
     if (sync(e, base, mass, why, len)) return -1;
@@ -226,7 +226,7 @@ int mte_field(mt_engine *e, gp_base *base, const double *mass, size_t m, const d
     return 0;
 }
 
-void mte_interactions(mt_engine *e, uint64_t *pp, uint64_t *pc)
+void mpi_tree_engine_interactions(mpi_tree_engine *e, uint64_t *pp, uint64_t *pc)
 {
     gp_stats st;
     memset(&st, 0, sizeof st);

@@ -5,20 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/mac.h"
+#include "octree/mac.h"
 
 /* Relative safety margin of the box tests against rounding in the walk
  * (whose own tests carry a few ulp of error): far above 1e-16, far below
  * anything that changes which cells are sent in practice. */
 #define MT_LET_MARGIN 1e-9
 
-void mt_buf_free(mt_buf *b)
+void mpi_tree_buf_free(mpi_tree_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
 }
 
-static int buf_reserve(mt_buf *b, size_t extra)
+static int buf_reserve(mpi_tree_buf *b, size_t extra)
 {
     if (b->n + extra <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
@@ -32,7 +32,7 @@ static int buf_reserve(mt_buf *b, size_t extra)
 
 /* Would every group whose sphere lies inside box accept this cell? The
  * walk's test (walk.c) at the box's nearest point, with a margin. */
-static int closed_for_box(const ct_wcell *wc, int accel, const mt_box *box)
+static int closed_for_box(const oct_wcell *wc, int accel, const mpi_tree_box *box)
 {
     if (wc->count <= 1) return 0;
     double rc = accel ? (double)wc->rcrit * box->gfac : (double)wc->rcrit;
@@ -59,7 +59,7 @@ static int closed_for_box(const ct_wcell *wc, int accel, const mt_box *box)
     return 0;
 }
 
-static int closed_for_node(const ct_wcell *wc, int accel, const mt_box *box, int nbox, int k,
+static int closed_for_node(const oct_wcell *wc, int accel, const mpi_tree_box *box, int nbox, int k,
                            int depth)
 {
     if (closed_for_box(wc, accel, &box[k])) return 1;
@@ -69,12 +69,12 @@ static int closed_for_node(const ct_wcell *wc, int accel, const mt_box *box, int
            closed_for_node(wc, accel, box, nbox, r, depth + 1);
 }
 
-static int closed_for_domain(const ct_wcell *wc, int accel, const mt_box *box, int nbox)
+static int closed_for_domain(const oct_wcell *wc, int accel, const mpi_tree_box *box, int nbox)
 {
     return closed_for_node(wc, accel, box, nbox, 0, 0);
 }
 
-int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox, mpi_tree_buf *out,
                 uint32_t *ncells, uint32_t *npart)
 {
     *ncells = *npart = 0;
@@ -83,15 +83,15 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *
     /* breadth-first: queue[q] is the source cell that becomes LET cell q */
     size_t qcap = 64, qn = 1;
     uint32_t *queue = malloc(qcap * sizeof *queue);
-    mt_let_cell *cells = malloc(qcap * sizeof *cells);
-    mt_buf parts = { 0 };
+    mpi_tree_let_cell *cells = malloc(qcap * sizeof *cells);
+    mpi_tree_buf parts = { 0 };
     if (!queue || !cells) goto oom;
     queue[0] = 0;
     for (size_t q = 0; q < qn; q++) {
         uint32_t c = queue[q];
-        const ct_wcell *wc = &t->wcells[c];
+        const oct_wcell *wc = &t->wcells[c];
         const gp_cell *cl = &t->st.cells[c];
-        mt_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
+        mpi_tree_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
         if (closed_for_domain(wc, accel, box, nbox)) {
             lc.closed = 1;
         } else if (cl->nchild == 0) {
@@ -109,7 +109,7 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *
                 uint32_t *nq = realloc(queue, qcap * sizeof *nq);
                 if (!nq) goto oom;
                 queue = nq;
-                mt_let_cell *nc = realloc(cells, qcap * sizeof *nc);
+                mpi_tree_let_cell *nc = realloc(cells, qcap * sizeof *nc);
                 if (!nc) goto oom;
                 cells = nc;
             }
@@ -120,7 +120,7 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *
         cells[q] = lc;
     }
     *ncells = (uint32_t)qn;
-    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mt_let_cell) + parts.n;
+    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mpi_tree_let_cell) + parts.n;
     if (buf_reserve(out, bytes)) goto oom;
     /* masses travel in the sender's unit 2^e_mass (tree_state.c) */
     uint32_t head[3] = { *ncells, *npart, (uint32_t)t->e_mass };
@@ -130,17 +130,17 @@ int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *
     out->n += bytes;
     free(queue);
     free(cells);
-    mt_buf_free(&parts);
+    mpi_tree_buf_free(&parts);
     return 0;
 oom:
     free(queue);
     free(cells);
-    mt_buf_free(&parts);
+    mpi_tree_buf_free(&parts);
     *ncells = *npart = 0;
     return -1;
 }
 
-int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
+int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let)
 {
     memset(let, 0, sizeof *let);
     if (bytes == 0) return 0;
@@ -150,13 +150,13 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
     size_t nc = head[0], np = head[1];
     int e_mass = (int)(int32_t)head[2];
     if (e_mass < -1100 || e_mass > 1100) return -2;
-    if (nc == 0 || bytes != sizeof head + nc * sizeof(mt_let_cell) + np * 4 * sizeof(double))
+    if (nc == 0 || bytes != sizeof head + nc * sizeof(mpi_tree_let_cell) + np * 4 * sizeof(double))
         return -2;
     const char *cp = (const char *)data + sizeof head;
-    const char *pp = cp + nc * sizeof(mt_let_cell);
+    const char *pp = cp + nc * sizeof(mpi_tree_let_cell);
     size_t nclosed = 0;
     for (size_t c = 0; c < nc; c++) {
-        mt_let_cell lc;
+        mpi_tree_let_cell lc;
         memcpy(&lc, cp + c * sizeof lc, sizeof lc);
         nclosed += lc.closed != 0;
         if (!lc.closed && lc.nchild == 0 && ((size_t)lc.first + lc.count > np)) return -2;
@@ -189,7 +189,7 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
     }
     size_t pseudo = np;
     for (size_t c = 0; c < nc; c++) {
-        mt_let_cell lc;
+        mpi_tree_let_cell lc;
         memcpy(&lc, cp + c * sizeof lc, sizeof lc);
         gp_cell *g = &let->st.cells[c];
         let->st.mom[c] = lc.mo;
@@ -211,9 +211,9 @@ int mt_let_unpack(const void *data, size_t bytes, ct_tree *let)
             g->nchild = lc.nchild;
         }
     }
-    if (ct_tree_alloc_columns(let)) goto oom;
+    if (oct_tree_alloc_columns(let)) goto oom;
     return 0;
 oom:
-    ct_tree_free(let);
+    oct_tree_free(let);
     return -1;
 }

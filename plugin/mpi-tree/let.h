@@ -1,10 +1,10 @@
 /*
  * let.h — the local essential tree (LET): what one rank's tree sends to a
  * remote domain, and how the receiver turns it back into a tree that
- * cpu-tree's walk (plugin/cpu-tree/walk.h) can walk unchanged.
+ * cpu-tree's walk (plugin/octree/cpu_walk.h) can walk unchanged.
  *
  * The remote domain is a box that contains the sphere of every i-group the
- * receiver will walk in this call (mt_box, computed by the receiver from
+ * receiver will walk in this call (mpi_tree_box, computed by the receiver from
  * its own groups). The sender descends its source tree breadth-first:
  *   - a cell that every group inside the box would accept (the same MAC
  *     and box test as the walk, evaluated at the box's nearest point, with
@@ -28,7 +28,7 @@
  * receiver has no targets or the sender no sources):
  *     uint32 ncells, uint32 nparticles, int32 e_mass (masses, the moments'
  *     m and s, are in the sender's unit 2^e_mass, as in its tree),
- *     ncells x mt_let_cell (breadth-first: children consecutive),
+ *     ncells x mpi_tree_let_cell (breadth-first: children consecutive),
  *     nparticles x {x, y, z, m} doubles.
  */
 #ifndef GP_MPI_TREE_LET_H
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu-tree/tree_state.h"
+#include "octree/tree_state.h"
 
 /* A receiver's domain for one force pass, as all ranks see it (decoded
  * from the wire format of boxes.h, every box rounded outward): a binary
@@ -47,7 +47,7 @@
  * groups, or a jump of the curve, do not make the whole domain one huge
  * box. A cell is closed for a node when it is closed for the node's box,
  * or for both its children. has, gfac and param_hash are set in node 0. */
-typedef struct mt_box {
+typedef struct mpi_tree_box {
     double lo[3], hi[3];     /* contains every group sphere below the node */
     double gfac;             /* acceleration MAC: (G / (delta_acc min|a_old|))^(1/4),
                                 the largest of the receiver's groups        */
@@ -55,33 +55,33 @@ typedef struct mt_box {
     int32_t has;             /* 0: no targets on that rank (send nothing) */
     int32_t left, right;     /* children, or -1                          */
     int32_t parent;          /* -1 for node 0 (boxes.h: sent with the node) */
-} mt_box;
+} mpi_tree_box;
 
 /* One cell on the wire. first: internal -> LET index of the first child;
  * open leaf -> first of its particles in the buffer; closed -> unused. */
-typedef struct mt_let_cell {
+typedef struct mpi_tree_let_cell {
     gp_moments mo;
     uint32_t count, nchild, first, closed;
-} mt_let_cell;
+} mpi_tree_let_cell;
 
 /* A growable byte buffer. */
-typedef struct mt_buf {
+typedef struct mpi_tree_buf {
     char *p;
     size_t n, cap;
-} mt_buf;
+} mpi_tree_buf;
 
-void mt_buf_free(mt_buf *b);
+void mpi_tree_buf_free(mpi_tree_buf *b);
 
-/* The LET of tree t (cells prepared for mac by ct_tree_prepare_cells) for
+/* The LET of tree t (cells prepared for mac by oct_tree_prepare_cells) for
  * the domain tree box[0..nbox), appended to out. *ncells / *npart get what was
  * packed. Returns 0, or -1 when out of memory. */
-int mt_let_pack(const ct_tree *t, int mac, const mt_box *box, int nbox, mt_buf *out,
+int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox, mpi_tree_buf *out,
                 uint32_t *ncells, uint32_t *npart);
 
-/* Builds a source-only ct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
+/* Builds a source-only oct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
  * columns) from one received buffer; ids are -4 (never a local target).
  * bytes == 0 gives an empty tree. Returns 0, -1 when out of memory, -2
- * when the buffer is malformed. Free with ct_tree_free. */
-int mt_let_unpack(const void *data, size_t bytes, ct_tree *let);
+ * when the buffer is malformed. Free with oct_tree_free. */
+int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let);
 
 #endif /* GP_MPI_TREE_LET_H */

@@ -1,7 +1,7 @@
 # plugin/mpi-tree: cpu-tree across MPI ranks with a local essential tree
 # exchange. Built when mpicc is found (OpenMPI: Debian's libopenmpi-dev);
-# without it the plugin and its tests are left out. It links cpu-tree's own
-# tree_state.o and walk.o, so every rank builds and walks exactly as
+# without it the plugin and its tests are left out. It links the CPU tree
+# and walk of plugin/octree, so every rank builds and walks exactly as
 # cpu-tree does.
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
 ifneq ($(MPICC),)
@@ -12,8 +12,8 @@ MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
 
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
 MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o let.o boxes.o comm.o engine_cuda.o)
-MPI_TREE_LINK := $(MPI_TREE_OBJS) $(addprefix $(BUILD)/obj/plugin/cpu-tree/,tree_state.o walk.o) \
-                 $(GP_CORE_OBJS) $(GP_COMMON_OBJS)
+MPI_TREE_LINK := $(MPI_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) \
+                 $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 PLUGINS += $(MPI_TREE_SO)
 $(MPI_TREE_OBJS): CFLAGS += -O3 -fno-math-errno $(MPI_CFLAGS)
 
@@ -66,9 +66,9 @@ $(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.s
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
 BENCHES += $(MPI_BENCH)
 $(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)
-$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) $(BUILD)/lib/libgravplug.so
+$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_CORE_OBJS) -L$(BUILD)/lib -lgravplug \
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 # host_stub/mpi/decomp.c: the Peano-Hilbert decomposition for gravhost
 # under mpirun (issue 14; gravhost-mpi uses it, host_stub/mpi/module.mk), tests at P = 1, 3, 4.

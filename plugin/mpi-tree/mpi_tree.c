@@ -56,8 +56,8 @@
 #include <string.h>
 
 #include "comm.h"
-#include "common/plugin_base.h"
-#include "core/mac.h"
+#include "base/plugin_base.h"
+#include "octree/mac.h"
 #include "boxes.h"
 #include "let.h"
 #include "engine_cuda.h"
@@ -110,7 +110,7 @@ struct gp_solver {
     gp_base base;              /* first: errors, params, particle copy, stats */
     MPI_Comm comm;             /* this instance's own duplicate              */
     int rank, size;
-    ct_tree tree;
+    oct_tree tree;
     int have_tree;
     int moved;                 /* positions changed since the tree was made  */
     int dirty;                 /* masses or sources changed: rebuild         */
@@ -121,7 +121,7 @@ struct gp_solver {
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
-    mt_engine *engine;         /* engine = cuda-tree: the local forces' solver */
+    mpi_tree_engine *engine;         /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     /* LET traffic of the last force/field call and in total (bytes) */
     uint64_t let_sent, let_recv, let_sent_total, let_recv_total;
@@ -135,7 +135,7 @@ static int thread_count(const gp_solver *s)
 
 static gp_status agree(gp_solver *s, gp_status mine)
 {
-    return mt_agree(&s->base, s->comm, mine);
+    return mpi_tree_agree(&s->base, s->comm, mine);
 }
 
 /* ---- the local tree ------------------------------------------------------ */
@@ -158,7 +158,7 @@ static gp_status build_tree(gp_solver *s)
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
     if (p->n == 0) {            /* an empty rank: an empty tree */
-        ct_tree_free(&s->tree);
+        oct_tree_free(&s->tree);
         s->have_tree = 1;
         s->moved = s->dirty = 0;
         s->built_group = (uint32_t)gp_param_int(&s->base, P_GROUP);
@@ -171,12 +171,12 @@ static gp_status build_tree(gp_solver *s)
     gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
     double *tmp;
     const double *mass = source_masses(s, &tmp);
-    ct_tree fresh;
+    oct_tree fresh;
     int rc = -1;
     if (mass) {
         int prev = omp_get_max_threads();
         omp_set_num_threads(thread_count(s));
-        rc = ct_tree_build(&fresh, p->n, p->pos, mass, gsize, lsize, kind);
+        rc = oct_tree_build(&fresh, p->n, p->pos, mass, gsize, lsize, kind);
         omp_set_num_threads(prev);
     }
     free(tmp);
@@ -184,7 +184,7 @@ static gp_status build_tree(gp_solver *s)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "no memory to build the tree of %zu particles; free memory or use "
                        "more ranks", p->n);
-    ct_tree_free(&s->tree);
+    oct_tree_free(&s->tree);
     s->tree = fresh;
     s->have_tree = 1;
     s->moved = s->dirty = 0;
@@ -211,12 +211,12 @@ static gp_status ensure_tree(gp_solver *s)
     int mode = gp_param_enum(&s->base, P_REBUILD);
     if (mode == REBUILD_ALWAYS ||
         (mode == REBUILD_EVERY && s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
-        (mode == REBUILD_AUTO && s->excess > CT_BUILD_COST_PER_PARTICLE * (double)p->n))
+        (mode == REBUILD_AUTO && s->excess > OCT_BUILD_COST_PER_PARTICLE * (double)p->n))
         return build_tree(s);
     double t0 = gp_wtime();
     int prev = omp_get_max_threads();
     omp_set_num_threads(thread_count(s));
-    int rc = ct_tree_refit(&s->tree, p->pos, NULL, 1);
+    int rc = oct_tree_refit(&s->tree, p->pos, NULL, 1);
     omp_set_num_threads(prev);
     if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
@@ -230,7 +230,7 @@ static gp_status ensure_tree(gp_solver *s)
 
 /* A pass's targets: runs rb/rc over target slots u, at x/y/z[u], skipping
  * local source self[u] (-1: none), result to output slot[u]. */
-typedef struct mt_targets {
+typedef struct mpi_tree_targets {
     uint32_t nruns;
     uint32_t *rb, *rc;
     double *x, *y, *z;
@@ -239,9 +239,9 @@ typedef struct mt_targets {
     double *centre, *radius;   /* per run */
     double *amin;              /* per run, acceleration MAC; NULL otherwise */
     void *owned[8];            /* freed by targets_free */
-} mt_targets;
+} mpi_tree_targets;
 
-static void targets_free(mt_targets *T)
+static void targets_free(mpi_tree_targets *T)
 {
     for (int k = 0; k < 8; k++) free(T->owned[k]);
     memset(T, 0, sizeof *T);
@@ -256,7 +256,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Allocates the per-target and per-run arrays for m targets and nruns runs. */
-static int targets_alloc(mt_targets *T, size_t m, uint32_t nruns)
+static int targets_alloc(mpi_tree_targets *T, size_t m, uint32_t nruns)
 {
     size_t mm = m ? m : 1, nr = nruns ? nruns : 1;
     T->x = T->owned[0] = malloc(3 * mm * sizeof *T->x);
@@ -274,7 +274,7 @@ static int targets_alloc(mt_targets *T, size_t m, uint32_t nruns)
 }
 
 /* Spheres of the runs (as cpu-tree's force_pass makes them). */
-static void targets_spheres(mt_targets *T)
+static void targets_spheres(mpi_tree_targets *T)
 {
 #pragma omp parallel for schedule(static) if (T->nruns > 256)
     for (uint32_t r = 0; r < T->nruns; r++)
@@ -294,12 +294,12 @@ static int cmp_double(const void *a, const void *b)
  * hold nearly all of that rank's particles, whatever the decomposition.
  * Such runs are halved along the curve until each piece is within `wide`
  * (the wide_split parameter) times the median group radius, or a single
- * target. (cpu-tree keeps them whole; its ct_split_loose_groups splits
+ * target. (cpu-tree keeps them whole; its oct_split_loose_groups splits
  * only far looser ones.) Smaller spheres accept more cells, so forces
  * come closer to the MAC's nominal error (cpu-tree's wide groups are
  * needlessly exact) at fewer interactions. Deterministic: depends on the
  * targets alone. Returns 0 or -1 (memory). */
-static int split_wide(mt_targets *T, double wide)
+static int split_wide(mpi_tree_targets *T, double wide)
 {
     uint32_t n = T->nruns;
     if (n < 2 || !(wide > 0)) return 0;
@@ -355,9 +355,9 @@ static int split_wide(mt_targets *T, double wide)
 
 /* The active particles as targets: the tree's groups when all are active;
  * for a subset, the active part of each tree group (cpu-tree's rule). */
-static int targets_forces(const gp_solver *s, mt_targets *T)
+static int targets_forces(const gp_solver *s, mpi_tree_targets *T)
 {
-    const ct_tree *t = &s->tree;
+    const oct_tree *t = &s->tree;
     const gp_particles *p = &s->base.p;
     memset(T, 0, sizeof *T);
     if (s->none_active) return targets_alloc(T, 0, 0);
@@ -405,9 +405,9 @@ static int targets_forces(const gp_solver *s, mt_targets *T)
 /* Field points as targets: sorted along the tree's curve (in a cube
  * around the points), runs of group_size, loose runs split (cpu-tree's
  * compute_field). */
-static int targets_field(const gp_solver *s, size_t m, const double *points, mt_targets *T)
+static int targets_field(const gp_solver *s, size_t m, const double *points, mpi_tree_targets *T)
 {
-    const ct_tree *t = &s->tree;
+    const oct_tree *t = &s->tree;
     memset(T, 0, sizeof *T);
     if (m == 0) return targets_alloc(T, 0, 0);
     uint64_t *keys = malloc(m * sizeof *keys);
@@ -436,7 +436,7 @@ static int targets_field(const gp_solver *s, size_t m, const double *points, mt_
             }
             /* the split reallocates the run arrays: hand them over */
             T->owned[4] = T->owned[5] = NULL;
-            rc = ct_split_loose_groups(T->x, T->y, T->z, &T->nruns, &T->rb, &T->rc);
+            rc = oct_split_loose_groups(T->x, T->y, T->z, &T->nruns, &T->rb, &T->rc);
             T->owned[4] = T->rb;
             T->owned[5] = T->rc;
             if (!rc) {
@@ -456,13 +456,13 @@ static int targets_field(const gp_solver *s, size_t m, const double *points, mt_
 
 /* ---- one force pass over local tree + LETs -------------------------------- */
 
-static ct_walk_params walk_params(const gp_solver *s, int mac, int prepass)
+static oct_walk_params walk_params(const gp_solver *s, int mac, int prepass)
 {
     double eps = gp_param_double(&s->base, P_EPS);
-    ct_walk_params w = {
+    oct_walk_params w = {
         .mac = mac,
         .quadrupole = !prepass && gp_param_enum(&s->base, P_ORDER) == 1,
-        .prec = (ct_precision)gp_param_enum(&s->base, P_PREC),
+        .prec = (oct_precision)gp_param_enum(&s->base, P_PREC),
         .eps2 = eps * eps,
         .G = gp_param_double(&s->base, P_G),
         .alpha = gp_param_double(&s->base, P_DELTA),
@@ -489,7 +489,7 @@ static uint64_t param_hash(const gp_solver *s)
 
 /* The box around the group spheres of runs [r0, r1), padded outward by
  * a hair so that rounding in a sphere never pokes out. */
-static void runs_box(const mt_targets *T, uint32_t r0, uint32_t r1, mt_box *b)
+static void runs_box(const mpi_tree_targets *T, uint32_t r0, uint32_t r1, mpi_tree_box *b)
 {
     for (int a = 0; a < 3; a++) { b->lo[a] = HUGE_VAL; b->hi[a] = -HUGE_VAL; }
     for (uint32_t r = r0; r < r1; r++)
@@ -506,11 +506,11 @@ static void runs_box(const mt_targets *T, uint32_t r0, uint32_t r1, mt_box *b)
 }
 
 /* Splits node k's run of groups in two halves: nodes n (left), n + 1. */
-static void split_node(const mt_targets *T, mt_box *b, uint32_t *r0, uint32_t *r1, int k, int n)
+static void split_node(const mpi_tree_targets *T, mpi_tree_box *b, uint32_t *r0, uint32_t *r1, int k, int n)
 {
     uint32_t mid = r0[k] + (r1[k] - r0[k]) / 2;
     for (int c = 0; c < 2; c++) {
-        mt_box x = b[0];
+        mpi_tree_box x = b[0];
         x.left = x.right = -1;
         x.parent = k;
         b[n + c] = x;
@@ -527,10 +527,10 @@ static void split_node(const mt_targets *T, mt_box *b, uint32_t *r0, uint32_t *r
  * its number of groups), until it has
  * let_boxes leaves (or no run of two groups is left). Returns the number
  * of nodes written to out (room for 2 * let_boxes). */
-static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_walk_params *wp,
-                    mt_box *out, uint32_t *r0, uint32_t *r1)
+static int my_boxes(const gp_solver *s, const mpi_tree_targets *T, int mac, const oct_walk_params *wp,
+                    mpi_tree_box *out, uint32_t *r0, uint32_t *r1)
 {
-    mt_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL,
+    mpi_tree_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL,
                  .left = -1, .right = -1, .parent = -1 };
     double amin = HUGE_VAL;
     for (uint32_t r = 0; r < T->nruns && T->amin; r++) amin = T->amin[r] < amin ? T->amin[r] : amin;
@@ -568,23 +568,23 @@ static int my_boxes(const gp_solver *s, const mt_targets *T, int mac, const ct_w
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
  * adding in that order; results to acc/pot by slot. lets_only: the LETs
  * alone (engine = cuda-tree, whose local part is added afterwards). */
-static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
-                    const ct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
+static int walk_all(gp_solver *s, const oct_walk_params *wp, const mpi_tree_targets *T,
+                    const oct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
                     uint64_t *pp_out, uint64_t *pc_out)
 {
     const uint32_t G = s->tree.max_group ? s->tree.max_group : 64;
     uint32_t maxrun = 0;
     for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
     const uint32_t W = maxrun > G ? maxrun : G;
-    ct_sources local = ct_tree_sources(&s->tree);
-    ct_sources *remote = malloc((size_t)(nlet ? nlet : 1) * sizeof *remote);
+    oct_sources local = oct_tree_sources(&s->tree);
+    oct_sources *remote = malloc((size_t)(nlet ? nlet : 1) * sizeof *remote);
     if (!remote) return -1;
-    for (int k = 0; k < nlet; k++) remote[k] = ct_tree_sources(&lets[k]);
+    for (int k = 0; k < nlet; k++) remote[k] = oct_tree_sources(&lets[k]);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
 #pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
     {
-        ct_workspace *ws = ct_workspace_new(W);
+        oct_workspace *ws = oct_workspace_new(W);
         double *buf = malloc(8 * (size_t)W * sizeof *buf);
         int ok_mem = ws && buf;
         if (!ok_mem) failed = 1;
@@ -593,7 +593,7 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
             if (!ok_mem) continue;
             uint32_t b = T->rb[r], nt = T->rc[r];
             double *sum = buf + 4 * (size_t)W;
-            ct_group grp = { .n = nt, .x = T->x + b, .y = T->y + b, .z = T->z + b,
+            oct_group grp = { .n = nt, .x = T->x + b, .y = T->y + b, .z = T->z + b,
                              .self = T->self + b, .amin = T->amin ? T->amin[r] : 0,
                              .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
                              .pot = buf + 3 * W };
@@ -601,7 +601,7 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
             if (lets_only) {   /* engine = cuda-tree adds the local part later */
                 for (uint32_t j = 0; j < 4 * W; j++) sum[j] = 0;
             } else {
-                ct_walk_group(&local, wp, ws, &grp, &pp, &pc);
+                oct_walk_group(&local, wp, ws, &grp, &pp, &pc);
                 for (uint32_t j = 0; j < nt; j++) {
                     sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
                     sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
@@ -609,7 +609,7 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
             }
             for (int k = 0; k < nlet; k++) {
                 if (remote[k].n == 0) continue;
-                ct_walk_group(&remote[k], wp, ws, &grp, &pp, &pc);
+                oct_walk_group(&remote[k], wp, ws, &grp, &pp, &pc);
                 for (uint32_t j = 0; j < nt; j++) {
                     sum[j] += grp.ax[j]; sum[W + j] += grp.ay[j];
                     sum[2 * W + j] += grp.az[j]; sum[3 * W + j] += grp.pot[j];
@@ -621,7 +621,7 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
                 if (pot) pot[o] = sum[3 * W + j];
             }
         }
-        ct_workspace_free(ws);
+        oct_workspace_free(ws);
         free(buf);
     }
     free(remote);
@@ -648,19 +648,19 @@ static int walk_all(gp_solver *s, const ct_walk_params *wp, const mt_targets *T,
 
 /* Is box b within MT_NEAR_REACH of its width of a leaf of domain d (as
  * its rank has described it so far)? */
-static int near_domain(const mt_box *b, const mt_domain *d)
+static int near_domain(const mpi_tree_box *b, const mpi_tree_domain *d)
 {
     double w = 0;
     for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
     w *= MT_NEAR_REACH;
-    return mt_box_near_tree(b, w * w, d->b, d->n);
+    return mpi_tree_box_near_tree(b, w * w, d->b, d->n);
 }
 
 /* This rank's domain tree as one neighbour will see it: the coarse tree,
  * refined where it lies near that neighbour; the runs of groups below each
  * node; the pieces still to refine. Grows as needed. */
 typedef struct own_tree {
-    mt_box *b;
+    mpi_tree_box *b;
     uint32_t *r0, *r1;
     int n, cap;
     int *front, *next;
@@ -678,7 +678,7 @@ static int own_reserve(own_tree *t, int need)
     if (need <= t->cap) return 0;
     int cap = t->cap ? t->cap : 64;
     while (cap < need) cap *= 2;
-    mt_box *b = realloc(t->b, (size_t)cap * sizeof *b);
+    mpi_tree_box *b = realloc(t->b, (size_t)cap * sizeof *b);
     if (b) t->b = b;
     uint32_t *r0 = b ? realloc(t->r0, (size_t)cap * sizeof *r0) : NULL;
     if (r0) t->r0 = r0;
@@ -698,7 +698,7 @@ static int own_reserve(own_tree *t, int need)
  * near it, MT_REFINE_LEVELS levels down (or to single groups); the pieces
  * at that depth that still lie near it are the next round's frontier.
  * Returns 0, or -1 when out of memory. */
-static int refine_round(const mt_targets *T, own_tree *t, const mt_domain *d)
+static int refine_round(const mpi_tree_targets *T, own_tree *t, const mpi_tree_domain *d)
 {
     const int levels = MT_REFINE_LEVELS;
     t->nnext = 0;
@@ -742,9 +742,9 @@ static int refine_round(const mt_targets *T, own_tree *t, const mt_domain *d)
  * volume or with its number of neighbours times its surface. *bytes gets
  * what this rank sent, *rounds the number of rounds, *nodes the largest
  * tree it sent. Collective. */
-static gp_status exchange_domains(gp_solver *s, const char *fn, const mt_targets *T,
-                                  const mt_box *mine, int nmine, const uint32_t *r0,
-                                  const uint32_t *r1, mt_domain *dom, uint64_t *bytes,
+static gp_status exchange_domains(gp_solver *s, const char *fn, const mpi_tree_targets *T,
+                                  const mpi_tree_box *mine, int nmine, const uint32_t *r0,
+                                  const uint32_t *r1, mpi_tree_domain *dom, uint64_t *bytes,
                                   int *rounds, int *nodes)
 {
     const int P = s->size;
@@ -752,18 +752,18 @@ static gp_status exchange_domains(gp_solver *s, const char *fn, const mt_targets
     *bytes = 0;
     *rounds = 0;
     *nodes = nmine;
-    const mt_box_head head = mt_box_head_make(mine, nmine);
-    size_t mybytes = sizeof head + (size_t)nmine * sizeof(mt_wire_box);
+    const mpi_tree_box_head head = mpi_tree_box_head_make(mine, nmine);
+    size_t mybytes = sizeof head + (size_t)nmine * sizeof(mpi_tree_wire_box);
     char *buf = malloc(mybytes), *all = NULL;
     int *cnt = malloc((size_t)P * sizeof *cnt), *disp = malloc((size_t)P * sizeof *disp);
     own_tree *own = calloc((size_t)P, sizeof *own);
-    mt_buf *tsend = calloc((size_t)P, sizeof *tsend), *trecv = calloc((size_t)P, sizeof *trecv);
+    mpi_tree_buf *tsend = calloc((size_t)P, sizeof *tsend), *trecv = calloc((size_t)P, sizeof *trecv);
     if (!buf || !cnt || !disp || !own || !tsend || !trecv || mybytes > INT32_MAX)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for %d domain boxes; lower let_boxes", fn, nmine);
     if ((st = agree(s, st)) != GP_OK) goto out;
     memcpy(buf, &head, sizeof head);
-    mt_box_encode(&head, mine, nmine, (mt_wire_box *)(buf + sizeof head));
+    mpi_tree_box_encode(&head, mine, nmine, (mpi_tree_wire_box *)(buf + sizeof head));
     int mb = (int)mybytes;
     MPI_Allgather(&mb, 1, MPI_INT, cnt, 1, MPI_INT, s->comm);
     long long total = 0;
@@ -777,11 +777,11 @@ static gp_status exchange_domains(gp_solver *s, const char *fn, const mt_targets
     *bytes += (uint64_t)mybytes * (uint64_t)(P - 1);
     for (int r = 0; r < P && st == GP_OK; r++) {
         int rc = -2;
-        if ((size_t)cnt[r] >= sizeof(mt_box_head)) {
+        if ((size_t)cnt[r] >= sizeof(mpi_tree_box_head)) {
             memcpy(&dom[r].head, all + disp[r], sizeof dom[r].head);
             int nn = dom[r].head.nnodes;
-            if (nn >= 1 && (size_t)cnt[r] == sizeof(mt_box_head) + (size_t)nn * sizeof(mt_wire_box))
-                rc = mt_domain_append(&dom[r], (const mt_wire_box *)(all + disp[r] + sizeof(mt_box_head)), nn);
+            if (nn >= 1 && (size_t)cnt[r] == sizeof(mpi_tree_box_head) + (size_t)nn * sizeof(mpi_tree_wire_box))
+                rc = mpi_tree_domain_append(&dom[r], (const mpi_tree_wire_box *)(all + disp[r] + sizeof(mpi_tree_box_head)), nn);
         }
         if (rc == -1)
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the domain boxes", fn);
@@ -833,28 +833,28 @@ static gp_status exchange_domains(gp_solver *s, const char *fn, const mt_targets
                 st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
                 break;
             }
-            size_t add = (size_t)(t->n - start) * sizeof(mt_wire_box);
+            size_t add = (size_t)(t->n - start) * sizeof(mpi_tree_wire_box);
             if (!add) continue;
             tsend[q].p = malloc(add);
             if (!tsend[q].p) {
                 st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
                 break;
             }
-            mt_box_encode(&head, t->b + start, t->n - start, (mt_wire_box *)tsend[q].p);
+            mpi_tree_box_encode(&head, t->b + start, t->n - start, (mpi_tree_wire_box *)tsend[q].p);
             tsend[q].n = tsend[q].cap = add;
             *bytes += add;
             if (t->n > *nodes) *nodes = t->n;
         }
         if ((st = agree(s, st)) != GP_OK) goto out;
-        st = mt_exchange(&s->base, s->comm, P, tsend, trecv);
-        for (int q = 0; q < P; q++) mt_buf_free(&tsend[q]);
+        st = mpi_tree_exchange(&s->base, s->comm, P, tsend, trecv);
+        for (int q = 0; q < P; q++) mpi_tree_buf_free(&tsend[q]);
         if (st != GP_OK) goto out;
         for (int r = 0; r < P && st == GP_OK; r++) {
             if (!trecv[r].n) continue;
-            int rc = trecv[r].n % sizeof(mt_wire_box) || r == s->rank
+            int rc = trecv[r].n % sizeof(mpi_tree_wire_box) || r == s->rank
                          ? -2
-                         : mt_domain_append(&dom[r], (const mt_wire_box *)trecv[r].p,
-                                            (int)(trecv[r].n / sizeof(mt_wire_box)));
+                         : mpi_tree_domain_append(&dom[r], (const mpi_tree_wire_box *)trecv[r].p,
+                                            (int)(trecv[r].n / sizeof(mpi_tree_wire_box)));
             if (rc == -1)
                 st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the domain boxes", fn);
             else if (rc == -2)
@@ -862,13 +862,13 @@ static gp_status exchange_domains(gp_solver *s, const char *fn, const mt_targets
                              "%s: the domain boxes from rank %d are malformed; please report this",
                              fn, r);
         }
-        for (int r = 0; r < P; r++) mt_buf_free(&trecv[r]);
+        for (int r = 0; r < P; r++) mpi_tree_buf_free(&trecv[r]);
         if ((st = agree(s, st)) != GP_OK) goto out;
     }
 out:
     for (int r = 0; r < P; r++) {
-        if (tsend) mt_buf_free(&tsend[r]);
-        if (trecv) mt_buf_free(&trecv[r]);
+        if (tsend) mpi_tree_buf_free(&tsend[r]);
+        if (trecv) mpi_tree_buf_free(&trecv[r]);
         if (own) own_free(&own[r]);
     }
     free(buf); free(all); free(cnt); free(disp); free(own); free(tsend); free(trecv);
@@ -877,21 +877,21 @@ out:
 
 /* One collective pass: boxes, LETs, walks. */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
-                            const mt_targets *T, int lets_only, double *acc, double *pot,
+                            const mpi_tree_targets *T, int lets_only, double *acc, double *pot,
                             uint64_t *pp, uint64_t *pc)
 {
     const int P = s->size;
     gp_status st = GP_OK;
-    ct_tree_prepare_cells(&s->tree, mac, theta);
-    ct_walk_params wp = walk_params(s, mac, prepass);
+    oct_tree_prepare_cells(&s->tree, mac, theta);
+    oct_walk_params wp = walk_params(s, mac, prepass);
     /* the coarse tree; exchange_domains refines it per neighbour */
     const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES) + 2;
-    mt_box *mine = malloc((size_t)maxbox * sizeof *mine);
+    mpi_tree_box *mine = malloc((size_t)maxbox * sizeof *mine);
     uint32_t *r0 = malloc((size_t)maxbox * sizeof *r0), *r1 = malloc((size_t)maxbox * sizeof *r1);
     int nmine = mine && r0 && r1 ? my_boxes(s, T, mac, &wp, mine, r0, r1) : 0;
-    mt_domain *dom = calloc((size_t)P, sizeof *dom);
-    mt_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
-    ct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
+    mpi_tree_domain *dom = calloc((size_t)P, sizeof *dom);
+    mpi_tree_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
+    oct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
     if (!mine || !r0 || !r1 || !dom || !send || !recv || !lets)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
     if ((st = agree(s, st)) != GP_OK) goto out;
@@ -906,7 +906,7 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
         uint32_t nc, np;
         /* rank r's domain: refined where it faces another, when r counted
          * this rank as a neighbour; else its coarse tree */
-        if (mt_let_pack(&s->tree, mac, dom[r].b, dom[r].n, &send[r], &nc, &np))
+        if (mpi_tree_let_pack(&s->tree, mac, dom[r].b, dom[r].n, &send[r], &nc, &np))
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
@@ -915,12 +915,12 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
         sent_parts += np;
     }
     if ((st = agree(s, st)) != GP_OK) goto out;
-    if ((st = mt_exchange(&s->base, s->comm, P, send, recv)) != GP_OK) goto out;
+    if ((st = mpi_tree_exchange(&s->base, s->comm, P, send, recv)) != GP_OK) goto out;
     int nlet = 0;
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == s->rank) continue;
         got += recv[r].n;
-        int rc = mt_let_unpack(recv[r].p, recv[r].n, &lets[nlet]);
+        int rc = mpi_tree_let_unpack(recv[r].p, recv[r].n, &lets[nlet]);
         if (rc == -1)
             st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree from rank %d", fn, r);
@@ -929,10 +929,10 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          "%s: the local essential tree from rank %d is malformed; please "
                          "report this", fn, r);
         else {
-            ct_tree_prepare_cells(&lets[nlet], mac, theta);
+            oct_tree_prepare_cells(&lets[nlet], mac, theta);
             nlet++;
         }
-        mt_buf_free(&recv[r]);
+        mpi_tree_buf_free(&recv[r]);
     }
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     s->let_sent = sent;
@@ -955,11 +955,11 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
            (unsigned long long)box_bytes, (unsigned long long)sent_cells,
            (unsigned long long)sent_parts, s->rank, P, rounds);
 out:
-    for (int r = 0; r < P - 1 && lets; r++) ct_tree_free(&lets[r]);
+    for (int r = 0; r < P - 1 && lets; r++) oct_tree_free(&lets[r]);
     for (int r = 0; r < P; r++) {
-        if (send) mt_buf_free(&send[r]);
-        if (recv) mt_buf_free(&recv[r]);
-        if (dom) mt_domain_free(&dom[r]);
+        if (send) mpi_tree_buf_free(&send[r]);
+        if (recv) mpi_tree_buf_free(&recv[r]);
+        if (dom) mpi_tree_domain_free(&dom[r]);
     }
     free(mine); free(r0); free(r1); free(dom);
     free(send); free(recv); free(lets);
@@ -1013,15 +1013,15 @@ static void engine_local(void *arg)
     for (size_t i = 0; i < p->n; i++) total += mass[i];
     int rc = 0;
     uint64_t pp0, pc0, pp1, pc1;
-    mte_interactions(s->engine, &pp0, &pc0);
+    mpi_tree_engine_interactions(s->engine, &pp0, &pc0);
     if (total > 0)
-        rc = j->points ? mte_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
+        rc = j->points ? mpi_tree_engine_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
                                    j->why, sizeof j->why)
-                       : mte_forces(s->engine, &s->base, mass, j->lacc, j->lpot, j->why,
+                       : mpi_tree_engine_forces(s->engine, &s->base, mass, j->lacc, j->lpot, j->why,
                                     sizeof j->why);
     free(tmp);
     if (rc) j->st = GP_ERR_DEVICE;
-    mte_interactions(s->engine, &pp1, &pc1);
+    mpi_tree_engine_interactions(s->engine, &pp1, &pc1);
     j->pp = pp1 - pp0;
     j->pc = pc1 - pc0;
 }
@@ -1046,7 +1046,7 @@ static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *po
         return;
     }
     j->running = 1;
-    mte_run(s->engine, engine_local, j);
+    mpi_tree_engine_run(s->engine, engine_local, j);
 }
 
 /* Waits for the local part, agrees on it, and adds it in front of the LET
@@ -1056,7 +1056,7 @@ static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_s
                                double *acc, double *pot)
 {
     if (!s->engine) return pass;
-    if (j->running) mte_wait(s->engine);
+    if (j->running) mpi_tree_engine_wait(s->engine);
     gp_status st = pass;
     if (pass == GP_OK) {
         st = j->st == GP_OK ? GP_OK : gp_fail(&s->base, j->st, "%s: %s", fn, j->why);
@@ -1082,32 +1082,32 @@ static gp_status engine_apply(gp_solver *s)
 {
     int want = gp_param_enum(&s->base, P_ENGINE) == 1;
     if (!want) {
-        mte_close(s->engine);
+        mpi_tree_engine_close(s->engine);
         s->engine = NULL;
         return GP_OK;
     }
-    mt_engine *e = NULL;
+    mpi_tree_engine *e = NULL;
     char why[GP_ERROR_LEN];
-    gp_status st = mte_open(&e, s->engine_plugin, s->base.device, why, sizeof why)
+    gp_status st = mpi_tree_engine_open(&e, s->engine_plugin, s->base.device, why, sizeof why)
                        ? gp_fail(&s->base, GP_ERR_DEVICE, "%s", why) : GP_OK;
     if ((st = agree(s, st)) != GP_OK) {
-        mte_close(e);
+        mpi_tree_engine_close(e);
         return st;
     }
-    mte_close(s->engine);
+    mpi_tree_engine_close(s->engine);
     s->engine = e;
     return GP_OK;
 }
 
 /* ---- the ABI entry points ----------------------------------------------- */
 
-static const gp_param_info *mt_describe_params(size_t *count)
+static const gp_param_info *mpi_tree_describe_params(size_t *count)
 {
     if (count) *count = N_PARAMS;
     return params;
 }
 
-static gp_status mt_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
+static gp_status mpi_tree_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
     if (name && !strcmp(name, "engine_plugin")) {
@@ -1121,22 +1121,22 @@ static gp_status mt_get_param(gp_solver *s, const char *name, char *buf, size_t 
     return gp_base_get_param(&s->base, name, buf, buflen);
 }
 
-static gp_status mt_get_stats(gp_solver *s, gp_stats *out)
+static gp_status mpi_tree_get_stats(gp_solver *s, gp_stats *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_stats");
     return gp_base_get_stats(&s->base, out);
 }
 
-static const char *mt_last_error(const gp_solver *s)
+static const char *mpi_tree_last_error(const gp_solver *s)
 {
     return gp_base_last_error(s ? &s->base : NULL);
 }
 
-static void mt_finalize(gp_solver *s)
+static void mpi_tree_finalize(gp_solver *s)
 {
     if (!s) return;
-    mte_close(s->engine);
-    ct_tree_free(&s->tree);
+    mpi_tree_engine_close(s->engine);
+    oct_tree_free(&s->tree);
     free(s->aold);
     free(s->in_src);
     int done = 0;
@@ -1146,12 +1146,12 @@ static void mt_finalize(gp_solver *s)
     free(s);
 }
 
-static gp_status mt_init(gp_solver **out, const gp_init_args *args)
+static gp_status mpi_tree_init(gp_solver **out, const gp_init_args *args)
 {
     char why[512];
     gp_init_clear_error();
     if (out) *out = NULL;
-    if (mt_mpi_start(why, sizeof why))
+    if (mpi_tree_mpi_start(why, sizeof why))
         return gp_init_fail(args, PLUGIN_NAME, GP_ERR_UNSUPPORTED, "%s", why);
     MPI_Comm parent = MPI_COMM_WORLD;
     if (args && args->struct_size >= offsetof(gp_init_args, mpi_comm) + sizeof args->mpi_comm &&
@@ -1196,9 +1196,9 @@ static gp_status mt_init(gp_solver **out, const gp_init_args *args)
         else
             snprintf(s->engine_plugin, sizeof s->engine_plugin, "%s", plugin_path);
     }
-    st = mt_agree_init(args, parent, st, PLUGIN_NAME);
+    st = mpi_tree_agree_init(args, parent, st, PLUGIN_NAME);
     if (st != GP_OK) {
-        if (s) { s->comm = MPI_COMM_NULL; mt_finalize(s); }
+        if (s) { s->comm = MPI_COMM_NULL; mpi_tree_finalize(s); }
         if (out) *out = NULL;
         return st;
     }
@@ -1207,7 +1207,7 @@ static gp_status mt_init(gp_solver **out, const gp_init_args *args)
     MPI_Comm_size(s->comm, &s->size);
     if (gp_param_enum(&s->base, P_ENGINE) == 1 && (st = engine_apply(s)) != GP_OK) {
         st = gp_init_fail(args, PLUGIN_NAME, st, "%s", s->base.error);
-        mt_finalize(s);
+        mpi_tree_finalize(s);
         return st;
     }
     *out = s;
@@ -1233,7 +1233,7 @@ static gp_status set_engine_plugin(gp_solver *s, const char *value)
 }
 
 /* set_param is collective: the ranks must hold the same values. */
-static gp_status mt_set_param(gp_solver *s, const char *name, const char *value)
+static gp_status mpi_tree_set_param(gp_solver *s, const char *name, const char *value)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_param");
     if (name && !strcmp(name, "engine_plugin")) return set_engine_plugin(s, value);
@@ -1261,7 +1261,7 @@ static gp_status particles_empty(gp_base *base)
     return GP_OK;
 }
 
-static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     /* n = 0 is how a rank without particles takes part; on every rank it
@@ -1276,7 +1276,7 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
     if ((st = agree(s, st)) != GP_OK) return st;
     /* build aside: a failure on any rank leaves every rank as it was */
     double *aold = malloc((n ? n : 1) * sizeof *aold);
-    ct_tree keep = s->tree;
+    oct_tree keep = s->tree;
     int had = s->have_tree;
     uint32_t had_group = s->built_group, had_leaf = s->built_leaf;
     int had_keys = s->built_keys, had_moved = s->moved, had_dirty = s->dirty;
@@ -1296,7 +1296,7 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
     if (st == GP_OK) st = n ? gp_particles_set(&s->base, n, pos, mass) : particles_empty(&s->base);
     st = agree(s, st);
     if (st != GP_OK) {
-        ct_tree_free(&s->tree);
+        oct_tree_free(&s->tree);
         s->tree = keep;
         s->have_tree = had;
         s->built_group = had_group;
@@ -1310,17 +1310,17 @@ static gp_status mt_set_particles(gp_solver *s, size_t n, const double *pos, con
         free(aold);
         return st;
     }
-    ct_tree_free(&keep);
+    oct_tree_free(&keep);
     free(keep_src);
     for (size_t i = 0; i < n; i++) aold[i] = -1;
     free(s->aold);
     s->aold = aold;
     s->none_active = 0;
-    mte_mark(s->engine, MTE_PARTICLES);
+    mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
 
-static gp_status mt_update_positions(gp_solver *s, const double *pos)
+static gp_status mpi_tree_update_positions(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     int empty = s->base.p.have && s->base.p.n == 0;
@@ -1330,12 +1330,12 @@ static gp_status mt_update_positions(gp_solver *s, const double *pos)
     if (st == GP_OK) {
         gp_state_clear(&s->base);
         s->moved = 1;
-        mte_mark(s->engine, MTE_POSITIONS);
+        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     return st;
 }
 
-static gp_status mt_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
+static gp_status mpi_tree_set_active_subset(gp_solver *s, size_t n_active, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_active_subset");
     gp_status st = gp_check_active(&s->base, n_active, index);
@@ -1345,7 +1345,7 @@ static gp_status mt_set_active_subset(gp_solver *s, size_t n_active, const uint3
     return st;
 }
 
-static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     static const char fn[] = "compute_forces";
     if (!s) return gp_null_instance(PLUGIN_NAME, fn);
@@ -1358,7 +1358,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
     size_t na = s->none_active ? 0 : p->n_active;
-    mt_targets T;
+    mpi_tree_targets T;
     int mac = gp_param_enum(&s->base, P_MAC);
     int accel = mac == GP_MAC_ACCELERATION;
     if (targets_forces(s, &T))
@@ -1379,7 +1379,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
-            st = force_pass(s, fn, GP_MAC_BH, CT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
+            st = force_pass(s, fn, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
             if (st != GP_OK) { targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
@@ -1419,7 +1419,7 @@ static gp_status mt_compute_forces(gp_solver *s, double *acc, double *pot)
     return GP_OK;
 }
 
-static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
                                   double *pot)
 {
     static const char fn[] = "compute_field";
@@ -1444,7 +1444,7 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
                        "point (a rank may pass m = 0 when another passes points)");
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
-    mt_targets T;
+    mpi_tree_targets T;
     if (targets_field(s, m, points, &T))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory to sort %zu points; pass fewer at a time", fn, m);
@@ -1468,7 +1468,7 @@ static gp_status mt_compute_field(gp_solver *s, size_t m, const double *points, 
 
 /* ---- ABI 1.1: held state, predict, subsets, masses (indices local) ------- */
 
-static gp_status mt_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status mpi_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
                               const double *pos, const double *vel, const double *acc,
                               const double *t)
 {
@@ -1482,12 +1482,12 @@ static gp_status mt_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
     st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
     if (st == GP_OK && n_sub) {
         s->moved = 1;
-        mte_mark(s->engine, MTE_POSITIONS);
+        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     return st;
 }
 
-static gp_status mt_predict(gp_solver *s, double t)
+static gp_status mpi_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     gp_particles *p = &s->base.p;
@@ -1519,19 +1519,19 @@ static gp_status mt_predict(gp_solver *s, double t)
         p->t_pred = t_was;
     } else if (st == GP_OK && moved) {
         s->moved = 1;
-        mte_mark(s->engine, MTE_POSITIONS);
+        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     free(was);
     return st;
 }
 
-static gp_status mt_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status mpi_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     return agree(s, gp_positions_get(&s->base, n_sub, index, pos));
 }
 
-static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
+static gp_status mpi_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     static const char fn[] = "set_source_subset";
     if (!s) return gp_null_instance(PLUGIN_NAME, fn);
@@ -1561,11 +1561,11 @@ static gp_status mt_set_source_subset(gp_solver *s, size_t n_src, const uint32_t
     free(s->in_src);
     s->in_src = member;
     s->dirty = 1;
-    mte_mark(s->engine, MTE_PARTICLES);
+    mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
 
-static gp_status mt_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+static gp_status mpi_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
                                   const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
@@ -1575,7 +1575,7 @@ static gp_status mt_update_masses(gp_solver *s, size_t n_sub, const uint32_t *in
     st = agree(s, gp_masses_update(&s->base, n_sub, index, mass));
     if (st == GP_OK && n_sub) {
         s->dirty = 1;
-        mte_mark(s->engine, MTE_PARTICLES);
+        mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     }
     return st;
 }
@@ -1588,23 +1588,23 @@ static const gp_api api = {
     .version = GP_VERSION,
     .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
                     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI,
-    .describe_params = mt_describe_params,
-    .init = mt_init,
-    .finalize = mt_finalize,
-    .set_param = mt_set_param,
-    .get_param = mt_get_param,
-    .set_particles = mt_set_particles,
-    .update_positions = mt_update_positions,
-    .set_active_subset = mt_set_active_subset,
-    .compute_forces = mt_compute_forces,
-    .compute_field = mt_compute_field,
-    .get_stats = mt_get_stats,
-    .last_error = mt_last_error,
-    .set_state = mt_set_state,
-    .predict = mt_predict,
-    .get_positions = mt_get_positions,
-    .set_source_subset = mt_set_source_subset,
-    .update_masses = mt_update_masses,
+    .describe_params = mpi_tree_describe_params,
+    .init = mpi_tree_init,
+    .finalize = mpi_tree_finalize,
+    .set_param = mpi_tree_set_param,
+    .get_param = mpi_tree_get_param,
+    .set_particles = mpi_tree_set_particles,
+    .update_positions = mpi_tree_update_positions,
+    .set_active_subset = mpi_tree_set_active_subset,
+    .compute_forces = mpi_tree_compute_forces,
+    .compute_field = mpi_tree_compute_field,
+    .get_stats = mpi_tree_get_stats,
+    .last_error = mpi_tree_last_error,
+    .set_state = mpi_tree_set_state,
+    .predict = mpi_tree_predict,
+    .get_positions = mpi_tree_get_positions,
+    .set_source_subset = mpi_tree_set_source_subset,
+    .update_masses = mpi_tree_update_masses,
 };
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)

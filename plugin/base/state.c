@@ -1,0 +1,279 @@
+/*
+ * state.c — ABI 1.1 on the plugin side: the kinematic state a plugin holds
+ * and predicts (set_state, predict, get_positions), the source subset and
+ * in-place mass updates, on the host copy in gp_base.p.
+ *
+ * The CPU plugins use these directly; the GPU plugins use the validation
+ * and keep the host copy in step (it is what get_positions answers from
+ * when nothing newer lives on the device).
+ *
+ * Compiled with -ffp-contract=off (plugin/base/module.mk): predict must
+ * equal the host's own evaluation of the ABI's expression bit for bit.
+ */
+#include "base/plugin_base.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gp_status need_particles(gp_base *base, const char *fn)
+{
+    if (!base->p.have)
+        return gp_fail(base, GP_ERR_BAD_STATE,
+                       "%s was called before set_particles; call set_particles first", fn);
+    return GP_OK;
+}
+
+gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uint32_t *index)
+{
+    gp_status st = need_particles(base, fn);
+    if (st != GP_OK) return st;
+    size_t n = base->p.n;
+    if (n_sub == 0) return GP_OK;
+    if (!index) {
+        if (n_sub == n) return GP_OK;
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "%s was given n_sub = %zu with a NULL index array; pass the "
+                       "indices, or (n, NULL) with n = %zu for all particles",
+                       fn, n_sub, n);
+    }
+    if (n_sub > n)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "%s was given %zu indices but there are only %zu particles; "
+                       "an index may appear at most once", fn, n_sub, n);
+    uint64_t *seen = calloc((n + 63) / 64, sizeof *seen);
+    if (!seen)
+        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory for a %zu-bit check map; free memory or use "
+                       "fewer particles", fn, n);
+    st = GP_OK;
+    for (size_t k = 0; k < n_sub; ++k) {
+        uint32_t i = index[k];
+        if ((size_t)i >= n) {
+            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                         "%s: index[%zu] = %u is out of range; indices must be < n = %zu",
+                         fn, k, (unsigned)i, n);
+            break;
+        }
+        uint64_t bit = UINT64_C(1) << (i % 64);
+        if (seen[i / 64] & bit) {
+            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                         "%s: index %u appears twice (again at index[%zu]); list each "
+                         "particle once", fn, (unsigned)i, k);
+            break;
+        }
+        seen[i / 64] |= bit;
+    }
+    free(seen);
+    return st;
+}
+
+static gp_status check_finite(gp_base *base, const char *fn, const char *what,
+                              const double *v, size_t count, size_t per)
+{
+    size_t bad = gp_first_nonfinite(v, count);
+    if (bad == (size_t)-1) return GP_OK;
+    return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                   "%s: %s of entry %zu is %s; every value must be a finite number",
+                   fn, what, bad / per, isnan(v[bad]) ? "NaN" : "infinite");
+}
+
+static int alloc_state(gp_base *base)
+{
+    gp_particles *p = &base->p;
+    if (p->x0) return 1;
+    size_t n = p->n;
+    double *x0 = malloc(3 * n * sizeof *x0), *vel = malloc(3 * n * sizeof *vel);
+    double *acc = malloc(3 * n * sizeof *acc), *t = malloc(n * sizeof *t);
+    uint8_t *stated = calloc(n, 1);
+    if (!x0 || !vel || !acc || !t || !stated) {
+        free(x0); free(vel); free(acc); free(t); free(stated);
+        return 0;
+    }
+    p->x0 = x0; p->vel = vel; p->acc = acc; p->t = t; p->stated = stated;
+    p->n_stated = 0;
+    return 1;
+}
+
+gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                         const double *pos, const double *vel, const double *acc,
+                         const double *t)
+{
+    static const char fn[] = "set_state";
+    gp_status st = gp_check_subset(base, fn, n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!pos || !vel || !acc || !t)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_state was given a NULL %s array; pass %s for the %zu "
+                       "particles of the subset",
+                       !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t",
+                       !t && pos && vel && acc ? "one time each" : "3 doubles each", n_sub);
+    if ((st = check_finite(base, fn, "a position", pos, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(base, fn, "a velocity", vel, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(base, fn, "an acceleration", acc, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(base, fn, "the time", t, n_sub, 1)) != GP_OK)
+        return st;
+    return GP_OK;
+}
+
+gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
+                       const double *pos, const double *vel, const double *acc,
+                       const double *t)
+{
+    gp_status st = gp_state_check(base, n_sub, index, pos, vel, acc, t);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!alloc_state(base))
+        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                       "set_state: no memory for the kinematic state of %zu particles "
+                       "(%zu bytes); free memory or use fewer particles",
+                       base->p.n, base->p.n * (10 * sizeof(double) + 1));
+    gp_particles *p = &base->p;
+    size_t added = 0;
+#pragma omp parallel for schedule(static) reduction(+ : added) if (n_sub > 65536)
+    for (size_t k = 0; k < n_sub; ++k) {
+        size_t i = index ? (size_t)index[k] : k;
+        for (int d = 0; d < 3; ++d) {
+            p->x0[3 * i + d] = pos[3 * k + d];
+            p->pos[3 * i + d] = pos[3 * k + d];
+            p->vel[3 * i + d] = vel[3 * k + d];
+            p->acc[3 * i + d] = acc[3 * k + d];
+        }
+        p->t[i] = t[k];
+        added += p->stated[i] == 0;
+        p->stated[i] = 1;
+    }
+    p->n_stated += added;
+    return GP_OK;
+}
+
+/* pos of particle i predicted to time tp from its state. */
+static inline void predict_one(const gp_particles *p, size_t i, double tp, double out[3])
+{
+    double dt = tp - p->t[i];
+    for (int d = 0; d < 3; ++d)
+        out[d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d], dt);
+}
+
+gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved)
+{
+    if (moved) *moved = 0;
+    gp_status st = need_particles(base, "predict");
+    if (st != GP_OK) return st;
+    if (!isfinite(t))
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "predict was given a time that is %s; pass a finite time",
+                       isnan(t) ? "NaN" : "infinite");
+    gp_particles *p = &base->p;
+    if (p->n_stated == 0) return GP_OK;
+    if (nthreads <= 0) nthreads = omp_get_max_threads();
+    const long long n = (long long)p->n;
+    int bad = 0;
+    /* One parallel region: predict, then (after the reduction's barrier,
+     * when every thread sees `bad`) mark the predicted particles, or undo
+     * exactly: each position was x0 (stated 1) or the prediction to t_pred
+     * (stated 2), both re-evaluated bit for bit. */
+    const double tp = p->t_pred;
+#pragma omp parallel num_threads(nthreads) if (n > 32768)
+    {
+#pragma omp for schedule(static) reduction(| : bad)
+        for (long long i = 0; i < n; ++i) {
+            if (!p->stated[i]) continue;
+            double x[3];
+            predict_one(p, (size_t)i, t, x);
+            bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]);
+            p->pos[3 * i] = x[0];
+            p->pos[3 * i + 1] = x[1];
+            p->pos[3 * i + 2] = x[2];
+        }
+#pragma omp for schedule(static)
+        for (long long i = 0; i < n; ++i) {
+            if (!bad) {
+                if (p->stated[i]) p->stated[i] = 2;
+            } else if (p->stated[i] == 1) {
+                memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
+            } else if (p->stated[i] == 2) {
+                predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
+            }
+        }
+    }
+    if (bad)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "predict: predicting to t = %.17g overflows a position (a "
+                       "time far from the particles' own times, or huge velocities "
+                       "or accelerations); nothing was moved", t);
+    p->t_pred = t;
+    if (moved) *moved = p->n_stated;
+    return GP_OK;
+}
+
+gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos)
+{
+    gp_status st = gp_check_subset(base, "get_positions", n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!pos)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "get_positions was given a NULL pos array; pass room for 3*%zu "
+                       "doubles", n_sub);
+    const gp_particles *p = &base->p;
+    if (!index) {
+        memcpy(pos, p->pos, 3 * n_sub * sizeof *pos);
+        return GP_OK;
+    }
+#pragma omp parallel for schedule(static) if (n_sub > 65536)
+    for (size_t k = 0; k < n_sub; ++k)
+        memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
+    return GP_OK;
+}
+
+gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index)
+{
+    static const char fn[] = "set_source_subset";
+    gp_status st = need_particles(base, fn);
+    if (st != GP_OK) return st;
+    if (n_src && !index)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_source_subset was given n_src = %zu but a NULL index "
+                       "array; pass the indices, or (0, NULL) for all particles", n_src);
+    if (n_src && (st = gp_check_subset(base, fn, n_src, index)) != GP_OK) return st;
+    return gp_index_list_store(base, fn, n_src, index, &base->p.src, &base->p.n_src);
+}
+
+gp_status gp_masses_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                          const double *mass)
+{
+    static const char fn[] = "update_masses";
+    gp_status st = gp_check_subset(base, fn, n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!mass)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "update_masses was given a NULL mass array; pass %zu masses", n_sub);
+    for (size_t k = 0; k < n_sub; ++k) {
+        if (!isfinite(mass[k]))
+            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                           "update_masses: mass[%zu] is %s; masses must be finite and >= 0",
+                           k, isnan(mass[k]) ? "NaN" : "infinite");
+        if (mass[k] < 0)
+            return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                           "update_masses: mass[%zu] is negative (%g); masses must be "
+                           ">= 0 (0 makes a massless test particle)", k, mass[k]);
+    }
+    return GP_OK;
+}
+
+gp_status gp_masses_update(gp_base *base, size_t n_sub, const uint32_t *index,
+                           const double *mass)
+{
+    gp_status st = gp_masses_check(base, n_sub, index, mass);
+    if (st != GP_OK || n_sub == 0) return st;
+    double *m = base->p.mass;
+    for (size_t k = 0; k < n_sub; ++k) m[index ? (size_t)index[k] : k] = mass[k];
+    return GP_OK;
+}
+
+void gp_state_clear(gp_base *base)
+{
+    gp_particles *p = &base->p;
+    if (p->stated && p->n_stated) memset(p->stated, 0, p->n);
+    p->n_stated = 0;
+}

@@ -1,0 +1,218 @@
+/*
+ * dev_state.c — ABI 1.1's state on the device, host side (dev_state.h).
+ */
+#include "cuda-base/dev_state.h"
+#include "cuda-base/state_dev.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <string.h>
+
+static gp_status check_finite(gp_base *b, const char *what, const double *v, size_t count, size_t per)
+{
+    size_t bad = gp_first_nonfinite(v, count);
+    if (bad == (size_t)-1) return GP_OK;
+    return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                   "set_state: %s of entry %zu is %s; every value must be a finite number",
+                   what, bad / per, isnan(v[bad]) ? "NaN" : "infinite");
+}
+
+static size_t pad8(size_t bytes) { return (bytes + 7) & ~(size_t)7; }
+
+/* Uploads [index | data...] packed in the pinned stage to ds->in; returns
+ * the device pointers of the index (NULL when index is NULL) and data. */
+static gp_status upload_packed(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, size_t n_sub,
+                               const uint32_t *index, const double *const *arrays, const size_t *counts,
+                               int narrays, uint32_t **idx_dev, double **data_dev, const char *what)
+{
+    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0, total = ibytes;
+    for (int k = 0; k < narrays; ++k) total += counts[k] * sizeof(double);
+    gp_status st = gp_dbuf_reserve(b, &ds->in, total, what);
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    if (total <= 2 * GP_STAGE_CHUNK) {
+        /* a block step's subset: packed in pinned memory, one copy */
+        if ((st = gp_hbuf_reserve(b, stage, total, "the pinned staging buffer")) != GP_OK) return st;
+        char *h = (char *)stage->ptr;
+        if (index) gp_copy_parallel(h, index, n_sub * sizeof(uint32_t));
+        size_t off = ibytes;
+        for (int k = 0; k < narrays; ++k) {
+            gp_copy_parallel(h + off, arrays[k], counts[k] * sizeof(double));
+            off += counts[k] * sizeof(double);
+        }
+        st = gp_cuda_upload(b, c, ds->in.ptr, stage->ptr, total, what);
+    } else {
+        /* large (a whole set_state): array by array through the staging
+         * halves, so the pinned memory stays small */
+        char *d = (char *)ds->in.ptr;
+        if (index) st = gp_cuda_upload_staged(b, c, stage, d, index, n_sub * sizeof(uint32_t), what);
+        size_t off = ibytes;
+        for (int k = 0; k < narrays && st == GP_OK; ++k) {
+            st = gp_cuda_upload_staged(b, c, stage, d + off, arrays[k], counts[k] * sizeof(double), what);
+            off += counts[k] * sizeof(double);
+        }
+    }
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    *idx_dev = index ? (uint32_t *)ds->in.ptr : NULL;
+    *data_dev = (double *)((char *)ds->in.ptr + ibytes);
+    return st;
+}
+
+static gp_status alloc_state(gp_base *b, gp_cuda *c, gp_dstate *ds, size_t n)
+{
+    if (ds->n == n && ds->flag.ptr) return GP_OK;
+    gp_status st;
+    if ((st = gp_dbuf_reserve(b, &ds->x0, 3 * n * sizeof(double), "the held positions")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->vel, 3 * n * sizeof(double), "the held velocities")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->acc, 3 * n * sizeof(double), "the held accelerations")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->t, n * sizeof(double), "the held times")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->flag, n, "the state flags")) != GP_OK)
+        return st;
+    int e = (int)cudaMemsetAsync(ds->flag.ptr, 0, n, (cudaStream_t)c->stream);
+    if ((st = gp_cuda_check(b, e, "clearing the state flags")) != GP_OK) return st;
+    ds->n = n;
+    ds->any = 0;
+    return GP_OK;
+}
+
+gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds)
+{
+    if (!ds->any) return GP_OK;
+    if (ds->n != b->p.n) { /* n changed: the buffers are resized at the next set_state */
+        ds->n = 0;
+        ds->any = 0;
+        return GP_OK;
+    }
+    int e = (int)cudaMemsetAsync(ds->flag.ptr, 0, ds->n, (cudaStream_t)c->stream);
+    ds->any = 0;
+    return gp_cuda_check(b, e, "clearing the state flags");
+}
+
+void gp_dstate_free(gp_dstate *ds)
+{
+    gp_dbuf_free(&ds->x0); gp_dbuf_free(&ds->vel); gp_dbuf_free(&ds->acc);
+    gp_dbuf_free(&ds->t); gp_dbuf_free(&ds->flag); gp_dbuf_free(&ds->in); gp_dbuf_free(&ds->bad);
+    ds->n = 0;
+    ds->any = 0;
+}
+
+gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
+                        size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
+                        const double *acc, const double *t)
+{
+    gp_status st = gp_check_subset(b, "set_state", n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!pos || !vel || !acc || !t)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "set_state was given a NULL %s array; pass %s for the %zu particles of the subset",
+                       !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t",
+                       !t && pos && vel && acc ? "one time each" : "3 doubles each", n_sub);
+    if ((st = check_finite(b, "a position", pos, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(b, "a velocity", vel, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(b, "an acceleration", acc, 3 * n_sub, 3)) != GP_OK ||
+        (st = check_finite(b, "the time", t, n_sub, 1)) != GP_OK)
+        return st;
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    if ((st = alloc_state(b, c, ds, b->p.n)) != GP_OK) return st;
+    const double *arrays[4] = {pos, vel, acc, t};
+    size_t counts[4] = {3 * n_sub, 3 * n_sub, 3 * n_sub, n_sub};
+    uint32_t *idx_dev;
+    double *data;
+    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, 4, &idx_dev, &data,
+                            "copying the state to the GPU")) != GP_OK) return st;
+    int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
+                                 data + 9 * n_sub, (double *)ds->x0.ptr, pos_dev, (double *)ds->vel.ptr,
+                                 (double *)ds->acc.ptr, (double *)ds->t.ptr, (uint8_t *)ds->flag.ptr, c->stream);
+    if ((st = gp_cuda_check(b, e, "storing the state on the GPU")) != GP_OK) return st;
+    if ((st = gp_cuda_sync(b, c, "storing the state on the GPU")) != GP_OK) return st;
+    ds->any = 1;
+    /* the host copy of these positions, O(n_sub) */
+    double *hp = b->p.pos;
+    for (size_t k = 0; k < n_sub; ++k)
+        memcpy(&hp[3 * (index ? (size_t)index[k] : k)], &pos[3 * k], 3 * sizeof(double));
+    return GP_OK;
+}
+
+gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t, int *moved)
+{
+    *moved = 0;
+    if (!b->p.have)
+        return gp_fail(b, GP_ERR_BAD_STATE, "predict was called before set_particles; call set_particles first");
+    if (!isfinite(t))
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT, "predict was given a time that is %s; pass a finite time",
+                       isnan(t) ? "NaN" : "infinite");
+    if (!ds->any) return GP_OK;
+    gp_status st;
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    if ((st = gp_dbuf_reserve(b, &ds->bad, 64, "the overflow flag")) != GP_OK) return st;
+    uint32_t n = (uint32_t)ds->n;
+    int e = gp_state_dev_predict(n, t, (const double *)ds->x0.ptr, (const double *)ds->vel.ptr,
+                                 (const double *)ds->acc.ptr, (const double *)ds->t.ptr,
+                                 (const uint8_t *)ds->flag.ptr, pos_dev, (int *)ds->bad.ptr, c->stream);
+    if ((st = gp_cuda_check(b, e, "predicting the positions")) != GP_OK) return st;
+    int bad = 0;
+    double t0 = gp_wtime();
+    st = gp_cuda_download(b, c, &bad, ds->bad.ptr, sizeof bad, "reading the prediction's overflow flag");
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    if (st != GP_OK) return st;
+    e = gp_state_dev_finish(n, bad, ds->t_pred, (const double *)ds->x0.ptr, (const double *)ds->vel.ptr,
+                            (const double *)ds->acc.ptr, (const double *)ds->t.ptr, (uint8_t *)ds->flag.ptr,
+                            pos_dev, c->stream);
+    if ((st = gp_cuda_check(b, e, "finishing the prediction")) != GP_OK) return st;
+    if (bad) {
+        if ((st = gp_cuda_sync(b, c, "undoing the prediction")) != GP_OK) return st;
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "predict: predicting to t = %.17g overflows a position (a time far from the "
+                       "particles' own times, or huge velocities or accelerations); nothing was moved", t);
+    }
+    ds->t_pred = t;
+    *moved = 1;
+    return GP_OK;
+}
+
+gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, const double *pos_dev,
+                        size_t n_sub, const uint32_t *index, double *pos)
+{
+    gp_status st = gp_check_subset(b, "get_positions", n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!pos)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "get_positions was given a NULL pos array; pass room for 3*%zu doubles", n_sub);
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    double t0 = gp_wtime();
+    if (!index) {
+        st = gp_cuda_download_staged(b, c, stage, pos, pos_dev, 3 * n_sub * sizeof(double),
+                                     "copying the positions from the GPU");
+        b->stats.seconds_transfer += gp_wtime() - t0;
+        return st;
+    }
+    size_t ibytes = pad8(n_sub * sizeof(uint32_t));
+    if ((st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), "the positions asked for")) != GP_OK)
+        return st;
+    if ((st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
+                                    "copying the index list to the GPU")) != GP_OK) return st;
+    double *out = (double *)((char *)ds->in.ptr + ibytes);
+    int e = gp_state_dev_gather(pos_dev, (const uint32_t *)ds->in.ptr, (uint32_t)n_sub, out, c->stream);
+    if ((st = gp_cuda_check(b, e, "gathering the positions")) != GP_OK) return st;
+    st = gp_cuda_download_staged(b, c, stage, pos, out, 3 * n_sub * sizeof(double),
+                                 "copying the positions from the GPU");
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    return st;
+}
+
+gp_status gp_dstate_masses(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *mass_dev,
+                           size_t n_sub, const uint32_t *index, const double *mass)
+{
+    gp_status st = gp_masses_update(b, n_sub, index, mass);
+    if (st != GP_OK || n_sub == 0) return st;
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    const double *arrays[1] = {mass};
+    size_t counts[1] = {n_sub};
+    uint32_t *idx_dev;
+    double *data;
+    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, 1, &idx_dev, &data,
+                            "copying the masses to the GPU")) != GP_OK) return st;
+    int e = gp_state_dev_masses(idx_dev, (uint32_t)n_sub, data, mass_dev, c->stream);
+    if ((st = gp_cuda_check(b, e, "storing the masses on the GPU")) != GP_OK) return st;
+    return gp_cuda_sync(b, c, "storing the masses on the GPU");
+}

@@ -1,0 +1,63 @@
+/*
+ * dev_state.h — the host side of ABI 1.1 for both CUDA plugins: the
+ * kinematic state lives on the device (state_dev.h kernels), so a block
+ * step moves O(n_sub) bytes: set_state uploads only the subset (packed in
+ * pinned memory, one copy, scattered by index on the device), predict is a
+ * kernel (4 bytes come back: "did anything overflow?"), get_positions
+ * gathers the subset on the device and downloads only it, update_masses
+ * uploads only the subset. Validation is plugin/base's, with the same
+ * sentences as the CPU plugins; every copy's seconds go to
+ * stats.seconds_transfer.
+ *
+ * The plugin owns the device positions (double xyz, n triples) and masses;
+ * this file owns x0, v, a, t and the flags.
+ */
+#ifndef GP_DEV_STATE_H
+#define GP_DEV_STATE_H
+
+#include "cuda-base/gp_cuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_dstate {
+    gp_dbuf x0, vel, acc, t, flag;   /* n particles, allocated at the first set_state */
+    gp_dbuf in, bad;                 /* a packed subset; the predict overflow flag   */
+    size_t n;                        /* particles the buffers hold                   */
+    int any;                         /* some flag != 0 on the device                 */
+    double t_pred;                   /* time of the last good predict                */
+} gp_dstate;
+
+/* set_particles / update_positions: every flag cleared (no transfer). */
+gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds);
+void gp_dstate_free(gp_dstate *ds);
+
+/* set_state: validates (1.1 rules; nothing changes on failure), then
+ * uploads the subset and scatters it into the state and into pos_dev.
+ * Also keeps base->p.pos of the subset (host copy) in step. */
+gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
+                        size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
+                        const double *acc, const double *t);
+
+/* predict: t finite, then the kernel over all n particles in pos_dev.
+ * *moved = 1 when some particle was predicted (the plugin then refits). An
+ * overflow is undone exactly and reported. */
+gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t,
+                            int *moved);
+
+/* get_positions from pos_dev: validates, gathers the subset on the device
+ * and downloads 3*n_sub doubles. */
+gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, const double *pos_dev,
+                        size_t n_sub, const uint32_t *index, double *pos);
+
+/* update_masses: validates and updates base->p.mass (plugin/base), then
+ * uploads the subset and scatters it into mass_dev. */
+gp_status gp_dstate_masses(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *mass_dev,
+                           size_t n_sub, const uint32_t *index, const double *mass);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_DEV_STATE_H */

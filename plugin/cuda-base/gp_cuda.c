@@ -1,0 +1,405 @@
+/*
+ * gp_cuda.c — device selection, CUDA errors as sentences, memory sizing,
+ * growing device buffers, copies. See gp_cuda.h.
+ */
+#include "cuda-base/gp_cuda.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Memory we leave free for the CUDA context, CUB's temporaries and other
+ * processes: cudaMemGetInfo is a snapshot, not a promise. */
+#define GP_CUDA_MARGIN ((size_t)256 << 20)
+
+static gp_status device_fail(gp_base *b, cudaError_t e, const char *doing)
+{
+    const char *advice;
+    switch (e) {
+    case cudaErrorNoDevice:
+        advice = "no CUDA-capable GPU is visible; run on a machine with an "
+                 "NVIDIA GPU (check CUDA_VISIBLE_DEVICES) or use a CPU plugin "
+                 "such as cpu-tree or cpu-direct";
+        break;
+    case cudaErrorInsufficientDriver:
+        advice = "the NVIDIA driver is missing or older than this build's "
+                 "CUDA 13 runtime needs; install a current driver or use a "
+                 "CPU plugin such as cpu-tree or cpu-direct";
+        break;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+        advice = "this build has no kernels for this GPU; rebuild with "
+                 "CUDA_ARCH set for it (make CUDA_ARCH='-gencode "
+                 "arch=compute_XX,code=sm_XX')";
+        break;
+    case cudaErrorMemoryAllocation:
+        advice = "the GPU is out of memory; use fewer particles or free the "
+                 "GPU from other work";
+        break;
+    default:
+        advice = "the GPU or its driver reported a failure; the instance may "
+                 "be unusable: finalize it and init a new one (or use a CPU "
+                 "plugin)";
+        break;
+    }
+    return gp_fail(b, GP_ERR_DEVICE, "CUDA error while %s: %s (%s); %s",
+                   doing, cudaGetErrorString(e), cudaGetErrorName(e), advice);
+}
+
+gp_status gp_cuda_check(gp_base *b, int err, const char *doing)
+{
+    if (err == (int)cudaSuccess) return GP_OK;
+    return device_fail(b, (cudaError_t)err, doing);
+}
+
+gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
+{
+    memset(c, 0, sizeof *c);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear it: the runtime stays usable */
+        return gp_fail(b, GP_ERR_DEVICE,
+                       "no usable CUDA device: cudaGetDeviceCount failed: %s "
+                       "(%s); this plugin needs an NVIDIA GPU with a current "
+                       "driver; use a CPU plugin such as cpu-tree or "
+                       "cpu-direct on this machine",
+                       cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    if (count <= 0)
+        return gp_fail(b, GP_ERR_DEVICE,
+                       "no CUDA device is visible (cudaGetDeviceCount = 0); "
+                       "use a CPU plugin such as cpu-tree or cpu-direct, or "
+                       "check CUDA_VISIBLE_DEVICES");
+    int dev = b->device < 0 ? 0 : b->device;
+    if (dev >= count)
+        return gp_fail(b, GP_ERR_DEVICE,
+                       "gp_init_args.device is %d but only %d CUDA device%s "
+                       "visible (ordinals 0..%d); pass -1 for the default",
+                       b->device, count, count == 1 ? " is" : "s are", count - 1);
+    if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        return device_fail(b, e, "selecting the CUDA device");
+    if ((e = cudaFree(0)) != cudaSuccess) /* creates the context now */
+        return device_fail(b, e, "creating the CUDA context");
+
+    struct cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess)
+        return device_fail(b, e, "reading the device properties");
+    c->device = dev;
+    snprintf(c->name, sizeof c->name, "%s", prop.name);
+    c->sm_count = prop.multiProcessorCount;
+    c->cc_major = prop.major;
+    c->cc_minor = prop.minor;
+    c->total_mem = prop.totalGlobalMem;
+
+    if (probe && (e = (cudaError_t)probe()) != cudaSuccess) {
+        char doing[400];
+        snprintf(doing, sizeof doing,
+                 "loading this plugin's kernels on %s (compute capability %d.%d)",
+                 c->name, c->cc_major, c->cc_minor);
+        return device_fail(b, e, doing);
+    }
+    cudaStream_t st;
+    if ((e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking)) != cudaSuccess)
+        return device_fail(b, e, "creating a CUDA stream");
+    c->stream = st;
+    for (int k = 0; k < 2; ++k) {
+        cudaEvent_t ev;
+        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) != cudaSuccess) {
+            gp_cuda_close(c);
+            return device_fail(b, e, "creating a CUDA event");
+        }
+        c->ev[k] = ev;
+    }
+    c->open = 1;
+    gp_log(b, GP_LOG_INFO, "using CUDA device %d: %s, %d SMs, compute %d.%d, %.1f GiB",
+           dev, c->name, c->sm_count, c->cc_major, c->cc_minor,
+           (double)c->total_mem / (1024.0 * 1024.0 * 1024.0));
+    return GP_OK;
+}
+
+void gp_cuda_close(gp_cuda *c)
+{
+    if (!c || (!c->open && !c->stream)) return;
+    (void)cudaSetDevice(c->device);
+    for (int k = 0; k < 2; ++k) {
+        if (c->ev[k]) (void)cudaEventDestroy((cudaEvent_t)c->ev[k]);
+        c->ev[k] = NULL;
+    }
+    if (c->stream) (void)cudaStreamDestroy((cudaStream_t)c->stream);
+    c->stream = NULL;
+    c->open = 0;
+}
+
+gp_status gp_cuda_enter(gp_base *b, gp_cuda *c)
+{
+    if (!c->open)
+        return gp_fail(b, GP_ERR_BAD_STATE,
+                       "the instance has no open CUDA device; init a new one");
+    cudaError_t e = cudaSetDevice(c->device);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, "selecting the CUDA device");
+}
+
+gp_status gp_cuda_sync(gp_base *b, gp_cuda *c, const char *doing)
+{
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, doing);
+}
+
+gp_status gp_cuda_fits(gp_base *b, gp_cuda *c, size_t bytes, const char *what)
+{
+    (void)c;
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return device_fail(b, e, "querying free device memory");
+    size_t usable = free_b > GP_CUDA_MARGIN ? free_b - GP_CUDA_MARGIN : 0;
+    if (bytes <= usable) return GP_OK;
+    return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                   "%s need %.1f MiB of GPU memory but only %.1f MiB are free "
+                   "(of %.1f MiB, keeping %.0f MiB in reserve); use fewer "
+                   "particles, a GPU with more memory, or a CPU plugin",
+                   what, (double)bytes / 1048576.0, (double)free_b / 1048576.0,
+                   (double)total_b / 1048576.0, (double)GP_CUDA_MARGIN / 1048576.0);
+}
+
+gp_status gp_dbuf_reserve(gp_base *b, gp_dbuf *buf, size_t bytes, const char *what)
+{
+    if (bytes <= buf->bytes && buf->ptr) return GP_OK;
+    if (bytes == 0) bytes = 1;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                       "cannot allocate %.1f MiB of GPU memory for %s (%s); "
+                       "use fewer particles or a GPU with more free memory",
+                       (double)bytes / 1048576.0, what, cudaGetErrorString(e));
+    }
+    if (buf->ptr) (void)cudaFree(buf->ptr);
+    buf->ptr = p;
+    buf->bytes = bytes;
+    return GP_OK;
+}
+
+gp_status gp_dbuf_grow_keep(gp_base *b, gp_cuda *c, gp_dbuf *buf, size_t bytes,
+                            size_t keep, const char *what)
+{
+    if (bytes <= buf->bytes && buf->ptr) return GP_OK;
+    gp_dbuf fresh = {0, 0};
+    gp_status st = gp_dbuf_reserve(b, &fresh, bytes, what);
+    if (st != GP_OK) return st;
+    if (buf->ptr && keep) {
+        if (keep > buf->bytes) keep = buf->bytes;
+        cudaError_t e = cudaMemcpyAsync(fresh.ptr, buf->ptr, keep,
+                                        cudaMemcpyDeviceToDevice,
+                                        (cudaStream_t)c->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
+        if (e != cudaSuccess) {
+            gp_dbuf_free(&fresh);
+            return device_fail(b, e, what);
+        }
+    }
+    gp_dbuf_free(buf);
+    *buf = fresh;
+    return GP_OK;
+}
+
+void gp_dbuf_free(gp_dbuf *buf)
+{
+    if (buf->ptr) (void)cudaFree(buf->ptr);
+    buf->ptr = NULL;
+    buf->bytes = 0;
+}
+
+gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
+                         size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                    (cudaStream_t)c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
+                           size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                                    (cudaStream_t)c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_hbuf_reserve(gp_base *b, gp_hbuf *buf, size_t bytes, const char *what)
+{
+    if (bytes <= buf->bytes && buf->ptr) return GP_OK;
+    if (bytes == 0) bytes = 1;
+    void *p = NULL;
+    int pinned = 1;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pinned = 0;
+        p = malloc(bytes);
+        if (!p)
+            return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                           "cannot allocate %.1f MiB of host memory for %s; use fewer "
+                           "particles", (double)bytes / 1048576.0, what);
+        gp_log(b, GP_LOG_DEBUG, "page-locked memory refused for %s: staging through pageable memory", what);
+    }
+    gp_hbuf_free(buf);
+    buf->ptr = p;
+    buf->bytes = bytes;
+    buf->pinned = pinned;
+    return GP_OK;
+}
+
+void gp_hbuf_free(gp_hbuf *buf)
+{
+    if (buf->ptr) {
+        if (buf->pinned) (void)cudaFreeHost(buf->ptr);
+        else free(buf->ptr);
+    }
+    buf->ptr = NULL;
+    buf->bytes = 0;
+    buf->pinned = 0;
+}
+
+void gp_copy_parallel(void *dst, const void *src, size_t bytes)
+{
+    const size_t piece = (size_t)1 << 20;
+    if (bytes < 4 * piece) {
+        if (bytes) memcpy(dst, src, bytes);
+        return;
+    }
+    long long pieces = (long long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < pieces; ++k) {
+        size_t off = (size_t)k * piece, len = bytes - off < piece ? bytes - off : piece;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
+gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                const void *src, size_t bytes, const char *what)
+{
+    if (bytes == 0) return GP_OK;
+    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
+    if (st != GP_OK) return st;
+    cudaStream_t s = (cudaStream_t)c->stream;
+    cudaError_t e = cudaSuccess;
+    size_t nchunks = (bytes + chunk - 1) / chunk;
+    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+        int half = (int)(k & 1);
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        char *h = (char *)stage->ptr + (size_t)half * chunk;
+        /* the DMA that last read this half must be finished */
+        if (k >= 2 && (e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
+        gp_copy_parallel(h, (const char *)src + off, len);
+        e = cudaMemcpyAsync((char *)dst + off, h, len, cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                  const void *src, size_t bytes, const char *what)
+{
+    if (bytes == 0) return GP_OK;
+    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
+    if (st != GP_OK) return st;
+    cudaStream_t s = (cudaStream_t)c->stream;
+    cudaError_t e = cudaSuccess;
+    size_t nchunks = (bytes + chunk - 1) / chunk;
+    /* chunk k goes to half k & 1; chunk k is copied out while k + 1 flows */
+    for (size_t k = 0; k < nchunks && k < 2 && e == cudaSuccess; ++k) {
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        e = cudaMemcpyAsync((char *)stage->ptr + k * chunk, (const char *)src + off, len,
+                            cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[k], s);
+    }
+    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+        int half = (int)(k & 1);
+        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        char *h = (char *)stage->ptr + (size_t)half * chunk;
+        if ((e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
+        gp_copy_parallel((char *)dst + off, h, len);
+        size_t next = k + 2;
+        if (next < nchunks) {
+            size_t noff = next * chunk, nlen = bytes - noff < chunk ? bytes - noff : chunk;
+            e = cudaMemcpyAsync(h, (const char *)src + noff, nlen, cudaMemcpyDeviceToHost, s);
+            if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
+        }
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+/* Hoare's selection of the k-th smallest of v[0..n) (v is reordered). */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) ++i;
+            while (v[j] > pivot) --j;
+            if (i <= j) {
+                double t = v[i]; v[i] = v[j]; v[j] = t;
+                ++i;
+                if (j == 0) break;
+                --j;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    return v[k];
+}
+
+void gp_median_center(const double *pos, size_t n, double *scratch, double out[3])
+{
+    /* above GP_MEDIAN_SAMPLE particles, the median of an evenly strided
+     * sample: a point of the bulk all the same, without three O(n) passes
+     * on one core (~0.1 s at 2^24) */
+    size_t m = n > GP_MEDIAN_SAMPLE ? GP_MEDIAN_SAMPLE : n;
+    for (int d = 0; d < 3; ++d) {
+        if (n == 0) { out[d] = 0.0; continue; }
+        for (size_t k = 0; k < m; ++k) scratch[k] = pos[3 * (m == n ? k : (size_t)((uint64_t)k * n / m)) + d];
+        out[d] = select_kth(scratch, m, m / 2);
+    }
+}
+
+gp_status gp_cuda_unscale_results(gp_base *b, double G, double mass_scale, double len_scale,
+                                  const double *rec, size_t ni, double *acc, double *pot)
+{
+    const int em = ilogb(mass_scale), el = ilogb(len_scale);
+    const int ea = em - 2 * el, ep = em - el;
+    const long long m = (long long)ni;
+    long long bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (m > 65536)
+    for (long long k = 0; k < m; ++k) {
+        const double *r = rec + 4 * k;
+        double in[4] = {r[0], r[1], r[2], -r[3]}, out[4];
+        for (int c = 0; c < 4; ++c) {
+            out[c] = ldexp(G * in[c], c < 3 ? ea : ep);
+            bad += !isfinite(out[c]) || (out[c] == 0 && in[c] != 0);
+        }
+        acc[3 * k] = out[0];
+        acc[3 * k + 1] = out[1];
+        acc[3 * k + 2] = out[2];
+        if (pot) pot[k] = out[3];
+    }
+    if (bad)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "%lld acceleration or potential component(s) are outside the range of a double "
+                       "(the masses, G and the distances give values above 1.8e308 or below 2.2e-308); "
+                       "choose units in which masses and distances are nearer 1", bad);
+    return GP_OK;
+}

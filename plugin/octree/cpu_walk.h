@@ -1,0 +1,126 @@
+/*
+ * cpu_walk.h — the CPU group walk (cpu-tree and mpi-tree): one i-group against the source tree.
+ *
+ * For a group (a sphere around up to group_size targets) the walk descends
+ * the source tree depth-first, asks the MAC (octree/mac.h) about each cell,
+ * and appends what it accepts to two interaction lists held as SoA arrays:
+ * cells (relative com, mass, second moment) and particles (relative
+ * position, mass, id). When a list fills up, or at the end, it is flushed
+ * through a tight loop over the list for every target — each target's sum
+ * runs over the list in blocks of OCT_LANES lanes, each lane with its own
+ * partial sum (in mixed mode: float partial sums of 4 terms added to double
+ * lane sums), lanes added in a fixed order at the end. That loop vectorises
+ * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
+ * two with fused multiply-adds; in the float modes on AVX-512 machines an
+ * intrinsics version with the hardware 1/sqrt estimate plus one Newton
+ * step, two targets per pass, float blocks of 16 terms: cpu_walk.c) and its
+ * order depends only on the group and
+ * the tree, never on threads: output is bit-identical whatever
+ * OMP_NUM_THREADS is, on a given machine.
+ *
+ * In the float modes on AVX-512 machines the traversal itself is
+ * vectorised too (walk512 in cpu_walk.c): a cell's children are decided
+ * together from cell columns (oct_cell_columns), with the same tests and
+ * answers as the scalar loop; cells then carry the traceless quadrupole.
+ *
+ * Positions in the lists are relative to the group centre, so float
+ * interactions (single, mixed) keep their precision far from the origin.
+ * Float modes also measure lengths in units of 2^e_len and masses in units
+ * of 2^e_mass (the tree's box and heaviest mass, oct_sources), so float
+ * covers any input scale double does (1e-30 .. 1e30 lengths, 1e-50 ..
+ * 1e300 masses); the sums are scaled back in double at the end. Powers of
+ * two scale exactly: inputs of ordinary scale give the same bits as with
+ * no scaling. The self id is whatever src->id holds (key-sorted index for
+ * the full tree, particle index for a source-subset tree); targets pass
+ * the matching kind in oct_group.self.
+ */
+#ifndef GP_OCTREE_CPU_WALK_H
+#define GP_OCTREE_CPU_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "octree/moments.h"
+
+#define OCT_LANES 16
+
+typedef enum oct_precision { OCT_SINGLE = 0, OCT_MIXED = 1, OCT_DOUBLE = 2 } oct_precision;
+
+/* What the walk needs to know about a source cell: one 64-byte line. */
+typedef struct oct_wcell {
+    double com[3];
+    float rcrit;         /* geometric MACs: r_crit; acceleration: (M l^2)^(1/4), rounded up */
+    uint32_t count;      /* particles below the cell                         */
+    float blo[3], bhi[3];/* box relative to com, margin added, rounded outward */
+    uint32_t first;      /* first child (internal) or first source (leaf)    */
+    uint32_t nchild;     /* number of children, 0 for a leaf                 */
+} oct_wcell;
+
+/* A cell's multipole payload in float (single and mixed modes). */
+typedef struct oct_payload_f {
+    float m, s[6];
+    float d2max;   /* float modes accept the cell only closer than this (squared):
+                      keeps every product in the float kernels finite */
+} oct_payload_f;
+
+/* The same cell data as columns (one array per field, indexed by cell),
+ * for the AVX-512 walk: the children of a cell are consecutive cells, so
+ * one masked vector load per field brings all (up to 8) of them, and the
+ * MAC is decided for all children at once without a branch per cell. */
+typedef struct oct_cell_columns {
+    double *cx, *cy, *cz;        /* com                                      */
+    float *rcrit;                /* as oct_wcell                              */
+    uint32_t *count, *first, *nchild;
+    float *blo[3], *bhi[3];      /* as oct_wcell                              */
+    float *m, *d2max;            /* as oct_payload_f                          */
+    float *s[6];                 /* traceless quadrupole 3 S - tr(S) I (float) */
+    float *tr;                   /* tr(S)                                    */
+} oct_cell_columns;
+
+/* The massive particles in key order and the tree over them. */
+typedef struct oct_sources {
+    uint32_t n;
+    const double *x, *y, *z, *m;
+    const uint32_t *id;      /* key-sorted index of each source (self test) */
+    uint32_t ncells;
+    const oct_wcell *cells;
+    const gp_moments *mom;      /* double payload                            */
+    const oct_payload_f *payf;   /* float payload                             */
+    const oct_cell_columns *col; /* the cells again, as columns (may be NULL)  */
+    int e_mass;                 /* m, mom[].m, payf[].m are in units of 2^e_mass */
+    int e_len;                  /* float payload and float walk: lengths in
+                                   units of 2^e_len (double walk: none)      */
+} oct_sources;
+
+typedef struct oct_walk_params {
+    int mac;                 /* gp_mac_kind used for this pass              */
+    int quadrupole;          /* 1: cells carry quadrupoles                  */
+    oct_precision prec;
+    double eps2;
+    double G;
+    double alpha;            /* delta_acc, for the acceleration MAC         */
+} oct_walk_params;
+
+/* One group of targets. x/y/z absolute positions; self[k] the key-sorted
+ * index of the source to skip for target k, or -1 (field points). amin:
+ * the group's smallest previous |a| (acceleration MAC only). Results (G
+ * applied) go to ax/ay/az/pot[k]. */
+typedef struct oct_group {
+    uint32_t n;
+    const double *x, *y, *z;
+    const int32_t *self;
+    double centre[3], radius, amin;
+    double *ax, *ay, *az, *pot;
+} oct_group;
+
+typedef struct oct_workspace oct_workspace;
+
+/* A workspace for groups of up to max_group targets; NULL when out of memory. */
+oct_workspace *oct_workspace_new(uint32_t max_group);
+void oct_workspace_free(oct_workspace *ws);
+
+/* Walks one group; adds the pp and pc interaction counts. */
+void oct_walk_group(const oct_sources *src, const oct_walk_params *p, oct_workspace *ws,
+                   const oct_group *g, uint64_t *pp, uint64_t *pc);
+
+#endif /* GP_OCTREE_CPU_WALK_H */

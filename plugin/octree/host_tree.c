@@ -1,0 +1,161 @@
+/* host_tree.c — CPU driver of the tree build (see host_tree.h). */
+#include "octree/host_tree.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
+                       size_t stride, double lo[3], double *inv_cell)
+{
+    double mn[3] = { x[0], y[0], z[0] }, mx[3] = { x[0], y[0], z[0] };
+    for (size_t i = 1; i < n; i++) {
+        double p[3] = { x[i * stride], y[i * stride], z[i * stride] };
+        for (int a = 0; a < 3; a++) {
+            if (p[a] < mn[a]) mn[a] = p[a];
+            if (p[a] > mx[a]) mx[a] = p[a];
+        }
+    }
+    double side = 0;
+    for (int a = 0; a < 3; a++)
+        if (mx[a] - mn[a] > side) side = mx[a] - mn[a];
+    /* a span like 1e308 - -1e308 overflows: cap it (outliers then clamp) */
+    if (!(side > 0)) side = 1.0;
+    if (!(side <= 0.5 * DBL_MAX)) side = DBL_MAX;
+    else side *= 1.0 + 1e-9;
+    for (int a = 0; a < 3; a++) lo[a] = 0.5 * mn[a] + 0.5 * mx[a] - 0.5 * side;
+    *inv_cell = (double)GP_KEY_GRID / side;
+}
+
+void gp_host_make_keys(size_t n, const double *x, const double *y, const double *z,
+                       size_t stride, gp_key_kind kind, const double lo[3], double inv_cell,
+                       uint64_t *keys)
+{
+#pragma omp parallel for schedule(static) if (n > 4096)
+    for (size_t i = 0; i < n; i++)
+        keys[i] = gp_key_of_position(kind, x[i * stride], y[i * stride], z[i * stride], lo,
+                                     inv_cell);
+}
+
+int gp_host_sort_keys(size_t n, uint64_t *keys, uint32_t *perm)
+{
+    enum { BITS = 11, RADIX = 1 << BITS, PASSES = 6 }; /* 66 >= 63 bits */
+    uint64_t *k2 = malloc(n * sizeof *k2);
+    uint32_t *p2 = malloc(n * sizeof *p2);
+    size_t *count = malloc(RADIX * sizeof *count);
+    if (!k2 || !p2 || !count) { free(k2); free(p2); free(count); return -1; }
+    uint64_t *ks = keys, *kd = k2;
+    uint32_t *ps = perm, *pd = p2;
+    for (int pass = 0; pass < PASSES; pass++) {
+        int shift = pass * BITS;
+        memset(count, 0, RADIX * sizeof *count);
+        for (size_t i = 0; i < n; i++) count[(ks[i] >> shift) & (RADIX - 1)]++;
+        if (count[(ks[0] >> shift) & (RADIX - 1)] == n) continue; /* all one digit */
+        size_t sum = 0;
+        for (size_t d = 0; d < RADIX; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) {
+            size_t d = count[(ks[i] >> shift) & (RADIX - 1)]++;
+            kd[d] = ks[i];
+            pd[d] = ps[i];
+        }
+        uint64_t *tk = ks; ks = kd; kd = tk;
+        uint32_t *tp = ps; ps = pd; pd = tp;
+    }
+    if (ks != keys) {
+        memcpy(keys, ks, n * sizeof *keys);
+        memcpy(perm, ps, n * sizeof *perm);
+    }
+    free(k2); free(p2); free(count);
+    return 0;
+}
+
+static int reserve(gp_host_tree *t, size_t need)
+{
+    if (need <= t->cap) return 0;
+    size_t cap = t->cap ? t->cap : 64;
+    while (cap < need) cap *= 2;
+    gp_cell *c = realloc(t->cells, cap * sizeof *c);
+    if (!c) return -1;
+    t->cells = c;
+    t->cap = cap;
+    return 0;
+}
+
+int gp_host_tree_build(gp_host_tree *t, const uint64_t *keys, uint32_t n, uint32_t leaf_size)
+{
+    uint32_t *counts = NULL;
+    size_t counts_cap = 0;
+    if (leaf_size < 1) leaf_size = 1;
+    t->ncells = 0;
+    t->nlevels = 0;
+    if (reserve(t, 1)) goto oom;
+    t->cells[0] = (gp_cell){ .begin = 0, .count = n, .child = 0, .nchild = 0, .level = 0,
+                             .parent = 0 };
+    t->ncells = 1;
+    t->level_start[0] = 0;
+    for (uint32_t level = 0;; level++) {
+        uint32_t lo = t->level_start[level], hi = t->ncells, m = hi - lo;
+        t->level_start[level + 1] = hi;
+        t->nlevels = level + 1;
+        if (m == 0 || level >= GP_KEY_MAX_LEVEL) {
+            for (uint32_t c = lo; c < hi; c++) t->cells[c].nchild = 0;
+            break;
+        }
+        if (m + 1 > counts_cap) {
+            free(counts);
+            counts_cap = 2 * (size_t)m + 1;
+            counts = malloc(counts_cap * sizeof *counts);
+            if (!counts) goto oom;
+        }
+        const gp_cell *cells = t->cells;
+#pragma omp parallel for schedule(static) if (m > 1024)
+        for (uint32_t c = 0; c < m; c++)
+            counts[c] = gp_tree_count_children(keys, &cells[lo + c], leaf_size);
+        uint32_t sum = 0;                            /* exclusive scan */
+        for (uint32_t c = 0; c < m; c++) { uint32_t k = counts[c]; counts[c] = sum; sum += k; }
+        if (sum == 0) {
+            for (uint32_t c = lo; c < hi; c++) t->cells[c].nchild = 0;
+            break;
+        }
+        if (reserve(t, (size_t)hi + sum)) goto oom;
+        gp_cell *cw = t->cells;
+#pragma omp parallel for schedule(static) if (m > 1024)
+        for (uint32_t c = 0; c < m; c++)
+            gp_tree_split_cell(keys, cw, lo + c, leaf_size, hi + counts[c], &cw[hi + counts[c]]);
+        t->ncells = hi + sum;
+    }
+    free(counts);
+    return 0;
+oom:
+    free(counts);
+    t->ncells = 0;
+    t->nlevels = 0;
+    return -1;
+}
+
+int gp_host_tree_moments(gp_host_tree *t, const double *x, const double *y, const double *z,
+                         const double *m)
+{
+    gp_moments *mo = realloc(t->mom, (t->ncells ? t->ncells : 1) * sizeof *mo);
+    if (!mo) return -1;
+    t->mom = mo;
+    const gp_cell *cells = t->cells;
+    for (int level = (int)t->nlevels - 1; level >= 0; level--) {
+        uint32_t lo = t->level_start[level], hi = t->level_start[level + 1];
+#pragma omp parallel for schedule(static) if (hi - lo > 256)
+        for (uint32_t c = lo; c < hi; c++) {
+            if (cells[c].nchild == 0)
+                gp_moments_leaf(x, y, z, m, cells[c].begin, cells[c].count, &mo[c]);
+            else
+                gp_moments_combine(&mo[cells[c].child], cells[c].nchild, &mo[c]);
+        }
+    }
+    return 0;
+}
+
+void gp_host_tree_free(gp_host_tree *t)
+{
+    free(t->cells);
+    free(t->mom);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,42 @@
+# plugin/octree: the tree algorithms every tree plugin shares. The headers
+# are backend-neutral (GP_HD: compiled for the CPU and for the device);
+# host_tree.c is the host driver of the build; tree_state.c and cpu_walk.c
+# are the CPU tree and group walk that cpu-tree and mpi-tree both run.
+# Tests: build/t/octree-*.t and build/t/tree-build.t.
+GP_OCTREE_OBJS := $(BUILD)/obj/plugin/octree/host_tree.o
+
+# The per-element code is written to vectorise; -fno-math-errno lets sqrt
+# become one instruction. Portable x86-64-v2 baseline, no -march=native.
+GP_OCTREE_CFLAGS := -O3 -fno-math-errno
+ifeq ($(shell uname -m),x86_64)
+GP_OCTREE_CFLAGS += -march=x86-64-v2
+endif
+$(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
+
+# The CPU tree and walk: linked by cpu-tree and mpi-tree (with
+# GP_OCTREE_OBJS). Kernels: -O3 and -fno-math-errno so sqrt vectorises;
+# portable baseline x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
+# picked at load time (target_clones). No -ffast-math: sums stay in the
+# coded order.
+GP_OCTREE_CPU_OBJS := $(BUILD)/obj/plugin/octree/tree_state.o $(BUILD)/obj/plugin/octree/cpu_walk.o
+GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
+ifeq ($(shell uname -m),x86_64)
+GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
+endif
+$(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
+# cpu_walk.c: fused multiply-adds where the clone has them (x86-64-v3/v4).
+# The rounding is then fixed per clone, so results stay bit-identical run to
+# run and across thread counts on one machine (not across CPU generations).
+$(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
+
+OCTREE_TEST_NAMES := octree-keys octree-kernels tree-build
+OCTREE_TESTS := $(OCTREE_TEST_NAMES:%=$(BUILD)/t/%.t)
+TESTS += $(OCTREE_TESTS)
+
+$(OCTREE_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
+$(OCTREE_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_OCTREE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
+.PHONY: octree
+octree: $(OCTREE_TESTS)

@@ -1,0 +1,440 @@
+/* tree_state.c — building and refitting the CPU tree plugins' trees (see tree_state.h). */
+#include "octree/tree_state.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "octree/mac.h"
+
+/* gp_host_make_keys, vectorised: the Peano-Hilbert encoding is branch-free
+ * integer work (~500 operations a key), so 16 keys per AVX-512 vector beat
+ * one at a time by ~5x. Same keys bit for bit (integer arithmetic). */
+static inline __attribute__((always_inline)) uint64_t ph_encode_unrolled(uint32_t ix, uint32_t iy,
+                                                                           uint32_t iz)
+{
+    /* gp_ph_encode (core/keys.h) with its loops unrolled, so the loop over
+     * particles vectorises; same operations, same keys */
+    uint32_t X0 = ix & 0x1fffffu, X1 = iy & 0x1fffffu, X2 = iz & 0x1fffffu;
+#pragma GCC unroll 32
+    for (int b = GP_KEY_BITS_PER_AXIS - 1; b > 0; b--) {
+        uint32_t Q = 1u << b, P = Q - 1;
+        uint32_t on = 0u - ((X0 & Q) != 0);
+        X0 ^= P & on;                                  /* i = 0: the swap is a no-op */
+        on = 0u - ((X1 & Q) != 0);
+        X0 ^= P & on;
+        uint32_t t = (X0 ^ X1) & P & ~on;
+        X0 ^= t; X1 ^= t;
+        on = 0u - ((X2 & Q) != 0);
+        X0 ^= P & on;
+        t = (X0 ^ X2) & P & ~on;
+        X0 ^= t; X2 ^= t;
+    }
+    X1 ^= X0;
+    X2 ^= X1;
+    uint32_t t = 0;
+#pragma GCC unroll 32
+    for (int b = GP_KEY_BITS_PER_AXIS - 1; b > 0; b--)
+        t ^= ((1u << b) - 1) & (0u - ((X2 >> b) & 1u));
+    X0 ^= t; X1 ^= t; X2 ^= t;
+    return (gp_key_spread3(X0) << 2) | (gp_key_spread3(X1) << 1) | gp_key_spread3(X2);
+}
+
+__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
+                  double inv_cell, uint64_t *keys)
+{
+    const double l0 = lo[0], l1 = lo[1], l2 = lo[2];
+#pragma omp parallel for simd schedule(static) if (n > 4096)
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ix = gp_key_quantise(pos[3 * i], l0, inv_cell);
+        uint32_t iy = gp_key_quantise(pos[3 * i + 1], l1, inv_cell);
+        uint32_t iz = gp_key_quantise(pos[3 * i + 2], l2, inv_cell);
+        keys[i] = kind == GP_KEY_MORTON ? gp_morton_encode(ix, iy, iz) : ph_encode_unrolled(ix, iy, iz);
+    }
+}
+
+void oct_tree_free(oct_tree *t)
+{
+    free(t->order); free(t->rank);
+    free(t->x); free(t->y); free(t->z); free(t->m);
+    free(t->gbegin); free(t->gcount); free(t->group_of);
+    free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
+    gp_host_tree_free(&t->st);
+    free(t->wcells);
+    free(t->payf);
+    free(t->col_block);
+    memset(t, 0, sizeof *t);
+}
+
+/* One block for all cell columns, each column 64-byte aligned: 3 of
+ * doubles, then 19 of 4-byte values. */
+int oct_tree_alloc_columns(oct_tree *t)
+{
+    size_t nc = t->st.ncells;
+    size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
+    char *b = aligned_alloc(64, nc ? 3 * s8 + 19 * s4 : 64);   /* a multiple of 64, never 0 */
+    if (!b) return -1;
+    t->col_block = b;
+    oct_cell_columns *c = &t->col;
+    c->cx = (double *)(b); c->cy = (double *)(b + s8); c->cz = (double *)(b + 2 * s8);
+    char *f = b + 3 * s8;   /* the 4-byte columns, s4 apart */
+    c->rcrit = (float *)(f);
+    c->count = (uint32_t *)(f + s4);
+    c->first = (uint32_t *)(f + 2 * s4);
+    c->nchild = (uint32_t *)(f + 3 * s4);
+    for (int a = 0; a < 3; a++) {
+        c->blo[a] = (float *)(f + (4 + a) * s4);
+        c->bhi[a] = (float *)(f + (7 + a) * s4);
+    }
+    c->m = (float *)(f + 10 * s4);
+    for (int k = 0; k < 6; k++) c->s[k] = (float *)(f + (11 + k) * s4);
+    c->d2max = (float *)(f + 17 * s4);
+    c->tr = (float *)(f + 18 * s4);
+    return 0;
+}
+
+typedef struct leaf_ref { uint32_t begin, count, parent; } leaf_ref;
+
+static int by_begin(const void *a, const void *b)
+{
+    uint32_t x = ((const leaf_ref *)a)->begin, y = ((const leaf_ref *)b)->begin;
+    return (x > y) - (x < y);
+}
+
+/* i-groups: leaves of a tree with leaf size group_size, in key order;
+ * consecutive sibling leaves are merged while they fit in one group (an
+ * octree leaf is often far below the size limit), and deepest-level leaves
+ * larger than a group are cut into chunks. */
+int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
+                 uint32_t **begin, uint32_t **count)
+{
+    gp_host_tree gt = { 0 };
+    *n_runs = 0;
+    *begin = *count = NULL;
+    if (gp_host_tree_build(&gt, keys, n, group_size)) return -1;
+    uint32_t nleaf = 0, nchunk = 0;
+    for (uint32_t c = 0; c < gt.ncells; c++)
+        if (gt.cells[c].nchild == 0) {
+            nleaf++;
+            nchunk += gp_tree_group_chunks(gt.cells[c].count, group_size);
+        }
+    leaf_ref *lv = malloc((nleaf ? nleaf : 1) * sizeof *lv);
+    uint32_t *gb = malloc((nchunk ? nchunk : 1) * sizeof *gb);
+    uint32_t *gc = malloc((nchunk ? nchunk : 1) * sizeof *gc);
+    if (!lv || !gb || !gc) {
+        free(lv); free(gb); free(gc);
+        gp_host_tree_free(&gt);
+        return -1;
+    }
+    uint32_t k = 0;
+    for (uint32_t c = 0; c < gt.ncells; c++)
+        if (gt.cells[c].nchild == 0)
+            lv[k++] = (leaf_ref){ gt.cells[c].begin, gt.cells[c].count, gt.cells[c].parent };
+    qsort(lv, nleaf, sizeof *lv, by_begin);
+    uint32_t ng = 0, cur_parent = UINT32_MAX;
+    for (uint32_t i = 0; i < nleaf; i++) {
+        uint32_t b = lv[i].begin, c = lv[i].count;
+        if (ng > 0 && lv[i].parent == cur_parent && gc[ng - 1] + c <= group_size) {
+            gc[ng - 1] += c;
+            continue;
+        }
+        while (c > 0) {
+            uint32_t take = c < group_size ? c : group_size;
+            gb[ng] = b;
+            gc[ng] = take;
+            ng++;
+            b += take;
+            c -= take;
+        }
+        cur_parent = lv[i].parent;
+    }
+    free(lv);
+    gp_host_tree_free(&gt);
+    *n_runs = ng;
+    *begin = gb;
+    *count = gc;
+    return 0;
+}
+
+static int make_groups(oct_tree *t, const uint64_t *keys, uint32_t group_size)
+{
+    uint32_t n = (uint32_t)t->n, ng = 0;
+    t->group_of = malloc((size_t)(n ? n : 1) * sizeof *t->group_of);
+    if (!t->group_of || oct_make_runs(keys, n, group_size, &ng, &t->gbegin, &t->gcount)) return -1;
+    t->ngroups = ng;
+    t->max_group = group_size;
+    if (oct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) return -1;
+    ng = t->ngroups;
+    for (uint32_t g = 0; g < ng; g++)
+        for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
+    return 0;
+}
+
+/* Loose: the sphere radius exceeds 1e4 times the smallest nonzero step
+ * between key-consecutive particles (O(count), an upper bound of the
+ * nearest-neighbour spacing). */
+static int loose(const double *x, const double *y, const double *z, uint32_t b, uint32_t c)
+{
+    if (c < 2) return 0;
+    double centre[3], r;
+    gp_group_sphere(x, y, z, NULL, b, c, centre, &r);
+    double s2 = HUGE_VAL;
+    for (uint32_t i = b + 1; i < b + c; i++) {
+        double dx = x[i] - x[i - 1], dy = y[i] - y[i - 1], dz = z[i] - z[i - 1];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 > 0 && d2 < s2) s2 = d2;
+    }
+    return s2 < HUGE_VAL && r * r > 1e8 * s2;
+}
+
+int oct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
+                          uint32_t **begin, uint32_t **count)
+{
+    uint32_t n = *n_runs, cap = n + 16, out = 0;
+    uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
+    uint32_t stack[2 * 64][2];
+    if (!nb || !nc) { free(nb); free(nc); return -1; }
+    for (uint32_t g = 0; g < n; g++) {
+        int sp = 0;
+        stack[sp][0] = (*begin)[g]; stack[sp][1] = (*count)[g]; sp++;
+        while (sp > 0) {
+            sp--;
+            uint32_t b = stack[sp][0], c = stack[sp][1];
+            if (sp + 2 <= (int)(sizeof stack / sizeof stack[0]) && loose(x, y, z, b, c)) {
+                uint32_t h = c / 2;               /* second half first: key order kept */
+                stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
+                stack[sp][0] = b; stack[sp][1] = h; sp++;
+                continue;
+            }
+            if (out == cap) {
+                cap *= 2;
+                uint32_t *tb = realloc(nb, cap * sizeof *nb), *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
+                if (tb) nb = tb;
+                if (!tb || !tc) { free(nb); free(tc ? tc : nc); return -1; }
+                nc = tc;
+            }
+            nb[out] = b; nc[out] = c; out++;
+        }
+    }
+    free(*begin); free(*count);
+    *begin = nb; *count = nc; *n_runs = out;
+    return 0;
+}
+
+static void fill_sorted(oct_tree *t, const double *pos)
+{
+    size_t n = t->n;
+#pragma omp parallel for schedule(static) if (n > 8192)
+    for (size_t i = 0; i < n; i++) {
+        const double *p = &pos[3 * (size_t)t->order[i]];
+        t->x[i] = p[0]; t->y[i] = p[1]; t->z[i] = p[2];
+    }
+#pragma omp parallel for schedule(static) if (t->nsrc > 8192)
+    for (size_t k = 0; k < t->nsrc; k++) {
+        uint32_t i = t->sid[k];
+        t->sx[k] = t->x[i]; t->sy[k] = t->y[i]; t->sz[k] = t->z[i];
+    }
+}
+
+/* Source masses in units of 2^e_mass, the heaviest rounded down to a power
+ * of two: cell masses and m x products in the moments then stay far from
+ * overflow whatever the input's mass unit (1e300 or 1e-50), and the scaling
+ * is exact (a power of two), so ordinary inputs give the same bits. The
+ * walk multiplies its sums back (walk.c). */
+static void scale_masses(oct_tree *t)
+{
+    double mmax = 0;
+    for (uint32_t k = 0; k < t->nsrc; k++) {
+        double m = t->m[t->sid[k]];
+        mmax = m > mmax ? m : mmax;
+    }
+    int e = mmax > 0 ? ilogb(mmax) : 0;
+    e = e < -1000 ? -1000 : e > 1000 ? 1000 : e;
+    t->e_mass = e;
+    const double inv = ldexp(1.0, -e);
+    for (uint32_t k = 0; k < t->nsrc; k++) t->sm[k] = t->m[t->sid[k]] * inv;
+}
+
+int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
+                  uint32_t group_size, uint32_t leaf_size, gp_key_kind keys_kind)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->keys = keys_kind;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint64_t *skeys = NULL;
+    t->order = malloc(n * sizeof *t->order);
+    t->rank = malloc(n * sizeof *t->rank);
+    t->x = malloc(n * sizeof *t->x); t->y = malloc(n * sizeof *t->y);
+    t->z = malloc(n * sizeof *t->z); t->m = malloc(n * sizeof *t->m);
+    if (!keys || !t->order || !t->rank || !t->x || !t->y || !t->z || !t->m) goto oom;
+
+    gp_host_root_cube(n, pos, pos + 1, pos + 2, 3, t->lo, &t->inv_cell);
+    oct_make_keys(n, pos, keys_kind, t->lo, t->inv_cell, keys);
+    for (size_t i = 0; i < n; i++) t->order[i] = (uint32_t)i;
+    if (gp_host_sort_keys(n, keys, t->order)) goto oom;
+    uint32_t nsrc = 0;
+    for (size_t i = 0; i < n; i++) {
+        t->rank[t->order[i]] = (uint32_t)i;
+        t->m[i] = mass[t->order[i]];
+        nsrc += t->m[i] > 0;
+    }
+    t->nsrc = nsrc;
+    size_t ns = nsrc ? nsrc : 1;
+    t->sx = malloc(ns * sizeof *t->sx); t->sy = malloc(ns * sizeof *t->sy);
+    t->sz = malloc(ns * sizeof *t->sz); t->sm = malloc(ns * sizeof *t->sm);
+    t->sid = malloc(ns * sizeof *t->sid);
+    skeys = malloc(ns * sizeof *skeys);
+    if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !skeys) goto oom;
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; skeys[k] = keys[i]; k++; }
+    scale_masses(t);
+    fill_sorted(t, pos);
+    if (make_groups(t, keys, group_size)) goto oom;
+    if (nsrc > 0) {
+        if (gp_host_tree_build(&t->st, skeys, nsrc, leaf_size)) goto oom;
+        if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;
+        t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
+        t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);
+        if (!t->wcells || !t->payf) goto oom;
+        if (oct_tree_alloc_columns(t)) goto oom;
+    }
+    free(keys);
+    free(skeys);
+    return 0;
+oom:
+    free(keys);
+    free(skeys);
+    oct_tree_free(t);
+    return -1;
+}
+
+int oct_tree_refit(oct_tree *t, const double *pos, const double *mass, int moments)
+{
+    if (mass) {
+        /* a particle left out of the source tree (massless at the build)
+         * that now has mass needs a new topology */
+        size_t n = t->n, k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (k < t->nsrc && t->sid[k] == i) { k++; continue; }
+            if (mass[t->order[i]] > 0) return 1;
+        }
+        for (size_t i = 0; i < n; i++) t->m[i] = mass[t->order[i]];
+        scale_masses(t);
+    }
+    fill_sorted(t, pos);
+    t->moments_stale = 1;
+    return moments ? oct_tree_moments(t) : 0;
+}
+
+int oct_tree_moments(oct_tree *t)
+{
+    if (t->nsrc > 0 && gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) return -1;
+    t->moments_stale = 0;
+    return 0;
+}
+
+static float round_up(double v)
+{
+    float f = (float)v;
+    return (double)f < v ? nextafterf(f, HUGE_VALF) : f;
+}
+
+static float round_down(double v)
+{
+    float f = (float)v;
+    return (double)f > v ? nextafterf(f, -HUGE_VALF) : f;
+}
+
+/* The length unit of the float payload and of the float walk: 2^e with e
+ * the mean exponent of the leaves' sizes (integers, so deterministic), so
+ * relative coordinates are O(1) in float whatever the input's length unit
+ * (1e-30 or 1e30), and scaling by a power of two is exact. The typical
+ * leaf, not the root box: a particle at 1e30 beside a bulk at 1 must not
+ * push the bulk's separations below float's range (it is summed in double
+ * instead: out of OCT_FLOAT_RANGE, walk.c). Float then covers any system
+ * whose separations lie within ~1e+-18 of that unit. */
+static int length_exponent(const oct_tree *t)
+{
+    if (!t->nsrc) return 0;
+    const gp_host_tree *h = &t->st;
+    long long sum = 0, count = 0;
+    for (uint32_t c = 0; c < h->ncells; c++) {
+        if (h->cells[c].nchild) continue;
+        double l = gp_moments_size(&h->mom[c]);
+        if (l > 0 && isfinite(l)) { sum += ilogb(l); count++; }
+    }
+    double l0 = gp_moments_size(&h->mom[0]);
+    long long e = count ? (sum >= 0 ? sum / count : -((-sum) / count))
+                        : (l0 > 0 && isfinite(l0) ? ilogb(l0) : 0);
+    return e < -1000 ? -1000 : e > 1000 ? 1000 : (int)e;
+}
+
+void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
+{
+    uint32_t nc = t->nsrc ? t->st.ncells : 0;
+    t->e_len = length_exponent(t);
+    /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
+    const double il = ldexp(1.0, -t->e_len);
+    const double mscale = ldexp(1.0, t->e_mass);
+#pragma omp parallel for schedule(static) if (nc > 4096)
+    for (uint32_t c = 0; c < nc; c++) {
+        const gp_moments *mo = &t->st.mom[c];
+        const gp_cell *cl = &t->st.cells[c];
+        oct_wcell *w = &t->wcells[c];
+        for (int a = 0; a < 3; a++) {
+            double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
+            w->com[a] = mo->com[a];
+            w->blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
+            w->bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
+        }
+        double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+        /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
+         * same bits as with unscaled masses: a power of two), so the walk's
+         * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
+         * (walk.c), not a divide and two square roots per visited cell;
+         * where M l^2 overflows double, the root is taken first */
+        if (mac == GP_MAC_ACCELERATION) {
+            double m_in = rc * mscale;
+            rc = isfinite(m_in) || !isfinite(rc) ? sqrt(sqrt(m_in))
+                                                 : sqrt(sqrt(rc)) * pow(2.0, t->e_mass / 4.0);
+        }
+        w->rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
+        double smax = 0;
+        for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
+        w->count = cl->count;
+        w->first = cl->nchild ? cl->child : cl->begin;
+        w->nchild = cl->nchild;
+        double sl[6];   /* second moment in units of 2^e_mass L^2 */
+        for (int k = 0; k < 6; k++) sl[k] = mo->s[k] * il * il;
+        smax = smax * il * il;
+        oct_payload_f *pf = &t->payf[c];
+        pf->m = (float)mo->m;
+        for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
+        /* float kernels form s d^2 and d^2 (d in units of L): both must stay
+         * below ~1e34 */
+        int fits = mo->m < 1e30 && smax < 1e30;
+        pf->d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
+        oct_cell_columns *col = &t->col;
+        col->cx[c] = w->com[0]; col->cy[c] = w->com[1]; col->cz[c] = w->com[2];
+        col->rcrit[c] = w->rcrit;
+        col->count[c] = w->count; col->first[c] = w->first; col->nchild[c] = w->nchild;
+        for (int a = 0; a < 3; a++) { col->blo[a][c] = w->blo[a]; col->bhi[a][c] = w->bhi[a]; }
+        col->m[c] = pf->m;
+        /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
+        double tr = sl[0] + sl[1] + sl[2];
+        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
+        col->tr[c] = (float)tr;
+        col->d2max[c] = pf->d2max;
+    }
+}
+
+oct_sources oct_tree_sources(const oct_tree *t)
+{
+    oct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
+                     .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf,
+                     .col = t->col_block ? &t->col : NULL, .e_mass = t->e_mass, .e_len = t->e_len };
+    return s;
+}

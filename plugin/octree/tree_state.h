@@ -1,0 +1,110 @@
+/*
+ * tree_state.h — everything a CPU tree plugin (cpu-tree, mpi-tree) derives from the particles: the key
+ * order, the i-groups, and the source tree over the massive particles.
+ *
+ * Built in one go by oct_tree_build (keys, sort, groups, source tree,
+ * moments) and refreshed cheaply by oct_tree_refit (new positions, same
+ * order and topology, moments recomputed). oct_tree_prepare_cells derives the
+ * per-cell MAC data for the current mac/theta.
+ */
+#ifndef GP_OCTREE_TREE_STATE_H
+#define GP_OCTREE_TREE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "octree/host_tree.h"
+#include "octree/cpu_walk.h"
+
+typedef struct oct_tree {
+    size_t n;
+    double lo[3], inv_cell;             /* root cube of the last build        */
+    gp_key_kind keys;
+    uint32_t *order;                    /* key-sorted index -> particle index */
+    uint32_t *rank;                     /* particle index -> key-sorted index */
+    double *x, *y, *z, *m;              /* all particles, key order           */
+    uint32_t ngroups;
+    uint32_t *gbegin, *gcount;          /* i-groups: runs of the key order    */
+    uint32_t *group_of;                 /* key-sorted index -> group          */
+    uint32_t max_group;
+    uint32_t nsrc;                      /* massive particles, key order:      */
+    double *sx, *sy, *sz, *sm;          /*   sm in units of 2^e_mass          */
+    int e_mass;                         /* 2^e_mass: the heaviest source mass
+                                           rounded down to a power of two, so
+                                           moments never overflow (tree_state.c) */
+    uint32_t *sid;                      /*   their key-sorted index           */
+    gp_host_tree st;                    /* source tree over them              */
+    oct_wcell *wcells;                   /* per source cell, for the walk      */
+    oct_payload_f *payf;                 /* per source cell, float payload     */
+    oct_cell_columns col;                /* wcells + payf as columns (one block) */
+    void *col_block;
+    int e_len;                          /* float payload length unit 2^e_len
+                                           (set by oct_tree_prepare_cells)     */
+    int moments_stale;                  /* refitted without the moments       */
+} oct_tree;
+
+/* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out
+ * of memory (t is then empty). t must be zeroed or freed before. */
+int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
+                  uint32_t group_size, uint32_t leaf_size, gp_key_kind keys);
+
+/* Same particles, new positions pos[3n] and, when mass is not NULL, new
+ * masses mass[n]: re-sorts nothing, recomputes the moments on the old
+ * topology (moments = 0: later, by oct_tree_moments; meanwhile only the
+ * key-sorted positions, the i-groups' data, are current). A source whose
+ * mass dropped to 0 stays in the tree (it adds exactly 0). Returns 0, -1
+ * (out of memory), or 1 when a particle outside the source tree gained
+ * mass: the tree must then be rebuilt (nothing was changed). */
+int oct_tree_refit(oct_tree *t, const double *pos, const double *mass, int moments);
+
+/* The moments from the current positions and masses (after a refit that
+ * left them stale). Returns 0 or -1 (out of memory). */
+int oct_tree_moments(oct_tree *t);
+
+/* Cuts n sorted keys into i-group runs of at most group_size: the leaves of
+ * a tree with that leaf size, consecutive siblings merged while they fit.
+ * begin/count are malloc'd (n_runs entries). Returns 0 or -1 (out of memory). */
+int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
+                 uint32_t **begin, uint32_t **count);
+
+/* Groups must be compact: a group whose sphere is more than 1e4 times the
+ * smallest nonzero step between its key-consecutive particles (a particle at 1e30 grouped
+ * with a bulk at 1) is cut in halves along the key order until every piece
+ * is compact or a single particle. Otherwise the MAC, measured from the
+ * group's sphere, cannot resolve the bulk at that scale. Works on the runs
+ * begin[]/count[] (n_runs of them, arrays reallocated as needed) over points
+ * x/y/z in run order. Returns 0 or -1 (out of memory). */
+int oct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
+                          uint32_t **begin, uint32_t **count);
+
+/* keys[i] of the interleaved positions pos[3n], as gp_host_make_keys (vectorised). */
+void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
+                  double inv_cell, uint64_t *keys);
+
+/* Fills t->wcells for a MAC and theta, and the float payload in units of
+ * the length scale (oct_sources.e_len, from the sources' tight box). */
+void oct_tree_prepare_cells(oct_tree *t, int mac, double theta);
+
+/* Tuning shared by every driver of this tree (cpu-tree, and mpi-tree on
+ * each rank, so a rank's local work is cpu-tree's):
+ * a full build costs about as much as this many interactions per particle
+ * (keys, sort, two trees, moments; measured on x86, see bench/README.md) —
+ * rebuild=auto weighs refit excess against it; */
+#define OCT_BUILD_COST_PER_PARTICLE 150.0
+/* and the opening angle of the bh pass that gives the acceleration MAC its
+ * first |a_old|. It only sets a tolerance scale, so a coarse one does:
+ * monopoles at theta 1 (|a| median error ~1%, ~4x cheaper than quadrupoles
+ * at 0.8). */
+#define OCT_PREPASS_THETA 1.0
+
+/* Allocates t->col (the AVX-512 walk's cell columns, one 64-byte aligned
+ * block) for t->st.ncells cells; 0 on success, -1 out of memory. Also used
+ * by mpi-tree for the trees it receives. */
+int oct_tree_alloc_columns(oct_tree *t);
+
+/* The walk's view of the sources (after oct_tree_prepare_cells). */
+oct_sources oct_tree_sources(const oct_tree *t);
+
+void oct_tree_free(oct_tree *t);
+
+#endif /* GP_OCTREE_TREE_STATE_H */
