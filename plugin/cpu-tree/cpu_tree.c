@@ -1,7 +1,7 @@
 /*
  * cpu_tree.c — the cpu-tree plugin: a Barnes-Hut oct-tree on the CPU, built
  * from plugin/octree (keys, level-by-level tree, moments, MACs, kernels) and
- * driven with OpenMP over i-groups (walk.c).
+ * driven with OpenMP over i-groups (octree/cpu_walk.c).
  *
  * One compute_forces call:
  *   1. make the tree current: a full build after set_particles; after
@@ -37,11 +37,11 @@
  * the i-groups (targets need not be sources); while a subset is set its
  * refits skip the moments, which it does not use.
  *
- * Groups are compact runs of the key order (tree_state.c). Float modes
+ * Groups are compact runs of the key order (octree/tree_state.c). Float modes
  * work in units of the typical leaf size and of the heaviest source mass
- * (walk.h), so any input scale fits; a float-mode group that meets
+ * (octree/cpu_walk.h), so any input scale fits; a float-mode group that meets
  * coordinates or multipoles outside the float range is redone in double
- * (walk.c), so extreme coordinates cost time, never correctness. Results
+ * (cpu_walk.c), so extreme coordinates cost time, never correctness. Results
  * that overflow double are refused with a sentence (gp_check_outputs).
  * compute_field sorts the points along the same curve and walks them in
  * groups the same way.
@@ -55,6 +55,8 @@
 #include "octree/mac.h"
 #include "octree/tree_state.h"
 #include "octree/cpu_walk.h"
+#include "octree/cpu_driver.h"
+#include "octree/cpu_targets.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
@@ -85,9 +87,7 @@ static const gp_param_info params[] = {
     {"threads", GP_PARAM_INT, "0", "[0,4096]",
      "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
 };
-enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
-       P_KEYS, P_THREADS, N_PARAMS };
-enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
+enum { N_PARAMS = OCT_N_PARAMS };   /* indices: octree/cpu_driver.h */
 
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
@@ -111,21 +111,15 @@ struct gp_solver {
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
-static int thread_count(const gp_solver *s)
-{
-    long long t = gp_param_int(&s->base, P_THREADS);
-    return t > 0 ? (int)t : omp_get_max_threads();
-}
-
 static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     double t0 = gp_wtime();
     oct_tree fresh;
-    uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
-    uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
-    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+    uint32_t gsize = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
+    uint32_t lsize = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
+    gp_key_kind kind = oct_param_keys(&s->base);
     int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(thread_count(s));
+    omp_set_num_threads(oct_param_threads(&s->base));
     int rc = oct_tree_build(&fresh, n, pos, mass, gsize, lsize, kind);
     omp_set_num_threads(prev_threads);
     if (rc)
@@ -164,7 +158,7 @@ static void sub_gather(gp_solver *s, int masses)
 {
     const gp_particles *p = &s->base.p;
     const size_t ns = p->n_src;
-#pragma omp parallel for schedule(static) num_threads(thread_count(s)) if (ns > 32768)
+#pragma omp parallel for schedule(static) num_threads(oct_param_threads(&s->base)) if (ns > 32768)
     for (size_t k = 0; k < ns; k++) {
         const double *x = &p->pos[3 * (size_t)p->src[k]];
         s->sub_pos[3 * k] = x[0]; s->sub_pos[3 * k + 1] = x[1]; s->sub_pos[3 * k + 2] = x[2];
@@ -192,7 +186,7 @@ static gp_status sub_build(gp_solver *s)
     sub_gather(s, 1);
     oct_tree fresh;
     int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(thread_count(s));
+    omp_set_num_threads(oct_param_threads(&s->base));
     int rc = oct_tree_build(&fresh, ns, s->sub_pos, s->sub_mass, s->built_group, s->built_leaf,
                            (gp_key_kind)s->built_keys);
     omp_set_num_threads(prev_threads);
@@ -220,7 +214,7 @@ static gp_status sub_ensure(gp_solver *s)
     int masses = s->sub_mass_dirty;
     sub_gather(s, masses);
     int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(thread_count(s));
+    omp_set_num_threads(oct_param_threads(&s->base));
     int rc = oct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
     omp_set_num_threads(prev_threads);
     if (rc == 1) return sub_build(s);   /* a massless member gained mass */
@@ -241,7 +235,7 @@ static gp_status ensure_tree(gp_solver *s)
     if (s->tree.moments_stale) {
         double t0 = gp_wtime();
         int prev_threads = omp_get_max_threads();
-        omp_set_num_threads(thread_count(s));
+        omp_set_num_threads(oct_param_threads(&s->base));
         int rc = oct_tree_moments(&s->tree);
         omp_set_num_threads(prev_threads);
         if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
@@ -261,23 +255,17 @@ static gp_status ensure_main_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
     int layout_changed = !s->have_tree ||
-                         s->built_group != (uint32_t)gp_param_int(&s->base, P_GROUP) ||
-                         s->built_leaf != (uint32_t)gp_param_int(&s->base, P_LEAF) ||
-                         s->built_keys != (gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON
-                                                                                : GP_KEY_PEANO_HILBERT);
+                         s->built_group != (uint32_t)gp_param_int(&s->base, OCT_P_GROUP) ||
+                         s->built_leaf != (uint32_t)gp_param_int(&s->base, OCT_P_LEAF) ||
+                         s->built_keys != (int)oct_param_keys(&s->base);
     if (layout_changed) return build_tree(s, p->n, p->pos, p->mass);
     if (!s->moved && !s->mass_dirty) return GP_OK;
-    int mode = gp_param_enum(&s->base, P_REBUILD);
-    int rebuild = mode == REBUILD_ALWAYS ||
-                  (mode == REBUILD_EVERY &&
-                   s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
-                  (mode == REBUILD_AUTO &&
-                   s->excess > OCT_BUILD_COST_PER_PARTICLE * (double)p->n);
+    int rebuild = oct_rebuild_due(&s->base, s->calls_since_build, s->excess, p->n);
     /* masses alone never rebuild: the moments are refitted */
     if (rebuild && s->moved) return build_tree(s, p->n, p->pos, p->mass);
     double t0 = gp_wtime();
     int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(thread_count(s));
+    omp_set_num_threads(oct_param_threads(&s->base));
     /* with a source subset the main tree only groups the targets: its
      * moments wait until the subset is cleared (ensure_tree) */
     int rc = oct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
@@ -290,20 +278,6 @@ static gp_status ensure_main_tree(gp_solver *s)
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
-}
-
-static oct_walk_params walk_params(const gp_solver *s, int mac)
-{
-    double eps = gp_param_double(&s->base, P_EPS);
-    oct_walk_params w = {
-        .mac = mac,
-        .quadrupole = gp_param_enum(&s->base, P_ORDER) == 1,
-        .prec = (oct_precision)gp_param_enum(&s->base, P_PREC),
-        .eps2 = eps * eps,
-        .G = gp_param_double(&s->base, P_G),
-        .alpha = gp_param_double(&s->base, P_DELTA),
-    };
-    return w;
 }
 
 /* The targets of one force pass: runs rb/rc (i-groups) over a sequence of
@@ -336,15 +310,14 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
     const oct_tree *t = &s->tree;
     const oct_sources src = walk_sources(s, mac, theta);
     const int pid_self = s->base.p.src != NULL;
-    oct_walk_params wp = walk_params(s, mac);
-    if (prepass) wp.quadrupole = 0;
+    const oct_walk_params wp = oct_param_walk(&s->base, mac, prepass);
     const uint32_t G = t->max_group;
     int failed = 0;
     uint64_t pp = 0, pc = 0;
     const double *aold = s->aold;
     const uint32_t ng = T->nruns;
 
-#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
+#pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
     {
         oct_workspace *ws = oct_workspace_new(G);
         double *buf = malloc(7 * (size_t)G * sizeof *buf);
@@ -477,7 +450,7 @@ static gp_status cpu_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *
 static gp_status cpu_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
-    gp_status st = gp_state_predict(&s->base, t, thread_count(s), NULL);
+    gp_status st = gp_state_predict(&s->base, t, oct_param_threads(&s->base), NULL);
     if (st == GP_OK) mark_moved(s);
     return st;
 }
@@ -532,51 +505,19 @@ static void subset_groups_free(subset_groups *g)
     memset(g, 0, sizeof *g);
 }
 
-typedef struct rank_slot { uint32_t rank, k; } rank_slot;
-
-static int by_rank(const void *a, const void *b)
-{
-    uint32_t x = ((const rank_slot *)a)->rank, y = ((const rank_slot *)b)->rank;
-    return (x > y) - (x < y);
-}
-
 static int make_subset_groups(const oct_tree *t, const gp_particles *p, subset_groups *g)
 {
     size_t na = p->n_active, m = na ? na : 1;
-    rank_slot *rs = malloc(m * sizeof *rs);
     g->tix = malloc(m * sizeof *g->tix);
     g->x = malloc(3 * m * sizeof *g->x);
     g->slot = malloc(m * sizeof *g->slot);
     g->rb = malloc(m * sizeof *g->rb);
     g->rc = malloc(m * sizeof *g->rc);
-    if (!rs || !g->tix || !g->x || !g->slot || !g->rb || !g->rc) {
-        free(rs);
-        return -1;
-    }
+    if (!g->tix || !g->x || !g->slot || !g->rb || !g->rc) return -1;
     g->y = g->x + na;
     g->z = g->x + 2 * na;
-    for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[p->active[k]], (uint32_t)k };
-    qsort(rs, na, sizeof *rs, by_rank);          /* the tree's key order */
-    for (size_t u = 0; u < na; u++) {
-        uint32_t i = rs[u].rank;
-        g->tix[u] = i;
-        g->slot[u] = rs[u].k;
-        g->x[u] = t->x[i]; g->y[u] = t->y[i]; g->z[u] = t->z[i];
-    }
-    /* the active part of each tree group */
-    uint32_t nr = 0;
-    for (size_t u = 0; u < na;) {
-        uint32_t tg = t->group_of[g->tix[u]];
-        size_t e = u + 1;
-        while (e < na && t->group_of[g->tix[e]] == tg) e++;
-        g->rb[nr] = (uint32_t)u;
-        g->rc[nr] = (uint32_t)(e - u);
-        nr++;
-        u = e;
-    }
-    g->nruns = nr;
-    free(rs);
-    return 0;
+    return oct_active_groups(t, na, p->active, g->tix, g->slot, g->x, g->y, g->z, g->rb, g->rc,
+                             &g->nruns);
 }
 
 static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
@@ -604,7 +545,7 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
         T = (cpu_tree_targets){ .nruns = sub.nruns, .rb = sub.rb, .rc = sub.rc, .tix = sub.tix,
                           .x = sub.x, .y = sub.y, .z = sub.z, .slot = sub.slot };
     }
-    int mac = gp_param_enum(&s->base, P_MAC);
+    int mac = gp_param_enum(&s->base, OCT_P_MAC);
     uint64_t pp = 0, pc = 0;
     int rc = 0;
     if (mac == GP_MAC_ACCELERATION) {
@@ -624,7 +565,7 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             s->base.stats.pc_interactions += pc0;
         }
     }
-    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, P_THETA), 0, &T, acc, pot, &pp, &pc);
+    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, acc, pot, &pp, &pc);
     subset_groups_free(&sub);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
@@ -632,20 +573,11 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
                        "fewer threads");
     st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
     if (st != GP_OK) return st;
-    for (size_t k = 0; k < na; k++) {
-        const double *a = &acc[3 * k];
-        s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    }
+    oct_store_abs_acc(&s->base, na, acc, s->aold);
     /* rebuild=auto bookkeeping, in interactions (deterministic) */
-    double cost = na ? (double)(pp + pc) / (double)na : 0;
-    if (s->calls_since_build == 0 || s->rebase) s->base_cost = cost;
-    else if (cost > s->base_cost) s->excess += (cost - s->base_cost) * (double)na;
-    s->calls_since_build++;
+    oct_count_force_call(&s->base, &s->calls_since_build, &s->base_cost, &s->excess, s->rebase, pp,
+                         pc, na, t0);
     s->rebase = 0;
-    s->base.stats.force_calls += 1;
-    s->base.stats.pp_interactions += pp;
-    s->base.stats.pc_interactions += pc;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
     return GP_OK;
 }
 
@@ -662,47 +594,37 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
     oct_tree *t = &s->tree;
-    uint64_t *keys = malloc(m * sizeof *keys);
     uint32_t *perm = malloc(m * sizeof *perm);
-    if (!keys || !perm || m > UINT32_MAX) {
-        free(keys); free(perm);
+    if (!perm || m > UINT32_MAX) {
+        free(perm);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_field: no memory to sort %zu points; pass fewer at a time", m);
     }
-    gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, t->lo, t->inv_cell, keys);
-    for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
-    if (gp_host_sort_keys(m, keys, perm)) {
-        free(keys); free(perm);
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "compute_field: no memory to sort points");
-    }
-    free(keys);
     /* points in key order, cut into runs of G, loose runs split */
     const uint32_t G = t->max_group;
     uint32_t nruns = (uint32_t)((m + G - 1) / G);
     double *px = malloc(3 * m * sizeof *px);
     uint32_t *rb = malloc((size_t)nruns * sizeof *rb), *rc = malloc((size_t)nruns * sizeof *rc);
-    if (px && rb && rc) {
-        for (size_t i = 0; i < m; i++) {
-            const double *q = &points[3 * (size_t)perm[i]];
-            px[i] = q[0]; px[m + i] = q[1]; px[2 * m + i] = q[2];
-        }
-        for (uint32_t r = 0; r < nruns; r++) {
-            rb[r] = r * G;
-            rc[r] = (uint32_t)(m - rb[r] < G ? m - rb[r] : G);
-        }
-    }
-    if (!px || !rb || !rc || oct_split_loose_groups(px, px + m, px + 2 * m, &nruns, &rb, &rc)) {
+    int grouped = px && rb && rc ? oct_field_groups(m, points, t->keys, t->lo, t->inv_cell, G, perm,
+                                                    px, px + m, px + 2 * m, &nruns, &rb, &rc)
+                                 : -2;
+    if (grouped) {
         free(px); free(rb); free(rc); free(perm);
+        if (grouped == -1)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "compute_field: no memory to sort %zu points; pass fewer at a time", m);
+        if (grouped == -3)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "compute_field: no memory to sort points");
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_field: no memory to group %zu points; pass fewer at a time", m);
     }
-    int mac = gp_param_enum(&s->base, P_MAC);
+    int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
-    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, P_THETA));
-    const oct_walk_params wp = walk_params(s, mac);
+    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, OCT_P_THETA));
+    const oct_walk_params wp = oct_param_walk(&s->base, mac, 0);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
-#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
+#pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
     {
         oct_workspace *ws = oct_workspace_new(G);
         double *buf = malloc(4 * (size_t)G * sizeof *buf);
@@ -735,10 +657,7 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
                        "fewer threads");
     st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
     if (st != GP_OK) return st;
-    s->base.stats.field_calls += 1;
-    s->base.stats.pp_interactions += pp;
-    s->base.stats.pc_interactions += pc;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
+    oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
 }
 

@@ -25,6 +25,14 @@
 #include "base/plugin_base.h"
 #include "let.h"
 
+/* One instance's place in MPI, as the collective steps need it: where its
+ * sentences go (base), its own communicator, this rank and the rank count. */
+typedef struct mpi_tree_comm {
+    gp_base *base;
+    MPI_Comm comm;
+    int rank, size;
+} mpi_tree_comm;
+
 /* Makes sure MPI is initialised (see above). Returns 0, or -1 with a
  * sentence in why. */
 int mpi_tree_mpi_start(char *why, size_t len);

@@ -31,7 +31,7 @@ static int buf_reserve(mpi_tree_buf *b, size_t extra)
 }
 
 /* Would every group whose sphere lies inside box accept this cell? The
- * walk's test (walk.c) at the box's nearest point, with a margin. */
+ * walk's test (octree/cpu_walk.c) at the box's nearest point, with a margin. */
 static int closed_for_box(const oct_wcell *wc, int accel, const mpi_tree_box *box)
 {
     if (wc->count <= 1) return 0;

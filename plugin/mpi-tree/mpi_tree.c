@@ -1,7 +1,9 @@
 /*
  * mpi_tree.c — the mpi-tree plugin: cpu-tree across MPI ranks with a local
  * essential tree (LET) exchange, as in Bonsai, GOTHIC's MPI mode and
- * Gadget's tree (Warren & Salmon 1993; Bédorf et al. 2014).
+ * Gadget's tree (Warren & Salmon 1993; Bédorf et al. 2014). This file holds
+ * the instance, its parameters and the ABI entries; the steps of a pass
+ * live in the files named below.
  *
  * Every call but describe_params, get_param, get_stats and last_error is
  * collective over the instance's communicator (a duplicate of
@@ -14,20 +16,21 @@
  *
  * One force pass:
  *   1. each rank builds (or refits) its own tree with cpu-tree's code
- *      (tree_state.c: keys, sort, i-groups, source tree, moments);
- *   2. each rank forms its i-groups and their spheres, and describes
- *      their domain by a tree of boxes: a coarse one to every rank
- *      (MPI_Allgatherv), then, in rounds, each neighbour the pieces that
- *      face it, refined towards single groups (exchange_domains, boxes.h);
+ *      (octree/tree_state.c: keys, sort, i-groups, source tree, moments);
+ *   2. each rank forms its i-groups and their spheres (targets.c), and
+ *      describes their domain by a tree of boxes: a coarse one to every
+ *      rank (MPI_Allgatherv), then, in rounds, each neighbour the pieces
+ *      that face it, refined towards single groups (domains.c, boxes.h);
  *   3. each rank packs, for every other rank, the cells of its tree that
  *      that box needs (let.c), and the ranks swap them (MPI_Alltoallv);
- *   4. each group is walked with cpu-tree's walk (walk.c), over the local
- *      tree first and then over the received LETs in rank order; the sums
- *      are added in that order, so results are deterministic for a fixed
- *      P and distribution of particles.
- * With engine = cuda-tree (engine_cuda.h, README "Engines") step 4 walks
- * the LETs only; the local forces come from a cuda-tree instance, run in
- * a thread of its own meanwhile, and are added in front of the LET sums.
+ *   4. each group is walked with cpu-tree's walk (octree/cpu_walk.c), over
+ *      the local tree first and then over the received LETs in rank order
+ *      (force_pass.c); the sums are added in that order, so results are
+ *      deterministic for a fixed P and distribution of particles.
+ * With engine = cuda-tree (engine_cuda.h, engine_job.h, README "Engines")
+ * step 4 walks the LETs only; the local forces come from a cuda-tree
+ * instance, run in a thread of its own meanwhile, and are added in front
+ * of the LET sums.
  * Before each exchange the ranks agree on success (comm.h): a failure on
  * one rank becomes the same status and sentence on every rank, no hang.
  *
@@ -55,12 +58,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
 #include "base/plugin_base.h"
+#include "comm.h"
+#include "engine_job.h"
+#include "force_pass.h"
+#include "octree/cpu_driver.h"
 #include "octree/mac.h"
-#include "boxes.h"
-#include "let.h"
-#include "engine_cuda.h"
+#include "targets.h"
 
 #define PLUGIN_NAME "mpi-tree"
 
@@ -102,9 +106,8 @@ static const gp_param_info params[] = {
      "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
      "everything"},
 };
-enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA, P_ORDER, P_REBUILD, P_PREC, P_GROUP, P_LEAF,
-       P_KEYS, P_THREADS, P_ENGINE, P_BOXES, P_WIDE, N_PARAMS };
-enum { REBUILD_AUTO = 0, REBUILD_ALWAYS = 1, REBUILD_EVERY = 2 };
+/* cpu-tree's parameters first (indices: octree/cpu_driver.h), then ours */
+enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, N_PARAMS };
 
 struct gp_solver {
     gp_base base;              /* first: errors, params, particle copy, stats */
@@ -123,35 +126,21 @@ struct gp_solver {
     int none_active;           /* set_active_subset(0, non-NULL)             */
     mpi_tree_engine *engine;         /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
-    /* LET traffic of the last force/field call and in total (bytes) */
-    uint64_t let_sent, let_recv, let_sent_total, let_recv_total;
+    mpi_tree_let_traffic let;  /* LET bytes of the last call and in total   */
 };
-
-static int thread_count(const gp_solver *s)
-{
-    long long t = gp_param_int(&s->base, P_THREADS);
-    return t > 0 ? (int)t : omp_get_max_threads();
-}
 
 static gp_status agree(gp_solver *s, gp_status mine)
 {
     return mpi_tree_agree(&s->base, s->comm, mine);
 }
 
-/* ---- the local tree ------------------------------------------------------ */
-
-/* Masses the tree sees: zero outside the source subset. */
-static const double *source_masses(gp_solver *s, double **tmp)
+/* The instance's place in MPI, for the collective steps of the pass. */
+static mpi_tree_comm comm_of(gp_solver *s)
 {
-    const gp_particles *p = &s->base.p;
-    *tmp = NULL;
-    if (!s->in_src) return p->mass;
-    double *m = malloc(p->n * sizeof *m);
-    if (!m) return NULL;
-    for (size_t i = 0; i < p->n; i++) m[i] = s->in_src[i] ? p->mass[i] : 0.0;
-    *tmp = m;
-    return m;
+    return (mpi_tree_comm){ &s->base, s->comm, s->rank, s->size };
 }
+
+/* ---- the local tree ------------------------------------------------------ */
 
 static gp_status build_tree(gp_solver *s)
 {
@@ -161,21 +150,21 @@ static gp_status build_tree(gp_solver *s)
         oct_tree_free(&s->tree);
         s->have_tree = 1;
         s->moved = s->dirty = 0;
-        s->built_group = (uint32_t)gp_param_int(&s->base, P_GROUP);
-        s->built_leaf = (uint32_t)gp_param_int(&s->base, P_LEAF);
-        s->built_keys = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+        s->built_group = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
+        s->built_leaf = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
+        s->built_keys = oct_param_keys(&s->base);
         return GP_OK;
     }
-    uint32_t gsize = (uint32_t)gp_param_int(&s->base, P_GROUP);
-    uint32_t lsize = (uint32_t)gp_param_int(&s->base, P_LEAF);
-    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+    uint32_t gsize = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
+    uint32_t lsize = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
+    gp_key_kind kind = oct_param_keys(&s->base);
     double *tmp;
-    const double *mass = source_masses(s, &tmp);
+    const double *mass = mpi_tree_source_masses(&s->base.p, s->in_src, &tmp);
     oct_tree fresh;
     int rc = -1;
     if (mass) {
         int prev = omp_get_max_threads();
-        omp_set_num_threads(thread_count(s));
+        omp_set_num_threads(oct_param_threads(&s->base));
         rc = oct_tree_build(&fresh, p->n, p->pos, mass, gsize, lsize, kind);
         omp_set_num_threads(prev);
     }
@@ -202,20 +191,17 @@ static gp_status build_tree(gp_solver *s)
 static gp_status ensure_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    gp_key_kind kind = gp_param_enum(&s->base, P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
-    if (!s->have_tree || s->dirty || s->built_group != (uint32_t)gp_param_int(&s->base, P_GROUP) ||
-        s->built_leaf != (uint32_t)gp_param_int(&s->base, P_LEAF) || s->built_keys != (int)kind)
+    gp_key_kind kind = oct_param_keys(&s->base);
+    if (!s->have_tree || s->dirty || s->built_group != (uint32_t)gp_param_int(&s->base, OCT_P_GROUP) ||
+        s->built_leaf != (uint32_t)gp_param_int(&s->base, OCT_P_LEAF) || s->built_keys != (int)kind)
         return build_tree(s);
     if (!s->moved) return GP_OK;
     if (p->n == 0) { s->moved = 0; return GP_OK; }
-    int mode = gp_param_enum(&s->base, P_REBUILD);
-    if (mode == REBUILD_ALWAYS ||
-        (mode == REBUILD_EVERY && s->calls_since_build >= (uint64_t)gp_param_int(&s->base, P_REBUILD)) ||
-        (mode == REBUILD_AUTO && s->excess > OCT_BUILD_COST_PER_PARTICLE * (double)p->n))
+    if (oct_rebuild_due(&s->base, s->calls_since_build, s->excess, p->n))
         return build_tree(s);
     double t0 = gp_wtime();
     int prev = omp_get_max_threads();
-    omp_set_num_threads(thread_count(s));
+    omp_set_num_threads(oct_param_threads(&s->base));
     int rc = oct_tree_refit(&s->tree, p->pos, NULL, 1);
     omp_set_num_threads(prev);
     if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
@@ -226,256 +212,14 @@ static gp_status ensure_tree(gp_solver *s)
     return GP_OK;
 }
 
-/* ---- targets: i-groups with their spheres --------------------------------- */
-
-/* A pass's targets: runs rb/rc over target slots u, at x/y/z[u], skipping
- * local source self[u] (-1: none), result to output slot[u]. */
-typedef struct mpi_tree_targets {
-    uint32_t nruns;
-    uint32_t *rb, *rc;
-    double *x, *y, *z;
-    int32_t *self;
-    size_t *slot;
-    double *centre, *radius;   /* per run */
-    double *amin;              /* per run, acceleration MAC; NULL otherwise */
-    void *owned[8];            /* freed by targets_free */
-} mpi_tree_targets;
-
-static void targets_free(mpi_tree_targets *T)
-{
-    for (int k = 0; k < 8; k++) free(T->owned[k]);
-    memset(T, 0, sizeof *T);
-}
-
-typedef struct rank_slot { uint32_t rank, k; } rank_slot;
-
-static int by_rank(const void *a, const void *b)
-{
-    uint32_t x = ((const rank_slot *)a)->rank, y = ((const rank_slot *)b)->rank;
-    return (x > y) - (x < y);
-}
-
-/* Allocates the per-target and per-run arrays for m targets and nruns runs. */
-static int targets_alloc(mpi_tree_targets *T, size_t m, uint32_t nruns)
-{
-    size_t mm = m ? m : 1, nr = nruns ? nruns : 1;
-    T->x = T->owned[0] = malloc(3 * mm * sizeof *T->x);
-    T->self = T->owned[1] = malloc(mm * sizeof *T->self);
-    T->slot = T->owned[2] = malloc(mm * sizeof *T->slot);
-    T->centre = T->owned[3] = malloc(4 * nr * sizeof *T->centre);
-    if (!T->rb) T->rb = T->owned[4] = malloc(nr * sizeof *T->rb);
-    if (!T->rc) T->rc = T->owned[5] = malloc(nr * sizeof *T->rc);
-    if (!T->x || !T->self || !T->slot || !T->centre || !T->rb || !T->rc) return -1;
-    T->y = T->x + mm;
-    T->z = T->x + 2 * mm;
-    T->radius = T->centre + 3 * nr;
-    T->nruns = nruns;
-    return 0;
-}
-
-/* Spheres of the runs (as cpu-tree's force_pass makes them). */
-static void targets_spheres(mpi_tree_targets *T)
-{
-#pragma omp parallel for schedule(static) if (T->nruns > 256)
-    for (uint32_t r = 0; r < T->nruns; r++)
-        gp_group_sphere(T->x, T->y, T->z, NULL, T->rb[r], T->rc[r], &T->centre[3 * r],
-                        &T->radius[r]);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Wide groups: a group-size leaf of a nearly empty cube (the outskirts of
- * a halo) can have a sphere as large as the system, which makes its walk
- * open everything near it, and makes every other rank's LET for this rank
- * hold nearly all of that rank's particles, whatever the decomposition.
- * Such runs are halved along the curve until each piece is within `wide`
- * (the wide_split parameter) times the median group radius, or a single
- * target. (cpu-tree keeps them whole; its oct_split_loose_groups splits
- * only far looser ones.) Smaller spheres accept more cells, so forces
- * come closer to the MAC's nominal error (cpu-tree's wide groups are
- * needlessly exact) at fewer interactions. Deterministic: depends on the
- * targets alone. Returns 0 or -1 (memory). */
-static int split_wide(mpi_tree_targets *T, double wide)
-{
-    uint32_t n = T->nruns;
-    if (n < 2 || !(wide > 0)) return 0;
-    double *r = malloc(n * sizeof *r);
-    if (!r) return -1;
-    memcpy(r, T->radius, n * sizeof *r);
-    qsort(r, n, sizeof *r, cmp_double);
-    double lim = wide * r[n / 2];
-    free(r);
-    uint32_t nwide = 0;
-    for (uint32_t k = 0; k < n; k++) nwide += T->radius[k] > lim && T->rc[k] > 1;
-    if (!nwide || !(lim > 0)) return 0;
-    size_t cap = (size_t)n + 64, out = 0;
-    uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
-    if (!nb || !nc) { free(nb); free(nc); return -1; }
-    uint32_t stack[2 * 32][2];
-    for (uint32_t k = 0; k < n; k++) {
-        int sp = 0;
-        stack[sp][0] = T->rb[k]; stack[sp][1] = T->rc[k]; sp++;
-        while (sp > 0) {
-            sp--;
-            uint32_t b = stack[sp][0], c = stack[sp][1];
-            double centre[3], rad;
-            gp_group_sphere(T->x, T->y, T->z, NULL, b, c, centre, &rad);
-            if (c > 1 && rad > lim && sp + 2 <= (int)(sizeof stack / sizeof stack[0])) {
-                uint32_t h = c / 2;         /* second half first: curve order kept */
-                stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
-                stack[sp][0] = b; stack[sp][1] = h; sp++;
-                continue;
-            }
-            if (out == cap) {
-                cap *= 2;
-                uint32_t *tb = realloc(nb, cap * sizeof *nb);
-                if (tb) nb = tb;
-                uint32_t *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
-                if (!tb || !tc) { free(nb); free(nc); return -1; }
-                nc = tc;
-            }
-            nb[out] = b; nc[out] = c; out++;
-        }
-    }
-    double *cr = malloc(4 * out * sizeof *cr);
-    if (!cr) { free(nb); free(nc); return -1; }
-    free(T->owned[3]); free(T->owned[4]); free(T->owned[5]);
-    T->rb = T->owned[4] = nb;
-    T->rc = T->owned[5] = nc;
-    T->centre = T->owned[3] = cr;
-    T->radius = cr + 3 * out;
-    T->nruns = (uint32_t)out;
-    targets_spheres(T);
-    return 0;
-}
-
-/* The active particles as targets: the tree's groups when all are active;
- * for a subset, the active part of each tree group (cpu-tree's rule). */
-static int targets_forces(const gp_solver *s, mpi_tree_targets *T)
-{
-    const oct_tree *t = &s->tree;
-    const gp_particles *p = &s->base.p;
-    memset(T, 0, sizeof *T);
-    if (s->none_active) return targets_alloc(T, 0, 0);
-    if (!p->active) {
-        size_t n = t->n;
-        T->rb = t->gbegin;
-        T->rc = t->gcount;
-        if (targets_alloc(T, n, t->ngroups)) return -1;
-        for (size_t u = 0; u < n; u++) {
-            T->x[u] = t->x[u]; T->y[u] = t->y[u]; T->z[u] = t->z[u];
-            T->self[u] = (int32_t)u;
-            T->slot[u] = t->order[u];
-        }
-    } else {
-        size_t na = p->n_active;
-        rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
-        T->rb = T->owned[4] = malloc((na ? na : 1) * sizeof *T->rb);
-        T->rc = T->owned[5] = malloc((na ? na : 1) * sizeof *T->rc);
-        if (!rs || targets_alloc(T, na, (uint32_t)na)) { free(rs); return -1; }
-        for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[p->active[k]], (uint32_t)k };
-        qsort(rs, na, sizeof *rs, by_rank);
-        for (size_t u = 0; u < na; u++) {
-            uint32_t i = rs[u].rank;
-            T->self[u] = (int32_t)i;
-            T->slot[u] = rs[u].k;
-            T->x[u] = t->x[i]; T->y[u] = t->y[i]; T->z[u] = t->z[i];
-        }
-        free(rs);
-        uint32_t nr = 0;
-        for (size_t u = 0; u < na;) {
-            uint32_t g = t->group_of[T->self[u]];
-            size_t e = u + 1;
-            while (e < na && t->group_of[T->self[e]] == g) e++;
-            T->rb[nr] = (uint32_t)u;
-            T->rc[nr] = (uint32_t)(e - u);
-            nr++;
-            u = e;
-        }
-        T->nruns = nr;
-    }
-    targets_spheres(T);
-    return split_wide(T, gp_param_double(&s->base, P_WIDE));
-}
-
-/* Field points as targets: sorted along the tree's curve (in a cube
- * around the points), runs of group_size, loose runs split (cpu-tree's
- * compute_field). */
-static int targets_field(const gp_solver *s, size_t m, const double *points, mpi_tree_targets *T)
-{
-    const oct_tree *t = &s->tree;
-    memset(T, 0, sizeof *T);
-    if (m == 0) return targets_alloc(T, 0, 0);
-    uint64_t *keys = malloc(m * sizeof *keys);
-    uint32_t *perm = malloc(m * sizeof *perm);
-    const uint32_t G = t->max_group ? t->max_group : 64;
-    uint32_t nruns = (uint32_t)((m + G - 1) / G);
-    int rc = -1;
-    if (keys && perm) {
-        /* the points' own cube, not the local tree's: points far outside
-         * this rank's particles would otherwise clamp to its faces and form
-         * wide groups, whose float-relative coordinates lose precision */
-        double lo[3], inv_cell;
-        gp_host_root_cube(m, points, points + 1, points + 2, 3, lo, &inv_cell);
-        gp_host_make_keys(m, points, points + 1, points + 2, 3, t->keys, lo, inv_cell, keys);
-        for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
-        if (!gp_host_sort_keys(m, keys, perm) && !targets_alloc(T, m, nruns)) {
-            for (size_t i = 0; i < m; i++) {
-                const double *q = &points[3 * (size_t)perm[i]];
-                T->x[i] = q[0]; T->y[i] = q[1]; T->z[i] = q[2];
-                T->self[i] = -1;
-                T->slot[i] = perm[i];
-            }
-            for (uint32_t r = 0; r < nruns; r++) {
-                T->rb[r] = r * G;
-                T->rc[r] = (uint32_t)(m - T->rb[r] < G ? m - T->rb[r] : G);
-            }
-            /* the split reallocates the run arrays: hand them over */
-            T->owned[4] = T->owned[5] = NULL;
-            rc = oct_split_loose_groups(T->x, T->y, T->z, &T->nruns, &T->rb, &T->rc);
-            T->owned[4] = T->rb;
-            T->owned[5] = T->rc;
-            if (!rc) {
-                free(T->centre);
-                T->centre = T->owned[3] = malloc(4 * (size_t)(T->nruns ? T->nruns : 1) * sizeof *T->centre);
-                if (!T->centre) rc = -1;
-                else T->radius = T->centre + 3 * (size_t)T->nruns;
-            }
-        }
-    }
-    free(keys);
-    free(perm);
-    if (!rc) targets_spheres(T);
-    if (!rc) rc = split_wide(T, gp_param_double(&s->base, P_WIDE));
-    return rc;
-}
-
 /* ---- one force pass over local tree + LETs -------------------------------- */
-
-static oct_walk_params walk_params(const gp_solver *s, int mac, int prepass)
-{
-    double eps = gp_param_double(&s->base, P_EPS);
-    oct_walk_params w = {
-        .mac = mac,
-        .quadrupole = !prepass && gp_param_enum(&s->base, P_ORDER) == 1,
-        .prec = (oct_precision)gp_param_enum(&s->base, P_PREC),
-        .eps2 = eps * eps,
-        .G = gp_param_double(&s->base, P_G),
-        .alpha = gp_param_double(&s->base, P_DELTA),
-    };
-    return w;
-}
 
 /* FNV-1a over the values that shape forces (all but threads). */
 static uint64_t param_hash(const gp_solver *s)
 {
     uint64_t h = 1469598103934665603ULL;
     for (int k = 0; k < N_PARAMS; k++) {
-        if (k == P_THREADS) continue;
+        if (k == OCT_P_THREADS) continue;
         const gp_param_value *v = &s->base.param[k];
         unsigned char b[sizeof v->d + sizeof v->i + 2 * sizeof(int)];
         memcpy(b, &v->d, sizeof v->d);
@@ -487,616 +231,25 @@ static uint64_t param_hash(const gp_solver *s)
     return h;
 }
 
-/* The box around the group spheres of runs [r0, r1), padded outward by
- * a hair so that rounding in a sphere never pokes out. */
-static void runs_box(const mpi_tree_targets *T, uint32_t r0, uint32_t r1, mpi_tree_box *b)
+/* Opens or closes the cuda-tree engine to match the engine parameter. */
+static gp_status engine_apply(gp_solver *s)
 {
-    for (int a = 0; a < 3; a++) { b->lo[a] = HUGE_VAL; b->hi[a] = -HUGE_VAL; }
-    for (uint32_t r = r0; r < r1; r++)
-        for (int a = 0; a < 3; a++) {
-            double c = T->centre[3 * r + a], rg = T->radius[r];
-            if (c - rg < b->lo[a]) b->lo[a] = c - rg;
-            if (c + rg > b->hi[a]) b->hi[a] = c + rg;
-        }
-    for (int a = 0; a < 3; a++) {
-        double pad = 1e-12 * (b->hi[a] - b->lo[a] + fabs(b->lo[a]) + fabs(b->hi[a]));
-        b->lo[a] -= pad;
-        b->hi[a] += pad;
-    }
+    mpi_tree_comm c = comm_of(s);
+    return mpi_tree_engine_switch(&s->engine, gp_param_enum(&s->base, P_ENGINE) == 1,
+                                  s->engine_plugin, &c);
 }
 
-/* Splits node k's run of groups in two halves: nodes n (left), n + 1. */
-static void split_node(const mpi_tree_targets *T, mpi_tree_box *b, uint32_t *r0, uint32_t *r1, int k, int n)
-{
-    uint32_t mid = r0[k] + (r1[k] - r0[k]) / 2;
-    for (int c = 0; c < 2; c++) {
-        mpi_tree_box x = b[0];
-        x.left = x.right = -1;
-        x.parent = k;
-        b[n + c] = x;
-        r0[n + c] = c ? mid : r0[k];
-        r1[n + c] = c ? r1[k] : mid;
-        runs_box(T, r0[n + c], r1[n + c], &b[n + c]);
-    }
-    b[k].left = n;
-    b[k].right = n + 1;
-}
-
-/* This rank's domain for the pass (let.h): a binary tree of boxes over
- * its groups in curve order, splitting the widest run first (width times
- * its number of groups), until it has
- * let_boxes leaves (or no run of two groups is left). Returns the number
- * of nodes written to out (room for 2 * let_boxes). */
-static int my_boxes(const gp_solver *s, const mpi_tree_targets *T, int mac, const oct_walk_params *wp,
-                    mpi_tree_box *out, uint32_t *r0, uint32_t *r1)
-{
-    mpi_tree_box b = { .has = T->nruns > 0, .param_hash = param_hash(s), .gfac = HUGE_VAL,
-                 .left = -1, .right = -1, .parent = -1 };
-    double amin = HUGE_VAL;
-    for (uint32_t r = 0; r < T->nruns && T->amin; r++) amin = T->amin[r] < amin ? T->amin[r] : amin;
-    if (mac == GP_MAC_ACCELERATION) {
-        double alpha_a = wp->alpha * amin;
-        b.gfac = alpha_a > 0 ? sqrt(sqrt(fabs(wp->G) / alpha_a)) * (1 + 1e-12) : HUGE_VAL;
-    }
-    out[0] = b;
-    if (!b.has) return 1;
-    runs_box(T, 0, T->nruns, &out[0]);
-    r0[0] = 0;
-    r1[0] = T->nruns;
-    int nodes = 1, leaves = 1, want = (int)gp_param_int(&s->base, P_BOXES);
-    while (leaves < want) {
-        /* the leaf with the largest width x groups that still holds two
-         * (width alone spends the budget on the sparse outskirts; the
-         * LET's size is decided where the groups are many) */
-        int pick = -1;
-        double wmax = -1;
-        for (int k = 0; k < nodes; k++) {
-            if (out[k].left >= 0 || r1[k] - r0[k] < 2) continue;
-            double w = 0;
-            for (int a = 0; a < 3; a++) w = fmax(w, out[k].hi[a] - out[k].lo[a]);
-            w *= (double)(r1[k] - r0[k]);
-            if (w > wmax) { wmax = w; pick = k; }
-        }
-        if (pick < 0) break;
-        split_node(T, out, r0, r1, pick, nodes);
-        nodes += 2;
-        leaves++;
-    }
-    return nodes;
-}
-
-/* Walks every run over the local tree and then the LETs lets[0..nlet),
- * adding in that order; results to acc/pot by slot. lets_only: the LETs
- * alone (engine = cuda-tree, whose local part is added afterwards). */
-static int walk_all(gp_solver *s, const oct_walk_params *wp, const mpi_tree_targets *T,
-                    const oct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
-                    uint64_t *pp_out, uint64_t *pc_out)
-{
-    const uint32_t G = s->tree.max_group ? s->tree.max_group : 64;
-    uint32_t maxrun = 0;
-    for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
-    const uint32_t W = maxrun > G ? maxrun : G;
-    oct_sources local = oct_tree_sources(&s->tree);
-    oct_sources *remote = malloc((size_t)(nlet ? nlet : 1) * sizeof *remote);
-    if (!remote) return -1;
-    for (int k = 0; k < nlet; k++) remote[k] = oct_tree_sources(&lets[k]);
-    uint64_t pp = 0, pc = 0;
-    int failed = 0;
-#pragma omp parallel num_threads(thread_count(s)) reduction(+ : pp, pc) reduction(| : failed)
-    {
-        oct_workspace *ws = oct_workspace_new(W);
-        double *buf = malloc(8 * (size_t)W * sizeof *buf);
-        int ok_mem = ws && buf;
-        if (!ok_mem) failed = 1;
-#pragma omp for schedule(dynamic, 1)
-        for (uint32_t r = 0; r < T->nruns; r++) {
-            if (!ok_mem) continue;
-            uint32_t b = T->rb[r], nt = T->rc[r];
-            double *sum = buf + 4 * (size_t)W;
-            oct_group grp = { .n = nt, .x = T->x + b, .y = T->y + b, .z = T->z + b,
-                             .self = T->self + b, .amin = T->amin ? T->amin[r] : 0,
-                             .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
-                             .pot = buf + 3 * W };
-            memcpy(grp.centre, &T->centre[3 * r], sizeof grp.centre);
-            if (lets_only) {   /* engine = cuda-tree adds the local part later */
-                for (uint32_t j = 0; j < 4 * W; j++) sum[j] = 0;
-            } else {
-                oct_walk_group(&local, wp, ws, &grp, &pp, &pc);
-                for (uint32_t j = 0; j < nt; j++) {
-                    sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
-                    sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
-                }
-            }
-            for (int k = 0; k < nlet; k++) {
-                if (remote[k].n == 0) continue;
-                oct_walk_group(&remote[k], wp, ws, &grp, &pp, &pc);
-                for (uint32_t j = 0; j < nt; j++) {
-                    sum[j] += grp.ax[j]; sum[W + j] += grp.ay[j];
-                    sum[2 * W + j] += grp.az[j]; sum[3 * W + j] += grp.pot[j];
-                }
-            }
-            for (uint32_t j = 0; j < nt; j++) {
-                size_t o = T->slot[b + j];
-                acc[3 * o] = sum[j]; acc[3 * o + 1] = sum[W + j]; acc[3 * o + 2] = sum[2 * W + j];
-                if (pot) pot[o] = sum[3 * W + j];
-            }
-        }
-        oct_workspace_free(ws);
-        free(buf);
-    }
-    free(remote);
-    *pp_out += pp;
-    *pc_out += pc;
-    return failed ? -1 : 0;
-}
-
-/* Levels of refinement per round: each round splits the pieces that lie
- * near a neighbour three times (halving their width, about), and the
- * next round tests them against the neighbour's pieces of this one, so
- * the refinement follows the boundary as the neighbour describes it, not
- * as its coarse boxes (which can reach deep into this domain) do. */
-#define MT_REFINE_LEVELS 3
-
-/* A piece is refined for a neighbour when it lies within this fraction of
- * its width of the neighbour's pieces. The sender's cells that a finer
- * box lets it close are the small ones right at the boundary, so pieces
- * that nearly touch the neighbour's carry nearly all of the gain: measured
- * (2^20 particles, P = 2..16), 0.25 sends 30% fewer box bytes than 1 for
- * LETs at most 0.07% larger; 0.1 saves 8% more for LETs 0.15% larger;
- * 0 (no refinement) doubles the LETs. */
-#define MT_NEAR_REACH 0.25
-
-/* Is box b within MT_NEAR_REACH of its width of a leaf of domain d (as
- * its rank has described it so far)? */
-static int near_domain(const mpi_tree_box *b, const mpi_tree_domain *d)
-{
-    double w = 0;
-    for (int k = 0; k < 3; k++) w = fmax(w, b->hi[k] - b->lo[k]);
-    w *= MT_NEAR_REACH;
-    return mpi_tree_box_near_tree(b, w * w, d->b, d->n);
-}
-
-/* This rank's domain tree as one neighbour will see it: the coarse tree,
- * refined where it lies near that neighbour; the runs of groups below each
- * node; the pieces still to refine. Grows as needed. */
-typedef struct own_tree {
-    mpi_tree_box *b;
-    uint32_t *r0, *r1;
-    int n, cap;
-    int *front, *next;
-    int nfront, nnext;
-} own_tree;
-
-static void own_free(own_tree *t)
-{
-    free(t->b); free(t->r0); free(t->r1); free(t->front); free(t->next);
-    memset(t, 0, sizeof *t);
-}
-
-static int own_reserve(own_tree *t, int need)
-{
-    if (need <= t->cap) return 0;
-    int cap = t->cap ? t->cap : 64;
-    while (cap < need) cap *= 2;
-    mpi_tree_box *b = realloc(t->b, (size_t)cap * sizeof *b);
-    if (b) t->b = b;
-    uint32_t *r0 = b ? realloc(t->r0, (size_t)cap * sizeof *r0) : NULL;
-    if (r0) t->r0 = r0;
-    uint32_t *r1 = r0 ? realloc(t->r1, (size_t)cap * sizeof *r1) : NULL;
-    if (r1) t->r1 = r1;
-    int *f = r1 ? realloc(t->front, (size_t)cap * sizeof *f) : NULL;
-    if (f) t->front = f;
-    int *x = f ? realloc(t->next, (size_t)cap * sizeof *x) : NULL;
-    if (x) t->next = x;
-    if (!x) return -1;
-    t->cap = cap;
-    return 0;
-}
-
-/* One refinement round for one neighbour (domain d): each frontier node
- * that still lies near d is split, and so are its pieces while they lie
- * near it, MT_REFINE_LEVELS levels down (or to single groups); the pieces
- * at that depth that still lie near it are the next round's frontier.
- * Returns 0, or -1 when out of memory. */
-static int refine_round(const mpi_tree_targets *T, own_tree *t, const mpi_tree_domain *d)
-{
-    const int levels = MT_REFINE_LEVELS;
-    t->nnext = 0;
-    for (int f = 0; f < t->nfront; f++) {
-        int k = t->front[f];
-        if (!near_domain(&t->b[k], d)) continue;
-        int stack[2 * MT_REFINE_LEVELS + 4][2], sp = 0;
-        stack[sp][0] = k; stack[sp][1] = 0; sp++;
-        while (sp > 0) {
-            sp--;
-            int q = stack[sp][0], depth = stack[sp][1];
-            if (t->r1[q] - t->r0[q] < 2) continue;
-            if (own_reserve(t, t->n + 2)) return -1;
-            int n = t->n;
-            split_node(T, t->b, t->r0, t->r1, q, n);
-            t->n += 2;
-            for (int c = 1; c >= 0; c--) {
-                int m = n + c;
-                if (t->r1[m] - t->r0[m] < 2 || !near_domain(&t->b[m], d)) continue;
-                if (depth + 1 < levels) {
-                    stack[sp][0] = m; stack[sp][1] = depth + 1; sp++;
-                } else {
-                    t->next[t->nnext++] = m;
-                }
-            }
-        }
-    }
-    int *x = t->front; t->front = t->next; t->next = x;
-    t->nfront = t->nnext;
-    return 0;
-}
-
-/* Every rank's domain tree (boxes.h) as this rank needs it, decoded into
- * dom[0..P): first the coarse trees, to every rank (MPI_Allgatherv);
- * then refinement rounds, point to point: for each neighbour (a rank one
- * of whose coarse leaves lies near one of this rank's), the pieces of
- * this domain that lie near that neighbour's, at the scale of the
- * neighbour's pieces of the previous round, until no rank has a piece
- * left to refine. Each neighbour gets only the boundary it faces, so the
- * boxes a rank sends grow with its surface, like the LETs, not with its
- * volume or with its number of neighbours times its surface. *bytes gets
- * what this rank sent, *rounds the number of rounds, *nodes the largest
- * tree it sent. Collective. */
-static gp_status exchange_domains(gp_solver *s, const char *fn, const mpi_tree_targets *T,
-                                  const mpi_tree_box *mine, int nmine, const uint32_t *r0,
-                                  const uint32_t *r1, mpi_tree_domain *dom, uint64_t *bytes,
-                                  int *rounds, int *nodes)
-{
-    const int P = s->size;
-    gp_status st = GP_OK;
-    *bytes = 0;
-    *rounds = 0;
-    *nodes = nmine;
-    const mpi_tree_box_head head = mpi_tree_box_head_make(mine, nmine);
-    size_t mybytes = sizeof head + (size_t)nmine * sizeof(mpi_tree_wire_box);
-    char *buf = malloc(mybytes), *all = NULL;
-    int *cnt = malloc((size_t)P * sizeof *cnt), *disp = malloc((size_t)P * sizeof *disp);
-    own_tree *own = calloc((size_t)P, sizeof *own);
-    mpi_tree_buf *tsend = calloc((size_t)P, sizeof *tsend), *trecv = calloc((size_t)P, sizeof *trecv);
-    if (!buf || !cnt || !disp || !own || !tsend || !trecv || mybytes > INT32_MAX)
-        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                     "%s: no memory for %d domain boxes; lower let_boxes", fn, nmine);
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    memcpy(buf, &head, sizeof head);
-    mpi_tree_box_encode(&head, mine, nmine, (mpi_tree_wire_box *)(buf + sizeof head));
-    int mb = (int)mybytes;
-    MPI_Allgather(&mb, 1, MPI_INT, cnt, 1, MPI_INT, s->comm);
-    long long total = 0;
-    for (int r = 0; r < P; r++) { disp[r] = (int)total; total += cnt[r]; }
-    all = total < INT32_MAX ? malloc((size_t)total) : NULL;
-    if (!all)
-        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                     "%s: no memory for %lld bytes of domain boxes; lower let_boxes", fn, total);
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    MPI_Allgatherv(buf, mb, MPI_BYTE, all, cnt, disp, MPI_BYTE, s->comm);
-    *bytes += (uint64_t)mybytes * (uint64_t)(P - 1);
-    for (int r = 0; r < P && st == GP_OK; r++) {
-        int rc = -2;
-        if ((size_t)cnt[r] >= sizeof(mpi_tree_box_head)) {
-            memcpy(&dom[r].head, all + disp[r], sizeof dom[r].head);
-            int nn = dom[r].head.nnodes;
-            if (nn >= 1 && (size_t)cnt[r] == sizeof(mpi_tree_box_head) + (size_t)nn * sizeof(mpi_tree_wire_box))
-                rc = mpi_tree_domain_append(&dom[r], (const mpi_tree_wire_box *)(all + disp[r] + sizeof(mpi_tree_box_head)), nn);
-        }
-        if (rc == -1)
-            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the domain boxes", fn);
-        else if (rc == -2)
-            st = gp_fail(&s->base, GP_ERR_INTERNAL,
-                         "%s: the domain boxes from rank %d are malformed; please report this", fn, r);
-    }
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    for (int r = 1; r < P; r++)
-        if (dom[r].head.param_hash != dom[0].head.param_hash) {
-            /* every rank sees the same table, so every rank says the same */
-            st = gp_fail(&s->base, GP_ERR_BAD_STATE,
-                         "%s: the ranks' parameters differ (rank %d's from rank 0's); set the "
-                         "same values on every rank", fn, r);
-            goto out;
-        }
-    /* each neighbour's first frontier: the coarse leaves near its domain */
-    for (int q = 0; q < P && st == GP_OK && mine[0].has; q++) {
-        if (q == s->rank) continue;
-        own_tree *t = &own[q];
-        for (int k = 0; k < nmine && st == GP_OK; k++) {
-            if (mine[k].left >= 0 || r1[k] - r0[k] < 2 || !near_domain(&mine[k], &dom[q])) continue;
-            if (t->n == 0) {       /* the first piece near q: q gets a tree of its own */
-                if (own_reserve(t, nmine)) {
-                    st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
-                    break;
-                }
-                memcpy(t->b, mine, (size_t)nmine * sizeof *mine);
-                memcpy(t->r0, r0, (size_t)nmine * sizeof *r0);
-                memcpy(t->r1, r1, (size_t)nmine * sizeof *r1);
-                t->n = nmine;
-            }
-            t->front[t->nfront++] = k;
-        }
-    }
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    for (;;) {
-        int go = 0, any = 0;
-        for (int q = 0; q < P; q++) go |= own[q].nfront > 0;
-        MPI_Allreduce(&go, &any, 1, MPI_INT, MPI_MAX, s->comm);
-        if (!any) break;
-        (*rounds)++;
-        /* refine each neighbour's tree, and send it the nodes this round added */
-        for (int q = 0; q < P && st == GP_OK; q++) {
-            own_tree *t = &own[q];
-            if (!t->nfront) continue;
-            int start = t->n;
-            if (refine_round(T, t, &dom[q])) {
-                st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
-                break;
-            }
-            size_t add = (size_t)(t->n - start) * sizeof(mpi_tree_wire_box);
-            if (!add) continue;
-            tsend[q].p = malloc(add);
-            if (!tsend[q].p) {
-                st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for domain boxes", fn);
-                break;
-            }
-            mpi_tree_box_encode(&head, t->b + start, t->n - start, (mpi_tree_wire_box *)tsend[q].p);
-            tsend[q].n = tsend[q].cap = add;
-            *bytes += add;
-            if (t->n > *nodes) *nodes = t->n;
-        }
-        if ((st = agree(s, st)) != GP_OK) goto out;
-        st = mpi_tree_exchange(&s->base, s->comm, P, tsend, trecv);
-        for (int q = 0; q < P; q++) mpi_tree_buf_free(&tsend[q]);
-        if (st != GP_OK) goto out;
-        for (int r = 0; r < P && st == GP_OK; r++) {
-            if (!trecv[r].n) continue;
-            int rc = trecv[r].n % sizeof(mpi_tree_wire_box) || r == s->rank
-                         ? -2
-                         : mpi_tree_domain_append(&dom[r], (const mpi_tree_wire_box *)trecv[r].p,
-                                            (int)(trecv[r].n / sizeof(mpi_tree_wire_box)));
-            if (rc == -1)
-                st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the domain boxes", fn);
-            else if (rc == -2)
-                st = gp_fail(&s->base, GP_ERR_INTERNAL,
-                             "%s: the domain boxes from rank %d are malformed; please report this",
-                             fn, r);
-        }
-        for (int r = 0; r < P; r++) mpi_tree_buf_free(&trecv[r]);
-        if ((st = agree(s, st)) != GP_OK) goto out;
-    }
-out:
-    for (int r = 0; r < P; r++) {
-        if (tsend) mpi_tree_buf_free(&tsend[r]);
-        if (trecv) mpi_tree_buf_free(&trecv[r]);
-        if (own) own_free(&own[r]);
-    }
-    free(buf); free(all); free(cnt); free(disp); free(own); free(tsend); free(trecv);
-    return st;
-}
-
-/* One collective pass: boxes, LETs, walks. */
+/* One collective pass over the targets (force_pass.h). */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
                             const mpi_tree_targets *T, int lets_only, double *acc, double *pot,
                             uint64_t *pp, uint64_t *pc)
 {
-    const int P = s->size;
-    gp_status st = GP_OK;
-    oct_tree_prepare_cells(&s->tree, mac, theta);
-    oct_walk_params wp = walk_params(s, mac, prepass);
-    /* the coarse tree; exchange_domains refines it per neighbour */
-    const int maxbox = 2 * (int)gp_param_int(&s->base, P_BOXES) + 2;
-    mpi_tree_box *mine = malloc((size_t)maxbox * sizeof *mine);
-    uint32_t *r0 = malloc((size_t)maxbox * sizeof *r0), *r1 = malloc((size_t)maxbox * sizeof *r1);
-    int nmine = mine && r0 && r1 ? my_boxes(s, T, mac, &wp, mine, r0, r1) : 0;
-    mpi_tree_domain *dom = calloc((size_t)P, sizeof *dom);
-    mpi_tree_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
-    oct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
-    if (!mine || !r0 || !r1 || !dom || !send || !recv || !lets)
-        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    uint64_t box_bytes = 0;
-    int rounds = 0, nodes = nmine;
-    st = exchange_domains(s, fn, T, mine, nmine, r0, r1, dom, &box_bytes, &rounds, &nodes);
-    if (st != GP_OK) goto out;
-    double t0 = gp_wtime();
-    uint64_t sent = 0, got = 0, sent_cells = 0, sent_parts = 0;
-    for (int r = 0; r < P && st == GP_OK; r++) {
-        if (r == s->rank) continue;
-        uint32_t nc, np;
-        /* rank r's domain: refined where it faces another, when r counted
-         * this rank as a neighbour; else its coarse tree */
-        if (mpi_tree_let_pack(&s->tree, mac, dom[r].b, dom[r].n, &send[r], &nc, &np))
-            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                         "%s: no memory for the local essential tree of rank %d; use more "
-                         "ranks or a smaller theta", fn, r);
-        sent += send[r].n;
-        sent_cells += nc;
-        sent_parts += np;
-    }
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    if ((st = mpi_tree_exchange(&s->base, s->comm, P, send, recv)) != GP_OK) goto out;
-    int nlet = 0;
-    for (int r = 0; r < P && st == GP_OK; r++) {
-        if (r == s->rank) continue;
-        got += recv[r].n;
-        int rc = mpi_tree_let_unpack(recv[r].p, recv[r].n, &lets[nlet]);
-        if (rc == -1)
-            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                         "%s: no memory for the local essential tree from rank %d", fn, r);
-        else if (rc == -2)
-            st = gp_fail(&s->base, GP_ERR_INTERNAL,
-                         "%s: the local essential tree from rank %d is malformed; please "
-                         "report this", fn, r);
-        else {
-            oct_tree_prepare_cells(&lets[nlet], mac, theta);
-            nlet++;
-        }
-        mpi_tree_buf_free(&recv[r]);
-    }
-    s->base.stats.seconds_transfer += gp_wtime() - t0;
-    s->let_sent = sent;
-    s->let_recv = got;
-    s->let_sent_total += sent;
-    s->let_recv_total += got;
-    if ((st = agree(s, st)) != GP_OK) goto out;
-    if (walk_all(s, &wp, T, lets, nlet, lets_only, acc, pot, pp, pc))
-        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                     "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
-    st = agree(s, st);
-    /* the numbers bench/mpi-tree-scaling and tests/mpi-accuracy read: LET
-     * bytes this rank sent and received, its domain's nodes and the bytes
-     * of domain boxes it sent (the coarse tree to every rank, the
-     * refinement rounds to its neighbours) */
-    gp_log(&s->base, GP_LOG_DEBUG,
-           "%s: LET bytes sent %llu received %llu; domain %d boxes, %llu bytes; sent %llu cells "
-           "%llu particles (rank %d of %d); %d refinement rounds",
-           fn, (unsigned long long)sent, (unsigned long long)got, nodes,
-           (unsigned long long)box_bytes, (unsigned long long)sent_cells,
-           (unsigned long long)sent_parts, s->rank, P, rounds);
-out:
-    for (int r = 0; r < P - 1 && lets; r++) oct_tree_free(&lets[r]);
-    for (int r = 0; r < P; r++) {
-        if (send) mpi_tree_buf_free(&send[r]);
-        if (recv) mpi_tree_buf_free(&recv[r]);
-        if (dom) mpi_tree_domain_free(&dom[r]);
-    }
-    free(mine); free(r0); free(r1); free(dom);
-    free(send); free(recv); free(lets);
-    return st;
-}
-
-/* ---- engine = cuda-tree (engine_cuda.h) ----------------------------------- */
-
-/* cuda-tree's acceleration MAC would judge cells by this rank's local |a|
- * only, not the global |a| the LET walk uses: refused rather than mixed. */
-static gp_status engine_check_mac(gp_solver *s, const char *fn)
-{
-    if (!s->engine || gp_param_enum(&s->base, P_MAC) != GP_MAC_ACCELERATION) return GP_OK;
-    return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
-                   "%s: mac = acceleration is not available with engine = cuda-tree (cuda-tree "
-                   "would open cells by this rank's local |a| only); use mac = bmax, bh or "
-                   "multipole, or engine = cpu-tree", fn);
-}
-
-/* The local part of a pass from the cuda-tree sub-instance: forces on the
- * active particles (points NULL) or the field at m points, into arrays
- * lacc (3 per target, in output order) and lpot (when want_pot). It runs
- * on the engine's worker thread while the calling thread exchanges and
- * walks the LETs (Bonsai overlaps the same two), so it touches nothing the
- * pass writes: its sentence goes to job->why, not to the instance. */
-typedef struct engine_job {
-    gp_solver *s;
-    size_t m, nt;
-    const double *points;
-    double *lacc, *lpot;
-    gp_status st;
-    uint64_t pp, pc;           /* cuda-tree's interactions in this call */
-    int running;
-    char why[GP_ERROR_LEN];
-} engine_job;
-
-static void engine_local(void *arg)
-{
-    engine_job *j = arg;
-    gp_solver *s = j->s;
-    const gp_particles *p = &s->base.p;
-    if (j->nt == 0 || p->n == 0) return;          /* nothing here: zeros */
-    double *tmp;
-    const double *mass = source_masses(s, &tmp);
-    if (!mass) {
-        j->st = GP_ERR_OUT_OF_MEMORY;
-        snprintf(j->why, sizeof j->why, "no memory for the source masses; free memory");
-        return;
-    }
-    double total = 0;
-    for (size_t i = 0; i < p->n; i++) total += mass[i];
-    int rc = 0;
-    uint64_t pp0, pc0, pp1, pc1;
-    mpi_tree_engine_interactions(s->engine, &pp0, &pc0);
-    if (total > 0)
-        rc = j->points ? mpi_tree_engine_field(s->engine, &s->base, mass, j->m, j->points, j->lacc, j->lpot,
-                                   j->why, sizeof j->why)
-                       : mpi_tree_engine_forces(s->engine, &s->base, mass, j->lacc, j->lpot, j->why,
-                                    sizeof j->why);
-    free(tmp);
-    if (rc) j->st = GP_ERR_DEVICE;
-    mpi_tree_engine_interactions(s->engine, &pp1, &pc1);
-    j->pp = pp1 - pp0;
-    j->pc = pc1 - pc0;
-}
-
-/* Starts the local part (engine = cuda-tree; else does nothing) on the
- * engine's worker thread (or here and now when it has none). */
-static void engine_start(gp_solver *s, engine_job *j, size_t m, const double *points, int want_pot)
-{
-    const gp_particles *p = &s->base.p;
-    memset(j, 0, sizeof *j);
-    if (!s->engine) return;
-    j->s = s;
-    j->m = m;
-    j->points = points;
-    j->nt = points ? m : (s->none_active ? 0 : p->n_active);
-    j->lacc = calloc(3 * (j->nt ? j->nt : 1), sizeof *j->lacc);
-    j->lpot = want_pot ? calloc(j->nt ? j->nt : 1, sizeof *j->lpot) : NULL;
-    if (!j->lacc || (want_pot && !j->lpot)) {
-        j->st = GP_ERR_OUT_OF_MEMORY;
-        snprintf(j->why, sizeof j->why, "no memory for the local engine's %zu results; free memory",
-                 j->nt);
-        return;
-    }
-    j->running = 1;
-    mpi_tree_engine_run(s->engine, engine_local, j);
-}
-
-/* Waits for the local part, agrees on it, and adds it in front of the LET
- * sums the pass left in acc/pot: local + (LETs in rank order), a fixed
- * order, so results are deterministic for a fixed P and distribution. */
-static gp_status engine_finish(gp_solver *s, const char *fn, engine_job *j, gp_status pass,
-                               double *acc, double *pot)
-{
-    if (!s->engine) return pass;
-    if (j->running) mpi_tree_engine_wait(s->engine);
-    gp_status st = pass;
-    if (pass == GP_OK) {
-        st = j->st == GP_OK ? GP_OK : gp_fail(&s->base, j->st, "%s: %s", fn, j->why);
-        st = agree(s, st);
-    }
-    if (st == GP_OK) {
-        for (size_t k = 0; k < j->nt; k++) {
-            for (int d = 0; d < 3; d++) acc[3 * k + d] = j->lacc[3 * k + d] + acc[3 * k + d];
-            if (pot) pot[k] = (j->lpot ? j->lpot[k] : 0) + pot[k];
-        }
-        s->base.stats.pp_interactions += j->pp;
-        s->base.stats.pc_interactions += j->pc;
-    }
-    free(j->lacc);
-    free(j->lpot);
-    return st;
-}
-
-/* Opens (engine = cuda-tree) or closes (cpu-tree) the sub-instance so that
- * it matches the engine parameter. Collective: on failure every rank
- * fails with the lowest failing rank's sentence, and none keeps one. */
-static gp_status engine_apply(gp_solver *s)
-{
-    int want = gp_param_enum(&s->base, P_ENGINE) == 1;
-    if (!want) {
-        mpi_tree_engine_close(s->engine);
-        s->engine = NULL;
-        return GP_OK;
-    }
-    mpi_tree_engine *e = NULL;
-    char why[GP_ERROR_LEN];
-    gp_status st = mpi_tree_engine_open(&e, s->engine_plugin, s->base.device, why, sizeof why)
-                       ? gp_fail(&s->base, GP_ERR_DEVICE, "%s", why) : GP_OK;
-    if ((st = agree(s, st)) != GP_OK) {
-        mpi_tree_engine_close(e);
-        return st;
-    }
-    mpi_tree_engine_close(s->engine);
-    s->engine = e;
-    return GP_OK;
+    mpi_tree_comm c = comm_of(s);
+    mpi_tree_pass ps = { .fn = fn, .mac = mac, .theta = theta,
+                         .wp = oct_param_walk(&s->base, mac, prepass), .threads = oct_param_threads(&s->base),
+                         .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
+                         .param_hash = param_hash(s), .lets_only = lets_only };
+    return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
 
 /* ---- the ABI entry points ----------------------------------------------- */
@@ -1352,23 +505,24 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     gp_status st = GP_OK;
     int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
     if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
-    if (st == GP_OK) st = engine_check_mac(s, fn);
+    if (st == GP_OK) st = mpi_tree_engine_check_mac(s->engine, gp_param_enum(&s->base, OCT_P_MAC), &s->base, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
     size_t na = s->none_active ? 0 : p->n_active;
     mpi_tree_targets T;
-    int mac = gp_param_enum(&s->base, P_MAC);
+    int mac = gp_param_enum(&s->base, OCT_P_MAC);
     int accel = mac == GP_MAC_ACCELERATION;
-    if (targets_forces(s, &T))
+    if (mpi_tree_targets_forces(&s->tree, s->none_active, p->n_active, p->active,
+                                gp_param_double(&s->base, P_WIDE), &T))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory to group %zu active particles; free memory", fn, na);
     if (st == GP_OK && accel && T.nruns) {
         T.amin = T.owned[6] = malloc(T.nruns * sizeof *T.amin);
         if (!T.amin) st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory", fn);
     }
-    if ((st = agree(s, st)) != GP_OK) { targets_free(&T); return st; }
+    if ((st = agree(s, st)) != GP_OK) { mpi_tree_targets_free(&T); return st; }
     uint64_t pp = 0, pc = 0;
     if (accel) {
         /* GADGET-2's start, on every rank when any rank lacks an |a| */
@@ -1380,7 +534,7 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
             st = force_pass(s, fn, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
-            if (st != GP_OK) { targets_free(&T); return st; }
+            if (st != GP_OK) { mpi_tree_targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
                 s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -1397,25 +551,17 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             T.amin[r] = amin;
         }
     }
-    engine_job job;
-    engine_start(s, &job, 0, NULL, pot != NULL);
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+    mpi_tree_engine_job job;
+    mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, na, 0, NULL, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, s->engine != NULL,
                     acc, pot, &pp, &pc);
-    st = engine_finish(s, fn, &job, st, acc, pot);
-    targets_free(&T);
+    mpi_tree_comm c = comm_of(s);
+    st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
+    mpi_tree_targets_free(&T);
     if (st != GP_OK) return st;
-    for (size_t k = 0; k < na; k++) {
-        const double *a = &acc[3 * k];
-        s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    }
-    double cost = na ? (double)(pp + pc) / (double)na : 0;
-    if (s->calls_since_build == 0) s->base_cost = cost;
-    else if (cost > s->base_cost) s->excess += (cost - s->base_cost) * (double)na;
-    s->calls_since_build++;
-    s->base.stats.force_calls += 1;
-    s->base.stats.pp_interactions += pp;
-    s->base.stats.pc_interactions += pc;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
+    oct_store_abs_acc(&s->base, na, acc, s->aold);
+    oct_count_force_call(&s->base, &s->calls_since_build, &s->base_cost, &s->excess, 0, pp, pc, na,
+                         t0);
     return GP_OK;
 }
 
@@ -1432,7 +578,7 @@ static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *po
                                       "set_particles first");
     else
         st = gp_check_field(&s->base, m, points, acc);
-    if (st == GP_OK) st = engine_check_mac(s, fn);
+    if (st == GP_OK) st = mpi_tree_engine_check_mac(s->engine, gp_param_enum(&s->base, OCT_P_MAC), &s->base, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     /* m = 0 is how a rank without points takes part; on every rank it is
      * the ABI's rejection */
@@ -1445,24 +591,22 @@ static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *po
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
     mpi_tree_targets T;
-    if (targets_field(s, m, points, &T))
+    if (mpi_tree_targets_field(&s->tree, m, points, gp_param_double(&s->base, P_WIDE), &T))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory to sort %zu points; pass fewer at a time", fn, m);
-    if ((st = agree(s, st)) != GP_OK) { targets_free(&T); return st; }
-    int mac = gp_param_enum(&s->base, P_MAC);
+    if ((st = agree(s, st)) != GP_OK) { mpi_tree_targets_free(&T); return st; }
+    int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     uint64_t pp = 0, pc = 0;
-    engine_job job;
-    engine_start(s, &job, m, points, pot != NULL);
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, P_THETA), 0, &T, s->engine != NULL,
+    mpi_tree_engine_job job;
+    mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, 0, m, points, pot != NULL);
+    st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, s->engine != NULL,
                     acc, pot, &pp, &pc);
-    st = engine_finish(s, fn, &job, st, acc, pot);
-    targets_free(&T);
+    mpi_tree_comm c = comm_of(s);
+    st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
+    mpi_tree_targets_free(&T);
     if (st != GP_OK) return st;
-    s->base.stats.field_calls += 1;
-    s->base.stats.pp_interactions += pp;
-    s->base.stats.pc_interactions += pc;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
+    oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
 }
 
@@ -1503,7 +647,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
     }
     double t_was = p->t_pred;
     size_t moved = 0;
-    if (st == GP_OK) st = gp_state_predict(&s->base, t, thread_count(s), &moved);
+    if (st == GP_OK) st = gp_state_predict(&s->base, t, oct_param_threads(&s->base), &moved);
     gp_status mine = st;
     st = agree(s, st);
     if (st != GP_OK && mine == GP_OK && moved) {

@@ -18,7 +18,7 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # portable baseline x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
-GP_OCTREE_CPU_OBJS := $(BUILD)/obj/plugin/octree/tree_state.o $(BUILD)/obj/plugin/octree/cpu_walk.o
+GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_targets.o cpu_driver.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2

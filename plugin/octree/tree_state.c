@@ -189,20 +189,29 @@ static int loose(const double *x, const double *y, const double *z, uint32_t b, 
     return s2 < HUGE_VAL && r * r > 1e8 * s2;
 }
 
-int oct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
-                          uint32_t **begin, uint32_t **count)
+/* oct_split_loose_groups' predicate, in the shape oct_split_runs takes. */
+static int loose_run(const double *x, const double *y, const double *z, uint32_t b, uint32_t c,
+                     const void *ctx)
 {
-    uint32_t n = *n_runs, cap = n + 16, out = 0;
+    (void)ctx;
+    return loose(x, y, z, b, c);
+}
+
+int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n_runs,
+                   const uint32_t *begin, const uint32_t *count, oct_split_test split,
+                   const void *ctx, uint32_t *n_out, uint32_t **begin_out, uint32_t **count_out)
+{
+    uint32_t cap = n_runs + 16, out = 0;
     uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
     uint32_t stack[2 * 64][2];
     if (!nb || !nc) { free(nb); free(nc); return -1; }
-    for (uint32_t g = 0; g < n; g++) {
+    for (uint32_t g = 0; g < n_runs; g++) {
         int sp = 0;
-        stack[sp][0] = (*begin)[g]; stack[sp][1] = (*count)[g]; sp++;
+        stack[sp][0] = begin[g]; stack[sp][1] = count[g]; sp++;
         while (sp > 0) {
             sp--;
             uint32_t b = stack[sp][0], c = stack[sp][1];
-            if (sp + 2 <= (int)(sizeof stack / sizeof stack[0]) && loose(x, y, z, b, c)) {
+            if (sp + 2 <= (int)(sizeof stack / sizeof stack[0]) && split(x, y, z, b, c, ctx)) {
                 uint32_t h = c / 2;               /* second half first: key order kept */
                 stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
                 stack[sp][0] = b; stack[sp][1] = h; sp++;
@@ -218,8 +227,17 @@ int oct_split_loose_groups(const double *x, const double *y, const double *z, ui
             nb[out] = b; nc[out] = c; out++;
         }
     }
+    *begin_out = nb; *count_out = nc; *n_out = out;
+    return 0;
+}
+
+int oct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
+                          uint32_t **begin, uint32_t **count)
+{
+    uint32_t n, *nb, *nc;
+    if (oct_split_runs(x, y, z, *n_runs, *begin, *count, loose_run, NULL, &n, &nb, &nc)) return -1;
     free(*begin); free(*count);
-    *begin = nb; *count = nc; *n_runs = out;
+    *begin = nb; *count = nc; *n_runs = n;
     return 0;
 }
 
@@ -242,7 +260,7 @@ static void fill_sorted(oct_tree *t, const double *pos)
  * of two: cell masses and m x products in the moments then stay far from
  * overflow whatever the input's mass unit (1e300 or 1e-50), and the scaling
  * is exact (a power of two), so ordinary inputs give the same bits. The
- * walk multiplies its sums back (walk.c). */
+ * walk multiplies its sums back (cpu_walk.c). */
 static void scale_masses(oct_tree *t)
 {
     double mmax = 0;
@@ -354,7 +372,7 @@ static float round_down(double v)
  * (1e-30 or 1e30), and scaling by a power of two is exact. The typical
  * leaf, not the root box: a particle at 1e30 beside a bulk at 1 must not
  * push the bulk's separations below float's range (it is summed in double
- * instead: out of OCT_FLOAT_RANGE, walk.c). Float then covers any system
+ * instead: out of OCT_FLOAT_RANGE, cpu_walk.c). Float then covers any system
  * whose separations lie within ~1e+-18 of that unit. */
 static int length_exponent(const oct_tree *t)
 {
@@ -394,7 +412,7 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
         /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
          * same bits as with unscaled masses: a power of two), so the walk's
          * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
-         * (walk.c), not a divide and two square roots per visited cell;
+         * (cpu_walk.c), not a divide and two square roots per visited cell;
          * where M l^2 overflows double, the root is taken first */
         if (mac == GP_MAC_ACCELERATION) {
             double m_in = rc * mscale;

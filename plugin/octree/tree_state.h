@@ -77,6 +77,17 @@ int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_
 int oct_split_loose_groups(const double *x, const double *y, const double *z, uint32_t *n_runs,
                           uint32_t **begin, uint32_t **count);
 
+/* The halving both splits share (loose groups here, mpi-tree's wide
+ * ones): each run begin[g]/count[g] over x/y/z is cut in halves along the
+ * key order while split(x, y, z, b, c, ctx) says so, halves in key order.
+ * The new runs go to fresh malloc'd arrays (*n_out of them); the old ones
+ * are left alone. Returns 0 or -1 (out of memory). */
+typedef int (*oct_split_test)(const double *x, const double *y, const double *z, uint32_t b,
+                              uint32_t c, const void *ctx);
+int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n_runs,
+                   const uint32_t *begin, const uint32_t *count, oct_split_test split,
+                   const void *ctx, uint32_t *n_out, uint32_t **begin_out, uint32_t **count_out);
+
 /* keys[i] of the interleaved positions pos[3n], as gp_host_make_keys (vectorised). */
 void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
                   double inv_cell, uint64_t *keys);

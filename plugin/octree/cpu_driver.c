@@ -1,0 +1,75 @@
+/*
+ * cpu_driver.c — the driver code cpu-tree and mpi-tree share
+ * (cpu_driver.h), so that cpu-tree and each rank of mpi-tree walk, rebuild,
+ * thread and count alike.
+ */
+#include "octree/cpu_driver.h"
+
+#include <math.h>
+#include <omp.h>
+
+#include "octree/tree_state.h"
+
+int oct_param_threads(const gp_base *b)
+{
+    long long t = gp_param_int(b, OCT_P_THREADS);
+    return t > 0 ? (int)t : omp_get_max_threads();
+}
+
+gp_key_kind oct_param_keys(const gp_base *b)
+{
+    return gp_param_enum(b, OCT_P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+}
+
+oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass)
+{
+    double eps = gp_param_double(b, OCT_P_EPS);
+    oct_walk_params w = {
+        .mac = mac,
+        .quadrupole = !prepass && gp_param_enum(b, OCT_P_ORDER) == 1,
+        .prec = (oct_precision)gp_param_enum(b, OCT_P_PREC),
+        .eps2 = eps * eps,
+        .G = gp_param_double(b, OCT_P_G),
+        .alpha = gp_param_double(b, OCT_P_DELTA),
+    };
+    return w;
+}
+
+int oct_rebuild_due(const gp_base *b, uint64_t calls_since_build, double excess, size_t n)
+{
+    int mode = gp_param_enum(b, OCT_P_REBUILD);
+    return mode == OCT_REBUILD_ALWAYS ||
+           (mode == OCT_REBUILD_EVERY &&
+            calls_since_build >= (uint64_t)gp_param_int(b, OCT_P_REBUILD)) ||
+           (mode == OCT_REBUILD_AUTO && excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
+}
+
+void oct_count_force_call(gp_base *b, uint64_t *calls_since_build, double *base_cost,
+                          double *excess, int rebase, uint64_t pp, uint64_t pc, size_t na,
+                          double t0)
+{
+    double cost = na ? (double)(pp + pc) / (double)na : 0;
+    if (*calls_since_build == 0 || rebase) *base_cost = cost;
+    else if (cost > *base_cost) *excess += (cost - *base_cost) * (double)na;
+    *calls_since_build += 1;
+    b->stats.force_calls += 1;
+    b->stats.pp_interactions += pp;
+    b->stats.pc_interactions += pc;
+    b->stats.seconds_walk += gp_wtime() - t0;
+}
+
+void oct_count_field_call(gp_base *b, uint64_t pp, uint64_t pc, double t0)
+{
+    b->stats.field_calls += 1;
+    b->stats.pp_interactions += pp;
+    b->stats.pc_interactions += pc;
+    b->stats.seconds_walk += gp_wtime() - t0;
+}
+
+void oct_store_abs_acc(const gp_base *b, size_t na, const double *acc, double *aold)
+{
+    for (size_t k = 0; k < na; k++) {
+        const double *a = &acc[3 * k];
+        aold[gp_active_index(b, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * cpu_driver.h — what the drivers of the CPU tree (cpu-tree, and mpi-tree
+ * on each rank) share around tree_state.h and cpu_walk.h: the layout of
+ * their common parameters, what the walk, the thread count and the
+ * rebuild policy read from them, and what a call records. mpi-tree's
+ * local work is cpu-tree's, so one copy serves both: both parameter tables
+ * list these first, in this order (each plugin words its own help text),
+ * then their own.
+ */
+#ifndef GP_OCTREE_CPU_DRIVER_H
+#define GP_OCTREE_CPU_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/plugin_base.h"
+#include "octree/cpu_walk.h"
+#include "octree/keys.h"
+
+/* Indices into the parameter table of a CPU tree plugin. */
+enum { OCT_P_G, OCT_P_EPS, OCT_P_THETA, OCT_P_MAC, OCT_P_DELTA, OCT_P_ORDER, OCT_P_REBUILD,
+       OCT_P_PREC, OCT_P_GROUP, OCT_P_LEAF, OCT_P_KEYS, OCT_P_THREADS, OCT_N_PARAMS };
+/* The rebuild parameter's values (N is REBUILD_EVERY with its number). */
+enum { OCT_REBUILD_AUTO = 0, OCT_REBUILD_ALWAYS = 1, OCT_REBUILD_EVERY = 2 };
+
+/* OpenMP threads for one call: threads, or the OpenMP default for 0. */
+int oct_param_threads(const gp_base *b);
+
+/* The space-filling curve the keys parameter names. */
+gp_key_kind oct_param_keys(const gp_base *b);
+
+/* The walk's parameters for mac; prepass: the acceleration MAC's first bh
+ * pass, which walks monopoles only. */
+oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass);
+
+/* Whether moved particles rebuild the tree rather than refit it: always,
+ * every N calls, or (auto) when the extra interactions an aging tree cost
+ * since the build (excess) outweigh a build of n particles. */
+int oct_rebuild_due(const gp_base *b, uint64_t calls_since_build, double excess, size_t n);
+
+/* What a force call of pp + pc interactions on na active particles,
+ * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
+ * first call after a build, or after a rebase, sets the cost per particle;
+ * later calls add what they cost beyond it to *excess), one more call
+ * since the build, and b's statistics. */
+void oct_count_force_call(gp_base *b, uint64_t *calls_since_build, double *base_cost,
+                          double *excess, int rebase, uint64_t pp, uint64_t pc, size_t na,
+                          double t0);
+
+/* What a field call of pp + pc interactions started at t0 records. */
+void oct_count_field_call(gp_base *b, uint64_t pp, uint64_t pc, double t0);
+
+/* aold[p] = |acc of active particle k| for the active particles (the
+ * acceleration MAC's |a_old|). */
+void oct_store_abs_acc(const gp_base *b, size_t na, const double *acc, double *aold);
+
+#endif /* GP_OCTREE_CPU_DRIVER_H */

@@ -1,0 +1,70 @@
+/*
+ * cpu_targets.c — the i-groups of a CPU force pass (cpu_targets.h), one
+ * copy for cpu-tree and mpi-tree: the two must group alike for mpi-tree at
+ * P = 1 to give cpu-tree's forces bit for bit.
+ */
+#include "octree/cpu_targets.h"
+
+#include <stdlib.h>
+
+typedef struct rank_slot { uint32_t rank, k; } rank_slot;
+
+static int by_rank(const void *a, const void *b)
+{
+    uint32_t x = ((const rank_slot *)a)->rank, y = ((const rank_slot *)b)->rank;
+    return (x > y) - (x < y);
+}
+
+int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, uint32_t *tix,
+                      size_t *slot, double *x, double *y, double *z, uint32_t *rb, uint32_t *rc,
+                      uint32_t *nruns)
+{
+    rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
+    if (!rs) return -1;
+    for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[active[k]], (uint32_t)k };
+    qsort(rs, na, sizeof *rs, by_rank);          /* the tree's key order */
+    for (size_t u = 0; u < na; u++) {
+        uint32_t i = rs[u].rank;
+        tix[u] = i;
+        slot[u] = rs[u].k;
+        x[u] = t->x[i]; y[u] = t->y[i]; z[u] = t->z[i];
+    }
+    free(rs);
+    /* the active part of each tree group */
+    uint32_t nr = 0;
+    for (size_t u = 0; u < na;) {
+        uint32_t g = t->group_of[tix[u]];
+        size_t e = u + 1;
+        while (e < na && t->group_of[tix[e]] == g) e++;
+        rb[nr] = (uint32_t)u;
+        rc[nr] = (uint32_t)(e - u);
+        nr++;
+        u = e;
+    }
+    *nruns = nr;
+    return 0;
+}
+
+int oct_field_groups(size_t m, const double *points, gp_key_kind kind, const double lo[3],
+                     double inv_cell, uint32_t G, uint32_t *perm, double *x, double *y,
+                     double *z, uint32_t *nruns, uint32_t **rb, uint32_t **rc)
+{
+    uint64_t *keys = malloc(m * sizeof *keys);
+    if (!keys) return -1;
+    gp_host_make_keys(m, points, points + 1, points + 2, 3, kind, lo, inv_cell, keys);
+    for (size_t i = 0; i < m; i++) perm[i] = (uint32_t)i;
+    int sorted = gp_host_sort_keys(m, keys, perm);
+    free(keys);
+    if (sorted) return -3;
+    for (size_t i = 0; i < m; i++) {
+        const double *q = &points[3 * (size_t)perm[i]];
+        x[i] = q[0]; y[i] = q[1]; z[i] = q[2];
+    }
+    uint32_t n = (uint32_t)((m + G - 1) / G);
+    for (uint32_t r = 0; r < n; r++) {
+        (*rb)[r] = r * G;
+        (*rc)[r] = (uint32_t)(m - (*rb)[r] < G ? m - (*rb)[r] : G);
+    }
+    *nruns = n;
+    return oct_split_loose_groups(x, y, z, nruns, rb, rc) ? -2 : 0;
+}
