@@ -1,7 +1,7 @@
 /*
  * mpi-blocksim.c — the block-step integrators (block-kdk, block-rk2) and
  * HOLD (hold, hold-kdk) of gp_sim under mpirun with mpi-tree, and migration with the whole
- * integrator state (issue 14). Every rank runs a gp_sim over its own
+ * integrator state, as gravhost-mpi runs them. Every rank runs a gp_sim over its own
  * particles with the collective hook (gp_sim_set_collective: the next
  * block time and every solver call agreed through MPI_Allreduce), to
  * t = 0.5 in legs of dt_max, on two clusters (a compact one on some ranks,

@@ -1,7 +1,8 @@
 /*
  * decomp.h — Peano-Hilbert domain decomposition of particles over MPI ranks
- * (gravhost under mpirun, issue 14: host_stub/mpi/par_mpi.c calls it for
- * the initial conditions and every migration).
+ * (gravhost under mpirun: host_stub/mpi/par_mpi.c calls it for the initial
+ * conditions and every migration, so each rank's particles stay compact in
+ * space and the LETs small).
  *
  * Every rank passes its particles as rows of ncol doubles (the first three
  * columns the position; velocities, masses, integrator state ... follow,

@@ -1,5 +1,6 @@
 /*
- * par_mpi.c — par.h over MPI_COMM_WORLD (gravhost-mpi, issue 14).
+ * par_mpi.c — par.h over MPI_COMM_WORLD (gravhost-mpi): one run of gravhost
+ * spread over the ranks, each holding and integrating its own particles.
  *
  * Rank 0 reads the config file and sends its text (gh_par_share_text);
  * every rank parses that text, deterministically, so every rank gets the

@@ -47,7 +47,6 @@
  * groups the same way.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,10 +117,7 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     uint32_t gsize = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
     uint32_t lsize = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
     gp_key_kind kind = oct_param_keys(&s->base);
-    int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(oct_param_threads(&s->base));
-    int rc = oct_tree_build(&fresh, n, pos, mass, gsize, lsize, kind);
-    omp_set_num_threads(prev_threads);
+    int rc = oct_build_threaded(&s->base, &fresh, n, pos, mass, gsize, lsize, kind);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "no memory to build the tree of %zu particles; free memory or use "
@@ -166,6 +162,13 @@ static void sub_gather(gp_solver *s, int masses)
     }
 }
 
+/* The subset tree matches the subset's positions and masses. */
+static void sub_current(gp_solver *s)
+{
+    s->sub_state = SUB_CURRENT;
+    s->sub_mass_dirty = 0;
+}
+
 /* The source subset's own tree, from the subset alone. */
 static gp_status sub_build(gp_solver *s)
 {
@@ -185,11 +188,8 @@ static gp_status sub_build(gp_solver *s)
     }
     sub_gather(s, 1);
     oct_tree fresh;
-    int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(oct_param_threads(&s->base));
-    int rc = oct_tree_build(&fresh, ns, s->sub_pos, s->sub_mass, s->built_group, s->built_leaf,
-                           (gp_key_kind)s->built_keys);
-    omp_set_num_threads(prev_threads);
+    int rc = oct_build_threaded(&s->base, &fresh, ns, s->sub_pos, s->sub_mass, s->built_group,
+                                s->built_leaf, (gp_key_kind)s->built_keys);
     if (rc) {
         sub_free(s);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
@@ -199,8 +199,7 @@ static gp_status sub_build(gp_solver *s)
     oct_tree_free(&s->sub);
     s->sub = fresh;
     for (uint32_t k = 0; k < fresh.nsrc; k++) s->sub_pid[k] = p->src[fresh.order[fresh.sid[k]]];
-    s->sub_state = SUB_CURRENT;
-    s->sub_mass_dirty = 0;
+    sub_current(s);
     s->base.stats.tree_builds += 1;
     s->base.stats.seconds_build += gp_wtime() - t0;
     return GP_OK;
@@ -213,14 +212,10 @@ static gp_status sub_ensure(gp_solver *s)
     double t0 = gp_wtime();
     int masses = s->sub_mass_dirty;
     sub_gather(s, masses);
-    int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(oct_param_threads(&s->base));
-    int rc = oct_tree_refit(&s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
-    omp_set_num_threads(prev_threads);
+    int rc = oct_refit_threaded(&s->base, &s->sub, s->sub_pos, masses ? s->sub_mass : NULL, 1);
     if (rc == 1) return sub_build(s);   /* a massless member gained mass */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the source tree");
-    s->sub_state = SUB_CURRENT;
-    s->sub_mass_dirty = 0;
+    sub_current(s);
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
@@ -234,10 +229,7 @@ static gp_status ensure_tree(gp_solver *s)
     if (s->base.p.src) return sub_ensure(s);
     if (s->tree.moments_stale) {
         double t0 = gp_wtime();
-        int prev_threads = omp_get_max_threads();
-        omp_set_num_threads(oct_param_threads(&s->base));
-        int rc = oct_tree_moments(&s->tree);
-        omp_set_num_threads(prev_threads);
+        int rc = oct_moments_threaded(&s->base, &s->tree);
         if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
         s->base.stats.seconds_moments += gp_wtime() - t0;
     }
@@ -264,12 +256,10 @@ static gp_status ensure_main_tree(gp_solver *s)
     /* masses alone never rebuild: the moments are refitted */
     if (rebuild && s->moved) return build_tree(s, p->n, p->pos, p->mass);
     double t0 = gp_wtime();
-    int prev_threads = omp_get_max_threads();
-    omp_set_num_threads(oct_param_threads(&s->base));
     /* with a source subset the main tree only groups the targets: its
      * moments wait until the subset is cleared (ensure_tree) */
-    int rc = oct_tree_refit(&s->tree, p->pos, s->mass_dirty ? p->mass : NULL, p->src == NULL);
-    omp_set_num_threads(prev_threads);
+    int rc = oct_refit_threaded(&s->base, &s->tree, p->pos, s->mass_dirty ? p->mass : NULL,
+                                p->src == NULL);
     if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");

@@ -10,9 +10,18 @@ MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
 MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
 MPIRUN     ?= $(shell command -v mpirun 2>/dev/null)
 
+# A test under mpirun: tests/mpi-run.sh with its blanks filled.
+# $(call mpi_run_test,NP,PROGRAM,ARGS) as the whole recipe of build/t/NAME.t.
+define mpi_run_test
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$(1)|' -e 's|@PROGRAM@|$(abspath $(2))|' \
+	     -e 's|@ARGS@|$(3)|' tests/mpi-run.sh > $@
+	@chmod +x $@
+endef
+
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
-MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o targets.o domains.o force_pass.o let.o boxes.o \
-                   comm.o engine_cuda.o engine_job.o)
+MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o targets.o domains.o \
+                   force_pass.o let.o boxes.o comm.o engine_cuda.o engine_job.o)
 MPI_TREE_LINK := $(MPI_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) \
                  $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 PLUGINS += $(MPI_TREE_SO)
@@ -37,10 +46,7 @@ MPI_TESTS := $(foreach p,1 2 3 4,$(BUILD)/t/mpi-accuracy-p$(p).t)
 TESTS += $(MPI_TESTS)
 $(BUILD)/t/mpi-accuracy-p%.t: $(MPI_ACC) $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
                               $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ACC))|' \
-	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,$*,$(MPI_ACC),)
 # tests/mpi-boxes.c: the domain boxes' wire format (outward rounding,
 # increments, nearness); boxes.c needs no MPI, so no mpirun either.
 TESTS += $(BUILD)/t/mpi-boxes.t
@@ -58,10 +64,7 @@ $(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS)
 TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
 $(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|2|' -e 's|@PROGRAM@|$(abspath $(MPI_CONF))|' \
-	     -e 's|@ARGS@|$(abspath $(MPI_TREE_SO))|' tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,2,$(MPI_CONF),$(abspath $(MPI_TREE_SO)))
 # bench/mpi-tree-scaling.c: one force evaluation at P ranks (time, LET bytes);
 # bench/results/mpi-tree.md has the runs.
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
@@ -71,8 +74,9 @@ $(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) $(BUILD)/l
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
-# host_stub/mpi/decomp.c: the Peano-Hilbert decomposition for gravhost
-# under mpirun (issue 14; gravhost-mpi uses it, host_stub/mpi/module.mk), tests at P = 1, 3, 4.
+# host_stub/mpi/decomp.c: the Peano-Hilbert decomposition that gives each
+# rank of gravhost-mpi its slice of the curve (host_stub/mpi/module.mk
+# links it); tests at P = 1, 3, 4.
 MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
 $(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/tests/mpi-decomp.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
@@ -82,10 +86,7 @@ $(BUILD)/tests/mpi-decomp: $(BUILD)/obj/tests/mpi-decomp.o $(MPI_DECOMP_OBJ)
 MPI_DECOMP_TESTS := $(foreach p,1 3 4,$(BUILD)/t/mpi-decomp-p$(p).t)
 TESTS += $(MPI_DECOMP_TESTS)
 $(BUILD)/t/mpi-decomp-p%.t: $(BUILD)/tests/mpi-decomp tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-decomp)|' \
-	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,$*,$(BUILD)/tests/mpi-decomp,)
 # tests/mpi-leapfrog.c: mpi-tree + gp_mpi_decompose (migration every 10
 # steps) in a leapfrog, against cpu-tree alone: energy, Lagrangian radii.
 $(BUILD)/obj/tests/mpi-leapfrog.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
@@ -96,10 +97,7 @@ MPI_LEAP_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-leapfrog-p$(p).t)
 TESTS += $(MPI_LEAP_TESTS)
 $(BUILD)/t/mpi-leapfrog-p%.t: $(BUILD)/tests/mpi-leapfrog $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
                              tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-leapfrog)|' \
-	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,$*,$(BUILD)/tests/mpi-leapfrog,)
 # tests/mpi-gpsim.c: gp_sim (leapfrog) on every rank with mpi-tree, particles
 # migrating between legs, against cpu-tree in one process (P = 2, 4).
 $(BUILD)/obj/tests/mpi-gpsim.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
@@ -111,10 +109,7 @@ MPI_GPSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-gpsim-p$(p).t)
 TESTS += $(MPI_GPSIM_TESTS)
 $(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
                           tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(BUILD)/tests/mpi-gpsim)|' \
-	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,$*,$(BUILD)/tests/mpi-gpsim,)
 # tests/mpi-engine-cuda.c: engine = cuda-tree at P = 1, 2 with cuda-tree
 # built on the CPU emulation of CUDA ($(EMU), plugin/cuda-tree/module.mk),
 # and the real (device-less here) build's refusal. Needs the CUDA toolkit.
@@ -129,11 +124,7 @@ TESTS += $(MPI_ENGINE_CUDA_TESTS)
 $(BUILD)/t/mpi-engine-cuda-p%.t: $(MPI_ENGINE_CUDA) $(MPI_TREE_SO) $(EMU)/plugins/gravplug-cuda-tree.so \
                                 $(CUDA_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
                                 $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi-run.sh plugin/mpi-tree/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(MPI_ENGINE_CUDA))|' \
-	     -e 's|@ARGS@|$(abspath $(EMU)/plugins/gravplug-cuda-tree.so) $(abspath $(CUDA_TREE_SO))|' \
-	     tests/mpi-run.sh > $@
-	@chmod +x $@
+	$(call mpi_run_test,$*,$(MPI_ENGINE_CUDA),$(abspath $(EMU)/plugins/gravplug-cuda-tree.so) $(abspath $(CUDA_TREE_SO)))
 endif
 else
 # Without mpicc: one test that says why mpi-tree is missing.

@@ -53,7 +53,6 @@
  * that starts MPI itself decides).
  */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +161,7 @@ static gp_status build_tree(gp_solver *s)
     const double *mass = mpi_tree_source_masses(&s->base.p, s->in_src, &tmp);
     oct_tree fresh;
     int rc = -1;
-    if (mass) {
-        int prev = omp_get_max_threads();
-        omp_set_num_threads(oct_param_threads(&s->base));
-        rc = oct_tree_build(&fresh, p->n, p->pos, mass, gsize, lsize, kind);
-        omp_set_num_threads(prev);
-    }
+    if (mass) rc = oct_build_threaded(&s->base, &fresh, p->n, p->pos, mass, gsize, lsize, kind);
     free(tmp);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
@@ -200,10 +194,7 @@ static gp_status ensure_tree(gp_solver *s)
     if (oct_rebuild_due(&s->base, s->calls_since_build, s->excess, p->n))
         return build_tree(s);
     double t0 = gp_wtime();
-    int prev = omp_get_max_threads();
-    omp_set_num_threads(oct_param_threads(&s->base));
-    int rc = oct_tree_refit(&s->tree, p->pos, NULL, 1);
-    omp_set_num_threads(prev);
+    int rc = oct_refit_threaded(&s->base, &s->tree, p->pos, NULL, 1);
     if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->moved = 0;

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <omp.h>
 
-#include "octree/tree_state.h"
 
 int oct_param_threads(const gp_base *b)
 {
@@ -19,6 +18,36 @@ int oct_param_threads(const gp_base *b)
 gp_key_kind oct_param_keys(const gp_base *b)
 {
     return gp_param_enum(b, OCT_P_KEYS) == 1 ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+}
+
+int oct_build_threaded(const gp_base *b, oct_tree *t, size_t n, const double *pos,
+                       const double *mass, uint32_t group_size, uint32_t leaf_size,
+                       gp_key_kind keys)
+{
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(oct_param_threads(b));
+    int rc = oct_tree_build(t, n, pos, mass, group_size, leaf_size, keys);
+    omp_set_num_threads(prev);
+    return rc;
+}
+
+int oct_refit_threaded(const gp_base *b, oct_tree *t, const double *pos, const double *mass,
+                       int moments)
+{
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(oct_param_threads(b));
+    int rc = oct_tree_refit(t, pos, mass, moments);
+    omp_set_num_threads(prev);
+    return rc;
+}
+
+int oct_moments_threaded(const gp_base *b, oct_tree *t)
+{
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(oct_param_threads(b));
+    int rc = oct_tree_moments(t);
+    omp_set_num_threads(prev);
+    return rc;
 }
 
 oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass)

@@ -16,6 +16,7 @@
 #include "base/plugin_base.h"
 #include "octree/cpu_walk.h"
 #include "octree/keys.h"
+#include "octree/tree_state.h"
 
 /* Indices into the parameter table of a CPU tree plugin. */
 enum { OCT_P_G, OCT_P_EPS, OCT_P_THETA, OCT_P_MAC, OCT_P_DELTA, OCT_P_ORDER, OCT_P_REBUILD,
@@ -28,6 +29,16 @@ int oct_param_threads(const gp_base *b);
 
 /* The space-filling curve the keys parameter names. */
 gp_key_kind oct_param_keys(const gp_base *b);
+
+/* oct_tree_build, oct_tree_refit and oct_tree_moments (tree_state.h) run
+ * on the threads parameter's count of threads; the caller's OpenMP
+ * default is restored after. */
+int oct_build_threaded(const gp_base *b, oct_tree *t, size_t n, const double *pos,
+                       const double *mass, uint32_t group_size, uint32_t leaf_size,
+                       gp_key_kind keys);
+int oct_refit_threaded(const gp_base *b, oct_tree *t, const double *pos, const double *mass,
+                       int moments);
+int oct_moments_threaded(const gp_base *b, oct_tree *t);
 
 /* The walk's parameters for mac; prepass: the acceleration MAC's first bh
  * pass, which walks monopoles only. */

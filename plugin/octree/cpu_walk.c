@@ -85,58 +85,48 @@ void oct_workspace_free(oct_workspace *ws)
  * terms, which keeps float-to-double conversions off the critical path). */
 #define OCT_BLOCK 4
 
+/* The blocked lane sum both list kernels run: the statements in ... set
+ * T fx, fy, fz, fp for entry j of lane l; out[0..3] get the lane sums. */
+#define BLOCKED_LANE_SUM(T, A, n, out, ...)                                                    \
+    do {                                                                                       \
+        A ax[OCT_LANES] = { 0 }, ay[OCT_LANES] = { 0 }, az[OCT_LANES] = { 0 }, ph[OCT_LANES] = { 0 }; \
+        for (uint32_t j0 = 0; j0 < n; j0 += OCT_BLOCK * OCT_LANES) {                             \
+            T bx[OCT_LANES] = { 0 }, by[OCT_LANES] = { 0 }, bz[OCT_LANES] = { 0 }, bp[OCT_LANES] = { 0 }; \
+            uint32_t je = j0 + OCT_BLOCK * OCT_LANES < n ? j0 + OCT_BLOCK * OCT_LANES : n;         \
+            for (uint32_t j1 = j0; j1 < je; j1 += OCT_LANES) {                                  \
+                _Pragma("omp simd")                                                            \
+                for (int l = 0; l < OCT_LANES; l++) {                                           \
+                    uint32_t j = j1 + (uint32_t)l;                                             \
+                    T fx, fy, fz, fp;                                                          \
+                    __VA_ARGS__                                                                \
+                    bx[l] += fx; by[l] += fy; bz[l] += fz; bp[l] += fp;                        \
+                }                                                                              \
+            }                                                                                  \
+            _Pragma("omp simd")                                                                \
+            for (int l = 0; l < OCT_LANES; l++) {                                               \
+                ax[l] += (A)bx[l]; ay[l] += (A)by[l]; az[l] += (A)bz[l]; ph[l] += (A)bp[l];    \
+            }                                                                                  \
+        }                                                                                      \
+        out[0] += LANE_SUM(A, ax); out[1] += LANE_SUM(A, ay);                                  \
+        out[2] += LANE_SUM(A, az); out[3] += LANE_SUM(A, ph);                                  \
+    } while (0)
+
 #define DEFINE_LIST_KERNELS(T, A, SFX, NAME, LIST)                                             \
     static inline __attribute__((always_inline)) void NAME##_cells_quad(                       \
         const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2, A out[4])                         \
     {                                                                                          \
-        A ax[OCT_LANES] = { 0 }, ay[OCT_LANES] = { 0 }, az[OCT_LANES] = { 0 }, ph[OCT_LANES] = { 0 }; \
-        for (uint32_t j0 = 0; j0 < n; j0 += OCT_BLOCK * OCT_LANES) {                             \
-            T bx[OCT_LANES] = { 0 }, by[OCT_LANES] = { 0 }, bz[OCT_LANES] = { 0 }, bp[OCT_LANES] = { 0 }; \
-            uint32_t je = j0 + OCT_BLOCK * OCT_LANES < n ? j0 + OCT_BLOCK * OCT_LANES : n;         \
-            for (uint32_t j1 = j0; j1 < je; j1 += OCT_LANES) {                                  \
-                _Pragma("omp simd")                                                            \
-                for (int l = 0; l < OCT_LANES; l++) {                                           \
-                    uint32_t j = j1 + (uint32_t)l;                                             \
-                    T fx, fy, fz, fp;                                                          \
-                    gp_quad6_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, L->m[j],          \
-                                   L->s[0][j], L->s[1][j], L->s[2][j], L->s[3][j], L->s[4][j], \
-                                   L->s[5][j], eps2, &fx, &fy, &fz, &fp);                      \
-                    bx[l] += fx; by[l] += fy; bz[l] += fz; bp[l] += fp;                        \
-                }                                                                              \
-            }                                                                                  \
-            _Pragma("omp simd")                                                                \
-            for (int l = 0; l < OCT_LANES; l++) {                                               \
-                ax[l] += (A)bx[l]; ay[l] += (A)by[l]; az[l] += (A)bz[l]; ph[l] += (A)bp[l];    \
-            }                                                                                  \
-        }                                                                                      \
-        out[0] += LANE_SUM(A, ax); out[1] += LANE_SUM(A, ay);                                  \
-        out[2] += LANE_SUM(A, az); out[3] += LANE_SUM(A, ph);                                  \
+        BLOCKED_LANE_SUM(T, A, n, out,                                                         \
+            gp_quad6_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, L->m[j],                  \
+                           L->s[0][j], L->s[1][j], L->s[2][j], L->s[3][j], L->s[4][j],         \
+                           L->s[5][j], eps2, &fx, &fy, &fz, &fp););                            \
     }                                                                                          \
     static inline __attribute__((always_inline)) void NAME##_mono(                             \
         const LIST *L, uint32_t n, T xi, T yi, T zi, T eps2, int32_t self, A out[4])           \
     {                                                                                          \
-        A ax[OCT_LANES] = { 0 }, ay[OCT_LANES] = { 0 }, az[OCT_LANES] = { 0 }, ph[OCT_LANES] = { 0 }; \
-        for (uint32_t j0 = 0; j0 < n; j0 += OCT_BLOCK * OCT_LANES) {                             \
-            T bx[OCT_LANES] = { 0 }, by[OCT_LANES] = { 0 }, bz[OCT_LANES] = { 0 }, bp[OCT_LANES] = { 0 }; \
-            uint32_t je = j0 + OCT_BLOCK * OCT_LANES < n ? j0 + OCT_BLOCK * OCT_LANES : n;         \
-            for (uint32_t j1 = j0; j1 < je; j1 += OCT_LANES) {                                  \
-                _Pragma("omp simd")                                                            \
-                for (int l = 0; l < OCT_LANES; l++) {                                           \
-                    uint32_t j = j1 + (uint32_t)l;                                             \
-                    T m = L->id[j] == self ? (T)0 : L->m[j];                                   \
-                    T fx, fy, fz, fp;                                                          \
-                    gp_mono_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, m, eps2,           \
-                                  &fx, &fy, &fz, &fp);                                         \
-                    bx[l] += fx; by[l] += fy; bz[l] += fz; bp[l] += fp;                        \
-                }                                                                              \
-            }                                                                                  \
-            _Pragma("omp simd")                                                                \
-            for (int l = 0; l < OCT_LANES; l++) {                                               \
-                ax[l] += (A)bx[l]; ay[l] += (A)by[l]; az[l] += (A)bz[l]; ph[l] += (A)bp[l];    \
-            }                                                                                  \
-        }                                                                                      \
-        out[0] += LANE_SUM(A, ax); out[1] += LANE_SUM(A, ay);                                  \
-        out[2] += LANE_SUM(A, az); out[3] += LANE_SUM(A, ph);                                  \
+        BLOCKED_LANE_SUM(T, A, n, out,                                                         \
+            T m = L->id[j] == self ? (T)0 : L->m[j];                                           \
+            gp_mono_##SFX(L->x[j] - xi, L->y[j] - yi, L->z[j] - zi, m, eps2,                   \
+                          &fx, &fy, &fz, &fp););                                               \
     }
 
 DEFINE_LIST_KERNELS(float, float, f, kss, list_f)    /* single: float sums  */
