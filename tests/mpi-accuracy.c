@@ -26,6 +26,7 @@
 #include "host_stub/ic/ic.h"
 #include "tap.h"
 #include "testlib.h"
+#include "mpi-testlib.h"
 
 static int rank, size;
 static const gp_api *tree_api, *direct_api, *mpi_api;
@@ -33,9 +34,7 @@ static const gp_api *tree_api, *direct_api, *mpi_api;
 /* TAP from rank 0 only; every rank computes the verdict collectively. */
 static void check(int pass, const char *fmt, const char *what)
 {
-    int all = 0;
-    MPI_Allreduce(&pass, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (rank == 0) ok(all, fmt, what);
+    mpi_test_ok(rank, pass, fmt, what);
 }
 
 typedef struct set {
@@ -455,18 +454,9 @@ static void run_abi11(set *S)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi_test_start(&argc, &argv, &rank, &size);
     gp_plugin *pt = NULL, *pd = NULL, *pm = NULL;
-    char err[1024];
-    if (gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-cpu-tree.so", &pt, err, sizeof err) ||
-        gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-cpu-direct.so", &pd, err, sizeof err) ||
-        gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-mpi-tree.so", &pm, err, sizeof err))
-        bail(err);
-    tree_api = gp_plugin_api(pt);
-    direct_api = gp_plugin_api(pd);
-    mpi_api = gp_plugin_api(pm);
+    mpi_test_open_solvers(&pt, &pd, &pm, &tree_api, &direct_api, &mpi_api);
     if (rank == 0) diag("mpi-tree at P = %d", size);
 
     set sets[4] = { { .name = "plummer" }, { .name = "galaxy" }, { .name = "scattered" },
@@ -505,7 +495,5 @@ int main(int argc, char **argv)
     gp_plugin_close(pm);
     gp_plugin_close(pd);
     gp_plugin_close(pt);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

@@ -28,8 +28,8 @@
 #include "host_stub/mpi/decomp.h"
 #include "integrators/gp_integrator.h"
 #include "tap.h"
+#include "mpi-testlib.h"
 
-enum { NCOL = 7 };   /* x y z vx vy vz m: the initial conditions */
 static int rank, P;
 static const double DT_MAX = 0.0625, T_END = 0.5;
 
@@ -52,11 +52,7 @@ static gp_sim *make_sim(const char *plugin, const char *integ, int mpi, size_t n
     gp_sim *sim = NULL;
     const char *names[] = { "eps", "theta" }, *values[] = { "0.05", "0.5" };
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
-    for (size_t k = 0; k < n; k++) {
-        memcpy(&pos[3 * k], &d[k * NCOL], 3 * sizeof *pos);
-        memcpy(&vel[3 * k], &d[k * NCOL + 3], 3 * sizeof *vel);
-        m[k] = d[k * NCOL + 6];
-    }
+    mpi_test_split_rows(n, d, pos, vel, m);
     if (gp_sim_new(&sim)) bail("gp_sim_new failed");
     if (mpi) must(sim, gp_sim_set_collective(sim, reduce_world, NULL));
     must(sim, gp_sim_open_solver(sim, plugin, 2, names, values));
@@ -144,19 +140,12 @@ static result run(const char *plugin, const char *integ, int mpi, int mig, size_
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    mpi_test_start(&argc, &argv, &rank, &P);
     const size_t N = 1500;
-    gp_ic ic;
     char err[256];
-    if (gp_ic_make("plummer", N, 7, NULL, &ic, err, sizeof err)) bail(err);
-    double *all = malloc(N * NCOL * sizeof *all);
+    double *all = mpi_test_plummer_rows(N, 7);
     uint64_t *all_id = malloc(N * sizeof *all_id);
     for (size_t i = 0; i < N; i++) {
-        memcpy(&all[i * NCOL], &ic.pos[3 * i], 3 * sizeof *all);
-        memcpy(&all[i * NCOL + 3], &ic.vel[3 * i], 3 * sizeof *all);
-        all[i * NCOL + 6] = ic.mass[i];
         all_id[i] = i;
         /* two clusters: a compact one (deep levels) on some ranks, a loose
          * one (shallow levels) on others, so that ranks sit idle in the
@@ -164,17 +153,15 @@ int main(int argc, char **argv)
         int compact = i < N / 2;
         double scale = compact ? 0.25 : 1.0, vscale = compact ? sqrt(2.0) : sqrt(0.5);
         for (int c = 0; c < 3; c++) {
-            all[i * NCOL + c] = scale * all[i * NCOL + c] + (c == 0 ? (compact ? -2.0 : 2.0) : 0.0);
-            all[i * NCOL + 3 + c] *= vscale;
+            all[i * MPI_TEST_NCOL + c] = scale * all[i * MPI_TEST_NCOL + c] + (c == 0 ? (compact ? -2.0 : 2.0) : 0.0);
+            all[i * MPI_TEST_NCOL + 3 + c] *= vscale;
         }
     }
     /* this rank's piece of the curve, as gravhost-mpi starts */
-    size_t n = 0;
-    double *d = malloc(N * NCOL * sizeof *d);
-    uint64_t *id = malloc(N * sizeof *id);
-    for (size_t i = 0; i < N; i++)
-        if ((int)(i % (size_t)P) == rank) { memcpy(&d[n * NCOL], &all[i * NCOL], NCOL * sizeof *d); id[n++] = i; }
-    if (gp_mpi_decompose(MPI_COMM_WORLD, &n, NCOL, &d, &id, err, sizeof err)) bail(err);
+    double *d;
+    uint64_t *id;
+    size_t n = mpi_test_deal_rows(rank, P, N, all, &d, &id);
+    if (gp_mpi_decompose(MPI_COMM_WORLD, &n, MPI_TEST_NCOL, &d, &id, err, sizeof err)) bail(err);
 
     static const char *const schemes[] = { "block-kdk", "block-rk2", "hold", "hold-kdk" };
     for (int s = 0; s < 4; s++) {
@@ -256,9 +243,6 @@ int main(int argc, char **argv)
         free(rows); free(ids);
         gp_sim_free(sim);
     }
-    gp_ic_free(&ic);
     free(all); free(all_id); free(d); free(id);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

@@ -17,15 +17,14 @@
 #include "host_stub/mpi/decomp.h"
 #include "tap.h"
 #include "testlib.h"
+#include "mpi-testlib.h"
 
 enum { NCOL = 7 };
 static int rank, P;
 
 static void check(int pass, const char *what)
 {
-    int all = 0;
-    MPI_Allreduce(&pass, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (rank == 0) ok(all, "%s", what);
+    mpi_test_ok(rank, pass, "%s", what);
 }
 
 /* Gathers every rank's ids in rank order to rank 0 (N entries). */
@@ -43,9 +42,7 @@ static uint64_t *gather_ids(size_t n, const uint64_t *id, size_t N, int *counts)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    mpi_test_start(&argc, &argv, &rank, &P);
     const size_t N = 20011;            /* not a multiple of P */
     double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
     tl_plummer(N, 7, 1.0, 30.0, pos, mass);
@@ -179,7 +176,5 @@ int main(int argc, char **argv)
         free(id);
     }
     free(first); free(pos); free(mass);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

@@ -22,6 +22,7 @@
 #include "gravplug_loader.h"
 #include "tap.h"
 #include "testlib.h"
+#include "mpi-testlib.h"
 
 #define N 2048
 
@@ -31,9 +32,7 @@ static const char *emu_path, *real_path;
 
 static void check(int pass, const char *fmt, const char *what)
 {
-    int all = 0;
-    MPI_Allreduce(&pass, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (rank == 0) ok(all, fmt, what);
+    mpi_test_ok(rank, pass, fmt, what);
 }
 
 static gp_solver *make(const gp_api *api, const char *engine, const char *plugin)
@@ -105,21 +104,12 @@ static int same_everywhere(const char *msg)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi_test_start(&argc, &argv, &rank, &size);
     if (argc < 3) bail("usage: mpi-engine-cuda EMULATED-CUDA-TREE.so REAL-CUDA-TREE.so");
     emu_path = argv[1];
     real_path = argv[2];
-    gp_plugin *pt, *pd, *pm;
-    char err[512];
-    if (gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-cpu-tree.so", &pt, err, sizeof err) ||
-        gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-cpu-direct.so", &pd, err, sizeof err) ||
-        gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-mpi-tree.so", &pm, err, sizeof err))
-        bail(err);
-    tree_api = gp_plugin_api(pt);
-    direct_api = gp_plugin_api(pd);
-    mpi_api = gp_plugin_api(pm);
+    gp_plugin *pt = NULL, *pd = NULL, *pm = NULL;
+    mpi_test_open_solvers(&pt, &pd, &pm, &tree_api, &direct_api, &mpi_api);
     if (rank == 0) plan(17);
 
     double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
@@ -321,7 +311,5 @@ int main(int argc, char **argv)
     gp_plugin_close(pt);
     gp_plugin_close(pd);
     gp_plugin_close(pm);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

@@ -24,8 +24,8 @@
 #include "host_stub/mpi/decomp.h"
 #include "integrators/gp_integrator.h"
 #include "tap.h"
+#include "mpi-testlib.h"
 
-enum { NCOL = 7 };   /* x y z vx vy vz m */
 static int rank, P;
 
 static gp_sim *make_sim(const char *plugin, size_t n, const double *d, const uint64_t *id, double t)
@@ -33,11 +33,7 @@ static gp_sim *make_sim(const char *plugin, size_t n, const double *d, const uin
     gp_sim *sim = NULL;
     const char *names[] = { "eps", "theta" }, *values[] = { "0.01", "0.5" };
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
-    for (size_t k = 0; k < n; k++) {
-        memcpy(&pos[3 * k], &d[k * NCOL], 3 * sizeof *pos);
-        memcpy(&vel[3 * k], &d[k * NCOL + 3], 3 * sizeof *vel);
-        m[k] = d[k * NCOL + 6];
-    }
+    mpi_test_split_rows(n, d, pos, vel, m);
     if (gp_sim_new(&sim) || gp_sim_open_solver(sim, plugin, 2, names, values) ||
         gp_sim_set_integrator(sim, "leapfrog") || gp_sim_set_integrator_param(sim, "dt", "0.0078125") ||
         gp_sim_set_particles(sim, n, pos, vel, m, id) || gp_sim_set_time(sim, t))
@@ -63,7 +59,7 @@ static double run(const char *plugin, int mpi, size_t n, double *d, uint64_t *id
     char err[256];
     double t = 0, E0 = 0, E = 0;
     for (int leg = 0; leg < 4; leg++) {
-        if (mpi && gp_mpi_decompose(MPI_COMM_WORLD, &n, NCOL, &d, &id, err, sizeof err)) bail(err);
+        if (mpi && gp_mpi_decompose(MPI_COMM_WORLD, &n, MPI_TEST_NCOL, &d, &id, err, sizeof err)) bail(err);
         gp_sim *sim = make_sim(plugin, n, d, id, t);
         if (leg == 0) E0 = energy(sim, mpi);
         t += 8 * 0.0078125;
@@ -73,8 +69,8 @@ static double run(const char *plugin, int mpi, size_t n, double *d, uint64_t *id
         double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
         if (gp_sim_get_particles(sim, pos, vel, NULL, NULL)) bail(gp_sim_last_error(sim));
         for (size_t k = 0; k < n; k++) {
-            memcpy(&d[k * NCOL], &pos[3 * k], 3 * sizeof *pos);
-            memcpy(&d[k * NCOL + 3], &vel[3 * k], 3 * sizeof *vel);
+            memcpy(&d[k * MPI_TEST_NCOL], &pos[3 * k], 3 * sizeof *pos);
+            memcpy(&d[k * MPI_TEST_NCOL + 3], &vel[3 * k], 3 * sizeof *vel);
         }
         free(pos); free(vel);
         gp_sim_free(sim);
@@ -85,25 +81,13 @@ static double run(const char *plugin, int mpi, size_t n, double *d, uint64_t *id
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    mpi_test_start(&argc, &argv, &rank, &P);
     const size_t N = 3000;
-    gp_ic ic;
-    char err[256];
-    if (gp_ic_make("plummer", N, 5, NULL, &ic, err, sizeof err)) bail(err);
-    double *all = malloc(N * NCOL * sizeof *all);
-    for (size_t i = 0; i < N; i++) {
-        memcpy(&all[i * NCOL], &ic.pos[3 * i], 3 * sizeof *all);
-        memcpy(&all[i * NCOL + 3], &ic.vel[3 * i], 3 * sizeof *all);
-        all[i * NCOL + 6] = ic.mass[i];
-    }
+    double *all = mpi_test_plummer_rows(N, 5);
     /* rank r starts with the i % P == r rows (the decomposition sorts it out) */
-    size_t n = 0;
-    double *d = malloc(N * NCOL * sizeof *d);
-    uint64_t *id = malloc(N * sizeof *id);
-    for (size_t i = 0; i < N; i++)
-        if ((int)(i % (size_t)P) == rank) { memcpy(&d[n * NCOL], &all[i * NCOL], NCOL * sizeof *d); id[n++] = i; }
+    double *d;
+    uint64_t *id;
+    size_t n = mpi_test_deal_rows(rank, P, N, all, &d, &id);
     double de_mpi = run("mpi-tree", 1, n, d, id);
     if (rank == 0) {
         uint64_t *ids = malloc(N * sizeof *ids);
@@ -114,9 +98,6 @@ int main(int argc, char **argv)
              P, de_mpi, de_one);
         ok(de_mpi < 3 * de_one + 1e-4, "gp_sim with mpi-tree: energy error within tree error of one process");
     }
-    gp_ic_free(&ic);
     free(all);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

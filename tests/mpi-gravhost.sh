@@ -67,13 +67,18 @@ PY
 r=$(same_snapshot "$TMP/one/snap_0002.h5" "$TMP/onempi/snap_0002.h5")
 [ "$r" = same ]; ok $? "gravhost-mpi without mpirun (P = 1) ends bit-identical to gravhost ($r)"
 
-# restart at P = 2
-mpi 2 run "$TMP/p.cfg" --output "$TMP/a" 2>>"$TMP/err" &&
-    mpi 2 run "$TMP/p.cfg" --output "$TMP/b" --t-end 0.25 2>>"$TMP/err" &&
-    mpi 2 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>>"$TMP/err"
-ok $? "P = 2: uninterrupted to t = 0.5; to t = 0.25, then restarted from its checkpoint"
-r=$(same_snapshot "$TMP/a/snap_0002.h5" "$TMP/b/snap_0002.h5")
-[ "$r" = same ]; ok $? "P = 2: the restarted run ends bit-identical ($r)"
+# restart at P = 2: config $1 run to t = 0.5 into $2, and to t = 0.25 into
+# $3 then restarted from its checkpoint; both must end bit-identical ($4:
+# what the TAP lines call the case)
+restart_p2() {
+    mpi 2 run "$1" --output "$2" 2>>"$TMP/err" &&
+        mpi 2 run "$1" --output "$3" --t-end 0.25 2>>"$TMP/err" &&
+        mpi 2 run "$1" --output "$3" --restart 2>>"$TMP/err"
+    ok $? "$4: uninterrupted to t = 0.5; to t = 0.25, then restarted from its checkpoint"
+    r=$(same_snapshot "$2/snap_0002.h5" "$3/snap_0002.h5")
+    [ "$r" = same ]; ok $? "$4: the restarted run ends bit-identical ($r)"
+}
+restart_p2 "$TMP/p.cfg" "$TMP/a" "$TMP/b" "P = 2"
 
 # refusals: the same sentence from rank 0, every rank exits, no hang
 mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
@@ -132,13 +137,7 @@ sed 's/block-kdk/hold-kdk/' "$TMP/block-kdk.cfg" > "$TMP/hold-kdk.cfg"
     mpi 4 run "$TMP/hold-kdk.cfg" --output "$TMP/hold-4" 2>>"$TMP/err"
 ok $? "hold-kdk: P = 1, 2 and 4 to t = 0.5"
 matches_p1 hold-kdk "$TMP/hold"
-# restart at P = 2 with block-kdk
-mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/ka" 2>>"$TMP/err" &&
-    mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/kb" --t-end 0.25 2>>"$TMP/err" &&
-    mpi 2 run "$TMP/block-kdk.cfg" --output "$TMP/kb" --restart 2>>"$TMP/err"
-ok $? "block-kdk at P = 2: uninterrupted to t = 0.5; to t = 0.25, then restarted from its checkpoint"
-r=$(same_snapshot "$TMP/ka/snap_0002.h5" "$TMP/kb/snap_0002.h5")
-[ "$r" = same ]; ok $? "block-kdk at P = 2: the restarted run ends bit-identical ($r)"
+restart_p2 "$TMP/block-kdk.cfg" "$TMP/ka" "$TMP/kb" "block-kdk at P = 2"
 mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
     mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --restart 2>>"$TMP/err"
 ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"

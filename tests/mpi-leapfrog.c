@@ -18,6 +18,7 @@
 #include "host_stub/mpi/decomp.h"
 #include "tap.h"
 #include "testlib.h"
+#include "mpi-testlib.h"
 
 enum { NCOL = 10 };            /* x y z vx vy vz m ax ay az */
 static int rank, P;
@@ -112,9 +113,7 @@ static double run(const gp_api *api, int use_mpi, size_t n, double *d, uint64_t 
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    mpi_test_start(&argc, &argv, &rank, &P);
     gp_plugin *pm, *pt;
     char err[1024];
     if (gp_plugin_open(GP_BUILD_PLUGIN_DIR "/gravplug-mpi-tree.so", &pm, err, sizeof err) ||
@@ -154,7 +153,5 @@ int main(int argc, char **argv)
     free(pos); free(mass); free(all);
     gp_plugin_close(pm);
     gp_plugin_close(pt);
-    int rc = rank == 0 ? done_testing() : 0;
-    MPI_Finalize();
-    return rc;
+    return mpi_test_done(rank);
 }

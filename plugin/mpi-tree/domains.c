@@ -6,11 +6,11 @@
  */
 #include "domains.h"
 
-#include "octree/mac.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "octree/mac.h"
 
 /* The box around the group spheres of runs [r0, r1), padded outward by
  * a hair so that rounding in a sphere never pokes out. */

@@ -222,14 +222,25 @@ K512_INL void k512_acc_out(const k512_acc *a, int mixed, double *outd, float *ou
     }
 }
 
+/* Both interactions start alike: the separation d = x_j - x_i of 16 list
+ * entries from one target, and the softened 1/r. */
+K512_INL __m512 k512_sep(__m512 xj, __m512 yj, __m512 zj, __m512 xi, __m512 yi, __m512 zi,
+                         __m512 eps2, const int soft, __m512 *dx, __m512 *dy, __m512 *dz)
+{
+    *dx = _mm512_sub_ps(xj, xi);
+    *dy = _mm512_sub_ps(yj, yi);
+    *dz = _mm512_sub_ps(zj, zi);
+    __m512 r2 = _mm512_fmadd_ps(*dx, *dx, _mm512_fmadd_ps(*dy, *dy, _mm512_fmadd_ps(*dz, *dz, eps2)));
+    return k512_rinv(r2, soft);
+}
+
 /* One list entry block j (16 lanes) against one target: monopole. */
 K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj, __m512 xi,
                          __m512 yi, __m512 zi, __m512i self, __m512 eps2, __m512 b[4],
                          const int soft)
 {
-    __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
-    __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
-    __m512 rinv = k512_rinv(r2, soft);
+    __m512 dx, dy, dz;
+    __m512 rinv = k512_sep(xj, yj, zj, xi, yi, zi, eps2, soft, &dx, &dy, &dz);
     __mmask16 notself = _mm512_cmpneq_epi32_mask(idj, self);
     __m512 mr = _mm512_mul_ps(mj, rinv);
     __m512 mr3 = _mm512_mul_ps(mr, _mm512_mul_ps(rinv, rinv));
@@ -252,9 +263,8 @@ K512_INL void k512_quad1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, const __m51
                          __m512 et, __m512 xi, __m512 yi, __m512 zi, __m512 eps2, __m512 b[4],
                          const int soft)
 {
-    __m512 dx = _mm512_sub_ps(xj, xi), dy = _mm512_sub_ps(yj, yi), dz = _mm512_sub_ps(zj, zi);
-    __m512 r2 = _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dz, dz, eps2)));
-    __m512 rinv = k512_rinv(r2, soft);
+    __m512 dx, dy, dz;
+    __m512 rinv = k512_sep(xj, yj, zj, xi, yi, zi, eps2, soft, &dx, &dy, &dz);
     __m512 rinv2 = _mm512_mul_ps(rinv, rinv);
     __m512 mr = _mm512_mul_ps(mj, rinv);
     __m512 rinv5 = _mm512_mul_ps(_mm512_mul_ps(rinv, rinv2), rinv2);

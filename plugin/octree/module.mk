@@ -1,7 +1,8 @@
 # plugin/octree: the tree algorithms every tree plugin shares. The headers
 # are backend-neutral (GP_HD: compiled for the CPU and for the device);
 # host_tree.c is the host driver of the build; tree_state.c and cpu_walk.c
-# are the CPU tree and group walk that cpu-tree and mpi-tree both run.
+# are the CPU tree and group walk that cpu-tree and mpi-tree both run,
+# cpu_targets.c and cpu_driver.c what both drive them with.
 # Tests: build/t/octree-*.t and build/t/tree-build.t.
 GP_OCTREE_OBJS := $(BUILD)/obj/plugin/octree/host_tree.o
 
@@ -13,12 +14,16 @@ GP_OCTREE_CFLAGS += -march=x86-64-v2
 endif
 $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 
-# The CPU tree and walk: linked by cpu-tree and mpi-tree (with
-# GP_OCTREE_OBJS). Kernels: -O3 and -fno-math-errno so sqrt vectorises;
-# portable baseline x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
+# The CPU tree and walk, the i-groups they walk (cpu_targets.c) and the
+# driver code around them (cpu_driver.c: shared parameters, rebuild policy,
+# call bookkeeping): linked by cpu-tree and mpi-tree (with
+# GP_OCTREE_OBJS), so each rank of mpi-tree works as cpu-tree does.
+# Kernels: -O3 and -fno-math-errno so sqrt vectorises; portable baseline
+# x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
-GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_targets.o cpu_driver.o)
+GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
+                        cpu_targets.o cpu_driver.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
