@@ -123,7 +123,7 @@ struct gp_solver {
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
-    mpi_tree_engine *engine;         /* engine = cuda-tree: the local forces' solver */
+    mpi_tree_engine *engine;   /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     mpi_tree_let_traffic let;  /* LET bytes of the last call and in total   */
 };
@@ -203,7 +203,7 @@ static gp_status ensure_tree(gp_solver *s)
     return GP_OK;
 }
 
-/* ---- one force pass over local tree + LETs -------------------------------- */
+/* ---- what a pass needs from the instance --------------------------------- */
 
 /* FNV-1a over the values that shape forces (all but threads). */
 static uint64_t param_hash(const gp_solver *s)
@@ -237,7 +237,8 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
 {
     mpi_tree_comm c = comm_of(s);
     mpi_tree_pass ps = { .fn = fn, .mac = mac, .theta = theta,
-                         .wp = oct_param_walk(&s->base, mac, prepass), .threads = oct_param_threads(&s->base),
+                         .wp = oct_param_walk(&s->base, mac, prepass),
+                         .threads = oct_param_threads(&s->base),
                          .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
                          .param_hash = param_hash(s), .lets_only = lets_only };
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
