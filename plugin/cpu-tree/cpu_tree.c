@@ -91,13 +91,7 @@ enum { N_PARAMS = OCT_N_PARAMS };   /* indices: octree/cpu_driver.h */
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
     oct_tree tree;
-    int have_tree;
-    int moved;               /* positions changed since the tree was made   */
-    uint32_t built_group, built_leaf; /* the sizes the tree was built with  */
-    int built_keys;
-    uint64_t calls_since_build;
-    double base_cost;        /* interactions per active particle, fresh tree */
-    double excess;           /* extra interactions paid since the build     */
+    oct_tree_age age;        /* how it was built, how it has aged since     */
     double *aold;            /* previous |a| per particle, < 0: none yet    */
     int mass_dirty;          /* update_masses since the moments were made   */
     int rebase;              /* source subset changed: new base_cost        */
@@ -114,10 +108,10 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
 {
     double t0 = gp_wtime();
     oct_tree fresh;
-    uint32_t gsize = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
-    uint32_t lsize = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
-    gp_key_kind kind = oct_param_keys(&s->base);
-    int rc = oct_build_threaded(&s->base, &fresh, n, pos, mass, gsize, lsize, kind);
+    int rc = oct_build_threaded(&s->base, &fresh, n, pos, mass,
+                                (uint32_t)gp_param_int(&s->base, OCT_P_GROUP),
+                                (uint32_t)gp_param_int(&s->base, OCT_P_LEAF),
+                                oct_param_keys(&s->base));
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "no memory to build the tree of %zu particles; free memory or use "
@@ -125,13 +119,7 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     oct_tree old = s->tree;
     s->tree = fresh;
     oct_tree_free(&old);
-    s->have_tree = 1;
-    s->moved = 0;
-    s->built_group = gsize;
-    s->built_leaf = lsize;
-    s->built_keys = (int)kind;
-    s->calls_since_build = 0;
-    s->excess = 0;
+    oct_tree_built(&s->age, &s->base);
     s->mass_dirty = 0;
     s->sub_state = SUB_BUILD;     /* the subset tree follows the main one */
     s->base.stats.tree_builds += 1;
@@ -188,8 +176,8 @@ static gp_status sub_build(gp_solver *s)
     }
     sub_gather(s, 1);
     oct_tree fresh;
-    int rc = oct_build_threaded(&s->base, &fresh, ns, s->sub_pos, s->sub_mass, s->built_group,
-                                s->built_leaf, (gp_key_kind)s->built_keys);
+    int rc = oct_build_threaded(&s->base, &fresh, ns, s->sub_pos, s->sub_mass, s->age.group,
+                                s->age.leaf, (gp_key_kind)s->age.keys);
     if (rc) {
         sub_free(s);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
@@ -239,22 +227,18 @@ static gp_status ensure_tree(gp_solver *s)
 /* Positions changed (update_positions, set_state, predict). */
 static void mark_moved(gp_solver *s)
 {
-    s->moved = 1;
+    s->age.moved = 1;
     if (s->sub_state == SUB_CURRENT) s->sub_state = SUB_REFIT;
 }
 
 static gp_status ensure_main_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    int layout_changed = !s->have_tree ||
-                         s->built_group != (uint32_t)gp_param_int(&s->base, OCT_P_GROUP) ||
-                         s->built_leaf != (uint32_t)gp_param_int(&s->base, OCT_P_LEAF) ||
-                         s->built_keys != (int)oct_param_keys(&s->base);
-    if (layout_changed) return build_tree(s, p->n, p->pos, p->mass);
-    if (!s->moved && !s->mass_dirty) return GP_OK;
-    int rebuild = oct_rebuild_due(&s->base, s->calls_since_build, s->excess, p->n);
+    if (oct_layout_changed(&s->age, &s->base)) return build_tree(s, p->n, p->pos, p->mass);
+    if (!s->age.moved && !s->mass_dirty) return GP_OK;
+    int rebuild = oct_rebuild_due(&s->base, &s->age, p->n);
     /* masses alone never rebuild: the moments are refitted */
-    if (rebuild && s->moved) return build_tree(s, p->n, p->pos, p->mass);
+    if (rebuild && s->age.moved) return build_tree(s, p->n, p->pos, p->mass);
     double t0 = gp_wtime();
     /* with a source subset the main tree only groups the targets: its
      * moments wait until the subset is cleared (ensure_tree) */
@@ -263,7 +247,7 @@ static gp_status ensure_main_tree(gp_solver *s)
     if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
-    s->moved = 0;
+    s->age.moved = 0;
     s->mass_dirty = 0;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
@@ -386,14 +370,14 @@ static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *po
                        "set_particles: no memory for %zu particles; free memory or use fewer", n);
     /* build aside first: a failure leaves the instance as it was */
     oct_tree keep = s->tree;
-    int had = s->have_tree;
+    int had = s->age.have;
     memset(&s->tree, 0, sizeof s->tree);
     st = build_tree(s, n, pos, mass);
     if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         oct_tree_free(&s->tree);
         s->tree = keep;
-        s->have_tree = had;
+        s->age.have = had;
         free(aold);
         return st;
     }
@@ -565,8 +549,7 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     if (st != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
     /* rebuild=auto bookkeeping, in interactions (deterministic) */
-    oct_count_force_call(&s->base, &s->calls_since_build, &s->base_cost, &s->excess, s->rebase, pp,
-                         pc, na, t0);
+    oct_count_force_call(&s->base, &s->age, s->rebase, pp, pc, na, t0);
     s->rebase = 0;
     return GP_OK;
 }

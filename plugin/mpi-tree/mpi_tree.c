@@ -113,13 +113,8 @@ struct gp_solver {
     MPI_Comm comm;             /* this instance's own duplicate              */
     int rank, size;
     oct_tree tree;
-    int have_tree;
-    int moved;                 /* positions changed since the tree was made  */
+    oct_tree_age age;          /* how it was built, how it has aged since    */
     int dirty;                 /* masses or sources changed: rebuild         */
-    uint32_t built_group, built_leaf;
-    int built_keys;
-    uint64_t calls_since_build;
-    double base_cost, excess;  /* rebuild=auto bookkeeping (as cpu-tree)     */
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
@@ -147,21 +142,19 @@ static gp_status build_tree(gp_solver *s)
     const gp_particles *p = &s->base.p;
     if (p->n == 0) {            /* an empty rank: an empty tree */
         oct_tree_free(&s->tree);
-        s->have_tree = 1;
-        s->moved = s->dirty = 0;
-        s->built_group = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
-        s->built_leaf = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
-        s->built_keys = oct_param_keys(&s->base);
+        oct_tree_built(&s->age, &s->base);
+        s->dirty = 0;
         return GP_OK;
     }
-    uint32_t gsize = (uint32_t)gp_param_int(&s->base, OCT_P_GROUP);
-    uint32_t lsize = (uint32_t)gp_param_int(&s->base, OCT_P_LEAF);
-    gp_key_kind kind = oct_param_keys(&s->base);
     double *tmp;
     const double *mass = mpi_tree_source_masses(&s->base.p, s->in_src, &tmp);
     oct_tree fresh;
     int rc = -1;
-    if (mass) rc = oct_build_threaded(&s->base, &fresh, p->n, p->pos, mass, gsize, lsize, kind);
+    if (mass)
+        rc = oct_build_threaded(&s->base, &fresh, p->n, p->pos, mass,
+                                (uint32_t)gp_param_int(&s->base, OCT_P_GROUP),
+                                (uint32_t)gp_param_int(&s->base, OCT_P_LEAF),
+                                oct_param_keys(&s->base));
     free(tmp);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
@@ -169,13 +162,8 @@ static gp_status build_tree(gp_solver *s)
                        "more ranks", p->n);
     oct_tree_free(&s->tree);
     s->tree = fresh;
-    s->have_tree = 1;
-    s->moved = s->dirty = 0;
-    s->built_group = gsize;
-    s->built_leaf = lsize;
-    s->built_keys = (int)kind;
-    s->calls_since_build = 0;
-    s->excess = 0;
+    oct_tree_built(&s->age, &s->base);
+    s->dirty = 0;
     s->base.stats.tree_builds += 1;
     s->base.stats.seconds_build += gp_wtime() - t0;
     return GP_OK;
@@ -185,19 +173,16 @@ static gp_status build_tree(gp_solver *s)
 static gp_status ensure_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    gp_key_kind kind = oct_param_keys(&s->base);
-    if (!s->have_tree || s->dirty || s->built_group != (uint32_t)gp_param_int(&s->base, OCT_P_GROUP) ||
-        s->built_leaf != (uint32_t)gp_param_int(&s->base, OCT_P_LEAF) || s->built_keys != (int)kind)
-        return build_tree(s);
-    if (!s->moved) return GP_OK;
-    if (p->n == 0) { s->moved = 0; return GP_OK; }
-    if (oct_rebuild_due(&s->base, s->calls_since_build, s->excess, p->n))
+    if (s->dirty || oct_layout_changed(&s->age, &s->base)) return build_tree(s);
+    if (!s->age.moved) return GP_OK;
+    if (p->n == 0) { s->age.moved = 0; return GP_OK; }
+    if (oct_rebuild_due(&s->base, &s->age, p->n))
         return build_tree(s);
     double t0 = gp_wtime();
     int rc = oct_refit_threaded(&s->base, &s->tree, p->pos, NULL, 1);
     if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
-    s->moved = 0;
+    s->age.moved = 0;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
@@ -422,11 +407,8 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     /* build aside: a failure on any rank leaves every rank as it was */
     double *aold = malloc((n ? n : 1) * sizeof *aold);
     oct_tree keep = s->tree;
-    int had = s->have_tree;
-    uint32_t had_group = s->built_group, had_leaf = s->built_leaf;
-    int had_keys = s->built_keys, had_moved = s->moved, had_dirty = s->dirty;
-    uint64_t had_calls = s->calls_since_build;
-    double had_excess = s->excess;
+    oct_tree_age had = s->age;
+    int had_dirty = s->dirty;
     uint8_t *keep_src = s->in_src;
     s->in_src = NULL;
     memset(&s->tree, 0, sizeof s->tree);
@@ -443,14 +425,8 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     if (st != GP_OK) {
         oct_tree_free(&s->tree);
         s->tree = keep;
-        s->have_tree = had;
-        s->built_group = had_group;
-        s->built_leaf = had_leaf;
-        s->built_keys = had_keys;
-        s->moved = had_moved;
+        s->age = had;
         s->dirty = had_dirty;
-        s->calls_since_build = had_calls;
-        s->excess = had_excess;
         s->in_src = keep_src;
         free(aold);
         return st;
@@ -474,7 +450,7 @@ static gp_status mpi_tree_update_positions(gp_solver *s, const double *pos)
     st = empty ? GP_OK : gp_particles_update(&s->base, pos);   /* validated: cannot fail now */
     if (st == GP_OK) {
         gp_state_clear(&s->base);
-        s->moved = 1;
+        s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     return st;
@@ -552,8 +528,7 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     mpi_tree_targets_free(&T);
     if (st != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
-    oct_count_force_call(&s->base, &s->calls_since_build, &s->base_cost, &s->excess, 0, pp, pc, na,
-                         t0);
+    oct_count_force_call(&s->base, &s->age, 0, pp, pc, na, t0);
     return GP_OK;
 }
 
@@ -617,7 +592,7 @@ static gp_status mpi_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *
      * new state (there is nothing to roll back to cheaply) */
     st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
     if (st == GP_OK && n_sub) {
-        s->moved = 1;
+        s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     return st;
@@ -654,7 +629,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
         memcpy(p->stated, was, p->n);
         p->t_pred = t_was;
     } else if (st == GP_OK && moved) {
-        s->moved = 1;
+        s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
     free(was);

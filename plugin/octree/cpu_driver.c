@@ -64,23 +64,38 @@ oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass)
     return w;
 }
 
-int oct_rebuild_due(const gp_base *b, uint64_t calls_since_build, double excess, size_t n)
+int oct_layout_changed(const oct_tree_age *a, const gp_base *b)
+{
+    return !a->have || a->group != (uint32_t)gp_param_int(b, OCT_P_GROUP) ||
+           a->leaf != (uint32_t)gp_param_int(b, OCT_P_LEAF) || a->keys != (int)oct_param_keys(b);
+}
+
+void oct_tree_built(oct_tree_age *a, const gp_base *b)
+{
+    a->have = 1;
+    a->moved = 0;
+    a->group = (uint32_t)gp_param_int(b, OCT_P_GROUP);
+    a->leaf = (uint32_t)gp_param_int(b, OCT_P_LEAF);
+    a->keys = (int)oct_param_keys(b);
+    a->calls = 0;
+    a->excess = 0;
+}
+
+int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
 {
     int mode = gp_param_enum(b, OCT_P_REBUILD);
     return mode == OCT_REBUILD_ALWAYS ||
-           (mode == OCT_REBUILD_EVERY &&
-            calls_since_build >= (uint64_t)gp_param_int(b, OCT_P_REBUILD)) ||
-           (mode == OCT_REBUILD_AUTO && excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
+           (mode == OCT_REBUILD_EVERY && a->calls >= (uint64_t)gp_param_int(b, OCT_P_REBUILD)) ||
+           (mode == OCT_REBUILD_AUTO && a->excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
 }
 
-void oct_count_force_call(gp_base *b, uint64_t *calls_since_build, double *base_cost,
-                          double *excess, int rebase, uint64_t pp, uint64_t pc, size_t na,
-                          double t0)
+void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
+                          size_t na, double t0)
 {
     double cost = na ? (double)(pp + pc) / (double)na : 0;
-    if (*calls_since_build == 0 || rebase) *base_cost = cost;
-    else if (cost > *base_cost) *excess += (cost - *base_cost) * (double)na;
-    *calls_since_build += 1;
+    if (a->calls == 0 || rebase) a->base_cost = cost;
+    else if (cost > a->base_cost) a->excess += (cost - a->base_cost) * (double)na;
+    a->calls += 1;
     b->stats.force_calls += 1;
     b->stats.pp_interactions += pp;
     b->stats.pc_interactions += pc;

@@ -44,19 +44,36 @@ int oct_moments_threaded(const gp_base *b, oct_tree *t);
  * pass, which walks monopoles only. */
 oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass);
 
+/* How the tree was built and how it has aged since: what decides between
+ * keeping, refitting and rebuilding it. */
+typedef struct oct_tree_age {
+    int have;                  /* a tree exists                            */
+    int moved;                 /* positions changed since it was made      */
+    uint32_t group, leaf;      /* the sizes it was built with              */
+    int keys;                  /* and its curve (gp_key_kind)              */
+    uint64_t calls;            /* force calls since the build              */
+    double base_cost;          /* interactions per active particle, fresh  */
+    double excess;             /* extra interactions paid since the build  */
+} oct_tree_age;
+
+/* Whether the parameters ask for another tree than a's (or there is none). */
+int oct_layout_changed(const oct_tree_age *a, const gp_base *b);
+
+/* a after a fresh build with the parameters' sizes and curve. */
+void oct_tree_built(oct_tree_age *a, const gp_base *b);
+
 /* Whether moved particles rebuild the tree rather than refit it: always,
  * every N calls, or (auto) when the extra interactions an aging tree cost
- * since the build (excess) outweigh a build of n particles. */
-int oct_rebuild_due(const gp_base *b, uint64_t calls_since_build, double excess, size_t n);
+ * since the build (a->excess) outweigh a build of n particles. */
+int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n);
 
 /* What a force call of pp + pc interactions on na active particles,
  * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
  * first call after a build, or after a rebase, sets the cost per particle;
- * later calls add what they cost beyond it to *excess), one more call
+ * later calls add what they cost beyond it to a->excess), one more call
  * since the build, and b's statistics. */
-void oct_count_force_call(gp_base *b, uint64_t *calls_since_build, double *base_cost,
-                          double *excess, int rebase, uint64_t pp, uint64_t pc, size_t na,
-                          double t0);
+void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
+                          size_t na, double t0);
 
 /* What a field call of pp + pc interactions started at t0 records. */
 void oct_count_field_call(gp_base *b, uint64_t pp, uint64_t pc, double t0);
