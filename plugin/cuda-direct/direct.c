@@ -12,7 +12,7 @@
  * when a few particles sit far outside the bulk), computes, and downloads
  * only the active results.
  *
- * ABI 1.1 (cuda-common/dev_state.h): the kinematic state lives on the
+ * ABI 1.1 (cuda-base/dev_state.h): the kinematic state lives on the
  * GPU; set_state uploads the subset, predict is a kernel on the device's
  * double positions (the records are then rebuilt there, with the same
  * centre), get_positions downloads the subset. base.p.pos is then older

@@ -4,15 +4,15 @@
  * for the device through GP_HD; this file adds the GPU parts around them:
  *
  *   bounding box      block reductions (min/max: order-independent)
- *   keys              core/keys.h, one thread per particle
+ *   keys              octree/keys.h, one thread per particle
  *   sort              CUB DeviceRadixSort (stable)
- *   octree            core/tree.h count -> CUB scan -> split, one level per
+ *   octree            octree/tree.h count -> CUB scan -> split, one level per
  *                     launch, one thread per cell
- *   moments           core/moments.h, one level per launch, deepest first
+ *   moments           octree/moments.h, one level per launch, deepest first
  *   walk              GOTHIC 2.3: one warp per i-group of 32; the group's
  *                     enclosing sphere is the MAC's target; cells are taken
  *                     32 at a time off a per-warp stack, tested in parallel
- *                     (core/mac.h), accepted ones appended to a shared-memory
+ *                     (octree/mac.h), accepted ones appended to a shared-memory
  *                     list flushed through the interaction kernel when it
  *                     holds 32, opened leaves summed particle by particle.
  *
@@ -21,7 +21,7 @@
  * only atomics hand out groups to warps and count interactions (integers).
  *
  * Particle-particle terms use rsqrtf (as cuda-direct) with the self term
- * skipped by index; cell terms use core/kernels.h (gp_quad_f/_d).
+ * skipped by index; cell terms use octree/kernels.h (gp_quad_f/_d).
  */
 #ifdef GP_CUDA_EMULATE
 /* The test build (tests/gpu-emu*.h): the same source run on the CPU. */
@@ -145,7 +145,7 @@ __global__ void gather_kernel(const double *pos, const double *mass, const uint3
     if (rank) rank[o] = s;
 }
 
-/* ---- octree, level by level (core/tree.h) ------------------------------ */
+/* ---- octree, level by level (octree/tree.h) ------------------------------ */
 
 __global__ void count_kernel(const uint64_t *keys, const gp_cell *cells, uint32_t b, uint32_t e,
                              uint32_t *counts)
