@@ -449,4 +449,12 @@ double gp_wtime(void);
         return gp_base_last_error(s ? &s->base : NULL);                                     \
     }
 
+/* The plugin's one exported symbol: its table for the ABI major it was
+ * built for, NULL for any other. */
+#define GP_PLUGIN_ENTRY(API)                                                                \
+    GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)                        \
+    {                                                                                       \
+        return abi_major == GRAVPLUG_ABI_MAJOR ? &(API) : NULL;                             \
+    }
+
 #endif /* GP_PLUGIN_BASE_H */

@@ -55,7 +55,8 @@ ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
 EMU_CXXFLAGS := -std=c++17 -O2 -g -ffp-contract=off -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
-EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h
+EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h \
+            plugin/cuda-base/launch.cuh plugin/cuda-base/vec4.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@

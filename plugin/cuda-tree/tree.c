@@ -704,16 +704,12 @@ static gp_status cuda_tree_init(gp_solver **out, const gp_init_args *args)
                                     sizeof params / sizeof params[0]);
     if (st != GP_OK) return st;
     gp_solver *s = *out;
-    s->base.in_init = 1; /* device failures also go to last_error(NULL) */
-    st = gp_cuda_open(&s->base, &s->cu, gp_tree_probe);
-    s->base.in_init = 0;
+    st = gp_cuda_open_in_init(&s->base, &s->cu, gp_tree_probe);
     if (st != GP_OK) {
         cuda_tree_finalize(s);
         *out = NULL;
-        return st;
     }
-    s->base.error[0] = '\0';
-    return GP_OK;
+    return st;
 }
 
 static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -1015,7 +1011,4 @@ static const gp_api api = {
     .update_masses = cuda_tree_update_masses,
 };
 
-GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
-{
-    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
-}
+GP_PLUGIN_ENTRY(api)
