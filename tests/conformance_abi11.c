@@ -26,7 +26,8 @@
 #define TAP_SHARED_STATE
 #include "tap.h"
 #include "testlib.h"
-#include "conformance.h"
+#include "conformance_checks.h"
+#include "conformance_abi11.h"
 
 static const double EPS = 0.01;
 

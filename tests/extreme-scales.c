@@ -1,7 +1,6 @@
 /* extreme-scales: every plugin, in every precision it offers, gives the
  * right forces for a Plummer sphere whose lengths are scaled by 1e-30 ..
- * 1e30 and whose masses by 1e-50 .. 1e300 (issue 11, item 11), and
- * refuses with a sentence, instead of answering GP_OK with inf or NaN,
+ * 1e30 and whose masses by 1e-50 .. 1e300, and refuses with a sentence, instead of answering GP_OK with inf or NaN,
  * where the true result overflows double.
  *
  * Gravity is scale-free: with x -> sx x, m -> sm m, eps -> sx eps, the

@@ -1,6 +1,6 @@
 /*
- * particles.c — validation of particles, positions, active subsets and
- * field points, and the plugin's own copy of them.
+ * particles.c — validation of particles, positions and field points, and
+ * the plugin's own copy of the particles (subsets.c holds the index lists).
  *
  * Every function checks everything before it changes anything, so a
  * rejected call leaves the instance exactly as it was (ABI.md).
@@ -9,57 +9,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* Blocks of 1024 values: each is scanned branch-free (vectorises); blocks
- * are spread over the threads for large arrays, and the first bad block
- * (smallest index) is searched for its culprit, so the answer is the same
- * for any thread count. */
-enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
-
-static size_t first_bad_block(const double *v, size_t count)
-{
-    const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
-    long long first = nb;
-#pragma omp parallel for schedule(static) reduction(min : first) if (count >= SCAN_PARALLEL)
-    for (long long b = 0; b < nb; ++b) {
-        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
-        int bad = 0;
-        for (size_t k = s; k < e; ++k) bad |= !isfinite(v[k]);
-        if (bad && b < first) first = b;
-    }
-    return (size_t)first;
-}
-
-size_t gp_first_nonfinite(const double *v, size_t count)
-{
-    size_t b = first_bad_block(v, count);
-    for (size_t k = b * SCAN_BLOCK; k < count && k < (b + 1) * SCAN_BLOCK; ++k)
-        if (!isfinite(v[k])) return k;
-    return (size_t)-1;
-}
-
-/* First mass that is not finite or negative, or n. */
-static size_t first_bad_mass(const double *mass, size_t n)
-{
-    long long first = (long long)n;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n >= SCAN_PARALLEL)
-    for (long long i = 0; i < (long long)n; ++i)
-        if (!(isfinite(mass[i]) && mass[i] >= 0) && i < first) first = i;
-    return (size_t)first;
-}
-
-/* memcpy, split over the threads for large copies. */
-static void copy_doubles(double *dst, const double *src, size_t count)
-{
-    if (count < SCAN_PARALLEL) { memcpy(dst, src, count * sizeof *dst); return; }
-    const long long nb = (long long)((count + 65535) / 65536);
-#pragma omp parallel for schedule(static)
-    for (long long b = 0; b < nb; ++b) {
-        size_t s = (size_t)b * 65536, e = s + 65536 < count ? s + 65536 : count;
-        memcpy(dst + s, src + s, (e - s) * sizeof *dst);
-    }
-}
 
 static const char *what_number(double x)
 {
@@ -99,7 +48,7 @@ gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const d
                        "set_particles: n = %zu is too large to address; pass fewer particles", n);
     gp_status st = check_positions_array(base, "set_particles", "particle", n, pos);
     if (st != GP_OK) return st;
-    size_t i = first_bad_mass(mass, n);
+    size_t i = gp_first_bad_mass(mass, n);
     if (i < n && !isfinite(mass[i]))
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
                        "set_particles: particle %zu has %s mass; masses "
@@ -112,17 +61,9 @@ gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const d
     return GP_OK;
 }
 
-static gp_status need_particles(gp_base *base, const char *fn)
-{
-    if (!base->p.have)
-        return gp_fail(base, GP_ERR_BAD_STATE,
-                       "%s was called before set_particles; call set_particles first", fn);
-    return GP_OK;
-}
-
 gp_status gp_check_positions(gp_base *base, const double *pos)
 {
-    gp_status st = need_particles(base, "update_positions");
+    gp_status st = gp_need_particles(base, "update_positions");
     if (st != GP_OK) return st;
     if (!pos)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -131,22 +72,9 @@ gp_status gp_check_positions(gp_base *base, const double *pos)
     return check_positions_array(base, "update_positions", "particle", base->p.n, pos);
 }
 
-gp_status gp_check_active(gp_base *base, size_t n_active, const uint32_t *index)
-{
-    gp_status st = need_particles(base, "set_active_subset");
-    if (st != GP_OK) return st;
-    if (n_active == 0) return GP_OK; /* all particles */
-    if (!index)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "set_active_subset was given n_active = %zu but a NULL "
-                       "index array; pass the indices, or (0, NULL) for all particles",
-                       n_active);
-    return gp_check_subset(base, "set_active_subset", n_active, index);
-}
-
 gp_status gp_check_compute(gp_base *base, const double *acc)
 {
-    gp_status st = need_particles(base, "compute_forces");
+    gp_status st = gp_need_particles(base, "compute_forces");
     if (st != GP_OK) return st;
     if (!acc)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -157,7 +85,7 @@ gp_status gp_check_compute(gp_base *base, const double *acc)
 
 gp_status gp_check_field(gp_base *base, size_t m, const double *points, const double *acc)
 {
-    gp_status st = need_particles(base, "compute_field");
+    gp_status st = gp_need_particles(base, "compute_field");
     if (st != GP_OK) return st;
     if (m == 0)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -197,8 +125,8 @@ gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const d
         free(p->pos);
         free(p->mass);
     }
-    copy_doubles(np, pos, 3 * n);
-    copy_doubles(nm, mass, n);
+    gp_copy_doubles(np, pos, 3 * n);
+    gp_copy_doubles(nm, mass, n);
     p->pos = np;
     p->mass = nm;
     if (p->n != n) { /* the held state is sized by n: reallocated at the next set_state */
@@ -223,35 +151,8 @@ gp_status gp_particles_update(gp_base *base, const double *pos)
 {
     gp_status st = gp_check_positions(base, pos);
     if (st != GP_OK) return st;
-    copy_doubles(base->p.pos, pos, 3 * base->p.n);
+    gp_copy_doubles(base->p.pos, pos, 3 * base->p.n);
     gp_state_clear(base); /* 1.1: every position given anew, v and a cleared */
     return GP_OK;
 }
 
-gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t *index)
-{
-    gp_status st = gp_check_active(base, n_active, index);
-    if (st != GP_OK) return st;
-    gp_particles *p = &base->p;
-    return gp_index_list_store(base, "set_active_subset", n_active, index, &p->active, &p->n_active);
-}
-
-gp_status gp_index_list_store(gp_base *base, const char *fn, size_t m, const uint32_t *index,
-                              uint32_t **list, size_t *count)
-{
-    if (m == 0) {
-        free(*list);
-        *list = NULL;
-        *count = base->p.n;
-        return GP_OK;
-    }
-    uint32_t *copy = malloc(m * sizeof *copy);
-    if (!copy)
-        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "%s: no memory for %zu indices; free memory or pass fewer", fn, m);
-    memcpy(copy, index, m * sizeof *copy);
-    free(*list);
-    *list = copy;
-    *count = m;
-    return GP_OK;
-}

@@ -8,6 +8,12 @@
  * a copy of the particles and of the active index list, and statistics.
  * This file does all of that once so the plugins hold only their algorithm.
  *
+ * Where each part lives: errors.c (sentences, logging), instance.c (init,
+ * free), params.c (the parameter table), scan.c (threaded passes over large
+ * arrays), subsets.c (index lists: active and source subsets), particles.c
+ * (particle validation and copy), state.c (ABI 1.1 held state, predict,
+ * masses), outputs.c (results that overflowed), stats.c (get_stats, clock).
+ *
  * How a plugin uses it
  *
  *     struct gp_solver {           // the opaque type of gravplug.h
@@ -284,6 +290,15 @@ gp_status gp_check_field(gp_base *base, size_t m, const double *points, const do
  * non-finite value, or (size_t)-1 if all are finite. */
 size_t gp_first_nonfinite(const double *v, size_t count);
 
+/* The first of n masses that is not finite or is negative, or n. */
+size_t gp_first_bad_mass(const double *mass, size_t n);
+
+/* memcpy of count doubles, split over the threads for large copies. */
+void gp_copy_doubles(double *dst, const double *src, size_t count);
+
+/* BAD_STATE with a sentence naming fn unless set_particles came first. */
+gp_status gp_need_particles(gp_base *base, const char *fn);
+
 /* ------------------------------------------------------------------------ */
 /* Particle storage (validate, then copy; failure changes nothing)           */
 /* ------------------------------------------------------------------------ */
@@ -305,7 +320,7 @@ gp_status gp_particles_update(gp_base *base, const double *pos);
  * (n_active == 0: all active, active = NULL). */
 gp_status gp_particles_set_active(gp_base *base, size_t n_active, const uint32_t *index);
 
-/* ---- ABI 1.1 (state.c): held state, predict, subsets, masses ---------- */
+/* ---- ABI 1.1 (state.c, subsets.c): held state, predict, subsets, masses */
 
 /* The index rules of 1.1's subset calls, without changing anything:
  * n_sub == 0 is an empty subset (a no-op for the caller); index NULL
@@ -432,6 +447,14 @@ double gp_wtime(void);
     static const char *PREFIX##_last_error(const gp_solver *s)                              \
     {                                                                                       \
         return gp_base_last_error(s ? &s->base : NULL);                                     \
+    }
+
+/* The plugin's one exported symbol: its table for the ABI major it was
+ * built for, NULL for any other. */
+#define GP_PLUGIN_ENTRY(API)                                                                \
+    GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)                        \
+    {                                                                                       \
+        return abi_major == GRAVPLUG_ABI_MAJOR ? &(API) : NULL;                             \
     }
 
 #endif /* GP_PLUGIN_BASE_H */

@@ -1,7 +1,8 @@
 /*
  * state.c — ABI 1.1 on the plugin side: the kinematic state a plugin holds
- * and predicts (set_state, predict, get_positions), the source subset and
- * in-place mass updates, on the host copy in gp_base.p.
+ * and predicts (set_state, predict, get_positions) and in-place mass
+ * updates, on the host copy in gp_base.p (subsets.c holds the source
+ * subset).
  *
  * The CPU plugins use these directly; the GPU plugins use the validation
  * and keep the host copy in step (it is what get_positions answers from
@@ -16,58 +17,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-
-static gp_status need_particles(gp_base *base, const char *fn)
-{
-    if (!base->p.have)
-        return gp_fail(base, GP_ERR_BAD_STATE,
-                       "%s was called before set_particles; call set_particles first", fn);
-    return GP_OK;
-}
-
-gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uint32_t *index)
-{
-    gp_status st = need_particles(base, fn);
-    if (st != GP_OK) return st;
-    size_t n = base->p.n;
-    if (n_sub == 0) return GP_OK;
-    if (!index) {
-        if (n_sub == n) return GP_OK;
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "%s was given n_sub = %zu with a NULL index array; pass the "
-                       "indices, or (n, NULL) with n = %zu for all particles",
-                       fn, n_sub, n);
-    }
-    if (n_sub > n)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "%s was given %zu indices but there are only %zu particles; "
-                       "an index may appear at most once", fn, n_sub, n);
-    uint64_t *seen = calloc((n + 63) / 64, sizeof *seen);
-    if (!seen)
-        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "%s: no memory for a %zu-bit check map; free memory or use "
-                       "fewer particles", fn, n);
-    st = GP_OK;
-    for (size_t k = 0; k < n_sub; ++k) {
-        uint32_t i = index[k];
-        if ((size_t)i >= n) {
-            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                         "%s: index[%zu] = %u is out of range; indices must be < n = %zu",
-                         fn, k, (unsigned)i, n);
-            break;
-        }
-        uint64_t bit = UINT64_C(1) << (i % 64);
-        if (seen[i / 64] & bit) {
-            st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                         "%s: index %u appears twice (again at index[%zu]); list each "
-                         "particle once", fn, (unsigned)i, k);
-            break;
-        }
-        seen[i / 64] |= bit;
-    }
-    free(seen);
-    return st;
-}
 
 static gp_status check_finite(gp_base *base, const char *fn, const char *what,
                               const double *v, size_t count, size_t per)
@@ -158,7 +107,7 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
 gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved)
 {
     if (moved) *moved = 0;
-    gp_status st = need_particles(base, "predict");
+    gp_status st = gp_need_particles(base, "predict");
     if (st != GP_OK) return st;
     if (!isfinite(t))
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -224,19 +173,6 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
     for (size_t k = 0; k < n_sub; ++k)
         memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
     return GP_OK;
-}
-
-gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index)
-{
-    static const char fn[] = "set_source_subset";
-    gp_status st = need_particles(base, fn);
-    if (st != GP_OK) return st;
-    if (n_src && !index)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "set_source_subset was given n_src = %zu but a NULL index "
-                       "array; pass the indices, or (0, NULL) for all particles", n_src);
-    if (n_src && (st = gp_check_subset(base, fn, n_src, index)) != GP_OK) return st;
-    return gp_index_list_store(base, fn, n_src, index, &base->p.src, &base->p.n_src);
 }
 
 gp_status gp_masses_check(gp_base *base, size_t n_sub, const uint32_t *index,

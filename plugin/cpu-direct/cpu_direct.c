@@ -342,21 +342,28 @@ static void evaluate(const gp_solver *s, const targets *t, double *acc, double *
     }
 }
 
+/* One compute call on the targets t: the sum, the overflow check, then
+ * the counters (*calls is force_calls or field_calls). */
+static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
+                         uint64_t *calls)
+{
+    double t0 = gp_wtime();
+    evaluate(s, t, acc, pot);
+    gp_status st = gp_check_outputs(&s->base, fn, t->m, acc, pot);
+    if (st != GP_OK) return st;
+    *calls += 1;
+    s->base.stats.pp_interactions += (uint64_t)t->m * (uint64_t)s->src.n;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
-    double t0 = gp_wtime();
-    size_t na = s->base.p.n_active;
-    targets t = {na, NULL, s->base.p.active, s->base.p.pos};
-    evaluate(s, &t, acc, pot);
-    st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
-    if (st != GP_OK) return st;
-    s->base.stats.force_calls += 1;
-    s->base.stats.pp_interactions += (uint64_t)na * (uint64_t)s->src.n;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
-    return GP_OK;
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    return compute(s, &t, "compute_forces", acc, pot, &s->base.stats.force_calls);
 }
 
 static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *points,
@@ -365,15 +372,8 @@ static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
     gp_status st = gp_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
-    double t0 = gp_wtime();
     targets t = {m, points, NULL, s->base.p.pos};
-    evaluate(s, &t, acc, pot);
-    st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
-    if (st != GP_OK) return st;
-    s->base.stats.field_calls += 1;
-    s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->src.n;
-    s->base.stats.seconds_walk += gp_wtime() - t0;
-    return GP_OK;
+    return compute(s, &t, "compute_field", acc, pot, &s->base.stats.field_calls);
 }
 
 static const gp_api api = {
@@ -403,7 +403,4 @@ static const gp_api api = {
     .update_masses = cpu_direct_update_masses,
 };
 
-GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
-{
-    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
-}
+GP_PLUGIN_ENTRY(api)

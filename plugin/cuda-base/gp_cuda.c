@@ -121,6 +121,15 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
     return GP_OK;
 }
 
+gp_status gp_cuda_open_in_init(gp_base *b, gp_cuda *c, int (*probe)(void))
+{
+    b->in_init = 1;
+    gp_status st = gp_cuda_open(b, c, probe);
+    b->in_init = 0;
+    if (st == GP_OK) b->error[0] = '\0';
+    return st;
+}
+
 void gp_cuda_close(gp_cuda *c)
 {
     if (!c || (!c->open && !c->stream)) return;
@@ -281,16 +290,25 @@ void gp_copy_parallel(void *dst, const void *src, size_t bytes)
     }
 }
 
+/* A staged copy of bytes goes in nchunks pieces of chunk bytes through
+ * the two halves of the pinned buffer stage (nothing to do for 0 bytes). */
+static gp_status stage_begin(gp_base *b, gp_hbuf *stage, size_t bytes, size_t *chunk,
+                             size_t *nchunks)
+{
+    *chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    *nchunks = bytes ? (bytes + *chunk - 1) / *chunk : 0;
+    if (bytes == 0) return GP_OK;
+    return gp_hbuf_reserve(b, stage, 2 * *chunk, "the pinned staging buffer");
+}
+
 gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
                                 const void *src, size_t bytes, const char *what)
 {
-    if (bytes == 0) return GP_OK;
-    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
-    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
-    if (st != GP_OK) return st;
+    size_t chunk, nchunks;
+    gp_status st = stage_begin(b, stage, bytes, &chunk, &nchunks);
+    if (st != GP_OK || nchunks == 0) return st;
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaError_t e = cudaSuccess;
-    size_t nchunks = (bytes + chunk - 1) / chunk;
     for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
         int half = (int)(k & 1);
         size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
@@ -308,13 +326,11 @@ gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *ds
 gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
                                   const void *src, size_t bytes, const char *what)
 {
-    if (bytes == 0) return GP_OK;
-    size_t chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
-    gp_status st = gp_hbuf_reserve(b, stage, 2 * chunk, "the pinned staging buffer");
-    if (st != GP_OK) return st;
+    size_t chunk, nchunks;
+    gp_status st = stage_begin(b, stage, bytes, &chunk, &nchunks);
+    if (st != GP_OK || nchunks == 0) return st;
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaError_t e = cudaSuccess;
-    size_t nchunks = (bytes + chunk - 1) / chunk;
     /* chunk k goes to half k & 1; chunk k is copied out while k + 1 flows */
     for (size_t k = 0; k < nchunks && k < 2 && e == cudaSuccess; ++k) {
         size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;

@@ -39,6 +39,11 @@ typedef struct gp_cuda {
  * NULL), creates the stream. GP_ERR_DEVICE with a sentence otherwise. */
 gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void));
 
+/* gp_cuda_open as init's last step: a failure's sentence also goes to
+ * last_error(NULL) (init's caller has no instance to ask), and success
+ * leaves no sentence behind. */
+gp_status gp_cuda_open_in_init(gp_base *b, gp_cuda *c, int (*probe)(void));
+
 /* Destroys the stream. Safe on a zeroed or failed gp_cuda. */
 void gp_cuda_close(gp_cuda *c);
 

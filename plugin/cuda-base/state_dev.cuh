@@ -1,12 +1,13 @@
 /*
  * state_dev.cuh — the kernels of state_dev.h (ABI 1.1 state on the
- * device). Included once by each CUDA plugin's .cu after its GP_LAUNCH
- * definition (real CUDA or the CPU emulation of tests/gpu-emu.h).
+ * device). Included once by each CUDA plugin's .cu (real CUDA, or the
+ * CPU emulation of tests/gpu-emu.h: launch.cuh picks).
  *
  * The prediction uses __dmul_rn / __dadd_rn: nvcc contracts a*b + c into
  * an FMA by default, and the ABI asks for exactly the host's unfused
  * expression (plugin/base gp_predict_coord).
  */
+#include "cuda-base/launch.cuh"
 #include "cuda-base/state_dev.h"
 
 __global__ void gp_state_scatter_kernel(const uint32_t *index, uint32_t n_sub, const double *in_pos,

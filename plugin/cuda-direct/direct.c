@@ -12,7 +12,7 @@
  * when a few particles sit far outside the bulk), computes, and downloads
  * only the active results.
  *
- * ABI 1.1 (cuda-common/dev_state.h): the kinematic state lives on the
+ * ABI 1.1 (cuda-base/dev_state.h): the kinematic state lives on the
  * GPU; set_state uploads the subset, predict is a kernel on the device's
  * double positions (the records are then rebuilt there, with the same
  * centre), get_positions downloads the subset. base.p.pos is then older
@@ -332,16 +332,12 @@ static gp_status cuda_direct_init(gp_solver **out, const gp_init_args *args)
     if (st != GP_OK) return st;
     gp_solver *s = *out;
     s->len_scale = s->mass_scale = 1.0;
-    s->base.in_init = 1; /* device failures also go to last_error(NULL) */
-    st = gp_cuda_open(&s->base, &s->cu, gp_direct_probe);
-    s->base.in_init = 0;
+    st = gp_cuda_open_in_init(&s->base, &s->cu, gp_direct_probe);
     if (st != GP_OK) {
         cuda_direct_finalize(s);
         *out = NULL;
-        return st;
     }
-    s->base.error[0] = '\0';
-    return GP_OK;
+    return st;
 }
 
 static gp_status cuda_direct_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -389,6 +385,21 @@ static gp_status cuda_direct_set_active_subset(gp_solver *s, size_t n_active, co
     return st;
 }
 
+/* The active index list on the device, uploaded once per
+ * set_active_subset. */
+static gp_status upload_active_index(gp_solver *s, size_t ni)
+{
+    if (s->idx_valid) return GP_OK;
+    gp_status st = gp_dbuf_reserve(&s->base, &s->idx, ni * sizeof(uint32_t), "the active index list");
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    if ((st = gp_cuda_upload(&s->base, &s->cu, s->idx.ptr, s->base.p.active, ni * sizeof(uint32_t),
+                             "copying the active index list to the GPU")) != GP_OK) return st;
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    s->idx_valid = 1;
+    return GP_OK;
+}
+
 static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
@@ -402,20 +413,15 @@ static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *p
     size_t ni = p->n_active;
     const void *ip = s->jp.ptr;
     const uint32_t *self = NULL;
+    int prec = s->dev_prec;
+    if ((s->src_list || p->active) &&
+        (st = gp_dbuf_reserve(&s->base, &s->ip, ni * rec_bytes(prec), "the active i-particles")) != GP_OK)
+        return st;
     if (s->src_list) {
         /* i-particles from the double positions (they need not be
          * sources); self terms through the source ranks */
-        int prec = s->dev_prec;
-        if ((st = gp_dbuf_reserve(&s->base, &s->ip, ni * rec_bytes(prec), "the active i-particles")) != GP_OK) return st;
         if ((st = gp_dbuf_reserve(&s->base, &s->self, ni * sizeof(uint32_t), "the self indices")) != GP_OK) return st;
-        if (p->active && !s->idx_valid) {
-            if ((st = gp_dbuf_reserve(&s->base, &s->idx, ni * sizeof(uint32_t), "the active index list")) != GP_OK) return st;
-            double t0 = gp_wtime();
-            if ((st = gp_cuda_upload(&s->base, &s->cu, s->idx.ptr, p->active, ni * sizeof(uint32_t),
-                                     "copying the active index list to the GPU")) != GP_OK) return st;
-            s->base.stats.seconds_transfer += gp_wtime() - t0;
-            s->idx_valid = 1;
-        }
+        if (p->active && (st = upload_active_index(s, ni)) != GP_OK) return st;
         if ((st = gp_cuda_check(&s->base, gp_direct_irecords(s->pos.ptr, p->active ? s->idx.ptr : NULL, (uint32_t)ni,
                                                              s->center, 1.0 / s->len_scale, s->srank.ptr,
                                                              prec == PREC_DOUBLE, s->ip.ptr,
@@ -424,16 +430,7 @@ static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *p
         ip = s->ip.ptr;
         self = s->self.ptr;
     } else if (p->active) {
-        int prec = s->dev_prec;
-        if ((st = gp_dbuf_reserve(&s->base, &s->ip, ni * rec_bytes(prec), "the active i-particles")) != GP_OK) return st;
-        if (!s->idx_valid) {
-            if ((st = gp_dbuf_reserve(&s->base, &s->idx, ni * sizeof(uint32_t), "the active index list")) != GP_OK) return st;
-            double t0 = gp_wtime();
-            if ((st = gp_cuda_upload(&s->base, &s->cu, s->idx.ptr, p->active, ni * sizeof(uint32_t),
-                                     "copying the active index list to the GPU")) != GP_OK) return st;
-            s->base.stats.seconds_transfer += gp_wtime() - t0;
-            s->idx_valid = 1;
-        }
+        if ((st = upload_active_index(s, ni)) != GP_OK) return st;
         if ((st = gp_cuda_check(&s->base, gp_direct_gather(s->jp.ptr, s->idx.ptr, (uint32_t)ni, s->ip.ptr,
                                                            prec == PREC_DOUBLE, s->cu.stream),
                                 "gathering the active particles")) != GP_OK) return st;
@@ -571,7 +568,4 @@ static const gp_api api = {
     .update_masses = cuda_direct_update_masses,
 };
 
-GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
-{
-    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
-}
+GP_PLUGIN_ENTRY(api)

@@ -24,17 +24,7 @@
  *
  * The host side (direct.c) talks to this file through direct_dev.h only.
  */
-#ifdef GP_CUDA_EMULATE
-/* The test build (tests/gpu-emu*.h): the same source run on the CPU. */
-#  include "gpu-emu.h"
-#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
-       emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
-#else
-#  include <cuda_runtime.h>
-/* group: how many threads synchronise (only the CPU emulation uses it) */
-#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
-       kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
-#endif
+#include "cuda-base/launch.cuh"
 #include <stdint.h>
 #include <type_traits>
 

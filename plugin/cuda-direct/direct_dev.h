@@ -12,14 +12,11 @@
 
 #include <stdint.h>
 
+#include "cuda-base/vec4.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Four doubles, 32-byte aligned (CUDA 13 deprecates double4). */
-typedef struct __attribute__((aligned(32))) gp_d4 { double x, y, z, w; } gp_d4;
-/* Four floats, 16-byte aligned: the layout of CUDA's float4. */
-typedef struct __attribute__((aligned(16))) gp_f4 { float x, y, z, w; } gp_f4;
 
 /* cudaFuncGetAttributes on the main kernel: fails when this build has no
  * code for the current GPU. */

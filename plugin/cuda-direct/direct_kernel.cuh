@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <type_traits>
 
-#include "cuda-direct/direct_dev.h"
+#include "cuda-base/vec4.h"
 
 #define DIRECT_BLOCK 128 /* threads per block = j-tile length            */
 #define DIRECT_NI 4      /* i-particles per thread                        */

@@ -36,9 +36,9 @@ endif
 # direct sum; it runs in every build, CUDA or not.
 CXX ?= g++
 GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
-$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh \
+$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h \
                  plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
-                 plugin/cuda-direct/direct_dev.h $(GP_OCTREE_OBJS)
+                 plugin/cuda-base/vec4.h $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
 	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_OCTREE_OBJS) -fopenmp -lm
@@ -55,15 +55,16 @@ ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
 EMU_CXXFLAGS := -std=c++17 -O2 -g -ffp-contract=off -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests $(CUDA_CFLAGS)
-EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h
+EMU_HDRS := tests/gpu-emu.h tests/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h \
+            plugin/cuda-base/launch.cuh plugin/cuda-base/vec4.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
 $(EMU)/obj/gpu-emu-runtime.o: tests/gpu-emu-runtime.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
-$(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/tree_dev.h
-$(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h
+$(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h plugin/cuda-tree/tree_dev.h plugin/cuda-base/vec4.h
+$(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h plugin/cuda-base/vec4.h
 
 EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
 $(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)

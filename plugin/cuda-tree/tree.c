@@ -34,7 +34,7 @@
  * after sqrt(2 t_make / slope) steps, when the summed excess slope*k^2/2
  * equals t_make), and it needs no fit across calls of different sizes.
  *
- * ABI 1.1 (cuda-common/dev_state.h): the kinematic state lives on the GPU;
+ * ABI 1.1 (cuda-base/dev_state.h): the kinematic state lives on the GPU;
  * set_state uploads the subset, predict is a kernel on d.pos_in and then
  * refits (or rebuilds by the rule above), get_positions downloads the
  * subset. The host copy base.p.pos is then older than the device's
@@ -87,7 +87,7 @@ static const gp_param_info params[] = {
     {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
      "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
     {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
-     "multipole acceptance criterion (core/mac.h); acceleration uses the previous "
+     "multipole acceptance criterion (octree/mac.h); acceleration uses the previous "
      "call's |a| (bh for particles without one), so its results depend on the call history"},
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
      "relative accuracy of the acceleration MAC (Springel 2005)"},
@@ -250,7 +250,7 @@ static gp_status build_tree(gp_solver *s)
     gp_status r;
     double t0 = gp_wtime();
 
-    /* root cube: the bounding box, as core/host_tree.c makes it */
+    /* root cube: the bounding box, as octree/host_tree.c makes it */
     double box[6];
     const gp_particles *p = &s->base.p;
     if (p->src && !s->src_dev_valid) {
@@ -296,7 +296,7 @@ static gp_status build_tree(gp_solver *s)
                                    1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->f4.ptr, d->rank.ptr, st),
                  "reordering the particles")) != GP_OK) return r;
 
-    /* the octree, one level per step (core/tree.h) */
+    /* the octree, one level per step (octree/tree.h) */
     gp_cell root = {0, n, 0, 0, 0, 0};
     if (s->cell_cap < 1 || !d->cells.ptr) {
         size_t cap = n / 2 + 64;
@@ -342,7 +342,7 @@ static gp_status build_tree(gp_solver *s)
 }
 
 /* Moments bottom-up: the deepest level first, each cell from its particles
- * (leaf) or its children (core/moments.h). */
+ * (leaf) or its children (octree/moments.h). */
 static gp_status moments(gp_solver *s)
 {
     dev_buffers *d = &s->d;
@@ -704,16 +704,12 @@ static gp_status cuda_tree_init(gp_solver **out, const gp_init_args *args)
                                     sizeof params / sizeof params[0]);
     if (st != GP_OK) return st;
     gp_solver *s = *out;
-    s->base.in_init = 1; /* device failures also go to last_error(NULL) */
-    st = gp_cuda_open(&s->base, &s->cu, gp_tree_probe);
-    s->base.in_init = 0;
+    st = gp_cuda_open_in_init(&s->base, &s->cu, gp_tree_probe);
     if (st != GP_OK) {
         cuda_tree_finalize(s);
         *out = NULL;
-        return st;
     }
-    s->base.error[0] = '\0';
-    return GP_OK;
+    return st;
 }
 
 static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
@@ -1015,7 +1011,4 @@ static const gp_api api = {
     .update_masses = cuda_tree_update_masses,
 };
 
-GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
-{
-    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
-}
+GP_PLUGIN_ENTRY(api)

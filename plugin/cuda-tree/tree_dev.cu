@@ -4,15 +4,15 @@
  * for the device through GP_HD; this file adds the GPU parts around them:
  *
  *   bounding box      block reductions (min/max: order-independent)
- *   keys              core/keys.h, one thread per particle
+ *   keys              octree/keys.h, one thread per particle
  *   sort              CUB DeviceRadixSort (stable)
- *   octree            core/tree.h count -> CUB scan -> split, one level per
+ *   octree            octree/tree.h count -> CUB scan -> split, one level per
  *                     launch, one thread per cell
- *   moments           core/moments.h, one level per launch, deepest first
+ *   moments           octree/moments.h, one level per launch, deepest first
  *   walk              GOTHIC 2.3: one warp per i-group of 32; the group's
  *                     enclosing sphere is the MAC's target; cells are taken
  *                     32 at a time off a per-warp stack, tested in parallel
- *                     (core/mac.h), accepted ones appended to a shared-memory
+ *                     (octree/mac.h), accepted ones appended to a shared-memory
  *                     list flushed through the interaction kernel when it
  *                     holds 32, opened leaves summed particle by particle.
  *
@@ -21,21 +21,15 @@
  * only atomics hand out groups to warps and count interactions (integers).
  *
  * Particle-particle terms use rsqrtf (as cuda-direct) with the self term
- * skipped by index; cell terms use core/kernels.h (gp_quad_f/_d).
+ * skipped by index; cell terms use octree/kernels.h (gp_quad_f/_d).
  */
+#include "cuda-base/launch.cuh"
 #ifdef GP_CUDA_EMULATE
-/* The test build (tests/gpu-emu*.h): the same source run on the CPU. */
-#  include "gpu-emu.h"
+/* The test build: CUB's sorts and scans emulated on the CPU too. */
 #  include "gpu-emu-cub.h"
-#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
-       emu::launch(grid, block, group, [&] { (void)(stream); kernel(__VA_ARGS__); })
 #else
-#  include <cuda_runtime.h>
 #  include <cub/device/device_radix_sort.cuh>
 #  include <cub/device/device_scan.cuh>
-/* group: how many threads synchronise (only the CPU emulation uses it) */
-#  define GP_LAUNCH(kernel, grid, block, group, stream, ...) \
-       kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
 #endif
 #include <float.h>
 #include <type_traits>
@@ -85,14 +79,21 @@ __global__ void bbox_final(double *part, unsigned nblocks)
 
 /* ---- keys, centre, gathers --------------------------------------------- */
 
+/* The key of particle o in the root cube (lo0..2, inv_cell). */
+static __device__ __forceinline__ uint64_t particle_key(const double *pos, size_t o, double lo0, double lo1,
+                                                        double lo2, double inv_cell)
+{
+    const double lo[3] = {lo0, lo1, lo2};
+    return gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+}
+
 __global__ void keys_kernel(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1,
                             double lo2, double inv_cell, uint64_t *keys, uint32_t *idx)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const double lo[3] = {lo0, lo1, lo2};
     size_t o = src ? src[i] : i;
-    keys[i] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+    keys[i] = particle_key(pos, o, lo0, lo1, lo2, inv_cell);
     if (idx) idx[i] = (uint32_t)o;
 }
 
@@ -102,9 +103,8 @@ __global__ void poskeys_kernel(const double *pos, const uint32_t *active, uint32
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= m) return;
-    const double lo[3] = {lo0, lo1, lo2};
     size_t o = active ? active[k] : k;
-    keys[k] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+    keys[k] = particle_key(pos, o, lo0, lo1, lo2, inv_cell);
     vals[k] = k;
 }
 
@@ -145,7 +145,7 @@ __global__ void gather_kernel(const double *pos, const double *mass, const uint3
     if (rank) rank[o] = s;
 }
 
-/* ---- octree, level by level (core/tree.h) ------------------------------ */
+/* ---- octree, level by level (octree/tree.h) ------------------------------ */
 
 __global__ void count_kernel(const uint64_t *keys, const gp_cell *cells, uint32_t b, uint32_t e,
                              uint32_t *counts)

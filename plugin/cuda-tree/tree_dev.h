@@ -13,9 +13,9 @@
  *                    the bulk, so float coordinates stay accurate when a few
  *                    particles sit far away)
  *   perm[s]          original index of sorted particle s; rank = inverse
- *   cells            gp_cell (core/tree.h), breadth-first, levels contiguous
- *   moments          gp_moments (core/moments.h), double, per cell
- *   walk records     gp_wcell below, float, per cell
+ *   cells            gp_cell (octree/tree.h), breadth-first, levels contiguous
+ *   moments          gp_moments (octree/moments.h), double, per cell
+ *   walk records     gp_wcell (walk_args.h), float, per cell
  *   i-records        ipos (float {x,y,z,0}), islot (output position),
  *                    iself (sorted index to skip, or GP_TREE_NONE), iorig
  *                    (original index, for a_old) in walk order, grouped 32 by
@@ -27,63 +27,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "octree/tree.h"
 #include "octree/moments.h"
-#include "cuda-direct/direct_dev.h" /* gp_d4, gp_f4 */
+#include "cuda-tree/walk_args.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GP_TREE_NONE 0xffffffffu
-#define GP_TREE_LEAF_SIZE 16u   /* particles per leaf (deepest level: any)  */
-#define GP_TREE_GROUP 32u       /* i-particles per group = one warp         */
-#define GP_TREE_STACK 8192u     /* walk stack entries per warp              */
-
-/* A cell as the walk reads it (80 bytes). */
-typedef struct __attribute__((aligned(16))) gp_wcell {
-    gp_f4 mc;   /* com (relative to center), mass                          */
-    gp_f4 sa;   /* second moment s[0..3] (xx yy zz xy)                     */
-    gp_f4 sb;   /* s[4], s[5] (xz yz), rcrit (geometric MACs, or bh for the
-                   acceleration MAC's fallback), l (tight box side)         */
-    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (core/mac.h)    */
-    gp_f4 hi;
-} gp_wcell;
-
-/* The walk's parameters. */
-typedef struct gp_walk_args {
-    const gp_f4 *ipos;
-    const uint32_t *islot, *iself, *iorig; /* iself, iorig may be NULL     */
-    const float *iaold;                     /* previous |a| per i, or NULL  */
-    uint32_t ni;
-    const gp_f4 *ppos;                      /* sorted particles             */
-    const gp_cell *cells;
-    const gp_wcell *rec;
-    uint32_t *stacks;                       /* GP_TREE_STACK per warp slot  */
-    uint32_t warp_slots;
-    uint32_t *next_group;                   /* zeroed by the launcher       */
-    unsigned long long *counters;           /* [0] pp, [1] pc, [2] overflow */
-    int mode;                               /* 0 single, 1 mixed, 2 double  */
-    int quad;                               /* quadrupole cells             */
-    int accel;                              /* acceleration MAC             */
-    float G, delta_acc;
-    double eps2;
-    gp_d4 *out;                             /* by islot                     */
-    float *aold;                            /* by iorig: |a| written back   */
-    /* ij-parallelism (GOTHIC 2.5) for few groups: 0 or 1 walks the whole
-     * tree from the root; parts > 1 gives each group `parts` warps, warp p
-     * starting from the cut cells cut[cut_off[p] .. cut_off[p + 1]) (a cut:
-     * disjoint cells covering every particle, in key order; everything
-     * above it is opened) and writing its partial sums to seg[p * ni + k];
-     * gp_tree_walk_reduce then adds the parts in order. */
-    uint32_t parts;
-    const uint32_t *cut, *cut_off;
-    gp_d4 *seg;
-    /* i-groups: NULL: 32 consecutive i-records each; else group g is
-     * [gstart[g], gstart[g + 1]) (at most 32), g < ngroups */
-    const uint32_t *gstart;
-    uint32_t ngroups;
-} gp_walk_args;
 
 int gp_tree_probe(void);
 
@@ -151,7 +100,7 @@ int gp_tree_split(const uint64_t *keys, gp_cell *cells, uint32_t b, uint32_t e,
 int gp_tree_moments(const double *x, const double *y, const double *z, const double *m,
                     const gp_cell *cells, uint32_t b, uint32_t e, gp_moments *mom, void *stream);
 
-/* Walk records of all ncells cells for the given MAC (core/mac.h kinds). */
+/* Walk records of all ncells cells for the given MAC (octree/mac.h kinds). */
 int gp_tree_records(const gp_moments *mom, uint32_t ncells, int mac, double theta,
                     gp_wcell *rec, void *stream);
 

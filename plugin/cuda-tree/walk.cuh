@@ -13,7 +13,8 @@
 #include <math.h>
 #include <type_traits>
 
-#include "cuda-tree/tree_dev.h"
+#include "cuda-tree/walk_args.h"
+#include "octree/moments.h"
 #include "octree/mac.h"
 #include "octree/kernels.h"
 #include "octree/keys.h"
@@ -35,8 +36,8 @@ static inline GP_HD float gp_float_up(double x)
     return (double)f < x ? nextafterf(f, FLT_MAX) : f;
 }
 
-/* The walk record of one cell from its moments (core/moments.h) for the
- * MAC `mac` (core/mac.h) and opening angle theta. */
+/* The walk record of one cell from its moments (octree/moments.h) for the
+ * MAC `mac` (octree/mac.h) and opening angle theta. */
 static inline GP_HD gp_wcell gp_wcell_make(const gp_moments *mo, int mac, double theta)
 {
     double l = gp_moments_size(mo);
@@ -92,7 +93,7 @@ __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
-/* One cell's pull (monopole, or monopole + quadrupole from core/kernels.h)
+/* One cell's pull (monopole, or monopole + quadrupole from octree/kernels.h)
  * on one i-particle. In the float modes a pair whose r^2 overflows float
  * (r > 1.8e19 in the units given) is done in double instead, so a far
  * outlier gives its true, tiny, contribution instead of inf * 0 = NaN. */

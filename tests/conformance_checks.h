@@ -1,10 +1,10 @@
 /*
- * conformance.h — what the parts of the conformance program share: the
- * plugin under test, its accuracy class and the checking helpers
+ * conformance_checks.h — what the parts of the conformance program share:
+ * the plugin under test, its accuracy class and the checking helpers
  * (conformance.c holds the 1.0 contract, conformance_abi11.c the 1.1 one).
  */
-#ifndef GP_CONFORMANCE_H
-#define GP_CONFORMANCE_H
+#ifndef GP_CONFORMANCE_CHECKS_H
+#define GP_CONFORMANCE_CHECKS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +27,5 @@ int close_to_ref(size_t m, const double *acc, const double *ref_acc,
                  const double *pot, const double *ref_pot, const char *what);
 /* A Plummer sphere with every 10th particle massless. */
 void make_set(size_t n, uint64_t seed, double *pos, double *mass);
-
-/* conformance_abi11.c */
-void test_abi11(void);
 
 #endif

@@ -1,0 +1,57 @@
+/*
+ * scan.c — the passes over large double arrays every set_particles makes:
+ * the finite check, the mass check and the copy, spread over the threads
+ * for large arrays with an answer that does not depend on the thread count.
+ */
+#include "base/plugin_base.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Blocks of 1024 values: each is scanned branch-free (vectorises); blocks
+ * are spread over the threads for large arrays, and the first bad block
+ * (smallest index) is searched for its culprit, so the answer is the same
+ * for any thread count. */
+enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
+
+static size_t first_bad_block(const double *v, size_t count)
+{
+    const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
+    long long first = nb;
+#pragma omp parallel for schedule(static) reduction(min : first) if (count >= SCAN_PARALLEL)
+    for (long long b = 0; b < nb; ++b) {
+        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
+        int bad = 0;
+        for (size_t k = s; k < e; ++k) bad |= !isfinite(v[k]);
+        if (bad && b < first) first = b;
+    }
+    return (size_t)first;
+}
+
+size_t gp_first_nonfinite(const double *v, size_t count)
+{
+    size_t b = first_bad_block(v, count);
+    for (size_t k = b * SCAN_BLOCK; k < count && k < (b + 1) * SCAN_BLOCK; ++k)
+        if (!isfinite(v[k])) return k;
+    return (size_t)-1;
+}
+
+size_t gp_first_bad_mass(const double *mass, size_t n)
+{
+    long long first = (long long)n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (n >= SCAN_PARALLEL)
+    for (long long i = 0; i < (long long)n; ++i)
+        if (!(isfinite(mass[i]) && mass[i] >= 0) && i < first) first = i;
+    return (size_t)first;
+}
+
+void gp_copy_doubles(double *dst, const double *src, size_t count)
+{
+    if (count < SCAN_PARALLEL) { memcpy(dst, src, count * sizeof *dst); return; }
+    const long long nb = (long long)((count + 65535) / 65536);
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < nb; ++b) {
+        size_t s = (size_t)b * 65536, e = s + 65536 < count ? s + 65536 : count;
+        memcpy(dst + s, src + s, (e - s) * sizeof *dst);
+    }
+}
