@@ -23,7 +23,7 @@
  */
 #include <math.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 #include "timestep_criteria.h"
 
 static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };

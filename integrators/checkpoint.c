@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "sim_internal.h"
+#include "sim_core.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
 #define CKPT_VERSION 2

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static gp_status send_positions(gp_sim *sim, const double *pos)
 {

@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 #include "timestep_criteria.h"
 
 

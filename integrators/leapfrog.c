@@ -3,7 +3,7 @@
  * second order). One force call per step: the acceleration at the end of a
  * step is the first kick of the next.
  */
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static const char *const params[] = { "dt", NULL };
 static const char *const defaults[] = { "0.01", NULL };

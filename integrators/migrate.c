@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 enum { COL_POS = 0, COL_VEL = 3, COL_MASS = 6, COL_ACC = 7, COL_LEVEL = GP_SIM_STATE_COL_LEVEL, COL_TLAST = 11,
        NCOL = 12 };

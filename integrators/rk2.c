@@ -6,7 +6,7 @@
  * One force call per step. (With a shared step it equals leapfrog
  * algebraically; the rounding differs.)
  */
-#include "sim_internal.h"
+#include "sim_core.h"
 
 double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
 void gp_shared_step_done(gp_sim *sim, double t_end, int partial);

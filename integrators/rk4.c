@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
 void gp_shared_step_done(gp_sim *sim, double t_end, int partial);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static const char *const params[] = { "rtol", "atol", "h0", NULL };
 static const char *const defaults[] = { "1e-10", "1e-12", "0.001", NULL };

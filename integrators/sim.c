@@ -1,8 +1,10 @@
 /*
- * sim.c — the gp_sim object: particles, solver, integrator choice and
- * parameters, evolve, diagnostics. The integration schemes live in their
- * own files (leapfrog.c, rk2.c, rk4.c, block_rk2.c, rk8pd.c); checkpoints in
- * checkpoint.c; forces in force.c.
+ * sim.c — the driver: the public gp_sim API's life cycle, solver,
+ * particles, integrator choice and parameters, step and evolve. It sits on
+ * top: it calls the schemes (through their gp_integrator_def), the force
+ * path, stopping conditions and the core (sim_core.c), none of which call
+ * back into it. Diagnostics are in diagnostics.c, checkpoints in
+ * checkpoint.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,18 +16,9 @@
 #include <dlfcn.h>
 
 #include "gravplug_loader.h"
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static _Thread_local char new_error[256];
-
-gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sim->err, sizeof sim->err, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 GRAVPLUG_EXPORT const char *gp_sim_last_error(const gp_sim *sim)
 {
@@ -252,18 +245,10 @@ GRAVPLUG_EXPORT const char *gp_sim_solver_path_in_use(const gp_sim *sim)
     return gp_state_path(sim) ? "1.1" : "1.0";
 }
 
-static gp_status need_solver(gp_sim *sim)
-{
-    if (!sim->api || !sim->solver)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
-                           "no gravity solver: open one with gp_sim_open_solver (e.g. \"auto\") first");
-    return GP_OK;
-}
-
 GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name, const char *value)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    gp_status st = need_solver(sim);
+    gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
     st = sim->api->set_param(sim->solver, name, value);
     if (st != GP_OK)
@@ -275,7 +260,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
                                                   char *buf, size_t buflen)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    gp_status st = need_solver(sim);
+    gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
     st = sim->api->get_param(sim->solver, name, buf, buflen);
     if (st != GP_OK)
@@ -286,26 +271,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
 GRAVPLUG_EXPORT gp_status gp_sim_solver_stats(gp_sim *sim, gp_stats *out)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    gp_status st = need_solver(sim);
+    gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
     if (!out) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_solver_stats: out is NULL");
     st = sim->api->get_stats(sim->solver, out);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "%s", sim->api->last_error(sim->solver));
-    return GP_OK;
-}
-
-gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps)
-{
-    if (sim->set.eps >= 0.0) { *eps = sim->set.eps; return GP_OK; }
-    char buf[64];
-    if (sim->api && sim->solver &&
-        sim->api->get_param(sim->solver, "eps", buf, sizeof buf) == GP_OK) {
-        char *end;
-        double v = strtod(buf, &end);
-        if (end != buf && isfinite(v) && v >= 0) { *eps = v; return GP_OK; }
-    }
-    *eps = 0.0;
     return GP_OK;
 }
 
@@ -384,36 +355,13 @@ GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
     return !behind;
 }
 
-/* Predicted state at sim->time (second order in position, as the block
- * integrator predicts j-particles; first order in velocity). */
-static void predict_state(const gp_sim *sim, double *pos, double *vel)
-{
-    if (sim->started && sim->integ->predict) {
-        sim->integ->predict(sim, pos, vel);
-        return;
-    }
-    const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
-    for (long long i = 0; i < n; ++i) {
-        double dt = 0.0;
-        if (sim->started && sim->lv.t_last[i] != sim->lv.now)
-            dt = sim->time - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
-        for (int k = 0; k < 3; ++k) {
-            double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
-            /* synchronised particles as stored, others as the integrator predicts */
-            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_sim_predict_coord(x, v, a, dt);
-            if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
-        }
-    }
-}
-
 GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double *vel,
                                                double *mass, uint64_t *ids)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (sim->n == 0)
         return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
-    predict_state(sim, pos, vel);
+    gp_sim_predict_state(sim, pos, vel);
     if (mass) memcpy(mass, sim->mass, sim->n * sizeof *mass);
     if (ids) memcpy(ids, sim->ids, sim->n * sizeof *ids);
     return GP_OK;
@@ -648,7 +596,7 @@ static gp_status ensure_started(gp_sim *sim)
     if (sim->started) return GP_OK;
     if (sim->n == 0)
         return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
-    gp_status st = need_solver(sim);
+    gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
     st = sim->integ->start(sim);
     if (st != GP_OK) {
@@ -735,166 +683,3 @@ GRAVPLUG_EXPORT int gp_sim_stop_requested(const gp_sim *sim)
     return sim ? sim->stop_requested : 0;
 }
 
-/* ---- diagnostics ------------------------------------------------------------ */
-
-/* Sums over the particles, with OpenMP and yet the same bits for any
- * thread count: fixed blocks of SUM_BLOCK particles, each summed in order,
- * then the block sums added in order. terms(sim, i, a, b, acc) adds
- * particle i's terms into acc[0 .. width-1]. */
-enum { SUM_BLOCK = 4096 };
-typedef void (*sum_terms_fn)(const gp_sim *sim, size_t i, const double *a, const double *b,
-                             double *acc);
-
-static gp_status blocked_sums(gp_sim *sim, sum_terms_fn terms, const double *a, const double *b,
-                              int width, double *out)
-{
-    const size_t n = sim->n, nb = (n + SUM_BLOCK - 1) / SUM_BLOCK;
-    double *part = calloc(nb * (size_t)width, sizeof *part);
-    if (!part) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory summing the diagnostics");
-#pragma omp parallel for schedule(static) if (nb > 1)
-    for (long long blk = 0; blk < (long long)nb; ++blk) {
-        size_t i1 = ((size_t)blk + 1) * SUM_BLOCK < n ? ((size_t)blk + 1) * SUM_BLOCK : n;
-        for (size_t i = (size_t)blk * SUM_BLOCK; i < i1; ++i)
-            terms(sim, i, a, b, part + (size_t)blk * (size_t)width);
-    }
-    for (int w = 0; w < width; ++w) out[w] = 0.0;
-    for (size_t blk = 0; blk < nb; ++blk)
-        for (int w = 0; w < width; ++w) out[w] += part[blk * (size_t)width + (size_t)w];
-    free(part);
-    return GP_OK;
-}
-
-static void kinetic_terms(const gp_sim *sim, size_t i, const double *vel, const double *unused,
-                          double *acc)
-{
-    const double *v = vel + 3 * i;
-    acc[0] += 0.5 * sim->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-}
-
-static void potential_terms(const gp_sim *sim, size_t i, const double *pot, const double *unused,
-                            double *acc)
-{
-    acc[0] += sim->mass[i] * pot[i];
-}
-
-static void momentum_terms(const gp_sim *sim, size_t i, const double *vel, const double *pos,
-                           double *acc)
-{
-    const double m = sim->mass[i], *x = pos + 3 * i, *v = vel + 3 * i;
-    for (int k = 0; k < 3; ++k) { acc[k] += m * v[k]; acc[6 + k] += m * x[k]; }
-    acc[3] += m * (x[1] * v[2] - x[2] * v[1]);
-    acc[4] += m * (x[2] * v[0] - x[0] * v[2]);
-    acc[5] += m * (x[0] * v[1] - x[1] * v[0]);
-    acc[9] += m;
-}
-
-GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
-{
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
-    double *pos = sim->work, *vel = sim->work2;
-    predict_state(sim, pos, vel);
-    if (kinetic) {
-        gp_status st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
-        if (st != GP_OK) return st;
-    }
-    if (potential) {
-        gp_status st = need_solver(sim);
-        if (st != GP_OK) return st;
-        if (!(sim->api->capabilities & GP_CAP_POTENTIAL))
-            return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
-                               "the %s solver does not compute potentials, so the potential energy is unknown",
-                               sim->solver_name);
-        double *acc = malloc(3 * sim->n * sizeof *acc), *pot = malloc(sim->n * sizeof *pot);
-        if (!acc || !pot) {
-            free(acc); free(pot);
-            return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory computing the potential energy");
-        }
-        uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
-        st = gp_force_all(sim, pos, acc, pot);
-        sim->force_calls = fc; sim->particle_forces = pf; sim->last_active = la;
-        double w = 0.0;
-        if (st == GP_OK) {
-            sim->diag_force_calls++;
-            st = blocked_sums(sim, potential_terms, pot, NULL, 1, &w);
-            *potential = 0.5 * w;
-        }
-        free(acc); free(pot);
-        if (st != GP_OK) return st;
-    }
-    return GP_OK;
-}
-
-GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com)
-{
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
-    double *pos = sim->work, *vel = sim->work2;
-    predict_state(sim, pos, vel);
-    double S[10];   /* P[3], L[3], C[3] (mass-weighted positions), M */
-    gp_status st = blocked_sums(sim, momentum_terms, vel, pos, 10, S);
-    if (st != GP_OK) return st;
-    const double *P = S, *A = S + 3, *C = S + 6, M = S[9];
-    for (int k = 0; k < 3; ++k) {
-        if (p) p[k] = P[k];
-        if (L) L[k] = A[k];
-        if (com) com[k] = M > 0 ? C[k] / M : 0.0;
-    }
-    return GP_OK;
-}
-
-GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *points,
-                                          double *acc, double *pot)
-{
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    gp_status st = need_solver(sim);
-    if (st != GP_OK) return st;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
-    if (m == 0 || !points)
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_field_at needs m >= 1 points");
-    double *a = acc ? acc : malloc(3 * m * sizeof *a);
-    if (!a) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
-    /* the solver must hold the current (predicted) positions */
-    predict_state(sim, sim->work, NULL);
-    if (!sim->solver_fresh) {
-        st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
-        if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
-    } else {
-        st = sim->api->update_positions(sim->solver, sim->work);
-    }
-    sim->state_fresh = 0;   /* both calls clear a 1.1 plugin's held state */
-    if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
-    if (!acc) free(a);
-    if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
-    return GP_OK;
-}
-
-GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value)
-{
-    if (!sim || !name || !value) return GP_ERR_INVALID_ARGUMENT;
-    const struct { const char *name; uint64_t v; } c[] = {
-        { "steps", sim->steps }, { "force_calls", sim->force_calls },
-        { "particle_forces", sim->particle_forces }, { "diag_force_calls", sim->diag_force_calls },
-        { "last_active", sim->last_active }, { "solver_swaps", sim->solver_swaps },
-        { "syncs", sim->syncs }, { "state_steps", sim->state_steps },
-        { "state_resyncs", sim->state_resyncs },
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i)
-        if (strcmp(c[i].name, name) == 0) { *value = c[i].v; return GP_OK; }
-    return GP_ERR_UNKNOWN_PARAMETER;
-}
-
-GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *counts,
-                                              size_t max_count, size_t *n_levels)
-{
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    size_t used = sim->n ? gp_levels_counts(&sim->lv, counts, max_count) : 0;
-    if (!sim->n && counts) memset(counts, 0, max_count * sizeof *counts);
-    if (n_levels) *n_levels = used;
-    return GP_OK;
-}

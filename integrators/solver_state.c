@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 int gp_state_path(const gp_sim *sim)
 {

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 /* Stored pairs/particles per check (AMUSE's own library keeps 10). */
 #define GP_STOP_MAX_ENTRIES 1024
@@ -328,7 +328,7 @@ int gp_stopping_after_step(gp_sim *sim)
         if (dt > s->timeout) s->set |= GP_STOP_TIMEOUT;
     }
     if (s->enabled & (GP_STOP_COLLISION | GP_STOP_OUT_OF_BOX)) {
-        (void)gp_sim_get_particles(sim, s->pos, NULL, NULL, NULL);  /* n >= 1 here */
+        gp_sim_predict_state(sim, s->pos, NULL);
         if (s->enabled & GP_STOP_COLLISION) find_collisions(sim, s);
         if (s->enabled & GP_STOP_OUT_OF_BOX) find_out_of_box(sim, s);
     }

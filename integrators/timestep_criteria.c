@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static double norm3(const double *x) { return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); }
 

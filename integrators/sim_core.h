@@ -1,5 +1,5 @@
 /*
- * sim_internal.h — what the integrators see of a gp_sim (not installed).
+ * sim_core.h — what the integrators see of a gp_sim (not installed).
  *
  * An integrator is a gp_integrator_def: a name, a parameter list and a few
  * callbacks, registered by name from its own file with
@@ -8,8 +8,8 @@
  * last accelerations, per-particle times and levels), so checkpoints and
  * solver swaps work for every integrator without its help.
  */
-#ifndef GP_SIM_INTERNAL_H
-#define GP_SIM_INTERNAL_H
+#ifndef GP_SIM_CORE_H
+#define GP_SIM_CORE_H
 
 #include <stdio.h>
 
@@ -152,9 +152,18 @@ const gp_integrator_def *gp_integrator_find(const char *name);
     __attribute__((constructor)) static void gp_register_##def(void)       \
     { gp_integrator_register_def(&def); }
 
+/* ---- the core (sim_core.c): below every other file of integrators/ ---- */
+
 /* Failure with a sentence (printf-like); returns the status. */
 gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* GP_ERR_BAD_STATE with a sentence when no solver is attached. */
+gp_status gp_sim_need_solver(gp_sim *sim);
+/* Every particle's position and velocity (either may be NULL) at
+ * sim->time: synchronised particles as stored, the others as the
+ * integrator predicts them (its predict, or second order in position from
+ * (pos, vel, acc) at t_last). */
+void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
 
 /* Forces (force.c). Positions pos[3n] of all particles (predicted);
  * compute accelerations of all particles into acc[3n] (pot may be NULL). */
@@ -201,4 +210,4 @@ int gp_force_has_source_subset(const gp_sim *sim);
 /* The softening the criterion uses (settings or the solver's eps). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps);
 
-#endif /* GP_SIM_INTERNAL_H */
+#endif /* GP_SIM_CORE_H */

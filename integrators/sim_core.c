@@ -1,0 +1,68 @@
+/*
+ * sim_core.c — the bottom of the integrators: what every other file of
+ * integrators/ needs from a gp_sim and nothing above it. Failure with a
+ * sentence, the "is there a solver" check, the softening a time-step
+ * criterion uses, and the prediction of every particle to the current
+ * time. The struct itself and the reductions over processes are in
+ * sim_core.h.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim_core.h"
+
+gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim->err, sizeof sim->err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+gp_status gp_sim_need_solver(gp_sim *sim)
+{
+    if (!sim->api || !sim->solver)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
+                           "no gravity solver: open one with gp_sim_open_solver (e.g. \"auto\") first");
+    return GP_OK;
+}
+
+gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps)
+{
+    if (sim->set.eps >= 0.0) { *eps = sim->set.eps; return GP_OK; }
+    char buf[64];
+    if (sim->api && sim->solver &&
+        sim->api->get_param(sim->solver, "eps", buf, sizeof buf) == GP_OK) {
+        char *end;
+        double v = strtod(buf, &end);
+        if (end != buf && isfinite(v) && v >= 0) { *eps = v; return GP_OK; }
+    }
+    *eps = 0.0;
+    return GP_OK;
+}
+
+/* Predicted state at sim->time (second order in position, as the block
+ * integrator predicts j-particles; first order in velocity). */
+void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)
+{
+    if (sim->started && sim->integ->predict) {
+        sim->integ->predict(sim, pos, vel);
+        return;
+    }
+    const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (long long i = 0; i < n; ++i) {
+        double dt = 0.0;
+        if (sim->started && sim->lv.t_last[i] != sim->lv.now)
+            dt = sim->time - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
+        for (int k = 0; k < 3; ++k) {
+            double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
+            /* synchronised particles as stored, others as the integrator predicts */
+            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_sim_predict_coord(x, v, a, dt);
+            if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
+        }
+    }
+}
