@@ -29,19 +29,11 @@
 #include "sim_core.h"
 #include "timestep_criteria.h"
 
-static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };
-static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", "20", NULL };
-static const char *const docs[] = {
-    "dt_max: the largest step (level 0); levels below it are dt_max / 2^l",
-    "accuracy parameter of the time-step criterion (smaller: smaller steps)",
-    "time-step criterion: softening eta*sqrt(eps/|a|), jerk, min, or velocity eta*|v|/|a|",
-    "softening length used by the criterion; \"solver\": the solver's eps",
-    "deepest level allowed (smallest step dt_max / 2^max_level)",
-    NULL };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
 
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *v)
 {
-    double dt = gp_criterion_dt(sim->set.criterion, sim->set.eta, eps, sim->acc + 3 * i, NULL, 0.0, v);
+    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps, sim->acc + 3 * i, NULL, 0.0, v);
     return gp_levels_for_dt(&sim->lv, dt);
 }
 
@@ -56,7 +48,7 @@ static void open_kick(gp_sim *sim, size_t i)
 static void open_all(gp_sim *sim)
 {
     double eps;
-    gp_sim_criterion_eps(sim, &eps);
+    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &eps);
     const long long n = (long long)sim->n;
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (long long i = 0; i < n; ++i) {
@@ -76,7 +68,7 @@ static void drift_to(const gp_sim *sim, size_t i, double t, double *x)
 
 static gp_status start(gp_sim *sim)
 {
-    gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, sim->set.max_level);
+    gp_levels_anchor(&sim->lv, sim->time, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
     gp_status st = gp_force_all(sim, sim->pos, sim->acc, NULL);
     if (st != GP_OK) return st;
     open_all(sim);
@@ -132,7 +124,7 @@ static gp_status sync_to(gp_sim *sim, double t)
             sim->acc[3 * i + k] = sim->work2[3 * i + k];
         }
     }
-    gp_levels_anchor(&sim->lv, t, sim->set.dt, sim->set.max_level);
+    gp_levels_anchor(&sim->lv, t, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
     sim->time = t;
     sim->syncs++;
     return GP_OK;
@@ -165,7 +157,7 @@ static gp_status step(gp_sim *sim, double t_end)
     if (st != GP_OK) return st;
 
     double eps;
-    gp_sim_criterion_eps(sim, &eps);
+    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &eps);
     const long long nact = (long long)na;
 #pragma omp parallel for schedule(static) if (nact > 16384)
     for (long long k = 0; k < nact; ++k) {
@@ -196,10 +188,10 @@ static gp_status synchronize(gp_sim *sim)
     return sync_to(sim, sim->time);
 }
 
-static const gp_integrator_def block_kdk = {
+const gp_integrator_def gp_scheme_block_kdk = {
     .name = "block-kdk",
     .summary = "kick-drift-kick leapfrog with block (power-of-two) time steps below dt (Gadget-2 style)",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
+    .settings_size = sizeof(gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize, .predict = predict,
 };
-GP_REGISTER_INTEGRATOR(block_kdk)

@@ -26,26 +26,18 @@
 #include "sim_core.h"
 #include "timestep_criteria.h"
 
-static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };
-static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", "20", NULL };
-static const char *const docs[] = {
-    "dt_max: the largest step (level 0); levels below it are dt_max / 2^l",
-    "accuracy parameter of the time-step criterion (smaller: smaller steps)",
-    "time-step criterion: softening eta*sqrt(eps/|a|), jerk eta*|a|/|da/dt|, min of those two, or velocity eta*|v|/|a|",
-    "softening length used by the criterion; \"solver\": the solver's eps",
-    "deepest level allowed (smallest step dt_max / 2^max_level)",
-    NULL };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
 
 static gp_status criterion_setup(gp_sim *sim, double *eps)
 {
-    gp_sim_criterion_eps(sim, eps);
+    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, eps);
     return GP_OK;
 }
 
 /* Level wanted by particle i; a_old/dt_prev for the jerk estimate. */
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, double dt_prev)
 {
-    double dt = gp_criterion_dt(sim->set.criterion, sim->set.eta, eps, sim->acc + 3 * i,
+    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps, sim->acc + 3 * i,
                                 a_old, dt_prev, sim->vel + 3 * i);
     return gp_levels_for_dt(&sim->lv, dt);
 }
@@ -61,7 +53,7 @@ static void assign_levels(gp_sim *sim, double eps)
 
 static gp_status start(gp_sim *sim)
 {
-    gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, sim->set.max_level);
+    gp_levels_anchor(&sim->lv, sim->time, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
     gp_status st = gp_force_all(sim, sim->pos, sim->acc, NULL);
     if (st != GP_OK) return st;
     double eps;
@@ -118,7 +110,7 @@ static gp_status sync_to(gp_sim *sim, double t)
         }
         correct(sim, (size_t)i, sim->work + 3 * i, sim->work2 + 3 * i, dt, a_old);
     }
-    gp_levels_anchor(&sim->lv, t, sim->set.dt, sim->set.max_level);
+    gp_levels_anchor(&sim->lv, t, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
     assign_levels(sim, eps);
     sim->time = t;
     sim->syncs++;
@@ -173,10 +165,10 @@ static gp_status synchronize(gp_sim *sim)
     return sync_to(sim, sim->time);
 }
 
-static const gp_integrator_def block_rk2 = {
+const gp_integrator_def gp_scheme_block_rk2 = {
     .name = "block-rk2",
     .summary = "GOTHIC's 2nd-order predictor-corrector with block (power-of-two) time steps below dt",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
+    .settings_size = sizeof(gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize,
 };
-GP_REGISTER_INTEGRATOR(block_rk2)

@@ -8,8 +8,12 @@
  * order and doubles (a restart happens on the machine, or the kind of
  * machine, that wrote the file).
  *
- * Format version 2 (version 1 files are refused with a sentence):
- *     header (ckpt_header, 8-byte fields only, no padding)
+ * Format version 3 (version 2 is read too; version 1 is refused with a
+ * sentence):
+ *     header (ckpt_header, 8-byte fields only, no padding); the scheme's
+ *     parameters are settings[], one double per row of its settings table
+ *     in table order (settings.h), unused slots 0 (version 2 had the
+ *     built-in schemes' parameters in fixed slots: V2_SLOTS)
  *     payload: pos, vel, acc [3n doubles each], mass [n doubles],
  *              ids [n uint64], level [n bytes], t_last [n uint64],
  *              saved [n_saved doubles], user blob [user_len bytes]
@@ -42,7 +46,8 @@
 #include "sim_core.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
-#define CKPT_VERSION 2
+#define CKPT_VERSION 3
+#define CKPT_MAX_SETTINGS 8
 #define CKPT_MAX_SAVED 16
 #define CKPT_MAX_USER (UINT64_C(1) << 20)   /* a caller blob is small state */
 
@@ -51,8 +56,7 @@ typedef struct ckpt_header {
     uint64_t version, header_crc, n, started, max_level, now, user_len, n_saved;
     char integrator[32];
     double time, dt_max, t0;
-    double dt, eta, eps, rtol, atol, h0;
-    int64_t criterion, set_max_level;
+    uint64_t settings[CKPT_MAX_SETTINGS];   /* the bits of one double each */
     uint64_t steps, force_calls, particle_forces, diag_force_calls, last_active, solver_swaps, syncs;
 } ckpt_header;
 
@@ -114,9 +118,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     h.n_saved = sim->started ? sim->integ->n_saved : 0;
     snprintf(h.integrator, sizeof h.integrator, "%s", sim->integ->name);
     h.time = sim->time; h.dt_max = sim->lv.dt_max; h.t0 = sim->lv.t0;
-    h.dt = sim->set.dt; h.eta = sim->set.eta; h.eps = sim->set.eps;
-    h.rtol = sim->set.rtol; h.atol = sim->set.atol; h.h0 = sim->set.h0;
-    h.criterion = sim->set.criterion; h.set_max_level = sim->set.max_level;
+    if (sim->integ->n_settings > CKPT_MAX_SETTINGS)
+        return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator %s has %zu parameters; a checkpoint holds %d",
+                           sim->integ->name, sim->integ->n_settings, CKPT_MAX_SETTINGS);
+    for (size_t i = 0; i < sim->integ->n_settings; ++i) {
+        double v = gp_setting_value(&sim->integ->settings[i], sim->settings);
+        memcpy(&h.settings[i], &v, sizeof v);
+    }
     h.steps = sim->steps; h.force_calls = sim->force_calls; h.particle_forces = sim->particle_forces;
     h.diag_force_calls = sim->diag_force_calls; h.last_active = sim->last_active;
     h.solver_swaps = sim->solver_swaps; h.syncs = sim->syncs;
@@ -186,6 +194,27 @@ static int finite_all(const double *a, size_t m)
     return 1;
 }
 
+/* Version 2 kept the built-in schemes' parameters in fixed slots, the
+ * last two as integers: they move to the scheme's table order here (a
+ * name the scheme has no row for is dropped; a row version 2 had no slot
+ * for keeps 0 and fails the range check with a sentence). */
+static const char *const V2_SLOTS[CKPT_MAX_SETTINGS] = { "dt", "eta", "eps", "rtol", "atol", "h0", "criterion", "max_level" };
+
+static void settings_from_v2(ckpt_header *h, const gp_integrator_def *def)
+{
+    uint64_t old[CKPT_MAX_SETTINGS];
+    memcpy(old, h->settings, sizeof old);
+    memset(h->settings, 0, sizeof h->settings);
+    for (size_t i = 0; i < def->n_settings && i < CKPT_MAX_SETTINGS; ++i)
+        for (size_t k = 0; k < CKPT_MAX_SETTINGS; ++k) {
+            if (strcmp(def->settings[i].name, V2_SLOTS[k]) != 0) continue;
+            double v;
+            if (k >= 6) { int64_t iv; memcpy(&iv, &old[k], sizeof iv); v = (double)iv; }
+            else memcpy(&v, &old[k], sizeof v);
+            memcpy(&h->settings[i], &v, sizeof v);
+        }
+}
+
 /* Range checks of the header, after its checksum held; writes the
  * complaint (naming the field) into why, returns 0 when all is well. */
 static int check_header(const ckpt_header *h, const gp_integrator_def *def, char *why, size_t len)
@@ -198,10 +227,6 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
             def->name, h->started ? def->n_saved : (size_t)0);
     if (h->max_level > GP_LEVELS_MAX)
         BAD("field max_level is %llu (must be 0 .. %d)", (unsigned long long)h->max_level, GP_LEVELS_MAX);
-    if (h->set_max_level < 0 || h->set_max_level > GP_LEVELS_MAX)
-        BAD("field set_max_level is %lld (must be 0 .. %d)", (long long)h->set_max_level, GP_LEVELS_MAX);
-    if (h->criterion < 0 || h->criterion > GP_CRIT_VELOCITY)
-        BAD("field criterion is %lld (must be 0 .. %d)", (long long)h->criterion, GP_CRIT_VELOCITY);
     if (!isfinite(h->time)) BAD("field time is %g (must be finite)", h->time);
     if (!isfinite(h->t0)) BAD("field t0 is %g (must be finite)", h->t0);
     if (!(isfinite(h->dt_max) && h->dt_max > 0)) BAD("field dt_max is %g (must be finite and > 0)", h->dt_max);
@@ -217,13 +242,16 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
     if (h->started && !(fabs(h->t0 + (double)h->now * tick - h->time) <= tick))
         BAD("field now is tick %llu, which is t = %.17g, not the time %.17g", (unsigned long long)h->now,
             h->t0 + (double)h->now * tick, h->time);
-    if (!(isfinite(h->dt) && h->dt > 0)) BAD("field dt is %g (must be finite and > 0)", h->dt);
-    if (!(isfinite(h->eta) && h->eta > 0)) BAD("field eta is %g (must be finite and > 0)", h->eta);
-    if (!(isfinite(h->h0) && h->h0 > 0)) BAD("field h0 is %g (must be finite and > 0)", h->h0);
-    if (!(isfinite(h->eps) && (h->eps >= 0 || h->eps == -1.0)))
-        BAD("field eps is %g (must be >= 0, or -1 for the solver's)", h->eps);
-    if (!(isfinite(h->rtol) && h->rtol >= 0)) BAD("field rtol is %g (must be finite and >= 0)", h->rtol);
-    if (!(isfinite(h->atol) && h->atol >= 0)) BAD("field atol is %g (must be finite and >= 0)", h->atol);
+    for (size_t i = 0; i < CKPT_MAX_SETTINGS; ++i) {
+        double v;
+        memcpy(&v, &h->settings[i], sizeof v);
+        char rule[160];
+        if (i >= def->n_settings) {
+            if (h->settings[i] != 0) BAD("field settings[%zu] is %g (integrator %s has no parameter there: must be 0)", i, v, def->name);
+        } else if (gp_setting_check(&def->settings[i], v, rule, sizeof rule) != 0) {
+            BAD("field %s %s", def->settings[i].name, rule);
+        }
+    }
     return 0;
 #undef BAD
 }
@@ -276,11 +304,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "%s is not a gravplug checkpoint (too short, or no GPCKPT magic word)", path);
     }
-    if (h.version != CKPT_VERSION) {
+    if (h.version != CKPT_VERSION && h.version != 2) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
-                           "%s is a version %llu checkpoint; this library reads version %d only (version 1 had no "
-                           "checksum): continue it with the gravplug that wrote it, or start the run again",
+                           "%s is a version %llu checkpoint; this library reads version %d, and version 2 as "
+                           "gravplug 0.1 wrote it (version 1 had no checksum): continue it with the gravplug "
+                           "that wrote it, or start the run again",
                            path, (unsigned long long)h.version, CKPT_VERSION);
     }
     if (h.header_crc != header_crc(&h)) {
@@ -289,6 +318,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                            "the checkpoint %s is damaged: field header_crc does not match the header "
                            "(bytes changed after it was written)", path);
     }
+    uint32_t header_sum = gp_crc32c(0, &h, sizeof h);   /* of the header as read: the file's CRC */
     if (h.n == 0 || h.n > UINT32_MAX || h.n_saved > CKPT_MAX_SAVED || h.user_len > CKPT_MAX_USER) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
@@ -305,6 +335,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     }
     h.integrator[sizeof h.integrator - 1] = '\0';
     const gp_integrator_def *def = gp_integrator_find(h.integrator);
+    if (h.version == 2 && def) settings_from_v2(&h, def);
     char why[256];
     if (check_header(&h, def, why, sizeof why) != 0) {
         fclose(f);
@@ -319,7 +350,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     double saved[CKPT_MAX_SAVED] = { 0 }; /* an integrator reads 0 for values an older file lacks */
     char *user = h.user_len ? malloc(h.user_len) : NULL;
     gp_status st = GP_OK;
-    uint32_t crc = gp_crc32c(0, &h, sizeof h);
+    uint32_t crc = header_sum;
     uint64_t trailer = 0;
     if (!pos || !vel || !acc || !mass || !ids || !level || !t_last || (h.user_len && !user)) {
         st = gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory reading %s (%zu particles)", path, n);
@@ -351,9 +382,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
         sim->lv.dt_max = h.dt_max;
         sim->lv.t0 = h.t0;
         sim->time = h.time;
-        sim->set.dt = h.dt; sim->set.eta = h.eta; sim->set.eps = h.eps;
-        sim->set.rtol = h.rtol; sim->set.atol = h.atol; sim->set.h0 = h.h0;
-        sim->set.criterion = (int)h.criterion; sim->set.max_level = (int)h.set_max_level;
+        for (size_t i = 0; i < def->n_settings; ++i) {
+            double v;
+            memcpy(&v, &h.settings[i], sizeof v);
+            gp_setting_store(&def->settings[i], sim->settings, v);
+        }
         sim->steps = h.steps; sim->force_calls = h.force_calls; sim->particle_forces = h.particle_forces;
         sim->diag_force_calls = h.diag_force_calls; sim->last_active = h.last_active;
         sim->solver_swaps = h.solver_swaps; sim->syncs = h.syncs;

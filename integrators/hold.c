@@ -57,15 +57,7 @@
 #include "timestep_criteria.h"
 
 
-static const char *const params[] = { "dt", "eta", "criterion", "eps", "max_level", NULL };
-static const char *const defaults[] = { "0.0625", "0.2", "softening", "solver", "20", NULL };
-static const char *const docs[] = {
-    "the top-level step; the splitting recurses below it with dt / 2^l",
-    "accuracy parameter of the time-step criterion (smaller: smaller steps)",
-    "time-step criterion, evaluated at each step's midpoint: softening eta*sqrt(eps/|a|) or velocity eta*|v|/|a|",
-    "softening length used by the criterion; \"solver\": the solver's eps",
-    "deepest recursion level (smallest step dt / 2^max_level)",
-    NULL };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
 
 typedef struct hold_priv {
     double *ptime;      /* n: time of each particle's position (held or drifted) */
@@ -95,7 +87,7 @@ static gp_status oom(gp_sim *sim)
 
 static gp_status make_priv(gp_sim *sim)
 {
-    if (sim->set.criterion != GP_CRIT_SOFTENING && sim->set.criterion != GP_CRIT_VELOCITY)
+    if (GP_BLOCK_SET(sim)->criterion != GP_CRIT_SOFTENING && GP_BLOCK_SET(sim)->criterion != GP_CRIT_VELOCITY)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "hold evaluates its time-step criterion at the middle of each step, from the state "
                            "there, so it takes criterion softening or velocity; \"jerk\" and \"min\" need the "
@@ -112,7 +104,7 @@ static gp_status make_priv(gp_sim *sim)
         return oom(sim);
     }
     for (size_t i = 0; i < sim->n; ++i) p->all[i] = (uint32_t)i;
-    gp_sim_criterion_eps(sim, &p->eps);
+    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &p->eps);
     return GP_OK;
 }
 
@@ -123,7 +115,7 @@ static gp_status make_priv(gp_sim *sim)
  * re-anchors the grid there, as the shared-step schemes do. */
 static void anchor(gp_sim *sim, double t0)
 {
-    gp_levels_anchor(&sim->lv, t0, sim->set.dt, sim->set.max_level);
+    gp_levels_anchor(&sim->lv, t0, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
 }
 
 static double top_step(const gp_sim *sim, double t_end, int *partial)
@@ -146,7 +138,7 @@ static void top_step_done(gp_sim *sim, double t_end, int partial)
     for (size_t i = 0; i < sim->n; ++i) lv->t_last[i] = lv->now;
     double t = gp_levels_time(lv, lv->now);
     /* land exactly on an end time that lies on the grid */
-    if (t != t_end && t > t_end - 1e-9 * sim->set.dt && t < t_end + 1e-9 * sim->set.dt) t = t_end;
+    if (t != t_end && t > t_end - 1e-9 * GP_BLOCK_SET(sim)->dt && t < t_end + 1e-9 * GP_BLOCK_SET(sim)->dt) t = t_end;
     sim->time = t;
 }
 
@@ -191,7 +183,7 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
     gp_status st = gp_force_active(sim, sim->work, nf, f, acc);
     if (st == GP_OK)
         for (size_t k = 0; k < nf; ++k)
-            tau[k] = gp_criterion_dt(sim->set.criterion, sim->set.eta, p->eps, acc + 3 * k, NULL, 0.0,
+            tau[k] = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, p->eps, acc + 3 * k, NULL, 0.0,
                                      sim->vel + 3 * (size_t)f[k]);
     free(acc);
     return st;
@@ -254,7 +246,7 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     size_t nS = 0, nF = 0;
     double ah = fabs(h);
     for (size_t k = 0; k < ns; ++k) {
-        if (depth >= sim->set.max_level || tau_s[k] >= ah) S[nS++] = s[k];
+        if (depth >= GP_BLOCK_SET(sim)->max_level || tau_s[k] >= ah) S[nS++] = s[k];
         else F[nF++] = s[k];
     }
     /* the split's shape over all processes: F's size summed */
@@ -336,7 +328,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     int cached = p->acc_valid && p->acc_swaps == sim->solver_swaps && p->acc_masses == sim->mass_updates;
     p->acc_valid = 0;
     gp_status st = GP_OK;
-    if (sim->set.max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
+    if (GP_BLOCK_SET(sim)->max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
     else for (size_t i = 0; i < n; ++i) tau[i] = INFINITY;   /* one level: leapfrog */
     if (st == GP_OK) st = hold(sim, p, p->all, n, tau, t, h, 0, sim->acc, &cached, kdk);
     free(tau);
@@ -355,20 +347,20 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
 static gp_status step_dkd(gp_sim *sim, double t_end) { return step_either(sim, t_end, 0); }
 static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t_end, 1); }
 
-static const gp_integrator_def hold_def = {
+const gp_integrator_def gp_scheme_hold = {
     .name = "hold",
     .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt, drift-kick-drift slow steps",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
+    .settings_size = sizeof(gp_block_settings),
     .start = start, .step = step_dkd, .stop = stop,
     .n_saved = 1, .save = save, .load = load,
 };
-GP_REGISTER_INTEGRATOR(hold_def)
 
-static const gp_integrator_def hold_kdk_def = {
+const gp_integrator_def gp_scheme_hold_kdk = {
     .name = "hold-kdk",
     .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
+    .settings_size = sizeof(gp_block_settings),
     .start = start, .step = step_kdk, .stop = stop,
     .n_saved = 1, .save = save, .load = load,
 };
-GP_REGISTER_INTEGRATOR(hold_kdk_def)

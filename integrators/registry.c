@@ -1,25 +1,34 @@
 /*
- * registry.c — integrators registered by name.
+ * registry.c — the integrators, found by name.
  *
- * Each integrator's file registers its gp_integrator_def from a constructor
- * (GP_REGISTER_INTEGRATOR), so adding a scheme means adding one file: no
- * central list to edit. Lookups are by exact name; listing is sorted by
- * name so it does not depend on link order.
+ * The built-in schemes are listed below, one line each: adding a scheme is
+ * its own file (a gp_integrator_def named gp_scheme_NAME with its settings
+ * table) plus one line here. A scheme of one's own, outside the library
+ * (integrator research, a test), is registered with
+ * gp_integrator_register_def. Lookups are by exact name; listing is sorted
+ * by name.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_core.h"
 
+#define GP_BUILTIN_SCHEMES(X) \
+    X(block_kdk) X(block_rk2) X(hold) X(hold_kdk) X(leapfrog) X(rk2) X(rk4) X(rk8pd)
+
+#define GP_DECLARE_SCHEME(name) extern const gp_integrator_def gp_scheme_##name;
+GP_BUILTIN_SCHEMES(GP_DECLARE_SCHEME)
+
 #define GP_MAX_INTEGRATORS 32
 
 static const gp_integrator_def *registry[GP_MAX_INTEGRATORS];
 static size_t registry_count;
 
-void gp_integrator_register_def(const gp_integrator_def *def)
+int gp_integrator_register_def(const gp_integrator_def *def)
 {
-    if (registry_count == GP_MAX_INTEGRATORS || gp_integrator_find(def->name)) return;
-    /* insertion into the sorted list (runs at load time only) */
+    if (!def || !def->name || registry_count == GP_MAX_INTEGRATORS || gp_integrator_find(def->name))
+        return -1;
+    /* insertion into the sorted list */
     size_t at = registry_count;
     while (at > 0 && strcmp(registry[at - 1]->name, def->name) > 0) {
         registry[at] = registry[at - 1];
@@ -27,6 +36,14 @@ void gp_integrator_register_def(const gp_integrator_def *def)
     }
     registry[at] = def;
     ++registry_count;
+    return 0;
+}
+
+/* The built-ins are there as soon as the library is loaded. */
+__attribute__((constructor)) static void register_builtins(void)
+{
+#define GP_REGISTER_SCHEME(name) (void)gp_integrator_register_def(&gp_scheme_##name);
+    GP_BUILTIN_SCHEMES(GP_REGISTER_SCHEME)
 }
 
 const gp_integrator_def *gp_integrator_find(const char *name)
@@ -55,13 +72,9 @@ GRAVPLUG_EXPORT gp_status gp_integrator_param(const char *name, size_t index,
                                               const char **doc)
 {
     const gp_integrator_def *def = gp_integrator_find(name);
-    if (!def) return GP_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; def->params[i]; ++i) {
-        if (i != index) continue;
-        if (param_name) *param_name = def->params[i];
-        if (default_value) *default_value = def->defaults[i];
-        if (doc) *doc = def->docs[i];
-        return GP_OK;
-    }
-    return GP_ERR_INVALID_ARGUMENT;
+    if (!def || index >= def->n_settings) return GP_ERR_INVALID_ARGUMENT;
+    if (param_name) *param_name = def->settings[index].name;
+    if (default_value) *default_value = def->settings[index].deflt;
+    if (doc) *doc = def->settings[index].doc;
+    return GP_OK;
 }

@@ -6,18 +6,13 @@
  * One force call per step. (With a shared step it equals leapfrog
  * algebraically; the rounding differs.)
  */
-#include "sim_core.h"
+#include "shared_step.h"
 
-double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
-void gp_shared_step_done(gp_sim *sim, double t_end, int partial);
-
-static const char *const params[] = { "dt", NULL };
-static const char *const defaults[] = { "0.01", NULL };
-static const char *const docs[] = { "the shared time step", NULL };
+static const gp_setting settings[] = { GP_STEP_SETTINGS };
 
 static gp_status start(gp_sim *sim)
 {
-    gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, 0);
+    gp_shared_step_anchor(sim);
     return gp_force_all(sim, sim->pos, sim->acc, NULL);
 }
 
@@ -38,10 +33,9 @@ static gp_status step(gp_sim *sim, double t_end)
     return GP_OK;
 }
 
-static const gp_integrator_def rk2 = {
+const gp_integrator_def gp_scheme_rk2 = {
     .name = "rk2",
     .summary = "GOTHIC's 2nd-order predictor-corrector, shared fixed step dt",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
     .start = start, .step = step,
 };
-GP_REGISTER_INTEGRATOR(rk2)

@@ -5,14 +5,9 @@
  */
 #include <stdlib.h>
 
-#include "sim_core.h"
+#include "shared_step.h"
 
-double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
-void gp_shared_step_done(gp_sim *sim, double t_end, int partial);
-
-static const char *const params[] = { "dt", NULL };
-static const char *const defaults[] = { "0.01", NULL };
-static const char *const docs[] = { "the shared time step", NULL };
+static const gp_setting settings[] = { GP_STEP_SETTINGS };
 
 typedef struct rk4_state { double *k_x, *k_v, *v2; } rk4_state; /* sums, stage velocity */
 
@@ -44,7 +39,7 @@ static gp_status alloc_state(gp_sim *sim, const double *unused)
 
 static gp_status start(gp_sim *sim)
 {
-    gp_levels_anchor(&sim->lv, sim->time, sim->set.dt, 0);
+    gp_shared_step_anchor(sim);
     return alloc_state(sim, NULL);
 }
 
@@ -82,10 +77,9 @@ static gp_status step(gp_sim *sim, double t_end)
     return GP_OK;
 }
 
-static const gp_integrator_def rk4 = {
+const gp_integrator_def gp_scheme_rk4 = {
     .name = "rk4",
     .summary = "classical 4th-order Runge-Kutta, shared fixed step dt (4 force calls a step)",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
     .start = start, .step = step, .stop = stop, .load = alloc_state,
 };
-GP_REGISTER_INTEGRATOR(rk4)

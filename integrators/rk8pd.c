@@ -11,12 +11,17 @@
 
 #include "sim_core.h"
 
-static const char *const params[] = { "rtol", "atol", "h0", NULL };
-static const char *const defaults[] = { "1e-10", "1e-12", "0.001", NULL };
-static const char *const docs[] = {
-    "relative tolerance of the local error control",
-    "absolute tolerance of the local error control",
-    "first trial step", NULL };
+typedef struct rk8_settings {
+    double rtol, atol;  /* the local error control */
+    double h0;          /* first trial step */
+} rk8_settings;
+
+static const gp_setting settings[] = {
+    GP_SETTING_NONNEGATIVE(rk8_settings, rtol, "1e-10", "relative tolerance of the local error control"),
+    GP_SETTING_NONNEGATIVE(rk8_settings, atol, "1e-12", "absolute tolerance of the local error control"),
+    GP_SETTING_POSITIVE(rk8_settings, h0, "0.001", "first trial step"),
+};
+#define SET(sim) ((const rk8_settings *)(sim)->settings)
 
 typedef struct rk8_state {
     gsl_odeiv2_step *step;
@@ -61,7 +66,7 @@ static gp_status alloc_state(gp_sim *sim)
     if (!s) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory starting rk8pd");
     s->sim = sim;
     s->step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, dim);
-    s->control = gsl_odeiv2_control_standard_new(sim->set.atol, sim->set.rtol, 1.0, 0.0);
+    s->control = gsl_odeiv2_control_standard_new(SET(sim)->atol, SET(sim)->rtol, 1.0, 0.0);
     s->evolve = gsl_odeiv2_evolve_alloc(dim);
     s->y = malloc(dim * sizeof *s->y);
     if (!s->step || !s->control || !s->evolve || !s->y) {
@@ -69,13 +74,13 @@ static gp_status alloc_state(gp_sim *sim)
         return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory starting rk8pd");
     }
     s->sys = (gsl_odeiv2_system){ rhs, NULL, dim, s };
-    s->h = sim->set.h0;
+    s->h = SET(sim)->h0;
     return GP_OK;
 }
 
 static gp_status start(gp_sim *sim)
 {
-    if (sim->set.rtol == 0.0 && sim->set.atol == 0.0)
+    if (SET(sim)->rtol == 0.0 && SET(sim)->atol == 0.0)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "rk8pd needs rtol or atol > 0");
     gp_levels_anchor(&sim->lv, sim->time, 1.0, 0);
     return alloc_state(sim);
@@ -108,7 +113,7 @@ static gp_status step(gp_sim *sim, double t_end)
 static void save(const gp_sim *sim, double *out)
 {
     const rk8_state *s = sim->priv;
-    out[0] = s ? s->h : sim->set.h0;
+    out[0] = s ? s->h : SET(sim)->h0;
 }
 
 static gp_status load(gp_sim *sim, const double *in)
@@ -118,11 +123,11 @@ static gp_status load(gp_sim *sim, const double *in)
     return st;
 }
 
-static const gp_integrator_def rk8pd = {
+const gp_integrator_def gp_scheme_rk8pd = {
     .name = "rk8pd",
     .summary = "GSL odeiv2 Prince-Dormand 8(9), adaptive step (reference for few-body accuracy)",
-    .params = params, .defaults = defaults, .docs = docs,
+    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
+    .settings_size = sizeof(rk8_settings),
     .start = start, .step = step, .stop = stop,
     .n_saved = 1, .save = save, .load = load,
 };
-GP_REGISTER_INTEGRATOR(rk8pd)

@@ -27,7 +27,7 @@ GRAVPLUG_EXPORT const char *gp_sim_last_error(const gp_sim *sim)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-static void apply_defaults(gp_sim *sim);
+static gp_status apply_defaults(gp_sim *sim);
 
 GRAVPLUG_EXPORT gp_status gp_sim_new(gp_sim **out)
 {
@@ -48,7 +48,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_new(gp_sim **out)
         snprintf(new_error, sizeof new_error, "no integrators are registered: libgravplug was built without integrators/");
         return GP_ERR_INTERNAL;
     }
-    apply_defaults(sim);
+    if (apply_defaults(sim) != GP_OK) {
+        free(sim);
+        *out = NULL;
+        snprintf(new_error, sizeof new_error, "out of memory creating a simulation");
+        return GP_ERR_OUT_OF_MEMORY;
+    }
     snprintf(sim->solver_name, sizeof sim->solver_name, "%s", "");
     return GP_OK;
 }
@@ -104,6 +109,7 @@ GRAVPLUG_EXPORT void gp_sim_free(gp_sim *sim)
     free_particles(sim);
     gp_levels_free(&sim->lv);
     gp_stopping_free(sim);
+    free(sim->settings);
     free(sim);
 }
 
@@ -450,68 +456,23 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_time(gp_sim *sim, double t)
 
 /* ---- integrator choice and parameters --------------------------------------- */
 
-static int param_index(const gp_integrator_def *def, const char *name)
+/* A fresh settings struct for def with its defaults, or NULL (out of memory). */
+static void *default_settings(const gp_integrator_def *def)
 {
-    for (int i = 0; def->params[i]; ++i)
-        if (strcmp(def->params[i], name) == 0) return i;
-    return -1;
+    void *set = calloc(1, def->settings_size ? def->settings_size : 1);
+    if (set) gp_setting_defaults(def->settings, def->n_settings, set);
+    return set;
 }
 
-static gp_status parse_setting(gp_sim *sim, gp_integ_settings *set,
-                               const char *name, const char *value)
+/* The scheme's settings back to their defaults (a new scheme was chosen). */
+static gp_status apply_defaults(gp_sim *sim)
 {
-    char *end = NULL;
-    if (!value)
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s: value is NULL", name);
-    if (strcmp(name, "criterion") == 0) {
-        if (strcmp(value, "softening") == 0) set->criterion = GP_CRIT_SOFTENING;
-        else if (strcmp(value, "jerk") == 0) set->criterion = GP_CRIT_JERK;
-        else if (strcmp(value, "min") == 0) set->criterion = GP_CRIT_MIN;
-        else if (strcmp(value, "velocity") == 0) set->criterion = GP_CRIT_VELOCITY;
-        else return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
-                                "integrator parameter criterion: \"%s\" is not one of softening, jerk, min, velocity", value);
-        return GP_OK;
-    }
-    if (strcmp(name, "eps") == 0 && strcmp(value, "solver") == 0) {
-        set->eps = -1.0;
-        return GP_OK;
-    }
-    if (strcmp(name, "max_level") == 0) {
-        errno = 0;
-        long l = strtol(value, &end, 10);
-        if (errno || end == value || *end || l < 0 || l > GP_LEVELS_MAX)
-            return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
-                               "integrator parameter max_level: \"%s\" is not an integer in [0, %d]", value, GP_LEVELS_MAX);
-        set->max_level = (int)l;
-        return GP_OK;
-    }
-    double v = strtod(value, &end);
-    if (end == value || *end || !isfinite(v))
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
-                           "integrator parameter %s: \"%s\" is not a finite number", name, value);
-    if (strcmp(name, "eps") == 0) {
-        if (v < 0) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter eps must be >= 0 or \"solver\" (got %s)", value);
-        set->eps = v;
-    } else if (strcmp(name, "rtol") == 0 || strcmp(name, "atol") == 0) {
-        if (v < 0) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s must be >= 0 (got %s)", name, value);
-        *(name[0] == 'r' ? &set->rtol : &set->atol) = v;
-    } else {
-        if (!(v > 0)) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "integrator parameter %s must be > 0 (got %s)", name, value);
-        if (strcmp(name, "dt") == 0) set->dt = v;
-        else if (strcmp(name, "eta") == 0) set->eta = v;
-        else if (strcmp(name, "h0") == 0) set->h0 = v;
-        else return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator parameter %s has no setting behind it", name);
-    }
-    return GP_OK;
-}
-
-static void apply_defaults(gp_sim *sim)
-{
-    gp_integ_settings set = { 0.01, 0.1, GP_CRIT_SOFTENING, -1.0, 20, 1e-10, 1e-12, 1e-3 };
-    for (int i = 0; sim->integ->params[i]; ++i)
-        (void)parse_setting(sim, &set, sim->integ->params[i], sim->integ->defaults[i]);
-    sim->set = set;
+    void *set = default_settings(sim->integ);
+    if (!set) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory for the settings of %s", sim->integ->name);
+    free(sim->settings);
+    sim->settings = set;
     sim->err[0] = '\0';
+    return GP_OK;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_set_integrator(gp_sim *sim, const char *name)
@@ -527,11 +488,15 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_integrator(gp_sim *sim, const char *name)
         return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
                            "unknown integrator \"%s\": choose one of %s", name ? name : "(null)", list);
     }
+    void *set = default_settings(def);
+    if (!set) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory for the settings of %s", def->name);
     gp_status st = synchronise(sim);
-    if (st != GP_OK) return st;
+    if (st != GP_OK) { free(set); return st; }
     restart_integrator(sim);
     sim->integ = def;
-    apply_defaults(sim);
+    free(sim->settings);
+    sim->settings = set;
+    sim->err[0] = '\0';
     return GP_OK;
 }
 
@@ -540,25 +505,39 @@ GRAVPLUG_EXPORT const char *gp_sim_integrator(const gp_sim *sim)
     return sim && sim->integ ? sim->integ->name : "";
 }
 
+/* The row of the current scheme's table named name, or NULL with the
+ * sentence that lists what it accepts. */
+static const gp_setting *find_setting(gp_sim *sim, const char *name)
+{
+    const gp_integrator_def *def = sim->integ;
+    const gp_setting *row = gp_setting_find(def->settings, def->n_settings, name);
+    if (row) return row;
+    char list[256] = "";
+    for (size_t i = 0; i < def->n_settings; ++i) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", def->settings[i].name);
+    }
+    gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER, "integrator %s has no parameter \"%s\": it accepts %s",
+                def->name, name ? name : "(null)", list[0] ? list : "none");
+    return NULL;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_set_integrator_param(gp_sim *sim, const char *name, const char *value)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (!name || param_index(sim->integ, name) < 0) {
-        char list[256] = "";
-        for (int i = 0; sim->integ->params[i]; ++i) {
-            size_t len = strlen(list);
-            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", sim->integ->params[i]);
-        }
-        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
-                           "integrator %s has no parameter \"%s\": it accepts %s",
-                           sim->integ->name, name ? name : "(null)", list[0] ? list : "none");
-    }
-    gp_integ_settings set = sim->set;
-    gp_status st = parse_setting(sim, &set, name, value);
-    if (st != GP_OK) return st;
-    st = synchronise(sim);
-    if (st != GP_OK) return st;
-    sim->set = set;
+    const gp_setting *row = find_setting(sim, name);
+    if (!row) return GP_ERR_UNKNOWN_PARAMETER;
+    /* parse into a copy: a refused value, or a failed synchronisation,
+     * changes nothing */
+    size_t size = sim->integ->settings_size ? sim->integ->settings_size : 1;
+    void *set = malloc(size);
+    if (!set) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory for the settings of %s", sim->integ->name);
+    memcpy(set, sim->settings, size);
+    gp_status st = gp_setting_parse(row, value, set, sim->err, sizeof sim->err);
+    if (st == GP_OK) st = synchronise(sim);
+    if (st != GP_OK) { free(set); return st; }
+    free(sim->settings);
+    sim->settings = set;
     restart_integrator(sim);
     return GP_OK;
 }
@@ -567,23 +546,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
                                                       char *buf, size_t buflen)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (!name || param_index(sim->integ, name) < 0)
+    const gp_setting *row = gp_setting_find(sim->integ->settings, sim->integ->n_settings, name);
+    if (!row)
         return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER, "integrator %s has no parameter \"%s\"",
                            sim->integ->name, name ? name : "(null)");
     if (!buf || buflen == 0)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_get_integrator_param needs a buffer");
-    static const char *const crit[] = { "softening", "jerk", "min", "velocity" };
-    int len;
-    const gp_integ_settings *s = &sim->set;
-    if (strcmp(name, "criterion") == 0) len = snprintf(buf, buflen, "%s", crit[s->criterion]);
-    else if (strcmp(name, "eps") == 0 && s->eps < 0) len = snprintf(buf, buflen, "solver");
-    else if (strcmp(name, "max_level") == 0) len = snprintf(buf, buflen, "%d", s->max_level);
-    else {
-        double v = strcmp(name, "dt") == 0 ? s->dt : strcmp(name, "eta") == 0 ? s->eta
-                 : strcmp(name, "eps") == 0 ? s->eps : strcmp(name, "rtol") == 0 ? s->rtol
-                 : strcmp(name, "atol") == 0 ? s->atol : s->h0;
-        len = snprintf(buf, buflen, "%.17g", v);
-    }
+    int len = gp_setting_format(row, sim->settings, buf, buflen);
     if (len < 0 || (size_t)len >= buflen)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "buffer of %zu bytes too small for %s", buflen, name);
     return GP_OK;

@@ -30,9 +30,9 @@ gp_status gp_sim_need_solver(gp_sim *sim)
     return GP_OK;
 }
 
-gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps)
+gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)
 {
-    if (sim->set.eps >= 0.0) { *eps = sim->set.eps; return GP_OK; }
+    if (setting >= 0.0) { *eps = setting; return GP_OK; }
     char buf[64];
     if (sim->api && sim->solver &&
         sim->api->get_param(sim->solver, "eps", buf, sizeof buf) == GP_OK) {

@@ -1,9 +1,9 @@
 /*
  * sim_core.h — what the integrators see of a gp_sim (not installed).
  *
- * An integrator is a gp_integrator_def: a name, a parameter list and a few
- * callbacks, registered by name from its own file with
- * GP_REGISTER_INTEGRATOR (see docs/INTEGRATORS.md). The simulation keeps
+ * An integrator is a gp_integrator_def: a name, a table of its parameters
+ * (settings.h) and a few callbacks, in its own file, listed by name in
+ * registry.c (see docs/INTEGRATORS.md). The simulation keeps
  * the per-particle arrays every scheme shares (positions, velocities, the
  * last accelerations, per-particle times and levels), so checkpoints and
  * solver swaps work for every integrator without its help.
@@ -14,21 +14,8 @@
 #include <stdio.h>
 
 #include "gp_integrator.h"
+#include "settings.h"
 #include "timestep_levels.h"
-
-/* Integrator settings: one struct for all schemes; each integrator's
- * parameter list says which of them it reads. */
-typedef struct gp_integ_settings {
-    double dt;          /* shared step, or dt_max for block-rk2 */
-    double eta;         /* time-step criterion accuracy */
-    int criterion;      /* GP_CRIT_* */
-    double eps;         /* softening for the criterion; < 0: the solver's */
-    int max_level;      /* deepest level below dt_max */
-    double rtol, atol;  /* rk8pd tolerances */
-    double h0;          /* rk8pd first step */
-} gp_integ_settings;
-
-enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2, GP_CRIT_VELOCITY = 3 };
 
 typedef struct gp_integrator_def gp_integrator_def;
 
@@ -63,7 +50,8 @@ struct gp_sim {
 
     /* integrator */
     const gp_integrator_def *integ;
-    gp_integ_settings set;
+    void *settings;           /* the scheme's own settings struct, described
+                                 by integ->settings (settings.h) */
     void *priv;               /* integrator's private state */
     int started;              /* integrator has its initial accelerations */
 
@@ -109,11 +97,10 @@ static inline int gp_sim_all_active(const gp_sim *sim, size_t na)
 struct gp_integrator_def {
     const char *name;
     const char *summary;
-    /* NULL-terminated list of the settings it reads (names as in
-     * gp_sim_set_integrator_param), with defaults and docs. */
-    const char *const *params;
-    const char *const *defaults;
-    const char *const *docs;
+    /* Its parameters: a table of n_settings rows describing the fields of
+     * its own settings struct of settings_size bytes (sim->settings). */
+    const gp_setting *settings;
+    size_t n_settings, settings_size;
     /* Called when the state is synchronised at sim->time and the
      * integrator must (re)start there: compute initial accelerations,
      * levels, private state. */
@@ -144,13 +131,12 @@ gp_status gp_stopping_begin(gp_sim *sim);
 int gp_stopping_after_step(gp_sim *sim);
 void gp_stopping_free(gp_sim *sim);
 
-/* Registration, called from a constructor in each integrator's file. */
-void gp_integrator_register_def(const gp_integrator_def *def);
+/* The registry (registry.c): the built-in schemes are listed there, one
+ * line each; a scheme of one's own (integrator research, a test) is
+ * registered with gp_integrator_register_def before a gp_sim uses it.
+ * Returns 0, or -1 when the name is taken or the registry is full. */
+int gp_integrator_register_def(const gp_integrator_def *def);
 const gp_integrator_def *gp_integrator_find(const char *name);
-
-#define GP_REGISTER_INTEGRATOR(def)                                        \
-    __attribute__((constructor)) static void gp_register_##def(void)       \
-    { gp_integrator_register_def(&def); }
 
 /* ---- the core (sim_core.c): below every other file of integrators/ ---- */
 
@@ -207,7 +193,8 @@ static inline double gp_sim_predict_coord(double x, double v, double a, double d
 gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
                                 size_t ns, const uint32_t *src, double *mass_mask, double *acc);
 int gp_force_has_source_subset(const gp_sim *sim);
-/* The softening the criterion uses (settings or the solver's eps). */
-gp_status gp_sim_criterion_eps(gp_sim *sim, double *eps);
+/* The softening a time-step criterion uses: the setting eps, or the
+ * solver's eps when the setting is negative ("solver"). */
+gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);
 
 #endif /* GP_SIM_CORE_H */

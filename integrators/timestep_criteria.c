@@ -3,7 +3,6 @@
 
 #include <math.h>
 
-#include "sim_core.h"
 
 static double norm3(const double *x) { return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); }
 
@@ -15,6 +14,8 @@ static double softening_dt(double eta, double eps, const double *a, const double
     double vmag = norm3(v);
     return vmag > 0.0 ? eta * vmag / amag : INFINITY;
 }
+
+const char *const gp_criterion_names[] = { "softening", "jerk", "min", "velocity", NULL };
 
 double gp_criterion_dt(int criterion, double eta, double eps,
                        const double *a, const double *a_old, double dt_prev,

@@ -16,6 +16,41 @@
 #ifndef GP_TIMESTEP_CRITERIA_H
 #define GP_TIMESTEP_CRITERIA_H
 
+#include "settings.h"
+#include "timestep_levels.h"
+
+enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2, GP_CRIT_VELOCITY = 3 };
+/* Their names, as the parameter criterion takes them (NULL-terminated). */
+extern const char *const gp_criterion_names[];
+
+/* The settings every block-step scheme (block-rk2, block-kdk, hold,
+ * hold-kdk) takes, and its table rows: GP_BLOCK_SETTINGS in the scheme's
+ * own table. */
+typedef struct gp_block_settings {
+    double dt;          /* dt_max: level 0; level l steps dt_max / 2^l */
+    double eta;         /* the criterion's accuracy */
+    int criterion;      /* GP_CRIT_* */
+    double eps;         /* the criterion's softening; < 0: the solver's */
+    int max_level;      /* deepest level below dt_max */
+} gp_block_settings;
+
+/* A block scheme's settings in its gp_sim. */
+#define GP_BLOCK_SET(sim) ((const gp_block_settings *)(sim)->settings)
+
+#define GP_BLOCK_SETTINGS                                                                          \
+    GP_SETTING_POSITIVE(gp_block_settings, dt, "0.0625",                                          \
+                        "dt_max: the largest step (level 0); levels below it are dt_max / 2^l"),   \
+    GP_SETTING_POSITIVE(gp_block_settings, eta, "0.2",                                            \
+                        "accuracy parameter of the time-step criterion (smaller: smaller steps)"), \
+    { "criterion", GP_SETTING_CHOICE, "softening",                                                 \
+      "time-step criterion: softening eta*sqrt(eps/|a|), jerk, min, or velocity eta*|v|/|a|",      \
+      offsetof(gp_block_settings, criterion), 0, 0, 0, gp_criterion_names, NULL, 0 },              \
+    { "eps", GP_SETTING_DOUBLE, "solver",                                                          \
+      "softening length used by the criterion; \"solver\": the solver's eps",                      \
+      offsetof(gp_block_settings, eps), 0.0, 0.0, 0, NULL, "solver", -1.0 },                       \
+    { "max_level", GP_SETTING_INT, "20", "deepest level allowed (smallest step dt_max / 2^max_level)", \
+      offsetof(gp_block_settings, max_level), 0, GP_LEVELS_MAX, 0, NULL, NULL, 0 }
+
 /* a: acceleration now; a_old: at the start of the last step (NULL: none);
  * dt_prev: that step's length; v: velocity now. Returns +inf when the
  * particle feels no force. */
