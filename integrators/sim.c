@@ -351,15 +351,6 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
 
 GRAVPLUG_EXPORT size_t gp_sim_count(const gp_sim *sim) { return sim ? sim->n : 0; }
 
-GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
-{
-    if (!sim || !sim->started) return 1;
-    const long long n = (long long)sim->n;
-    int behind = 0;
-#pragma omp parallel for schedule(static) reduction(| : behind) if (n > 65536)
-    for (long long i = 0; i < n; ++i) behind |= sim->lv.t_last[i] != sim->lv.now;
-    return !behind;
-}
 
 GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double *vel,
                                                double *mass, uint64_t *ids)

@@ -66,3 +66,15 @@ void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)
         }
     }
 }
+
+/* Whether every particle is at sim->time (a block scheme between block
+ * steps is not; gp_integrator.h). */
+GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
+{
+    if (!sim || !sim->started) return 1;
+    const long long n = (long long)sim->n;
+    int behind = 0;
+#pragma omp parallel for schedule(static) reduction(| : behind) if (n > 65536)
+    for (long long i = 0; i < n; ++i) behind |= sim->lv.t_last[i] != sim->lv.now;
+    return !behind;
+}
