@@ -8,7 +8,7 @@
  *              [--dtmax D] [--eta ETA]
  *
  * One block step is what block-rk2 does (integrators/block_rk2.c,
- * integrators/solver_state.c), with exactly a fraction F (default 1%) of
+ * integrators/force_held.c), with exactly a fraction F (default 1%) of
  * the particles active, a fresh random subset each step (fixed seed, the
  * same sequence for both paths):
  *   1.0: the host predicts all n particles to T (OpenMP, the ABI's

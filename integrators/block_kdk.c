@@ -27,6 +27,8 @@
 #include <math.h>
 
 #include "sim_core.h"
+#include "force.h"
+#include "force_block.h"
 #include "timestep_criteria.h"
 
 static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
@@ -141,19 +143,9 @@ static gp_status step(gp_sim *sim, double t_end)
         return st;
     }
     size_t na = gp_levels_active(lv, T, sim->active);
-    /* xp: the active particles' positions at T, packed (1.1) or in the
-     * full drifted array (1.0) */
-    int packed = gp_state_path(sim);
-    gp_status st = gp_state_path_check(sim);
-    if (st != GP_OK) return st;
-    if (packed) {
-        st = gp_state_force_active(sim, t_new, na, sim->active, NULL, sim->work, sim->work2);
-    } else {
-        const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
-        for (long long j = 0; j < n; ++j) drift_to(sim, (size_t)j, t_new, sim->work + 3 * j);
-        st = gp_force_active(sim, sim->work, na, sim->active, sim->work2);
-    }
+    /* the active particles' positions at T (a straight drift since their
+     * last kick: a = 0) and their accelerations there */
+    gp_status st = gp_force_block(sim, t_new, na, sim->active, NULL, sim->work, sim->work2);
     if (st != GP_OK) return st;
 
     double eps;
@@ -162,7 +154,7 @@ static gp_status step(gp_sim *sim, double t_end)
 #pragma omp parallel for schedule(static) if (nact > 16384)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
-        const double *xp = sim->work + 3 * (packed ? (size_t)k : i);
+        const double *xp = sim->work + 3 * (size_t)k;
         double h = 0.5 * gp_levels_dt(lv, i), vs[3];
         for (int c = 0; c < 3; ++c) {
             sim->pos[3 * i + c] = xp[c];
@@ -176,10 +168,9 @@ static gp_status step(gp_sim *sim, double t_end)
     }
     lv->now = T;
     sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
-    /* 1.1: the plugin takes the kicked state (x at T, half-kicked v, a = 0:
-     * a straight drift until the next kick) */
-    if (packed) return gp_state_send(sim, na, sim->active, NULL);
-    return GP_OK;
+    /* a plugin holding the state takes the kicked one (x at T, half-kicked
+     * v, a = 0: a straight drift until the next kick) */
+    return gp_force_block_done(sim, na, sim->active, NULL);
 }
 
 /* Leaves synchronised velocities at sim->time (the integrator restarts). */

@@ -24,6 +24,8 @@
 #include <math.h>
 
 #include "sim_core.h"
+#include "force.h"
+#include "force_block.h"
 #include "timestep_criteria.h"
 
 static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
@@ -62,21 +64,6 @@ static gp_status start(gp_sim *sim)
     return GP_OK;
 }
 
-/* Predicts every particle to time t into sim->work (the ABI's expression:
- * the 1.1 path's plugin evaluates the same). */
-static void predict_all(gp_sim *sim, double t)
-{
-    const gp_levels *lv = &sim->lv;
-    const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
-    for (long long j = 0; j < n; ++j) {
-        double dt = t - gp_levels_time(lv, lv->t_last[j]);
-        const double *x = sim->pos + 3 * j, *v = sim->vel + 3 * j, *a = sim->acc + 3 * j;
-        double *xp = sim->work + 3 * j;
-        for (int k = 0; k < 3; ++k) xp[k] = gp_sim_predict_coord(x[k], v[k], a[k], dt);
-    }
-}
-
 /* Corrects active particle i to its predicted position xp and new
  * acceleration anew over dt. */
 static void correct(gp_sim *sim, size_t i, const double *xp, const double *anew, double dt,
@@ -95,7 +82,7 @@ static void correct(gp_sim *sim, size_t i, const double *xp, const double *anew,
  * the level grid at t (levels chosen afresh). */
 static gp_status sync_to(gp_sim *sim, double t)
 {
-    predict_all(sim, t);
+    gp_sim_predict_all(sim, t, sim->acc, sim->work);
     gp_status st = gp_force_all(sim, sim->work, sim->work2, NULL);
     if (st != GP_OK) return st;
     double eps;
@@ -126,17 +113,8 @@ static gp_status step(gp_sim *sim, double t_end)
     if (t_new > t_end + 1e-6 * tick) return sync_to(sim, t_end);
 
     size_t na = gp_levels_active(lv, T, sim->active);
-    /* xp: the active particles' positions at T, packed (1.1) or in the
-     * full predicted array (1.0) */
-    int packed = gp_state_path(sim);
-    gp_status st = gp_state_path_check(sim);
-    if (st != GP_OK) return st;
-    if (packed) {
-        st = gp_state_force_active(sim, t_new, na, sim->active, sim->acc, sim->work, sim->work2);
-    } else {
-        predict_all(sim, t_new);
-        st = gp_force_active(sim, sim->work, na, sim->active, sim->work2);
-    }
+    /* the active particles' positions at T (xp) and accelerations there */
+    gp_status st = gp_force_block(sim, t_new, na, sim->active, sim->acc, sim->work, sim->work2);
     if (st != GP_OK) return st;
 
     double eps;
@@ -146,16 +124,15 @@ static gp_status step(gp_sim *sim, double t_end)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         double dt = (double)(T - lv->t_last[i]) * tick, a_old[3];
-        correct(sim, i, sim->work + 3 * (packed ? (size_t)k : i), sim->work2 + 3 * k, dt, a_old);
+        correct(sim, i, sim->work + 3 * k, sim->work2 + 3 * k, dt, a_old);
         lv->t_last[i] = T;
         gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T);
     }
     lv->now = T;
     /* land exactly on an end time that lies on the grid */
     sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
-    /* 1.1: the plugin takes the corrected state now (pos, vel, acc at T) */
-    if (packed) return gp_state_send(sim, na, sim->active, sim->acc);
-    return GP_OK;
+    /* a plugin holding the state takes the corrected one (pos, vel, acc at T) */
+    return gp_force_block_done(sim, na, sim->active, sim->acc);
 }
 
 static gp_status synchronize(gp_sim *sim)

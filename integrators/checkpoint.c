@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "sim_core.h"
+#include "registry.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
 #define CKPT_VERSION 3

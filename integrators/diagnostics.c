@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_core.h"
+#include "force.h"
 
 /* Sums over the particles, with OpenMP and yet the same bits for any
  * thread count: fixed blocks of SUM_BLOCK particles, each summed in order,

@@ -6,11 +6,11 @@
  * with the cheap update_positions otherwise. Active subsets are set only
  * when they differ from "all". Counters: force_calls and particle_forces
  * (the sum of active counts, the force cost a block scheme saves).
- * The block schemes' ABI 1.1 path (the plugin predicts) is solver_state.c.
+ * The block schemes' ABI 1.1 path (the plugin predicts) is force_held.c.
  */
 #include <string.h>
 
-#include "sim_core.h"
+#include "force.h"
 
 static gp_status send_positions(gp_sim *sim, const double *pos)
 {

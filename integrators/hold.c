@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "sim_core.h"
+#include "force.h"
 #include "timestep_criteria.h"
 
 

@@ -4,6 +4,7 @@
  * step is the first kick of the next.
  */
 #include "shared_step.h"
+#include "force.h"
 
 static const gp_setting settings[] = { GP_STEP_SETTINGS };
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_core.h"
+#include "registry.h"
 
 #define GP_BUILTIN_SCHEMES(X) \
     X(block_kdk) X(block_rk2) X(hold) X(hold_kdk) X(leapfrog) X(rk2) X(rk4) X(rk8pd)

@@ -7,6 +7,7 @@
  * algebraically; the rounding differs.)
  */
 #include "shared_step.h"
+#include "force.h"
 
 static const gp_setting settings[] = { GP_STEP_SETTINGS };
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "shared_step.h"
+#include "force.h"
 
 static const gp_setting settings[] = { GP_STEP_SETTINGS };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_core.h"
+#include "force.h"
 
 typedef struct rk8_settings {
     double rtol, atol;  /* the local error control */

@@ -16,7 +16,9 @@
 #include <dlfcn.h>
 
 #include "gravplug_loader.h"
-#include "sim_core.h"
+#include "force_held.h"
+#include "registry.h"
+#include "stopping.h"
 
 static _Thread_local char new_error[256];
 
@@ -235,7 +237,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_solver_path(gp_sim *sim, const char *path)
                            "offers it), 1.0, 1.1", path ? path : "(null)");
     int old = sim->solver_path;
     sim->solver_path = p;
-    gp_status st = gp_state_path_check(sim);
+    gp_status st = gp_held_path_check(sim);
     if (st != GP_OK) sim->solver_path = old;
     return st;
 }
@@ -248,7 +250,7 @@ GRAVPLUG_EXPORT const char *gp_sim_solver_path(const gp_sim *sim)
 GRAVPLUG_EXPORT const char *gp_sim_solver_path_in_use(const gp_sim *sim)
 {
     if (!sim || !sim->api) return "";
-    return gp_state_path(sim) ? "1.1" : "1.0";
+    return gp_held_path(sim) ? "1.1" : "1.0";
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name, const char *value)

@@ -123,20 +123,6 @@ struct gp_integrator_def {
     gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
 };
 
-/* Stopping conditions (stopping.c), hooked into gp_sim_evolve and
- * gp_sim_free: begin resets them (and checks the radii) when an evolve
- * starts; after_step returns 1 when an enabled one is met. */
-typedef struct gp_stopping gp_stopping;
-gp_status gp_stopping_begin(gp_sim *sim);
-int gp_stopping_after_step(gp_sim *sim);
-void gp_stopping_free(gp_sim *sim);
-
-/* The registry (registry.c): the built-in schemes are listed there, one
- * line each; a scheme of one's own (integrator research, a test) is
- * registered with gp_integrator_register_def before a gp_sim uses it.
- * Returns 0, or -1 when the name is taken or the registry is full. */
-int gp_integrator_register_def(const gp_integrator_def *def);
-const gp_integrator_def *gp_integrator_find(const char *name);
 
 /* ---- the core (sim_core.c): below every other file of integrators/ ---- */
 
@@ -150,32 +136,14 @@ gp_status gp_sim_need_solver(gp_sim *sim);
  * integrator predicts them (its predict, or second order in position from
  * (pos, vel, acc) at t_last). */
 void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
+/* Every particle predicted to time t into out[3n] from (pos, vel, acc) at
+ * its own time with the ABI's expression (gp_sim_predict_coord); acc NULL:
+ * a straight drift (a = 0). What a 1.1 plugin's predict gives, bit for bit. */
+void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, double *out);
 
-/* Forces (force.c). Positions pos[3n] of all particles (predicted);
- * compute accelerations of all particles into acc[3n] (pot may be NULL). */
-gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot);
-/* Same, for the na active particles idx[] (acc[3na] in idx order). */
-gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
-                          const uint32_t *idx, double *acc);
-/* The ABI 1.1 path (solver_state.c): the solver holds each particle's
- * state (x_i, v_i, a_i, t_i) and predicts it. */
+/* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
-/* 1 when block steps go through set_state/predict/get_positions: the
- * setting allows it and the solver's table has the 1.1 calls. */
-int gp_state_path(const gp_sim *sim);
-/* GP_OK, or GP_ERR_UNSUPPORTED with a sentence when the setting demands
- * the 1.1 path ("1.1") and the solver lacks it. */
-gp_status gp_state_path_check(gp_sim *sim);
-/* set_state for m particles idx[] (NULL: all n in order) from sim->pos and
- * sim->vel at their own times gp_levels_time(t_last[i]), with
- * accelerations from acc[3n] (NULL: zero, a pure drift). */
-gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc);
-/* One block step's force call through 1.1: the full state first if the
- * solver lacks it (acc as for gp_state_send), predict(t), get_positions of
- * the na active particles idx[] into xp[3na] and their accelerations into
- * anew[3na] (both packed in idx order). */
-gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
-                                const double *acc, double *xp, double *anew);
+
 /* The ABI's prediction of one coordinate, evaluated exactly as
  * gp_predict_coord of plugin/base/plugin_base.h (the integrators are
  * compiled with -ffp-contract=off, so no fused multiply-add): a CPU
@@ -187,12 +155,6 @@ static inline double gp_sim_predict_coord(double x, double v, double a, double d
     return xv + h * a;
 }
 
-/* Forces on the na particles idx[] from the ns sources src[] only (ABI
- * 1.1 set_source_subset; a 1.0 plugin gets them through masked masses,
- * mass_mask: n doubles of scratch). acc[3na] in idx order. (hold.c) */
-gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
-                                size_t ns, const uint32_t *src, double *mass_mask, double *acc);
-int gp_force_has_source_subset(const gp_sim *sim);
 /* The softening a time-step criterion uses: the setting eps, or the
  * solver's eps when the setting is negative ("solver"). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);

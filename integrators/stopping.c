@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim_core.h"
+#include "stopping.h"
 
 /* Stored pairs/particles per check (AMUSE's own library keeps 10). */
 #define GP_STOP_MAX_ENTRIES 1024

@@ -11,7 +11,7 @@
 #include <dlfcn.h>
 
 #include "integrators-common.h"
-#include "sim_internal.h"   /* gp_sim_predict_coord: the host's prediction */
+#include "sim_core.h"   /* gp_sim_predict_coord: the host's prediction */
 
 #define N 512
 

@@ -9,6 +9,8 @@
  */
 #include "integrators-common.h"
 #include "sim_core.h"
+#include "force.h"
+#include "registry.h"
 
 #define N 64
 

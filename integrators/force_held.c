@@ -1,5 +1,5 @@
 /*
- * solver_state.c — block steps through ABI 1.1: the plugin holds every
+ * force_held.c — block steps through ABI 1.1: the plugin holds every
  * particle's kinematic state and predicts it, so one block step moves
  * O(n_active) data across the ABI instead of O(n):
  *
@@ -8,8 +8,9 @@
  *   get_positions(active)             x_i(T) for the corrector
  *   set_active_subset(active), compute_forces
  *
- * The 1.0 path (host predicts all n, update_positions) stays, chosen by
- * gp_sim_set_solver_path or by a plugin without the 1.1 calls. Both give
+ * The 1.0 path (host predicts all n, update_positions; force.c) stays,
+ * chosen by gp_sim_set_solver_path or by a plugin without the 1.1 calls;
+ * force_block.c picks one of the two for the block schemes. Both give
  * the same bits with a CPU plugin: the plugin evaluates the ABI's
  * prediction expression exactly as gp_sim_predict_coord does here, from
  * the same (x_i, v_i, a_i) and the same t_i = gp_levels_time(t_last[i]).
@@ -22,18 +23,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_core.h"
+#include "force_held.h"
 
-int gp_state_path(const gp_sim *sim)
+int gp_held_path(const gp_sim *sim)
 {
     if (!sim->api || sim->solver_path == GP_PATH_10 || sim->api->abi_minor < 1) return 0;
     return GRAVPLUG_API_HAS(sim->api, set_state) && GRAVPLUG_API_HAS(sim->api, predict)
         && GRAVPLUG_API_HAS(sim->api, get_positions);
 }
 
-gp_status gp_state_path_check(gp_sim *sim)
+gp_status gp_held_path_check(gp_sim *sim)
 {
-    if (sim->solver_path != GP_PATH_11 || !sim->api || gp_state_path(sim)) return GP_OK;
+    if (sim->solver_path != GP_PATH_11 || !sim->api || gp_held_path(sim)) return GP_OK;
     return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
                        "the solver path is set to \"1.1\" but the %s plugin (ABI %u.%u) "
                        "does not offer set_state, predict and get_positions; set the path "
@@ -62,7 +63,7 @@ static gp_status pack_room(gp_sim *sim, size_t m)
     return GP_OK;
 }
 
-gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
+gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
 {
     /* set_state is collective for a shared solver: a process with nothing
      * to send still takes part, with (0, idx) (state.c: a no-op here) */
@@ -98,15 +99,7 @@ gp_status gp_state_send(gp_sim *sim, size_t m, const uint32_t *idx, const double
 static gp_status send_all(gp_sim *sim, double t, const double *acc)
 {
     if (!sim->solver_fresh) {
-        const gp_levels *lv = &sim->lv;
-        const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
-        for (long long j = 0; j < n; ++j) {
-            double dt = t - gp_levels_time(lv, lv->t_last[j]);
-            for (int c = 0; c < 3; ++c)
-                sim->work[3 * j + c] = gp_sim_predict_coord(sim->pos[3 * j + c], sim->vel[3 * j + c],
-                                                            acc ? acc[3 * j + c] : 0.0, dt);
-        }
+        gp_sim_predict_all(sim, t, acc, sim->work);
         gp_status st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
         if (st != GP_OK)
             return gp_sim_fail(sim, st, "the %s solver refused the particles: %s",
@@ -114,14 +107,14 @@ static gp_status send_all(gp_sim *sim, double t, const double *acc)
         sim->solver_fresh = 1;
         sim->subset_all = 1;
     }
-    gp_status st = gp_state_send(sim, sim->n, NULL, acc);
+    gp_status st = gp_held_send(sim, sim->n, NULL, acc);
     if (st != GP_OK) return st;
     sim->state_fresh = 1;
     sim->state_resyncs++;
     return GP_OK;
 }
 
-gp_status gp_state_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
+gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
                                 const double *acc, double *xp, double *anew)
 {
     if (!sim->api || !sim->solver)

@@ -1,0 +1,25 @@
+/*
+ * force.h — the integrators' force calls through the plugin ABI (force.c):
+ * the host gives every particle's position, the plugin the accelerations.
+ * A block scheme calls gp_force_block (force_block.h) instead, which also
+ * takes the ABI 1.1 path.
+ */
+#ifndef GP_FORCE_H
+#define GP_FORCE_H
+
+#include "sim_core.h"
+
+/* Positions pos[3n] of all particles (predicted); accelerations of all
+ * particles into acc[3n] (pot may be NULL). */
+gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot);
+/* Same, for the na active particles idx[] (acc[3na] in idx order). */
+gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
+                          const uint32_t *idx, double *acc);
+/* Forces on the na particles idx[] from the ns sources src[] only (ABI
+ * 1.1 set_source_subset; a 1.0 plugin gets them through masked masses,
+ * mass_mask: n doubles of scratch). acc[3na] in idx order. (hold.c) */
+gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                                size_t ns, const uint32_t *src, double *mass_mask, double *acc);
+int gp_force_has_source_subset(const gp_sim *sim);
+
+#endif /* GP_FORCE_H */

@@ -1,0 +1,18 @@
+/*
+ * stopping.h — the stopping conditions' hooks in gp_sim_evolve and
+ * gp_sim_free (stopping.c; the public calls are in gp_integrator.h).
+ */
+#ifndef GP_STOPPING_H
+#define GP_STOPPING_H
+
+#include "sim_core.h"
+
+/* Stopping conditions (stopping.c), hooked into gp_sim_evolve and
+ * gp_sim_free: begin resets them (and checks the radii) when an evolve
+ * starts; after_step returns 1 when an enabled one is met. */
+typedef struct gp_stopping gp_stopping;
+gp_status gp_stopping_begin(gp_sim *sim);
+int gp_stopping_after_step(gp_sim *sim);
+void gp_stopping_free(gp_sim *sim);
+
+#endif /* GP_STOPPING_H */
