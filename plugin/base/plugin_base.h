@@ -369,6 +369,11 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
  * rules of set_active_subset. Stores a copy. */
 gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index);
 
+/* gp_sources_set for a plugin that keeps structures built from the
+ * sources: *changed is 0 only when all particles were the sources before
+ * and are after (nothing to rebuild). */
+gp_status gp_sources_replace(gp_base *base, size_t n_src, const uint32_t *index, int *changed);
+
 /* The k-th source (k < base->p.n_src). */
 static inline size_t gp_source_index(const gp_base *b, size_t k)
 {
