@@ -36,7 +36,7 @@ endif
 # direct sum; it runs in every build, CUDA or not.
 CXX ?= g++
 GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
-$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h \
+$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h tests/testlib.h plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h \
                  plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
                  plugin/cuda-base/vec4.h $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
