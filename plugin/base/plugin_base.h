@@ -191,13 +191,9 @@ void gp_log(const gp_base *base, int level, const char *fmt, ...) GP_PRINTF(3, 4
  * a sentence in last_error(NULL)). fn is the entry point's name. */
 gp_status gp_null_instance(const char *plugin_name, const char *fn);
 
-/* Human name of a status ("GP_ERR_BAD_STATE"). */
-const char *gp_status_string(gp_status st);
-
 /* ------------------------------------------------------------------------ */
 /* Instance life cycle                                                       */
 /* ------------------------------------------------------------------------ */
-
 
 /* The common part of every plugin's init: checks out (set to NULL first),
  * allocates `size` zeroed bytes for the plugin's struct gp_solver (whose
