@@ -235,6 +235,21 @@ static void test_predict(size_t n, const double *pos, const double *mass)
 
 /* ---- forces through the 1.1 path equal those through the 1.0 path ------- */
 
+/* The same step through 1.1 (acc11) and 1.0 (acc10) for the m targets act
+ * (NULL: all n): a CPU plugin bit for bit, a GPU plugin against the naive
+ * sum at the host's positions X. */
+static void same_forces(int cpu, size_t n, const double *X, const double *mass, size_t m,
+                        const uint32_t *act, const double *acc11, const double *acc10, double *ref,
+                        const char *bits_what, const char *ref_what)
+{
+    if (cpu) {
+        ok(same_bits(acc11, acc10, 3 * m), "%s", bits_what);
+    } else {
+        tl_ref_forces(n, X, mass, 1.0, eps_used(), m, act, ref, NULL);
+        close_to_ref(m, acc11, ref, NULL, NULL, ref_what);
+    }
+}
+
 static void test_paths_agree(size_t n, const double *pos, const double *mass)
 {
     const int cpu = !has_cap(GP_CAP_GPU);
@@ -253,13 +268,10 @@ static void test_paths_agree(size_t n, const double *pos, const double *mass)
             api->compute_forces(p11, acc11, NULL) == GP_OK;
     fine &= api->update_positions(p10, X) == GP_OK && api->compute_forces(p10, acc10, NULL) == GP_OK;
     ok(fine, "the same step through set_state + predict and through update_positions");
-    if (cpu) {
-        ok(same_bits(acc11, acc10, 3 * n), "CPU plugin: forces after predict equal those after "
-           "update_positions of the host's prediction, bit for bit");
-    } else {
-        tl_ref_forces(n, X, mass, 1.0, eps_used(), n, NULL, ref, NULL);
-        close_to_ref(n, acc11, ref, NULL, NULL, "forces after predict vs the naive sum");
-    }
+    same_forces(cpu, n, X, mass, n, NULL, acc11, acc10, ref,
+                "CPU plugin: forces after predict equal those after "
+                "update_positions of the host's prediction, bit for bit",
+                "forces after predict vs the naive sum");
     /* Step 2, block-step shaped: a few particles get a new state, the
      * others keep theirs, all predicted to T2, an active subset computed. */
     size_t m = 0;
@@ -296,13 +308,9 @@ static void test_paths_agree(size_t n, const double *pos, const double *mass)
     fine &= api->get_positions(p11, m, act, got) == GP_OK;
     ok(fine && same_bits(got, want, 3 * m),
        "block step: get_positions of the %zu active particles equals the host's prediction", m);
-    if (cpu) {
-        ok(same_bits(acc11, acc10, 3 * m), "CPU plugin: active-subset forces through 1.1 equal those "
-           "through 1.0, bit for bit");
-    } else {
-        tl_ref_forces(n, X, mass, 1.0, eps_used(), m, act, ref, NULL);
-        close_to_ref(m, acc11, ref, NULL, NULL, "active-subset forces after predict vs the naive sum");
-    }
+    same_forces(cpu, n, X, mass, m, act, acc11, acc10, ref,
+                "CPU plugin: active-subset forces through 1.1 equal those through 1.0, bit for bit",
+                "active-subset forces after predict vs the naive sum");
     api->finalize(p11);
     api->finalize(p10);
     free(V); free(A); free(T0); free(X); free(acc11); free(acc10); free(ref); free(act);

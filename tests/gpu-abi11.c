@@ -31,30 +31,6 @@
 
 static size_t N = 1024;
 
-static gp_solver *make(const gp_api *a, const char *k1, const char *v1, const char *k2, const char *v2)
-{
-    gp_param kv[2] = {{k1, v1}, {k2, v2}};
-    gp_init_args ia;
-    memset(&ia, 0, sizeof ia);
-    ia.struct_size = sizeof ia;
-    ia.params = kv;
-    ia.n_params = k2 ? 2 : k1 ? 1 : 0;
-    ia.device = -1;
-    gp_solver *s = NULL;
-    if (a->init(&s, &ia) != GP_OK) diag("%s init: %s", a->name, a->last_error(NULL));
-    return s;
-}
-
-/* The ABI's prediction, unfused whatever the compiler flags: the volatile
- * product cannot be contracted into the addition. */
-static double predict_coord(double x, double v, double a, double dt)
-{
-    double h = 0.5 * dt * dt;
-    volatile double dv = dt * v;
-    double xv = x + dv;
-    volatile double ha = h * a;
-    return xv + ha;
-}
 
 static int forces(const gp_api *a, gp_solver *s, size_t na, const uint32_t *idx, double *acc, double *pot)
 {
@@ -88,8 +64,8 @@ static void check_plugin(const gp_api *P, const gp_api *R, const double *pos, co
            P->set_source_subset && P->update_masses,
        "%s offers ABI 1.1 with GP_CAP_PREDICT and GP_CAP_SOURCE_SUBSET", nm);
 
-    gp_solver *s = make(P, "eps", "0.01", k1, v1), *q = make(P, "eps", "0.01", k1, v1);
-    gp_solver *r = make(R, "eps", "0.01", NULL, NULL);
+    gp_solver *s = gpu_plugin_make(P, "eps", "0.01", k1, v1), *q = gpu_plugin_make(P, "eps", "0.01", k1, v1);
+    gp_solver *r = gpu_plugin_make(R, "eps", "0.01", NULL, NULL);
     if (!s || !q || !r) { ok(0, "%s: instances", nm); return; }
 
     double *x0 = malloc(3 * n * sizeof *x0), *v = malloc(3 * n * sizeof *v), *a = malloc(3 * n * sizeof *a);
@@ -123,7 +99,7 @@ static void check_plugin(const gp_api *P, const gp_api *R, const double *pos, co
     memcpy(want, pos, 3 * n * sizeof *want);
     for (size_t k = 0; k < ns; ++k)
         for (int c = 0; c < 3; ++c)
-            want[3 * (size_t)idx[k] + c] = predict_coord(x0[3 * k + c], v[3 * k + c], a[3 * k + c], T - t[k]);
+            want[3 * (size_t)idx[k] + c] = tl_predict_coord(x0[3 * k + c], v[3 * k + c], a[3 * k + c], T - t[k]);
     ok(P->get_positions(s, n, NULL, got) == GP_OK && memcmp(got, want, 3 * n * sizeof *got) == 0,
        "%s predict equals the unfused host expression bit for bit (unstated particles unmoved)", nm);
     size_t nsub = 0;
@@ -190,7 +166,7 @@ static void check_plugin(const gp_api *P, const gp_api *R, const double *pos, co
     ok(P->set_particles(s, n, pos, mass) == GP_OK && P->predict(s, 5.0) == GP_OK &&
            P->get_positions(s, n, NULL, got) == GP_OK && !memcmp(got, pos, 3 * n * sizeof *got),
        "%s: set_particles clears the state (predict then moves nothing)", nm);
-    gp_solver *fresh = make(P, NULL, NULL, NULL, NULL);
+    gp_solver *fresh = gpu_plugin_make(P, NULL, NULL, NULL, NULL);
     ok(fresh && P->get_positions(fresh, n, NULL, got) == GP_ERR_BAD_STATE &&
            P->predict(fresh, 1.0) == GP_ERR_BAD_STATE,
        "%s: get_positions and predict before set_particles are GP_ERR_BAD_STATE", nm);
@@ -276,13 +252,13 @@ static void check_large_state(const gp_api *P)
         t[i] = 0.001 * (double)(i % 5);
         idx[i] = (uint32_t)(n - 1 - i);
     }
-    gp_solver *s = make(P, NULL, NULL, NULL, NULL);
+    gp_solver *s = gpu_plugin_make(P, NULL, NULL, NULL, NULL);
     int good = s && P->set_particles(s, n, pos, m) == GP_OK && P->set_state(s, n, idx, pos, v, a, t) == GP_OK &&
                P->predict(s, 0.37) == GP_OK && P->get_positions(s, n, idx, got) == GP_OK;
     size_t bad = 0;
     for (size_t k = 0; good && k < n; ++k)
         for (int c = 0; c < 3; ++c)
-            bad += got[3 * k + c] != predict_coord(pos[3 * k + c], v[3 * k + c], a[3 * k + c], 0.37 - t[k]);
+            bad += got[3 * k + c] != tl_predict_coord(pos[3 * k + c], v[3 * k + c], a[3 * k + c], 0.37 - t[k]);
     ok(good && bad == 0, "%s: set_state, predict and get_positions of %zu particles (chunked copies): %zu mismatches",
        P->name, n, bad);
     if (s) P->finalize(s);
@@ -304,7 +280,7 @@ static void check_refit_after_sparse_subset(const gp_api *T)
     uint32_t *idx = malloc(n * sizeof *idx);
     if (!pos || !mass || !acc || !idx) bail("out of memory");
     tl_plummer(n, 20260522, 1.0, 30.0, pos, mass);
-    gp_solver *t = make(T, "mac", "bh", "eps", "0.01");
+    gp_solver *t = gpu_plugin_make(T, "mac", "bh", "eps", "0.01");
     int good = t && T->set_particles(t, n, pos, mass) == GP_OK;
     for (int k = 0; k < 2 && good; ++k) good = forces(T, t, 0, NULL, acc, NULL) == 0;
     gp_stats f0 = stats(T, t);
@@ -346,8 +322,8 @@ static void check_scales(const gp_api *T, const gp_api *R, const double *pos, co
             double L = Ls[li], M = Ms[mi];
             char eps[64];
             snprintf(eps, sizeof eps, "%.17g", 0.01 * L);
-            gp_solver *t = make(T, "eps", eps, tree ? "mac" : NULL, tree ? "bh" : NULL),
-                      *r = make(R, "eps", eps, NULL, NULL);
+            gp_solver *t = gpu_plugin_make(T, "eps", eps, tree ? "mac" : NULL, tree ? "bh" : NULL),
+                      *r = gpu_plugin_make(R, "eps", eps, NULL, NULL);
             if (!t || !r) { ok(0, "instances"); continue; }
             for (size_t i = 0; i < 3 * n; ++i) p[i] = pos[i] * L;
             for (size_t i = 0; i < n; ++i) m[i] = mass[i] * M;

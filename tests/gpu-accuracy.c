@@ -25,23 +25,6 @@ static size_t N = 16384;
 
 static gpu_plugin ref_p, dir_p, tree_p;
 
-static gp_solver *make(const gp_api *api, const char *k1, const char *v1, const char *k2, const char *v2)
-{
-    gp_param kv[2] = {{k1, v1}, {k2, v2}};
-    gp_init_args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.params = kv;
-    a.n_params = k2 ? 2 : k1 ? 1 : 0;
-    a.device = -1;
-    gp_solver *s = NULL;
-    gp_status st = api->init(&s, &a);
-    if (st != GP_OK) {
-        diag("%s init: %s", api->name, api->last_error(NULL));
-        return NULL;
-    }
-    return s;
-}
 
 static void set(const gp_api *api, gp_solver *s, const char *k, const char *v)
 {
@@ -101,14 +84,14 @@ int main(void)
     tl_plummer(N, 20260522, 1.0, 30.0, pos, mass);
     mass[7] = 0.0; /* a massless test particle */
 
-    gp_solver *ref = make(R, NULL, NULL, NULL, NULL);
-    gp_solver *ref_e = make(R, "eps", "0.01", NULL, NULL);
+    gp_solver *ref = gpu_plugin_make(R, NULL, NULL, NULL, NULL);
+    gp_solver *ref_e = gpu_plugin_make(R, "eps", "0.01", NULL, NULL);
     if (!ref || !ref_e) bail("cpu-direct does not init");
     if (forces(R, ref, N, pos, mass, 0, NULL, ra, rp) || forces(R, ref_e, N, pos, mass, 0, NULL, ra_e, rp_e))
         bail("cpu-direct reference failed");
 
     /* ---- cuda-direct ---------------------------------------------------- */
-    gp_solver *d = make(D, NULL, NULL, NULL, NULL);
+    gp_solver *d = gpu_plugin_make(D, NULL, NULL, NULL, NULL);
     ok(d != NULL, "cuda-direct init");
     if (d) {
         ok(forces(D, d, N, pos, mass, 0, NULL, ga, gpot) == 0, "cuda-direct mixed, eps = 0");
@@ -159,7 +142,7 @@ int main(void)
         {"acceleration", "delta_acc", "0.0078125", 5e-3, 3e-2},
     };
     for (size_t k = 0; k < sizeof macs / sizeof macs[0]; ++k) {
-        gp_solver *t = make(T, "mac", macs[k].mac, macs[k].key, macs[k].val);
+        gp_solver *t = gpu_plugin_make(T, "mac", macs[k].mac, macs[k].key, macs[k].val);
         if (!t) { ok(0, "cuda-tree init with mac = %s", macs[k].mac); continue; }
         char what[128];
         int fail = forces(T, t, N, pos, mass, 0, NULL, ga, gpot);
@@ -173,7 +156,7 @@ int main(void)
         T->finalize(t);
     }
 
-    gp_solver *t = make(T, "mac", "bh", "theta", "0");
+    gp_solver *t = gpu_plugin_make(T, "mac", "bh", "theta", "0");
     ok(t != NULL, "cuda-tree init with theta = 0");
     if (t) {
         ok(forces(T, t, N, pos, mass, 0, NULL, ga, gpot) == 0, "cuda-tree theta = 0 (every cell opened)");
@@ -182,7 +165,7 @@ int main(void)
         T->finalize(t);
     }
 
-    t = make(T, "mac", "bh", "eps", "0.01");
+    t = gpu_plugin_make(T, "mac", "bh", "eps", "0.01");
     ok(t != NULL, "cuda-tree init (bh, eps = 0.01)");
     if (t) {
         ok(forces(T, t, N, pos, mass, 0, NULL, ga, gpot) == 0, "cuda-tree bh, eps = 0.01");

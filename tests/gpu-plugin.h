@@ -9,8 +9,10 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gravplug.h"
+#include "tap.h"
 
 #ifndef GP_BUILD_PLUGIN_DIR
 #  define GP_BUILD_PLUGIN_DIR "build/plugins"
@@ -45,6 +47,27 @@ static inline int gpu_plugin_open(gpu_plugin *p, const char *name, char *why, si
         return -1;
     }
     return 0;
+}
+
+/* An instance with up to two parameters (k2, or k1 and k2, may be NULL),
+ * or NULL with the plugin's sentence as a diag line. */
+static inline gp_solver *gpu_plugin_make(const gp_api *api, const char *k1, const char *v1,
+                                         const char *k2, const char *v2)
+{
+    gp_param kv[2] = {{k1, v1}, {k2, v2}};
+    gp_init_args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.params = kv;
+    a.n_params = k2 ? 2 : k1 ? 1 : 0;
+    a.device = -1;
+    gp_solver *s = NULL;
+    gp_status st = api->init(&s, &a);
+    if (st != GP_OK) {
+        diag("%s init: %s", api->name, api->last_error(NULL));
+        return NULL;
+    }
+    return s;
 }
 
 #endif /* GP_TEST_GPU_PLUGIN_H */

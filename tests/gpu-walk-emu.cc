@@ -17,6 +17,7 @@ extern "C" {
 #include "octree/host_tree.h"
 }
 #include "tap.h"
+#include "testlib.h"
 
 #include <vector>
 
@@ -57,29 +58,11 @@ static void direct_ref(const std::vector<double> &pos, const std::vector<double>
     }
 }
 
-struct Err { double median, p99, max; };
-static Err relerr(const std::vector<double> &got, const std::vector<double> &want, int dim)
-{
-    size_t m = want.size() / dim;
-    std::vector<double> e(m);
-    for (size_t i = 0; i < m; ++i) {
-        double d2 = 0, w2 = 0;
-        for (int c = 0; c < dim; ++c) {
-            double d = got[dim * i + c] - want[dim * i + c];
-            d2 += d * d;
-            w2 += want[dim * i + c] * want[dim * i + c];
-        }
-        double v = w2 > 0 ? sqrt(d2 / w2) : sqrt(d2);
-        e[i] = std::isnan(v) ? INFINITY : v;
-    }
-    std::sort(e.begin(), e.end());
-    return Err{e[m / 2], e[(size_t)(0.99 * (m - 1))], e[m - 1]};
-}
 
 static void check(const char *what, const std::vector<double> &got, const std::vector<double> &want, int dim,
                   double med, double p99, double mx)
 {
-    Err e = relerr(got, want, dim);
+    tl_errstat e = tl_relerr(want.size() / dim, dim, got.data(), want.data());
     diag("%s: median %.3g, 99th %.3g, max %.3g", what, e.median, e.p99, e.max);
     ok(e.median <= med && e.p99 <= p99 && e.max <= mx, "%s within (%.0e, %.0e, %.0e)", what, med, p99, mx);
 }

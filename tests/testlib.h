@@ -109,7 +109,7 @@ static TL_UNUSED tl_errstat tl_relerr(size_t n, int dim, const double *a, const 
 {
     tl_errstat e = {0, 0, 0};
     if (n == 0) return e;
-    double *r = malloc(n * sizeof *r);
+    double *r = (double *)malloc(n * sizeof *r); /* also C++ (gpu-walk-emu.cc) */
     if (!r) { e.median = e.p99 = e.max = INFINITY; return e; }
     for (size_t i = 0; i < n; ++i) {
         double d2 = 0, b2 = 0;
@@ -147,6 +147,17 @@ static TL_UNUSED int tl_under_valgrind(void)
 {
     const char *p = getenv("LD_PRELOAD");
     return p && strstr(p, "vgpreload") != NULL;
+}
+
+/* The ABI's prediction of one coordinate, unfused whatever the compiler
+ * flags: the volatile products cannot be contracted into the additions. */
+static TL_UNUSED double tl_predict_coord(double x, double v, double a, double dt)
+{
+    double h = 0.5 * dt * dt;
+    volatile double dv = dt * v;
+    double xv = x + dv;
+    volatile double ha = h * a;
+    return xv + ha;
 }
 
 #endif /* GP_TESTLIB_H */

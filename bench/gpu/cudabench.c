@@ -48,6 +48,7 @@
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "ic.h"
+#include "testlib.h"
 
 static double now(void)
 {
@@ -56,15 +57,9 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, tl_cmp_double);
     return n ? v[n / 2] : NAN;
 }
 
@@ -168,26 +163,6 @@ static int run_direct(int argc, char **argv)
     return 0;
 }
 
-typedef struct errs { double med, p99, max; } errs;
-static errs relerr(size_t m, int dim, const double *got, const double *want)
-{
-    double *e = malloc(m * sizeof *e);
-    for (size_t i = 0; i < m; ++i) {
-        double d2 = 0, w2 = 0;
-        for (int c = 0; c < dim; ++c) {
-            double d = got[dim * i + c] - want[dim * i + c];
-            d2 += d * d;
-            w2 += want[dim * i + c] * want[dim * i + c];
-        }
-        e[i] = w2 > 0 ? sqrt(d2 / w2) : sqrt(d2);
-        if (isnan(e[i])) e[i] = INFINITY;
-    }
-    qsort(e, m, sizeof *e, cmp_double);
-    errs r = {e[m / 2], e[(size_t)(0.99 * (double)(m - 1))], e[m - 1]};
-    free(e);
-    return r;
-}
-
 static int run_tree(int argc, char **argv)
 {
     const char *model = "plummer";
@@ -262,7 +237,7 @@ static int run_tree(int argc, char **argv)
             memcpy(&ga[3 * k], &acc[3 * sidx[k]], 3 * sizeof *ga);
             gpt[k] = pot[sidx[k]];
         }
-        errs ea = relerr(sample, 3, ga, ra), ep = relerr(sample, 1, gpt, rp);
+        tl_errstat ea = tl_relerr(sample, 3, ga, ra), ep = tl_relerr(sample, 1, gpt, rp);
         double pp = (double)(s1.pp_interactions - s0.pp_interactions) / R / (double)n;
         double pc = (double)(s1.pc_interactions - s0.pc_interactions) / R / (double)n;
 
@@ -292,7 +267,7 @@ static int run_tree(int argc, char **argv)
         printf("RESULT,tree,%s,%zu,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%g,%.6g,%llu,%.1f,%.1f\n",
                model, n, configs[c], sec_full, (s1.seconds_build - s0.seconds_build) / R,
                (s1.seconds_moments - s0.seconds_moments) / R, (s1.seconds_walk - s0.seconds_walk) / R,
-               (s1.seconds_transfer - s0.seconds_transfer) / R, ea.med, ea.p99, ea.max, ep.med, ep.p99,
+               (s1.seconds_transfer - s0.seconds_transfer) / R, ea.median, ea.p99, ea.max, ep.median, ep.p99,
                active, sec_act, rebuilds, pp, pc);
         fflush(stdout);
         t.api->finalize(t.s);
@@ -301,16 +276,6 @@ static int run_tree(int argc, char **argv)
     gp_ic_free(&ic);
     free(acc); free(pot); free(pos2); free(idx); free(sidx); free(ra); free(rp); free(ga); free(gpt);
     return 0;
-}
-
-/* The ABI's prediction, unfused (the 1.0 path's host prediction). */
-static double predict_coord(double x, double v, double a, double dt)
-{
-    double h = 0.5 * dt * dt;
-    volatile double dv = dt * v;
-    double xv = x + dv;
-    volatile double ha = h * a;
-    return xv + ha;
 }
 
 static int run_block(int argc, char **argv)
@@ -388,7 +353,7 @@ static int run_block(int argc, char **argv)
         t0 = now();
         for (size_t i = 0; i < n; ++i)
             for (int c = 0; c < 3; ++c)
-                pred[3 * i + c] = predict_coord(x0[3 * i + c], vel[3 * i + c], acc_all[3 * i + c], T - t0s[i]);
+                pred[3 * i + c] = tl_predict_coord(x0[3 * i + c], vel[3 * i + c], acc_all[3 * i + c], T - t0s[i]);
         check(&v[1], v[1].api->update_positions(v[1].s, pred), "update_positions");
         check(&v[1], v[1].api->set_active_subset(v[1].s, na, idx), "set_active_subset");
         check(&v[1], v[1].api->compute_forces(v[1].s, aa, NULL), "compute_forces (1.0)");

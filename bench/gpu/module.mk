@@ -3,7 +3,7 @@ CUDABENCH := $(BUILD)/bench/cudabench
 BENCHES += $(CUDABENCH)
 GPU_BENCHES := $(CUDABENCH)
 
-$(BUILD)/obj/bench/gpu/cudabench.o: CFLAGS += -Ihost_stub/ic
+$(BUILD)/obj/bench/gpu/cudabench.o: CFLAGS += -Ihost_stub/ic -Itests
 $(CUDABENCH): $(BUILD)/obj/bench/gpu/cudabench.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)

@@ -1,7 +1,7 @@
 /*
  * errors.c — the sentence a failed call leaves behind (per instance, or per
- * thread before an instance exists), its copy to the host's log callback,
- * and the names of the status codes.
+ * thread before an instance exists) and its copy to the host's log
+ * callback.
  */
 #include "base/plugin_base.h"
 
@@ -11,22 +11,6 @@
 /* The one piece of mutable non-instance state the ABI allows: the reason
  * the last init on this thread failed (last_error(NULL)). */
 static _Thread_local char init_error[GP_ERROR_LEN];
-
-const char *gp_status_string(gp_status st)
-{
-    switch (st) {
-    case GP_OK:                    return "GP_OK";
-    case GP_ERR_INVALID_ARGUMENT:  return "GP_ERR_INVALID_ARGUMENT";
-    case GP_ERR_BAD_STATE:         return "GP_ERR_BAD_STATE";
-    case GP_ERR_OUT_OF_MEMORY:     return "GP_ERR_OUT_OF_MEMORY";
-    case GP_ERR_DEVICE:            return "GP_ERR_DEVICE";
-    case GP_ERR_UNSUPPORTED:       return "GP_ERR_UNSUPPORTED";
-    case GP_ERR_UNKNOWN_PARAMETER: return "GP_ERR_UNKNOWN_PARAMETER";
-    case GP_ERR_ABI_MISMATCH:      return "GP_ERR_ABI_MISMATCH";
-    case GP_ERR_INTERNAL:          return "GP_ERR_INTERNAL";
-    }
-    return "GP_ERR_UNKNOWN_STATUS";
-}
 
 /* "name: " + formatted sentence into dst. */
 static void format_sentence(char *dst, size_t len, const char *plugin_name,

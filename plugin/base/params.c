@@ -119,6 +119,16 @@ static void describe_enum(const char *allowed, char *msg, size_t len)
     }
 }
 
+/* The sentence for a value that is not `what` (a finite number, an
+ * integer) within range. */
+static gp_status not_a_number(const gp_param_info *info, const char *value, const char *what,
+                              const char *range, char *msg, size_t msglen)
+{
+    snprintf(msg, msglen, "'%s' is not a valid value for parameter '%s'; give %s in %s", value,
+             info->name, what, range);
+    return GP_ERR_INVALID_ARGUMENT;
+}
+
 gp_status gp_param_parse(const gp_param_info *info, const char *value,
                          gp_param_value *out, char *msg, size_t msglen)
 {
@@ -140,11 +150,8 @@ gp_status gp_param_parse(const gp_param_info *info, const char *value,
         char *end;
         errno = 0;
         double d = strtod(p, &end);
-        if (end == p || !only_space(end) || !isfinite(d) || !in_range(d, lo, lo_open, hi, hi_open)) {
-            snprintf(msg, msglen, "'%s' is not a valid value for parameter '%s'; "
-                     "give a finite number in %s", value, info->name, range);
-            return GP_ERR_INVALID_ARGUMENT;
-        }
+        if (end == p || !only_space(end) || !isfinite(d) || !in_range(d, lo, lo_open, hi, hi_open))
+            return not_a_number(info, value, "a finite number", range, msg, msglen);
         v.d = d;
         break;
     }
@@ -153,11 +160,8 @@ gp_status gp_param_parse(const gp_param_info *info, const char *value,
         char *end;
         errno = 0;
         long long i = strtoll(p, &end, 10);
-        if (end == p || !only_space(end) || errno || !in_range((double)i, lo, lo_open, hi, hi_open)) {
-            snprintf(msg, msglen, "'%s' is not a valid value for parameter '%s'; "
-                     "give an integer in %s", value, info->name, range);
-            return GP_ERR_INVALID_ARGUMENT;
-        }
+        if (end == p || !only_space(end) || errno || !in_range((double)i, lo, lo_open, hi, hi_open))
+            return not_a_number(info, value, "an integer", range, msg, msglen);
         v.i = i;
         break;
     }

@@ -191,13 +191,9 @@ void gp_log(const gp_base *base, int level, const char *fmt, ...) GP_PRINTF(3, 4
  * a sentence in last_error(NULL)). fn is the entry point's name. */
 gp_status gp_null_instance(const char *plugin_name, const char *fn);
 
-/* Human name of a status ("GP_ERR_BAD_STATE"). */
-const char *gp_status_string(gp_status st);
-
 /* ------------------------------------------------------------------------ */
 /* Instance life cycle                                                       */
 /* ------------------------------------------------------------------------ */
-
 
 /* The common part of every plugin's init: checks out (set to NULL first),
  * allocates `size` zeroed bytes for the plugin's struct gp_solver (whose
@@ -368,6 +364,11 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
 /* set_source_subset: (0, NULL) all (src = NULL, n_src = n); otherwise the
  * rules of set_active_subset. Stores a copy. */
 gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index);
+
+/* gp_sources_set for a plugin that keeps structures built from the
+ * sources: *changed is 0 only when all particles were the sources before
+ * and are after (nothing to rebuild). */
+gp_status gp_sources_replace(gp_base *base, size_t n_src, const uint32_t *index, int *changed);
 
 /* The k-th source (k < base->p.n_src). */
 static inline size_t gp_source_index(const gp_base *b, size_t k)

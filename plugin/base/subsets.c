@@ -114,3 +114,11 @@ gp_status gp_sources_set(gp_base *base, size_t n_src, const uint32_t *index)
     if (n_src && (st = gp_check_subset(base, fn, n_src, index)) != GP_OK) return st;
     return gp_index_list_store(base, fn, n_src, index, &base->p.src, &base->p.n_src);
 }
+
+gp_status gp_sources_replace(gp_base *base, size_t n_src, const uint32_t *index, int *changed)
+{
+    int was_all = base->p.src == NULL;
+    gp_status st = gp_sources_set(base, n_src, index);
+    *changed = st == GP_OK && !(was_all && !base->p.src);
+    return st;
+}

@@ -130,6 +130,17 @@ gp_status gp_cuda_open_in_init(gp_base *b, gp_cuda *c, int (*probe)(void))
     return st;
 }
 
+gp_status gp_cuda_check_field(gp_base *b, size_t m, const double *points, const double *acc)
+{
+    gp_status st = gp_check_field(b, m, points, acc);
+    if (st != GP_OK) return st;
+    if (m > (size_t)INT32_MAX)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "m = %zu points is more than one call handles (2^31 - 1); "
+                       "split the points into several calls", m);
+    return GP_OK;
+}
+
 void gp_cuda_close(gp_cuda *c)
 {
     if (!c || (!c->open && !c->stream)) return;

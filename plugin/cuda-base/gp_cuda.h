@@ -44,6 +44,10 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void));
  * leaves no sentence behind. */
 gp_status gp_cuda_open_in_init(gp_base *b, gp_cuda *c, int (*probe)(void));
 
+/* compute_field's checks (plugin/base) and the CUDA plugins' own limit:
+ * the points of one call are counted in 32-bit integers on the device. */
+gp_status gp_cuda_check_field(gp_base *b, size_t m, const double *points, const double *acc);
+
 /* Destroys the stream. Safe on a zeroed or failed gp_cuda. */
 void gp_cuda_close(gp_cuda *c);
 

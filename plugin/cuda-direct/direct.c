@@ -455,12 +455,8 @@ static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *p
 static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
-    gp_status st = gp_check_field(&s->base, m, points, acc);
+    gp_status st = gp_cuda_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
-    if (m > (size_t)INT32_MAX)
-        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                       "m = %zu points is more than one call handles (2^31 - 1); "
-                       "split the points into several calls", m);
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
     if ((st = ensure_uploaded(s)) != GP_OK) return st;
     int prec = s->dev_prec;
@@ -519,12 +515,10 @@ static gp_status cuda_direct_get_positions(gp_solver *s, size_t n_sub, const uin
 static gp_status cuda_direct_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
-    int was_all = s->base.p.src == NULL;
-    gp_status st = gp_sources_set(&s->base, n_src, index);
-    if (st != GP_OK) return st;
-    if (was_all && !s->base.p.src) return GP_OK;
-    s->src_valid = 0;
-    return GP_OK;
+    int changed;
+    gp_status st = gp_sources_replace(&s->base, n_src, index, &changed);
+    if (changed) s->src_valid = 0;
+    return st;
 }
 
 static gp_status cuda_direct_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)

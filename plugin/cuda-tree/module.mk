@@ -2,19 +2,7 @@
 # tree.c (gcc), kernels in tree_dev.cu (nvcc, CUB), per-element algorithms
 # from plugin/octree compiled for the device.
 ifneq ($(GP_HAVE_CUDA),)
-CUDA_TREE_SO := $(BUILD)/plugins/gravplug-cuda-tree.so
-CUDA_TREE_OBJS := $(BUILD)/obj/plugin/cuda-tree/tree.o \
-                  $(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o \
-                  $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
-$(BUILD)/obj/plugin/cuda-tree/tree.o: CFLAGS += $(CUDA_CFLAGS)
-$(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o: NVCCFLAGS += $(GP_CUDA_KERNEL_FLAGS)
-
-$(CUDA_TREE_SO): $(CUDA_TREE_OBJS) plugin/plugin.map
-	@mkdir -p $(dir $@)
-	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(CUDA_TREE_OBJS) $(CUDA_LDLIBS) $(LDLIBS)
-
-PLUGINS += $(CUDA_TREE_SO)
-CUDA_PLUGINS_BUILT += $(CUDA_TREE_SO)
+$(eval $(call GP_CUDA_PLUGIN,CUDA_TREE,cuda-tree,$(BUILD)/obj/plugin/cuda-tree/tree.o,$(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o))
 endif
 
 # ---- GPU tests (tests/gpu-*.c) --------------------------------------------
@@ -36,7 +24,7 @@ endif
 # direct sum; it runs in every build, CUDA or not.
 CXX ?= g++
 GPU_EMU_TEST := $(BUILD)/t/gpu-walk-emu.t
-$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h \
+$(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h tests/testlib.h plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h \
                  plugin/cuda-tree/tree_dev.h plugin/cuda-direct/direct_kernel.cuh \
                  plugin/cuda-base/vec4.h $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
@@ -97,21 +85,16 @@ $(BUILD)/t/gpu-emu-valgrind-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) tests/valg
 	     -e 's|@PLUGIN@|$(abspath $(EMU)/plugins/gravplug-$*.so)|' \
 	     -e 's|@SUPP@|$(abspath tests/valgrind.supp)|' tests/valgrind-wrapper.sh > $@
 	@chmod +x $@
-$(BUILD)/t/gpu-emu-accuracy.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-accuracy.t plugin/cuda-tree/module.mk
-	@printf '#!/bin/sh\n# gpu-accuracy against the CPU emulation of CUDA (small N)\nGP_BUILD="%s" GP_GPU_TEST_N=1024 exec "%s"\n' \
-	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-accuracy.t)' > $@
-	@chmod +x $@
-$(BUILD)/t/gpu-emu-edges.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-edges.t plugin/cuda-tree/module.mk
-	@printf '#!/bin/sh\n# gpu-edges against the CPU emulation of CUDA\nGP_BUILD="%s" exec "%s"\n' \
-	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-edges.t)' > $@
-	@chmod +x $@
-$(BUILD)/t/gpu-emu-abi11.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-abi11.t plugin/cuda-tree/module.mk
-	@printf '#!/bin/sh\n# ABI 1.1 checks against the CPU emulation of CUDA\nGP_BUILD="%s" GP_GPU_TEST_N=512 exec "%s"\n' \
-	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-abi11.t)' > $@
-	@chmod +x $@
-$(BUILD)/t/gpu-emu-nodevice.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-nodevice.t plugin/cuda-tree/module.mk
-	@printf '#!/bin/sh\n# gpu-nodevice with the emulated runtime reporting no device\nGP_CUDA_EMU_DEVICES=0 GP_BUILD="%s" exec "%s"\n' \
-	    '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-nodevice.t)' > $@
+# gpu-NAME.t again against the emulated plugins (GP_BUILD), with the
+# environment each one needs: smaller sizes, or no device at all
+GPU_EMU_ENV_accuracy := GP_GPU_TEST_N=1024
+GPU_EMU_ENV_edges :=
+GPU_EMU_ENV_abi11 := GP_GPU_TEST_N=512
+GPU_EMU_ENV_nodevice := GP_CUDA_EMU_DEVICES=0
+$(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-edges.t $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-nodevice.t: \
+$(BUILD)/t/gpu-emu-%.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-%.t plugin/cuda-tree/module.mk
+	@printf '#!/bin/sh\n# gpu-%s against the CPU emulation of CUDA\n%s GP_BUILD="%s" exec "%s"\n' \
+	    '$*' '$(GPU_EMU_ENV_$*)' '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-$*.t)' > $@
 	@chmod +x $@
 TESTS += $(GPU_EMU_WRAPPERS)
 endif

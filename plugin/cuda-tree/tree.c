@@ -888,11 +888,8 @@ static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot
 static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
-    gp_status r = gp_check_field(&s->base, m, points, acc);
+    gp_status r = gp_cuda_check_field(&s->base, m, points, acc);
     if (r != GP_OK) return r;
-    if (m > (size_t)INT32_MAX)
-        return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
-                       "m = %zu points is more than one call handles (2^31 - 1); split the points", m);
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
     if ((r = ensure_tree(s)) != GP_OK) return r;
     if ((r = records(s)) != GP_OK) return r;
@@ -959,13 +956,13 @@ static gp_status cuda_tree_get_positions(gp_solver *s, size_t n_sub, const uint3
 static gp_status cuda_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_subset");
-    int was_all = s->base.p.src == NULL;
-    gp_status r = gp_sources_set(&s->base, n_src, index);
-    if (r != GP_OK) return r;
-    if (was_all && !s->base.p.src) return GP_OK; /* all before and after: the tree stands */
-    s->src_dev_valid = 0;
-    s->need_build = 1; /* a tree of the new sources alone */
-    return GP_OK;
+    int changed; /* 0: all before and after, the tree stands */
+    gp_status r = gp_sources_replace(&s->base, n_src, index, &changed);
+    if (changed) {
+        s->src_dev_valid = 0;
+        s->need_build = 1; /* a tree of the new sources alone */
+    }
+    return r;
 }
 
 static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
