@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "ic.h"
-#include "ic_internal.h"
+#include "model.h"
 #include "tap.h"
 
 enum { MAXP = 8 };

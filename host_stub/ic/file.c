@@ -15,7 +15,7 @@
  * (G = 1 in the host). Moved to the centre-of-mass frame unless
  * center = false.
  */
-#include "ic_internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <math.h>

@@ -20,7 +20,7 @@
  * masses within a component; component particle counts follow the masses
  * (rounded). IDs: halo first, then bulge, then disk.
  */
-#include "ic_internal.h"
+#include "model.h"
 #include "spherical.h"
 
 #include <gsl/gsl_randist.h>

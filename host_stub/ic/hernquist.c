@@ -12,7 +12,7 @@
  * out that the centre of mass of N particles lies several a from the
  * cusp: use frame = momentum with it.
  */
-#include "ic_internal.h"
+#include "model.h"
 #include "spherical.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * (m1 = m2 = 0.5, a = 1) the period is 2 pi and the energy
  * -G m1 m2 / (2a) = -0.125.
  */
-#include "ic_internal.h"
+#include "model.h"
 
 #include <math.h>
 #include <string.h>

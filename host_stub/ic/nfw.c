@@ -9,7 +9,7 @@
  * rdecay = decay * rvir). Units: G = 1, rs = 1, total mass (taper
  * included) 1 by default.
  */
-#include "ic_internal.h"
+#include "model.h"
 #include "spherical.h"
 
 #include <math.h>

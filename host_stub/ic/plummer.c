@@ -10,7 +10,7 @@
  * default, as in the paper; that radius is 22.8 in Henon units) so that a
  * few particles do not land at enormous radii.
  */
-#include "ic_internal.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * taken as they are (units of the file; G = 1 in the host); moved to the
  * centre-of-mass frame only if center = true. Ids must be distinct.
  */
-#include "ic_internal.h"
+#include "model.h"
 #include "snapshot.h"
 
 #include <math.h>

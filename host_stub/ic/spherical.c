@@ -3,7 +3,7 @@
  * See spherical.h for the method.
  */
 #include "spherical.h"
-#include "ic_internal.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdlib.h>

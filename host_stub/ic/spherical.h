@@ -65,7 +65,7 @@ int ic_sph_build(ic_sph *m, const ic_sph_comp *comps, size_t nc, double rmin, do
                  size_t ng, char *err, size_t errlen);
 void ic_sph_free(ic_sph *m);
 
-/* A one-component sphere as a stream (ic_internal.h), for the
+/* A one-component sphere as a stream (model.h), for the
  * single-profile models (hernquist, nfw): builds the model for comp (radii
  * rmin..rmax; comp->par is replaced by a copy of the double par, so the
  * caller's may go) and draws n equal-mass particles with isotropic

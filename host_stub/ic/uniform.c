@@ -5,7 +5,7 @@
  * virial_ratio > 0 adds isotropic Gaussian velocities scaled so that
  * 2K/|W| equals it (measured K, analytic W).
  */
-#include "ic_internal.h"
+#include "model.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>

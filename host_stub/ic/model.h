@@ -1,9 +1,9 @@
 /*
- * ic_internal.h — what the model files share: parsed options, allocation,
+ * model.h — what the model files share (model.c): parsed options, allocation,
  * random directions. Not installed; nothing here is exported.
  */
-#ifndef GP_IC_INTERNAL_H
-#define GP_IC_INTERNAL_H
+#ifndef GP_IC_MODEL_H
+#define GP_IC_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,13 +23,15 @@ typedef struct ic_vals {
     const char *str[IC_MAX_OPTS];     /* strings and enums (caller's or static) */
 } ic_vals;
 
+/* The index of an option in v by name (the model's table order). */
+size_t ic_opt_index(const ic_vals *v, const char *name);
 /* The value of a numeric option (double, int or bool) by name. A name not
  * in the table is a programming error: it returns NaN. */
 double ic_num(const ic_vals *v, const char *name);
 /* The value of a string or enum option by name. */
 const char *ic_str(const ic_vals *v, const char *name);
 
-/* How a sampled model draws its particles block by block (ic.c cuts the
+/* How a sampled model draws its particles block by block (make.c cuts the
  * set into blocks of GP_IC_BLOCK global indices, each with its own
  * generator; see ic.h). prepare fills one of these. */
 typedef struct ic_stream {
@@ -51,7 +53,7 @@ typedef struct ic_stream {
 /* A model: its options, its summary line, and its generator.
  * Sampled models give prepare: the per-set work every process repeats
  * (tables, component counts, checks of the options against n), returning
- * 0 with *s filled, or -1 with a sentence in err; ic.c then draws the
+ * 0 with *s filled, or -1 with a sentence in err; make.c then draws the
  * blocks and moves the set to the model's frame.
  * Whole-set models (kepler, file, snapshot) give make instead: it
  * allocates *out with ic_alloc (n may be decided by the model) and returns
@@ -95,6 +97,14 @@ int ic_seed_block(gsl_rng *rng, uint64_t seed, uint64_t b);
  * velocities), with sums in particle order. */
 void ic_to_com_frame(gp_ic *ic);
 
+/* The frame's sums of count particles: mass, mass * position (3), mass *
+ * velocity (3), in particle order; and the shift by a set's total of
+ * them (positions too when positions != 0). make.c adds them block by
+ * block. */
+enum { IC_FRAME_SUMS = 7 };
+void ic_frame_sums(size_t count, const double *pos, const double *vel, const double *mass, double *row);
+void ic_frame_shift(const double *total, int positions, size_t count, double *pos, double *vel);
+
 /* Looks for two particles with the same id (sorting a copy: O(n log n)).
  * Returns 1 with their indices in *a < *b, 0 if all ids are distinct, -1
  * if out of memory. */
@@ -103,4 +113,4 @@ int ic_find_duplicate_id(const uint64_t *id, size_t n, size_t *a, size_t *b);
 /* The usual check for sampled models: n >= 1. */
 int ic_require_n(const char *model, size_t n, char *err, size_t errlen);
 
-#endif /* GP_IC_INTERNAL_H */
+#endif /* GP_IC_MODEL_H */
