@@ -1,0 +1,195 @@
+/*
+ * run_output.c — what a gravhost run writes: the output directory, the
+ * log line, snapshots (every rank's particles gathered on rank 0),
+ * checkpoints with the run state as their caller blob, the state saved
+ * when the run fails, the command that continues it, and the snapshot
+ * metadata.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "numfmt.h"
+#include "par.h"
+#include "progress.h"
+#include "runner.h"
+#include "snapshot.h"
+
+int mkdir_p(const char *dir, char *err, size_t errlen)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; ; ++p) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create the output directory %s: %s", buf, strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+void join(char *buf, size_t len, const char *dir, const char *name)
+{
+    if (name[0] == '/') snprintf(buf, len, "%s", name);
+    else snprintf(buf, len, "%s/%s", dir, name);
+}
+
+double wall_total(runner *r) { return r->st.wall + (gh_wall() - r->wall0); }
+
+int write_log(runner *r)
+{
+    return gh_diag_write(&r->diag, r->sim, gh_par_sum_u64(r->st.interactions + solver_interactions(r)),
+                         wall_total(r), r->err, sizeof r->err);
+}
+
+int write_snapshot(runner *r)
+{
+    /* one file: every rank's particles gathered on rank 0, which writes */
+    size_t n = 0;
+    double *pos = NULL, *vel = NULL, *mass = NULL;
+    uint64_t *ids = NULL;
+    char gerr[512];
+    if (gh_par_gather(r->sim, &n, &pos, &vel, &mass, &ids, gerr, sizeof gerr) != 0) {
+        snprintf(r->err, sizeof r->err, "snapshot: %s", gerr);
+        return -1;
+    }
+    int rc = -1;
+    if (gh_par_rank() != 0) {
+        r->st.snap_count++;
+        rc = 0;
+    } else if (pos && vel && mass && ids) {
+        char name[512], path[4096];
+        snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
+        join(path, sizeof path, r->out_dir, name);
+        char comment[256];
+        snprintf(comment, sizeof comment, "gravhost: %s on %s", gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim));
+        gp_snapshot_extra ex;
+        memset(&ex, 0, sizeof ex);
+        ex.struct_size = sizeof ex;
+        ex.comment = comment;
+        char err[512];
+        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
+            r->st.snap_count++;
+            rc = 0;
+        } else {
+            snprintf(r->err, sizeof r->err, "%s", err);
+        }
+    } else {
+        snprintf(r->err, sizeof r->err, "snapshot: out of memory");
+    }
+    free(pos); free(vel); free(mass); free(ids);
+    return gh_par_agree(rc, r->err, sizeof r->err);
+}
+
+int write_checkpoint(runner *r)
+{
+    char base[4096], path[4200];
+    join(base, sizeof base, r->out_dir, r->cfg->ckpt_name);
+    gh_par_ckpt_path(base, 0, path, sizeof path, r->err, sizeof r->err);   /* one file per rank */
+    gh_state s = r->st;
+    /* the plugin by its short name only: a restart opens the config's */
+    snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
+    s.wall = wall_total(r);
+    s.interactions = r->st.interactions + solver_interactions(r);
+    /* the restarted run's new solver instance counts from zero */
+    int rc = 0;
+    if (gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) != GP_OK) {
+        snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        rc = -1;
+    }
+    return gh_par_agree(rc, r->err, sizeof r->err);
+}
+
+/* The command that continues this run: every option it was given. */
+void restart_command(runner *r, char *buf, size_t len)
+{
+    const gh_run_opts *o = r->opts;
+    const char *args[8];
+    char t_end[64];
+    int n = 0;
+    args[n++] = r->cfg->path;
+    args[n++] = "--restart";
+    if (o->out_dir) { args[n++] = "--output"; args[n++] = o->out_dir; }
+    if (o->have_t_end) { args[n++] = "--t-end"; args[n++] = gh_fmt_double(t_end, sizeof t_end, o->t_end); }
+    if (o->progress) args[n++] = o->progress > 0 ? "--progress" : "--no-progress";
+    size_t k = gh_par_size() > 1 ? (size_t)snprintf(buf, len, "mpirun -np %d gravhost-mpi run", gh_par_size())
+                                 : (size_t)snprintf(buf, len, "gravhost run");
+    for (int i = 0; i < n && k < len; ++i) {
+        int plain = args[i][0] != '\0';
+        for (const char *p = args[i]; *p; ++p)
+            if (!(isalnum((unsigned char)*p) || strchr("/._-+=:,@%", *p))) plain = 0;
+        if (plain) {
+            k += (size_t)snprintf(buf + k, len - k, " %s", args[i]);
+            continue;
+        }
+        /* single quotes, with each ' written as '\'' */
+        k += (size_t)snprintf(buf + k, len - k, " '");
+        for (const char *p = args[i]; *p && k < len; ++p)
+            k += (size_t)snprintf(buf + k, len - k, *p == '\'' ? "'\\''" : "%c", *p);
+        if (k < len) k += (size_t)snprintf(buf + k, len - k, "'");
+    }
+}
+
+/* A fatal error after the run started: save the state first, so the time
+ * spent is not lost. A failed integrator step may leave the particles
+ * between two times, so that state goes to CHECKPOINT.failed (for a look,
+ * not to continue) and the last good checkpoint stays as it was. */
+void save_on_failure(runner *r, int in_step)
+{
+    char msg[2048], path[4096], cmd[4096];
+    snprintf(msg, sizeof msg, "%s", r->err);
+    join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
+    int ok;
+    if (in_step) {
+        size_t len = strlen(path);
+        snprintf(path + len, sizeof path - len, ".failed");
+        gh_state s = r->st;
+        snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
+        s.wall = wall_total(r);
+        char mine[4200];
+        gh_par_ckpt_path(path, 0, mine, sizeof mine, r->err, sizeof r->err);
+        ok = gp_sim_checkpoint_save(r->sim, mine, &s, sizeof s) == GP_OK;
+        if (!ok) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+    } else {
+        ok = write_checkpoint(r) == 0;
+    }
+    if (!ok) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", r->err);
+        snprintf(r->err, sizeof r->err, "%s (and no checkpoint could be written: %s)", msg, why);
+    } else if (in_step) {
+        snprintf(r->err, sizeof r->err, "%s (the state at the failure was written to %s for inspection)", msg, path);
+    } else {
+        restart_command(r, cmd, sizeof cmd);
+        snprintf(r->err, sizeof r->err, "%s (a checkpoint at t = %.10g was written to %s: fix the cause, then "
+                 "continue with: %s)", msg, gp_sim_time(r->sim), path, cmd);
+    }
+}
+
+void describe(runner *r, char *meta, size_t len)
+{
+    const gh_config *c = r->cfg;
+    int k = snprintf(meta, len, "# gravhost %s\n# config: %s\n# plugin: %s (asked: %s)\n# integrator: %s",
+                     GP_VERSION, c->path, gp_sim_solver_name(r->sim), r->st.plugin, gp_sim_integrator(r->sim));
+    for (size_t i = 0; gp_integrator_param(gp_sim_integrator(r->sim), i, NULL, NULL, NULL) == GP_OK && k > 0 && (size_t)k < len; ++i) {
+        const char *name;
+        char val[64], shortest[64];
+        gp_integrator_param(gp_sim_integrator(r->sim), i, &name, NULL, NULL);
+        if (gp_sim_get_integrator_param(r->sim, name, val, sizeof val) == GP_OK)
+            k += snprintf(meta + k, len - (size_t)k, " %s=%s", name,
+                          gh_fmt_number_text(shortest, sizeof shortest, val));
+    }
+    if (k > 0 && (size_t)k < len)
+        snprintf(meta + k, len - (size_t)k, "\n# n: %llu\n# units: N-body (G = 1)\n",
+                 (unsigned long long)gh_par_sum_u64(gp_sim_count(r->sim)));
+}
+
