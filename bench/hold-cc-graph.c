@@ -1,7 +1,7 @@
 /*
  * hold-cc-graph.c — would the connected-components split (CC, Pelupessy,
  * Jänes & Portegies Zwart 2012, section 2.3) save force work over HOLD on
- * the galaxy model? A measurement for issue 13, on the initial conditions.
+ * the galaxy model? A measurement on the initial conditions.
  *
  *   hold-cc-graph [--n N] [--seed S] [--model M] [--eps E] [--dt DT]
  *                 [--eta ETA] [--levels K]

@@ -1,6 +1,6 @@
 /*
- * par.h — what `gravhost run` needs from the ranks of a parallel run
- * (issue 14). Two implementations: par_serial.c (gravhost: one process,
+ * par.h — what `gravhost run` needs from the ranks of a parallel run.
+ * Two implementations: par_serial.c (gravhost: one process,
  * every call trivial, no MPI anywhere) and mpi/par_mpi.c (gravhost-mpi,
  * built when mpicc is found: MPI_COMM_WORLD, mpi-tree as the solver).
  * run.c and diagnostics.c call these at the few places where a rank's

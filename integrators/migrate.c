@@ -1,7 +1,7 @@
 /*
  * migrate.c — a gp_sim's particles out and in as rows of their complete
  * state, for moving them between the processes of one run (gravhost-mpi's
- * domain decomposition, issue 14) without restarting the integrator.
+ * domain decomposition) without restarting the integrator.
  *
  * A row is everything checkpoint.c saves per particle: position, velocity
  * as stored (block-kdk's is half-kicked), mass, last acceleration, level

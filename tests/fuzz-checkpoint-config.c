@@ -1,6 +1,6 @@
 /*
  * fuzz-checkpoint-config — random damage to a valid checkpoint and a valid
- * gravhost config (issue 11, "Done when"). Built with
+ * gravhost config: no crash, hang or silent acceptance. Built with
  * -fsanitize=address,undefined (tests/fuzz/module.mk), so a memory error
  * or undefined behaviour anywhere in the checkpoint loader or the config
  * parser aborts the test; each case runs under alarm() (a hang fails it).
@@ -416,7 +416,7 @@ int main(int argc, char **argv)
     fuzz_configs(dir, cases, &c);
     printf("# configs: %ld cases: %ld refused with a sentence, %ld parsed\n", cases, c.refused, c.parsed);
     if (c.raw_bytes_in_message)
-        printf("# note: %ld config error messages echo control bytes from the file raw (issue 11 item 15)\n",
+        printf("# note: %ld config error messages echo control bytes from the file raw (not escaped)\n",
                c.raw_bytes_in_message);
     printf("%s 4 - %ld mutated checkpoints and %ld mutated configs: no crash, hang, sanitizer report or silent "
            "acceptance (%ld failures)\n", t.failures + c.failures ? "not ok" : "ok", cases, cases,

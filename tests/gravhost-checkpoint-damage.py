@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # gravhost-checkpoint-damage — a damaged checkpoint never crashes, hangs,
-# misleads or runs code (issue 11, items 3-6). A small run writes
+# misleads or runs code. A small run writes
 # checkpoint.gpck; each case damages a copy and restarts from it under a
 # time limit: every one must exit 1 with a sentence naming what is wrong.
 # Field edits recompute the checksums (format 2), so they reach the range

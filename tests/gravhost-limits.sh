@@ -1,6 +1,6 @@
 #!/bin/sh
 # gravhost-limits — what would fail late or silently is refused up front,
-# with a sentence naming the setting (issue 11, items 8-10, 12-15):
+# with a sentence naming the setting:
 # n beyond 32 bits or beyond the machine's memory; switches, output paths
 # and output intervals checked before t = 0; a checkpoint written before a
 # fatal error mid-run; the parameter a plugin complains about named; the

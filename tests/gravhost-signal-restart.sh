@@ -1,5 +1,5 @@
 #!/bin/sh
-# gravhost-signal-restart — the signal path (issue 11, item 7): a real
+# gravhost-signal-restart — the signal path: a real
 # SIGTERM (then a SIGINT) sent to a running gravhost on cpu-tree with its
 # defaults (rebuild=auto: refits between rebuilds), a restart from the
 # checkpoint it writes, and the final state compared bit for bit with an

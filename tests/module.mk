@@ -79,7 +79,7 @@ $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
 .PHONY: conformance
 conformance: $(GP_PLUGIN_NAMES:%=$(BUILD)/t/conformance-%.t) $(GP_CPU_PLUGIN_NAMES:%=$(BUILD)/t/valgrind-%.t)
 
-# ---- issue 11 item 11: every plugin across scales ---------------------------
+# ---- every plugin across scales -------------------------------------------
 # lengths 1e-30 .. 1e30 and masses 1e-50 .. 1e300 against cpu-direct at unit
 # scale; the CUDA plugins through their CPU emulation where it is built.
 $(BUILD)/obj/tests/extreme-scales.o: CFLAGS += -Itests

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The docs agree with the code (issue 11, item 14): every relative link in
+"""The docs agree with the code: every relative link in
 README.md and docs/*.md leads to a file; the per-plugin parameter table in
 docs/CONFIG.md lists exactly what each built plugin's describe_params says
 (`gravhost info`); the README does not claim that all plugins share

@@ -1,6 +1,6 @@
 #!/bin/sh
 # readme-first-command — the README's first command works as root without
-# sudo (a container) and as a user with sudo (issue 11, item 2). The line
+# sudo (a container) and as a user with sudo. The line
 # is taken from README.md as it stands and run through sh with a PATH of
 # stubs only: id (says root or not), apt-get and dpkg-query (record, install
 # nothing), sudo (present or not), python3 (modules present), make
