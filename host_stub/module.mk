@@ -16,12 +16,12 @@ $(GRAVHOST): $(GRAVHOST_OBJS) $(HOSTLIB)
 
 # Tests: tests/gravhost-*.sh and *.py are TAP scripts (copied with their
 # shebang); they find gravhost through GP_BUILD (default: ../ of the script).
-GRAVHOST_TESTS := $(patsubst tests/%,$(BUILD)/t/%,$(basename $(wildcard tests/gravhost-*.sh tests/gravhost-*.py)))
+GRAVHOST_TESTS := $(patsubst tests/%,$(BUILD)/t/%,$(basename $(filter-out tests/gravhost-lib.sh,$(wildcard tests/gravhost-*.sh tests/gravhost-*.py))))
 GRAVHOST_TESTS := $(addsuffix .t,$(GRAVHOST_TESTS))
 TESTS += $(GRAVHOST_TESTS)
-$(BUILD)/t/gravhost-%.t: tests/gravhost-%.sh $(GRAVHOST)
+$(BUILD)/t/gravhost-%.t: tests/gravhost-%.sh tests/gravhost-lib.sh $(GRAVHOST)
 	@mkdir -p $(dir $@)
-	cp $< $@ && chmod +x $@
+	sed -e 's|@TESTLIB@|$(abspath tests/gravhost-lib.sh)|' $< > $@ && chmod +x $@
 $(BUILD)/t/gravhost-%.t: tests/gravhost-%.py $(GRAVHOST)
 	@mkdir -p $(dir $@)
 	cp $< $@ && chmod +x $@

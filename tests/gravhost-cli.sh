@@ -4,12 +4,8 @@
 # sentence; info, list, integrators and compare work; no progress output in
 # a pipe; a solver switch mid-run keeps the trajectory (switch to the same
 # exact solver is bit-identical; a tree solver stays within its error).
-BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
-GRAVHOST="$BUILD/bin/gravhost"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-n=0; fail=0
-ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+NAME=gravhost-cli
+. '@TESTLIB@'
 echo "1..16"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on stderr

@@ -7,12 +7,8 @@
 # signal message's restart command with every option; eps = 0 announced;
 # floats printed in their shortest round-trip form; IC files with
 # subnormal masses, binary garbage or duplicate ids.
-BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
-GRAVHOST="$BUILD/bin/gravhost"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-limits.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-n=0; fail=0
-ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+NAME=gravhost-limits
+. '@TESTLIB@'
 echo "1..20"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on

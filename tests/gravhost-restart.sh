@@ -4,23 +4,9 @@
 # velocities compared exactly, on cpu-direct and on cpu-tree, whose tree
 # refits make this the harder case); SIGINT writes a checkpoint from which
 # the run continues.
-BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
-GRAVHOST="$BUILD/bin/gravhost"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-restart.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-n=0; fail=0
-ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+NAME=gravhost-restart
+. '@TESTLIB@'
 echo "1..8"
-
-same_snapshot() {  # prints "same" when PartType1 coordinates and velocities match bit for bit
-    python3 - "$1" "$2" <<'PY'
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
-same = all(np.array_equal(a["PartType1/" + k][...].view(np.uint64), b["PartType1/" + k][...].view(np.uint64))
-           for k in ("Coordinates", "Velocities"))
-print("same" if same and a["Header"].attrs["Time"] == b["Header"].attrs["Time"] else "different")
-PY
-}
 
 for plugin in cpu-direct cpu-tree; do
     cat > "$TMP/$plugin.cfg" <<CFG

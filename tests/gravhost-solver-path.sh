@@ -4,24 +4,10 @@
 # bit-identical (final snapshots compared exactly, with checkpoints in
 # between); a bad value, and "1.1" with a 1.0-only plugin, are refused
 # with the file, the line and a sentence.
-BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
-GRAVHOST="$BUILD/bin/gravhost"
+NAME=gravhost-solver-path
+. '@TESTLIB@'
 OLD_PLUGIN="$BUILD/tests/fixtures/gravplug-sim-abi10.so"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-solver-path.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-n=0; fail=0
-ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 echo "1..8"
-
-same_snapshot() {  # "same" when PartType1 coordinates and velocities match bit for bit
-    python3 - "$1" "$2" <<'PY'
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
-same = all(np.array_equal(a["PartType1/" + k][...].view(np.uint64), b["PartType1/" + k][...].view(np.uint64))
-           for k in ("Coordinates", "Velocities"))
-print("same" if same else "different")
-PY
-}
 
 config() {  # plugin integrator path
     cat <<CFG

@@ -14,7 +14,8 @@
 # file (counted with strace when it is there). Skipped without mpirun.
 MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
-. '@MPILIB@'
+MPILIB='@MPILIB@'
+. "$MPILIB"
 echo "1..29"
 
 cat > "$TMP/p.cfg" <<CFG

@@ -11,7 +11,8 @@
 # mpirun.
 MPIRUN='@MPIRUN@'
 NAME=mpi-ic
-. '@MPILIB@'
+MPILIB='@MPILIB@'
+. "$MPILIB"
 echo "1..16"
 
 
