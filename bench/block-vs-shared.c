@@ -126,11 +126,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "block-vs-shared: %s\n", err);
         return 1;
     }
-    gp_sim *sim;
-    gp_sim_new(&sim);
-    if (gp_sim_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id) != GP_OK) die("particles", sim);
-    double e0 = bench_exact_energy("block-vs-shared", sim, eps);
-    gp_sim_free(sim);
+    double e0 = bench_ic_energy("block-vs-shared", &ic, eps);
 
     printf("# block-vs-shared: galaxy n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, block dt_max = %g eta = %s criterion %s\n",
            ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, dtmax, etas, criterion);

@@ -62,3 +62,14 @@ double bench_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+double bench_ic_energy(const char *prog, const gp_ic *ic, const char *eps)
+{
+    gp_sim *sim = NULL;
+    if (gp_sim_new(&sim) != GP_OK) bench_fail(prog, "gp_sim_new", sim);
+    if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK)
+        bench_fail(prog, "particles", sim);
+    double e0 = bench_exact_energy(prog, sim, eps);
+    gp_sim_free(sim);
+    return e0;
+}

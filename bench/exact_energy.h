@@ -16,6 +16,9 @@
  * sentence" and exits 1. */
 double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps);
 
+/* The same for the initial conditions ic themselves (E(0) of every run). */
+double bench_ic_energy(const char *prog, const gp_ic *ic, const char *eps);
+
 /* A run to measure: a gp_sim with plugin opened (eps; theta for tree
  * plugins, which cpu-direct would reject; threads when not NULL), the
  * particles of ic and the integrator named (NULL: none yet). On failure

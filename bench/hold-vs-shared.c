@@ -127,11 +127,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hold-vs-shared: %s\n", err);
         return 1;
     }
-    gp_sim *sim;
-    gp_sim_new(&sim);
-    if (gp_sim_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id) != GP_OK) die("particles", sim);
-    double e0 = bench_exact_energy("hold-vs-shared", sim, eps);
-    gp_sim_free(sim);
+    double e0 = bench_ic_energy("hold-vs-shared", &ic, eps);
     printf("# hold-vs-shared: %s n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n",
            model, ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, sample);
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s\n");

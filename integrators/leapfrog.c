@@ -8,12 +8,6 @@
 
 static const gp_setting settings[] = { GP_STEP_SETTINGS };
 
-static gp_status start(gp_sim *sim)
-{
-    gp_shared_step_anchor(sim);
-    return gp_force_all(sim, sim->pos, sim->acc, NULL);
-}
-
 static gp_status step(gp_sim *sim, double t_end)
 {
     int partial;
@@ -35,5 +29,5 @@ const gp_integrator_def gp_scheme_leapfrog = {
     .name = "leapfrog",
     .summary = "kick-drift-kick leapfrog, shared fixed step dt (symplectic, 2nd order)",
     .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
-    .start = start, .step = step,
+    .start = gp_shared_step_start, .step = step,
 };

@@ -11,12 +11,6 @@
 
 static const gp_setting settings[] = { GP_STEP_SETTINGS };
 
-static gp_status start(gp_sim *sim)
-{
-    gp_shared_step_anchor(sim);
-    return gp_force_all(sim, sim->pos, sim->acc, NULL);
-}
-
 static gp_status step(gp_sim *sim, double t_end)
 {
     int partial;
@@ -38,5 +32,5 @@ const gp_integrator_def gp_scheme_rk2 = {
     .name = "rk2",
     .summary = "GOTHIC's 2nd-order predictor-corrector, shared fixed step dt",
     .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
-    .start = start, .step = step,
+    .start = gp_shared_step_start, .step = step,
 };

@@ -1,11 +1,19 @@
 /* shared_step.c — the step grid of the shared fixed-step schemes (see shared_step.h). */
 #include "shared_step.h"
 
+#include "force.h"
+
 static double dt_setting(const gp_sim *sim) { return ((const gp_step_settings *)sim->settings)->dt; }
 
 void gp_shared_step_anchor(gp_sim *sim)
 {
     gp_levels_anchor(&sim->lv, sim->time, dt_setting(sim), 0);
+}
+
+gp_status gp_shared_step_start(gp_sim *sim)
+{
+    gp_shared_step_anchor(sim);
+    return gp_force_all(sim, sim->pos, sim->acc, NULL);
 }
 
 double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial)

@@ -16,6 +16,9 @@ typedef struct gp_step_settings {
 
 /* Anchors the step grid at sim->time with the setting dt. */
 void gp_shared_step_anchor(gp_sim *sim);
+/* A start that anchors the grid and computes every acceleration (the
+ * schemes with one force call a step, leapfrog and rk2). */
+gp_status gp_shared_step_start(gp_sim *sim);
 
 /* Shared-step schemes count steps in ticks of dt from an anchor time, so
  * t = t0 + k dt never drifts; a last partial step reaches an off-grid end
