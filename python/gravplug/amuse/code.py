@@ -1,0 +1,182 @@
+"""The high-level class of gravplug's AMUSE code: Gravplug, a
+GravitationalDynamics and GravityFieldCode over the legacy interface
+(interface.py), with AMUSE's parameters, particle sets, states and methods,
+and every parameter of the chosen plugin as a typed entry."""
+import json
+
+import numpy as np
+
+from amuse.community.interface.gd import GravitationalDynamics, GravityFieldCode
+from amuse.community.interface.stopping_conditions import StoppingConditions
+from amuse.datamodel.parameters import ModuleMethodParameterDefinition
+from amuse.units import nbody_system
+
+from .interface import GravplugInterface
+
+# Names AMUSE already uses: a plugin parameter of the same name is exposed
+# as plugin_<name>. eps is epsilon_squared's root.
+_RESERVED = {"eps", "epsilon_squared", "timestep", "dt", "opening_angle", "solver",
+             "integrator", "begin_time"}
+
+
+
+class _PluginDefault(ModuleMethodParameterDefinition):
+    """A parameter whose default is the plugin's own: AMUSE does not write
+    it at commit (it would overwrite what plugin_params= or
+    set_plugin_parameter set before, and theta through opening_angle)."""
+
+    def set_default_value(self, parameter, object):
+        pass
+
+
+class _PluginParameter(_PluginDefault):
+    """One describe_params entry of the plugin as an AMUSE parameter:
+    read with get_plugin_parameter, written with set_plugin_parameter,
+    typed from the plugin's table (double, int, bool; enums as strings)."""
+
+    def __init__(self, name, plugin_name, kind, default, doc):
+        self.plugin_name, self.kind = plugin_name, kind
+        _PluginDefault.__init__(
+            self, "get_plugin_parameter", "set_plugin_parameter", name,
+            f"plugin parameter {plugin_name}: {doc}", self._parse(default))
+
+    def _parse(self, text):
+        try:
+            if self.kind == "double":
+                return float(text)
+            if self.kind == "int":
+                return int(text)
+            if self.kind == "bool":
+                return str(text).strip().lower() in ("true", "1", "yes")
+        except ValueError:
+            pass
+        return text
+
+    def get_value(self, parameter, object):
+        text = object.get_plugin_parameter(self.plugin_name)
+        return None if text == "" else self._parse(text)   # None: not in the current plugin
+
+    def set_value(self, parameter, object, value):
+        if isinstance(value, (bool, np.bool_)):
+            text = "true" if value else "false"
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = str(value)
+        object.set_plugin_parameter(self.plugin_name, text)
+        parameter.is_set = True
+
+
+class Gravplug(GravitationalDynamics, GravityFieldCode):
+    """AMUSE gravity code: Gravplug(unit_converter=None, solver="cpu-tree",
+    integrator="leapfrog", plugin_params=None, **options).
+
+    Parameters: epsilon_squared (its root goes to the plugin as eps),
+    timestep (also dt: the integrator's step, dt_max under block-rk2),
+    opening_angle (the plugin's theta), begin_time, solver, integrator,
+    AMUSE's stopping_conditions_*, and every other parameter of the plugin
+    chosen here under its own name (theta, mac, order, precision, ...),
+    typed from its describe_params. plugin_params={...} sets those at
+    construction. A wrong plugin, plugin parameter or value raises here, at
+    the call, with gravplug's sentence in the exception text."""
+
+    def __init__(self, unit_converter=None, solver="cpu-tree",
+                 integrator="leapfrog", plugin_params=None, **options):
+        self.stopping_conditions = StoppingConditions(self)
+        legacy = GravplugInterface(**options)
+        try:
+            table, err = legacy.describe_plugin(str(solver))
+            self._plugin_table = json.loads(table) if err == 0 else []
+            GravitationalDynamics.__init__(self, legacy, unit_converter, **options)
+            self.parameters.solver = solver
+            self.parameters.integrator = integrator
+            for k, v in dict(plugin_params or {}).items():
+                self.set_plugin_parameter(k, v if isinstance(v, str) else
+                                          repr(float(v)) if isinstance(v, float) else str(v))
+        except BaseException:
+            legacy.stop()
+            raise
+
+    def set_plugin_parameter(self, name, value):
+        """Sets a plugin parameter by its plugin name; value may be a number,
+        a bool or a string (as the constructor's plugin_params take them)."""
+        if isinstance(value, (bool, np.bool_)):
+            value = "true" if value else "false"
+        elif isinstance(value, (float, np.floating)):
+            value = repr(float(value))
+        return self.overridden().set_plugin_parameter(str(name), str(value))
+
+    def define_particle_sets(self, handler):
+        GravitationalDynamics.define_particle_sets(self, handler)
+        # particles.ax/ay/az and particles.potential_in_code (once per state;
+        # "potential" is taken by AMUSE's own particles.potential() method)
+        handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
+        handler.add_getter("particles", "get_potential", names=("potential_in_code",))
+        self.stopping_conditions.define_particle_set(handler)
+
+    def define_state(self, handler):
+        GravitationalDynamics.define_state(self, handler)
+        handler.add_method("RUN", "get_acceleration")
+        GravityFieldCode.define_state(self, handler)
+        for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
+                  "set_time_step", "set_plugin_parameter", "get_plugin_parameter",
+                  "get_opening_angle", "set_opening_angle", "get_last_error",
+                  "describe_plugin"):
+            handler.add_method("!UNINITIALIZED!STOPPED", m)
+        self.stopping_conditions.define_state(handler)
+
+    def define_parameters(self, handler):
+        # Not GravitationalDynamics.define_parameters: its timestep is
+        # read-only. As BHTree, every parameter is defined here.
+        handler.add_method_parameter(
+            "get_begin_time", "set_begin_time", "begin_time",
+            "model time to start the simulation at",
+            default_value=0.0 | nbody_system.time)
+        handler.add_method_parameter(
+            "get_eps2", "set_eps2", "epsilon_squared",
+            "softening length squared (eps = its root goes to the plugin)",
+            default_value=0.0 | nbody_system.length ** 2)
+        handler.add_method_parameter(
+            "get_time_step", "set_time_step", "timestep",
+            "integrator time step (the largest block step for block-rk2)",
+            default_value=(1.0 / 64) | nbody_system.time)
+        handler.add_alias_parameter("dt", "timestep", "the same as timestep")
+        handler.definitions["parameters"].append(_PluginDefault(
+            "get_opening_angle", "set_opening_angle", "opening_angle",
+            "tree opening angle: the plugin's theta (kept, unused, by direct plugins)",
+            default_value=0.5))
+        handler.add_method_parameter(
+            "get_solver", "set_solver", "solver",
+            "gravplug plugin: short name (cpu-direct, cpu-tree, cuda-tree) or path",
+            default_value="cpu-tree")
+        handler.add_method_parameter(
+            "get_integrator", "set_integrator", "integrator",
+            "gravplug integrator name (leapfrog, rk4, block-rk2, ...)",
+            default_value="leapfrog")
+        self.stopping_conditions.define_parameters(handler)
+        for name, kind, default, allowed, doc in getattr(self, "_plugin_table", []):
+            if name == "eps":
+                continue
+            entry = f"plugin_{name}" if name in _RESERVED else name
+            handler.definitions["parameters"].append(
+                _PluginParameter(entry, name, kind, default,
+                                 f"{doc}" + (f" (allowed: {allowed})" if allowed else "")))
+
+    def define_methods(self, handler):
+        GravitationalDynamics.define_methods(self, handler)
+        handler.add_method("get_eps2", (), (nbody_system.length ** 2, handler.ERROR_CODE))
+        handler.add_method("set_eps2", (nbody_system.length ** 2,), (handler.ERROR_CODE,))
+        handler.add_method("get_time_step", (), (nbody_system.time, handler.ERROR_CODE))
+        handler.add_method("set_time_step", (nbody_system.time,), (handler.ERROR_CODE,))
+        handler.add_method("get_opening_angle", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_opening_angle", (handler.NO_UNIT,), (handler.ERROR_CODE,))
+        handler.add_method("get_solver", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_solver", (handler.NO_UNIT,), (handler.ERROR_CODE,))
+        handler.add_method("get_integrator", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_integrator", (handler.NO_UNIT,), (handler.ERROR_CODE,))
+        handler.add_method("set_plugin_parameter", (handler.NO_UNIT, handler.NO_UNIT),
+                           (handler.ERROR_CODE,))
+        handler.add_method("get_plugin_parameter", (handler.NO_UNIT,),
+                           (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("get_last_error", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        self.stopping_conditions.define_methods(handler)

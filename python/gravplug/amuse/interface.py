@@ -1,0 +1,139 @@
+"""The legacy interface of gravplug's AMUSE code: GravplugInterface, the
+function-level interface AMUSE talks to, which starts the Python worker
+(worker.py) over sockets and declares the legacy functions beyond
+GravitationalDynamicsInterface's (solver, integrator, plugin parameters)."""
+import os
+import tempfile
+
+from amuse.community.interface.gd import GravitationalDynamicsInterface, GravityFieldInterface
+from amuse.community.interface.stopping_conditions import StoppingConditionInterface
+from amuse.rfi.core import LegacyFunctionSpecification, PythonCodeInterface, legacy_function
+from amuse.support.literature import LiteratureReferencesMixIn
+
+from .worker import GravplugImplementation
+
+
+def _string_accessor(name, direction):
+    f = LegacyFunctionSpecification()
+    f.addParameter(name, dtype="string", direction=direction)
+    f.result_type = "int32"
+    return f
+
+
+def _whole_arrays(base, name):
+    """The legacy function `name` of `base`, made to take whole arrays: the
+    worker gets numpy arrays and answers in one message."""
+    spec_of = base.__dict__[name].specification_function
+
+    def spec():
+        f = spec_of()
+        f.can_handle_array = False
+        f.must_handle_array = True
+        return f
+    spec.__name__ = name
+    spec.__doc__ = spec_of.__doc__
+    return legacy_function(spec)
+
+
+class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
+                        GravityFieldInterface, StoppingConditionInterface,
+                        LiteratureReferencesMixIn):
+    """The low-level AMUSE interface; the code runs in a Python worker."""
+
+    def __init__(self, **options):
+        options.setdefault("channel_type", "sockets")
+        # One Python process needs no MPI: started directly, not through
+        # mpiexec (faster, and immune to a system mpiexec AMUSE may have
+        # recorded that cannot start it).
+        options.setdefault("initialize_mpi", False)
+        # AMUSE writes the generated worker script into worker_dir (the
+        # current directory by default): keep it out of the user's way.
+        if not options.get("worker_dir"):
+            wd = os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}")
+            os.makedirs(wd, exist_ok=True)
+            options["worker_dir"] = wd
+        # name_of_the_worker=None: AMUSE writes the worker script itself.
+        PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
+        LiteratureReferencesMixIn.__init__(self)
+
+    # GravitationalDynamicsInterface's per-particle functions, taking whole
+    # arrays (one message for N particles)
+    new_particle = _whole_arrays(GravitationalDynamicsInterface, "new_particle")
+    delete_particle = _whole_arrays(GravitationalDynamicsInterface, "delete_particle")
+    get_state = _whole_arrays(GravitationalDynamicsInterface, "get_state")
+    set_state = _whole_arrays(GravitationalDynamicsInterface, "set_state")
+    get_mass = _whole_arrays(GravitationalDynamicsInterface, "get_mass")
+    set_mass = _whole_arrays(GravitationalDynamicsInterface, "set_mass")
+    get_radius = _whole_arrays(GravitationalDynamicsInterface, "get_radius")
+    set_radius = _whole_arrays(GravitationalDynamicsInterface, "set_radius")
+    get_position = _whole_arrays(GravitationalDynamicsInterface, "get_position")
+    set_position = _whole_arrays(GravitationalDynamicsInterface, "set_position")
+    get_velocity = _whole_arrays(GravitationalDynamicsInterface, "get_velocity")
+    set_velocity = _whole_arrays(GravitationalDynamicsInterface, "set_velocity")
+    get_acceleration = _whole_arrays(GravitationalDynamicsInterface, "get_acceleration")
+    get_potential = _whole_arrays(GravitationalDynamicsInterface, "get_potential")
+
+    @legacy_function
+    def get_solver():
+        return _string_accessor("solver", LegacyFunctionSpecification.OUT)
+
+    @legacy_function
+    def set_solver():
+        return _string_accessor("solver", LegacyFunctionSpecification.IN)
+
+    @legacy_function
+    def get_integrator():
+        return _string_accessor("integrator", LegacyFunctionSpecification.OUT)
+
+    @legacy_function
+    def set_integrator():
+        return _string_accessor("integrator", LegacyFunctionSpecification.IN)
+
+    @legacy_function
+    def set_time_step():
+        f = LegacyFunctionSpecification()
+        f.addParameter("time_step", dtype="float64", direction=f.IN)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def get_opening_angle():
+        f = LegacyFunctionSpecification()
+        f.addParameter("value", dtype="float64", direction=f.OUT)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def set_opening_angle():
+        f = LegacyFunctionSpecification()
+        f.addParameter("value", dtype="float64", direction=f.IN)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def get_last_error():
+        return _string_accessor("message", LegacyFunctionSpecification.OUT)
+
+    @legacy_function
+    def describe_plugin():
+        f = LegacyFunctionSpecification()
+        f.addParameter("solver", dtype="string", direction=f.IN)
+        f.addParameter("table", dtype="string", direction=f.OUT)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def set_plugin_parameter():
+        f = LegacyFunctionSpecification()
+        f.addParameter("name", dtype="string", direction=f.IN)
+        f.addParameter("value", dtype="string", direction=f.IN)
+        f.result_type = "int32"
+        return f
+
+    @legacy_function
+    def get_plugin_parameter():
+        f = LegacyFunctionSpecification()
+        f.addParameter("name", dtype="string", direction=f.IN)
+        f.addParameter("value", dtype="string", direction=f.OUT)
+        f.result_type = "int32"
+        return f
