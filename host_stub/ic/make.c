@@ -15,15 +15,17 @@
 #include <string.h>
 #include <strings.h>
 
-static const ic_model *const models[] = {
-    &ic_model_plummer, &ic_model_hernquist, &ic_model_nfw, &ic_model_galaxy,
-    &ic_model_uniform, &ic_model_kepler,    &ic_model_file, &ic_model_snapshot,
-};
-#define N_MODELS (sizeof models / sizeof models[0])
+/* The models, in the order gravic --list shows them: adding one is its own
+ * file (an ic_model named ic_model_NAME) plus one word here. */
+#define GP_IC_MODELS(X) X(plummer) X(hernquist) X(nfw) X(galaxy) X(uniform) X(kepler) X(file) X(snapshot)
 
-static const char *const model_names[] = {
-    "plummer", "hernquist", "nfw", "galaxy", "uniform", "kepler", "file", "snapshot", NULL,
-};
+#define GP_IC_DECLARE(name) extern const ic_model ic_model_##name;
+GP_IC_MODELS(GP_IC_DECLARE)
+#define GP_IC_ENTRY(name) &ic_model_##name,
+static const ic_model *const models[] = { GP_IC_MODELS(GP_IC_ENTRY) };
+#define N_MODELS (sizeof models / sizeof models[0])
+#define GP_IC_NAME(name) #name,
+static const char *const model_names[] = { GP_IC_MODELS(GP_IC_NAME) NULL };
 
 static const ic_model *find_model(const char *name)
 {

@@ -68,9 +68,6 @@ typedef struct ic_model {
     int (*prepare)(size_t n, const ic_vals *v, ic_stream *s, char *err, size_t errlen);
 } ic_model;
 
-extern const ic_model ic_model_plummer, ic_model_hernquist, ic_model_nfw,
-    ic_model_galaxy, ic_model_uniform, ic_model_kepler, ic_model_file,
-    ic_model_snapshot;
 
 /* Allocates n particles (ids 0..n-1, everything else zero). */
 int ic_alloc(gp_ic *out, size_t n, char *err, size_t errlen);
