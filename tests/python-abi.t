@@ -6,17 +6,10 @@ abi/gravplug.h and host_stub/ic/ic.h."""
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-try:
-    import numpy  # noqa: F401
-except ImportError:
-    print("1..0 # SKIP numpy is not installed (pip install numpy)")
-    sys.exit(0)
+from pyprelude import REPO  # noqa: E402  (python/ on the path; skips without numpy)
 
 import ctypes  # noqa: E402
 

@@ -6,15 +6,8 @@ import re
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-try:
-    import numpy  # noqa: F401
-except ImportError:
-    print("1..0 # SKIP numpy is not installed (pip install numpy)")
-    sys.exit(0)
+from pyprelude import REPO  # noqa: E402  (python/ on the path; skips without numpy)
 
 from gravplug._tap import Tap  # noqa: E402
 

@@ -5,15 +5,9 @@ Runs from a checkout without installing: the package is taken from
 python/ next to this file and libgravplug.so from the build tree
 (GRAVPLUG_BUILD, set by python/module.mk, or <repo>/build).
 """
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-try:
-    import numpy as np
-except ImportError:
-    print("1..0 # SKIP numpy is not installed (pip install numpy)")
-    sys.exit(0)
+import pyprelude  # noqa: E402,F401  (python/ on the path; skips without numpy)
+import numpy as np  # noqa: E402
 
 from gravplug._tap import Tap  # noqa: E402
 

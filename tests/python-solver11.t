@@ -6,15 +6,10 @@ bit, subsets and masses against references); a 1.0-only plugin
 (tests/sim-abi10.c) raises UnsupportedError for them; Gravity.solver_path
 and Gravity.set_masses mid-run."""
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-try:
-    import numpy as np
-except ImportError:
-    print("1..0 # SKIP numpy is not installed (pip install numpy)")
-    sys.exit(0)
+import pyprelude  # noqa: E402,F401  (python/ on the path; skips without numpy)
+import numpy as np  # noqa: E402
 
 from gravplug._tap import Tap  # noqa: E402
 

@@ -13,9 +13,15 @@ from amuse.support.literature import LiteratureReferencesMixIn
 from .worker import GravplugImplementation
 
 
-def _string_accessor(name, direction):
+IN, OUT = LegacyFunctionSpecification.IN, LegacyFunctionSpecification.OUT
+
+
+def _spec(*params):
+    """A legacy function's specification: (name, dtype, direction) for each
+    parameter, an int32 error code as the result."""
     f = LegacyFunctionSpecification()
-    f.addParameter(name, dtype="string", direction=direction)
+    for name, dtype, direction in params:
+        f.addParameter(name, dtype=dtype, direction=direction)
     f.result_type = "int32"
     return f
 
@@ -75,65 +81,44 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
 
     @legacy_function
     def get_solver():
-        return _string_accessor("solver", LegacyFunctionSpecification.OUT)
+        return _spec(("solver", "string", OUT))
 
     @legacy_function
     def set_solver():
-        return _string_accessor("solver", LegacyFunctionSpecification.IN)
+        return _spec(("solver", "string", IN))
 
     @legacy_function
     def get_integrator():
-        return _string_accessor("integrator", LegacyFunctionSpecification.OUT)
+        return _spec(("integrator", "string", OUT))
 
     @legacy_function
     def set_integrator():
-        return _string_accessor("integrator", LegacyFunctionSpecification.IN)
+        return _spec(("integrator", "string", IN))
 
     @legacy_function
     def set_time_step():
-        f = LegacyFunctionSpecification()
-        f.addParameter("time_step", dtype="float64", direction=f.IN)
-        f.result_type = "int32"
-        return f
+        return _spec(("time_step", "float64", IN))
 
     @legacy_function
     def get_opening_angle():
-        f = LegacyFunctionSpecification()
-        f.addParameter("value", dtype="float64", direction=f.OUT)
-        f.result_type = "int32"
-        return f
+        return _spec(("value", "float64", OUT))
 
     @legacy_function
     def set_opening_angle():
-        f = LegacyFunctionSpecification()
-        f.addParameter("value", dtype="float64", direction=f.IN)
-        f.result_type = "int32"
-        return f
+        return _spec(("value", "float64", IN))
 
     @legacy_function
     def get_last_error():
-        return _string_accessor("message", LegacyFunctionSpecification.OUT)
+        return _spec(("message", "string", OUT))
 
     @legacy_function
     def describe_plugin():
-        f = LegacyFunctionSpecification()
-        f.addParameter("solver", dtype="string", direction=f.IN)
-        f.addParameter("table", dtype="string", direction=f.OUT)
-        f.result_type = "int32"
-        return f
+        return _spec(("solver", "string", IN), ("table", "string", OUT))
 
     @legacy_function
     def set_plugin_parameter():
-        f = LegacyFunctionSpecification()
-        f.addParameter("name", dtype="string", direction=f.IN)
-        f.addParameter("value", dtype="string", direction=f.IN)
-        f.result_type = "int32"
-        return f
+        return _spec(("name", "string", IN), ("value", "string", IN))
 
     @legacy_function
     def get_plugin_parameter():
-        f = LegacyFunctionSpecification()
-        f.addParameter("name", dtype="string", direction=f.IN)
-        f.addParameter("value", dtype="string", direction=f.OUT)
-        f.result_type = "int32"
-        return f
+        return _spec(("name", "string", IN), ("value", "string", OUT))
