@@ -29,6 +29,17 @@ struct gp_plugin {
     char path[GP_PATH_MAX];
 };
 
+GRAVPLUG_EXPORT const char *gp_param_type_name(gp_param_type t)
+{
+    switch (t) {
+    case GP_PARAM_DOUBLE: return "double";
+    case GP_PARAM_INT:    return "int";
+    case GP_PARAM_BOOL:   return "bool";
+    case GP_PARAM_ENUM:   return "enum";
+    }
+    return "?";
+}
+
 GRAVPLUG_EXPORT const char *gp_status_name(gp_status st)
 {
     switch (st) {

@@ -96,6 +96,9 @@ GRAVPLUG_EXPORT size_t gp_plugin_search_path(char *buf, size_t buflen);
  * for a value outside the enum. Static storage. */
 GRAVPLUG_EXPORT const char *gp_status_name(gp_status st);
 
+/* "double", "int", "bool" or "enum" for a parameter's type ("?" if none). */
+GRAVPLUG_EXPORT const char *gp_param_type_name(gp_param_type t);
+
 #ifdef __cplusplus
 }
 #endif

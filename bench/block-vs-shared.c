@@ -70,14 +70,12 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
         r.err_end = e;
         if (getenv("BVS_VERBOSE")) fprintf(stderr, "%s dt %g: t = %g dE_rel %.3e\n", integ, dt, k * sample, e);
     }
-    gp_sim_counter(sim, "steps", &r.steps);
-    gp_sim_counter(sim, "force_calls", &r.force_calls);
-    gp_sim_counter(sim, "particle_forces", &r.particle_forces);
-    gp_stats st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    gp_sim_solver_stats(sim, &st);
-    r.interactions = st.pp_interactions + st.pc_interactions;
+    bench_cost cost = bench_run_cost(sim);
+    gp_stats st = cost.stats;
+    r.steps = cost.steps;
+    r.force_calls = cost.force_calls;
+    r.particle_forces = cost.particle_forces;
+    r.interactions = cost.interactions;
     r.build_s = st.seconds_build;
     r.moments_s = st.seconds_moments;
     r.walk_s = st.seconds_walk;

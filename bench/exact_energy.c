@@ -73,3 +73,16 @@ double bench_ic_energy(const char *prog, const gp_ic *ic, const char *eps)
     gp_sim_free(sim);
     return e0;
 }
+
+bench_cost bench_run_cost(gp_sim *sim)
+{
+    bench_cost c;
+    memset(&c, 0, sizeof c);
+    gp_sim_counter(sim, "steps", &c.steps);
+    gp_sim_counter(sim, "force_calls", &c.force_calls);
+    gp_sim_counter(sim, "particle_forces", &c.particle_forces);
+    c.stats.struct_size = sizeof c.stats;
+    gp_sim_solver_stats(sim, &c.stats);
+    c.interactions = c.stats.pp_interactions + c.stats.pc_interactions;
+    return c;
+}

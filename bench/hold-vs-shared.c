@@ -82,14 +82,11 @@ static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
         if (series) fprintf(series, "%s\t%g\t%.6e\n", spec, t, e);
     }
     if (ns > 1) r.slope = (ns * ste - st * se) / (ns * stt - st * st);
-    gp_sim_counter(sim, "steps", &r.steps);
-    gp_sim_counter(sim, "force_calls", &r.force_calls);
-    gp_sim_counter(sim, "particle_forces", &r.particle_forces);
-    gp_stats s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    gp_sim_solver_stats(sim, &s);
-    r.interactions = s.pp_interactions + s.pc_interactions;
+    bench_cost cost = bench_run_cost(sim);
+    r.steps = cost.steps;
+    r.force_calls = cost.force_calls;
+    r.particle_forces = cost.particle_forces;
+    r.interactions = cost.interactions;
     uint64_t counts[64];
     gp_sim_level_counts(sim, counts, 64, &r.levels);
     gp_sim_free(sim);

@@ -68,17 +68,6 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
-static const char *type_name(gp_param_type t)
-{
-    switch (t) {
-    case GP_PARAM_DOUBLE: return "double";
-    case GP_PARAM_INT: return "int";
-    case GP_PARAM_BOOL: return "bool";
-    case GP_PARAM_ENUM: return "enum";
-    }
-    return "?";
-}
-
 static int cmd_info(int argc, char **argv)
 {
     if (argc != 1) { usage(stderr); return 2; }
@@ -107,7 +96,7 @@ static int cmd_info(int argc, char **argv)
     const gp_param_info *info = api->describe_params(&n);
     printf("\n%-12s %-7s %-14s %-30s %s\n", "parameter", "type", "default", "allowed", "meaning");
     for (size_t i = 0; i < n; ++i)
-        printf("%-12s %-7s %-14s %-30s %s\n", info[i].name, type_name(info[i].type),
+        printf("%-12s %-7s %-14s %-30s %s\n", info[i].name, gp_param_type_name(info[i].type),
                info[i].default_value ? info[i].default_value : "",
                info[i].allowed ? info[i].allowed : "", info[i].doc ? info[i].doc : "");
     gp_plugin_close(p);

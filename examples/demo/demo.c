@@ -18,17 +18,6 @@
 #include "gravplug.h"
 #include "gravplug_loader.h"
 
-static const char *type_name(gp_param_type t)
-{
-    switch (t) {
-    case GP_PARAM_DOUBLE: return "double";
-    case GP_PARAM_INT:    return "int";
-    case GP_PARAM_BOOL:   return "bool";
-    case GP_PARAM_ENUM:   return "enum";
-    }
-    return "?";
-}
-
 static void print_caps(uint64_t c)
 {
     static const char *const names[] = {"GPU", "TREE", "EXACT", "ACTIVE_SUBSET", "FIELD", "POTENTIAL", "REFIT"};
@@ -90,7 +79,7 @@ static int show(const char *path, const char *short_name, void *user)
     const gp_param_info *info = api->describe_params(&np);
     printf("  parameters:\n");
     for (size_t k = 0; k < np; ++k)
-        printf("    %-10s %-6s default %-8s %-32s %s\n", info[k].name, type_name(info[k].type),
+        printf("    %-10s %-6s default %-8s %-32s %s\n", info[k].name, gp_param_type_name(info[k].type),
                info[k].default_value, info[k].allowed ? info[k].allowed : "", info[k].doc);
 
     gp_solver *s = NULL;
