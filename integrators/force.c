@@ -12,6 +12,13 @@
 
 #include "force.h"
 
+/* The solver said no: its sentence, after what it refused. */
+static gp_status refused(gp_sim *sim, gp_status st, const char *what)
+{
+    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
+                       sim->api->last_error(sim->solver));
+}
+
 static gp_status send_positions(gp_sim *sim, const double *pos)
 {
     if (!sim->api || !sim->solver)
@@ -28,8 +35,7 @@ static gp_status send_positions(gp_sim *sim, const double *pos)
     /* either call clears a 1.1 plugin's held state (ABI 1.1) */
     sim->state_fresh = 0;
     if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver refused the particle positions: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
+        return refused(sim, st, "the particle positions");
     return GP_OK;
 }
 
@@ -49,8 +55,7 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
     if (!sim->subset_all) {
         st = sim->api->set_active_subset(sim->solver, 0, NULL);
         if (st != GP_OK)
-            return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
-                               sim->solver_name, sim->api->last_error(sim->solver));
+            return refused(sim, st, "the active subset");
         sim->subset_all = 1;
     }
     st = compute(sim, acc, pot);
@@ -70,8 +75,7 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
     /* na = 0 with a process's idx (never NULL): none active here */
     st = sim->api->set_active_subset(sim->solver, na, idx);
     if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
+        return refused(sim, st, "the active subset");
     sim->subset_all = 0;
     st = compute(sim, acc, NULL);
     if (st != GP_OK) return st;
@@ -121,23 +125,20 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
         sim->solver_fresh = 0;           /* the real masses go back next time */
         sim->subset_all = 1;
         if (st != GP_OK)
-            return gp_sim_fail(sim, st, "the %s solver refused the particles of a source subset: %s",
-                               sim->solver_name, sim->api->last_error(sim->solver));
+            return refused(sim, st, "the particles of a source subset");
     }
     if (st != GP_OK) return st;
     int all_act = gp_sim_all_active(sim, na);
     if (!(all_act && sim->subset_all)) {
         st = sim->api->set_active_subset(sim->solver, all_act ? 0 : na, all_act ? NULL : idx);
         if (st != GP_OK)
-            return gp_sim_fail(sim, st, "the %s solver refused the active subset: %s",
-                               sim->solver_name, sim->api->last_error(sim->solver));
+            return refused(sim, st, "the active subset");
         sim->subset_all = all_act;
     }
     if (native && !all_src) {
         st = sim->api->set_source_subset(sim->solver, ns, src);
         if (st != GP_OK)
-            return gp_sim_fail(sim, st, "the %s solver refused the source subset: %s",
-                               sim->solver_name, sim->api->last_error(sim->solver));
+            return refused(sim, st, "the source subset");
     }
     st = compute(sim, acc, NULL);
     if (native && !all_src) {
