@@ -39,13 +39,28 @@ static gp_status send_positions(gp_sim *sim, const double *pos)
     return GP_OK;
 }
 
-static gp_status compute(gp_sim *sim, double *acc, double *pot)
+static gp_status compute_raw(gp_sim *sim, double *acc, double *pot)
 {
     gp_status st = sim->api->compute_forces(sim->solver, acc, pot);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver failed to compute forces: %s",
                            sim->solver_name, sim->api->last_error(sim->solver));
     return GP_OK;
+}
+
+/* A force call for na active particles counted as the integrator's cost. */
+static void count_call(gp_sim *sim, size_t na)
+{
+    sim->force_calls++;
+    sim->particle_forces += na;
+    sim->last_active = na;
+}
+
+static gp_status compute(gp_sim *sim, double *acc, double *pot, size_t na)
+{
+    gp_status st = compute_raw(sim, acc, pot);
+    if (st == GP_OK) count_call(sim, na);
+    return st;
 }
 
 gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
@@ -58,12 +73,7 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
             return refused(sim, st, "the active subset");
         sim->subset_all = 1;
     }
-    st = compute(sim, acc, pot);
-    if (st != GP_OK) return st;
-    sim->force_calls++;
-    sim->particle_forces += sim->n;
-    sim->last_active = sim->n;
-    return GP_OK;
+    return compute(sim, acc, pot, sim->n);
 }
 
 gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
@@ -77,12 +87,7 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
     if (st != GP_OK)
         return refused(sim, st, "the active subset");
     sim->subset_all = 0;
-    st = compute(sim, acc, NULL);
-    if (st != GP_OK) return st;
-    sim->force_calls++;
-    sim->particle_forces += na;
-    sim->last_active = na;
-    return GP_OK;
+    return compute(sim, acc, NULL, na);
 }
 
 /* ==== Source subsets (ABI 1.1), for hold.c ================================
@@ -140,16 +145,13 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
         if (st != GP_OK)
             return refused(sim, st, "the source subset");
     }
-    st = compute(sim, acc, NULL);
+    st = compute_raw(sim, acc, NULL);
     if (native && !all_src) {
         gp_status back = sim->api->set_source_subset(sim->solver, 0, NULL);
         if (st == GP_OK && back != GP_OK)
             st = gp_sim_fail(sim, back, "the %s solver could not restore all sources: %s",
                              sim->solver_name, sim->api->last_error(sim->solver));
     }
-    if (st != GP_OK) return st;
-    sim->force_calls++;
-    sim->particle_forces += na;
-    sim->last_active = na;
-    return GP_OK;
+    if (st == GP_OK) count_call(sim, na);
+    return st;
 }
