@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _abi
 from ._arrays import as_scalars, as_vectors, dptr
+from ._closing import Closing
 from ._lib import load_library
 from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
                      error_for)
@@ -198,7 +199,7 @@ class Particles:
         return self._g.potentials
 
 
-class Gravity:
+class Gravity(Closing):
     """Gravity(solver="cpu-tree", integrator="block-rk2", *,
     solver_params=None, integrator_params=None, **params)
 
@@ -263,18 +264,6 @@ class Gravity:
                 self._sim = None
 
     stop = close   # AMUSE spelling
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         if self._sim is None:

@@ -27,6 +27,7 @@ import numpy as np
 from . import _abi
 from ._abi import Capability, ParamType, Status
 from ._arrays import (as_index, as_scalars, as_vectors, dptr, output, uptr)
+from ._closing import Closing
 from ._plugin import open_plugin
 from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
                      UnsupportedError, error_for)
@@ -190,7 +191,7 @@ def _read_param_info(api):
     return info
 
 
-class Solver:
+class Solver(Closing):
     """An instance of a gravplug plugin.
 
     Solver(plugin, params=None, *, device=-1, logger=None, **kw)
@@ -287,18 +288,6 @@ class Solver:
             if self._handle is not None:
                 self._api.finalize(self._handle)
                 self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def closed(self):
