@@ -131,16 +131,27 @@ static double *param_slot(gp_stopping *s, const char *name)
     return NULL;
 }
 
-GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, double value)
+/* The slot of the parameter name in sim's conditions (made if need be), or
+ * a failure with a sentence; hint follows the unknown name. */
+static gp_status find_param(gp_sim *sim, const char *name, double **slot, const char *hint)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     gp_stopping *s = stopping_of(sim);
     if (!s) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
-    double *slot = param_slot(s, name);
-    if (!slot)
-        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
-                           "no stopping-condition parameter \"%s\": use number_of_steps, timeout, "
-                           "out_of_box_size or out_of_box_use_center_of_mass", name ? name : "(null)");
+    *slot = param_slot(s, name);
+    if (!*slot)
+        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER, "no stopping-condition parameter \"%s\"%s",
+                           name ? name : "(null)", hint);
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, double value)
+{
+    double *slot = NULL;
+    gp_status st = find_param(sim, name, &slot, ": use number_of_steps, timeout, "
+                              "out_of_box_size or out_of_box_use_center_of_mass");
+    if (st != GP_OK) return st;
+    gp_stopping *s = sim->stopping;
     int ok = isfinite(value);
     if (slot == &s->max_steps) ok = ok && value >= 1 && value == floor(value);
     else if (slot == &s->timeout) ok = ok && value > 0;
@@ -157,13 +168,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, d
 
 GRAVPLUG_EXPORT gp_status gp_sim_stop_get_param(gp_sim *sim, const char *name, double *value)
 {
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    gp_stopping *s = stopping_of(sim);
-    if (!s) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
-    double *slot = param_slot(s, name);
-    if (!slot)
-        return gp_sim_fail(sim, GP_ERR_UNKNOWN_PARAMETER,
-                           "no stopping-condition parameter \"%s\"", name ? name : "(null)");
+    double *slot = NULL;
+    gp_status st = find_param(sim, name, &slot, "");
+    if (st != GP_OK) return st;
     if (!value) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_stop_get_param: value is NULL");
     *value = *slot;
     return GP_OK;
