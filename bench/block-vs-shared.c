@@ -31,9 +31,7 @@
 typedef struct result {
     const char *scheme;
     double dt, eta, err, err_end, wall;
-    uint64_t steps, force_calls, particle_forces, interactions;
-    size_t levels;
-    double build_s, moments_s, walk_s;
+    bench_cost cost;
 } result;
 
 static void die(const char *what, gp_sim *sim)
@@ -70,17 +68,7 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
         r.err_end = e;
         if (getenv("BVS_VERBOSE")) fprintf(stderr, "%s dt %g: t = %g dE_rel %.3e\n", integ, dt, k * sample, e);
     }
-    bench_cost cost = bench_run_cost(sim);
-    gp_stats st = cost.stats;
-    r.steps = cost.steps;
-    r.force_calls = cost.force_calls;
-    r.particle_forces = cost.particle_forces;
-    r.interactions = cost.interactions;
-    r.build_s = st.seconds_build;
-    r.moments_s = st.seconds_moments;
-    r.walk_s = st.seconds_walk;
-    uint64_t counts[64];
-    gp_sim_level_counts(sim, counts, 64, &r.levels);
+    r.cost = bench_run_cost(sim);
     gp_sim_free(sim);
     return r;
 }
@@ -88,9 +76,9 @@ static result run(const gp_ic *ic, const char *plugin, const char *eps, const ch
 static void print_row(const result *r)
 {
     printf("%s\t%.6g\t%.3g\t%.4e\t%.4e\t%llu\t%llu\t%llu\t%llu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\n", r->scheme, r->dt, r->eta, r->err, r->err_end,
-           (unsigned long long)r->steps, (unsigned long long)r->force_calls,
-           (unsigned long long)r->particle_forces, (unsigned long long)r->interactions, r->levels, r->wall,
-           r->build_s, r->moments_s, r->walk_s);
+           (unsigned long long)r->cost.steps, (unsigned long long)r->cost.force_calls,
+           (unsigned long long)r->cost.particle_forces, (unsigned long long)r->cost.interactions, r->cost.levels, r->wall,
+           r->cost.stats.seconds_build, r->cost.stats.seconds_moments, r->cost.stats.seconds_walk);
     fflush(stdout);
 }
 
@@ -162,18 +150,18 @@ int main(int argc, char **argv)
             }
             if (lo < 0) {
                 printf("%g\t%s\t%.3e\t%llu\tnot bracketed by the shared runs (widen --shared)\n", B->eta,
-                       m ? "end" : "max", eb, (unsigned long long)B->particle_forces);
+                       m ? "end" : "max", eb, (unsigned long long)B->cost.particle_forces);
                 continue;
             }
             const result *a = &sh[lo], *c = &sh[lo + 1];
             double ea = m ? a->err_end : a->err, ec = m ? c->err_end : c->err;
             double f = ea == ec ? 0.0 : log(eb / ea) / log(ec / ea);   /* 0 at a, 1 at c */
             double dt_eq = exp(log(a->dt) + f * log(c->dt / a->dt));
-            double pf_eq = exp(log((double)a->particle_forces) + f * log((double)c->particle_forces / (double)a->particle_forces));
+            double pf_eq = exp(log((double)a->cost.particle_forces) + f * log((double)c->cost.particle_forces / (double)a->cost.particle_forces));
             double wall_eq = exp(log(a->wall) + f * log(c->wall / a->wall));
             printf("%g\t%s\t%.3e\t%llu\t%.5g\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\n", B->eta, m ? "end" : "max", eb,
-                   (unsigned long long)B->particle_forces, dt_eq, pf_eq, pf_eq / (double)B->particle_forces,
-                   wall_eq / B->wall, 1e6 * B->wall / (double)B->particle_forces,
+                   (unsigned long long)B->cost.particle_forces, dt_eq, pf_eq, pf_eq / (double)B->cost.particle_forces,
+                   wall_eq / B->wall, 1e6 * B->wall / (double)B->cost.particle_forces,
                    1e6 * wall_eq / pf_eq);
         }
     gp_ic_free(&ic);

@@ -84,5 +84,7 @@ bench_cost bench_run_cost(gp_sim *sim)
     c.stats.struct_size = sizeof c.stats;
     gp_sim_solver_stats(sim, &c.stats);
     c.interactions = c.stats.pp_interactions + c.stats.pc_interactions;
+    uint64_t counts[64];
+    gp_sim_level_counts(sim, counts, 64, &c.levels);
     return c;
 }

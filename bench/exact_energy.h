@@ -26,10 +26,11 @@ double bench_ic_energy(const char *prog, const gp_ic *ic, const char *eps);
 gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, const char *eps,
                        const char *theta, const char *threads, const char *integrator);
 
-/* A finished run's cost: its steps, force calls, particle forces, and its
- * solver's interactions and timers. */
+/* A finished run's cost: its steps, force calls, particle forces, the
+ * levels of its last step, and its solver's interactions and timers. */
 typedef struct bench_cost {
     uint64_t steps, force_calls, particle_forces, interactions;
+    size_t levels;
     gp_stats stats;
 } bench_cost;
 bench_cost bench_run_cost(gp_sim *sim);

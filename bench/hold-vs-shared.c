@@ -37,8 +37,7 @@
 typedef struct result {
     char spec[128];
     double err, err_end, slope, wall;
-    uint64_t force_calls, particle_forces, interactions, steps;
-    size_t levels;
+    bench_cost cost;
 } result;
 
 static void die(const char *what, gp_sim *sim)
@@ -82,13 +81,7 @@ static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
         if (series) fprintf(series, "%s\t%g\t%.6e\n", spec, t, e);
     }
     if (ns > 1) r.slope = (ns * ste - st * se) / (ns * stt - st * st);
-    bench_cost cost = bench_run_cost(sim);
-    r.steps = cost.steps;
-    r.force_calls = cost.force_calls;
-    r.particle_forces = cost.particle_forces;
-    r.interactions = cost.interactions;
-    uint64_t counts[64];
-    gp_sim_level_counts(sim, counts, 64, &r.levels);
+    r.cost = bench_run_cost(sim);
     gp_sim_free(sim);
     return r;
 }
@@ -132,9 +125,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
         printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.2f\n", r[i].spec, r[i].err, r[i].err_end,
-               r[i].slope, (unsigned long long)r[i].steps, (unsigned long long)r[i].force_calls,
-               (unsigned long long)r[i].particle_forces, (unsigned long long)r[i].interactions,
-               (double)r[i].interactions / (double)r[i].particle_forces, r[i].levels, r[i].wall);
+               r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
+               (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
+               (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall);
         fflush(stdout);
     }
     printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");
@@ -149,17 +142,17 @@ int main(int argc, char **argv)
         }
         if (lo < 0 || hi < 0) {
             printf("%s\t%.3e\t%llu\tnot bracketed by the leapfrog runs\n", r[b].spec, r[b].err,
-                   (unsigned long long)r[b].particle_forces);
+                   (unsigned long long)r[b].cost.particle_forces);
             continue;
         }
         double f = r[lo].err == r[hi].err ? 0.0 : log(r[b].err / r[lo].err) / log(r[hi].err / r[lo].err);
-        double pf = exp(log((double)r[lo].particle_forces) + f * log((double)r[hi].particle_forces / (double)r[lo].particle_forces));
+        double pf = exp(log((double)r[lo].cost.particle_forces) + f * log((double)r[hi].cost.particle_forces / (double)r[lo].cost.particle_forces));
         double wall = exp(log(r[lo].wall) + f * log(r[hi].wall / r[lo].wall));
         /* interactions (pp + pc) too: a kick from a small source subset is
          * cheap on a tree, so particle forces overstate hold's deep kicks */
-        double in = exp(log((double)r[lo].interactions) + f * log((double)r[hi].interactions / (double)r[lo].interactions));
-        printf("%s\t%.3e\t%llu\t%.0f\t%.2f\t%.2f\t%.2f\n", r[b].spec, r[b].err, (unsigned long long)r[b].particle_forces, pf,
-               pf / (double)r[b].particle_forces, wall / r[b].wall, in / (double)r[b].interactions);
+        double in = exp(log((double)r[lo].cost.interactions) + f * log((double)r[hi].cost.interactions / (double)r[lo].cost.interactions));
+        printf("%s\t%.3e\t%llu\t%.0f\t%.2f\t%.2f\t%.2f\n", r[b].spec, r[b].err, (unsigned long long)r[b].cost.particle_forces, pf,
+               pf / (double)r[b].cost.particle_forces, wall / r[b].wall, in / (double)r[b].cost.interactions);
     }
     if (series) fclose(series);
     gp_ic_free(&ic);
