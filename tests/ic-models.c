@@ -214,6 +214,22 @@ static double hernquist_sigma2(double r)
 
 /* ---- tests -------------------------------------------------------------- */
 
+/* One spherical model's density profile over radial quantiles 0.01 .. q_hi
+ * (radii up to rmax), then its virial ratio. */
+static void check_spherical(const char *model, uint64_t seed, cum_fn F, const void *par,
+                            double q_hi, double rmax)
+{
+    static const char *const momentum[] = {"frame", "momentum"};
+    gp_ic ic;
+    if (make(model, 20000, seed, &ic, 1, momentum) == 0) {
+        double *r = radii(&ic, 0, ic.n);
+        check_profile(model, r, ic.n, F, par, 0.01, q_hi, 14, 1e-6, rmax);
+        free(r);
+        gp_ic_free(&ic);
+    } else ok(0, "%s made", model);
+    check_virial(model, 0, NULL);
+}
+
 int main(void)
 {
     plan(21);
@@ -222,14 +238,8 @@ int main(void)
     gp_ic ic;
 
     /* Plummer. */
-    if (make("plummer", N, 1, &ic, 1, momentum) == 0) {
-        double par[2] = {3 * M_PI / 16, 0.999};
-        double *r = radii(&ic, 0, ic.n);
-        check_profile("plummer", r, ic.n, plummer_cum, par, 0.01, 0.98, 14, 1e-6, 1e3);
-        free(r);
-        gp_ic_free(&ic);
-    } else ok(0, "plummer made");
-    check_virial("plummer", 0, NULL);
+    const double plummer_par[2] = {3 * M_PI / 16, 0.999};
+    check_spherical("plummer", 1, plummer_cum, plummer_par, 0.98, 1e3);
     if (make("plummer", 3000, 7, &ic, 0, NULL) == 0) {
         double K, W;
         energies(&ic, &K, &W);
@@ -239,15 +249,9 @@ int main(void)
     } else skip(2, "plummer failed");
 
     /* Hernquist, default taper at 100 a. */
-    if (make("hernquist", N, 2, &ic, 1, momentum) == 0) {
-        tapered t = {1, 100, 10, 0, 0, 0, 0};
-        tapered_init(&t);
-        double *r = radii(&ic, 0, ic.n);
-        check_profile("hernquist", r, ic.n, tapered_cum, &t, 0.01, 0.95, 14, 1e-6, 100);
-        free(r);
-        gp_ic_free(&ic);
-    } else ok(0, "hernquist made");
-    check_virial("hernquist", 0, NULL);
+    tapered hernquist = {1, 100, 10, 0, 0, 0, 0};
+    tapered_init(&hernquist);
+    check_spherical("hernquist", 2, tapered_cum, &hernquist, 0.95, 100);
 
     /* Untruncated Hernquist: velocity dispersion against Jeans. */
     static const char *const untrunc[] = {"frame", "momentum", "rtrunc", "0"};
@@ -279,15 +283,9 @@ int main(void)
     } else ok(0, "hernquist untruncated made");
 
     /* NFW, c = 10, decay 0.1. */
-    if (make("nfw", N, 4, &ic, 1, momentum) == 0) {
-        tapered t = {1, 10, 1, 1, 0, 0, 0};
-        tapered_init(&t);
-        double *r = radii(&ic, 0, ic.n);
-        check_profile("nfw", r, ic.n, tapered_cum, &t, 0.01, 0.8, 14, 1e-6, 10);
-        free(r);
-        gp_ic_free(&ic);
-    } else ok(0, "nfw made");
-    check_virial("nfw", 0, NULL);
+    tapered nfw = {1, 10, 1, 1, 0, 0, 0};
+    tapered_init(&nfw);
+    check_spherical("nfw", 4, tapered_cum, &nfw, 0.8, 10);
     if (make("nfw", 2000, 4, &ic, 0, NULL) == 0) {
         check_com("nfw", &ic);
         gp_ic_free(&ic);
