@@ -6,8 +6,6 @@
 #include "shared_step.h"
 #include "force.h"
 
-static const gp_setting settings[] = { GP_STEP_SETTINGS };
-
 static gp_status step(gp_sim *sim, double t_end)
 {
     int partial;
@@ -21,13 +19,10 @@ static gp_status step(gp_sim *sim, double t_end)
     gp_status st = gp_force_all(sim, x, a, NULL);
     if (st != GP_OK) return st;   /* state is half-stepped: the run is over */
     for (size_t k = 0; k < m; ++k) v[k] += 0.5 * dt * a[k];
-    gp_shared_step_done(sim, t_end, partial);
-    return GP_OK;
+    return gp_shared_step_done(sim, t_end, partial);
 }
 
-const gp_integrator_def gp_scheme_leapfrog = {
-    .name = "leapfrog",
-    .summary = "kick-drift-kick leapfrog, shared fixed step dt (symplectic, 2nd order)",
-    .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
-    .start = gp_shared_step_start, .step = step,
-};
+const gp_integrator_def gp_scheme_leapfrog =
+    GP_SHARED_STEP_SCHEME("leapfrog",
+                          "kick-drift-kick leapfrog, shared fixed step dt (symplectic, 2nd order)",
+                          .start = gp_shared_step_start, .step = step);

@@ -9,8 +9,6 @@
 #include "shared_step.h"
 #include "force.h"
 
-static const gp_setting settings[] = { GP_STEP_SETTINGS };
-
 static gp_status step(gp_sim *sim, double t_end)
 {
     int partial;
@@ -24,13 +22,10 @@ static gp_status step(gp_sim *sim, double t_end)
         v[k] += 0.5 * dt * (a[k] + anew[k]);
         a[k] = anew[k];
     }
-    gp_shared_step_done(sim, t_end, partial);
-    return GP_OK;
+    return gp_shared_step_done(sim, t_end, partial);
 }
 
-const gp_integrator_def gp_scheme_rk2 = {
-    .name = "rk2",
-    .summary = "GOTHIC's 2nd-order predictor-corrector, shared fixed step dt",
-    .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
-    .start = gp_shared_step_start, .step = step,
-};
+const gp_integrator_def gp_scheme_rk2 =
+    GP_SHARED_STEP_SCHEME("rk2",
+                          "GOTHIC's 2nd-order predictor-corrector, shared fixed step dt",
+                          .start = gp_shared_step_start, .step = step);

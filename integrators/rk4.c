@@ -8,8 +8,6 @@
 #include "shared_step.h"
 #include "force.h"
 
-static const gp_setting settings[] = { GP_STEP_SETTINGS };
-
 typedef struct rk4_state { double *k_x, *k_v, *v2; } rk4_state; /* sums, stage velocity */
 
 static void stop(gp_sim *sim)
@@ -74,13 +72,10 @@ static gp_status step(gp_sim *sim, double t_end)
         x[k] += dt / 6.0 * kx[k];
         v[k] += dt / 6.0 * kv[k];
     }
-    gp_shared_step_done(sim, t_end, partial);
-    return GP_OK;
+    return gp_shared_step_done(sim, t_end, partial);
 }
 
-const gp_integrator_def gp_scheme_rk4 = {
-    .name = "rk4",
-    .summary = "classical 4th-order Runge-Kutta, shared fixed step dt (4 force calls a step)",
-    .settings = settings, .n_settings = 1, .settings_size = sizeof(gp_step_settings),
-    .start = start, .step = step, .stop = stop, .load = alloc_state,
-};
+const gp_integrator_def gp_scheme_rk4 =
+    GP_SHARED_STEP_SCHEME("rk4",
+                          "classical 4th-order Runge-Kutta, shared fixed step dt (4 force calls a step)",
+                          .start = start, .step = step, .stop = stop, .load = alloc_state);

@@ -3,6 +3,10 @@
 
 #include "force.h"
 
+const gp_setting gp_shared_step_settings[1] = {
+    GP_SETTING_POSITIVE(gp_step_settings, dt, "0.01", "the shared time step"),
+};
+
 static double dt_setting(const gp_sim *sim) { return ((const gp_step_settings *)sim->settings)->dt; }
 
 void gp_shared_step_anchor(gp_sim *sim)
@@ -28,12 +32,12 @@ double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial)
     return dt;
 }
 
-void gp_shared_step_done(gp_sim *sim, double t_end, int partial)
+gp_status gp_shared_step_done(gp_sim *sim, double t_end, int partial)
 {
     if (partial) {
         gp_levels_anchor(&sim->lv, t_end, dt_setting(sim), 0);
         sim->time = t_end;
-        return;
+        return GP_OK;
     }
     sim->lv.now++;
     for (size_t i = 0; i < sim->n; ++i) sim->lv.t_last[i] = sim->lv.now;
@@ -41,4 +45,5 @@ void gp_shared_step_done(gp_sim *sim, double t_end, int partial)
     /* land exactly on an end time that lies on the grid */
     if (t != t_end && t > t_end - 1e-9 * dt_setting(sim) && t < t_end + 1e-9 * dt_setting(sim)) t = t_end;
     sim->time = t;
+    return GP_OK;
 }

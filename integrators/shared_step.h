@@ -12,7 +12,14 @@ typedef struct gp_step_settings {
     double dt;          /* the shared step */
 } gp_step_settings;
 
-#define GP_STEP_SETTINGS GP_SETTING_POSITIVE(gp_step_settings, dt, "0.01", "the shared time step")
+/* Their one settings table (dt), shared by all of them. */
+extern const gp_setting gp_shared_step_settings[1];
+
+/* A shared-step scheme's descriptor: its name, its summary, then its
+ * functions (.start, .step, ...) as designated initialisers. */
+#define GP_SHARED_STEP_SCHEME(NAME, SUMMARY, ...)                                          \
+    { .name = (NAME), .summary = (SUMMARY), .settings = gp_shared_step_settings,        \
+      .n_settings = 1, .settings_size = sizeof(gp_step_settings), __VA_ARGS__ }
 
 /* Anchors the step grid at sim->time with the setting dt. */
 void gp_shared_step_anchor(gp_sim *sim);
@@ -25,7 +32,8 @@ gp_status gp_shared_step_start(gp_sim *sim);
  * time and re-anchors there. Returns the step to take. */
 double gp_shared_step_dt(gp_sim *sim, double t_end, int *partial);
 
-/* Records the time after a shared step (every particle synchronised). */
-void gp_shared_step_done(gp_sim *sim, double t_end, int partial);
+/* Records the time after a shared step (every particle synchronised);
+ * returns GP_OK, so a step can end with it. */
+gp_status gp_shared_step_done(gp_sim *sim, double t_end, int partial);
 
 #endif /* GP_SHARED_STEP_H */
