@@ -29,6 +29,7 @@
 #include "sim_core.h"
 #include "force.h"
 #include "force_block.h"
+#include "block_step.h"
 #include "timestep_criteria.h"
 
 static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
@@ -126,18 +127,16 @@ static gp_status sync_to(gp_sim *sim, double t)
             sim->acc[3 * i + k] = sim->work2[3 * i + k];
         }
     }
-    gp_levels_anchor(&sim->lv, t, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
-    sim->time = t;
-    sim->syncs++;
+    gp_block_synchronised(sim, t);
     return GP_OK;
 }
 
 static gp_status step(gp_sim *sim, double t_end)
 {
     gp_levels *lv = &sim->lv;
-    uint64_t T = gp_sim_next_block(sim);   /* the same on every process */
-    double t_new = gp_levels_time(lv, T), tick = gp_levels_tick(lv);
-    if (t_new > t_end + 1e-6 * tick) {
+    uint64_t T;
+    double t_new;
+    if (!gp_block_next(sim, t_end, &T, &t_new)) {
         gp_status st = sync_to(sim, t_end);
         if (st == GP_OK) open_all(sim);      /* the run goes on from t_end */
         return st;
@@ -166,8 +165,7 @@ static gp_status step(gp_sim *sim, double t_end)
         gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T);
         open_kick(sim, i);
     }
-    lv->now = T;
-    sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
+    gp_block_stepped(sim, T, t_new, t_end);
     /* a plugin holding the state takes the kicked one (x at T, half-kicked
      * v, a = 0: a straight drift until the next kick) */
     return gp_force_block_done(sim, na, sim->active, NULL);

@@ -26,6 +26,7 @@
 #include "sim_core.h"
 #include "force.h"
 #include "force_block.h"
+#include "block_step.h"
 #include "timestep_criteria.h"
 
 static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
@@ -97,20 +98,18 @@ static gp_status sync_to(gp_sim *sim, double t)
         }
         correct(sim, (size_t)i, sim->work + 3 * i, sim->work2 + 3 * i, dt, a_old);
     }
-    gp_levels_anchor(&sim->lv, t, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
+    gp_block_synchronised(sim, t);
     assign_levels(sim, eps);
-    sim->time = t;
-    sim->syncs++;
     return GP_OK;
 }
 
 static gp_status step(gp_sim *sim, double t_end)
 {
     gp_levels *lv = &sim->lv;
-    uint64_t T = gp_sim_next_block(sim);   /* the same on every process */
-    double t_new = gp_levels_time(lv, T);
+    uint64_t T;
+    double t_new;
+    if (!gp_block_next(sim, t_end, &T, &t_new)) return sync_to(sim, t_end);
     double tick = gp_levels_tick(lv);
-    if (t_new > t_end + 1e-6 * tick) return sync_to(sim, t_end);
 
     size_t na = gp_levels_active(lv, T, sim->active);
     /* the active particles' positions at T (xp) and accelerations there */
@@ -128,9 +127,7 @@ static gp_status step(gp_sim *sim, double t_end)
         lv->t_last[i] = T;
         gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T);
     }
-    lv->now = T;
-    /* land exactly on an end time that lies on the grid */
-    sim->time = fabs(t_new - t_end) <= 1e-6 * tick ? t_end : t_new;
+    gp_block_stepped(sim, T, t_new, t_end);
     /* a plugin holding the state takes the corrected one (pos, vel, acc at T) */
     return gp_force_block_done(sim, na, sim->active, sim->acc);
 }
