@@ -127,13 +127,11 @@ static gp_status sync_to(gp_sim *sim, double t)
             sim->acc[3 * i + k] = sim->work2[3 * i + k];
         }
     }
-    gp_block_synchronised(sim, t);
-    return GP_OK;
+    return gp_block_synchronised(sim, t);
 }
 
 static gp_status step(gp_sim *sim, double t_end)
 {
-    gp_levels *lv = &sim->lv;
     uint64_t T;
     double t_new;
     if (!gp_block_next(sim, t_end, &T, &t_new)) {
@@ -141,6 +139,7 @@ static gp_status step(gp_sim *sim, double t_end)
         if (st == GP_OK) open_all(sim);      /* the run goes on from t_end */
         return st;
     }
+    gp_levels *lv = &sim->lv;
     size_t na = gp_levels_active(lv, T, sim->active);
     /* the active particles' positions at T (a straight drift since their
      * last kick: a = 0) and their accelerations there */
@@ -180,7 +179,6 @@ static gp_status synchronize(gp_sim *sim)
 const gp_integrator_def gp_scheme_block_kdk = {
     .name = "block-kdk",
     .summary = "kick-drift-kick leapfrog with block (power-of-two) time steps below dt (Gadget-2 style)",
-    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
-    .settings_size = sizeof(gp_block_settings),
+    GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize, .predict = predict,
 };

@@ -105,10 +105,10 @@ static gp_status sync_to(gp_sim *sim, double t)
 
 static gp_status step(gp_sim *sim, double t_end)
 {
-    gp_levels *lv = &sim->lv;
     uint64_t T;
     double t_new;
     if (!gp_block_next(sim, t_end, &T, &t_new)) return sync_to(sim, t_end);
+    gp_levels *lv = &sim->lv;
     double tick = gp_levels_tick(lv);
 
     size_t na = gp_levels_active(lv, T, sim->active);
@@ -135,14 +135,12 @@ static gp_status step(gp_sim *sim, double t_end)
 static gp_status synchronize(gp_sim *sim)
 {
     /* sync_to makes a force call: every process or none */
-    if (!gp_sim_global_max(sim, !gp_sim_synchronised(sim))) return GP_OK;
-    return sync_to(sim, sim->time);
+    return gp_sim_global_max(sim, !gp_sim_synchronised(sim)) ? sync_to(sim, sim->time) : GP_OK;
 }
 
 const gp_integrator_def gp_scheme_block_rk2 = {
     .name = "block-rk2",
     .summary = "GOTHIC's 2nd-order predictor-corrector with block (power-of-two) time steps below dt",
-    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
-    .settings_size = sizeof(gp_block_settings),
+    GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize,
 };

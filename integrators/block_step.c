@@ -21,9 +21,10 @@ void gp_block_stepped(gp_sim *sim, uint64_t T, double t_new, double t_end)
     sim->time = fabs(t_new - t_end) <= ON_TIME * gp_levels_tick(&sim->lv) ? t_end : t_new;
 }
 
-void gp_block_synchronised(gp_sim *sim, double t)
+gp_status gp_block_synchronised(gp_sim *sim, double t)
 {
     gp_levels_anchor(&sim->lv, t, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
     sim->time = t;
     sim->syncs++;
+    return GP_OK;
 }

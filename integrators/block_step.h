@@ -18,7 +18,8 @@ int gp_block_next(gp_sim *sim, double t_end, uint64_t *T, double *t_new);
 void gp_block_stepped(gp_sim *sim, uint64_t T, double t_new, double t_end);
 
 /* After every particle was brought to time t: the level grid restarts
- * there (the scheme's settings dt and max_level) and the sync is counted. */
-void gp_block_synchronised(gp_sim *sim, double t);
+ * there (the scheme's settings dt and max_level) and the sync is counted.
+ * Returns GP_OK, so a synchronisation can end with it. */
+gp_status gp_block_synchronised(gp_sim *sim, double t);
 
 #endif /* GP_BLOCK_STEP_H */

@@ -351,17 +351,13 @@ static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t
 const gp_integrator_def gp_scheme_hold = {
     .name = "hold",
     .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt, drift-kick-drift slow steps",
-    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
-    .settings_size = sizeof(gp_block_settings),
-    .start = start, .step = step_dkd, .stop = stop,
-    .n_saved = 1, .save = save, .load = load,
+    GP_SETTINGS_TABLE(settings, gp_block_settings),
+    .start = start, .step = step_dkd, .stop = stop, .n_saved = 1, .save = save, .load = load,
 };
 
 const gp_integrator_def gp_scheme_hold_kdk = {
     .name = "hold-kdk",
     .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
-    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
-    .settings_size = sizeof(gp_block_settings),
-    .start = start, .step = step_kdk, .stop = stop,
-    .n_saved = 1, .save = save, .load = load,
+    GP_SETTINGS_TABLE(settings, gp_block_settings),
+    .start = start, .step = step_kdk, .stop = stop, .n_saved = 1, .save = save, .load = load,
 };

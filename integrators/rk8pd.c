@@ -127,8 +127,6 @@ static gp_status load(gp_sim *sim, const double *in)
 const gp_integrator_def gp_scheme_rk8pd = {
     .name = "rk8pd",
     .summary = "GSL odeiv2 Prince-Dormand 8(9), adaptive step (reference for few-body accuracy)",
-    .settings = settings, .n_settings = sizeof settings / sizeof settings[0],
-    .settings_size = sizeof(rk8_settings),
-    .start = start, .step = step, .stop = stop,
-    .n_saved = 1, .save = save, .load = load,
+    GP_SETTINGS_TABLE(settings, rk8_settings),
+    .start = start, .step = step, .stop = stop, .n_saved = 1, .save = save, .load = load,
 };

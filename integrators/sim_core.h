@@ -123,6 +123,11 @@ struct gp_integrator_def {
     gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
 };
 
+/* A descriptor's settings fields from its table and its settings struct. */
+#define GP_SETTINGS_TABLE(TABLE, STRUCT)                                                  \
+    .settings = (TABLE), .n_settings = sizeof(TABLE) / sizeof (TABLE)[0],               \
+    .settings_size = sizeof(STRUCT)
+
 
 /* ---- the core (sim_core.c): below every other file of integrators/ ---- */
 

@@ -63,8 +63,7 @@ static gp_status toy_step(gp_sim *sim, double t_end)
 static const gp_integrator_def toy_def = {
     .name = "toy-euler",
     .summary = "a test's own scheme: symplectic Euler, substeps per dt",
-    .settings = toy_table, .n_settings = sizeof toy_table / sizeof toy_table[0],
-    .settings_size = sizeof(toy_settings),
+    GP_SETTINGS_TABLE(toy_table, toy_settings),
     .start = toy_start, .step = toy_step,
 };
 
