@@ -458,4 +458,27 @@ double gp_wtime(void);
         return abi_major == GRAVPLUG_ABI_MAJOR ? &(API) : NULL;                             \
     }
 
+/* A plugin's function table for this ABI (1.0 and 1.1 entries), every entry
+ * point named PREFIX_<entry> (cpu_tree_init, cpu_tree_compute_forces, ...):
+ * one prefix per plugin, and a missing entry point is a compile error.
+ *     static const gp_api api = GP_PLUGIN_API(cpu_tree, PLUGIN_NAME, GP_CAP_TREE | ...);
+ *     GP_PLUGIN_ENTRY(api) */
+#define GP_PLUGIN_API(PREFIX, PLUGIN_NAME_, CAPABILITIES)                                  \
+    {                                                                                       \
+        .abi_major = GRAVPLUG_ABI_MAJOR, .abi_minor = GRAVPLUG_ABI_MINOR,                   \
+        .struct_size = sizeof(gp_api), .name = (PLUGIN_NAME_), .version = GP_VERSION,       \
+        .capabilities = (CAPABILITIES),                                                     \
+        .describe_params = PREFIX##_describe_params, .init = PREFIX##_init,                 \
+        .finalize = PREFIX##_finalize, .set_param = PREFIX##_set_param,                     \
+        .get_param = PREFIX##_get_param, .set_particles = PREFIX##_set_particles,           \
+        .update_positions = PREFIX##_update_positions,                                      \
+        .set_active_subset = PREFIX##_set_active_subset,                                    \
+        .compute_forces = PREFIX##_compute_forces, .compute_field = PREFIX##_compute_field, \
+        .get_stats = PREFIX##_get_stats, .last_error = PREFIX##_last_error,                 \
+        .set_state = PREFIX##_set_state, .predict = PREFIX##_predict,                       \
+        .get_positions = PREFIX##_get_positions,                                            \
+        .set_source_subset = PREFIX##_set_source_subset,                                    \
+        .update_masses = PREFIX##_update_masses,                                            \
+    }
+
 #endif /* GP_PLUGIN_BASE_H */

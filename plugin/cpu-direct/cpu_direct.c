@@ -376,31 +376,8 @@ static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *
     return compute(s, &t, "compute_field", acc, pot, &s->base.stats.field_calls);
 }
 
-static const gp_api api = {
-    .abi_major = GRAVPLUG_ABI_MAJOR,
-    .abi_minor = GRAVPLUG_ABI_MINOR,
-    .struct_size = sizeof(gp_api),
-    .name = PLUGIN_NAME,
-    .version = GP_VERSION,
-    .capabilities = GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cpu_direct_describe_params,
-    .init = cpu_direct_init,
-    .finalize = cpu_direct_finalize,
-    .set_param = cpu_direct_set_param,
-    .get_param = cpu_direct_get_param,
-    .set_particles = cpu_direct_set_particles,
-    .update_positions = cpu_direct_update_positions,
-    .set_active_subset = cpu_direct_set_active_subset,
-    .compute_forces = cpu_direct_compute_forces,
-    .compute_field = cpu_direct_compute_field,
-    .get_stats = cpu_direct_get_stats,
-    .last_error = cpu_direct_last_error,
-    .set_state = cpu_direct_set_state,
-    .predict = cpu_direct_predict,
-    .get_positions = cpu_direct_get_positions,
-    .set_source_subset = cpu_direct_set_source_subset,
-    .update_masses = cpu_direct_update_masses,
-};
+static const gp_api api = GP_PLUGIN_API(cpu_direct, PLUGIN_NAME,
+    GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 
 GP_PLUGIN_ENTRY(api)

@@ -634,32 +634,9 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     return GP_OK;
 }
 
-static const gp_api api = {
-    .abi_major = GRAVPLUG_ABI_MAJOR,
-    .abi_minor = GRAVPLUG_ABI_MINOR,
-    .struct_size = sizeof(gp_api),
-    .name = PLUGIN_NAME,
-    .version = GP_VERSION,
-    .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cpu_tree_describe_params,
-    .init = cpu_tree_init,
-    .finalize = cpu_tree_finalize,
-    .set_param = cpu_tree_set_param,
-    .get_param = cpu_tree_get_param,
-    .set_particles = cpu_tree_set_particles,
-    .update_positions = cpu_tree_update_positions,
-    .set_active_subset = cpu_tree_set_active_subset,
-    .compute_forces = cpu_tree_compute_forces,
-    .compute_field = cpu_tree_compute_field,
-    .get_stats = cpu_tree_get_stats,
-    .last_error = cpu_tree_last_error,
-    .set_state = cpu_tree_set_state,
-    .predict = cpu_tree_predict,
-    .get_positions = cpu_tree_get_positions,
-    .set_source_subset = cpu_tree_set_source_subset,
-    .update_masses = cpu_tree_update_masses,
-};
+static const gp_api api = GP_PLUGIN_API(cpu_tree, PLUGIN_NAME,
+    GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
 {

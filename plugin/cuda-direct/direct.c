@@ -535,31 +535,8 @@ static gp_status cuda_direct_update_masses(gp_solver *s, size_t n_sub, const uin
     return st;
 }
 
-static const gp_api api = {
-    .abi_major = GRAVPLUG_ABI_MAJOR,
-    .abi_minor = GRAVPLUG_ABI_MINOR,
-    .struct_size = sizeof(gp_api),
-    .name = PLUGIN_NAME,
-    .version = GP_VERSION,
-    .capabilities = GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cuda_direct_describe_params,
-    .init = cuda_direct_init,
-    .finalize = cuda_direct_finalize,
-    .set_param = cuda_direct_set_param,
-    .get_param = cuda_direct_get_param,
-    .set_particles = cuda_direct_set_particles,
-    .update_positions = cuda_direct_update_positions,
-    .set_active_subset = cuda_direct_set_active_subset,
-    .compute_forces = cuda_direct_compute_forces,
-    .compute_field = cuda_direct_compute_field,
-    .get_stats = cuda_direct_get_stats,
-    .last_error = cuda_direct_last_error,
-    .set_state = cuda_direct_set_state,
-    .predict = cuda_direct_predict,
-    .get_positions = cuda_direct_get_positions,
-    .set_source_subset = cuda_direct_set_source_subset,
-    .update_masses = cuda_direct_update_masses,
-};
+static const gp_api api = GP_PLUGIN_API(cuda_direct, PLUGIN_NAME,
+    GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
+    GP_CAP_POTENTIAL | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 
 GP_PLUGIN_ENTRY(api)

@@ -981,31 +981,8 @@ static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint3
     return GP_OK;
 }
 
-static const gp_api api = {
-    .abi_major = GRAVPLUG_ABI_MAJOR,
-    .abi_minor = GRAVPLUG_ABI_MINOR,
-    .struct_size = sizeof(gp_api),
-    .name = PLUGIN_NAME,
-    .version = GP_VERSION,
-    .capabilities = GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL | GP_CAP_REFIT |
-                    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET,
-    .describe_params = cuda_tree_describe_params,
-    .init = cuda_tree_init,
-    .finalize = cuda_tree_finalize,
-    .set_param = cuda_tree_set_param,
-    .get_param = cuda_tree_get_param,
-    .set_particles = cuda_tree_set_particles,
-    .update_positions = cuda_tree_update_positions,
-    .set_active_subset = cuda_tree_set_active_subset,
-    .compute_forces = cuda_tree_compute_forces,
-    .compute_field = cuda_tree_compute_field,
-    .get_stats = cuda_tree_get_stats,
-    .last_error = cuda_tree_last_error,
-    .set_state = cuda_tree_set_state,
-    .predict = cuda_tree_predict,
-    .get_positions = cuda_tree_get_positions,
-    .set_source_subset = cuda_tree_set_source_subset,
-    .update_masses = cuda_tree_update_masses,
-};
+static const gp_api api = GP_PLUGIN_API(cuda_tree, PLUGIN_NAME,
+    GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
+    GP_CAP_POTENTIAL | GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 
 GP_PLUGIN_ENTRY(api)

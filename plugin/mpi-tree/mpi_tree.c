@@ -691,32 +691,9 @@ static gp_status mpi_tree_update_masses(gp_solver *s, size_t n_sub, const uint32
     return st;
 }
 
-static const gp_api api = {
-    .abi_major = GRAVPLUG_ABI_MAJOR,
-    .abi_minor = GRAVPLUG_ABI_MINOR,
-    .struct_size = sizeof(gp_api),
-    .name = PLUGIN_NAME,
-    .version = GP_VERSION,
-    .capabilities = GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-                    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI,
-    .describe_params = mpi_tree_describe_params,
-    .init = mpi_tree_init,
-    .finalize = mpi_tree_finalize,
-    .set_param = mpi_tree_set_param,
-    .get_param = mpi_tree_get_param,
-    .set_particles = mpi_tree_set_particles,
-    .update_positions = mpi_tree_update_positions,
-    .set_active_subset = mpi_tree_set_active_subset,
-    .compute_forces = mpi_tree_compute_forces,
-    .compute_field = mpi_tree_compute_field,
-    .get_stats = mpi_tree_get_stats,
-    .last_error = mpi_tree_last_error,
-    .set_state = mpi_tree_set_state,
-    .predict = mpi_tree_predict,
-    .get_positions = mpi_tree_get_positions,
-    .set_source_subset = mpi_tree_set_source_subset,
-    .update_masses = mpi_tree_update_masses,
-};
+static const gp_api api = GP_PLUGIN_API(mpi_tree, PLUGIN_NAME,
+    GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
+    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI);
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
 {
