@@ -450,6 +450,16 @@ double gp_wtime(void);
         return gp_base_last_error(s ? &s->base : NULL);                                     \
     }
 
+/* Parameter rows that mean the same in every plugin, written once. */
+#define GP_PARAM_ROW_G                                                                      \
+    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"}
+#define GP_PARAM_ROW_EPS                                                                    \
+    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",                                                \
+     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"}
+#define GP_PARAM_ROW_THREADS                                                                \
+    {"threads", GP_PARAM_INT, "0", "[0,4096]",                                              \
+     "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"}
+
 /* The plugin's one exported symbol: its table for the ABI major it was
  * built for, NULL for any other. */
 #define GP_PLUGIN_ENTRY(API)                                                                \

@@ -19,12 +19,9 @@
 #define PLUGIN_NAME "cpu-direct"
 
 static const gp_param_info params[] = {
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)",
-     "gravitational constant, in the host's units"},
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",
-     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"},
-    {"threads", GP_PARAM_INT, "0", "[0,4096]",
-     "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
+    GP_PARAM_ROW_G,
+    GP_PARAM_ROW_EPS,
+    GP_PARAM_ROW_THREADS,
 };
 enum { P_G, P_EPS, P_THREADS, N_PARAMS };
 

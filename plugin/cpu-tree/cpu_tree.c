@@ -60,31 +60,19 @@
 #define PLUGIN_NAME "cpu-tree"
 
 static const gp_param_info params[] = {
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",
-     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"},
-    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
-     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},
-    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
-     "cell acceptance: bh l/d<theta, bmax l/theta+s<d, multipole Warren-Salmon with B2, "
-     "acceleration GADGET-2 relative to the previous |a| (fewest interactions for a given "
-     "error, but results then depend on the previous call)"},
-    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",
-     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},
-    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"},
+    GP_PARAM_ROW_G,
+    GP_PARAM_ROW_EPS,
+    OCT_PARAM_ROWS_WALK,
     {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
      "after update_positions: auto (refit until a rebuild pays off), always, or rebuild "
      "every N force calls and refit in between"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float interactions and sums; mixed: float interactions, double sums (over "
      "blocks of 4 float terms, 16 on AVX-512); double"},
-    {"group_size", GP_PARAM_INT, "64", "[1,1024]",
-     "most particles in one i-group (the unit of the walk)"},
-    {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"},
+    OCT_PARAM_ROWS_GROUPS,
     {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
      "space-filling curve the particles are sorted along"},
-    {"threads", GP_PARAM_INT, "0", "[0,4096]",
-     "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
+    GP_PARAM_ROW_THREADS,
 };
 enum { N_PARAMS = OCT_N_PARAMS };   /* indices: octree/cpu_driver.h */
 
@@ -638,7 +626,4 @@ static const gp_api api = GP_PLUGIN_API(cpu_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 
-GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
-{
-    return abi_major == GRAVPLUG_ABI_MAJOR ? &api : NULL;
-}
+GP_PLUGIN_ENTRY(api)

@@ -39,8 +39,8 @@
 #define PLUGIN_NAME "cuda-direct"
 
 static const gp_param_info params[] = {
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)", "Plummer softening length"},
+    GP_PARAM_ROW_G,
+    GP_PARAM_ROW_EPS,
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float sums; mixed: float interactions, float sums per 128-particle "
      "tile added into double (Chamomile); double: double throughout"},

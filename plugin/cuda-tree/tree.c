@@ -82,8 +82,8 @@
 #define GP_TREE_SAMPLE 1024u
 
 static const gp_param_info params[] = {
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant"},
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)", "Plummer softening length"},
+    GP_PARAM_ROW_G,
+    GP_PARAM_ROW_EPS,
     {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
      "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
     {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",

@@ -69,24 +69,15 @@
 
 
 static const gp_param_info params[] = {
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"},
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",
-     "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"},
-    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
-     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},
-    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
-     "cell acceptance, as cpu-tree's (the LET is cut by the same criterion)"},
-    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",
-     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},
-    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"},
+    GP_PARAM_ROW_G,
+    GP_PARAM_ROW_EPS,
+    OCT_PARAM_ROWS_WALK,   /* the LET is cut by the same criterion */
     {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
      "after positions change: auto (refit until a rebuild pays off), always, or rebuild "
      "every N force calls and refit in between (each rank decides for its own tree)"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float interactions and sums; mixed: float interactions, double sums; double"},
-    {"group_size", GP_PARAM_INT, "64", "[1,1024]",
-     "most particles in one i-group (the unit of the walk)"},
-    {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"},
+    OCT_PARAM_ROWS_GROUPS,
     {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
      "space-filling curve each rank sorts its particles along"},
     {"threads", GP_PARAM_INT, "0", "[0,4096]",

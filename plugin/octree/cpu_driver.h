@@ -18,6 +18,23 @@
 #include "octree/keys.h"
 #include "octree/tree_state.h"
 
+/* The parameter rows of a CPU tree walk that cpu-tree and mpi-tree share
+ * word for word (the rows between them differ in their wording). */
+#define OCT_PARAM_ROWS_WALK                                                                 \
+    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",                                            \
+     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},         \
+    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",                        \
+     "cell acceptance: bh l/d<theta, bmax l/theta+s<d, multipole Warren-Salmon with B2, "   \
+     "acceleration GADGET-2 relative to the previous |a| (fewest interactions for a given " \
+     "error, but results then depend on the previous call)"},                               \
+    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",                                  \
+     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},            \
+    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"}
+#define OCT_PARAM_ROWS_GROUPS                                                               \
+    {"group_size", GP_PARAM_INT, "64", "[1,1024]",                                          \
+     "most particles in one i-group (the unit of the walk)"},                               \
+    {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"}
+
 /* Indices into the parameter table of a CPU tree plugin. */
 enum { OCT_P_G, OCT_P_EPS, OCT_P_THETA, OCT_P_MAC, OCT_P_DELTA, OCT_P_ORDER, OCT_P_REBUILD,
        OCT_P_PREC, OCT_P_GROUP, OCT_P_LEAF, OCT_P_KEYS, OCT_P_THREADS, OCT_N_PARAMS };
