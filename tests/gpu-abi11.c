@@ -231,12 +231,14 @@ static void check_plugin(const gp_api *P, const gp_api *R, const double *pos, co
     free(pa); free(pb); free(m2); free(idx); free(act);
 }
 
-/* set_state / get_positions of 2^18 particles: more than the 16 MiB of
- * pinned staging, so the copies go array by array in chunks; still bit for
- * bit the host's prediction. */
+/* set_state / get_positions of 2^20 particles: more than the 16 MiB of
+ * pinned staging, so the copies go array by array through its two halves,
+ * three 8 MiB pieces for each array of 3n doubles (the pipelined path:
+ * a half reused after its last copy finished); still bit for bit the
+ * host's prediction. */
 static void check_large_state(const gp_api *P)
 {
-    size_t n = (size_t)1 << 18;
+    size_t n = (size_t)1 << 20;
     double *pos = malloc(3 * n * sizeof *pos), *v = malloc(3 * n * sizeof *v), *a = malloc(3 * n * sizeof *a);
     double *t = malloc(n * sizeof *t), *m = malloc(n * sizeof *m), *got = malloc(3 * n * sizeof *got);
     uint32_t *idx = malloc(n * sizeof *idx);

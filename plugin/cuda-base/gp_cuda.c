@@ -301,69 +301,88 @@ void gp_copy_parallel(void *dst, const void *src, size_t bytes)
     }
 }
 
-/* A staged copy of bytes goes in nchunks pieces of chunk bytes through
- * the two halves of the pinned buffer stage (nothing to do for 0 bytes). */
-static gp_status stage_begin(gp_base *b, gp_hbuf *stage, size_t bytes, size_t *chunk,
-                             size_t *nchunks)
+/* A staged copy of `bytes` goes in n pieces of `chunk` bytes through the
+ * two halves of the pinned buffer: piece k through half k & 1. */
+typedef struct staging {
+    size_t bytes, chunk, n;
+    char *half[2];
+    cudaStream_t stream;
+} staging;
+
+/* Reserves the pinned buffer (nothing to do for 0 bytes). */
+static gp_status stage_begin(gp_base *b, gp_cuda *c, gp_hbuf *stage, size_t bytes, staging *g)
 {
-    *chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
-    *nchunks = bytes ? (bytes + *chunk - 1) / *chunk : 0;
+    g->bytes = bytes;
+    g->chunk = bytes < GP_STAGE_CHUNK ? bytes : GP_STAGE_CHUNK;
+    g->n = bytes ? (bytes + g->chunk - 1) / g->chunk : 0;
+    g->stream = (cudaStream_t)c->stream;
     if (bytes == 0) return GP_OK;
-    return gp_hbuf_reserve(b, stage, 2 * *chunk, "the pinned staging buffer");
+    gp_status st = gp_hbuf_reserve(b, stage, 2 * g->chunk, "the pinned staging buffer");
+    if (st != GP_OK) return st;
+    g->half[0] = (char *)stage->ptr;
+    g->half[1] = g->half[0] + g->chunk;
+    return GP_OK;
+}
+
+static size_t piece_offset(const staging *g, size_t k) { return k * g->chunk; }
+static size_t piece_length(const staging *g, size_t k)
+{
+    size_t off = piece_offset(g, k);
+    return g->bytes - off < g->chunk ? g->bytes - off : g->chunk;
+}
+
+/* Waits for the stream and turns its error into a status. */
+static gp_status stage_end(gp_base *b, const staging *g, cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess) e = cudaStreamSynchronize(g->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
 }
 
 gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
                                 const void *src, size_t bytes, const char *what)
 {
-    size_t chunk, nchunks;
-    gp_status st = stage_begin(b, stage, bytes, &chunk, &nchunks);
-    if (st != GP_OK || nchunks == 0) return st;
-    cudaStream_t s = (cudaStream_t)c->stream;
+    staging g;
+    gp_status st = stage_begin(b, c, stage, bytes, &g);
+    if (st != GP_OK || g.n == 0) return st;
     cudaError_t e = cudaSuccess;
-    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+    for (size_t k = 0; k < g.n && e == cudaSuccess; ++k) {
         int half = (int)(k & 1);
-        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
-        char *h = (char *)stage->ptr + (size_t)half * chunk;
         /* the DMA that last read this half must be finished */
         if (k >= 2 && (e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
-        gp_copy_parallel(h, (const char *)src + off, len);
-        e = cudaMemcpyAsync((char *)dst + off, h, len, cudaMemcpyHostToDevice, s);
-        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
+        gp_copy_parallel(g.half[half], (const char *)src + piece_offset(&g, k), piece_length(&g, k));
+        e = cudaMemcpyAsync((char *)dst + piece_offset(&g, k), g.half[half], piece_length(&g, k),
+                            cudaMemcpyHostToDevice, g.stream);
+        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], g.stream);
     }
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+    return stage_end(b, &g, e, what);
+}
+
+/* Starts the device-to-host DMA of piece k into its half. */
+static cudaError_t fetch_piece(gp_cuda *c, const staging *g, const void *src, size_t k)
+{
+    int half = (int)(k & 1);
+    cudaError_t e = cudaMemcpyAsync(g->half[half], (const char *)src + piece_offset(g, k),
+                                    piece_length(g, k), cudaMemcpyDeviceToHost, g->stream);
+    if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], g->stream);
+    return e;
 }
 
 gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
                                   const void *src, size_t bytes, const char *what)
 {
-    size_t chunk, nchunks;
-    gp_status st = stage_begin(b, stage, bytes, &chunk, &nchunks);
-    if (st != GP_OK || nchunks == 0) return st;
-    cudaStream_t s = (cudaStream_t)c->stream;
+    staging g;
+    gp_status st = stage_begin(b, c, stage, bytes, &g);
+    if (st != GP_OK || g.n == 0) return st;
     cudaError_t e = cudaSuccess;
-    /* chunk k goes to half k & 1; chunk k is copied out while k + 1 flows */
-    for (size_t k = 0; k < nchunks && k < 2 && e == cudaSuccess; ++k) {
-        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
-        e = cudaMemcpyAsync((char *)stage->ptr + k * chunk, (const char *)src + off, len,
-                            cudaMemcpyDeviceToHost, s);
-        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[k], s);
-    }
-    for (size_t k = 0; k < nchunks && e == cudaSuccess; ++k) {
+    /* piece k is copied out of its half while piece k + 1 flows into the other */
+    for (size_t k = 0; k < g.n && k < 2 && e == cudaSuccess; ++k) e = fetch_piece(c, &g, src, k);
+    for (size_t k = 0; k < g.n && e == cudaSuccess; ++k) {
         int half = (int)(k & 1);
-        size_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
-        char *h = (char *)stage->ptr + (size_t)half * chunk;
         if ((e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
-        gp_copy_parallel((char *)dst + off, h, len);
-        size_t next = k + 2;
-        if (next < nchunks) {
-            size_t noff = next * chunk, nlen = bytes - noff < chunk ? bytes - noff : chunk;
-            e = cudaMemcpyAsync(h, (const char *)src + noff, nlen, cudaMemcpyDeviceToHost, s);
-            if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], s);
-        }
+        gp_copy_parallel((char *)dst + piece_offset(&g, k), g.half[half], piece_length(&g, k));
+        if (k + 2 < g.n) e = fetch_piece(c, &g, src, k + 2);
     }
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+    return stage_end(b, &g, e, what);
 }
 
 /* Hoare's selection of the k-th smallest of v[0..n) (v is reordered). */
