@@ -279,7 +279,7 @@ static gp_status build_tree(gp_solver *s)
 
     /* Peano-Hilbert keys, sorted with the particle indices */
     if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, src, n, lo[0], lo[1], lo[2], inv_cell, d->keys_a.ptr,
-                                 d->perm_a.ptr, st), "computing the Peano-Hilbert keys")) != GP_OK) return r;
+                                 d->perm_a.ptr, 0, st), "computing the Peano-Hilbert keys")) != GP_OK) return r;
     size_t tmp = 0;
     if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, n, st), "sizing the key sort")) != GP_OK) return r;
     if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
@@ -828,8 +828,8 @@ static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot
         if ((r = reserve(s, &d->fidx_a, ni * 4, "the active slots")) != GP_OK) return r;
         if ((r = reserve(s, &d->fidx_b, ni * 4, "the sorted active slots")) != GP_OK) return r;
         const uint32_t *act = p->active ? (const uint32_t *)d->idx.ptr : NULL;
-        if ((r = dev(s, gp_tree_poskeys(d->pos_in.ptr, act, (uint32_t)ni, s->root_lo[0], s->root_lo[1], s->root_lo[2],
-                                        s->inv_cell, d->fkey_a.ptr, d->fidx_a.ptr, st),
+        if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, act, (uint32_t)ni, s->root_lo[0], s->root_lo[1], s->root_lo[2],
+                                     s->inv_cell, d->fkey_a.ptr, d->fidx_a.ptr, 1, st),
                      "computing the active particles' keys")) != GP_OK) return r;
         size_t tmp = 0;
         if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)ni, st), "sizing the active sort")) != GP_OK) return r;
@@ -907,7 +907,7 @@ static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *p
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     /* points in key order so that groups of 32 are compact */
     if ((r = dev(s, gp_tree_keys(d->fpts.ptr, NULL, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
-                                 d->fkey_a.ptr, d->fidx_a.ptr, st), "computing the field points' keys")) != GP_OK) return r;
+                                 d->fkey_a.ptr, d->fidx_a.ptr, 0, st), "computing the field points' keys")) != GP_OK) return r;
     size_t tmp = 0;
     if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)m, st), "sizing the point sort")) != GP_OK) return r;
     if ((r = cub_reserve(s, tmp)) != GP_OK) return r;

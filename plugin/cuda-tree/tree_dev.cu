@@ -79,33 +79,17 @@ __global__ void bbox_final(double *part, unsigned nblocks)
 
 /* ---- keys, centre, gathers --------------------------------------------- */
 
-/* The key of particle o in the root cube (lo0..2, inv_cell). */
-static __device__ __forceinline__ uint64_t particle_key(const double *pos, size_t o, double lo0, double lo1,
-                                                        double lo2, double inv_cell)
-{
-    const double lo[3] = {lo0, lo1, lo2};
-    return gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
-}
-
-__global__ void keys_kernel(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1,
-                            double lo2, double inv_cell, uint64_t *keys, uint32_t *idx)
+/* keys[i] = key of particle o = sel ? sel[i] : i in the root cube (lo0..2,
+ * inv_cell); out[i] = i when out_rank, else o (out may be NULL). */
+__global__ void keys_kernel(const double *pos, const uint32_t *sel, uint32_t n, double lo0, double lo1,
+                            double lo2, double inv_cell, uint64_t *keys, uint32_t *out, int out_rank)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    size_t o = src ? src[i] : i;
-    keys[i] = particle_key(pos, o, lo0, lo1, lo2, inv_cell);
-    if (idx) idx[i] = (uint32_t)o;
-}
-
-/* keys of particles active[k] (k if NULL) in the root cube; vals[k] = k */
-__global__ void poskeys_kernel(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1,
-                               double lo2, double inv_cell, uint64_t *keys, uint32_t *vals)
-{
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= m) return;
-    size_t o = active ? active[k] : k;
-    keys[k] = particle_key(pos, o, lo0, lo1, lo2, inv_cell);
-    vals[k] = k;
+    size_t o = sel ? sel[i] : i;
+    const double lo[3] = {lo0, lo1, lo2};
+    keys[i] = gp_key_of_position(GP_KEY_PEANO_HILBERT, pos[3 * o], pos[3 * o + 1], pos[3 * o + 2], lo, inv_cell);
+    if (out) out[i] = out_rank ? i : (uint32_t)o;
 }
 
 /* |x - center| (max norm) of `count` particles spread evenly over the n
@@ -280,21 +264,12 @@ int gp_tree_bbox(const double *pos, const uint32_t *src, uint32_t n, double *scr
     return (int)e;
 }
 
-int gp_tree_keys(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1, double lo2,
-                 double inv_cell, uint64_t *keys, uint32_t *idx, void *stream)
+int gp_tree_keys(const double *pos, const uint32_t *sel, uint32_t n, double lo0, double lo1, double lo2,
+                 double inv_cell, uint64_t *keys, uint32_t *out, int out_rank, void *stream)
 {
     if (n == 0) return 0;
-    GP_LAUNCH(keys_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, src, n, lo0, lo1, lo2, inv_cell,
-              keys, idx);
-    CHECK_LAUNCH();
-}
-
-int gp_tree_poskeys(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1, double lo2,
-                    double inv_cell, uint64_t *keys, uint32_t *vals, void *stream)
-{
-    if (m == 0) return 0;
-    GP_LAUNCH(poskeys_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, pos, active, m, lo0, lo1, lo2,
-              inv_cell, keys, vals);
+    GP_LAUNCH(keys_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, pos, sel, n, lo0, lo1, lo2, inv_cell,
+              keys, out, out_rank);
     CHECK_LAUNCH();
 }
 

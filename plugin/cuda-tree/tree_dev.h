@@ -42,15 +42,13 @@ int gp_tree_probe(void);
 int gp_tree_bbox(const double *pos, const uint32_t *src, uint32_t n, double *scratch, double *box_host,
                  void *stream);
 
-/* keys[i] = Peano-Hilbert key of particle o = src ? src[i] : i in the root
- * cube (lo, inv_cell); idx[i] = o (idx may be NULL). A source subset's tree
- * is built from its particles alone this way. */
-int gp_tree_keys(const double *pos, const uint32_t *src, uint32_t n, double lo0, double lo1, double lo2,
-                 double inv_cell, uint64_t *keys, uint32_t *idx, void *stream);
-
-/* keys[k] = key of particle active[k] (k if NULL), vals[k] = k. */
-int gp_tree_poskeys(const double *pos, const uint32_t *active, uint32_t m, double lo0, double lo1, double lo2,
-                    double inv_cell, uint64_t *keys, uint32_t *vals, void *stream);
+/* keys[i] = Peano-Hilbert key of particle o = sel ? sel[i] : i in the root
+ * cube (lo, inv_cell); out[i] = o, or i with out_rank (out may be NULL).
+ * A source subset's tree is built from its particles alone this way
+ * (out: the particle), and active particles are sorted by key (out: their
+ * slot in the active list). */
+int gp_tree_keys(const double *pos, const uint32_t *sel, uint32_t n, double lo0, double lo1, double lo2,
+                 double inv_cell, uint64_t *keys, uint32_t *out, int out_rank, void *stream);
 
 /* out_host[k] = max-norm distance from center of tree particle perm[k * n /
  * count], k < count (out: count device doubles). Synchronises. */

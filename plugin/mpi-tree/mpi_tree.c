@@ -228,6 +228,23 @@ static const gp_param_info *mpi_tree_describe_params(size_t *count)
     return params;
 }
 
+/* The final pass of a compute call: the local engine's job (na active
+ * particles, or m field points) started, the tree pass with theta over the
+ * targets T, the engine's results merged; T is freed. */
+static gp_status engine_and_pass(gp_solver *s, const char *fn, int mac, mpi_tree_targets *T, size_t na,
+                                 size_t m, const double *points, double *acc, double *pot, uint64_t *pp,
+                                 uint64_t *pc)
+{
+    mpi_tree_engine_job job;
+    mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, na, m, points, pot != NULL);
+    gp_status st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, T,
+                              s->engine != NULL, acc, pot, pp, pc);
+    mpi_tree_comm c = comm_of(s);
+    st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
+    mpi_tree_targets_free(T);
+    return st;
+}
+
 static gp_status mpi_tree_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_param");
@@ -510,13 +527,7 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             T.amin[r] = amin;
         }
     }
-    mpi_tree_engine_job job;
-    mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, na, 0, NULL, pot != NULL);
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, s->engine != NULL,
-                    acc, pot, &pp, &pc);
-    mpi_tree_comm c = comm_of(s);
-    st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
-    mpi_tree_targets_free(&T);
+    st = engine_and_pass(s, fn, mac, &T, na, 0, NULL, acc, pot, &pp, &pc);
     if (st != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
     oct_count_force_call(&s->base, &s->age, 0, pp, pc, na, t0);
@@ -556,13 +567,7 @@ static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *po
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     uint64_t pp = 0, pc = 0;
-    mpi_tree_engine_job job;
-    mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, 0, m, points, pot != NULL);
-    st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, s->engine != NULL,
-                    acc, pot, &pp, &pc);
-    mpi_tree_comm c = comm_of(s);
-    st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
-    mpi_tree_targets_free(&T);
+    st = engine_and_pass(s, fn, mac, &T, 0, m, points, acc, pot, &pp, &pc);
     if (st != GP_OK) return st;
     oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
