@@ -61,26 +61,30 @@ gp_status gp_check_particles(gp_base *base, size_t n, const double *pos, const d
     return GP_OK;
 }
 
+/* fn's particles are there and its array `name` is not NULL ("pass what
+ * (count_name = count)" says what it should hold). */
+static gp_status need_particles_and_array(gp_base *base, const char *fn, const void *array,
+                                          const char *name, const char *what,
+                                          const char *count_name, size_t count)
+{
+    gp_status st = gp_need_particles(base, fn);
+    if (st == GP_OK && !array)
+        st = gp_fail(base, GP_ERR_INVALID_ARGUMENT, "%s was given a NULL %s array; pass %s (%s = %zu)",
+                     fn, name, what, count_name, count);
+    return st;
+}
+
 gp_status gp_check_positions(gp_base *base, const double *pos)
 {
-    gp_status st = gp_need_particles(base, "update_positions");
-    if (st != GP_OK) return st;
-    if (!pos)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "update_positions was given a NULL pos array; pass 3*n "
-                       "interleaved x,y,z doubles (n = %zu)", base->p.n);
-    return check_positions_array(base, "update_positions", "particle", base->p.n, pos);
+    gp_status st = need_particles_and_array(base, "update_positions", pos, "pos",
+                                            "3*n interleaved x,y,z doubles", "n", base->p.n);
+    return st != GP_OK ? st : check_positions_array(base, "update_positions", "particle", base->p.n, pos);
 }
 
 gp_status gp_check_compute(gp_base *base, const double *acc)
 {
-    gp_status st = gp_need_particles(base, "compute_forces");
-    if (st != GP_OK) return st;
-    if (!acc)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "compute_forces was given a NULL acc array; pass room for "
-                       "3*n_active doubles (n_active = %zu)", base->p.n_active);
-    return GP_OK;
+    return need_particles_and_array(base, "compute_forces", acc, "acc", "room for 3*n_active doubles",
+                                    "n_active", base->p.n_active);
 }
 
 gp_status gp_check_field(gp_base *base, size_t m, const double *points, const double *acc)

@@ -234,22 +234,25 @@ void gp_dbuf_free(gp_dbuf *buf)
     buf->bytes = 0;
 }
 
+/* One copy on the plugin's stream, waited for. */
+static gp_status copy_and_wait(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
+                               enum cudaMemcpyKind kind, const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, (cudaStream_t)c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
 gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
                          size_t bytes, const char *what)
 {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
-                                    (cudaStream_t)c->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
-    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+    return copy_and_wait(b, c, dst, src, bytes, cudaMemcpyHostToDevice, what);
 }
 
 gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
                            size_t bytes, const char *what)
 {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
-                                    (cudaStream_t)c->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
-    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+    return copy_and_wait(b, c, dst, src, bytes, cudaMemcpyDeviceToHost, what);
 }
 
 gp_status gp_hbuf_reserve(gp_base *b, gp_hbuf *buf, size_t bytes, const char *what)

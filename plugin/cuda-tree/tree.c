@@ -523,6 +523,32 @@ static gp_status reserve_irecords(gp_solver *s, size_t ni)
  * sharing the key prefix of the level whose cells hold ~48 of the ni
  * particles on average (uniform density), cut into groups of <= 32. Sets
  * *gstart (NULL: plain groups of 32) and *ngroups. */
+/* m targets (particle sel[k], or k without sel, of pos) in key order, so
+ * that groups of 32 are compact: fkey_b holds their sorted keys, fidx_b
+ * their slots k (out_rank) or particle indices. */
+static gp_status sort_targets(gp_solver *s, const double *pos, const uint32_t *sel, size_t m, int out_rank,
+                              const char *what)
+{
+    dev_buffers *d = &s->d;
+    void *st = s->cu.stream;
+    char doing[96];
+    gp_status r;
+    if ((r = reserve(s, &d->fkey_a, m * 8, "the target keys")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fkey_b, m * 8, "the sorted target keys")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fidx_a, m * 4, "the target slots")) != GP_OK) return r;
+    if ((r = reserve(s, &d->fidx_b, m * 4, "the sorted target slots")) != GP_OK) return r;
+    snprintf(doing, sizeof doing, "computing the keys of %s", what);
+    if ((r = dev(s, gp_tree_keys(pos, sel, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
+                                 d->fkey_a.ptr, d->fidx_a.ptr, out_rank, st), doing)) != GP_OK) return r;
+    size_t tmp = 0;
+    snprintf(doing, sizeof doing, "sorting %s", what);
+    if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)m, st), doing)) != GP_OK) return r;
+    if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
+    tmp = d->cub.bytes;
+    return dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
+                                 (uint32_t)m, st), doing);
+}
+
 static gp_status make_groups(gp_solver *s, size_t ni, const uint32_t **gstart, uint32_t *ngroups)
 {
     dev_buffers *d = &s->d;
@@ -823,20 +849,8 @@ static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot
     if (p->src) {
         /* the tree holds the sources only: active particles come from the
          * unsorted positions, in key order for compact groups of 32 */
-        if ((r = reserve(s, &d->fkey_a, ni * 8, "the active keys")) != GP_OK) return r;
-        if ((r = reserve(s, &d->fkey_b, ni * 8, "the sorted active keys")) != GP_OK) return r;
-        if ((r = reserve(s, &d->fidx_a, ni * 4, "the active slots")) != GP_OK) return r;
-        if ((r = reserve(s, &d->fidx_b, ni * 4, "the sorted active slots")) != GP_OK) return r;
         const uint32_t *act = p->active ? (const uint32_t *)d->idx.ptr : NULL;
-        if ((r = dev(s, gp_tree_keys(d->pos_in.ptr, act, (uint32_t)ni, s->root_lo[0], s->root_lo[1], s->root_lo[2],
-                                     s->inv_cell, d->fkey_a.ptr, d->fidx_a.ptr, 1, st),
-                     "computing the active particles' keys")) != GP_OK) return r;
-        size_t tmp = 0;
-        if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)ni, st), "sizing the active sort")) != GP_OK) return r;
-        if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
-        tmp = d->cub.bytes;
-        if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
-                                       (uint32_t)ni, st), "sorting the active particles")) != GP_OK) return r;
+        if ((r = sort_targets(s, d->pos_in.ptr, act, ni, 1, "the active particles")) != GP_OK) return r;
         r = dev(s, gp_tree_irecords_any(d->pos_in.ptr, act, d->fidx_b.ptr, (uint32_t)ni, d->center.ptr,
                                         1.0 / s->len_scale, d->rank.ptr, d->aold.ptr, d->ipos.ptr, d->islot.ptr,
                                         d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
@@ -897,23 +911,12 @@ static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *p
     void *st = s->cu.stream;
     if ((r = reserve_irecords(s, m)) != GP_OK) return r;
     if ((r = reserve(s, &d->fpts, m * 3 * sizeof(double), "the field points")) != GP_OK) return r;
-    if ((r = reserve(s, &d->fkey_a, m * 8, "the field keys")) != GP_OK) return r;
-    if ((r = reserve(s, &d->fkey_b, m * 8, "the sorted field keys")) != GP_OK) return r;
-    if ((r = reserve(s, &d->fidx_a, m * 4, "the field indices")) != GP_OK) return r;
-    if ((r = reserve(s, &d->fidx_b, m * 4, "the field order")) != GP_OK) return r;
     double t0 = gp_wtime();
     if ((r = gp_cuda_upload_staged(&s->base, &s->cu, &s->stage, d->fpts.ptr, points, m * 3 * sizeof(double),
                                    "copying the field points to the GPU")) != GP_OK) return r;
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     /* points in key order so that groups of 32 are compact */
-    if ((r = dev(s, gp_tree_keys(d->fpts.ptr, NULL, (uint32_t)m, s->root_lo[0], s->root_lo[1], s->root_lo[2], s->inv_cell,
-                                 d->fkey_a.ptr, d->fidx_a.ptr, 0, st), "computing the field points' keys")) != GP_OK) return r;
-    size_t tmp = 0;
-    if ((r = dev(s, gp_tree_sort64(NULL, &tmp, NULL, NULL, NULL, NULL, (uint32_t)m, st), "sizing the point sort")) != GP_OK) return r;
-    if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
-    tmp = d->cub.bytes;
-    if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->fkey_a.ptr, d->fkey_b.ptr, d->fidx_a.ptr, d->fidx_b.ptr,
-                                   (uint32_t)m, st), "sorting the field points")) != GP_OK) return r;
+    if ((r = sort_targets(s, d->fpts.ptr, NULL, m, 0, "the field points")) != GP_OK) return r;
     if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, 1.0 / s->len_scale,
                                            d->ipos.ptr, d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
     uint64_t inter = 0;
