@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,51 +342,57 @@ static gp_status stage_end(gp_base *b, const staging *g, cudaError_t e, const ch
     return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
 }
 
-gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
-                                const void *src, size_t bytes, const char *what)
+/* Starts the DMA of piece k between its half and the device (dev: the
+ * device side of the whole copy), recorded on the half's event. */
+static cudaError_t dma_piece(gp_cuda *c, const staging *g, int upload, void *dev, size_t k)
+{
+    int half = (int)(k & 1);
+    char *d = (char *)dev + piece_offset(g, k);
+    cudaError_t e = upload ? cudaMemcpyAsync(d, g->half[half], piece_length(g, k), cudaMemcpyHostToDevice, g->stream)
+                           : cudaMemcpyAsync(g->half[half], d, piece_length(g, k), cudaMemcpyDeviceToHost, g->stream);
+    if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], g->stream);
+    return e;
+}
+
+/* A copy through the two halves: while the CPU fills (upload) or empties
+ * (download) one half, the DMA of the other half runs. A half is touched
+ * by the CPU only after its last DMA finished (its event). */
+static gp_status copy_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, int upload, void *dev,
+                             char *host, size_t bytes, const char *what)
 {
     staging g;
     gp_status st = stage_begin(b, c, stage, bytes, &g);
     if (st != GP_OK || g.n == 0) return st;
     cudaError_t e = cudaSuccess;
+    /* a download starts with the first two pieces in flight */
+    for (size_t k = 0; !upload && k < g.n && k < 2 && e == cudaSuccess; ++k) e = dma_piece(c, &g, 0, dev, k);
     for (size_t k = 0; k < g.n && e == cudaSuccess; ++k) {
         int half = (int)(k & 1);
-        /* the DMA that last read this half must be finished */
-        if (k >= 2 && (e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
-        gp_copy_parallel(g.half[half], (const char *)src + piece_offset(&g, k), piece_length(&g, k));
-        e = cudaMemcpyAsync((char *)dst + piece_offset(&g, k), g.half[half], piece_length(&g, k),
-                            cudaMemcpyHostToDevice, g.stream);
-        if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], g.stream);
+        if ((!upload || k >= 2) && (e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
+        char *h = host + piece_offset(&g, k);
+        if (upload) {
+            gp_copy_parallel(g.half[half], h, piece_length(&g, k));
+            e = dma_piece(c, &g, 1, dev, k);
+        } else {
+            gp_copy_parallel(h, g.half[half], piece_length(&g, k));
+            if (k + 2 < g.n) e = dma_piece(c, &g, 0, dev, k + 2);
+        }
     }
     return stage_end(b, &g, e, what);
 }
 
-/* Starts the device-to-host DMA of piece k into its half. */
-static cudaError_t fetch_piece(gp_cuda *c, const staging *g, const void *src, size_t k)
+gp_status gp_cuda_upload_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
+                                const void *src, size_t bytes, const char *what)
 {
-    int half = (int)(k & 1);
-    cudaError_t e = cudaMemcpyAsync(g->half[half], (const char *)src + piece_offset(g, k),
-                                    piece_length(g, k), cudaMemcpyDeviceToHost, g->stream);
-    if (e == cudaSuccess) e = cudaEventRecord((cudaEvent_t)c->ev[half], g->stream);
-    return e;
+    /* the host side is only read on an upload */
+    return copy_staged(b, c, stage, 1, dst, (char *)(uintptr_t)src, bytes, what);
 }
 
 gp_status gp_cuda_download_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, void *dst,
                                   const void *src, size_t bytes, const char *what)
 {
-    staging g;
-    gp_status st = stage_begin(b, c, stage, bytes, &g);
-    if (st != GP_OK || g.n == 0) return st;
-    cudaError_t e = cudaSuccess;
-    /* piece k is copied out of its half while piece k + 1 flows into the other */
-    for (size_t k = 0; k < g.n && k < 2 && e == cudaSuccess; ++k) e = fetch_piece(c, &g, src, k);
-    for (size_t k = 0; k < g.n && e == cudaSuccess; ++k) {
-        int half = (int)(k & 1);
-        if ((e = cudaEventSynchronize((cudaEvent_t)c->ev[half])) != cudaSuccess) break;
-        gp_copy_parallel((char *)dst + piece_offset(&g, k), g.half[half], piece_length(&g, k));
-        if (k + 2 < g.n) e = fetch_piece(c, &g, src, k + 2);
-    }
-    return stage_end(b, &g, e, what);
+    /* the device side is only read on a download */
+    return copy_staged(b, c, stage, 0, (void *)(uintptr_t)src, dst, bytes, what);
 }
 
 /* Hoare's selection of the k-th smallest of v[0..n) (v is reordered). */
