@@ -88,18 +88,13 @@ int main(int argc, char **argv)
     double t_end = 1.0, dtmax = 0.25;
     const char *plugin = "cpu-tree", *eps = "0.01", *theta = "0.5", *shared = "3,4,5,6", *etas = "0.2";
     unsigned long long seed = 42;
+    const bench_options common = {&n, &t_end, &plugin, &eps, &theta, &threads, &seed};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
-        if (!strcmp(a, "--n")) n = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--t")) t_end = atof(v);
-        else if (!strcmp(a, "--plugin")) plugin = v;
-        else if (!strcmp(a, "--eps")) eps = v;
-        else if (!strcmp(a, "--theta")) theta = v;
-        else if (!strcmp(a, "--dtmax")) dtmax = atof(v);
+        if (bench_common_option(&common, a, v)) continue;
+        if (!strcmp(a, "--dtmax")) dtmax = atof(v);
         else if (!strcmp(a, "--eta")) etas = v;
         else if (!strcmp(a, "--shared")) shared = v;
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--threads")) threads = v;
         else if (!strcmp(a, "--sample")) sample = atof(v);
         else if (!strcmp(a, "--criterion")) criterion = v;
         else if (!strcmp(a, "--block")) block = v;

@@ -88,3 +88,16 @@ bench_cost bench_run_cost(gp_sim *sim)
     gp_sim_level_counts(sim, counts, 64, &c.levels);
     return c;
 }
+
+int bench_common_option(const bench_options *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--n")) *o->n = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--t")) *o->t_end = atof(v);
+    else if (!strcmp(a, "--plugin")) *o->plugin = v;
+    else if (!strcmp(a, "--eps")) *o->eps = v;
+    else if (!strcmp(a, "--theta")) *o->theta = v;
+    else if (!strcmp(a, "--threads")) *o->threads = v;
+    else if (!strcmp(a, "--seed")) *o->seed = strtoull(v, NULL, 10);
+    else return 0;
+    return 1;
+}

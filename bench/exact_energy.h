@@ -35,6 +35,17 @@ typedef struct bench_cost {
 } bench_cost;
 bench_cost bench_run_cost(gp_sim *sim);
 
+/* Where a bench keeps the options every energy bench takes. */
+typedef struct bench_options {
+    size_t *n;
+    double *t_end;
+    const char **plugin, **eps, **theta, **threads;
+    unsigned long long *seed;
+} bench_options;
+/* Takes option a with value v when it is one of --n --t --plugin --eps
+ * --theta --threads --seed: returns 1, else 0. */
+int bench_common_option(const bench_options *o, const char *a, const char *v);
+
 /* Prints "prog: what: sim's last error" and exits 1. */
 void bench_fail(const char *prog, const char *what, gp_sim *sim);
 

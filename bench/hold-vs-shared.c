@@ -93,17 +93,12 @@ int main(int argc, char **argv)
     const char *model = "galaxy", *runs[64], *ic_path = NULL;
     int nr = 0;
     unsigned long long seed = 42;
+    const bench_options common = {&n, &t_end, &plugin, &eps, &theta, &threads, &seed};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
-        if (!strcmp(a, "--n")) n = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--t")) t_end = atof(v);
-        else if (!strcmp(a, "--plugin")) plugin = v;
-        else if (!strcmp(a, "--eps")) eps = v;
-        else if (!strcmp(a, "--theta")) theta = v;
-        else if (!strcmp(a, "--threads")) threads = v;
-        else if (!strcmp(a, "--sample")) sample = atof(v);
+        if (bench_common_option(&common, a, v)) continue;
+        if (!strcmp(a, "--sample")) sample = atof(v);
         else if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--series")) series = fopen(v, "a");
         else if (!strcmp(a, "--ic-path")) { ic_path = v; model = "file"; n = 0; }
         else if (!strcmp(a, "--run") && nr < 64) runs[nr++] = v;
