@@ -40,8 +40,7 @@ static const gp_ic_opt_info opts[] = {
     {"disk_height", GP_IC_OPT_DOUBLE, "0.02", "(0,inf)", "disk scale height z0 (sech^2 profile)"},
     {"disk_sigma_ratio", GP_IC_OPT_DOUBLE, "2", "[0,10]",
      "sigma_R / sigma_z in the disk (2: Toomre Q about 1.5 at 2 Rd with the defaults)"},
-    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
-     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
+    IC_OPT_ROW_FRAME,
 };
 
 static double nfw_shape(double r, const void *par)

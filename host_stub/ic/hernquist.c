@@ -18,13 +18,12 @@
 #include <math.h>
 
 static const gp_ic_opt_info opts[] = {
-    {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
+    IC_OPT_ROW_MASS,
     {"scale", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "scale radius a"},
     {"rtrunc", GP_IC_OPT_DOUBLE, "100", "[0,inf)",
      "taper the density beyond this radius (0: untruncated)"},
     {"decay", GP_IC_OPT_DOUBLE, "0.1", "(0,inf)", "taper decay length in units of rtrunc"},
-    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
-     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
+    IC_OPT_ROW_FRAME,
 };
 
 static double hernquist_shape(double r, const void *par)

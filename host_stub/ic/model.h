@@ -14,6 +14,13 @@
 
 #define IC_MAX_OPTS 32
 
+/* Option rows that mean the same in every model, written once. */
+#define IC_OPT_ROW_MASS {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"}
+#define IC_OPT_ROW_FRAME                                                                    \
+    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",                                   \
+     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the "  \
+     "origin"}
+
 /* Parsed option values of one model, in the order of its option table. */
 typedef struct ic_vals {
     const char *model;

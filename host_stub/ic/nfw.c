@@ -19,8 +19,7 @@ static const gp_ic_opt_info opts[] = {
     {"scale", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "scale radius rs"},
     {"concentration", GP_IC_OPT_DOUBLE, "10", "[1,1000]", "c = rvir / rs: where the taper begins"},
     {"decay", GP_IC_OPT_DOUBLE, "0.1", "(0,10]", "taper decay length in units of rvir"},
-    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
-     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
+    IC_OPT_ROW_FRAME,
 };
 
 double ic_nfw_shape(double r, const void *par);

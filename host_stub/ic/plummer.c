@@ -16,13 +16,12 @@
 #include <stdlib.h>
 
 static const gp_ic_opt_info opts[] = {
-    {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
+    IC_OPT_ROW_MASS,
     {"scale", GP_IC_OPT_DOUBLE, "0.58904862254808621", "(0,inf)",
      "Plummer radius a; the default 3*pi/16 gives E = -1/4 for M = 1 (Henon units)"},
     {"mass_cut", GP_IC_OPT_DOUBLE, "0.999", "(0,1]",
      "sample radii only inside this fraction of the mass (1: no cut)"},
-    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
-     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
+    IC_OPT_ROW_FRAME,
 };
 
 typedef struct plummer { double a, cut, vscale, mass_each; } plummer;

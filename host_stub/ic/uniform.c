@@ -12,12 +12,11 @@
 #include <stdlib.h>
 
 static const gp_ic_opt_info opts[] = {
-    {"mass", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "total mass"},
+    IC_OPT_ROW_MASS,
     {"radius", GP_IC_OPT_DOUBLE, "1", "(0,inf)", "sphere radius R"},
     {"virial_ratio", GP_IC_OPT_DOUBLE, "0", "[0,10]",
      "2K/|W| of random isotropic velocities (0: cold)"},
-    {"frame", GP_IC_OPT_ENUM, "com", "com|momentum|none",
-     "com: centre-of-mass frame; momentum: zero momentum only, density centre kept at the origin"},
+    IC_OPT_ROW_FRAME,
 };
 
 typedef struct uniform { double R, Q, W, mass_each; } uniform;
