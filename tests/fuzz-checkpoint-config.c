@@ -169,6 +169,30 @@ static void set_extreme(buf *m, size_t n)
     memcpy(m->b + off, &bits, 8);
 }
 
+static void config_extreme(buf *m);
+
+/* One to three rounds of random edits (a quarter of the cases get two or
+ * three): bit flips, truncation, splices, appended garbage, or an extreme
+ * value (in the config text, or in a checkpoint of n particles). Returns
+ * the number of rounds. */
+static int mutate(buf *m, int config, size_t n)
+{
+    int rounds = rnd_below(4) == 0 ? 2 + (int)rnd_below(2) : 1;
+    for (int r = 0; r < rounds; ++r) {
+        switch (rnd_below(5)) {
+        case 0: flip_bits(m); break;
+        case 1: truncate_at(m); break;
+        case 2: splice(m); break;
+        case 3: append_garbage(m); break;
+        default:
+            if (config) config_extreme(m);
+            else set_extreme(m, n);
+            break;
+        }
+    }
+    return rounds;
+}
+
 typedef struct tally { long loaded_same, refused, resealed_ran, resealed_refused, failures; } tally;
 
 static int clear_sentence(const char *msg)
@@ -239,16 +263,7 @@ static void fuzz_checkpoints(const char *dir, long cases, tally *t)
         current_case = i;
         buf_set(&m, base, blen);
         last_edit = -1;
-        int resealed = 0, rounds = rnd_below(4) == 0 ? 2 + (int)rnd_below(2) : 1;
-        for (int r = 0; r < rounds; ++r) {
-            switch (rnd_below(5)) {
-            case 0: flip_bits(&m); break;
-            case 1: truncate_at(&m); break;
-            case 2: splice(&m); break;
-            case 3: append_garbage(&m); break;
-            default: set_extreme(&m, N); break;
-            }
-        }
+        int resealed = 0, rounds = mutate(&m, 0, N);
         if (rounds == 1 && m.len == blen && rnd_below(2)) { resealed = 1; reseal(&m); }
         int same = m.len == blen && memcmp(m.b, base, blen) == 0;
         write_file(path, m.b, m.len);
@@ -358,16 +373,7 @@ static void fuzz_configs(const char *dir, long cases, ctally *t)
     for (long i = 0; i < cases; ++i) {
         current_case = i;
         buf_set(&m, (const unsigned char *)base_config, sizeof base_config - 1);
-        int rounds = rnd_below(4) == 0 ? 2 + (int)rnd_below(2) : 1;
-        for (int r = 0; r < rounds; ++r) {
-            switch (rnd_below(5)) {
-            case 0: flip_bits(&m); break;
-            case 1: truncate_at(&m); break;
-            case 2: splice(&m); break;
-            case 3: append_garbage(&m); break;
-            default: config_extreme(&m); break;
-            }
-        }
+        mutate(&m, 1, 0);
         write_file(path, m.b, m.len);
         alarm(CASE_SECONDS);
         memset(&cfg, 0, sizeof cfg);

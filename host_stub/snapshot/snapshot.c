@@ -111,26 +111,25 @@ static int write_header(hid_t file, double time, size_t n, const gp_snapshot_ext
     uint32_t total[6] = {0, (uint32_t)((uint64_t)n & 0xffffffffu), 0, 0, 0, 0};
     uint32_t high[6] = {0, (uint32_t)((uint64_t)n >> 32), 0, 0, 0, 0};
     double mass_table[6] = {0, 0, 0, 0, 0, 0};
+    /* GADGET's header fields that are constant for an N-body snapshot:
+     * no cosmology, one file, 3-D, no gas physics, double precision */
+    static const struct { const char *name; double value; } doubles[] = {
+        {"Redshift", 0.0}, {"BoxSize", 0.0}, {"Omega0", 0.0}, {"OmegaLambda", 0.0}, {"HubbleParam", 1.0},
+    };
+    static const struct { const char *name; int value; } ints[] = {
+        {"NumFilesPerSnapshot", 1}, {"Dimension", 3}, {"Flag_Sfr", 0},
+        {"Flag_Cooling", 0}, {"Flag_Feedback", 0}, {"Flag_StellarAge", 0},
+        {"Flag_Metals", 0}, {"Flag_Entropy_ICs", 0}, {"Flag_DoublePrecision", 1},
+    };
     int rc = 0;
     rc |= attr_double(h, "Time", time);
-    rc |= attr_double(h, "Redshift", 0.0);
-    rc |= attr_double(h, "BoxSize", 0.0);
+    for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; ++k)
+        rc |= attr_double(h, doubles[k].name, doubles[k].value);
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; ++k) rc |= attr_int(h, ints[k].name, ints[k].value);
     rc |= attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, H5T_STD_U64LE, 6, this_file);
     rc |= attr(h, "NumPart_Total", H5T_NATIVE_UINT32, H5T_STD_U32LE, 6, total);
     rc |= attr(h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, H5T_STD_U32LE, 6, high);
     rc |= attr(h, "MassTable", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 6, mass_table);
-    rc |= attr_int(h, "NumFilesPerSnapshot", 1);
-    rc |= attr_int(h, "Dimension", 3);
-    rc |= attr_double(h, "Omega0", 0.0);
-    rc |= attr_double(h, "OmegaLambda", 0.0);
-    rc |= attr_double(h, "HubbleParam", 1.0);
-    rc |= attr_int(h, "Flag_Sfr", 0);
-    rc |= attr_int(h, "Flag_Cooling", 0);
-    rc |= attr_int(h, "Flag_Feedback", 0);
-    rc |= attr_int(h, "Flag_StellarAge", 0);
-    rc |= attr_int(h, "Flag_Metals", 0);
-    rc |= attr_int(h, "Flag_Entropy_ICs", 0);
-    rc |= attr_int(h, "Flag_DoublePrecision", 1);
     rc |= attr_string(h, "Code", "gravplug");
 #ifdef GP_VERSION
     rc |= attr_string(h, "CodeVersion", GP_VERSION);
