@@ -39,23 +39,24 @@ run_line() {  # run_line DIR: the README line in the source tree, PATH = DIR onl
     (cd "$ROOT" && PATH="$1" sh -c "$line") >"$1/out" 2>&1
 }
 
-mkbin "$TMP/root" 0 0
-run_line "$TMP/root"; rc=$?
-sed 's/^/# root: /' "$TMP/root/out" "$TMP/root/calls" 2>/dev/null
-[ $rc = 0 ]; ok $? "as root without sudo: exit status $rc"
-grep -q '^apt-get install .*(as self)' "$TMP/root/calls" 2>/dev/null && grep -q '^make run' "$TMP/root/calls"
-ok $? "as root without sudo: apt-get installs, then make run runs"
+scenario() {  # scenario NAME UID WITH_SUDO LABEL: the line as that user; rc = its status
+    mkbin "$TMP/$1" "$2" "$3"
+    run_line "$TMP/$1"; rc=$?
+    sed "s/^/# $4: /" "$TMP/$1/out" "$TMP/$1/calls" 2>/dev/null
+}
 
-mkbin "$TMP/user" 1000 1
-run_line "$TMP/user"; rc=$?
-sed 's/^/# sudo user: /' "$TMP/user/out" "$TMP/user/calls" 2>/dev/null
-[ $rc = 0 ]; ok $? "as a user with sudo: exit status $rc"
-grep -q '^apt-get install .*(as root)' "$TMP/user/calls" 2>/dev/null && grep -q '^make run' "$TMP/user/calls"
-ok $? "as a user with sudo: apt-get runs through sudo, then make run runs"
+installs_then_runs() {  # installs_then_runs NAME AS LABEL WHAT
+    [ $rc = 0 ]; ok $? "$3: exit status $rc"
+    grep -q "^apt-get install .*(as $2)" "$TMP/$1/calls" 2>/dev/null && grep -q '^make run' "$TMP/$1/calls"
+    ok $? "$3: $4"
+}
 
-mkbin "$TMP/nosudo" 1000 0
-run_line "$TMP/nosudo"; rc=$?
-sed 's/^/# user without sudo: /' "$TMP/nosudo/out" 2>/dev/null
+scenario root 0 0 "root"
+installs_then_runs root self "as root without sudo" "apt-get installs, then make run runs"
+scenario user 1000 1 "sudo user"
+installs_then_runs user root "as a user with sudo" "apt-get runs through sudo, then make run runs"
+
+scenario nosudo 1000 0 "user without sudo"
 [ $rc != 0 ] && ! grep -q '^make' "$TMP/nosudo/calls" 2>/dev/null; ok $? "a user without sudo: stops (exit status $rc) before make"
 grep -q 'as root or install sudo' "$TMP/nosudo/out"; ok $? "... with a sentence saying what to do"
 exit $fail
