@@ -346,6 +346,45 @@ static void test_sources(void)
 }
 
 /* ---- update_masses ----------------------------------------------------------- */
+/* update_masses against a fresh set_particles, on a tree solver and an
+ * exact one (theta 0, double): both start from masses `before` (forces
+ * computed first when forces_first), take update_masses(k, idx, m), and
+ * their forces are compared with those of fresh solvers given `after`.
+ * builds: the tree builds the update and its force call made. */
+typedef struct mass_change { double med, max, max_exact; uint64_t builds; } mass_change;
+static mass_change update_vs_fresh(const double *before, int forces_first,
+                                   size_t k, const uint32_t *idx, const double *m, const double *after,
+                                   gp_status *st)
+{
+    static const char exact[] = "eps=0.01 theta=0 precision=double";
+    static double a[3 * N], ae[3 * N], af[3 * N], aef[3 * N];
+    gp_solver *t = make(T, "eps=0.01"), *e = make(T, exact);
+    gp_solver *tf = make(T, "eps=0.01"), *ef = make(T, exact);
+    *st |= T->set_particles(t, N, pos, before);
+    *st |= T->set_particles(e, N, pos, before);
+    if (forces_first) {
+        *st |= T->compute_forces(t, a, NULL);
+        *st |= T->compute_forces(e, ae, NULL);
+    }
+    gp_stats b0 = stats(T, t);
+    *st |= T->update_masses(t, k, idx, m);
+    *st |= T->update_masses(e, k, idx, m);
+    *st |= T->compute_forces(t, a, NULL);
+    *st |= T->compute_forces(e, ae, NULL);
+    gp_stats b1 = stats(T, t);
+    *st |= T->set_particles(tf, N, pos, after);
+    *st |= T->set_particles(ef, N, pos, after);
+    *st |= T->compute_forces(tf, af, NULL);
+    *st |= T->compute_forces(ef, aef, NULL);
+    mass_change c;
+    double med_exact;
+    errs(N, a, af, &c.med, &c.max);
+    errs(N, ae, aef, &med_exact, &c.max_exact);
+    c.builds = b1.tree_builds - b0.tree_builds;
+    T->finalize(t); T->finalize(e); T->finalize(tf); T->finalize(ef);
+    return c;
+}
+
 static void test_masses(void)
 {
     enum { K = 3000 };
@@ -376,72 +415,38 @@ static void test_masses(void)
     /* some lose all their mass: they stay in the tree with mass 0 (refit) */
     {
         enum { Z = 300 };
-        static double mz[N], az[3 * N], afz[3 * N], ax0[3 * N], axf[3 * N];
+        static double mz[N];
         uint32_t zi[Z];
         double zm[Z];
         memcpy(mz, mass, sizeof mz);
         for (int k = 0; k < Z; k++) { zi[k] = (uint32_t)((k * 61 + 5) % N); zm[k] = 0; mz[zi[k]] = 0; }
-        gp_solver *z = make(T, "eps=0.01"), *zf = make(T, "eps=0.01");
-        gp_solver *z0 = make(T, "eps=0.01 theta=0 precision=double"), *z0f = make(T, "eps=0.01 theta=0 precision=double");
-        st |= T->set_particles(z, N, pos, mass);
-        st |= T->set_particles(z0, N, pos, mass);
-        gp_stats c0 = stats(T, z);
-        st |= T->update_masses(z, Z, zi, zm);
-        st |= T->update_masses(z0, Z, zi, zm);
-        st |= T->compute_forces(z, az, NULL);
-        st |= T->compute_forces(z0, ax0, NULL);
-        gp_stats c1 = stats(T, z);
-        st |= T->set_particles(zf, N, pos, mz);
-        st |= T->set_particles(z0f, N, pos, mz);
-        st |= T->compute_forces(zf, afz, NULL);
-        st |= T->compute_forces(z0f, axf, NULL);
-        double med, max, max0, med0;
-        errs(N, az, afz, &med, &max);
-        errs(N, ax0, axf, &med0, &max0);
-        ok(st == GP_OK && c1.tree_builds == c0.tree_builds && med < 3e-4 && max < 2e-2 && max0 < 1e-12,
+        mass_change c = update_vs_fresh(mass, 0, Z, zi, zm, mz, &st);
+        ok(st == GP_OK && c.builds == 0 && c.med < 3e-4 && c.max < 2e-2 && c.max_exact < 1e-12,
            "masses > 0 -> 0: a refit, no build; fresh set_particles to tree error (median %.1e, "
-           "max %.1e), exact at theta 0 (max %.1e)", med, max, max0);
-        T->finalize(z); T->finalize(zf); T->finalize(z0); T->finalize(z0f);
+           "max %.1e), exact at theta 0 (max %.1e)", c.med, c.max, c.max_exact);
     }
 
     /* some lose all their mass, some massless ones gain mass */
-    static double m3[N];
-    memcpy(m3, m2, sizeof m3);
-    for (int i = 0; i < N; i += 10) m3[i] = 0;          /* massless from the start */
-    gp_solver *x = make(T, "eps=0.01"), *y = make(T, "eps=0.01 theta=0 precision=double");
-    gp_solver *xf = make(T, "eps=0.01"), *yf = make(T, "eps=0.01 theta=0 precision=double");
-    st |= T->set_particles(x, N, pos, m3);
-    st |= T->set_particles(y, N, pos, m3);
-    st |= T->compute_forces(x, a1, NULL);
-    st |= T->compute_forces(y, a1, NULL);
-    enum { J = 200 };
-    uint32_t jdx[J];
-    double jm[J];
-    for (int k = 0; k < J; k++) {
-        jdx[k] = (uint32_t)(k * 50 + (k % 2 ? 0 : 3));   /* even k: massive -> 0, odd: 0 -> massive */
-        jm[k] = k % 2 ? 2.0 / N : 0.0;
-        m3[jdx[k]] = jm[k];
+    {
+        static double m3[N], m4[N];
+        memcpy(m3, m2, sizeof m3);
+        for (int i = 0; i < N; i += 10) m3[i] = 0;          /* massless from the start */
+        memcpy(m4, m3, sizeof m4);
+        enum { J = 200 };
+        uint32_t jdx[J];
+        double jm[J];
+        for (int k = 0; k < J; k++) {
+            jdx[k] = (uint32_t)(k * 50 + (k % 2 ? 0 : 3));   /* even k: massive -> 0, odd: 0 -> massive */
+            jm[k] = k % 2 ? 2.0 / N : 0.0;
+            m4[jdx[k]] = jm[k];
+        }
+        mass_change c = update_vs_fresh(m3, 1, J, jdx, jm, m4, &st);
+        ok(st == GP_OK && c.med < 3e-4 && c.max < 2e-2,
+           "masses 0 <-> > 0: update_masses matches a fresh set_particles to tree error (median %.1e, max %.1e)",
+           c.med, c.max);
+        ok(st == GP_OK && c.max_exact < 1e-12, "... and exactly at theta 0 in double (max %.1e)", c.max_exact);
+        ok(c.builds == 1, "a massless particle gaining mass rebuilds the tree once (it was not a source)");
     }
-    gp_stats b0 = stats(T, x);
-    st |= T->update_masses(x, J, jdx, jm);
-    st |= T->update_masses(y, J, jdx, jm);
-    st |= T->compute_forces(x, a1, NULL);
-    st |= T->compute_forces(y, a2, NULL);
-    gp_stats b1 = stats(T, x);
-    st |= T->set_particles(xf, N, pos, m3);
-    st |= T->set_particles(yf, N, pos, m3);
-    static double af[3 * N], ayf[3 * N];
-    st |= T->compute_forces(xf, af, NULL);
-    st |= T->compute_forces(yf, ayf, NULL);
-    double med, max;
-    errs(N, a1, af, &med, &max);
-    ok(st == GP_OK && med < 3e-4 && max < 2e-2,
-       "masses 0 <-> > 0: update_masses matches a fresh set_particles to tree error (median %.1e, max %.1e)",
-       med, max);
-    errs(N, a2, ayf, &med, &max);
-    ok(st == GP_OK && max < 1e-12, "... and exactly at theta 0 in double (max %.1e)", max);
-    ok(b1.tree_builds == b0.tree_builds + 1,
-       "a massless particle gaining mass rebuilds the tree once (it was not a source)");
 
     /* with a source subset: its tree is refitted with the new masses */
     {
@@ -459,12 +464,13 @@ static void test_masses(void)
         st |= T->update_masses(z, K, idx, newm);
         st |= D->compute_forces(d, ad, NULL);
         st |= T->compute_forces(z, at, NULL);
+        double med, max;
         errs(N, at, ad, &med, &max);
         ok(st == GP_OK && max < 1e-12, "update_masses with a source subset: exact at theta 0 (max %.1e)", max);
         D->finalize(d);
         T->finalize(z);
     }
-    T->finalize(s); T->finalize(f); T->finalize(x); T->finalize(y); T->finalize(xf); T->finalize(yf);
+    T->finalize(s); T->finalize(f);
 }
 
 int main(void)
