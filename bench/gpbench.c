@@ -86,6 +86,21 @@ static uint64_t rng(void)
     return rng_state;
 }
 
+/* 0..n-1 in an order whose first k entries are a uniform random k-subset
+ * (a partial Fisher-Yates shuffle from the generator state `state`). */
+static uint32_t *random_first(size_t n, size_t k, uint64_t state)
+{
+    uint32_t *idx = malloc(n * sizeof *idx);
+    if (!idx) { fprintf(stderr, "gpbench: out of memory\n"); exit(1); }
+    for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+    rng_state = state;
+    for (size_t i = 0; i < k; i++) {
+        size_t j = i + rng() % (n - i);
+        uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+    }
+    return idx;
+}
+
 typedef struct solver {
     gp_plugin *plugin;
     const gp_api *api;
@@ -371,13 +386,7 @@ int main(int argc, char **argv)
     if (active > 0 && active <= 1) {
         n_act = (size_t)(active * (double)n);
         if (n_act < 1) n_act = 1;
-        uint32_t *idx = malloc(n * sizeof *idx);
-        for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
-        rng_state = seed * 0x9E3779B97F4A7C15ull + 7;
-        for (size_t i = 0; i < n_act; i++) {
-            size_t j = i + rng() % (n - i);
-            uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
-        }
+        uint32_t *idx = random_first(n, n_act, seed * 0x9E3779B97F4A7C15ull + 7);
         if (active_inner) {   /* the n_act particles nearest the centre of mass */
             double cm[3] = { 0, 0, 0 }, mt = 0;
             for (size_t i = 0; i < n; i++) {
@@ -433,13 +442,7 @@ int main(int argc, char **argv)
     double e[8] = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN };
     if (strcmp(reference, "none") != 0) {
         if (sample > n) sample = n;
-        uint32_t *idx = malloc(n * sizeof *idx);
-        for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
-        rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
-        for (size_t i = 0; i < sample; i++) {
-            size_t j = i + rng() % (n - i);
-            uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
-        }
+        uint32_t *idx = random_first(n, sample, seed * 0x2545F4914F6CDD1Dull + 1);
         gp_param rkv[3];
         size_t nr = 0;
         for (size_t k = 0; k < nkv; k++)
