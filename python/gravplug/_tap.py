@@ -1,6 +1,8 @@
 """A tiny TAP producer for the Python tests (tests/python-*.t), in the
 spirit of tests/tap.h: ok, is_num (relative tolerance), raises, skip,
-skip_all, diag, done_testing. Not part of the public API."""
+skip_all, diag, done_testing, and stop_unless for a file's first steps.
+Not part of the public API."""
+import contextlib
 import math
 import sys
 import traceback
@@ -63,6 +65,17 @@ class Tap:
     def bail(self, why):
         print(f"Bail out! {why}")
         sys.exit(255)
+
+    @contextlib.contextmanager
+    def stop_unless(self, name):
+        """A block the rest of the file needs (its imports, finding the
+        library): if it raises, one failed test `name` with the reason, and
+        the file ends there."""
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 — reported as a failure
+            self.ok(False, name, f"{type(e).__name__}: {e}")
+            self.done_testing()
 
     def done_testing(self):
         print(f"1..{self.n}")
