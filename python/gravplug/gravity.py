@@ -159,29 +159,15 @@ class Particles:
             mass = np.ascontiguousarray(np.concatenate([m0, mass]))
         g.set_particles(pos, vel, mass)
 
-    @property
-    def position(self):
-        return self._g._get()[0]
-
-    @position.setter
-    def position(self, pos):
-        self._g._set_state(pos=pos)
-
-    @property
-    def velocity(self):
-        return self._g._get()[1]
-
-    @velocity.setter
-    def velocity(self, vel):
-        self._g._set_state(vel=vel)
-
-    @property
-    def mass(self):
-        return self._g._get()[2]
-
-    @mass.setter
-    def mass(self, m):
-        self._g.set_masses(m)
+    position = property(lambda self: self._g._get()[0],
+                        lambda self, pos: self._g._set_state(pos=pos),
+                        doc="(n, 3) positions now; setting them is a drift of the same particles")
+    velocity = property(lambda self: self._g._get()[1],
+                        lambda self, vel: self._g._set_state(vel=vel),
+                        doc="(n, 3) velocities now; setting them is a kick of the same particles")
+    mass = property(lambda self: self._g._get()[2],
+                    lambda self, m: self._g.set_masses(m),
+                    doc="(n,) masses; setting them changes masses in place")
 
     x = property(lambda self: self.position[:, 0])
     y = property(lambda self: self.position[:, 1])
@@ -306,17 +292,21 @@ class Gravity(Closing):
         """"1.1" or "1.0": the path a block step takes now."""
         return _s(self._lib.gp_sim_solver_path_in_use(self._h()))
 
-    def set_solver_param(self, name, value):
+    def _set_named(self, c_call, name, value, what):
         with self._lock:
-            self._check(self._lib.gp_sim_set_solver_param(
-                self._h(), name.encode(), _text(value).encode()), f"set_solver_param({name})")
+            self._check(c_call(self._h(), name.encode(), _text(value).encode()), f"{what}({name})")
 
-    def get_solver_param(self, name):
+    def _get_named(self, c_call, name, what):
         buf = ctypes.create_string_buffer(256)
         with self._lock:
-            self._check(self._lib.gp_sim_get_solver_param(self._h(), name.encode(), buf,
-                                                          len(buf)), f"get_solver_param({name})")
+            self._check(c_call(self._h(), name.encode(), buf, len(buf)), f"{what}({name})")
         return _s(buf.value)
+
+    def set_solver_param(self, name, value):
+        self._set_named(self._lib.gp_sim_set_solver_param, name, value, "set_solver_param")
+
+    def get_solver_param(self, name):
+        return self._get_named(self._lib.gp_sim_get_solver_param, name, "get_solver_param")
 
     def set_integrator(self, name, **params):
         with self._lock:
@@ -330,17 +320,10 @@ class Gravity(Closing):
         return _s(self._lib.gp_sim_integrator(self._h()))
 
     def set_integrator_param(self, name, value):
-        with self._lock:
-            self._check(self._lib.gp_sim_set_integrator_param(
-                self._h(), name.encode(), _text(value).encode()),
-                f"set_integrator_param({name})")
+        self._set_named(self._lib.gp_sim_set_integrator_param, name, value, "set_integrator_param")
 
     def get_integrator_param(self, name):
-        buf = ctypes.create_string_buffer(256)
-        with self._lock:
-            self._check(self._lib.gp_sim_get_integrator_param(
-                self._h(), name.encode(), buf, len(buf)), f"get_integrator_param({name})")
-        return _s(buf.value)
+        return self._get_named(self._lib.gp_sim_get_integrator_param, name, "get_integrator_param")
 
     # ---- particles -----------------------------------------------------------
     @property
