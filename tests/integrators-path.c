@@ -155,26 +155,32 @@ static int offers_11(const char *plugin)
     return yes;
 }
 
+/* Both block schemes on both paths, then four restarts across paths. */
+static void compare_plugin(const char *plugin, const char *const restarts[4][3])
+{
+    compare_paths(plugin, "block-rk2");
+    compare_paths(plugin, "block-kdk");
+    for (int k = 0; k < 4; ++k) compare_restart(plugin, restarts[k][0], restarts[k][1], restarts[k][2]);
+}
+
 int main(void)
 {
     plan(1 + 10 + 10 + 7);
     small_cluster(N, 5, pos0, vel0, mass0);
     compare_expression();
 
-    compare_paths("cpu-direct", "block-rk2");
-    compare_paths("cpu-direct", "block-kdk");
-    compare_restart("cpu-direct", "block-rk2", "1.1", "1.1");
-    compare_restart("cpu-direct", "block-rk2", "1.0", "1.1");
-    compare_restart("cpu-direct", "block-kdk", "1.1", "1.1");
-    compare_restart("cpu-direct", "block-kdk", "1.1", "1.0");
-
+    /* restarts: scheme, the path before the checkpoint, the path after */
+    static const char *const direct_restarts[4][3] = {
+        {"block-rk2", "1.1", "1.1"}, {"block-rk2", "1.0", "1.1"},
+        {"block-kdk", "1.1", "1.1"}, {"block-kdk", "1.1", "1.0"},
+    };
+    static const char *const tree_restarts[4][3] = {
+        {"block-rk2", "1.1", "1.1"}, {"block-kdk", "1.0", "1.1"},
+        {"block-rk2", "1.1", "1.0"}, {"block-kdk", "1.1", "1.0"},
+    };
+    compare_plugin("cpu-direct", direct_restarts);
     if (offers_11("cpu-tree")) {
-        compare_paths("cpu-tree", "block-rk2");
-        compare_paths("cpu-tree", "block-kdk");
-        compare_restart("cpu-tree", "block-rk2", "1.1", "1.1");
-        compare_restart("cpu-tree", "block-kdk", "1.0", "1.1");
-        compare_restart("cpu-tree", "block-rk2", "1.1", "1.0");
-        compare_restart("cpu-tree", "block-kdk", "1.1", "1.0");
+        compare_plugin("cpu-tree", tree_restarts);
     } else {
         skip(10, "cpu-tree does not offer ABI 1.1 in this build (set_state/predict/get_positions)");
     }
