@@ -482,6 +482,17 @@ static int make_subset_groups(const oct_tree *t, const gp_particles *p, subset_g
                              &g->nruns);
 }
 
+/* The end of a walk: its buffers could not all be had (failed), or the
+ * n results it wrote, checked for values outside double's range. */
+static gp_status walk_finished(gp_solver *s, const char *fn, int failed, size_t n, const double *acc,
+                               const double *pot)
+{
+    if (failed)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
+    return gp_check_outputs(&s->base, fn, n, acc, pot);
+}
+
 static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
@@ -529,12 +540,7 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     }
     if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, acc, pot, &pp, &pc);
     subset_groups_free(&sub);
-    if (rc)
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces: no memory for the walk buffers; free memory or use "
-                       "fewer threads");
-    st = gp_check_outputs(&s->base, "compute_forces", na, acc, pot);
-    if (st != GP_OK) return st;
+    if ((st = walk_finished(s, "compute_forces", rc, na, acc, pot)) != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
     /* rebuild=auto bookkeeping, in interactions (deterministic) */
     oct_count_force_call(&s->base, &s->age, s->rebase, pp, pc, na, t0);
@@ -612,12 +618,7 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     }
     free(px); free(rb); free(rc);
     free(perm);
-    if (failed)
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_field: no memory for the walk buffers; free memory or use "
-                       "fewer threads");
-    st = gp_check_outputs(&s->base, "compute_field", m, acc, pot);
-    if (st != GP_OK) return st;
+    if ((st = walk_finished(s, "compute_field", failed, m, acc, pot)) != GP_OK) return st;
     oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
 }
