@@ -344,26 +344,41 @@ int oct_tree_refit(oct_tree *t, const double *pos, const double *mass, int momen
     }
     fill_sorted(t, pos);
     t->moments_stale = 1;
+    t->prepared = 0;
     return moments ? oct_tree_moments(t) : 0;
 }
 
 int oct_tree_moments(oct_tree *t)
 {
+    t->prepared = 0;
     if (t->nsrc > 0 && gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) return -1;
     t->moments_stale = 0;
     return 0;
 }
 
+/* The next float above (dir = 1) or below (dir = -1) a finite f: nextafterf
+ * without the library call, which cost as much as the rest of a cell's
+ * preparation. */
+static float float_step(float f, int dir)
+{
+    if (f == 0.0f) return dir > 0 ? FLT_TRUE_MIN : -FLT_TRUE_MIN;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (f > 0) == (dir > 0) ? u + 1 : u - 1;   /* away from or towards 0 */
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 static float round_up(double v)
 {
     float f = (float)v;
-    return (double)f < v ? nextafterf(f, HUGE_VALF) : f;
+    return (double)f < v ? float_step(f, 1) : f;
 }
 
 static float round_down(double v)
 {
     float f = (float)v;
-    return (double)f > v ? nextafterf(f, -HUGE_VALF) : f;
+    return (double)f > v ? float_step(f, -1) : f;
 }
 
 /* The length unit of the float payload and of the float walk: 2^e with e
@@ -378,7 +393,8 @@ static int length_exponent(const oct_tree *t)
 {
     if (!t->nsrc) return 0;
     const gp_host_tree *h = &t->st;
-    long long sum = 0, count = 0;
+    long long sum = 0, count = 0;   /* integers: the same sum in any order */
+#pragma omp parallel for schedule(static) reduction(+ : sum, count) if (h->ncells > 4096)
     for (uint32_t c = 0; c < h->ncells; c++) {
         if (h->cells[c].nchild) continue;
         double l = gp_moments_size(&h->mom[c]);
@@ -392,6 +408,9 @@ static int length_exponent(const oct_tree *t)
 
 void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
 {
+    /* a second call on the same moments (the field after the forces, a
+     * diagnostic, a block step that moved nothing) finds them ready */
+    if (t->prepared && t->prepared_mac == mac && t->prepared_theta == theta) return;
     uint32_t nc = t->nsrc ? t->st.ncells : 0;
     t->e_len = length_exponent(t);
     /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
@@ -447,6 +466,9 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
         col->tr[c] = (float)tr;
         col->d2max[c] = pf->d2max;
     }
+    t->prepared = 1;
+    t->prepared_mac = mac;
+    t->prepared_theta = theta;
 }
 
 oct_sources oct_tree_sources(const oct_tree *t)

@@ -41,6 +41,10 @@ typedef struct oct_tree {
     int e_len;                          /* float payload length unit 2^e_len
                                            (set by oct_tree_prepare_cells)     */
     int moments_stale;                  /* refitted without the moments       */
+    /* what the cells were last prepared for (oct_tree_prepare_cells):
+     * prepared = 0 after a build or new moments */
+    int prepared, prepared_mac;
+    double prepared_theta;
 } oct_tree;
 
 /* Builds from interleaved pos[3n] and mass[n]. Returns 0, or -1 when out
