@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     result r[64];
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
-        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.2f\n", r[i].spec, r[i].err, r[i].err_end,
+        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\n", r[i].spec, r[i].err, r[i].err_end,
                r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
                (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
                (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall);

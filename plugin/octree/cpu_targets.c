@@ -6,6 +6,7 @@
 #include "octree/cpu_targets.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct rank_slot { uint32_t rank, k; } rank_slot;
 
@@ -21,8 +22,23 @@ int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, uint
 {
     rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
     if (!rs) return -1;
-    for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[active[k]], (uint32_t)k };
-    qsort(rs, na, sizeof *rs, by_rank);          /* the tree's key order */
+    /* the tree's key order: a sort of the ranks, or, for a large subset, one
+     * pass over all ranks (O(n) with a tiny constant beats O(na log na)
+     * once na log2 na > n; ranks are distinct, so both give the same order) */
+    size_t lg = 1;
+    while (lg < 32 && ((size_t)1 << lg) < na) lg++;
+    uint32_t *at = na * lg > t->n ? malloc(t->n * sizeof *at) : NULL;
+    if (at) {
+        memset(at, 0xff, t->n * sizeof *at);
+        for (size_t k = 0; k < na; k++) at[t->rank[active[k]]] = (uint32_t)k;
+        size_t u = 0;
+        for (size_t i = 0; i < t->n; i++)
+            if (at[i] != UINT32_MAX) rs[u++] = (rank_slot){ (uint32_t)i, at[i] };
+        free(at);
+    } else {
+        for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[active[k]], (uint32_t)k };
+        qsort(rs, na, sizeof *rs, by_rank);
+    }
     for (size_t u = 0; u < na; u++) {
         uint32_t i = rs[u].rank;
         tix[u] = i;
