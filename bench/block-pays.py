@@ -9,7 +9,7 @@ table and a plot.
 
     python3 bench/block-pays.py [--model galaxy] [--n 8000] [--t 2]
         [--plugin cpu-tree] [--threads 2] [--dt 0.25]
-        [--schemes block-rk2,block-kdk] [--etas 0.1,0.2,0.3]
+        [--schemes block-rk2,block-kdk] [--etas 0.1,0.2,0.3] [--criterion C]
         [--leapfrog 5,6,7,8] [--repeats 3] [--sample 0.25]
         [--out bench/results/block-pays]
 
@@ -49,6 +49,7 @@ def args_parse():
     a.add_argument("--dt", default="0.25", help="the block schemes' largest step")
     a.add_argument("--schemes", default="block-rk2,block-kdk")
     a.add_argument("--etas", default="0.1,0.2,0.3")
+    a.add_argument("--criterion", default=None, help="the block schemes' time-step criterion")
     a.add_argument("--leapfrog", default="5,6,7,8")
     a.add_argument("--repeats", type=int, default=3)
     a.add_argument("--sample", default="0.25")
@@ -106,7 +107,8 @@ def main():
     if not HVS.exists():
         sys.exit(f"block-pays: {HVS} is missing; run `make bench` first")
     etas = [e for e in o.etas.split(",") if e]
-    specs = [f"{s}:dt={o.dt},eta={e}" for s in o.schemes.split(",") if s for e in etas]
+    crit = f",criterion={o.criterion}" if o.criterion else ""
+    specs = [f"{s}:dt={o.dt},eta={e}{crit}" for s in o.schemes.split(",") if s for e in etas]
     lf = [f"leapfrog:dt={2.0 ** -int(k):.10g}" for k in o.leapfrog.split(",") if k]
     load0 = os.getloadavg()
     walls = {s: [] for s in specs + lf}
@@ -135,7 +137,8 @@ def main():
              f"- command: `python3 bench/block-pays.py --model {o.model} --n {o.n} --t {o.t} "
              f"--plugin {o.plugin} --dt {o.dt} --schemes {o.schemes} --etas {o.etas} "
              f"--leapfrog {o.leapfrog} --repeats {o.repeats}"
-             + (f" --threads {o.threads}" if o.threads else "") + "`\n",
+             + (f" --threads {o.threads}" if o.threads else "")
+             + (f" --criterion {o.criterion}" if o.criterion else "") + "`\n",
              "| run | max dE/E | steps | particle forces | wall s | leapfrog wall at same dE | "
              "wall_ratio | pf_ratio | cost_per_pf |",
              "|---|---|---|---|---|---|---|---|---|"]
