@@ -260,7 +260,8 @@ typedef struct cpu_tree_targets {
 static oct_sources walk_sources(gp_solver *s, int mac, double theta)
 {
     oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
-    oct_tree_prepare_cells(st, mac, theta);
+    oct_tree_prepare_cells(st, mac, theta,
+                           oct_walk_layouts((oct_precision)gp_param_enum(&s->base, OCT_P_PREC)));
     oct_sources src = oct_tree_sources(st);
     if (s->base.p.src) src.id = s->sub_pid;
     return src;

@@ -85,7 +85,8 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     gp_status st = GP_OK;
     const char *fn = ps->fn;
     const int mac = ps->mac;
-    oct_tree_prepare_cells(tree, mac, ps->theta);
+    /* the records always: the LETs are cut from them */
+    oct_tree_prepare_cells(tree, mac, ps->theta, OCT_PREPARE_RECORDS | oct_walk_layouts(ps->wp.prec));
     /* the coarse tree; exchange_domains refines it per neighbour */
     const int maxbox = 2 * ps->let_boxes + 2;
     mpi_tree_box *mine = malloc((size_t)maxbox * sizeof *mine);
@@ -132,7 +133,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
                          "%s: the local essential tree from rank %d is malformed; please "
                          "report this", fn, r);
         else {
-            oct_tree_prepare_cells(&lets[nlet], mac, ps->theta);
+            oct_tree_prepare_cells(&lets[nlet], mac, ps->theta, oct_walk_layouts(ps->wp.prec));
             nlet++;
         }
         mpi_tree_buf_free(&recv[r]);

@@ -788,3 +788,11 @@ void oct_walk_group(const oct_sources *src, const oct_walk_params *p, oct_worksp
     *pp += npart * g->n;
     *pc += ncell * g->n;
 }
+
+int oct_walk_layouts(oct_precision prec)
+{
+#ifdef OCT_HAVE_K512
+    if (prec != OCT_DOUBLE && k512_available()) return OCT_PREPARE_COLUMNS;
+#endif
+    return OCT_PREPARE_RECORDS;
+}

@@ -77,6 +77,15 @@ typedef struct oct_cell_columns {
     float *tr;                   /* tr(S)                                    */
 } oct_cell_columns;
 
+/* The cell layouts a walk reads, which oct_tree_prepare_cells fills:
+ * records (oct_wcell + oct_payload_f per cell) for the portable walk,
+ * columns (oct_cell_columns) for the AVX-512 walk, which reads the root's
+ * record only. Filling just one halves the preparation, which a block step
+ * with few active particles pays in full. */
+enum { OCT_PREPARE_RECORDS = 1, OCT_PREPARE_COLUMNS = 2 };
+/* The layout a walk at precision prec reads on this CPU. */
+int oct_walk_layouts(oct_precision prec);
+
 /* The massive particles in key order and the tree over them. */
 typedef struct oct_sources {
     uint32_t n;

@@ -406,11 +406,20 @@ static int length_exponent(const oct_tree *t)
     return e < -1000 ? -1000 : e > 1000 ? 1000 : (int)e;
 }
 
-void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
+void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
 {
+    /* columns only where they were allocated; the root's record always (the
+     * AVX-512 walk tests the root from it) */
+    if (!t->col_block) layouts = OCT_PREPARE_RECORDS;
     /* a second call on the same moments (the field after the forces, a
      * diagnostic, a block step that moved nothing) finds them ready */
-    if (t->prepared && t->prepared_mac == mac && t->prepared_theta == theta) return;
+    int had = 0;
+    if (t->prepared && t->prepared_mac == mac && t->prepared_theta == theta) {
+        had = t->prepared_layouts;
+        layouts &= ~had;
+        if (!layouts) return;
+    }
+    const int records = layouts & OCT_PREPARE_RECORDS, columns = layouts & OCT_PREPARE_COLUMNS;
     uint32_t nc = t->nsrc ? t->st.ncells : 0;
     t->e_len = length_exponent(t);
     /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
@@ -420,12 +429,11 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
     for (uint32_t c = 0; c < nc; c++) {
         const gp_moments *mo = &t->st.mom[c];
         const gp_cell *cl = &t->st.cells[c];
-        oct_wcell *w = &t->wcells[c];
+        float blo[3], bhi[3];
         for (int a = 0; a < 3; a++) {
             double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
-            w->com[a] = mo->com[a];
-            w->blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
-            w->bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
+            blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
+            bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
         }
         double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
         /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
@@ -438,43 +446,58 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta)
             rc = isfinite(m_in) || !isfinite(rc) ? sqrt(sqrt(m_in))
                                                  : sqrt(sqrt(rc)) * pow(2.0, t->e_mass / 4.0);
         }
-        w->rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
+        const float rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
+        const uint32_t first = cl->nchild ? cl->child : cl->begin;
         double smax = 0;
         for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
-        w->count = cl->count;
-        w->first = cl->nchild ? cl->child : cl->begin;
-        w->nchild = cl->nchild;
         double sl[6];   /* second moment in units of 2^e_mass L^2 */
         for (int k = 0; k < 6; k++) sl[k] = mo->s[k] * il * il;
         smax = smax * il * il;
-        oct_payload_f *pf = &t->payf[c];
-        pf->m = (float)mo->m;
-        for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
         /* float kernels form s d^2 and d^2 (d in units of L): both must stay
          * below ~1e34 */
-        int fits = mo->m < 1e30 && smax < 1e30;
-        pf->d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
-        oct_cell_columns *col = &t->col;
-        col->cx[c] = w->com[0]; col->cy[c] = w->com[1]; col->cz[c] = w->com[2];
-        col->rcrit[c] = w->rcrit;
-        col->count[c] = w->count; col->first[c] = w->first; col->nchild[c] = w->nchild;
-        for (int a = 0; a < 3; a++) { col->blo[a][c] = w->blo[a]; col->bhi[a][c] = w->bhi[a]; }
-        col->m[c] = pf->m;
-        /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
-        double tr = sl[0] + sl[1] + sl[2];
-        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
-        col->tr[c] = (float)tr;
-        col->d2max[c] = pf->d2max;
+        const int fits = mo->m < 1e30 && smax < 1e30;
+        const float d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
+        if (records || c == 0) {
+            oct_wcell *w = &t->wcells[c];
+            for (int a = 0; a < 3; a++) {
+                w->com[a] = mo->com[a];
+                w->blo[a] = blo[a];
+                w->bhi[a] = bhi[a];
+            }
+            w->rcrit = rcrit;
+            w->count = cl->count;
+            w->first = first;
+            w->nchild = cl->nchild;
+            oct_payload_f *pf = &t->payf[c];
+            pf->m = (float)mo->m;
+            for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
+            pf->d2max = d2max;
+        }
+        if (columns) {
+            oct_cell_columns *col = &t->col;
+            col->cx[c] = mo->com[0]; col->cy[c] = mo->com[1]; col->cz[c] = mo->com[2];
+            col->rcrit[c] = rcrit;
+            col->count[c] = cl->count; col->first[c] = first; col->nchild[c] = cl->nchild;
+            for (int a = 0; a < 3; a++) { col->blo[a][c] = blo[a]; col->bhi[a][c] = bhi[a]; }
+            col->m[c] = (float)mo->m;
+            /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
+            double tr = sl[0] + sl[1] + sl[2];
+            for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
+            col->tr[c] = (float)tr;
+            col->d2max[c] = d2max;
+        }
     }
     t->prepared = 1;
     t->prepared_mac = mac;
     t->prepared_theta = theta;
+    t->prepared_layouts = had | layouts;
 }
 
 oct_sources oct_tree_sources(const oct_tree *t)
 {
     oct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
                      .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf,
-                     .col = t->col_block ? &t->col : NULL, .e_mass = t->e_mass, .e_len = t->e_len };
+                     .col = t->col_block && (t->prepared_layouts & OCT_PREPARE_COLUMNS) ? &t->col : NULL,
+                     .e_mass = t->e_mass, .e_len = t->e_len };
     return s;
 }

@@ -43,7 +43,7 @@ typedef struct oct_tree {
     int moments_stale;                  /* refitted without the moments       */
     /* what the cells were last prepared for (oct_tree_prepare_cells):
      * prepared = 0 after a build or new moments */
-    int prepared, prepared_mac;
+    int prepared, prepared_mac, prepared_layouts;
     double prepared_theta;
 } oct_tree;
 
@@ -96,9 +96,13 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
 void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
                   double inv_cell, uint64_t *keys);
 
-/* Fills t->wcells for a MAC and theta, and the float payload in units of
- * the length scale (oct_sources.e_len, from the sources' tight box). */
-void oct_tree_prepare_cells(oct_tree *t, int mac, double theta);
+/* Fills the cells' walk data for a MAC and theta in the layouts asked for
+ * (OCT_PREPARE_RECORDS: t->wcells and the float payload; _COLUMNS: the
+ * AVX-512 walk's columns, plus the root's record), lengths in units of the
+ * length scale (oct_sources.e_len, from the sources' tight box). Nothing
+ * is redone for a layout already prepared on the same moments, mac and
+ * theta. The walk reads the columns only when they were prepared. */
+void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts);
 
 /* Tuning shared by every driver of this tree (cpu-tree, and mpi-tree on
  * each rank, so a rank's local work is cpu-tree's):
