@@ -15,8 +15,8 @@
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
  * adding in that order; results to acc/pot by slot. lets_only: the LETs
  * alone (engine = cuda-tree, whose local part is added afterwards). */
-static int walk_all(const oct_tree *tree, int threads, const oct_walk_params *wp, const mpi_tree_targets *T,
-                    const oct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
+static int walk_all(oct_tree *tree, int threads, const oct_walk_params *wp, const mpi_tree_targets *T,
+                    oct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
                     uint64_t *pp_out, uint64_t *pc_out)
 {
     const uint32_t G = tree->max_group ? tree->max_group : 64;

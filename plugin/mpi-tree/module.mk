@@ -65,6 +65,14 @@ $(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance
 TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
 $(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
 	$(call mpi_run_test,2,$(MPI_CONF),$(abspath $(MPI_TREE_SO)))
+# extreme-scales on mpi-tree, a singleton (P = 1: each rank of a larger run
+# would hold its own copy of the test's particles): results that overflow
+# double are refused on every rank, not answered with inf.
+TESTS += $(BUILD)/t/extreme-scales-mpi-tree.t
+$(BUILD)/t/extreme-scales-mpi-tree.t: $(BUILD)/t/extreme-scales.t $(MPI_TREE_SO) plugin/mpi-tree/module.mk
+	@printf '#!/bin/sh\n# extreme-scales on mpi-tree, one process (a singleton MPI run)\nOMP_NUM_THREADS=1 exec "%s" "%s"\n' \
+	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(MPI_TREE_SO))' > $@
+	@chmod +x $@
 # bench/mpi-tree-scaling.c: one force evaluation at P ranks (time, LET bytes);
 # bench/results/mpi-tree.md has the runs.
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling

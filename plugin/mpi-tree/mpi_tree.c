@@ -242,7 +242,8 @@ static gp_status engine_and_pass(gp_solver *s, const char *fn, int mac, mpi_tree
     mpi_tree_comm c = comm_of(s);
     st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
     mpi_tree_targets_free(T);
-    return st;
+    /* a result that overflows double on one rank fails the call on all */
+    return agree(s, st == GP_OK ? gp_check_outputs(&s->base, fn, na + m, acc, pot) : st);
 }
 
 static gp_status mpi_tree_get_param(gp_solver *s, const char *name, char *buf, size_t buflen)

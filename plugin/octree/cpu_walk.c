@@ -781,6 +781,10 @@ void oct_walk_group(const oct_sources *src, const oct_walk_params *p, oct_worksp
 {
     uint64_t ncell = 0, npart = 0;
     if (walk_once(src, p, ws, g, &ncell, &npart)) {
+        if (src->prepare_records) {
+#pragma omp critical(oct_prepare_records)
+            src->prepare_records(src->owner);
+        }
         oct_walk_params pd = *p;
         pd.prec = OCT_DOUBLE;
         walk_once(src, &pd, ws, g, &ncell, &npart);

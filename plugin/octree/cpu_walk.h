@@ -99,6 +99,12 @@ typedef struct oct_sources {
     int e_mass;                 /* m, mom[].m, payf[].m are in units of 2^e_mass */
     int e_len;                  /* float payload and float walk: lengths in
                                    units of 2^e_len (double walk: none)      */
+    /* The double walk a float walk falls back on reads the records. When
+     * only the columns were prepared, the walk asks for the records through
+     * this call, once, serialised among threads: a fallback is rare, and
+     * preparing both layouts for it every time costs every block step. */
+    void (*prepare_records)(void *owner);
+    void *owner;
 } oct_sources;
 
 typedef struct oct_walk_params {

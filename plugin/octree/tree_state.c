@@ -421,7 +421,10 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
     }
     const int records = layouts & OCT_PREPARE_RECORDS, columns = layouts & OCT_PREPARE_COLUMNS;
     uint32_t nc = t->nsrc ? t->st.ncells : 0;
-    t->e_len = length_exponent(t);
+    /* a layout added to prepared cells (the records a walk's fallback asks
+     * for while other threads walk the columns) leaves the length unit and
+     * the root's record, which walks are reading, as they are */
+    if (!had) t->e_len = length_exponent(t);
     /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
     const double il = ldexp(1.0, -t->e_len);
     const double mscale = ldexp(1.0, t->e_mass);
@@ -457,7 +460,7 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
          * below ~1e34 */
         const int fits = mo->m < 1e30 && smax < 1e30;
         const float d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
-        if (records || c == 0) {
+        if (c == 0 ? !had : records) {
             oct_wcell *w = &t->wcells[c];
             for (int a = 0; a < 3; a++) {
                 w->com[a] = mo->com[a];
@@ -493,11 +496,21 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
     t->prepared_layouts = had | layouts;
 }
 
-oct_sources oct_tree_sources(const oct_tree *t)
+static void prepare_records(void *owner)
+{
+    oct_tree *t = owner;
+    oct_tree_prepare_cells(t, t->prepared_mac, t->prepared_theta, OCT_PREPARE_RECORDS);
+}
+
+oct_sources oct_tree_sources(oct_tree *t)
 {
     oct_sources s = { .n = t->nsrc, .x = t->sx, .y = t->sy, .z = t->sz, .m = t->sm, .id = t->sid,
                      .ncells = t->nsrc ? t->st.ncells : 0, .cells = t->wcells, .mom = t->st.mom, .payf = t->payf,
                      .col = t->col_block && (t->prepared_layouts & OCT_PREPARE_COLUMNS) ? &t->col : NULL,
                      .e_mass = t->e_mass, .e_len = t->e_len };
+    if (!(t->prepared_layouts & OCT_PREPARE_RECORDS)) {
+        s.prepare_records = prepare_records;
+        s.owner = t;
+    }
     return s;
 }

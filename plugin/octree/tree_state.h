@@ -121,8 +121,9 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts);
  * by mpi-tree for the trees it receives. */
 int oct_tree_alloc_columns(oct_tree *t);
 
-/* The walk's view of the sources (after oct_tree_prepare_cells). */
-oct_sources oct_tree_sources(const oct_tree *t);
+/* The walk's view of the sources (after oct_tree_prepare_cells); not
+ * const: a walk may add the records to the cells it prepared. */
+oct_sources oct_tree_sources(oct_tree *t);
 
 void oct_tree_free(oct_tree *t);
 
