@@ -63,6 +63,16 @@ static void momentum_terms(const gp_sim *sim, size_t i, const double *vel, const
     acc[9] += m;
 }
 
+/* A diagnostic at a solver resync point leaves it one: the integrator's
+ * next force call re-sends the particles, so the plugin starts from the
+ * same state (a fresh tree, no refit history, no call counted) whether or
+ * not a diagnostic ran there, and the trajectory does not depend on the
+ * output intervals. */
+static void keep_resync(gp_sim *sim, int resync)
+{
+    if (resync) sim->solver_fresh = 0;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -87,8 +97,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
             return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory computing the potential energy");
         }
         uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
+        const int resync = !sim->solver_fresh;
         st = gp_force_all(sim, pos, acc, pot);
         sim->force_calls = fc; sim->particle_forces = pf; sim->last_active = la;
+        keep_resync(sim, resync);
         double w = 0.0;
         if (st == GP_OK) {
             sim->diag_force_calls++;
@@ -134,7 +146,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     if (!a) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
     /* the solver must hold the current (predicted) positions */
     gp_sim_predict_state(sim, sim->work, NULL);
-    if (!sim->solver_fresh) {
+    const int resync = !sim->solver_fresh;
+    if (resync) {
         st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
         if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
     } else {
@@ -142,6 +155,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     }
     sim->state_fresh = 0;   /* both calls clear a 1.1 plugin's held state */
     if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
+    keep_resync(sim, resync);
     if (!acc) free(a);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",

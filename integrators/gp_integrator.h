@@ -33,11 +33,15 @@
  * Determinism: the same inputs, integrator, parameters and plugin give
  * bit-identical trajectories. Solver resync points: wherever the plugin is
  * re-fed with set_particles (a tree plugin then builds afresh, dropping any
- * refit history) — after gp_sim_checkpoint_save and _load, after new
- * particles, masses or a new solver, and after every step that ends with
- * all particles synchronised on the dt_max grid (every step of a
+ * refit history) — at the start, after gp_sim_checkpoint_save and _load,
+ * after new particles, masses or a new solver, and after every step that
+ * ends with all particles synchronised on the dt_max grid (every step of a
  * shared-step scheme, every dt_max boundary or synchronising step of a
- * block scheme). The guarantee: a run restarted from a checkpoint written
+ * block scheme). A diagnostic's force call there (gp_sim_energies,
+ * gp_sim_field_at) leaves it a resync point, so output intervals that are
+ * multiples of dt_max never change the trajectory, even with a plugin that
+ * keeps a history (cpu-tree's rebuild = auto weighs the calls since its
+ * last build). The guarantee: a run restarted from a checkpoint written
  * at a resync point of the uninterrupted run continues bit for bit like it
  * — a scheduled checkpoint always is one; gravhost's checkpoint on SIGINT
  * or SIGTERM waits for the next one (gp_sim_at_resync_point). A checkpoint

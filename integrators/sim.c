@@ -553,6 +553,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
 
 /* ---- running -------------------------------------------------------------- */
 
+/* Solver resync points (gp_integrator.h): the start, and a step that ends
+ * with every particle synchronised on the dt_max grid (every step of a
+ * shared-step scheme), make the next force call re-send all particles, in
+ * every run alike; a checkpoint or a diagnostic there leaves the solver's
+ * next state as it would have been without it. */
+static void mark_resync_point(gp_sim *sim)
+{
+    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
+}
+
 static gp_status ensure_started(gp_sim *sim)
 {
     if (sim->started) return GP_OK;
@@ -566,16 +576,8 @@ static gp_status ensure_started(gp_sim *sim)
         return st;
     }
     sim->started = 1;
+    mark_resync_point(sim);
     return GP_OK;
-}
-
-/* Solver resync points (gp_integrator.h): a step that ends with every
- * particle synchronised on the dt_max grid (every step of a shared-step
- * scheme) makes the next force call re-send all particles, in every run
- * alike; a checkpoint written there restarts into the same solver state. */
-static void mark_resync_point(gp_sim *sim)
-{
-    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
 }
 
 /* A step that leaves time where it was, behind it, or not finite would
