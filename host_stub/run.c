@@ -215,12 +215,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         gp_sim_new(&probe);
         st = gp_sim_checkpoint_load(probe, ckpt_path, &s, sizeof s, &len);
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(probe));
+        const double t_ckpt = gp_sim_time(probe);
         gp_sim_free(probe);
         if (AGREED(st)) goto out;
         int bad = len != sizeof s || memcmp(s.magic, "GHSTATE1", 8) != 0;
         if (bad) snprintf(r->err, sizeof r->err, "%s was not written by gravhost run (no run state in it)", ckpt_path);
         if (AGREED(bad)) goto out;
-        if (AGREED(check_state(r, &s, ckpt_path))) goto out;
+        if (AGREED(check_state(r, &s, ckpt_path, t_ckpt))) goto out;
         r->st = s;
         /* The config names the plugin (solver.plugin, or the switch in use);
          * the checkpoint's short name is never opened. */
@@ -236,6 +237,8 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         st = gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL);
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
         if (AGREED(st)) goto out;
+        if (AGREED(check_restart_integrator(r, ckpt_path))) goto out;
+        if (AGREED(check_same_run(r, ckpt_path))) goto out;
     } else {
         if (AGREED(open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line))) goto out;
         if (AGREED(setup_fresh(r))) goto out;

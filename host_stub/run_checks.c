@@ -19,16 +19,53 @@
 /* Range checks of the run state read from a checkpoint (its file passed
  * the library's checksums; this guards against a blob that disagrees with
  * the config). Returns 0, or -1 with a sentence naming the field. */
-int check_state(runner *r, gh_state *s, const char *path)
+/* An output index the run state may hold at time t: the next event's
+ * index (events at t done) or the one before (stopped before them). */
+static int index_in_range(double t, double interval, uint64_t index, uint64_t *lo, uint64_t *hi)
+{
+    if (!(interval > 0)) {   /* only at the start and the end */
+        *lo = 0;
+        *hi = 1;
+    } else {
+        double k = floor(t / interval + 1e-9) + 1;
+        *hi = k < 1e18 ? (uint64_t)k : (uint64_t)1e18;
+        *lo = *hi - 1;
+    }
+    return index >= *lo && index <= *hi;
+}
+
+int check_state(runner *r, gh_state *s, const char *path, double t)
 {
     const gh_config *c = r->cfg;
     const char *field = NULL;
-    char detail[160] = "";
+    char detail[224] = "";
+    static const char *const index_names[] = { "log_index", "snap_index", "ckpt_index" };
+    static const char *const interval_names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
+    const double intervals[] = { c->log_interval, c->snap_interval, c->ckpt_interval };
+    const uint64_t indices[] = { s->log_index, s->snap_index, s->ckpt_index };
+    for (int k = 0; k < 3 && !field; ++k) {
+        uint64_t lo, hi;
+        if (index_in_range(t, intervals[k], indices[k], &lo, &hi)) continue;
+        field = index_names[k];
+        snprintf(detail, sizeof detail, "%llu, but at t = %.10g with output.%s = %g it is %llu or %llu "
+                 "(the output intervals must be those of the run that wrote it)",
+                 (unsigned long long)indices[k], t, interval_names[k], intervals[k], (unsigned long long)lo,
+                 (unsigned long long)hi);
+    }
+    /* every scheduled snapshot wrote one file, and an end off the schedule
+     * one more; the bound keeps the file counter from wrapping round onto
+     * snap_0000 */
+    if (!field && (s->snap_count < s->snap_index || s->snap_count > UINT32_MAX)) {
+        field = "snap_count";
+        snprintf(detail, sizeof detail, "%llu, but %llu scheduled snapshots were written (and at most %u in all)",
+                 (unsigned long long)s->snap_count, (unsigned long long)s->snap_index, UINT32_MAX);
+    }
     s->plugin[sizeof s->plugin - 1] = '\0';
     int printable = 1;   /* a short name: no path, nothing unprintable */
     for (const unsigned char *p = (const unsigned char *)s->plugin; *p; ++p)
         if (*p < 0x20 || *p == 0x7f || *p == '/') printable = 0;
-    if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
+    if (field) {
+    } else if (s->params_from < -1 || s->params_from >= (int32_t)c->n_switches) {
         field = "params_from";
         snprintf(detail, sizeof detail, "switch index %d, but %s has %zu switch entries", (int)s->params_from,
                  c->path, c->n_switches);
@@ -181,3 +218,89 @@ int preflight(runner *r)
     return 0;
 }
 
+
+/* A restart continues the integrator that wrote the checkpoint: another
+ * one would read its state (levels, ticks, saved values) as its own, so a
+ * config naming another is refused. Settings that differ from the
+ * config's are announced; the checkpoint's stay, so the continuation is
+ * bit for bit the run that wrote it. */
+int check_restart_integrator(runner *r, const char *path)
+{
+    const gh_config *c = r->cfg;
+    const char *stored = gp_sim_integrator(r->sim);
+    if (strcmp(stored, c->integrator) != 0) {
+        snprintf(r->err, sizeof r->err, "%s:%d: integrator.name is %s, but the checkpoint %s was written by %s; an "
+                 "integrator cannot change at a restart: continue with the config that wrote it, or start the run "
+                 "again from its initial conditions or a snapshot", c->path, c->integrator_line, c->integrator, path,
+                 stored);
+        return -1;
+    }
+    gp_sim *want = NULL;
+    if (gp_sim_new(&want) != GP_OK) return 0;   /* nothing to compare with: the checkpoint's settings stand */
+    if (gp_sim_set_integrator(want, c->integrator) == GP_OK) {
+        for (size_t i = 0; i < c->integ_params.n; ++i) {
+            const char *name = c->integ_params.items[i].name;
+            char have[64], says[64];
+            if (gp_sim_set_integrator_param(want, name, c->integ_params.items[i].value) != GP_OK
+                || gp_sim_get_integrator_param(want, name, says, sizeof says) != GP_OK
+                || gp_sim_get_integrator_param(r->sim, name, have, sizeof have) != GP_OK || strcmp(have, says) == 0)
+                continue;
+            if (gh_par_rank() == 0)
+                fprintf(stderr, "gravhost: note: the checkpoint holds integrator.params.%s = %s where %s:%d says %s; "
+                        "continuing with the checkpoint's %s\n", name, have, c->path, c->integ_params.lines[i], says,
+                        have);
+        }
+    }
+    gp_sim_free(want);
+    return 0;
+}
+
+/* FNV-1a over the bytes of v: one number for what every rank's
+ * checkpoint of one run at one time holds alike. */
+static uint64_t fold(uint64_t h, const void *v, size_t len)
+{
+    const unsigned char *p = v;
+    for (size_t i = 0; i < len; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+int check_same_run(runner *r, const char *path)
+{
+    if (gh_par_size() == 1) return 0;
+    /* the run state and the clock every rank's file of one stop shares */
+    const gh_state *s = &r->st;
+    double t = gp_sim_time(r->sim);
+    uint64_t steps = 0, h = 14695981039346656037ull;
+    gp_sim_counter(r->sim, "steps", &steps);
+    h = fold(h, &t, sizeof t);
+    h = fold(h, &steps, sizeof steps);
+    h = fold(h, &s->E0, sizeof s->E0);
+    h = fold(h, &s->log_index, 4 * sizeof s->log_index);   /* log, snap, count, ckpt */
+    h = fold(h, &s->switch_fired, sizeof s->switch_fired);
+    h = fold(h, &s->params_from, sizeof s->params_from);
+    int differ = 0;
+    for (int k = 0; k < 64; k += 31) {   /* all ranks alike: max == min, in int-sized pieces */
+        int piece = (int)(h >> k & 0x7fffffff);
+        differ |= gh_par_max_int(piece) != -gh_par_max_int(-piece);
+    }
+    if (differ) {
+        snprintf(r->err, sizeof r->err, "the ranks' checkpoint files (%s and its siblings) were not written together: "
+                 "they differ in time, step count or run state (a rank's file from another run or another stop?); "
+                 "restart from a set of files one run wrote at one stop", path);
+        return -1;
+    }
+    /* no particle twice over the ranks (each rank's file checked its own) */
+    size_t n = 0;
+    uint64_t *ids = NULL;
+    if (gh_par_gather(r->sim, &n, NULL, NULL, NULL, &ids, r->err, sizeof r->err) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 1; ids && i < n && rc == 0; ++i)   /* rank 0: in id order */
+        if (ids[i] == ids[i - 1]) {
+            snprintf(r->err, sizeof r->err, "the ranks' checkpoint files (%s and its siblings) hold particle id %llu "
+                     "on two ranks (a rank's file from another run?); restart from a set of files one run wrote at "
+                     "one stop", path, (unsigned long long)ids[i]);
+            rc = -1;
+        }
+    free(ids);
+    return rc;
+}

@@ -73,7 +73,16 @@ void describe(runner *r, char *meta, size_t len);
 /* run_checks.c */
 /* Range checks of the run state s read from the checkpoint at path: 0,
  * or -1 with a sentence naming the field. */
-int check_state(runner *r, gh_state *s, const char *path);
+int check_state(runner *r, gh_state *s, const char *path, double t);
+/* After the checkpoint is loaded into r->sim: the config's integrator must
+ * be the checkpoint's (else -1 with a sentence); settings that differ are
+ * announced, the checkpoint's kept. */
+int check_restart_integrator(runner *r, const char *path);
+/* Under MPI, after every rank loaded its file: all ranks' files come from
+ * one run and one stop (same time, steps and run state; no id on two
+ * ranks). 0, or -1 with a sentence (call it on every rank; the callers
+ * agree on it). */
+int check_same_run(runner *r, const char *path);
 /* Every check before t = 0: 0, or -1 with a sentence in r->err. */
 int preflight(runner *r);
 

@@ -258,9 +258,16 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
 
 /* Range checks of the per-particle arrays and saved values. */
 static int check_arrays(const ckpt_header *h, size_t n, const double *pos, const double *vel,
-                        const double *acc, const double *mass, const uint8_t *level,
+                        const double *acc, const double *mass, const uint64_t *ids, const uint8_t *level,
                         const uint64_t *t_last, const double *saved, char *why, size_t len)
 {
+    size_t d1, d2;
+    int dup = gp_sim_find_duplicate_id(ids, n, &d1, &d2);
+    if (dup > 0) {   /* (out of memory: gp_sim_set_particles checks again and says so) */
+        snprintf(why, len, "field ids holds id %llu twice (particles %zu and %zu)", (unsigned long long)ids[d1],
+                 d1, d2);
+        return -1;
+    }
     static const char *const names[] = { "pos", "vel", "acc" };
     const double *arr[] = { pos, vel, acc };
     for (int a = 0; a < 3; ++a)
@@ -366,7 +373,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                          "the checkpoint %s is damaged: field checksum (CRC-32C of the whole file) is %08llx but the "
                          "contents give %08x (bytes changed after it was written)", path,
                          (unsigned long long)trailer, crc);
-    } else if (check_arrays(&h, n, pos, vel, acc, mass, level, t_last, saved, why, sizeof why) != 0) {
+    } else if (check_arrays(&h, n, pos, vel, acc, mass, ids, level, t_last, saved, why, sizeof why) != 0) {
         st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged: %s", path, why);
     }
     fclose(f);

@@ -323,6 +323,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
         if (mass[i] < 0)
             return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                                "gp_sim_set_particles: particle %zu has a negative mass (%g)", i, mass[i]);
+    size_t d1, d2;
+    int dup = gp_sim_find_duplicate_id(ids, n, &d1, &d2);
+    if (dup < 0) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory checking %zu particle ids", n);
+    if (dup)
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "gp_sim_set_particles: particles %zu and %zu both have id %llu; ids must be distinct",
+                           d1, d2, (unsigned long long)ids[d1]);
     double *p = malloc(3 * n * sizeof *p), *v = malloc(3 * n * sizeof *v);
     double *m = malloc(n * sizeof *m), *a = calloc(3 * n, sizeof *a);
     double *w = malloc(3 * n * sizeof *w), *w2 = malloc(3 * n * sizeof *w2);

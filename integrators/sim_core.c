@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim_core.h"
 
@@ -90,4 +91,33 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, double *
             out[3 * j + k] = gp_sim_predict_coord(sim->pos[3 * j + k], sim->vel[3 * j + k],
                                                   acc ? acc[3 * j + k] : 0.0, dt);
     }
+}
+
+static int compare_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b)
+{
+    if (!ids || n < 2) return 0;
+    uint64_t *sorted = malloc(n * sizeof *sorted);
+    if (!sorted) return -1;
+    memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, compare_u64);
+    size_t k = 1;
+    while (k < n && sorted[k] != sorted[k - 1]) k++;
+    const int found = k < n;
+    const uint64_t twice = found ? sorted[k] : 0;
+    free(sorted);
+    if (!found) return 0;
+    /* the sort lost the indices: the first two holders of the id */
+    size_t i = 0;
+    while (ids[i] != twice) i++;
+    size_t j = i + 1;
+    while (ids[j] != twice) j++;
+    *a = i;
+    *b = j;
+    return 1;
 }

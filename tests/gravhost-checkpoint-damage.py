@@ -93,7 +93,7 @@ def refused(tmp, cfg, data, name, words, what):
     return err
 
 def main():
-    print("1..16")
+    print("1..21")
     tmp = tempfile.mkdtemp(prefix="gravhost-ckdmg.")
     try:
         cfg = os.path.join(tmp, "run.cfg")
@@ -166,6 +166,38 @@ def main():
         c.b[c.payload_offset("level") + 3] = 99
         c.reseal()
         refused(tmp, cfg, bytes(c.b), "level", ["level", "max_level"], "a level of 99")
+        # edits with the checksums recomputed, as an attacker would make them:
+        # one particle's id copied onto another
+        c = Ckpt(good)
+        o = c.payload_offset("ids")
+        c.b[o + 8:o + 16] = c.b[o:o + 8]
+        c.reseal()
+        refused(tmp, cfg, bytes(c.b), "dup-id", ["ids", "twice"], "an id held twice")
+        # the integrator's name: another scheme with the same settings table
+        # would take block-rk2's state as its own, unannounced
+        c = Ckpt(good)
+        o = c.off["n_saved"] + 8
+        c.b[o:o + 32] = b"block-kdk".ljust(32, b"\0")
+        c.reseal()
+        refused(tmp, cfg, bytes(c.b), "integ", ["integrator", "block-kdk"], "the integrator renamed block-kdk")
+        # gravhost's snapshot counter at 2^64 - 1 (it wrapped onto snap_0000)
+        c = Ckpt(good)
+        struct.pack_into("<Q", c.b, c.user_offset() + 40, 2**64 - 1)
+        c.reseal()
+        refused(tmp, cfg, bytes(c.b), "snapcount", ["snap_count"], "the snapshot counter at 2^64 - 1")
+        # the next log line's index far from the checkpoint's time
+        c = Ckpt(good)
+        struct.pack_into("<Q", c.b, c.user_offset() + 24, 1000000)
+        c.reseal()
+        refused(tmp, cfg, bytes(c.b), "logindex", ["log_index", "log_interval"], "the log index at 10^6")
+        # a config whose integrator settings changed: said, and the
+        # checkpoint's kept (the continuation is the run that wrote it)
+        cfg2 = os.path.join(tmp, "eta.cfg")
+        with open(cfg2, "w") as f:
+            f.write(open(cfg).read().replace("eta = 0.1;", "eta = 0.2;"))
+        rc, err, _ = restart(tmp, cfg2, good, "eta")
+        ok(rc == 0 and "eta = 0.1" in err and "says 0.2" in err,
+           "a config with another eta: the restart says so and keeps the checkpoint's (rc %s)" % rc)
         # an old format version: refused with a sentence saying so
         c = Ckpt(good)
         c.set("version", 1)

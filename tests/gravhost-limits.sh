@@ -9,7 +9,7 @@
 # subnormal masses, binary garbage or duplicate ids.
 NAME=gravhost-limits
 . '@TESTLIB@'
-echo "1..20"
+echo "1..21"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on
 # stderr, before t = 0 (no snapshot written)
@@ -126,7 +126,16 @@ with h5py.File(sys.argv[1], 'r+') as f:
     d = f['PartType1/ParticleIDs']; a = d[...]; a[5] = a[2]; d[...] = a" "$TMP/eta/snap_0000.h5"
     printf '%s\ninitial_conditions = { model = "snapshot"; n = 0; options = { path = "eta/snap_0000.h5"; }; };\nrun = { t_end = 0.0; };\n' "$SOLVER" > "$TMP/dupsnap.cfg"
     expect_error dupsnap "snap_0000.h5': particles 2 and 5 (counting from 0) both have id"
+    # signed ids with a -1 (HDF5 would convert it to 0, silently)
+    python3 -c "
+import h5py, sys, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    g = f['PartType1']; a = np.arange(len(g['ParticleIDs']), dtype=np.int64); a[3] = -1
+    del g['ParticleIDs']; g['ParticleIDs'] = a" "$TMP/eta/snap_0000.h5"
+    sed 's/dupsnap/negid/' "$TMP/dupsnap.cfg" > "$TMP/negid.cfg"
+    expect_error negid "ParticleIDs in '.*snap_0000.h5' holds -1 at row 3; it must be >= 0"
 else
     ok 0 "# SKIP h5py missing: duplicate ids in a snapshot not tested"
+    ok 0 "# SKIP h5py missing: negative ids in a snapshot not tested"
 fi
 exit $fail

@@ -16,7 +16,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..29"
+echo "1..31"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -80,6 +80,23 @@ restart_p2() {
     [ "$r" = same ]; ok $? "$4: the restarted run ends bit-identical ($r)"
 }
 restart_p2 "$TMP/p.cfg" "$TMP/a" "$TMP/b" "P = 2"
+
+# a set of rank files that one run did not write together: rank 1's from
+# a later stop of the same run, then from another run (another seed) at the
+# same time; refused on every rank, not continued as a mixture
+mpi 2 run "$TMP/p.cfg" --output "$TMP/mix" --t-end 0.25 2>>"$TMP/err"
+cp "$TMP/a/checkpoint.gpck.1of2" "$TMP/mix/checkpoint.gpck.1of2"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/mix" --restart 2>"$TMP/e1"
+[ $? != 0 ] && grep -q "were not written together" "$TMP/e1" && [ "$(grep -c '^gravhost:' "$TMP/e1")" = 1 ]
+ok $? "rank 1's checkpoint from a later stop: refused, saying so once"
+sed 's/seed = 3/seed = 4/' "$TMP/p.cfg" > "$TMP/s4.cfg"
+mpi 2 run "$TMP/s4.cfg" --output "$TMP/s4" --t-end 0.25 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/p.cfg" --output "$TMP/mix2" --t-end 0.25 2>>"$TMP/err"
+cp "$TMP/s4/checkpoint.gpck.1of2" "$TMP/mix2/checkpoint.gpck.1of2"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/mix2" --restart 2>"$TMP/e2"
+[ $? != 0 ] && grep -q "were not written together\|on two ranks" "$TMP/e2"
+ok $? "rank 1's checkpoint from another run at the same time: refused"
+sed 's/^/# /' "$TMP/e2"
 
 # refusals: the same sentence from rank 0, every rank exits, no hang
 mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"

@@ -45,6 +45,11 @@ g = G.Gravity("cpu-direct", "leapfrog", eps=0.05, dt=1 / 128)
 t.raises(G.BadStateError, lambda: g.evolve_model(1.0), "evolve_model before particles raises BadStateError")
 t.raises(ValueError, lambda: g.particles.add_particles(p.pos, p.vel[:10], p.mass),
          "velocities of the wrong length raise ValueError")
+dup = np.arange(512, dtype=np.uint64)
+dup[300] = 7
+t.raises(G.InvalidArgumentError, lambda: g.set_particles(p.pos, p.vel, p.mass, ids=dup),
+         "set_particles with an id held twice raises InvalidArgumentError naming both particles",
+         lambda e: "7 and 300" in str(e) and "id 7" in str(e))
 
 # ---- energy conservation, leapfrog and block-rk2 -------------------------------
 g.particles.add_particles(p.pos, p.vel, p.mass)

@@ -289,7 +289,14 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
         H5Dclose(d);
         return fail(err, errlen, "Out of memory reading %s from '%s' (%zu values).", name, path, count);
     }
-    if (count > 0 && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0) {
+    /* HDF5 converts a negative signed integer to an unsigned one as 0, so a
+     * signed dataset read as uint64 is read signed and a negative refused */
+    hid_t ftype = H5Dget_type(d);
+    const int signed_to_unsigned = H5Tequal(memtype, H5T_NATIVE_UINT64) > 0 && H5Tget_class(ftype) == H5T_INTEGER
+                                   && H5Tget_sign(ftype) == H5T_SGN_2;
+    H5Tclose(ftype);
+    if (count > 0 && H5Dread(d, signed_to_unsigned ? H5T_NATIVE_INT64 : memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                             *buf) < 0) {
         char why[160];
         H5Dclose(d);
         free(*buf);
@@ -297,6 +304,14 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
         return fail(err, errlen, "Cannot read %s from '%s': %s.", name, path, h5_reason(why));
     }
     H5Dclose(d);
+    for (size_t i = 0; signed_to_unsigned && i < count; ++i)
+        if (((const int64_t *)*buf)[i] < 0) {
+            long long v = ((const int64_t *)*buf)[i];
+            free(*buf);
+            *buf = NULL;
+            return fail(err, errlen, "%s in '%s' holds %lld at row %zu; it must be >= 0.", name, path, v,
+                        i / (size_t)cols);
+        }
     return 0;
 }
 
