@@ -26,20 +26,15 @@ typedef struct reader {
 static int fail(reader *r, const config_setting_t *s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* "solver.params.eps", "switch[0].plugin": a list's elements by index */
 static void setting_path(const config_setting_t *s, char *buf, size_t len)
 {
-    if (!s || !config_setting_name(s)) { snprintf(buf, len, "(top level)"); return; }
+    const config_setting_t *p = s ? config_setting_parent(s) : NULL;
+    if (!p) { snprintf(buf, len, "(top level)"); return; }
     char parent[256] = "";
-    const config_setting_t *p = config_setting_parent(s);
-    if (p && config_setting_name(p)) setting_path(p, parent, sizeof parent);
-    else if (p && config_setting_parent(p)) {
-        /* an element of a list: name it by index */
-        const config_setting_t *list = config_setting_parent(p);
-        char lp[200];
-        setting_path(list, lp, sizeof lp);
-        snprintf(parent, sizeof parent, "%s[%d]", lp, config_setting_index(p));
-    }
-    if (parent[0]) snprintf(buf, len, "%s.%s", parent, config_setting_name(s));
+    if (config_setting_parent(p)) setting_path(p, parent, sizeof parent);
+    if (!config_setting_name(s)) snprintf(buf, len, "%s[%d]", parent, config_setting_index(s));
+    else if (parent[0]) snprintf(buf, len, "%s.%s", parent, config_setting_name(s));
     else snprintf(buf, len, "%s", config_setting_name(s));
 }
 

@@ -2,6 +2,7 @@
  * gravhost.c — the reference host: subcommands run, info, list,
  * integrators, compare.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,10 @@ static int cmd_run(int argc, char **argv)
             char *end;
             o.t_end = strtod(argv[++i], &end);
             o.have_t_end = 1;
-            if (*end || !(o.t_end >= 0)) { fprintf(stderr, "gravhost run: --t-end needs a time >= 0\n"); return 2; }
+            if (*end || !(o.t_end >= 0) || !isfinite(o.t_end)) {   /* as run.t_end in a config */
+                fprintf(stderr, "gravhost run: --t-end needs a finite time >= 0 (got \"%s\")\n", argv[i]);
+                return 2;
+            }
         } else {
             fprintf(stderr, "gravhost run: unknown option \"%s\"\n", a);
             usage(stderr);
@@ -149,6 +153,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) {
         /* gravhost-mpi: MPI up for the run (gravhost: nothing to do) */
         if (gh_par_init(&argc, &argv) != 0) return 1;
+        char err[1024];
+        if (gh_par_same_start(argc, argv, err, sizeof err) != 0) {
+            if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", err);
+            gh_par_finalize();
+            return 2;
+        }
         int rc = cmd_run(argc - 2, argv + 2);
         gh_par_finalize();
         return rc;

@@ -28,6 +28,13 @@ int gh_par_max_int(int x);
  * the sentence of the lowest failing rank on every rank. */
 int gh_par_agree(int rc, char *err, size_t errlen);
 
+/* Every rank started alike: the same arguments, and the same GRAVPLUG_*
+ * and OMP_* environment variables, which change results. 0, or -1 on
+ * every rank with a sentence naming the first rank that differs (a rank
+ * that went its own way would leave the others waiting in a collective
+ * call). Called first thing after gh_par_init. */
+int gh_par_same_start(int argc, char **argv, char *err, size_t errlen);
+
 /* Rank 0's text on every rank (the config file, read by rank 0 alone):
  * rank 0 passes *text (malloc'd) and rc, the status of its read; the
  * others get a malloc'd copy in *text. -1 on every rank, with rank 0's

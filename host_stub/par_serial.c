@@ -55,6 +55,11 @@ uint64_t gh_par_sum_u64(uint64_t x) { return x; }
 int gh_par_max_int(int x) { return x; }
 int gh_par_agree(int rc, char *err, size_t errlen) { (void)err; (void)errlen; return rc; }
 int gh_par_share_text(char **text, int rc, char *err, size_t errlen) { (void)text; (void)err; (void)errlen; return rc; }
+int gh_par_same_start(int argc, char **argv, char *err, size_t errlen)
+{
+    (void)argc; (void)argv; (void)err; (void)errlen;
+    return 0;
+}
 
 int gh_par_gather(gp_sim *sim, size_t *n_all, double **pos, double **vel, double **mass,
                   uint64_t **ids, char *err, size_t errlen)

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,8 +163,22 @@ static int check_intervals(runner *r)
 {
     const gh_config *c = r->cfg;
     char what[128];
+    what[0] = '\0';
     double floor_dt = smallest_step(r, what, sizeof what);
-    if (!(floor_dt > 0)) return 0;
+    if (!what[0]) return 0;   /* no floor (adaptive steps) */
+    /* a step that cannot move the clock at the end time (or that
+     * underflowed to 0) would leave the run standing still, and look like
+     * a damaged state */
+    const double t_end = r->opts->have_t_end ? r->opts->t_end : c->t_end;
+    if (!(t_end + floor_dt > t_end) || floor_dt < DBL_MIN) {
+        char a[64], b[64];
+        snprintf(r->err, sizeof r->err,
+                 "%s:%d: integrator.params: the smallest step of %s (%s = %s) cannot move the time at t = %s "
+                 "(a double holds about 16 digits): give a larger dt", c->path, c->integrator_line,
+                 gp_sim_integrator(r->sim), what, gh_fmt_double(a, sizeof a, floor_dt),
+                 gh_fmt_double(b, sizeof b, t_end));
+        return -1;
+    }
     static const char *const names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
     const double v[] = { c->log_interval, c->snap_interval, c->ckpt_interval };
     const int lines[] = { c->log_interval_line, c->snap_interval_line, c->ckpt_interval_line };

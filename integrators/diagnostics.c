@@ -6,6 +6,7 @@
  * gp_sim_predict_state); the potential energy costs one force call, not
  * counted as the integrator's.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,18 @@ static void keep_resync(gp_sim *sim, int resync)
     if (resync) sim->solver_fresh = 0;
 }
 
+/* An energy that is not finite: the scale of the masses and velocities
+ * overflows double (m v^2, G m^2 / r), or the state itself is no longer
+ * finite; a NaN in a log line would pass for a result. */
+static gp_status overflow(gp_sim *sim, const char *which, double value)
+{
+    return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                       "the %s energy is %g at t = %.10g: it overflows a double (the masses, velocities or "
+                       "positions are too large for m v^2 or G m^2 / r) or the state is no longer finite; "
+                       "give the model in units where they are near 1, such as N-body units (G = M = 1)",
+                       which, value, sim->time);
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
@@ -83,6 +96,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
     if (kinetic) {
         gp_status st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
         if (st != GP_OK) return st;
+        if (!isfinite(*kinetic)) return overflow(sim, "kinetic", *kinetic);
     }
     if (potential) {
         gp_status st = gp_sim_need_solver(sim);
@@ -106,6 +120,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
             sim->diag_force_calls++;
             st = blocked_sums(sim, potential_terms, pot, NULL, 1, &w);
             *potential = 0.5 * w;
+            if (st == GP_OK && !isfinite(*potential)) st = overflow(sim, "potential", *potential);
         }
         free(acc); free(pot);
         if (st != GP_OK) return st;

@@ -52,6 +52,10 @@ int main(void)
        "surrounding blanks accepted");
     ok(gp_base_set_param(&b, "G", "inf") == GP_ERR_INVALID_ARGUMENT, "inf rejected for a double");
     ok(gp_base_set_param(&b, "G", "-6.674e-11") == GP_OK, "unbounded double accepts negatives");
+    ok(gp_base_set_param(&b, "G", "1e-400") == GP_ERR_INVALID_ARGUMENT && strstr(b.error, "underflows") != NULL,
+       "1e-400, which strtod reads as 0, is refused: %s", b.error);
+    ok(gp_base_set_param(&b, "G", "1e-310") == GP_OK && gp_param_double(&b, G) > 0,
+       "a subnormal such as 1e-310 is a value and is kept");
 
     /* ints */
     ok(gp_base_set_param(&b, "leaf", "64") == GP_OK && gp_param_int(&b, LEAF) == 64, "int at the closed bound");

@@ -6,7 +6,7 @@
 # exact solver is bit-identical; a tree solver stays within its error).
 NAME=gravhost-cli
 . '@TESTLIB@'
-echo "1..16"
+echo "1..17"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on stderr
 expect_error() {
@@ -35,6 +35,10 @@ printf 'solver = { plugin = "cpu-direct"; };\nrun = { t_end = "soon"; };\n' > "$
 expect_error type "type.cfg:2: run.t_end: expected a number"
 printf 'solver = { plugin = = "cpu-direct"; };\n' > "$TMP/syntax.cfg"
 expect_error syntax "syntax.cfg:1: syntax error"
+printf '%s\nsolver = { plugin = "cpu-direct"; };\n' "$BASE" > "$TMP/tinf.cfg"
+"$GRAVHOST" run "$TMP/tinf.cfg" --t-end inf --output "$TMP/out-tinf" 2>"$TMP/tinf.err"
+[ $? = 2 ] && grep -q 'needs a finite time >= 0 (got "inf")' "$TMP/tinf.err" && ! [ -d "$TMP/out-tinf" ]
+ok $? "--t-end inf is refused before anything runs, as run.t_end = inf is"
 
 "$GRAVHOST" info cpu-direct > "$TMP/info" 2>&1 && grep -q '^eps ' "$TMP/info" && grep -q 'usable   yes' "$TMP/info"
 ok $? "info cpu-direct prints its parameter table"

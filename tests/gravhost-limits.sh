@@ -9,7 +9,7 @@
 # subnormal masses, binary garbage or duplicate ids.
 NAME=gravhost-limits
 . '@TESTLIB@'
-echo "1..21"
+echo "1..25"
 
 # expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on
 # stderr, before t = 0 (no snapshot written)
@@ -25,6 +25,20 @@ expect_error() {
 
 SOLVER='solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };'
 RUN='run = { t_end = 0.5; };'
+
+# ---- limits and messages: what each one names ----------------------------
+IC='initial_conditions = { model = "plummer"; n = 256; seed = 1; };'
+printf '%s\n%s\n%s\nswitch = ( { at_time = 0.1; } );\n' "$SOLVER" "$IC" "$RUN" > "$TMP/swnoplug.cfg"
+expect_error swnoplug "swnoplug.cfg:4: switch\[0\]: missing the string \"plugin\""
+for integ in leapfrog block-rk2; do
+    printf '%s\n%s\n%s\nintegrator = { name = "%s"; params = { dt = 1e-320; }; };\n' "$SOLVER" "$IC" "$RUN" "$integ" \
+        > "$TMP/tinydt-$integ.cfg"
+    expect_error "tinydt-$integ" "integrator.params: the smallest step of $integ .* cannot move the time at t = 0.5"
+done
+# masses whose energies overflow double: a sentence, not inf and NaN in the log
+printf '%s\ninitial_conditions = { model = "plummer"; n = 256; seed = 1; options = { mass = 1e200; }; };\n%s\n' \
+    "$SOLVER" "$RUN" > "$TMP/hugemass.cfg"
+expect_error hugemass "the kinetic energy is inf at t = 0: it overflows a double"
 
 # ---- 8: n wider than 32 bits, more than memory holds --------------------
 printf '%s\ninitial_conditions = { model = "plummer"; n = 4294967396; };\n%s\n' "$SOLVER" "$RUN" > "$TMP/wrap.cfg"

@@ -16,7 +16,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..31"
+echo "1..33"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -99,6 +99,18 @@ ok $? "rank 1's checkpoint from another run at the same time: refused"
 sed 's/^/# /' "$TMP/e2"
 
 # refusals: the same sentence from rank 0, every rank exits, no hang
+# ranks started unlike each other (an MPMD command line): refused on
+# every rank within the time limit, naming the rank and the difference
+timeout 60 "$MPIRUN" --oversubscribe -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" \
+    : -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" --bogus 2>"$TMP/e7"
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "--bogus"' "$TMP/e7" && ! [ -d "$TMP/d" ]
+ok $? "a bad option on rank 1 alone: every rank stops at once with one sentence (rc $rc)"
+timeout 60 "$MPIRUN" --oversubscribe -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" \
+    : -np 1 -x GRAVPLUG_PATH=/nowhere "$GHM" run "$TMP/p.cfg" --output "$TMP/d" 2>"$TMP/e8"
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "GRAVPLUG_PATH=/nowhere"' "$TMP/e8"
+ok $? "another GRAVPLUG_PATH on rank 1 alone: refused, naming it (rc $rc)"
 mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 [ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3" &&
     [ "$(grep -c '^gravhost:' "$TMP/e3")" = 1 ]

@@ -123,6 +123,70 @@ int gh_par_share_text(char **text, int rc, char *err, size_t errlen)
     return 0;
 }
 
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The arguments, then the sorted GRAVPLUG_* and OMP_* variables, one per
+ * line (malloc'd; NULL when out of memory). */
+static char *start_text(int argc, char **argv)
+{
+    extern char **environ;
+    size_t ne = 0, len = 1;
+    for (char **e = environ; e && *e; ++e) ne++;
+    char **keep = malloc((ne ? ne : 1) * sizeof *keep);
+    if (!keep) return NULL;
+    size_t nk = 0;
+    for (char **e = environ; e && *e; ++e)
+        if (strncmp(*e, "GRAVPLUG", 8) == 0 || strncmp(*e, "OMP_", 4) == 0) keep[nk++] = *e;
+    qsort(keep, nk, sizeof *keep, by_string);
+    for (int i = 0; i < argc; ++i) len += strlen(argv[i]) + 1;
+    for (size_t i = 0; i < nk; ++i) len += strlen(keep[i]) + 1;
+    char *text = malloc(len), *p = text;
+    for (int i = 0; text && i < argc; ++i) p += sprintf(p, "%s\n", argv[i]);
+    for (size_t i = 0; text && i < nk; ++i) p += sprintf(p, "%s\n", keep[i]);
+    if (text) *p = '\0';
+    free(keep);
+    return text;
+}
+
+/* The first line where a and b differ, quoted into out. */
+static void first_difference(const char *a, const char *b, char *out, size_t len)
+{
+    while (*a && *a == *b) {
+        const char *na = strchr(a, '\n'), *nb = strchr(b, '\n');
+        if (!na || !nb || na - a != nb - b || strncmp(a, b, (size_t)(na - a)) != 0) break;
+        a = na + 1;
+        b = nb + 1;
+    }
+    int la = (int)strcspn(a, "\n"), lb = (int)strcspn(b, "\n");
+    snprintf(out, len, "\"%.*s\" where rank 0 has \"%.*s\"", la > 120 ? 120 : la, a, lb > 120 ? 120 : lb, b);
+}
+
+int gh_par_same_start(int argc, char **argv, char *err, size_t errlen)
+{
+    char *mine = start_text(argc, argv);
+    char *rank0 = rank_ == 0 ? mine : NULL;
+    int rc = mine ? 0 : -1;
+    if (!mine) snprintf(err, errlen, "out of memory comparing the command lines of the ranks");
+    if (gh_par_share_text(&rank0, rc, err, errlen) != 0) {
+        free(mine);
+        return -1;
+    }
+    int differ = rank_ != 0 && (!mine || strcmp(mine, rank0) != 0);
+    if (differ) {
+        char where[400];
+        if (mine) first_difference(mine, rank0, where, sizeof where);
+        else snprintf(where, sizeof where, "(out of memory)");
+        snprintf(err, errlen, "rank %d was started unlike rank 0: %s (arguments, then the GRAVPLUG_* and OMP_* "
+                 "environment); start every rank with the same command line and environment", rank_, where);
+    }
+    if (rank_ != 0) free(rank0);
+    free(mine);
+    return gh_par_agree(differ ? -1 : 0, err, errlen);
+}
+
 /* The particles of sim as rows (NCOL doubles) and ids. */
 static int to_rows(gp_sim *sim, size_t n, double **rows, uint64_t **ids, char *err, size_t errlen)
 {

@@ -152,6 +152,11 @@ gp_status gp_param_parse(const gp_param_info *info, const char *value,
         double d = strtod(p, &end);
         if (end == p || !only_space(end) || !isfinite(d) || !in_range(d, lo, lo_open, hi, hi_open))
             return not_a_number(info, value, "a finite number", range, msg, msglen);
+        /* below the smallest double strtod answers 0: a value the user did
+         * not give, and where 0 is allowed it would pass silently */
+        if (d == 0 && errno == ERANGE)
+            return not_a_number(info, value, "a number a double can hold (this one underflows to 0)", range, msg,
+                                msglen);
         v.d = d;
         break;
     }
