@@ -1,6 +1,10 @@
 # abi: the plugin loader, part of the host library build/lib/libgravplug.so.
 GP_LOADER_OBJ := $(BUILD)/obj/abi/gravplug_loader.o
 HOSTLIB_OBJS += $(GP_LOADER_OBJ)
+# Regular files only, for everything that reads or writes data: the library
+# has a hidden copy, gravhost links its own (host_stub/module.mk).
+GP_FILE_CHECKS_OBJ := $(BUILD)/obj/abi/file_checks.o
+HOSTLIB_OBJS += $(GP_FILE_CHECKS_OBJ)
 # The installed plugin directory is the last place a short name is searched.
 $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "file_checks.h"
 #include "numfmt.h"
 
 typedef struct reader {
@@ -257,6 +258,62 @@ const char *gh_params_get(const gh_params *p, const char *name)
     return v;
 }
 
+/* name without a leading "./" (the same file either way) */
+static const char *plain(const char *name)
+{
+    while (name[0] == '.' && name[1] == '/') name += 2;
+    return name;
+}
+
+/* name is what write_snapshot makes of prefix: PREFIX_NNNN.h5 */
+static int is_snapshot_name(const char *name, const char *prefix)
+{
+    size_t lp = strlen(prefix), ln = strlen(name);
+    if (ln < lp + 8 || strncmp(name, prefix, lp) != 0 || name[lp] != '_' || strcmp(name + ln - 3, ".h5") != 0)
+        return 0;
+    for (size_t i = lp + 1; i < ln - 3; ++i)
+        if (name[i] < '0' || name[i] > '9') return 0;
+    return 1;
+}
+
+/* Each output names a file of its own: a checkpoint called like the log or
+ * a snapshot would overwrite it (or be overwritten), "", "." or a name
+ * ending in "/" is a directory, and paths must fit the buffers they are
+ * built in (never cut short, which would write somewhere else). */
+static int check_output_names(reader *r, const config_setting_t *g, const gh_config *cfg)
+{
+    static const char *const keys[] = { "log", "checkpoint" };
+    static const char *const defaults[] = { "diagnostics.tsv", "checkpoint.gpck" };
+    const char *names[] = { plain(cfg->log_name), plain(cfg->ckpt_name) };
+    const char *prefix = plain(cfg->snap_prefix);
+    const config_setting_t *dir = g ? config_setting_get_member(g, "dir") : NULL;
+    if (!cfg->out_dir[0]) return fail(r, dir ? dir : g, "is empty: give a directory, such as \"out\" (\".\" for this one)");
+    if (strlen(cfg->out_dir) > GH_MAX_DIR)
+        return fail(r, dir ? dir : g, "is %zu characters long; at most %d", strlen(cfg->out_dir), GH_MAX_DIR);
+    for (int k = 0; k < 2; ++k) {
+        const config_setting_t *s = g ? config_setting_get_member(g, keys[k]) : NULL;
+        const char *base = strrchr(names[k], '/') ? strrchr(names[k], '/') + 1 : names[k];
+        if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+            return fail(r, s ? s : g, "\"%s\" names a directory, not a file: give a file name such as \"%s\"",
+                        names[k], defaults[k]);
+        if (is_snapshot_name(names[k], prefix))
+            return fail(r, s ? s : g, "\"%s\" is the name of a snapshot (%s_NNNN.h5), which would overwrite it: "
+                        "choose another name", names[k], prefix);
+        if (strlen(names[k]) > GH_MAX_NAME)
+            return fail(r, s ? s : g, "is %zu characters long; at most %d", strlen(names[k]), GH_MAX_NAME);
+    }
+    if (strlen(prefix) > GH_MAX_NAME) {
+        const config_setting_t *s = g ? config_setting_get_member(g, "snapshot_prefix") : NULL;
+        return fail(r, s ? s : g, "is %zu characters long; at most %d", strlen(prefix), GH_MAX_NAME);
+    }
+    if (strcmp(names[0], names[1]) == 0) {
+        const config_setting_t *s = g ? config_setting_get_member(g, "checkpoint") : NULL;
+        return fail(r, s ? s : g, "\"%s\" is also output.log: give the checkpoint and the log names of their own",
+                    names[1]);
+    }
+    return 0;
+}
+
 static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg)
 {
     const config_setting_t *list = config_setting_get_member(root, "switch");
@@ -297,9 +354,10 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
 int gh_config_read_text(const char *path, char **text, char *err, size_t errlen)
 {
     *text = NULL;
-    FILE *fp = fopen(path, "r");
+    char why[128];
+    FILE *fp = gp_file_open_regular(path, "r", why, sizeof why);
     if (!fp) {
-        snprintf(err, errlen, "%s: cannot read the file (does it exist?)", path);
+        snprintf(err, errlen, "%s: cannot read the file: %s", path, why);
         return -1;
     }
     size_t cap = 0;
@@ -433,6 +491,7 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
         || get_number(r, g, "snapshot_interval", 0, cfg->t_end / 4, &cfg->snap_interval) != 0
         || get_number(r, g, "checkpoint_interval", 0, 0, &cfg->ckpt_interval) != 0)
         goto done;
+    if (check_output_names(r, g, cfg) != 0) goto done;
     static const char *const interval_names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
     double *intervals[] = { &cfg->log_interval, &cfg->snap_interval, &cfg->ckpt_interval };
     int *lines[] = { &cfg->log_interval_line, &cfg->snap_interval_line, &cfg->ckpt_interval_line };

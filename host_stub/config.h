@@ -13,6 +13,10 @@
 
 #define GH_MAX_SWITCHES 16
 #define GH_MAX_FRACTIONS 16
+/* Output paths are built in fixed buffers (runner.h); longer ones are
+ * refused, never cut short. */
+#define GH_MAX_DIR 1900
+#define GH_MAX_NAME 400
 /* gp_sim indexes particles with 32-bit integers (gp_sim_set_particles). */
 #define GH_MAX_PARTICLES UINT64_C(4294967295)
 

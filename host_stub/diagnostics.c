@@ -1,6 +1,7 @@
 /* diagnostics.c — the diagnostics log (see the header, docs/CONFIG.md). */
 #include "diagnostics.h"
 
+#include "file_checks.h"
 #include "par.h"
 
 #include <math.h>
@@ -85,6 +86,11 @@ static void write_header(gh_diag *d)
 /* Keeps comments, the header and data lines with time <= t_keep. */
 static int truncate_after(const char *path, double t_keep, char *err, size_t errlen)
 {
+    char why[128];
+    if (gp_file_output_ok(path, why, sizeof why) != 0) {
+        snprintf(err, errlen, "cannot use the diagnostics log %s: %s", path, why);
+        return -1;
+    }
     FILE *in = fopen(path, "r");
     if (!in) return 0;   /* no old log: start a fresh one */
     char tmp[4096];
@@ -117,6 +123,11 @@ int gh_diag_open(gh_diag *d, const char *path, int append, double t_keep,
     if (append) {
         existed = truncate_after(path, t_keep, err, errlen);
         if (existed < 0) return -1;
+    }
+    char why[128];
+    if (gp_file_output_ok(path, why, sizeof why) != 0) {
+        snprintf(err, errlen, "cannot write the diagnostics log %s: %s", path, why);
+        return -1;
     }
     d->f = fopen(path, existed ? "a" : "w");
     if (!d->f) {

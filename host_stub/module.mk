@@ -2,7 +2,7 @@
 # integrators, compare). Its subdirectories ic/, snapshot/ and plot/ have
 # their own module.mk. `make run` is the main job: the default simulation.
 GRAVHOST_SRCS := $(wildcard host_stub/*.c)
-GRAVHOST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAVHOST_SRCS))
+GRAVHOST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAVHOST_SRCS)) $(GP_FILE_CHECKS_OBJ)
 GRAVHOST := $(BUILD)/bin/gravhost
 BINS += $(GRAVHOST)
 

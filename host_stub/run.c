@@ -183,7 +183,14 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     memcpy(r->st.magic, "GHSTATE1", 8);
     r->st.params_from = -1;
     snprintf(r->st.plugin, sizeof r->st.plugin, "%s", cfg->plugin);
-    snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_dir ? o->out_dir : cfg->out_dir);
+    const char *dir = o->out_dir ? o->out_dir : cfg->out_dir;
+    if (strlen(dir) > GH_MAX_DIR || !dir[0]) {
+        if (gh_par_rank() == 0)   /* every rank has the same arguments and config */
+            fprintf(stderr, "gravhost: the output directory %s%.60s%s is %zu characters long; give one of 1 to %d\n",
+                    dir[0] ? "\"" : "", dir, strlen(dir) > 60 ? "...\"" : dir[0] ? "\"" : "", strlen(dir), GH_MAX_DIR);
+        return 1;
+    }
+    snprintf(r->out_dir, sizeof r->out_dir, "%s", dir);
     double t_end = o->have_t_end ? o->t_end : cfg->t_end;
     int rc = 1;
     gp_status st = GP_OK;

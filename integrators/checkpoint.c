@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "file_checks.h"
 #include "registry.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
@@ -138,6 +139,14 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     char *tmp = malloc(plen + 8);
     if (!tmp) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
     snprintf(tmp, plen + 8, "%s.tmp", path);
+    char why[128];
+    const char *bad = gp_file_output_ok(path, why, sizeof why) != 0 ? path
+                    : gp_file_output_ok(tmp, why, sizeof why) != 0 ? tmp : NULL;
+    if (bad) {
+        gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot write the checkpoint %s: %s", bad, why);
+        free(tmp);
+        return st;
+    }
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot write the checkpoint %s: %m", tmp);
@@ -299,8 +308,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (!path) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_checkpoint_load needs a path");
-    FILE *f = fopen(path, "rb");
-    if (!f) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot open the checkpoint %s: %m", path);
+    char cannot[128];
+    FILE *f = gp_file_open_regular(path, "rb", cannot, sizeof cannot);
+    if (!f) return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot open the checkpoint %s: %s", path, cannot);
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);

@@ -12,11 +12,11 @@ integrators: $(HOSTLIB)
 INTEGRATOR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTEGRATOR_SRCS))
 INTEGRATOR_TESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/integrators-*.c))
 TESTS += $(INTEGRATOR_TESTS)
-$(INTEGRATOR_TESTS): $(BUILD)/t/%.t: tests/%.c $(INTEGRATOR_OBJS) $(BUILD)/obj/abi/gravplug_loader.o \
+$(INTEGRATOR_TESTS): $(BUILD)/t/%.t: tests/%.c $(INTEGRATOR_OBJS) $(GP_LOADER_OBJ) $(GP_FILE_CHECKS_OBJ) \
                      tests/integrators-common.h tests/tap.h $(BUILD)/plugins/gravplug-cpu-direct.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -Iintegrators -o $@ $< $(INTEGRATOR_OBJS) \
-	    $(BUILD)/obj/abi/gravplug_loader.o -lgsl -lgslcblas -ldl $(LDLIBS)
+	    $(GP_LOADER_OBJ) $(GP_FILE_CHECKS_OBJ) -lgsl -lgslcblas -ldl $(LDLIBS)
 
 integrators: $(INTEGRATOR_TESTS)
 

@@ -15,6 +15,7 @@
  * (G = 1 in the host). Moved to the centre-of-mass frame unless
  * center = false.
  */
+#include "file_checks.h"
 #include "model.h"
 
 #include <errno.h>
@@ -84,9 +85,9 @@ static int check_unique_ids(const char *path, const growing *g, char *err, size_
 
 static int read_file(const char *path, growing *g, int *has_ids, char *err, size_t errlen)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return ic_fail(err, errlen, "Cannot open the particle file '%s': %s.", path, strerror(errno));
+    char why[128];
+    FILE *fp = gp_file_open_regular(path, "r", why, sizeof why);
+    if (!fp) return ic_fail(err, errlen, "Cannot open the particle file '%s': %s.", path, why);
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;

@@ -10,7 +10,7 @@ $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapsh
 
 # The IC and snapshot tests link these objects directly, so they do not
 # depend on the rest of the host library being buildable at that moment.
-ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS)
+ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS) $(GP_FILE_CHECKS_OBJ)
 ICSNAP_LIBS := -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
 ICSNAP_CTESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/ic-*.c tests/snapshot-*.c))
 ICSNAP_PYTESTS := $(patsubst tests/%.py,$(BUILD)/t/%.t,$(wildcard tests/snapshot-*.py tests/plot-*.py))

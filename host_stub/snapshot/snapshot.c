@@ -13,6 +13,8 @@
 
 #include <hdf5.h>
 
+#include "file_checks.h"
+
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -187,6 +189,14 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     uint64_t *ids = NULL;
     if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
     snprintf(tmp, len + 5, "%s.tmp", path);
+    char kind[128];
+    const char *special = gp_file_output_ok(path, kind, sizeof kind) != 0 ? path
+                        : gp_file_output_ok(tmp, kind, sizeof kind) != 0 ? tmp : NULL;
+    if (special) {
+        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
+        free(tmp);
+        return r;
+    }
     if (!vel && n > 0) zeros = calloc(3 * n, sizeof(double));
     if (!id && n > 0) {
         ids = malloc(n * sizeof(uint64_t));
@@ -353,8 +363,15 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     double *pos = NULL, *vel = NULL, *mass = NULL;
     uint64_t *id = NULL;
     hid_t file = -1, grp = -1, hdr = -1;
+    /* a FIFO or a device first: HDF5 would open it blocking */
+    FILE *fp = gp_file_open_regular(path, "rb", why, sizeof why);
+    if (!fp) {
+        rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, why);
+        goto out;
+    }
+    fclose(fp);
     if (H5Fis_hdf5(path) <= 0) {
-        FILE *fp = fopen(path, "rb");
+        fp = fopen(path, "rb");
         if (!fp) rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, strerror(errno));
         else {
             fclose(fp);

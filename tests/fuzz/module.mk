@@ -5,7 +5,7 @@
 # `make test` runs 10,000 cases of each (a few seconds); a longer run:
 #   build/tests/fuzz-checkpoint-config 200000 [SEED]  (bench/results/fuzz.md)
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c host_stub/config.c host_stub/numfmt.c tests/fuzz-checkpoint-config.c
+ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c tests/fuzz-checkpoint-config.c
 ASAN_OBJS := $(ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
 FUZZ := $(BUILD)/tests/fuzz-checkpoint-config
 
