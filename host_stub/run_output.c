@@ -165,7 +165,8 @@ void save_on_failure(runner *r, int in_step)
     if (!ok) {
         char why[1024];
         snprintf(why, sizeof why, "%s", r->err);
-        snprintf(r->err, sizeof r->err, "%s (and no checkpoint could be written: %s)", msg, why);
+        if (strcmp(why, msg) == 0) snprintf(r->err, sizeof r->err, "%s", msg);   /* the checkpoint was what failed */
+        else snprintf(r->err, sizeof r->err, "%s (and no checkpoint could be written: %s)", msg, why);
     } else if (in_step) {
         snprintf(r->err, sizeof r->err, "%s (the state at the failure was written to %s for inspection)", msg, path);
     } else {

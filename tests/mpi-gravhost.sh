@@ -102,14 +102,14 @@ sed 's/^/# /' "$TMP/e2"
 # ranks started unlike each other (an MPMD command line): refused on
 # every rank within the time limit, naming the rank and the difference
 timeout 60 "$MPIRUN" --oversubscribe -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" \
-    : -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" --bogus 2>"$TMP/e7"
+    : -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" --bogus 2>"$TMP/em1"
 rc=$?
-[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "--bogus"' "$TMP/e7" && ! [ -d "$TMP/d" ]
+[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "--bogus"' "$TMP/em1" && ! [ -d "$TMP/d" ]
 ok $? "a bad option on rank 1 alone: every rank stops at once with one sentence (rc $rc)"
 timeout 60 "$MPIRUN" --oversubscribe -np 1 "$GHM" run "$TMP/p.cfg" --output "$TMP/d" \
-    : -np 1 -x GRAVPLUG_PATH=/nowhere "$GHM" run "$TMP/p.cfg" --output "$TMP/d" 2>"$TMP/e8"
+    : -np 1 -x GRAVPLUG_PATH=/nowhere "$GHM" run "$TMP/p.cfg" --output "$TMP/d" 2>"$TMP/em2"
 rc=$?
-[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "GRAVPLUG_PATH=/nowhere"' "$TMP/e8"
+[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'rank 1 was started unlike rank 0: "GRAVPLUG_PATH=/nowhere"' "$TMP/em2"
 ok $? "another GRAVPLUG_PATH on rank 1 alone: refused, naming it (rc $rc)"
 mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 [ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3" &&
@@ -131,7 +131,7 @@ ok $? "3 particles on 4 ranks: refused with a sentence"
 # every rank stops with that rank's sentence, said once
 mkdir -p "$TMP/blocked/checkpoint.gpck.1of2/x"
 mpi 2 run "$TMP/p.cfg" --output "$TMP/blocked" 2>"$TMP/e7"
-[ $? != 0 ] && grep -q 'checkpoint.gpck.1of2 failed' "$TMP/e7" && [ "$(grep -c '^gravhost:' "$TMP/e7")" = 1 ]
+[ $? != 0 ] && grep -q 'cannot write the checkpoint .*checkpoint.gpck.1of2' "$TMP/e7" && [ "$(grep -c '^gravhost:' "$TMP/e7")" = 1 ]
 ok $? "rank 1 alone cannot write its checkpoint: every rank stops, one sentence"
 # block steps: levels agreed over the ranks, migration with the whole
 # integrator state at every dt_max boundary (no restart: one force call a
