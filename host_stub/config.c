@@ -413,7 +413,7 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
     static const char *const solver_names[] = { "plugin", "params", "path", NULL };
     static const char *const ic_names[] = { "model", "n", "seed", "options", NULL };
     static const char *const integ_names[] = { "name", "params", NULL };
-    static const char *const run_names[] = { "t_end", "progress", NULL };
+    static const char *const run_names[] = { "t_end", "progress", "signal_grace", NULL };
     static const char *const out_names[] = { "dir", "log", "log_interval", "snapshot_interval", "snapshot_prefix",
                                               "checkpoint", "checkpoint_interval", "lagrangian_fractions", NULL };
     int rc = -1;
@@ -464,8 +464,16 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
     char *progress = NULL;
     if (get_group(r, root, "run", 1, &g) != 0 || check_names(r, g, run_names) != 0
         || get_number(r, g, "t_end", 1, 0, &cfg->t_end) != 0
-        || get_string(r, g, "progress", 0, "auto", &progress) != 0)
+        || get_string(r, g, "progress", 0, "auto", &progress) != 0
+        || get_number(r, g, "signal_grace", 0, GH_SIGNAL_GRACE, &cfg->signal_grace) != 0) {
+        free(progress);
         goto done;
+    }
+    if (!(cfg->signal_grace >= 0 && cfg->signal_grace <= 1e6)) {
+        free(progress);
+        fail(r, config_setting_get_member(g, "signal_grace"), "must be 0 to 1e6 seconds");
+        goto done;
+    }
     if (!(cfg->t_end >= 0)) {
         free(progress);
         fail(r, config_setting_get_member(g, "t_end"), "must be >= 0");

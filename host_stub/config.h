@@ -15,6 +15,10 @@
 #define GH_MAX_FRACTIONS 16
 /* Output paths are built in fixed buffers (runner.h); longer ones are
  * refused, never cut short. */
+/* A batch scheduler's SIGTERM is followed by SIGKILL after a grace of
+ * its own (Slurm's KillWait: 30 s): gravhost waits at most this many
+ * seconds for a resync point before it checkpoints where it is. */
+#define GH_SIGNAL_GRACE 10.0
 #define GH_MAX_DIR 1900
 #define GH_MAX_NAME 400
 /* gp_sim indexes particles with 32-bit integers (gp_sim_set_particles). */
@@ -59,6 +63,7 @@ typedef struct gh_config {
 
     double t_end;
     int progress;          /* 0 auto, 1 always, 2 never */
+    double signal_grace;   /* wall seconds a SIGTERM waits for a resync point */
 
     char *out_dir, *log_name, *snap_prefix, *ckpt_name;
     double log_interval, snap_interval, ckpt_interval;

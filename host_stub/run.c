@@ -30,6 +30,7 @@
 #include "snapshot.h"
 
 static volatile sig_atomic_t got_signal, signal_count;
+static double signal_wall;   /* gh_wall() when the first signal was seen */
 
 static void on_signal(int sig)
 {
@@ -99,21 +100,26 @@ static int check_fraction_switches(runner *r)
     return 0;
 }
 
-/* After SIGINT/SIGTERM: stop now if the run is at a solver resync point
- * (there the checkpoint continues bit for bit, gp_integrator.h), else say
- * once that it stops at the next one (at most one dt_max of simulated time
- * away). A second signal stops at once. */
+/* After SIGINT/SIGTERM/SIGHUP: stop now if the run is at a solver resync
+ * point (there the checkpoint continues bit for bit, gp_integrator.h), else
+ * say once that it stops at the next one (at most one dt_max of simulated
+ * time away). A second signal, or run.signal_grace seconds of wall time
+ * without a resync point, stops at once: a batch scheduler's SIGKILL
+ * follows its SIGTERM, and a checkpoint that agrees to the solver's
+ * accuracy beats none. Under MPI the ranks agree on the answer. */
 static int stop_now(runner *r, gh_progress *prog)
 {
     static int announced;
-    if (gp_sim_at_resync_point(r->sim) || signal_count > 1) return 1;
+    if (signal_wall == 0) signal_wall = gh_wall();
+    int late = gh_par_max_int(gh_wall() - signal_wall > r->cfg->signal_grace);
+    if (gp_sim_at_resync_point(r->sim) || signal_count > 1 || late) return 1;
     if (!announced && gh_par_rank() == 0) {
         char dt[64] = "?";
         gp_sim_get_integrator_param(r->sim, "dt", dt, sizeof dt);
         gh_progress_finish(prog);
-        fprintf(stderr, "gravhost: signal %d at t = %.10g: stopping at the next dt_max boundary (at most dt = %s later), "
-                "where the checkpoint continues bit for bit; signal again to stop at once\n",
-                (int)got_signal, gp_sim_time(r->sim), dt);
+        fprintf(stderr, "gravhost: signal %d at t = %.10g: stopping at the next dt_max boundary (at most dt = %s later, "
+                "or %g s from now), where the checkpoint continues bit for bit; signal again to stop at once\n",
+                (int)got_signal, gp_sim_time(r->sim), dt, r->cfg->signal_grace);
         announced = 1;
     }
     return 0;
@@ -282,6 +288,10 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);   /* the terminal or the session went away */
+    /* a file over the size limit (ulimit -f): the write fails with EFBIG
+     * and says so, instead of the signal killing the run unsaid */
+    signal(SIGXFSZ, SIG_IGN);
 
     int show = gh_par_rank() == 0 && (o->progress > 0 || (o->progress == 0 && cfg->progress == 1)
                || (o->progress == 0 && cfg->progress == 0 && isatty(2)));
@@ -337,8 +347,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
                         "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
                 if (!resync && gh_par_rank() == 0)
-                    fprintf(stderr, "gravhost: a second signal stopped the run between resync points: the continuation "
-                            "agrees with an uninterrupted run to the solver's accuracy, not bit for bit\n");
+                    fprintf(stderr, "gravhost: the run stopped between resync points (a second signal, or run.signal_grace "
+                            "= %g s passed): the continuation agrees with an uninterrupted run to the solver's "
+                            "accuracy, not bit for bit\n", cfg->signal_grace);
                 rc = 128 + got_signal;
                 goto out_quiet;
             }

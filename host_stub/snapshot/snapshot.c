@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 
 #include <hdf5.h>
 
@@ -169,6 +171,30 @@ static int write_units(hid_t file, const gp_snapshot_extra *x)
     return rc ? -1 : 0;
 }
 
+/* 0 when a file of about bytes fits at path: under the file size limit
+ * (ulimit -f) and in the space free on its file system; else -1 with why. */
+static int snapshot_room(const char *path, double bytes, char *why, size_t len)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur) {
+        snprintf(why, len, "it needs about %.0f bytes but files are limited to %llu bytes (ulimit -f)", bytes,
+                 (unsigned long long)rl.rlim_cur);
+        return -1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    struct statvfs fs;
+    if (statvfs(dir, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < bytes) {
+        snprintf(why, len, "it needs about %.0f bytes but %.120s has %.0f bytes free", bytes, dir,
+                 (double)fs.f_bavail * (double)fs.f_frsize);
+        return -1;
+    }
+    return 0;
+}
+
 GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n,
                                          const double *pos, const double *vel,
                                          const double *mass, const uint64_t *id,
@@ -208,6 +234,16 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
         free(zeros);
         free(ids);
         return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+    }
+    /* HDF5 that fails to write (file size limit, full disk) leaves a file
+     * id that crashes the library when the process exits: the room is
+     * checked first, and only what this check cannot see reaches HDF5 */
+    const double bytes = (double)n * (8.0 * (extra && extra->acc ? 11 : 8) + (extra && extra->pot ? 8 : 0)) + 65536.0;
+    char room[256];
+    if (snapshot_room(tmp, bytes, room, sizeof room) != 0) {
+        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", path, room);
+        free(tmp); free(zeros); free(ids);
+        return r;
     }
     quiet q;
     quiet_begin(&q);
