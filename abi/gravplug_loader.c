@@ -153,6 +153,36 @@ static int is_regular_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Loading a plugin runs its code (its constructors run inside dlopen,
+ * before any ABI check), so only a file that nobody but its owner can
+ * rewrite is loaded: neither the file nor the directory it is in may be
+ * writable by all users (docs/TRUST.md). Symbolic links are followed to
+ * the file itself. 0, or -1 with the reason in why. */
+static int untrusted(const char *path, char *why, size_t len)
+{
+    char *real = realpath(path, NULL);
+    if (!real) {
+        snprintf(why, len, "%s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int rc = 0;
+    if (stat(real, &st) == 0 && (st.st_mode & S_IWOTH)) {
+        snprintf(why, len, "%s is writable by every user, so anyone could replace its code", real);
+        rc = -1;
+    } else {
+        char *slash = strrchr(real, '/');
+        if (slash) *(slash == real ? slash + 1 : slash) = '\0';
+        if (stat(real, &st) == 0 && (st.st_mode & S_IWOTH)) {
+            snprintf(why, len, "its directory %s is writable by every user, so anyone could put other code "
+                     "in its place", real);
+            rc = -1;
+        }
+    }
+    free(real);
+    return rc;
+}
+
 /* A short name is a plain word: letters, digits, '-', '_', '.'. */
 static int valid_short_name(const char *name)
 {
@@ -231,6 +261,14 @@ GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **o
         free(l);
     }
 
+    char distrust[600];
+    if (untrusted(p->path, distrust, sizeof distrust) != 0) {
+        gp_status st = say(err, errlen, GP_ERR_INVALID_ARGUMENT,
+                           "refusing to load plugin '%s': %s; keep plugins in a directory only you (or root) "
+                           "can write, e.g. chmod o-w", p->path, distrust);
+        free(p);
+        return st;
+    }
     dlerror(); /* clear */
     p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
     if (!p->handle) {

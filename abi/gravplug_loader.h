@@ -20,6 +20,9 @@
  *   Duplicates are dropped. gp_plugin_search_path lists the directories.
  *
  * Opening a plugin
+ *   First the trust check (docs/TRUST.md): a plugin file, or its
+ *   directory, writable by every user is refused (GP_ERR_INVALID_ARGUMENT)
+ *   before dlopen, since dlopen runs the library's constructors. Then
  *   dlopen(path, RTLD_NOW | RTLD_LOCAL), then dlsym("gravplug_entry"),
  *   then entry(GRAVPLUG_ABI_MAJOR). The table must report the same major
  *   version and a struct_size covering the 1.0 layout. Each failure returns

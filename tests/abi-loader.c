@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
@@ -115,6 +116,37 @@ int main(void)
         int calls = 0;
         ok(gp_plugin_list(stop_cb, &calls) == 1 && calls == 1, "gp_plugin_list stops when asked");
         unsetenv("GRAVPLUG_PATH");
+
+        /* Loading runs a library's code: a plugin anyone could rewrite, or
+         * one in a directory anyone could write, is refused before dlopen
+         * (this one would load: it is the 1.0 fixture below). */
+        char trust_dir[] = "/tmp/gp-trust-XXXXXX", copy[1200], cmd[2600];
+        if (mkdtemp(trust_dir)) {
+            snprintf(copy, sizeof copy, "%s/gravplug-abi10.so", trust_dir);
+            snprintf(cmd, sizeof cmd, "cp '%s/gravplug-abi10.so' '%s'", fixtures, copy);
+            int copied = system(cmd) == 0;
+            gp_plugin *t = NULL;
+            chmod(copy, 0666);
+            st = gp_plugin_open(copy, &t, err, sizeof err);
+            ok(copied && st == GP_ERR_INVALID_ARGUMENT && !t && strstr(err, "writable by every user"),
+               "a world-writable plugin file is refused: %s", err);
+            chmod(copy, 0755);
+            chmod(trust_dir, 0777);
+            setenv("GRAVPLUG_PATH", trust_dir, 1);
+            st = gp_plugin_open("abi10", &t, err, sizeof err);
+            ok(st == GP_ERR_INVALID_ARGUMENT && !t && strstr(err, "its directory") && strstr(err, "chmod o-w"),
+               "a plugin in a world-writable directory is refused, short name too: %s", err);
+            chmod(trust_dir, 0700);
+            st = gp_plugin_open("abi10", &t, err, sizeof err);
+            ok(st == GP_OK && t, "the same file in a directory only its owner writes loads (%s)",
+               st == GP_OK ? "ok" : err);
+            gp_plugin_close(t);
+            unsetenv("GRAVPLUG_PATH");
+            remove(copy);
+            rmdir(trust_dir);
+        } else {
+            skip(3, "no temporary directory");
+        }
 
         /* A plugin built against ABI 1.0 loads under this 1.1 host; the
          * host sees none of the 1.1 members (its table ends at a guard

@@ -42,6 +42,13 @@ def _open_path(path):
     """dlopen(path, RTLD_NOW | RTLD_LOCAL) and gravplug_entry(1)."""
     if not os.path.isfile(path):
         raise PluginNotFoundError(f"no plugin file at {path}", None, "gravplug")
+    # as libgravplug's loader does (docs/TRUST.md): loading runs the code
+    real = os.path.realpath(path)
+    for what, p in (("", real), ("its directory ", os.path.dirname(real))):
+        if os.stat(p).st_mode & 0o002:
+            raise PluginNotFoundError(
+                f"refusing to load plugin {path}: {what}{p} is writable by every user; keep plugins in a "
+                "directory only you (or root) can write, e.g. chmod o-w", None, "gravplug")
     try:
         lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
     except OSError as exc:
