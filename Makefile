@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gravplug — one non-recursive Makefile. Each directory that builds something
 # has a module.mk that appends to the variables below; this file holds the
 # shared rules. `make` builds everything, `make test` runs the TAP suite.

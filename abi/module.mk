@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # abi: the plugin loader, part of the host library build/lib/libgravplug.so.
 GP_LOADER_OBJ := $(BUILD)/obj/abi/gravplug_loader.o
 HOSTLIB_OBJS += $(GP_LOADER_OBJ)

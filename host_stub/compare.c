@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compare.c — `gravhost compare`: the built-in accuracy check. Both solvers
  * get the same particles; the test solver's accelerations (and potentials)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* compare.h — `gravhost compare`: force errors of a test solver against a
  * reference on the same particles (compare.c). */
 #ifndef GH_COMPARE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravhost.c — the reference host: subcommands run, info, list,
  * integrators, compare.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/ — gravhost, the reference host program (run, info, list,
 # integrators, compare). Its subdirectories ic/, snapshot/ and plot/ have
 # their own module.mk. `make run` is the main job: the default simulation.

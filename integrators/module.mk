@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # integrators/ — time integration (part of libgravplug.so): the gp_sim API,
 # one file per scheme, time-step levels and criteria, checkpoints.
 INTEGRATOR_SRCS := $(wildcard integrators/*.c)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `make install PREFIX=<temp>` then a tiny host compiled with nothing but
 # `pkg-config --cflags --libs gravplug`, which loads cpu-direct by short
 # name from the installed tree. (generated from tests/build-install.sh)

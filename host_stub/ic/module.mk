@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/ic — initial conditions, linked into libgravplug.so.
 # (The IC tests are linked in host_stub/snapshot/module.mk, which is read
 # after this file and knows both object lists.)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/snapshot — HDF5 snapshots (Gadget/SWIFT layout), linked into
 # libgravplug.so; plus the link rules of the ic-* and snapshot-* tests.
 HDF5_CPPFLAGS := -I/usr/include/hdf5/serial

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gravplug: gravity-solver plugins from Python (ctypes + numpy).
 
     gravplug.Solver("cpu-tree", theta=0.5, eps=0.01)   one plugin instance

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Finding and loading libgravplug.so, the host library.
 
 The Python package is pure Python: it compiles nothing at install time.
