@@ -7,7 +7,13 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 CC      ?= gcc
 PROVE   ?= prove
-VERSION := 0.1.0
+# The version lives in the VERSION file alone: this Makefile, the Python
+# package (python/pyproject.toml reads it) and CITATION.cff agree with it
+# (tests/version-agree.sh).
+VERSION := $(strip $(shell cat $(dir $(lastword $(MAKEFILE_LIST)))VERSION 2>/dev/null))
+ifeq ($(VERSION),)
+$(error the VERSION file is missing or empty)
+endif
 
 # -fvisibility=hidden everywhere: plugins export gravplug_entry alone
 # (enforced again by plugin/plugin.map), libraries mark their API explicitly.
@@ -60,11 +66,11 @@ all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 run demo swap-example: $(PLUGINS)
 
 # ---- shared compile rules ------------------------------------------------
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: %.cu
+$(BUILD)/obj/%.cu.o: %.cu VERSION
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
