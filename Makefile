@@ -39,6 +39,8 @@ BINS    :=   # host programs
 TESTS   :=   # TAP producers run by prove (executables under build/t/)
 BENCHES :=   # benchmark programs
 CPU_PLUGINS :=  # plugins also run under valgrind in the test suite
+INSTALL_HEADERS := # public headers, installed into $(PREFIX)/include/gravplug
+INSTALL_MAN1 :=    # manual pages, installed into $(PREFIX)/share/man/man1
 HOSTLIB_OBJS := # objects of build/lib/libgravplug.so (loader, integrators, ICs)
 HOSTLIB_LDLIBS := -ldl -lm
 
@@ -49,6 +51,15 @@ HOSTLIB_LDLIBS := -ldl -lm
 # proves the order on fresh clones).
 HOSTLIB := $(BUILD)/lib/libgravplug.so
 LIBS    += $(HOSTLIB)
+# The host library is a versioned shared library: the file is
+# libgravplug.so.$(VERSION), its SONAME libgravplug.so.$(HOSTLIB_MAJOR) (what
+# programs record and ask for at run time), and libgravplug.so (what -lgravplug
+# finds when linking) points at it. HOSTLIB_MAJOR changes only when the
+# library's exported interface changes incompatibly, independently of the
+# package version and of the plugin ABI's version.
+HOSTLIB_MAJOR  := 1
+HOSTLIB_SONAME := libgravplug.so.$(HOSTLIB_MAJOR)
+HOSTLIB_REAL   := libgravplug.so.$(VERSION)
 
 .PHONY: all test bench install clean check-exports
 all:
@@ -85,9 +96,14 @@ PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefi
 # The host library (HOSTLIB, defined above the includes): everything a host
 # (gravhost, Python, a user's C code) links against. Its exported names all
 # start with gp_ (checked in tests).
-$(HOSTLIB): $(HOSTLIB_OBJS)
+# The build tree holds the same three names as an installed tree, so the
+# programs linked here (recording the SONAME) run from it through their rpath.
+$(BUILD)/lib/$(HOSTLIB_REAL): $(HOSTLIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -fopenmp -o $@ $^ $(HOSTLIB_LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -o $@ $^ $(HOSTLIB_LDLIBS)
+$(HOSTLIB): $(BUILD)/lib/$(HOSTLIB_REAL)
+	ln -sf $(HOSTLIB_REAL) $(dir $@)$(HOSTLIB_SONAME)
+	ln -sf $(HOSTLIB_SONAME) $@
 
 # ---- tests ---------------------------------------------------------------
 test: all
@@ -95,27 +111,50 @@ test: all
 
 # ---- install ---------------------------------------------------------------
 # make install PREFIX=/some/prefix [DESTDIR=staging]:
-#   $(PREFIX)/include/            gravplug.h, gravplug_loader.h (+ INSTALL_HEADERS)
-#   $(PREFIX)/lib/libgravplug.so  the host library (loader, integrators, ICs)
+#   $(PREFIX)/include/gravplug/   the public headers (INSTALL_HEADERS: the ABI,
+#                                 the loader, gp_sim, initial conditions,
+#                                 snapshots); they include each other by
+#                                 their bare names, so they work from there
+#   $(PREFIX)/lib/libgravplug.so.$(VERSION), .so.$(HOSTLIB_MAJOR) and .so
+#                                 the host library, its SONAME link and its
+#                                 link-time name
 #   $(PREFIX)/lib/gravplug/       the plugins, gravplug-NAME.so
-#   $(PREFIX)/lib/pkgconfig/gravplug.pc
+#   $(PREFIX)/lib/pkgconfig/gravplug.pc   (Cflags -I$(PREFIX)/include/gravplug)
 #   $(PREFIX)/bin/                the host programs (BINS)
+#   $(PREFIX)/share/man/man1/     the manual pages (INSTALL_MAN1)
 # The installed libgravplug.so finds plugins in the lib/gravplug directory
 # next to itself, so `pkg-config --cflags --libs gravplug` is all a host needs.
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly these files,
+# named from the same lists, and the two gravplug directories once empty.
 INSTALL   ?= install
 LIBDIR     = $(PREFIX)/lib
 PLUGINDIR  = $(LIBDIR)/gravplug
 INCLUDEDIR = $(PREFIX)/include
+GP_INCLUDEDIR = $(INCLUDEDIR)/gravplug
 BINDIR     = $(PREFIX)/bin
+MAN1DIR    = $(PREFIX)/share/man/man1
+.PHONY: uninstall
 install: $(HOSTLIB) $(PLUGINS) $(BINS)
-	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(BINDIR)
-	$(INSTALL) -m 644 $(sort $(INSTALL_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/
-	$(INSTALL) -m 755 $(HOSTLIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -d $(DESTDIR)$(GP_INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 644 $(sort $(INSTALL_HEADERS)) $(DESTDIR)$(GP_INCLUDEDIR)/
+	$(INSTALL) -m 755 $(dir $(HOSTLIB))$(HOSTLIB_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(HOSTLIB_REAL) $(DESTDIR)$(LIBDIR)/$(HOSTLIB_SONAME)
+	ln -sf $(HOSTLIB_SONAME) $(DESTDIR)$(LIBDIR)/libgravplug.so
 	$(if $(PLUGINS),$(INSTALL) -m 755 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/)
 	$(if $(BINS),$(INSTALL) -m 755 $(BINS) $(DESTDIR)$(BINDIR)/)
+	$(if $(INSTALL_MAN1),$(INSTALL) -d $(DESTDIR)$(MAN1DIR) && $(INSTALL) -m 644 $(INSTALL_MAN1) $(DESTDIR)$(MAN1DIR)/)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' abi/gravplug.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
 	@echo "installed into $(DESTDIR)$(PREFIX); try: PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig pkg-config --cflags --libs gravplug"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(GP_INCLUDEDIR)/,$(notdir $(sort $(INSTALL_HEADERS))))
+	rm -f $(DESTDIR)$(LIBDIR)/libgravplug.so $(DESTDIR)$(LIBDIR)/$(HOSTLIB_SONAME) $(DESTDIR)$(LIBDIR)/$(HOSTLIB_REAL)
+	rm -f $(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(PLUGINS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(INSTALL_MAN1)))
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
+	rmdir $(DESTDIR)$(GP_INCLUDEDIR) $(DESTDIR)$(PLUGINDIR) 2>/dev/null || true
 
 # `make run` (the main job) is defined in host_stub/module.mk; `make demo`
 # (examples/demo/module.mk) loads every plugin and prints one evaluation.

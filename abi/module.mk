@@ -5,5 +5,6 @@ HOSTLIB_OBJS += $(GP_LOADER_OBJ)
 # The installed plugin directory is the last place a short name is searched.
 $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
 
-# Installed by `make install` into $(PREFIX)/include (modules append theirs).
+# Installed by `make install` into $(PREFIX)/include/gravplug (modules
+# append theirs).
 INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h

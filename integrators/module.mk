@@ -4,6 +4,8 @@
 INTEGRATOR_SRCS := $(wildcard integrators/*.c)
 HOSTLIB_OBJS += $(patsubst %.c,$(BUILD)/obj/%.o,$(INTEGRATOR_SRCS))
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
+# The gp_sim API, which libgravplug.so exports (gp_sim_*, gp_integrator_*).
+INSTALL_HEADERS += integrators/gp_integrator.h
 
 .PHONY: integrators
 integrators: $(HOSTLIB)

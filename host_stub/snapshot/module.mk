@@ -7,6 +7,8 @@ SNAPSHOT_SRCS := $(wildcard host_stub/snapshot/*.c)
 SNAPSHOT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SNAPSHOT_SRCS))
 HOSTLIB_OBJS += $(SNAPSHOT_OBJS)
 HOSTLIB_LDLIBS += $(HDF5_LDLIBS)
+# gp_snapshot_*, exported by libgravplug.so; it includes ic.h (gp_ic).
+INSTALL_HEADERS += host_stub/snapshot/snapshot.h
 $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapshot
 
 # The IC and snapshot tests link these objects directly, so they do not
