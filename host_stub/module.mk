@@ -6,6 +6,8 @@ GRAVHOST_SRCS := $(wildcard host_stub/*.c)
 GRAVHOST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAVHOST_SRCS))
 GRAVHOST := $(BUILD)/bin/gravhost
 BINS += $(GRAVHOST)
+# its manual page (tests/gravhost-help.sh holds it to each command's --help)
+INSTALL_MAN1 += docs/gravhost.1
 
 $(GRAVHOST_OBJS): CPPFLAGS += -Iintegrators -Ihost_stub/ic -Ihost_stub/snapshot
 # Paths and messages are built with snprintf into fixed buffers on purpose

@@ -29,7 +29,8 @@ t 2 "the public headers are in include/gravplug/" sh -c "
     for h in gravplug.h gravplug_loader.h gp_integrator.h ic.h snapshot.h; do
         test -f '$inc/'\$h || { echo \"missing $inc/\$h\"; exit 1; }
     done"
-t 3 "libgravplug.so.$version, with links .so.1 and .so, a plugin and gravplug.pc are installed" sh -c "
+t 3 "libgravplug.so.$version, with links .so.1 and .so, a plugin, gravplug.pc and gravhost.1 are installed" sh -c "
+    test -f '$prefix/share/man/man1/gravhost.1' &&
     test -f '$prefix/lib/libgravplug.so.$version' -a ! -L '$prefix/lib/libgravplug.so.$version' &&
     test \"\$(readlink '$prefix/lib/libgravplug.so.1')\" = libgravplug.so.$version &&
     test \"\$(readlink '$prefix/lib/libgravplug.so')\" = libgravplug.so.1 &&
