@@ -26,8 +26,39 @@ OMPFLAGS := -fopenmp
 
 # CUDA: found automatically; without nvcc the CUDA parts are left out.
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
-# sm_90 (H100/H200) machine code plus compute_90 PTX for newer GPUs.
-CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# Machine code for the GPUs people have: sm_70 (V100), sm_75 (T4, RTX 20xx),
+# sm_80 (A100, A30), sm_86 (RTX 30xx, A10, A40), sm_89 (RTX 40xx, L4, L40S),
+# sm_90 (H100, H200); plus compute_90 PTX, which the driver compiles for GPUs
+# newer than all of these. Architectures this nvcc cannot build are left out
+# (CUDA 13 dropped sm_70: a V100 needs CUDA 12 or older). Narrower is faster
+# to build: `make CUDA_ARCHS=86`, `make CUDA_ARCHS=native` (the GPUs of the
+# building machine), or nvcc's flags whole in CUDA_ARCH. `make cuda-arch`
+# prints what a build would use.
+CUDA_ARCHS ?= 70 75 80 86 89 90
+# PTX of the last architecture built unless named (CUDA_PTX=none: no PTX)
+CUDA_PTX   ?=
+ifeq ($(origin CUDA_ARCH),undefined)
+ifneq ($(NVCC),)
+ifeq ($(strip $(CUDA_ARCHS)),native)
+CUDA_ARCH := -arch=native
+else
+GP_NVCC_ARCHS := $(patsubst compute_%,%,$(filter compute_%,$(shell $(NVCC) --list-gpu-arch 2>/dev/null)))
+# an nvcc too old to list its architectures is given the whole list
+GP_CUDA_ARCHS := $(if $(GP_NVCC_ARCHS),$(filter $(GP_NVCC_ARCHS),$(CUDA_ARCHS)),$(CUDA_ARCHS))
+ifeq ($(origin CUDA_ARCHS),command line)
+ifneq ($(filter-out $(GP_CUDA_ARCHS),$(CUDA_ARCHS)),)
+$(info gravplug: $(NVCC) cannot build sm_$(firstword $(filter-out $(GP_CUDA_ARCHS),$(CUDA_ARCHS))) (it lists $(GP_NVCC_ARCHS)); left out)
+endif
+endif
+GP_CUDA_PTX := $(filter-out none,$(or $(CUDA_PTX),$(lastword $(GP_CUDA_ARCHS))))
+CUDA_ARCH := $(foreach a,$(GP_CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             $(foreach a,$(GP_CUDA_PTX),-gencode arch=compute_$(a),code=compute_$(a))
+endif
+endif
+endif
+# The kernels depend on a file holding these flags, rewritten only when
+# they change (see its rule), so they are rebuilt for new architectures.
+GP_CUDA_ARCH_STAMP := $(BUILD)/obj/cuda-arch.flags
 NVCCFLAGS ?= -O3 -g -lineinfo
 NVCCFLAGS += $(CUDA_ARCH) -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-fopenmp \
              -Iabi -Iplugin -DGP_VERSION='"$(VERSION)"' --expt-relaxed-constexpr
@@ -61,7 +92,7 @@ HOSTLIB_MAJOR  := 1
 HOSTLIB_SONAME := libgravplug.so.$(HOSTLIB_MAJOR)
 HOSTLIB_REAL   := libgravplug.so.$(VERSION)
 
-.PHONY: all test bench install clean check-exports
+.PHONY: all test bench install clean check-exports cuda-arch
 all:
 
 # The floors first: what the plugins link (base, octree, cuda-base) defines
@@ -81,9 +112,17 @@ $(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: %.cu VERSION
+$(BUILD)/obj/%.cu.o: %.cu VERSION $(GP_CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+# Looked at on every build that compiles kernels, touched only when the
+# architecture flags differ from the last build's (make then sees it newer).
+$(GP_CUDA_ARCH_STAMP): gp-force
+	@mkdir -p $(dir $@)
+	@echo '$(CUDA_ARCH)' | cmp -s - $@ 2>/dev/null || echo '$(CUDA_ARCH)' > $@
+.PHONY: gp-force
+gp-force:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -164,3 +203,7 @@ bench: all $(BENCHES)
 
 clean:
 	rm -rf $(BUILD)
+
+# The nvcc architecture flags a build would use (empty without nvcc).
+cuda-arch:
+	@echo '$(strip $(CUDA_ARCH))'
