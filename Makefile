@@ -107,6 +107,15 @@ all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 # get their plugin prerequisites here, once PLUGINS is complete.
 run demo swap-example: $(PLUGINS)
 
+# What the Python wheel carries (python/setup.py runs `make python-native`
+# and copies the files named on the line it prints): the host library and
+# the plugins that need nothing but the system's libraries; mpi-tree, which
+# needs an MPI library and mpirun, stays out.
+PY_NATIVE_PLUGINS = $(filter-out %/gravplug-mpi-tree.so,$(PLUGINS))
+.PHONY: python-native
+python-native: $(BUILD)/lib/$(HOSTLIB_REAL) $(PY_NATIVE_PLUGINS)
+	@echo "gravplug-native: $(abspath $(BUILD)/lib/$(HOSTLIB_REAL)) $(abspath $(PY_NATIVE_PLUGINS))"
+
 # ---- shared compile rules ------------------------------------------------
 $(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
