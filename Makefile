@@ -56,9 +56,18 @@ CUDA_ARCH := $(foreach a,$(GP_CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a
 endif
 endif
 endif
-# The kernels depend on a file holding these flags, rewritten only when
-# they change (see its rule), so they are rebuilt for new architectures.
+# The kernels depend on a file holding these flags, rewritten when make
+# reads this file for a build (not for `make cuda-arch`) and the flags differ
+# from the last build's: the kernels are rebuilt for new architectures, and
+# only then (an unchanged file leaves `make -q` content too).
 GP_CUDA_ARCH_STAMP := $(BUILD)/obj/cuda-arch.flags
+ifneq ($(NVCC),)
+ifneq ($(filter-out cuda-arch clean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell cat $(GP_CUDA_ARCH_STAMP) 2>/dev/null),$(strip $(CUDA_ARCH)))
+$(shell mkdir -p $(BUILD)/obj && echo '$(strip $(CUDA_ARCH))' > $(GP_CUDA_ARCH_STAMP))
+endif
+endif
+endif
 NVCCFLAGS ?= -O3 -g -lineinfo
 NVCCFLAGS += $(CUDA_ARCH) -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-fopenmp \
              -Iabi -Iplugin -DGP_VERSION='"$(VERSION)"' --expt-relaxed-constexpr
@@ -125,13 +134,10 @@ $(BUILD)/obj/%.cu.o: %.cu VERSION $(GP_CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
-# Looked at on every build that compiles kernels, touched only when the
-# architecture flags differ from the last build's (make then sees it newer).
-$(GP_CUDA_ARCH_STAMP): gp-force
+# (written above, while make reads this file; this rule only names it)
+$(GP_CUDA_ARCH_STAMP):
 	@mkdir -p $(dir $@)
-	@echo '$(CUDA_ARCH)' | cmp -s - $@ 2>/dev/null || echo '$(CUDA_ARCH)' > $@
-.PHONY: gp-force
-gp-force:
+	@echo '$(strip $(CUDA_ARCH))' > $@
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
