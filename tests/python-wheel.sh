@@ -27,7 +27,8 @@ if ! (cd / && "$py" -c 'import numpy') > /dev/null 2>&1; then
 fi
 # pip builds in an isolated environment with setuptools >= 77 (for the
 # SPDX license expression), fetched from the package index or pip's cache
-if ! "$venv/bin/pip" download -q --no-deps -d "$tmp/probe" 'setuptools>=77' > "$tmp/probe.log" 2>&1; then
+# (a short timeout: an unreachable index means a skip, not a long wait)
+if ! "$venv/bin/pip" download -q --timeout 15 --retries 1 --no-deps -d "$tmp/probe" 'setuptools>=77' > "$tmp/probe.log" 2>&1; then
     echo "1..0 # SKIP pip cannot fetch the build backend setuptools>=77 (offline?): $(tail -1 "$tmp/probe.log")"; exit 0
 fi
 fail=0
