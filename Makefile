@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gravplug — one non-recursive Makefile. Each directory that builds something
 # has a module.mk that appends to the variables below; this file holds the
 # shared rules. `make` builds everything, `make test` runs the TAP suite.
@@ -6,7 +7,13 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 CC      ?= gcc
 PROVE   ?= prove
-VERSION := 0.1.0
+# The version lives in the VERSION file alone: this Makefile, the Python
+# package (python/pyproject.toml reads it) and CITATION.cff agree with it
+# (tests/version-agree.sh).
+VERSION := $(strip $(shell cat $(dir $(lastword $(MAKEFILE_LIST)))VERSION 2>/dev/null))
+ifeq ($(VERSION),)
+$(error the VERSION file is missing or empty)
+endif
 
 # -fvisibility=hidden everywhere: plugins export gravplug_entry alone
 # (enforced again by plugin/plugin.map), libraries mark their API explicitly.
@@ -19,8 +26,48 @@ OMPFLAGS := -fopenmp
 
 # CUDA: found automatically; without nvcc the CUDA parts are left out.
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
-# sm_90 (H100/H200) machine code plus compute_90 PTX for newer GPUs.
-CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# Machine code for the GPUs people have: sm_70 (V100), sm_75 (T4, RTX 20xx),
+# sm_80 (A100, A30), sm_86 (RTX 30xx, A10, A40), sm_89 (RTX 40xx, L4, L40S),
+# sm_90 (H100, H200); plus compute_90 PTX, which the driver compiles for GPUs
+# newer than all of these. Architectures this nvcc cannot build are left out
+# (CUDA 13 dropped sm_70: a V100 needs CUDA 12 or older). Narrower is faster
+# to build: `make CUDA_ARCHS=86`, `make CUDA_ARCHS=native` (the GPUs of the
+# building machine), or nvcc's flags whole in CUDA_ARCH. `make cuda-arch`
+# prints what a build would use.
+CUDA_ARCHS ?= 70 75 80 86 89 90
+# PTX of the last architecture built unless named (CUDA_PTX=none: no PTX)
+CUDA_PTX   ?=
+ifeq ($(origin CUDA_ARCH),undefined)
+ifneq ($(NVCC),)
+ifeq ($(strip $(CUDA_ARCHS)),native)
+CUDA_ARCH := -arch=native
+else
+GP_NVCC_ARCHS := $(patsubst compute_%,%,$(filter compute_%,$(shell $(NVCC) --list-gpu-arch 2>/dev/null)))
+# an nvcc too old to list its architectures is given the whole list
+GP_CUDA_ARCHS := $(if $(GP_NVCC_ARCHS),$(filter $(GP_NVCC_ARCHS),$(CUDA_ARCHS)),$(CUDA_ARCHS))
+ifeq ($(origin CUDA_ARCHS),command line)
+ifneq ($(filter-out $(GP_CUDA_ARCHS),$(CUDA_ARCHS)),)
+$(info gravplug: $(NVCC) cannot build sm_$(firstword $(filter-out $(GP_CUDA_ARCHS),$(CUDA_ARCHS))) (it lists $(GP_NVCC_ARCHS)); left out)
+endif
+endif
+GP_CUDA_PTX := $(filter-out none,$(or $(CUDA_PTX),$(lastword $(GP_CUDA_ARCHS))))
+CUDA_ARCH := $(foreach a,$(GP_CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             $(foreach a,$(GP_CUDA_PTX),-gencode arch=compute_$(a),code=compute_$(a))
+endif
+endif
+endif
+# The kernels depend on a file holding these flags, rewritten when make
+# reads this file for a build (not for `make cuda-arch`) and the flags differ
+# from the last build's: the kernels are rebuilt for new architectures, and
+# only then (an unchanged file leaves `make -q` content too).
+GP_CUDA_ARCH_STAMP := $(BUILD)/obj/cuda-arch.flags
+ifneq ($(NVCC),)
+ifneq ($(filter-out cuda-arch clean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell cat $(GP_CUDA_ARCH_STAMP) 2>/dev/null),$(strip $(CUDA_ARCH)))
+$(shell mkdir -p $(BUILD)/obj && echo '$(strip $(CUDA_ARCH))' > $(GP_CUDA_ARCH_STAMP))
+endif
+endif
+endif
 NVCCFLAGS ?= -O3 -g -lineinfo
 NVCCFLAGS += $(CUDA_ARCH) -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden,-fopenmp \
              -Iabi -Iplugin -DGP_VERSION='"$(VERSION)"' --expt-relaxed-constexpr
@@ -32,6 +79,8 @@ BINS    :=   # host programs
 TESTS   :=   # TAP producers run by prove (executables under build/t/)
 BENCHES :=   # benchmark programs
 CPU_PLUGINS :=  # plugins also run under valgrind in the test suite
+INSTALL_HEADERS := # public headers, installed into $(PREFIX)/include/gravplug
+INSTALL_MAN1 :=    # manual pages, installed into $(PREFIX)/share/man/man1
 HOSTLIB_OBJS := # objects of build/lib/libgravplug.so (loader, integrators, ICs)
 HOSTLIB_LDLIBS := -ldl -lm
 
@@ -42,8 +91,17 @@ HOSTLIB_LDLIBS := -ldl -lm
 # proves the order on fresh clones).
 HOSTLIB := $(BUILD)/lib/libgravplug.so
 LIBS    += $(HOSTLIB)
+# The host library is a versioned shared library: the file is
+# libgravplug.so.$(VERSION), its SONAME libgravplug.so.$(HOSTLIB_MAJOR) (what
+# programs record and ask for at run time), and libgravplug.so (what -lgravplug
+# finds when linking) points at it. HOSTLIB_MAJOR changes only when the
+# library's exported interface changes incompatibly, independently of the
+# package version and of the plugin ABI's version.
+HOSTLIB_MAJOR  := 1
+HOSTLIB_SONAME := libgravplug.so.$(HOSTLIB_MAJOR)
+HOSTLIB_REAL   := libgravplug.so.$(VERSION)
 
-.PHONY: all test bench install clean check-exports
+.PHONY: all test bench install clean check-exports cuda-arch
 all:
 
 # The floors first: what the plugins link (base, octree, cuda-base) defines
@@ -58,14 +116,28 @@ all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 # get their plugin prerequisites here, once PLUGINS is complete.
 run demo swap-example: $(PLUGINS)
 
+# What the Python wheel carries (python/setup.py runs `make python-native`
+# and copies the files named on the line it prints): the host library and
+# the plugins that need nothing but the system's libraries; mpi-tree, which
+# needs an MPI library and mpirun, stays out.
+PY_NATIVE_PLUGINS = $(filter-out %/gravplug-mpi-tree.so,$(PLUGINS))
+.PHONY: python-native
+python-native: $(BUILD)/lib/$(HOSTLIB_REAL) $(PY_NATIVE_PLUGINS)
+	@echo "gravplug-native: $(abspath $(BUILD)/lib/$(HOSTLIB_REAL)) $(abspath $(PY_NATIVE_PLUGINS))"
+
 # ---- shared compile rules ------------------------------------------------
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: %.cu
+$(BUILD)/obj/%.cu.o: %.cu VERSION $(GP_CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+# (written above, while make reads this file; this rule only names it)
+$(GP_CUDA_ARCH_STAMP):
+	@mkdir -p $(dir $@)
+	@echo '$(strip $(CUDA_ARCH))' > $@
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -78,9 +150,14 @@ PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefi
 # The host library (HOSTLIB, defined above the includes): everything a host
 # (gravhost, Python, a user's C code) links against. Its exported names all
 # start with gp_ (checked in tests).
-$(HOSTLIB): $(HOSTLIB_OBJS)
+# The build tree holds the same three names as an installed tree, so the
+# programs linked here (recording the SONAME) run from it through their rpath.
+$(BUILD)/lib/$(HOSTLIB_REAL): $(HOSTLIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -fopenmp -o $@ $^ $(HOSTLIB_LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -o $@ $^ $(HOSTLIB_LDLIBS)
+$(HOSTLIB): $(BUILD)/lib/$(HOSTLIB_REAL)
+	ln -sf $(HOSTLIB_REAL) $(dir $@)$(HOSTLIB_SONAME)
+	ln -sf $(HOSTLIB_SONAME) $@
 
 # ---- tests ---------------------------------------------------------------
 test: all
@@ -88,27 +165,50 @@ test: all
 
 # ---- install ---------------------------------------------------------------
 # make install PREFIX=/some/prefix [DESTDIR=staging]:
-#   $(PREFIX)/include/            gravplug.h, gravplug_loader.h (+ INSTALL_HEADERS)
-#   $(PREFIX)/lib/libgravplug.so  the host library (loader, integrators, ICs)
+#   $(PREFIX)/include/gravplug/   the public headers (INSTALL_HEADERS: the ABI,
+#                                 the loader, gp_sim, initial conditions,
+#                                 snapshots); they include each other by
+#                                 their bare names, so they work from there
+#   $(PREFIX)/lib/libgravplug.so.$(VERSION), .so.$(HOSTLIB_MAJOR) and .so
+#                                 the host library, its SONAME link and its
+#                                 link-time name
 #   $(PREFIX)/lib/gravplug/       the plugins, gravplug-NAME.so
-#   $(PREFIX)/lib/pkgconfig/gravplug.pc
+#   $(PREFIX)/lib/pkgconfig/gravplug.pc   (Cflags -I$(PREFIX)/include/gravplug)
 #   $(PREFIX)/bin/                the host programs (BINS)
+#   $(PREFIX)/share/man/man1/     the manual pages (INSTALL_MAN1)
 # The installed libgravplug.so finds plugins in the lib/gravplug directory
 # next to itself, so `pkg-config --cflags --libs gravplug` is all a host needs.
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly these files,
+# named from the same lists, and the two gravplug directories once empty.
 INSTALL   ?= install
 LIBDIR     = $(PREFIX)/lib
 PLUGINDIR  = $(LIBDIR)/gravplug
 INCLUDEDIR = $(PREFIX)/include
+GP_INCLUDEDIR = $(INCLUDEDIR)/gravplug
 BINDIR     = $(PREFIX)/bin
+MAN1DIR    = $(PREFIX)/share/man/man1
+.PHONY: uninstall
 install: $(HOSTLIB) $(PLUGINS) $(BINS)
-	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(BINDIR)
-	$(INSTALL) -m 644 $(sort $(INSTALL_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/
-	$(INSTALL) -m 755 $(HOSTLIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -d $(DESTDIR)$(GP_INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 644 $(sort $(INSTALL_HEADERS)) $(DESTDIR)$(GP_INCLUDEDIR)/
+	$(INSTALL) -m 755 $(dir $(HOSTLIB))$(HOSTLIB_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(HOSTLIB_REAL) $(DESTDIR)$(LIBDIR)/$(HOSTLIB_SONAME)
+	ln -sf $(HOSTLIB_SONAME) $(DESTDIR)$(LIBDIR)/libgravplug.so
 	$(if $(PLUGINS),$(INSTALL) -m 755 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/)
 	$(if $(BINS),$(INSTALL) -m 755 $(BINS) $(DESTDIR)$(BINDIR)/)
+	$(if $(INSTALL_MAN1),$(INSTALL) -d $(DESTDIR)$(MAN1DIR) && $(INSTALL) -m 644 $(INSTALL_MAN1) $(DESTDIR)$(MAN1DIR)/)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' abi/gravplug.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
 	@echo "installed into $(DESTDIR)$(PREFIX); try: PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig pkg-config --cflags --libs gravplug"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(GP_INCLUDEDIR)/,$(notdir $(sort $(INSTALL_HEADERS))))
+	rm -f $(DESTDIR)$(LIBDIR)/libgravplug.so $(DESTDIR)$(LIBDIR)/$(HOSTLIB_SONAME) $(DESTDIR)$(LIBDIR)/$(HOSTLIB_REAL)
+	rm -f $(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(PLUGINS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(INSTALL_MAN1)))
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/gravplug.pc
+	rmdir $(DESTDIR)$(GP_INCLUDEDIR) $(DESTDIR)$(PLUGINDIR) 2>/dev/null || true
 
 # `make run` (the main job) is defined in host_stub/module.mk; `make demo`
 # (examples/demo/module.mk) loads every plugin and prints one evaluation.
@@ -118,3 +218,7 @@ bench: all $(BENCHES)
 
 clean:
 	rm -rf $(BUILD)
+
+# The nvcc architecture flags a build would use (empty without nvcc).
+cuda-arch:
+	@echo '$(strip $(CUDA_ARCH))'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file_checks.c — regular files only, never opened blocking (file_checks.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file_checks.h — which files gravplug opens. Data (configs, initial
  * conditions, checkpoints, logs, snapshots) is read and written only as

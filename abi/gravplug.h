@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravplug.h — the gravplug plugin ABI, version 1.1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravplug_loader.c — dlopen-based plugin loader for hosts (see
  * gravplug_loader.h for the search order and the error policy).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravplug_loader.h — find, open and check gravplug plugins (host side).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # abi: the plugin loader, part of the host library build/lib/libgravplug.so.
 GP_LOADER_OBJ := $(BUILD)/obj/abi/gravplug_loader.o
 HOSTLIB_OBJS += $(GP_LOADER_OBJ)
@@ -8,5 +9,6 @@ HOSTLIB_OBJS += $(GP_FILE_CHECKS_OBJ)
 # The installed plugin directory is the last place a short name is searched.
 $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
 
-# Installed by `make install` into $(PREFIX)/include (modules append theirs).
+# Installed by `make install` into $(PREFIX)/include/gravplug (modules
+# append theirs).
 INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How fast AMUSE talks to Gravplug, against BHTree, in one run.
 
     PATH=$VENV/bin:$PATH PYTHONPATH=python $VENV/bin/python bench/amuse-bench.py [--quick]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * block-step.c — seconds per block step through ABI 1.0 and ABI 1.1, on
  * the same plugin, the same particles and the same active sets, in one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * block-vs-shared.c — the point of block time steps, measured: on the
  * galaxy-like model, block-step RK2 (GOTHIC) against shared-step RK2 at

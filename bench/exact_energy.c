@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exact_energy.c — see exact_energy.h. One cpu-direct simulation is kept
  * for the life of the program (the benchmarks measure runs of one size).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exact_energy.h — what the equal-energy-error benchmarks share
  * (block-vs-shared, hold-vs-shared): the energy of a run's state measured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpbench — time one plugin on one model and measure its error against
  * exact summation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hold-cc-graph.c — would the connected-components split (CC, Pelupessy,
  * Jänes & Portegies Zwart 2012, section 2.3) save force work over HOLD on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hold-vs-shared.c — energy error against force work for any integrators
  * on the same model and solver: HOLD (integrators/hold.c) against the

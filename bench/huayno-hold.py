@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """huayno-hold.py — AMUSE Huayno's HOLD on the N = 1000 Plummer problem
 that bench/hold-vs-shared runs with gravplug's hold (bench/results/hold.md).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-parallel — the initial conditions of a run under mpirun, two ways:
  *

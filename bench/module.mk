@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench: benchmark programs (built by `make bench`, not run by `make test`).
 GPBENCH := $(BUILD)/bench/gpbench
 BENCHES += $(GPBENCH)

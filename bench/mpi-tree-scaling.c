@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-tree-scaling.c — one force evaluation of mpi-tree at P ranks:
  * wall time and LET bytes per rank. Run under mpirun:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/mpi-tree-scaling.sh — the runs behind bench/results/mpi-tree.md.
 # Usage: bench/mpi-tree-scaling.sh [bytes|strong|weak|ablation|boxes|boxes-large] > out.tsv
 # Columns: model N P build_s force_s let_max_bytes let_mean_bytes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # nakasato.sh -- the kind of table Nakasato (2012) gives in tables 6-7: mean
 # relative acceleration error of the tree against direct summation, for
 # theta 0.3 0.5 0.7 1.0 and N = 10k 50k 100k 200k, on a three-component

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """plot.py -- error against time for sweep results (like GOTHIC's figure 3).
 
   bench/plot.py bench/results/plummer-100k-1thread.csv [--time cpu|wall] [--out file.png]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """plot_series.py -- signed energy error against time, one line per run.
 
   bench/plot_series.py SERIES.tsv[=TAG] [...] --out drift.png [--title T]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """sweep.py -- run gpbench over a grid of settings and collect its RESULT lines.
 
   bench/sweep.py --out bench/results/plummer-100k.csv --model plummer --n 100000 \

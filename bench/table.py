@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """table.py -- sweep results as a markdown table (bench/results/*.md).
 
   bench/table.py bench/results/plummer-100k-1thread.csv [--sort time]

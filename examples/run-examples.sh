@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the example simulations and regenerates their PNGs.
 #   sh examples/run-examples.sh                 # all of them
 #   sh examples/run-examples.sh plummer kepler  # some

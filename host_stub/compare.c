@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compare.c — `gravhost compare`: the built-in accuracy check. Both solvers
  * get the same particles; the test solver's accelerations (and potentials)
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "gravplug_loader.h"
 #include "ic.h"
 #include "progress.h"
@@ -105,47 +107,86 @@ static void print_distribution(const char *what, double *e, size_t n)
            e[(size_t)(0.99 * (double)(n - 1))], e[n - 1]);
 }
 
-static void usage(void)
+void gh_compare_usage(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: gravhost compare [--ref PLUGIN] [--test PLUGIN] [--model MODEL] [--n N] [--seed S]\n"
             "                        [--param k=v]... [--ref-param k=v]... [--test-param k=v]...\n"
             "                        [--option k=v]... [--repeat R]\n"
-            "  --param applies to both solvers, --ref-param/--test-param to one; --option is an\n"
-            "  initial-conditions option of the model. Defaults: --ref cpu-direct --test auto\n"
-            "  (cuda-tree, else cpu-tree) --model plummer --n 16384 --seed 1 --repeat 1.\n");
+            "Force errors (median, 90th, 99th percentile, max) of a test solver against a\n"
+            "reference on the same particles, and each solver's time.\n"
+            "  --ref PLUGIN            the reference solver (default cpu-direct)\n"
+            "  --test PLUGIN           the solver tested (default auto: cuda-tree, else cpu-tree)\n"
+            "  --model MODEL           the initial-conditions model (default plummer)\n"
+            "  --n N                   number of particles (default 16384)\n"
+            "  --seed S                the model's random seed (default 1)\n"
+            "  --param k=v             a parameter for both solvers\n"
+            "  --ref-param k=v         a parameter for the reference only\n"
+            "  --test-param k=v        a parameter for the tested solver only\n"
+            "  --option k=v            an initial-conditions option of the model\n"
+            "  --repeat R              calls after the first; the fastest is reported (default 1)\n"
+            "  -h, --help              this text\n"
+            "  --version               gravhost's version\n");
 }
 
+/* argv[0] is "compare". */
 int gh_compare(int argc, char **argv)
 {
+    enum { O_REF = 0x200, O_TEST, O_MODEL, O_N, O_SEED, O_REPEAT, O_PARAM, O_REF_PARAM, O_TEST_PARAM, O_OPTION };
+    static const struct option longopts[] = {
+        GH_CLI_COMMON_OPTIONS,
+        { "ref", required_argument, NULL, O_REF },
+        { "test", required_argument, NULL, O_TEST },
+        { "model", required_argument, NULL, O_MODEL },
+        { "n", required_argument, NULL, O_N },
+        { "seed", required_argument, NULL, O_SEED },
+        { "repeat", required_argument, NULL, O_REPEAT },
+        { "param", required_argument, NULL, O_PARAM },
+        { "ref-param", required_argument, NULL, O_REF_PARAM },
+        { "test-param", required_argument, NULL, O_TEST_PARAM },
+        { "option", required_argument, NULL, O_OPTION },
+        { 0, 0, 0, 0 }
+    };
     const char *ref_spec = "cpu-direct", *test_spec = NULL, *model = "plummer";
     size_t n = 16384;
     unsigned long long seed = 1;
     int repeat = 1;
     gp_param common[MAX_KV], refp[MAX_KV], testp[MAX_KV], opts[MAX_KV];
     size_t nc = 0, nr = 0, nt = 0, no = 0;
-    for (int i = 0; i < argc; ++i) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    gh_cli_begin();
+    int c, index = -1;
+    while ((c = getopt_long(argc, argv, GH_CLI_SHORT, longopts, &index)) != -1) {
         int bad = 0;
-        if (!v) bad = 1;
-        else if (strcmp(a, "--ref") == 0) ref_spec = v;
-        else if (strcmp(a, "--test") == 0) test_spec = v;
-        else if (strcmp(a, "--model") == 0) model = v;
-        else if (strcmp(a, "--n") == 0) { char *e; n = strtoull(v, &e, 10); bad = *e || n == 0; }
-        else if (strcmp(a, "--seed") == 0) { char *e; seed = strtoull(v, &e, 10); bad = *e != 0; }
-        else if (strcmp(a, "--repeat") == 0) { char *e; repeat = (int)strtol(v, &e, 10); bad = *e || repeat < 0; }
-        else if (strcmp(a, "--param") == 0) bad = add_kv(common, &nc, argv[i + 1]);
-        else if (strcmp(a, "--ref-param") == 0) bad = add_kv(refp, &nr, argv[i + 1]);
-        else if (strcmp(a, "--test-param") == 0) bad = add_kv(testp, &nt, argv[i + 1]);
-        else if (strcmp(a, "--option") == 0) bad = add_kv(opts, &no, argv[i + 1]);
-        else bad = 1;
+        char *e = NULL;
+        /* the value as given, for the refusal (add_kv cuts it at '=') */
+        char given[512];
+        snprintf(given, sizeof given, "%s", optarg ? optarg : "");
+        switch (c) {
+        case O_REF: ref_spec = optarg; break;
+        case O_TEST: test_spec = optarg; break;
+        case O_MODEL: model = optarg; break;
+        case O_N: n = strtoull(optarg, &e, 10); bad = e == optarg || *e || n == 0; break;
+        case O_SEED: seed = strtoull(optarg, &e, 10); bad = e == optarg || *e != 0; break;
+        case O_REPEAT: repeat = (int)strtol(optarg, &e, 10); bad = e == optarg || *e || repeat < 0; break;
+        case O_PARAM: bad = add_kv(common, &nc, optarg); break;
+        case O_REF_PARAM: bad = add_kv(refp, &nr, optarg); break;
+        case O_TEST_PARAM: bad = add_kv(testp, &nt, optarg); break;
+        case O_OPTION: bad = add_kv(opts, &no, optarg); break;
+        default: {
+            int rc = gh_cli_common(c, "compare", argv, gh_compare_usage);
+            if (rc >= 0) return rc;
+        }
+        }
         if (bad) {
-            fprintf(stderr, "gravhost compare: bad argument \"%s%s%s\"\n", a, v ? " " : "", v ? v : "");
-            usage();
+            fprintf(stderr, "gravhost compare: bad argument \"--%s %s\"\n", longopts[index].name, given);
+            gh_compare_usage(stderr);
             return 2;
         }
-        ++i;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gravhost compare: bad argument \"%s\"\n", argv[optind]);
+        gh_compare_usage(stderr);
+        return 2;
     }
     solver_run ref = { .spec = ref_spec }, test = { .spec = test_spec };
     gp_ic ic;

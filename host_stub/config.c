@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.c — reads a gravhost config with libconfig and checks every
  * setting: known names only, right types, sensible ranges. Messages are

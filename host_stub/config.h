@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.h — gravhost's libconfig file, read into plain structs and
  * checked strictly (docs/CONFIG.md): unknown settings and wrong types are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* diagnostics.c — the diagnostics log (see the header, docs/CONFIG.md). */
 #include "diagnostics.h"
 

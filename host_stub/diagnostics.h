@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diagnostics.h — the diagnostics log (TSV, columns in docs/CONFIG.md):
  * energies and their drift, momenta, virial ratio, Lagrangian radii,

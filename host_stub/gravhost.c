@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravhost.c — the reference host: subcommands run, info, list,
  * integrators, compare.
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "compare.h"
 #include "config.h"
 #include "gp_integrator.h"
@@ -24,44 +26,130 @@ static void usage(FILE *f)
             "       gravhost integrators        the integrators and their parameters\n"
             "       gravhost compare [--ref P] [--test P] [--model M] [--n N] [--param k=v ...]\n"
             "                                   force errors of one solver against another\n"
+            "       gravhost --version | --help | COMMAND --help\n"
             "PLUGIN is a short name (cpu-direct, cpu-tree, cuda-tree), a path to a .so, or auto.\n"
-            "The config format is described in docs/CONFIG.md.\n");
+            "The config format is described in docs/CONFIG.md; the manual is gravhost(1).\n");
 }
 
+static void usage_run(FILE *f)
+{
+    fprintf(f,
+            "usage: gravhost run CONFIG [--restart [CHECKPOINT]] [--output DIR] [--t-end T]\n"
+            "                           [--progress | --no-progress]\n"
+            "Runs the simulation the config file CONFIG describes (docs/CONFIG.md).\n"
+            "  --restart [CHECKPOINT]  continue from a checkpoint (default: the config's\n"
+            "                          output.checkpoint inside output.dir)\n"
+            "  --output DIR            write log, snapshots and checkpoints into DIR\n"
+            "                          instead of the config's output.dir\n"
+            "  --t-end T               end at time T instead of the config's run.t_end\n"
+            "  --progress              a progress line with ETA on stderr, even in a pipe\n"
+            "  --no-progress           no progress line, even on a terminal\n"
+            "  -h, --help              this text\n"
+            "  --version               gravhost's version\n");
+}
+
+static void usage_info(FILE *f)
+{
+    fprintf(f,
+            "usage: gravhost info PLUGIN\n"
+            "Prints a plugin's name, version, ABI, file, capabilities, whether it starts\n"
+            "here, and its parameters. PLUGIN is a short name, a path to a .so, or auto.\n"
+            "  -h, --help              this text\n"
+            "  --version               gravhost's version\n");
+}
+
+static void usage_list(FILE *f)
+{
+    fprintf(f,
+            "usage: gravhost list\n"
+            "Lists the plugins found on the search path ($GRAVPLUG_PATH, next to\n"
+            "libgravplug, the build tree, the install prefix) with their versions.\n"
+            "  -h, --help              this text\n"
+            "  --version               gravhost's version\n");
+}
+
+static void usage_integrators(FILE *f)
+{
+    fprintf(f,
+            "usage: gravhost integrators\n"
+            "Lists the integrators, each with its parameters and their defaults.\n"
+            "  -h, --help              this text\n"
+            "  --version               gravhost's version\n");
+}
+
+/* Parses a subcommand that takes only the common options; positional
+ * arguments are left in argv[optind .. argc). Returns -1 to go on, else the
+ * exit status. */
+static int parse_plain(int argc, char **argv, const char *cmd, gh_usage_fn use)
+{
+    static const struct option longopts[] = { GH_CLI_COMMON_OPTIONS, { 0, 0, 0, 0 } };
+    gh_cli_begin();
+    int c;
+    while ((c = getopt_long(argc, argv, GH_CLI_SHORT, longopts, NULL)) != -1) {
+        int rc = gh_cli_common(c, cmd, argv, use);
+        if (rc >= 0) return rc;
+    }
+    return -1;
+}
+
+/* argv[0] is "run"; argv may have been rearranged by MPI's start first. */
 static int cmd_run(int argc, char **argv)
 {
-    if (argc < 1) { usage(stderr); return 2; }
+    enum { O_RESTART = 0x200, O_OUTPUT, O_T_END, O_PROGRESS, O_NO_PROGRESS };
+    static const struct option longopts[] = {
+        GH_CLI_COMMON_OPTIONS,
+        { "restart", optional_argument, NULL, O_RESTART },
+        { "output", required_argument, NULL, O_OUTPUT },
+        { "t-end", required_argument, NULL, O_T_END },
+        { "progress", no_argument, NULL, O_PROGRESS },
+        { "no-progress", no_argument, NULL, O_NO_PROGRESS },
+        { 0, 0, 0, 0 }
+    };
     gh_run_opts o = { 0 };
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (strcmp(a, "--restart") == 0) {
-            o.restart = "";
-            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) o.restart = argv[++i];
-        } else if (strcmp(a, "--progress") == 0) o.progress = 1;
-        else if (strcmp(a, "--no-progress") == 0) o.progress = -1;
-        else if (strcmp(a, "--output") == 0 && i + 1 < argc) o.out_dir = argv[++i];
-        else if (strcmp(a, "--t-end") == 0 && i + 1 < argc) {
+    gh_cli_begin();
+    int c;
+    while ((c = getopt_long(argc, argv, GH_CLI_SHORT, longopts, NULL)) != -1) {
+        switch (c) {
+        case O_RESTART:
+            /* --restart=FILE, or --restart FILE when the next word is not
+             * an option: the checkpoint is optional */
+            o.restart = optarg ? optarg : "";
+            if (!optarg && optind < argc && strncmp(argv[optind], "--", 2) != 0) o.restart = argv[optind++];
+            break;
+        case O_PROGRESS: o.progress = 1; break;
+        case O_NO_PROGRESS: o.progress = -1; break;
+        case O_OUTPUT: o.out_dir = optarg; break;
+        case O_T_END: {
             char *end;
-            o.t_end = strtod(argv[++i], &end);
+            o.t_end = strtod(optarg, &end);
             o.have_t_end = 1;
-            if (*end || !(o.t_end >= 0) || !isfinite(o.t_end)) {   /* as run.t_end in a config */
-                fprintf(stderr, "gravhost run: --t-end needs a finite time >= 0 (got \"%s\")\n", argv[i]);
+            if (end == optarg || *end || !(o.t_end >= 0) || !isfinite(o.t_end)) {   /* as run.t_end */
+                fprintf(stderr, "gravhost run: --t-end needs a finite time >= 0 (got \"%s\")\n", optarg);
                 return 2;
             }
-        } else {
-            fprintf(stderr, "gravhost run: unknown option \"%s\"\n", a);
-            usage(stderr);
-            return 2;
+            break;
         }
+        default: {
+            int rc = gh_cli_common(c, "run", argv, usage_run);
+            if (rc >= 0) return rc;
+        }
+        }
+    }
+    if (optind >= argc) { usage_run(stderr); return 2; }
+    const char *path = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "gravhost run: unknown option \"%s\"\n", argv[optind + 1]);
+        usage_run(stderr);
+        return 2;
     }
     gh_config cfg;
     char err[2048];
     /* rank 0 reads the file, every rank parses the same text (so every
      * rank has the same settings or the same sentence; rank 0 says it) */
     char *text = NULL;
-    int read = gh_par_rank() == 0 ? gh_config_read_text(argv[0], &text, err, sizeof err) : 0;
+    int read = gh_par_rank() == 0 ? gh_config_read_text(path, &text, err, sizeof err) : 0;
     int parsed = gh_par_share_text(&text, read, err, sizeof err) == 0
-                 && gh_config_parse(argv[0], text, &cfg, err, sizeof err) == 0;
+                 && gh_config_parse(path, text, &cfg, err, sizeof err) == 0;
     free(text);
     if (!parsed) {
         if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", err);
@@ -74,10 +162,12 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
-    if (argc != 1) { usage(stderr); return 2; }
+    int rc = parse_plain(argc, argv, "info", usage_info);
+    if (rc >= 0) return rc;
+    if (argc - optind != 1) { usage_info(stderr); return 2; }
     gp_plugin *p;
     char err[1024];
-    if (gp_plugin_open(argv[0], &p, err, sizeof err) != GP_OK) {
+    if (gp_plugin_open(argv[optind], &p, err, sizeof err) != GP_OK) {
         fprintf(stderr, "gravhost info: %s\n", err);
         return 1;
     }
@@ -122,8 +212,23 @@ static int list_one(const char *path, const char *short_name, void *user)
     return 0;
 }
 
-static int cmd_list(void)
+/* A subcommand without positional arguments refuses any. */
+static int no_arguments(int argc, char **argv, const char *cmd, gh_usage_fn use)
 {
+    int rc = parse_plain(argc, argv, cmd, use);
+    if (rc >= 0) return rc;
+    if (optind < argc) {
+        fprintf(stderr, "gravhost %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+        use(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    int rc = no_arguments(argc, argv, "list", usage_list);
+    if (rc >= 0) return rc;
     printf("%-12s %-10s %s\n", "plugin", "version", "file");
     size_t n = gp_plugin_list(list_one, NULL);
     if (n == 0) {
@@ -134,8 +239,10 @@ static int cmd_list(void)
     return 0;
 }
 
-static int cmd_integrators(void)
+static int cmd_integrators(int argc, char **argv)
 {
+    int rc = no_arguments(argc, argv, "integrators", usage_integrators);
+    if (rc >= 0) return rc;
     for (size_t i = 0; i < gp_integrator_count(); ++i) {
         const char *name = gp_integrator_name(i);
         printf("%-10s %s\n", name, gp_integrator_summary(i));
@@ -145,6 +252,18 @@ static int cmd_integrators(void)
     }
     return 0;
 }
+
+/* The subcommands: each gets argv from its own name on (argv[0] = "run"). */
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    gh_usage_fn usage;
+} commands[] = {
+    { "info", cmd_info, usage_info },
+    { "list", cmd_list, usage_list },
+    { "integrators", cmd_integrators, usage_integrators },
+    { "compare", gh_compare, gh_compare_usage },
+};
 
 int main(int argc, char **argv)
 {
@@ -159,16 +278,26 @@ int main(int argc, char **argv)
             gh_par_finalize();
             return 2;
         }
-        int rc = cmd_run(argc - 2, argv + 2);
+        int rc = cmd_run(argc - 1, argv + 1);
         gh_par_finalize();
         return rc;
     }
-    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
-    if (strcmp(cmd, "list") == 0) return cmd_list();
-    if (strcmp(cmd, "integrators") == 0) return cmd_integrators();
-    if (strcmp(cmd, "compare") == 0) return gh_compare(argc - 2, argv + 2);
-    if (strcmp(cmd, "--version") == 0) { printf("gravhost %s\n", GP_VERSION); return 0; }
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) { usage(stdout); return 0; }
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; ++k)
+        if (strcmp(cmd, commands[k].name) == 0) return commands[k].fn(argc - 1, argv + 1);
+    if (strcmp(cmd, "--version") == 0) { gh_cli_version(); return 0; }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        /* gravhost help COMMAND: that command's usage */
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            if (strcmp(argv[2], "run") == 0) { usage_run(stdout); return 0; }
+            for (size_t k = 0; k < sizeof commands / sizeof commands[0]; ++k)
+                if (strcmp(argv[2], commands[k].name) == 0) { commands[k].usage(stdout); return 0; }
+            fprintf(stderr, "gravhost help: unknown command \"%s\"\n", argv[2]);
+            usage(stderr);
+            return 2;
+        }
+        usage(stdout);
+        return 0;
+    }
     fprintf(stderr, "gravhost: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return 2;

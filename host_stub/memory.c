@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * memory.c — an up-front estimate of a run's memory, so that n = 3e8 on a
  * 23 GB machine is refused at once with the numbers instead of swapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory.h — will a run of n particles fit in this machine's memory? */
 #ifndef GH_MEMORY_H
 #define GH_MEMORY_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/ — gravhost, the reference host program (run, info, list,
 # integrators, compare). Its subdirectories ic/, snapshot/ and plot/ have
 # their own module.mk. `make run` is the main job: the default simulation.
@@ -5,6 +6,8 @@ GRAVHOST_SRCS := $(wildcard host_stub/*.c)
 GRAVHOST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAVHOST_SRCS)) $(GP_FILE_CHECKS_OBJ)
 GRAVHOST := $(BUILD)/bin/gravhost
 BINS += $(GRAVHOST)
+# its manual page (tests/gravhost-help.sh holds it to each command's --help)
+INSTALL_MAN1 += docs/gravhost.1
 
 $(GRAVHOST_OBJS): CPPFLAGS += -Iintegrators -Ihost_stub/ic -Ihost_stub/snapshot
 # Paths and messages are built with snprintf into fixed buffers on purpose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * numfmt.c — shortest round-trip formatting of doubles. %.17g always reads
  * back exactly but shows binary noise (0.14999999999999999); %.15g is what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* numfmt.h — doubles printed in the shortest form that reads back equal. */
 #ifndef GH_NUMFMT_H
 #define GH_NUMFMT_H

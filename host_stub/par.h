@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * par.h — what `gravhost run` needs from the ranks of a parallel run.
  * Two implementations: par_serial.c (gravhost: one process,

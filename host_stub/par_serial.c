@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* par_serial.c — par.h for one process (gravhost): every call trivial. */
 #include "par.h"
 

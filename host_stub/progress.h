@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * progress.h — one self-overwriting progress line on stderr (time, steps,
  * step rate, ETA), at most twice a second; silent unless enabled (gravhost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.c — `gravhost run CONFIG`: builds the simulation from the config,
  * then walks from event to event (log lines, snapshots, checkpoints, solver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.h — `gravhost run`: a simulation from a config file (run.c, the main
  * loop; its parts are in runner.h). */
 #ifndef GH_RUN_H

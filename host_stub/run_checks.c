@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run_checks.c — a gravhost run's checks before t = 0: everything that
  * would otherwise fail hours into a run (the switches' plugins and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run_opts.h — the command line's choices for `gravhost run` (gravhost.c
  * fills them; run.c and the files of runner.h read them). */
 #ifndef GH_RUN_OPTS_H

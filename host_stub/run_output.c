@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run_output.c — what a gravhost run writes: the output directory, the
  * log line, snapshots (every rank's particles gathered on rank 0),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run_solver.c — the solver of a gravhost run: opening a plugin with the
  * config's parameters (naming the config line a refusal is about), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * runner.h — one gravhost run as its parts see it: the runner (config,
  * simulation, run state, output), and the calls between run.c (the main

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * block_kdk.c — kick-drift-kick leapfrog with block (power-of-two) time
  * steps, as in Gadget-2 (Springel 2005, section 4): every particle is

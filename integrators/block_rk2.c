@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * block_rk2.c — GOTHIC's hierarchical (block time step) second-order
  * predictor-corrector (Miki & Umemura 2017, section 2.7).

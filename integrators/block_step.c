@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* block_step.c — the grid bookkeeping of the block-step schemes (see block_step.h). */
 #include "block_step.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * block_step.h — the bookkeeping the block-step schemes (block-kdk,
  * block-rk2) share: which block comes next, the level grid after a block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checkpoint.c — save and restore a gp_sim bit for bit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * crc32c.c — CRC-32C (Castagnoli), table-driven, eight bytes per step
  * ("slicing by 8"); see crc32c.h. Portable C: the same result on every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diagnostics.c — what a host measures of a running gp_sim without moving
  * it: energies, momenta, the field at points, counters and the level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force.c — the integrators' force calls through the plugin ABI.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force.h — the integrators' force calls through the plugin ABI (force.c):
  * the host gives every particle's position, the plugin the accelerations.

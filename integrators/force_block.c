@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* force_block.c — a block step's force call on either ABI path (see force_block.h). */
 #include "force_block.h"
 

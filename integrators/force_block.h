@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force_block.h — a block step's force call, whichever way the solver is
  * talked to (force_block.c). The block schemes call these two and never

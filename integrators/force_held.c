@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force_held.c — block steps through ABI 1.1: the plugin holds every
  * particle's kinematic state and predicts it, so one block step moves

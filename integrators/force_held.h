@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force_held.h — block steps through ABI 1.1 (force_held.c): the solver
  * holds each particle's state (x_i, v_i, a_i, t_i) and predicts it, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gp_integrator.h — the host-side simulation API of libgravplug.so.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hold.c — HOLD, the symplectic individual-time-step integrator of
  * Pelupessy, Jänes & Portegies Zwart (2012, New Astronomy 17, 711), from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * leapfrog.c — kick-drift-kick leapfrog, one shared fixed step (symplectic,
  * second order). One force call per step: the acceleration at the end of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * migrate.c — a gp_sim's particles out and in as rows of their complete
  * state, for moving them between the processes of one run (gravhost-mpi's

@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 # integrators/ — time integration (part of libgravplug.so): the gp_sim API,
 # one file per scheme, time-step levels and criteria, checkpoints.
 INTEGRATOR_SRCS := $(wildcard integrators/*.c)
 HOSTLIB_OBJS += $(patsubst %.c,$(BUILD)/obj/%.o,$(INTEGRATOR_SRCS))
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
+# The gp_sim API, which libgravplug.so exports (gp_sim_*, gp_integrator_*).
+INSTALL_HEADERS += integrators/gp_integrator.h
 
 .PHONY: integrators
 integrators: $(HOSTLIB)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * registry.h — the integrators by name (registry.c; the public listing
  * calls are in gp_integrator.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rk2.c — GOTHIC's second-order predictor-corrector (Miki & Umemura 2017,
  * section 2.7) with one shared fixed step: the reference that block-rk2 is

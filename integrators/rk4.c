@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rk4.c — classical fourth-order Runge-Kutta on (x, v), one shared fixed
  * step; four force calls per step (at x, x + dt/2 k1v, x + dt/2 k2v,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rk8pd.c — reference integrator: GSL odeiv2's adaptive Prince-Dormand
  * 8(9) (gsl_odeiv2_step_rk8pd) on y = (x, v) with the standard error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* settings.c — the shared parser of the integrators' parameter tables (see settings.h). */
 #include "settings.h"
 

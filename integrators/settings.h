@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * settings.h — an integrator's parameters as a typed descriptor table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shared_step.c — the step grid of the shared fixed-step schemes (see shared_step.h). */
 #include "shared_step.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shared_step.h — what the shared fixed-step schemes (leapfrog, rk2, rk4)
  * have in common: their one setting dt and the bookkeeping of a step on

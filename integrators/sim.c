@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sim.c — the driver: the public gp_sim API's life cycle, solver,
  * particles, integrator choice and parameters, step and evolve. It sits on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sim_core.c — the bottom of the integrators: what every other file of
  * integrators/ needs from a gp_sim and nothing above it. Failure with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sim_core.h — what the integrators see of a gp_sim (not installed).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stopping.c — AMUSE-style stopping conditions for gp_sim_evolve:
  * collision (particle radii overlap), number of steps, wall-clock timeout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stopping.h — the stopping conditions' hooks in gp_sim_evolve and
  * gp_sim_free (stopping.c; the public calls are in gp_integrator.h).

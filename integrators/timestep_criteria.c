@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timestep_criteria.c — see the header. */
 #include "timestep_criteria.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timestep_criteria.h — per-particle time-step criteria for block schemes.
  *

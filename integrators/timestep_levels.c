@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timestep_levels.c — power-of-two level bookkeeping (see the header).
  * The O(n) scans run with OpenMP; their results (a maximum, an ordered
  * index list, counts) do not depend on the thread count. */

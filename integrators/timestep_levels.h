@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timestep_levels.h — power-of-two time-step levels (block time steps).
  *

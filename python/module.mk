@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # python/ — the gravplug Python package (pure Python: ctypes + numpy; it
 # compiles nothing). Its TAP tests are tests/python-*.t, executable Python
 # scripts; each gets a two-line wrapper build/t/python-NAME.t that runs it

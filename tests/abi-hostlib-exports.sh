@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every name libgravplug.so exports starts with gp_ (REBOUND's rule), so the
 # host library never clashes with a framework's own symbols.
 # (generated from tests/abi-hostlib-exports.sh by tests/module.mk)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi-loader.c — the host-side loader (abi/gravplug_loader.h): short names
  * and paths, GRAVPLUG_PATH, a sentence for each failure, listing, and two

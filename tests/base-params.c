@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base-params.c — unit tests of plugin/base: the parameter table
  * (types, ranges, enums with an integer alternative, round trips), init

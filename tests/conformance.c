@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance.c — holds ONE plugin to the whole gravplug ABI contract.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_abi11.c — holds a plugin to the ABI 1.1 contract (the end of
  * ABI.md): set_state, predict, get_positions, set_source_subset and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_abi11.h — the ABI 1.1 part of the conformance program.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_checks.c — what both parts of the conformance program
  * (conformance.c: the 1.0 contract, conformance_abi11.c: the 1.1 one)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_checks.h — what the parts of the conformance program share:
  * the plugin under test, its accuracy class and the checking helpers

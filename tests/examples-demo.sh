@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The demo (make demo / make run) loads every built plugin and evaluates
 # forces; cpu-direct must be among them and agree with itself.
 # (generated from tests/examples-demo.sh by tests/module.mk)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extreme-scales: every plugin, in every precision it offers, gives the
  * right forces for a Plummer sphere whose lengths are scaled by 1e-30 ..
  * 1e30 and whose masses by 1e-50 .. 1e300, and refuses with a sentence, instead of answering GP_OK with inf or NaN,

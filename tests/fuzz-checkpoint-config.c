@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-checkpoint-config — random damage to a valid checkpoint and a valid
  * gravhost config: no crash, hang or silent acceptance. Built with

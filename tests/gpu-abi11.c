@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-abi11.c — ABI 1.1 on the CUDA plugins (cuda-direct, cuda-tree),
  * against the host's own arithmetic and against cpu-direct:

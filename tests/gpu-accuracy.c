@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-accuracy.c — the CUDA plugins against cpu-direct (the exact double
  * reference) on a Plummer sphere: cuda-direct to Chamomile's ~1e-6 in mixed

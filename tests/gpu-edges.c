@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-edges.c — the CUDA plugins on awkward inputs, against cpu-direct:
  * n = 1, 2, 3 and around the group and tile sizes (31, 32, 33, 64, 65,

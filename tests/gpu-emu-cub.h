@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-emu-cub.h — the two CUB algorithms cuda-tree uses, on the CPU, with
  * CUB's calling convention (a NULL temporary asks for its size), for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-emu-runtime.cc — the CUDA runtime functions the plugins call, on the
  * CPU, for the emulated test build of cuda-direct and cuda-tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-emu.h — just enough of CUDA to run this project's kernels on the CPU
  * with g++, for tests on machines without a GPU (tests/gpu-walk-emu.cc).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-nodevice.c — the CUDA plugins on a machine without a usable GPU:
  * they load (the CUDA runtime is linked statically), describe their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-plugin.h — what the GPU tests share: find a plugin .so in the build
  * tree (GP_BUILD/plugins, else the directory compiled in), dlopen it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu-walk-emu.cc — runs the CUDA kernels' own source on the CPU: the
  * cuda-tree walk (plugin/cuda-tree/walk.cuh) and the cuda-direct kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-checkpoint-damage — a damaged checkpoint never crashes, hangs,
 # misleads or runs code. A small run writes
 # checkpoint.gpck; each case damages a copy and restarts from it under a

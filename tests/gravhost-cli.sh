@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-cli — config errors name the file, line and setting; plugin
 # parameters pass through and unknown ones are rejected with the plugin's
 # sentence; info, list, integrators and compare work; no progress output in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-failure-restart — a run that fails at an output time (here a
 # snapshot it cannot write: a directory stands where the file goes) leaves
 # a checkpoint, and the restart, once the cause is fixed, continues bit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-lib.sh — what the TAP scripts that run gravhost share (sourced
 # by tests/gravhost-*.sh and tests/mpi-lib.sh after they set NAME; make
 # writes this file's path into them). Sets BUILD, GRAVHOST (also GH) and a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-limits — what would fail late or silently is refused up front,
 # with a sentence naming the setting:
 # n beyond 32 bits or beyond the machine's memory; switches, output paths

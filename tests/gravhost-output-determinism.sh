@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-output-determinism — what a run writes never changes where it
 # goes: the same block-step run on cpu-tree with its defaults (rebuild =
 # auto, whose refit-or-rebuild choice weighs the force calls since the

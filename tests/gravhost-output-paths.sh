@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-output-paths — where gravhost reads and writes: an output named
 # like another output, or naming a directory, is refused before t = 0; an
 # over-long output directory is refused, never cut short (it would write

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-plummer — a Plummer sphere (N = 2048) stays in equilibrium over
 # 10 crossing times under the shared-step leapfrog on cpu-tree: Lagrangian
 # radii r25, r50, r75 within 10 % of their initial values at every log time

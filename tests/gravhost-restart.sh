@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-restart — a run stopped at a checkpoint and restarted ends
 # bit-identical to the uninterrupted run (final snapshot coordinates and
 # velocities compared exactly, on cpu-direct and on cpu-tree, whose tree

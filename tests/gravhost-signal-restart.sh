@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-signal-restart — the signal path: a real
 # SIGTERM (then a SIGINT) sent to a running gravhost on cpu-tree with its
 # defaults (rebuild=auto: refits between rebuilds), a restart from the

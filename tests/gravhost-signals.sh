@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-signals — what a batch system or a closed terminal does to a
 # run: SIGHUP stops it like SIGTERM, with a checkpoint; a SIGTERM far from
 # the next resync point stops it within run.signal_grace seconds anyway

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gravhost-solver-path — solver.path chooses how block steps talk to the
 # plugin: "1.0" and "1.1" runs of block-rk2 and block-kdk on cpu-direct end
 # bit-identical (final snapshots compared exactly, with checkpoints in

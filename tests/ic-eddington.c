@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-eddington.t — the Eddington inversion in host_stub/ic/spherical.c
  * against distribution functions known in closed form (Hernquist 1990

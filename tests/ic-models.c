@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-models.t — each initial-condition model against its analytic
  * description: the radial mass profile (binned counts against the analytic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-options.t — the initial-condition API around the models: every model
  * is reproducible by seed (bit-identical) and differs between seeds; bad

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-range.t — initial conditions made in slices (gp_ic_make_range), as
  * the ranks of gravhost-mpi make them: for every sampled model the set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-api.c — the gp_sim API refuses bad input with a status and a
  * sentence and never crashes; evolve lands on the asked time; predicted

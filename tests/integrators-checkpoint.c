@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-checkpoint.c — a run restarted from a checkpoint continues
  * bit for bit like the uninterrupted run (final positions, velocities and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-common.h — helpers for the integrators-* tests: a Kepler
  * two-body orbit, a small Plummer-like cluster, and a gp_sim on cpu-direct.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-hold.c — the HOLD integrator (integrators/hold.c) on
  * cpu-direct: second order on an eccentric Kepler orbit; time-reversible

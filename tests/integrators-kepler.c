@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-kepler.c — measured convergence order of each integrator on
  * an eccentric (e = 0.5) Kepler orbit, integrated over one period on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-levels.c — the block time-step bookkeeping rules
  * (integrators/timestep_levels.c): level from a step, next block time,

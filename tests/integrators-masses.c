@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-masses.c — gp_sim_set_masses mid-run. Through ABI 1.1 the
  * changed masses go to the plugin in place (update_masses: no set_particles,

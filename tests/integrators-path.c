@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-path.c — block steps through ABI 1.1 (the plugin holds and
  * predicts the particles) give the same trajectory, bit for bit, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-stopping.c — the stopping conditions of gp_sim_evolve
  * (stopping.c): collisions found at block steps match a brute-force search

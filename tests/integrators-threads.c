@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-threads.c — the host's O(n) passes run with OpenMP (level
  * scans, predictions, corrections, diagnostic sums) and yet give the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-toy.c — adding an integrator is one file and one
  * registration, as docs/INTEGRATORS.md says: a scheme written here, outside

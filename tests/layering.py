@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """layering.py — no two source files include or call each other in a loop.
 
 A "module" is a source file with its header (sim.c + sim.h are one module,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/: the conformance suite (run against every plugin), the physics
 # tests of cpu-direct, loader/host-library/install tests, and unit tests of
 # plugin/base. Each becomes an executable TAP producer under build/t/.
@@ -65,10 +66,13 @@ $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BU
 
 # ---- script tests (shell, with paths substituted) ------------------------
 GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
-GP_MY_SH_TESTS += readme-first-command
+GP_MY_SH_TESTS += readme-first-command license-headers version-agree build-cuda-arch python-wheel
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
 $(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)
+$(BUILD)/t/version-agree.t: $(BINS) $(BUILD)/plugins/gravplug-cpu-direct.so VERSION
+$(BUILD)/t/build-cuda-arch.t: $(CUDA_PLUGINS_BUILT)
+$(BUILD)/t/python-wheel.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml
 $(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
 $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
 	@mkdir -p $(dir $@)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-accuracy.c — mpi-tree at P ranks against single-process cpu-tree and
  * cpu-direct on the same particles. Run under mpirun (tests/mpi-run.sh);

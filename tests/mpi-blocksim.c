@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-blocksim.c — the block-step integrators (block-kdk, block-rk2) and
  * HOLD (hold, hold-kdk) of gp_sim under mpirun with mpi-tree, and migration with the whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-boxes.c — mpi-tree's domain boxes on the wire (plugin/mpi-tree/
  * boxes.c), without MPI: every decoded box must contain the box that was

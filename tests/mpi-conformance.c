@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-conformance.c — the conformance suite (tests/conformance.c, compiled
  * in unchanged) run against mpi-tree spread over P ranks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-decomp.c — host_stub/mpi/decomp.c under mpirun: the Peano-Hilbert
  * decomposition puts every particle on exactly one rank, balanced to one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-engine-cuda.c — mpi-tree's engine = cuda-tree under mpirun: each
  * rank's local forces from cuda-tree built on the CPU emulation of CUDA

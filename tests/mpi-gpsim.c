@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-gpsim.c — gp_sim (libgravplug's integrators, unchanged) under
  * mpirun with mpi-tree: every rank runs a gp_sim over its own particles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-leapfrog.c — mpi-tree and gp_mpi_decompose together, as gravhost
  * under mpirun would use them: a Plummer sphere integrated with a shared

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mpi-lib.sh — what the gravhost-under-mpirun test scripts share (sourced by
 # tests/mpi-gravhost.sh and tests/mpi-ic.sh after they set MPIRUN, NAME
 # and MPILIB, its path, which make writes into them). Skips the whole test

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # An MPI test under mpirun (generated from tests/mpi-run.sh by
 # plugin/mpi-tree/module.mk): @NP@ ranks, oversubscribed (the test machines
 # have fewer cores), one OpenMP thread per rank; skipped without mpirun.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi-testlib.h — what the tests under mpirun share: starting MPI, a TAP
  * verdict every rank agrees on (rank 0 prints it), the solvers they compare

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* octree-kernels: the interaction kernels against exact sums, float against
  * double, the coincident-pair guard; moment combination against a direct
  * computation; the four MACs on cases with a known answer. */

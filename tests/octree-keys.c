@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* octree-keys: Peano-Hilbert and Morton keys are bijective on the 2^21 grid,
  * consecutive PH keys are face-adjacent cells (at every level), keys nest
  * (a level-L prefix names the level-L cell), and quantisation survives

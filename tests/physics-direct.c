@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * physics-direct.c — cpu-direct against physics, not against code:
  *   1. two bodies at several separations and orientations: the analytic

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """plot-gravplot.t -- host_stub/plot/gravplot.py on a synthetic diagnostics
 log (the columns of docs/CONFIG.md) and two snapshots written with h5py in
 the Gadget layout: it writes energy.png, lagrangian.png, levels.png and

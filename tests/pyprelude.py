@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pyprelude — how every tests/python-*.t starts: the gravplug package from
 python/ beside tests/ (nothing needs installing), and a skip of the whole
 file, with the reason, where numpy is missing. Imported for its effect;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The ctypes mirror of the C headers (python/gravplug/_abi.py, ic.py) has
 the C layout: every struct's size and every member's offset, the status
 codes and capability bits, checked against a C program compiled here from

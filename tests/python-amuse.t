@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gravplug.amuse.Gravplug as a drop-in AMUSE gravity code: ONE script body
 runs against Gravplug and against AMUSE's own BHTree (and Huayno where
 installed), with only the code class swapped. It covers parameters

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The docs agree with the code: every relative link in
 README.md and docs/*.md leads to a file; the per-plugin parameter table in
 docs/CONFIG.md lists exactly what each built plugin's describe_params says

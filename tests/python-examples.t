@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The Python examples still run: examples/python/*.py at small sizes,
 checking what each prints (and the bridge's PNG when matplotlib is there)."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gravplug.Gravity (AMUSE-style, on the gp_sim integrators) and gravplug.ic
 from Python: energy conservation, a Kepler orbit, field at points, solver
 swap mid-run, error paths. Runs from a checkout without installing."""

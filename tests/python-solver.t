@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gravplug.Solver from Python: error paths, array policy, cpu-direct physics.
 
 Runs from a checkout without installing: the package is taken from

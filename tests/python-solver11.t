@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ABI 1.1 from Python: Solver.set_state, predict, get_positions,
 set_source_subset, update_masses on cpu-direct (numpy checks like the 1.0
 calls, predictions equal to numpy's evaluation of the ABI expression bit for

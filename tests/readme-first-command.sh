@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # readme-first-command — the README's first command works as root without
 # sudo (a container) and as a user with sudo. The line
 # is taken from README.md as it stands and run through sh with a PATH of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sim-abi10.c — a test fixture: cpu-direct dressed as an ABI 1.0 plugin.
  * It forwards every 1.0 call to the real cpu-direct (opened from the path

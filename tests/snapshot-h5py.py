@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """snapshot-h5py.t -- a gravplug snapshot read by h5py as a Gadget/SWIFT
 reader would: the Header and Units attributes, PartType1 datasets with
 their shapes and types, and values identical to the text file gravic

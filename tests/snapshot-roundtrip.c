@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * snapshot-roundtrip.t — HDF5 snapshots: what gp_snapshot_write stores,
  * gp_snapshot_read gives back bit for bit (with the time), NULL velocities

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tap.h — a tiny TAP producer in the spirit of c-tap-harness (header only).
  *

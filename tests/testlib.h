@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * testlib.h — small helpers shared by the C tests (header only):
  * a fixed-seed RNG, a Plummer-sphere sampler, a naive O(N^2) reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tree-abi11: cpu-tree's ABI 1.1 calls.
  *   - predict equals the host's own evaluation of the ABI expression bit
  *     for bit (this file is compiled with -ffp-contract=off), for 1 and 2

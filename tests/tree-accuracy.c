@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tree-accuracy: cpu-tree against cpu-direct on a 20k Plummer sphere, with
  * error bounds pinned a margin above what was measured (bench/results/
  * has the full tables), so an accuracy regression fails here. Also:

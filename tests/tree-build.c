@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tree-build: the level-by-level octree over sorted keys is a valid
  * partition (every cell = the union of its children, leaves small, depth
  * <= 21), its moments enclose their particles, and extreme coordinates

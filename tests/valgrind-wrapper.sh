@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The conformance suite under valgrind memcheck, in quick mode (generated
 # from tests/valgrind-wrapper.sh by tests/module.mk). Any memcheck error, or
 # any definitely/indirectly lost block, makes valgrind exit non-zero.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudabench — the GPU plugins' benchmarks (wall-clock time: the GPU works
  * while the host waits).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu: the GPU plugins' benchmark (cudabench) and bench/gpu/run-all.sh.
 CUDABENCH := $(BUILD)/bench/cudabench
 BENCHES += $(CUDABENCH)

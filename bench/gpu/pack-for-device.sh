@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu/pack-for-device.sh — prepare build/ HERE (a machine with nvcc,
 # GSL, libconfig and HDF5, no GPU needed) so that a GPU machine that has
 # only the CUDA driver can run bench/gpu/run-all.sh without compiling:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu/run-all.sh — on a machine with an NVIDIA GPU: build the CUDA
 # plugins, run their tests for real, then the benchmarks, and record
 # everything in bench/results/gpu-<GPU name>-<stage>.txt.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # examples/c-swap: swaps solvers mid-run through the loader (see swap.c).
 # Linked against libgravplug.so the way a user's program would be.
 GP_SWAP := $(BUILD)/bin/gravplug-swap

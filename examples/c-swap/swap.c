@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravplug-swap — swap gravity solvers in the middle of a run, through the
  * loader, and compare with runs that never swap.

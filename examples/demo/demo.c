@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * demo.c — the first thing to run: finds every gravplug plugin on the
  * search path, prints what it is and what it accepts, and evaluates the

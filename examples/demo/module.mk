@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # examples/demo: loads every plugin found, prints its description and
 # parameters and one force evaluation (`make demo`). Linked against
 # libgravplug.so the way a framework would link it.

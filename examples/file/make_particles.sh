@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Writes particles.txt: two Plummer spheres (1000 particles and mass 0.5
 # each, Plummer radius 0.3), centred at x = -3 and x = +3 and approaching
 # each other at 0.2 each. Run from the repository root after `make`:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A star cluster orbiting in a galaxy: two gravity codes coupled by a bridge.
 
 The galaxy (halo + bulge + disk, gravplug.ic "galaxy" model) lives in one

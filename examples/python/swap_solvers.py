@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Swap gravity solvers at runtime, from one script.
 
 Part 1 — same particles, two plugins: the exact cpu-direct and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * galaxy.c — a galaxy-like model: a Hernquist bulge inside a truncated NFW
  * halo, optionally with an exponential disk.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hernquist.c — Hernquist (1990) sphere with isotropic velocities from the
  * Eddington formula (spherical.c).

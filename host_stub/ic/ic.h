@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic.h — initial conditions for gravplug hosts (part of libgravplug.so).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kepler.c — two bodies on a Kepler orbit in the x-y plane, in their
  * centre-of-mass frame, starting at pericentre (on +x for the relative

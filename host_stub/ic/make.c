@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * make.c — gp_ic_make and gp_ic_make_range: finds the model, parses its
  * options, then either draws a sampled model block by block (each block

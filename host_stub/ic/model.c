@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c — what the model files share (model.h): sentences, option
  * values by name, allocation, random directions, the seeding of a block's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.h — what the model files share (model.c): parsed options, allocation,
  * random directions. Not installed; nothing here is exported.

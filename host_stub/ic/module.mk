@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/ic — initial conditions, linked into libgravplug.so.
 # (The IC tests are linked in host_stub/snapshot/module.mk, which is read
 # after this file and knows both object lists.)
@@ -5,4 +6,6 @@ IC_SRCS := $(wildcard host_stub/ic/*.c)
 IC_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(IC_SRCS))
 HOSTLIB_OBJS += $(IC_OBJS)
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
+# gp_ic_*, exported by libgravplug.so (model.h and spherical.h stay private).
+INSTALL_HEADERS += host_stub/ic/ic.h
 $(IC_OBJS): CPPFLAGS += -Ihost_stub/ic -Ihost_stub/snapshot

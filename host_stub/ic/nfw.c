@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nfw.c — truncated NFW halo with isotropic velocities from the Eddington
  * formula (spherical.c).

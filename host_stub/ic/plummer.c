@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plummer.c — Plummer sphere with isotropic velocities, drawn from the
  * exact distribution function by the method of Aarseth, Henon & Wielen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * snapshot_model.c — initial conditions from an HDF5 snapshot (this
  * project's, or a Gadget/SWIFT one): the `snapshot` model, e.g. to start a

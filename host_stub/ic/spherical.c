@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spherical.c — multi-component spherical models with Eddington f(E).
  * See spherical.h for the method.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spherical.h — spherical equilibrium models with isotropic velocities
  * from the Eddington formula, for one or several components sharing one

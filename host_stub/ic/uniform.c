@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * uniform.c — a homogeneous sphere, cold by default (the classic cold
  * collapse test). Units: G = 1, M = 1, R = 1 by default; the free-fall time

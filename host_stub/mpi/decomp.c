@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decomp.c — Peano-Hilbert decomposition by exact (weighted) quantiles (see decomp.h). */
 #include "decomp.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decomp.h — Peano-Hilbert domain decomposition of particles over MPI ranks
  * (gravhost under mpirun: host_stub/mpi/par_mpi.c calls it for the initial

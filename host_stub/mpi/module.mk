@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/mpi — gravhost-mpi: gravhost's own objects with par_serial.o
 # swapped for par_mpi.o (host_stub/par.h), so `mpirun -np P gravhost-mpi
 # run CONFIG` runs one simulation over P ranks with the mpi-tree plugin.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * par_mpi.c — par.h over MPI_COMM_WORLD (gravhost-mpi): one run of gravhost
  * spread over the ranks, each holding and integrating its own particles.

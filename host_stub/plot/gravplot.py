@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gravplot -- turn a gravhost run into PNGs.
 
     gravplot.py RUN_DIR                      # diagnostics.tsv + snap_*.h5 inside

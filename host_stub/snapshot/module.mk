@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # host_stub/snapshot — HDF5 snapshots (Gadget/SWIFT layout), linked into
 # libgravplug.so; plus the link rules of the ic-* and snapshot-* tests.
 HDF5_CPPFLAGS := -I/usr/include/hdf5/serial
@@ -6,6 +7,8 @@ SNAPSHOT_SRCS := $(wildcard host_stub/snapshot/*.c)
 SNAPSHOT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SNAPSHOT_SRCS))
 HOSTLIB_OBJS += $(SNAPSHOT_OBJS)
 HOSTLIB_LDLIBS += $(HDF5_LDLIBS)
+# gp_snapshot_*, exported by libgravplug.so; it includes ic.h (gp_ic).
+INSTALL_HEADERS += host_stub/snapshot/snapshot.h
 $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapshot
 
 # The IC and snapshot tests link these objects directly, so they do not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * snapshot.c — writes and reads HDF5 snapshots in the Gadget/SWIFT layout
  * (see snapshot.h for the layout).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * snapshot.h — HDF5 snapshots in the Gadget/SWIFT layout (part of
  * libgravplug.so), readable as they are by h5py, yt and pynbody:

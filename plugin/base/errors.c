@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * errors.c — the sentence a failed call leaves behind (per instance, or per
  * thread before an instance exists) and its copy to the host's log

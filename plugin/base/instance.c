@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * instance.c — an instance's life cycle: allocation of the plugin's
  * struct gp_solver, its gp_base filled from the init args (log callback,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/base: backend-neutral helpers linked into every plugin
 # (errors, validation, parameter table, particle storage, stats, timer).
 # A plugin's link rule lists $(GP_BASE_OBJS) among its objects.

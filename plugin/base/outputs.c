@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.c — the last check of a compute call: results that overflowed
  * double (inputs whose scale puts G m / r^2 beyond 1.8e308) are refused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * params.c — the generic parameter table behind set_param / get_param.
  *

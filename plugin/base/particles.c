@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * particles.c — validation of particles, positions and field points, and
  * the plugin's own copy of the particles (subsets.c holds the index lists).

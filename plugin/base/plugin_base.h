@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plugin_base.h — backend-neutral helpers every gravplug plugin links in.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan.c — the passes over large double arrays every set_particles makes:
  * the finite check, the mass check and the copy, spread over the threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state.c — ABI 1.1 on the plugin side: the kinematic state a plugin holds
  * and predicts (set_state, predict, get_positions) and in-place mass

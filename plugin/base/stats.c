@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stats.c — get_stats's copy of the counters (only as far as the caller's
  * struct reaches) and the wall clock the plugins time their phases with.

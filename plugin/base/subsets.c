@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * subsets.c — which particles a call is about: the rules every index list
  * obeys (each index < n, none repeated), the stored copies of the active

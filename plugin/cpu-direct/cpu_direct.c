@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_direct.c — the exact reference solver: O(N * N_active) pairwise
  * summation in double precision, OpenMP over target particles.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_kernel.c — the vectorised, fixed-order pairwise sum (see
  * direct_kernel.h). Compiled with -O3 -fno-math-errno -fno-trapping-math

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_kernel.h — the exact pairwise sum for one target point, in double.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-direct: the exact O(N^2) reference solver (OpenMP, double).
 CPU_DIRECT_SO   := $(BUILD)/plugins/gravplug-cpu-direct.so
 CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_kernel.o)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_tree.c — the cpu-tree plugin: a Barnes-Hut oct-tree on the CPU, built
  * from plugin/octree (keys, level-by-level tree, moments, MACs, kernels) and

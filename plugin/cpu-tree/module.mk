@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-tree: the OpenMP oct-tree plugin on plugin/octree.
 CPU_TREE_SO   := $(BUILD)/plugins/gravplug-cpu-tree.so
 CPU_TREE_OBJS := $(BUILD)/obj/plugin/cpu-tree/cpu_tree.o

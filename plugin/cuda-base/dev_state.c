@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dev_state.c — ABI 1.1's state on the device, host side (dev_state.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dev_state.h — the host side of ABI 1.1 for both CUDA plugins: the
  * kinematic state lives on the device (state_dev.h kernels), so a block

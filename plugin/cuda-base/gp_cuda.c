@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gp_cuda.c — device selection, CUDA errors as sentences, memory sizing,
  * growing device buffers, copies. See gp_cuda.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gp_cuda.h — what both CUDA plugins need around their kernels: picking the
  * device, turning every CUDA error into GP_ERR_DEVICE with the CUDA string

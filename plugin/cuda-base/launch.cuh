@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch.cuh — GP_LAUNCH, the one way the CUDA plugins start a kernel, so
  * that the same .cu source runs on a GPU (nvcc) and, in the tests, on the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/cuda-base: what both CUDA plugins share (device selection, CUDA
 # errors as sentences, memory sizing, device buffers). Defines the CUDA
 # variables the other cuda-* module.mk files use; without nvcc it prints one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state_dev.cuh — the kernels of state_dev.h (ABI 1.1 state on the
  * device). Included once by each CUDA plugin's .cu (real CUDA, or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state_dev.h — ABI 1.1 on the device, for both CUDA plugins: the
  * kinematic state (x0, v, a, t and a flag per particle) lives in device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vec4.h — the four-component records the CUDA plugins' host code (gcc)
  * and kernels (nvcc, or g++ through the emulator) share: particles

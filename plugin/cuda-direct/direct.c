@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct.c — the cuda-direct plugin: exact O(N^2) gravity on one NVIDIA GPU
  * in the Chamomile scheme (kernels in direct_dev.cu). This file is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_dev.cu — the cuda-direct kernels: direct summation in the
  * Chamomile scheme (Hamada & Iitaka 2007).

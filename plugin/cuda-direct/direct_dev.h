@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_dev.h — the extern "C" boundary between cuda-direct's host code
  * (direct.c, gcc) and its kernels (direct_dev.cu, nvcc). Every function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_kernel.cuh — the cuda-direct kernels themselves (see direct_dev.cu
  * for the scheme), in a header so that nvcc compiles them into

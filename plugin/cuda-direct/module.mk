@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/cuda-direct: exact direct summation on the GPU (Chamomile scheme).
 # Host side in direct.c (gcc), kernels in direct_dev.cu (nvcc).
 ifneq ($(GP_HAVE_CUDA),)

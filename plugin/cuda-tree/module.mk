@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/cuda-tree: the GPU oct-tree solver (GOTHIC-style). Host side in
 # tree.c (gcc), kernels in tree_dev.cu (nvcc, CUB), per-element algorithms
 # from plugin/octree compiled for the device.

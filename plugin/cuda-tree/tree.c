@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree.c — the cuda-tree plugin: a GPU oct-tree solver in the line of
  * GOTHIC (Miki & Umemura 2017). Host side only: parameters, validation and

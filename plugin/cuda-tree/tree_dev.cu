@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree_dev.cu — the cuda-tree kernels. The per-element algorithms come from
  * plugin/octree (keys.h, tree.h, moments.h, mac.h, kernels.h), compiled here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree_dev.h — the extern "C" boundary between cuda-tree's host code
  * (tree.c, gcc) and its kernels (tree_dev.cu, nvcc). Every launcher runs on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk.cuh — the cuda-tree walk kernel (GOTHIC 2.3) and the per-cell walk
  * record, in a header of their own so that the same source is compiled by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk_args.h — what the cuda-tree walk kernel reads: the tree's sizes,
  * the per-cell walk record and the walk's parameters. Shared by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxes.c — domain trees on the wire, and the nearness test (see boxes.h). */
 #include "boxes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxes.h — a rank's domain tree (let.h's mpi_tree_box) on the wire, and the
  * "is this box near that domain" test the refinement uses.

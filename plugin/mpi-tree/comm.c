@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm.c — MPI start-up, collective agreement, LET exchange (see comm.h). */
 #include "comm.h"
 

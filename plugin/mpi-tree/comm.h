@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * comm.h — the MPI side of mpi-tree: getting a communicator, agreeing on
  * success before anything is exchanged, and the all-to-all of LET buffers.

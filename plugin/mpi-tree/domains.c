@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * domains.c — the domain boxes of a force pass (domains.h): the coarse
  * tree a rank describes itself with, and the refinement rounds that sharpen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * domains.h — each rank's domain for one force pass: a tree of boxes over
  * its i-groups, sent coarse to every rank and refined, round by round,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_cuda.c — the cuda-tree sub-instance behind mpi-tree's
  * `engine = cuda-tree` (engine_cuda.h). One rank, one sub-instance, on the

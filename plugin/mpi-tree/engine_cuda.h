@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_cuda.h — mpi-tree's `engine = cuda-tree`: each rank's local
  * forces come from an instance of the cuda-tree plugin (dlopen'ed), the

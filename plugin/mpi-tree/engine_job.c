@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_job.c — a force pass's local part on the cuda-tree engine
  * (engine_job.h): started before the LET exchange, added after it. Apart

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_job.h — how a force pass uses the cuda-tree engine
  * (engine_cuda.h): the local part runs on the engine's worker thread while

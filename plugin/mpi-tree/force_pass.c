@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force_pass.c — one collective force pass (force_pass.h): the order of
  * the exchanges and the walk over local tree + LETs. Kept out of the ABI

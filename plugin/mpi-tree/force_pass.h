@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * force_pass.h — one collective force pass of mpi-tree, for forces and for
  * field points alike: the ranks swap domains (domains.h), pack and swap

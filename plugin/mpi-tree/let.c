@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* let.c — packing and unpacking local essential trees (see let.h). */
 #include "let.h"
 

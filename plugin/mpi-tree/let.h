@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * let.h — the local essential tree (LET): what one rank's tree sends to a
  * remote domain, and how the receiver turns it back into a tree that

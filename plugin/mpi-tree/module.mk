@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/mpi-tree: cpu-tree across MPI ranks with a local essential tree
 # exchange. Built when mpicc is found (OpenMPI: Debian's libopenmpi-dev);
 # without it the plugin and its tests are left out. It links the CPU tree

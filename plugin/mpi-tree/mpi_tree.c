@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mpi_tree.c — the mpi-tree plugin: cpu-tree across MPI ranks with a local
  * essential tree (LET) exchange, as in Bonsai, GOTHIC's MPI mode and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * targets.c — a rank's i-groups for one force pass (targets.h): cpu-tree's
  * groups (plugin/octree/cpu_targets.c), their spheres, and the halving of

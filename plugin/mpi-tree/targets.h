@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * targets.h — what one rank walks in a force pass: its i-groups (runs of
  * targets along the curve), each with the sphere the walk, the domain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_driver.c — the driver code cpu-tree and mpi-tree share
  * (cpu_driver.h), so that cpu-tree and each rank of mpi-tree walk, rebuild,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_driver.h — what the drivers of the CPU tree (cpu-tree, and mpi-tree
  * on each rank) share around tree_state.h and cpu_walk.h: the layout of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_targets.c — the i-groups of a CPU force pass (cpu_targets.h), one
  * copy for cpu-tree and mpi-tree: the two must group alike for mpi-tree at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_targets.h — the i-groups (targets) a CPU force pass walks, formed the
  * same way by cpu-tree and mpi-tree so that mpi-tree at P = 1 walks

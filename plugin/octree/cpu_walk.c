@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cpu_walk.c — the CPU group walk and its interaction-list kernels (see cpu_walk.h). */
 #include "octree/cpu_walk.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_walk.h — the CPU group walk (cpu-tree and mpi-tree): one i-group against the source tree.
  *

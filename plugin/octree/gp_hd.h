@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gp_hd.h — the one switch that lets plugin/octree be compiled for host and device.
  *

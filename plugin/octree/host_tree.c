@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_tree.c — CPU driver of the tree build (see host_tree.h). */
 #include "octree/host_tree.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host_tree.h — the host (CPU) driver of the tree build: root cube, keys,
  * radix sort, the level-by-level octree and bottom-up moments, each a loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernels.h — one source, one target: the softened interaction kernels.
  *

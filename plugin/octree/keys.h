@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * keys.h — 63-bit space-filling-curve keys: Peano-Hilbert (the order the
  * tree is built in) and Morton (for comparison and tests).

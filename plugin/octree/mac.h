@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mac.h — multipole acceptance criteria: may a cell be used as one
  * (monopole or quadrupole) source for a whole i-group?

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # plugin/octree: the tree algorithms every tree plugin shares. The headers
 # are backend-neutral (GP_HD: compiled for the CPU and for the device);
 # host_tree.c is the host driver of the build; tree_state.c and cpu_walk.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * moments.h — what a cell knows about its mass, computed bottom-up.
  *

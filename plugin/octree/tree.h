@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree.h — the octree built from key-sorted particles, one level at a time.
  *

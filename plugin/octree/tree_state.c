@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tree_state.c — building and refitting the CPU tree plugins' trees (see tree_state.h). */
 #include "octree/tree_state.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree_state.h — everything a CPU tree plugin (cpu-tree, mpi-tree) derives from the particles: the key
  * order, the i-groups, and the source tree over the massive particles.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gravplug: gravity-solver plugins from Python (ctypes + numpy).
 
     gravplug.Solver("cpu-tree", theta=0.5, eps=0.01)   one plugin instance
@@ -18,7 +19,31 @@ from .errors import (AbiMismatchError, BadStateError, DeviceError, GravplugError
 from .gravity import Gravity, Particles, integrator_params, integrators
 from .solver import ParamInfo, Solver, Stats, describe_params
 
-__version__ = "0.1.0"
+
+
+def _version():
+    """The version of this copy of the package.
+
+    In a checkout (python/gravplug beside python/pyproject.toml and the
+    top-level VERSION file) the VERSION file is the truth, whatever
+    gravplug distribution happens to be installed too; installed, the
+    distribution's metadata (which the build read from that same file).
+    """
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    python_dir = os.path.dirname(here)
+    version_file = os.path.join(os.path.dirname(python_dir), "VERSION")
+    if os.path.isfile(os.path.join(python_dir, "pyproject.toml")) and os.path.isfile(version_file):
+        with open(version_file, encoding="utf-8") as f:
+            return f.read().strip()
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("gravplug")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _version()
 
 
 def where():

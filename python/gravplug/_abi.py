@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes mirror of abi/gravplug.h (ABI 1.1), member for member.
 
 Keep this file in the order of the header: a minor ABI bump only appends

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checking numpy arrays before they reach C.
 
 The policy, one rule for every call:

@@ -1,22 +1,27 @@
+# SPDX-License-Identifier: Apache-2.0
 """Finding and loading libgravplug.so, the host library.
 
-The Python package is pure Python: it compiles nothing at install time.
-Everything native comes from libgravplug.so (the plugin loader, the
-integrators, the initial conditions), which is looked for, first hit wins:
+The Python code is ctypes over libgravplug.so (the plugin loader, the
+integrators, the initial conditions). `pip install ./python` builds the
+library and the plugins and puts them inside the package (gravplug/lib/,
+python/setup.py); the library is looked for, first hit wins:
 
   1. $GRAVPLUG_LIB           the library file itself, or a folder holding it
   2. $GRAVPLUG_BUILD/lib     a build tree named explicitly
-  3. the build tree this package sits in (<repo>/python/gravplug ->
+  3. the copy inside the package (gravplug/lib/libgravplug.so), which an
+     installed wheel carries with its plugins beside it
+  4. the build tree this package sits in (<repo>/python/gravplug ->
      <repo>/build/lib), for use from a checkout without installing
-  4. the install prefix this package sits in (<prefix>/lib/pythonX.Y/
-     site-packages/gravplug -> <prefix>/lib), and a copy inside the package
-  5. `pkg-config --variable=libdir gravplug`, if a gravplug.pc is installed
-  6. /usr/local/lib, /usr/lib, then the dynamic linker's own search
+  5. the install prefix this package sits in (<prefix>/lib/pythonX.Y/
+     site-packages/gravplug -> <prefix>/lib)
+  6. `pkg-config --variable=libdir gravplug`, if a gravplug.pc is installed
+  7. /usr/local/lib, /usr/lib, then the dynamic linker's own search
      (LD_LIBRARY_PATH, ld.so.cache)
 
 `library_candidates()` lists them in that order; `gravplug.where()` reports
 what was chosen. Plugins are then found by libgravplug.so's own loader
-(GRAVPLUG_PATH, the build tree it was built in, the install prefix).
+(GRAVPLUG_PATH, the gravplug/ folder next to the library, the build tree
+it was built in, the install prefix).
 """
 import ctypes
 import ctypes.util
@@ -64,12 +69,13 @@ def library_candidates():
     env = os.environ.get("GRAVPLUG_BUILD")
     if env:
         cands.append(("GRAVPLUG_BUILD", Path(env) / "lib" / LIBNAME))
+    # the wheel's own native code matches its Python code: it comes first
+    cands.append(("package copy", _PKG_DIR / "lib" / LIBNAME))
     repo = _PKG_DIR.parent.parent          # <repo>/python/gravplug
     if (repo / "abi" / "gravplug.h").is_file():
         cands.append(("build tree", repo / "build" / "lib" / LIBNAME))
     if len(_PKG_DIR.parents) > 3:
         cands.append(("install prefix", _PKG_DIR.parents[2] / LIBNAME))
-    cands.append(("package copy", _PKG_DIR / "lib" / LIBNAME))
     pc = _pkg_config_libdir()
     if pc:
         cands.append(("pkg-config", pc / LIBNAME))

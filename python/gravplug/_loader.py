@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Binding of libgravplug.so's plugin loader (abi/gravplug_loader.h):
 gp_plugin_open / gp_plugin_api / gp_plugin_path / gp_plugin_list /
 gp_plugin_search_path / gp_status_name. The search for a short name is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Opening a plugin: by short name through libgravplug.so's loader, or by
 path. Returns a PluginHandle holding the gp_api table; the .so stays
 loaded for the life of the process (plugins are small, and a table that

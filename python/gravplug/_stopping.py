@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes bindings of the gp_sim stopping conditions (integrators/stopping.c,
 declared in gp_integrator.h): particle radii, enabling conditions, their
 parameters, and what the last gp_sim_evolve met. Used on a Gravity

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Exceptions: one GravplugError subclass per gp_status.
 
 Every exception raised from a failed C call carries the plugin's own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Gravity: an AMUSE-style gravity code on the gravplug integrators.
 
     import gravplug

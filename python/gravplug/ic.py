@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Initial conditions from libgravplug.so (host_stub/ic/ic.h).
 
     from gravplug import ic

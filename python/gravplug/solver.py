@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Solver: one instance of a gravplug plugin, driven with numpy arrays.
 
     import numpy as np, gravplug

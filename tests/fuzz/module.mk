@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz: the checkpoint loader and the config parser under random
 # damage (tests/fuzz-checkpoint-config.c), built with AddressSanitizer and
 # UndefinedBehaviorSanitizer: an instrumented copy of just what they need

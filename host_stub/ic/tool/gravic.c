@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gravic — make initial conditions from the command line and write them as
  * an HDF5 snapshot (.h5/.hdf5) or a text file (anything else, the format

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An AMUSE gravity code backed by a gravplug plugin.
 
     from amuse.units import nbody_system

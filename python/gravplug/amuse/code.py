@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The high-level class of gravplug's AMUSE code: Gravplug, a
 GravitationalDynamics and GravityFieldCode over the legacy interface
 (interface.py), with AMUSE's parameters, particle sets, states and methods,

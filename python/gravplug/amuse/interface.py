@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The legacy interface of gravplug's AMUSE code: GravplugInterface, the
 function-level interface AMUSE talks to, which starts the Python worker
 (worker.py) over sockets and declares the legacy functions beyond

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The worker side of gravplug's AMUSE code: GravplugImplementation runs in
 the AMUSE Python worker process that the legacy interface (interface.py)
 starts, and drives a gravplug.Gravity there. AMUSE's worker script imports
