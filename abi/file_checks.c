@@ -48,3 +48,10 @@ int gp_file_output_ok(const char *path, char *why, size_t len)
     snprintf(why, len, "it exists as %s, which gravplug never writes or replaces", kind(sb.st_mode));
     return -1;
 }
+
+const char *gp_file_rename_target_bad(const char *path, const char *tmp, char *why, size_t len)
+{
+    if (gp_file_output_ok(path, why, len) != 0) return path;
+    if (gp_file_output_ok(tmp, why, len) != 0) return tmp;
+    return NULL;
+}

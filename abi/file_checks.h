@@ -22,4 +22,8 @@ FILE *gp_file_open_regular(const char *path, const char *mode, char *why, size_t
  * a socket). */
 int gp_file_output_ok(const char *path, char *why, size_t len);
 
+/* For a write by rename (tmp, then rename onto path): NULL when both may
+ * be written, else the one that may not, with the reason in why. */
+const char *gp_file_rename_target_bad(const char *path, const char *tmp, char *why, size_t len);
+
 #endif /* GP_FILE_CHECKS_H */

@@ -141,8 +141,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     if (!tmp) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
     snprintf(tmp, plen + 8, "%s.tmp", path);
     char why[128];
-    const char *bad = gp_file_output_ok(path, why, sizeof why) != 0 ? path
-                    : gp_file_output_ok(tmp, why, sizeof why) != 0 ? tmp : NULL;
+    const char *bad = gp_file_rename_target_bad(path, tmp, why, sizeof why);
     if (bad) {
         gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot write the checkpoint %s: %s", bad, why);
         free(tmp);

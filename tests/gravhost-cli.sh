@@ -9,17 +9,6 @@ NAME=gravhost-cli
 . '@TESTLIB@'
 echo "1..17"
 
-# expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on stderr
-expect_error() {
-    "$GRAVHOST" run "$TMP/$1.cfg" --output "$TMP/out-$1" 2>"$TMP/$1.err"
-    rc=$?
-    grep -q -- "$2" "$TMP/$1.err"
-    found=$?
-    [ $rc = 1 ] && [ $found = 0 ]
-    ok $? "$1: exit 1 and stderr matches '$2'"
-    [ $found = 0 ] || sed 's/^/#   got: /' "$TMP/$1.err"
-}
-
 BASE='initial_conditions = { model = "plummer"; n = 256; seed = 1; };
 run = { t_end = 0.25; };'
 printf '%s\nsolver = { plugin = "cpu-direct"; colour = "red"; };\n' "$BASE" > "$TMP/unknown.cfg"

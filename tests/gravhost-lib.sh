@@ -5,7 +5,11 @@
 # TMP folder removed on exit; ok STATUS TEXT prints one TAP line (and
 # remembers a failure in $fail); same_snapshot A B prints "same" when two
 # snapshots hold the same particles (positions, velocities, masses, ids)
-# and time, bit for bit.
+# and time, bit for bit; expect_error NAME PATTERN [ARGS...] runs the
+# config $TMP/NAME.cfg and wants exit 1 before t = 0 (no snapshot), within
+# 60 s (a blocked open fails as a timeout), stderr matching PATTERN;
+# wait_for_log DIR LINES waits until DIR/diagnostics.tsv has LINES data
+# lines (at most 60 s).
 BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
 GRAVHOST="$BUILD/bin/gravhost"
 GH="$GRAVHOST"
@@ -13,6 +17,25 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/$NAME.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 n=0; fail=0
 ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+expect_error() {
+    name=$1; pattern=$2; shift 2
+    timeout 60 "$GRAVHOST" run "$TMP/$name.cfg" --output "$TMP/out-$name" "$@" 2>"$TMP/$name.err" </dev/null
+    rc=$?
+    grep -q -- "$pattern" "$TMP/$name.err"
+    found=$?
+    [ $rc = 1 ] && [ $found = 0 ] && [ ! -e "$TMP/out-$name/snap_0000.h5" ]
+    ok $? "$name: exit 1 before t = 0 (rc $rc), stderr matches '$pattern'"
+    [ $found = 0 ] || sed 's/^/#   got: /' "$TMP/$name.err"
+}
+wait_for_log() {
+    i=0
+    while [ $i -lt 600 ]; do
+        k=$(grep -vc '^#' "$1/diagnostics.tsv" 2>/dev/null || echo 0)
+        [ "${k:-0}" -ge "$2" ] && return 0
+        sleep 0.1; i=$((i+1))
+    done
+    return 1
+}
 same_snapshot() {
     python3 - "$1" "$2" <<'PY'
 import sys, h5py, numpy as np

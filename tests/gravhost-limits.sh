@@ -12,18 +12,6 @@ NAME=gravhost-limits
 . '@TESTLIB@'
 echo "1..25"
 
-# expect_error NAME PATTERN: the config $TMP/NAME.cfg fails with PATTERN on
-# stderr, before t = 0 (no snapshot written)
-expect_error() {
-    "$GRAVHOST" run "$TMP/$1.cfg" --output "$TMP/out-$1" 2>"$TMP/$1.err" </dev/null
-    rc=$?
-    grep -q -- "$2" "$TMP/$1.err"
-    found=$?
-    [ $rc = 1 ] && [ $found = 0 ] && [ ! -e "$TMP/out-$1/snap_0000.h5" ]
-    ok $? "$1: exit 1 before t = 0, stderr matches '$2'"
-    [ $found = 0 ] || sed 's/^/#   got: /' "$TMP/$1.err"
-}
-
 SOLVER='solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };'
 RUN='run = { t_end = 0.5; };'
 

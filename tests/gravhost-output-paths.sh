@@ -12,30 +12,18 @@ echo "1..12"
 BASE='solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };
 initial_conditions = { model = "plummer"; n = 64; seed = 1; };
 run = { t_end = 0.125; };'
-# refused NAME PATTERN [ARGS...]: $TMP/NAME.cfg exits 1 within 20 s (a
-# blocked open fails as a timeout), stderr matching PATTERN, no snapshot
-refused() {
-    name=$1; pattern=$2; shift 2
-    timeout 20 "$GRAVHOST" run "$TMP/$name.cfg" --output "$TMP/out-$name" "$@" 2>"$TMP/$name.err" </dev/null
-    rc=$?
-    grep -q -- "$pattern" "$TMP/$name.err"
-    found=$?
-    [ $rc = 1 ] && [ $found = 0 ] && [ ! -e "$TMP/out-$name/snap_0000.h5" ]
-    ok $? "$name: exit 1 at once (rc $rc), stderr matches '$pattern'"
-    [ $found = 0 ] || sed 's/^/#   got: /' "$TMP/$name.err"
-}
 output() { printf '%s\noutput = { %s };\n' "$BASE" "$2" > "$TMP/$1.cfg"; }
 
 output as-log 'checkpoint = "diagnostics.tsv";'
-refused as-log 'output.checkpoint: "diagnostics.tsv" is also output.log'
+expect_error as-log 'output.checkpoint: "diagnostics.tsv" is also output.log'
 output as-snap 'checkpoint = "snap_0001.h5";'
-refused as-snap 'output.checkpoint: "snap_0001.h5" is the name of a snapshot'
+expect_error as-snap 'output.checkpoint: "snap_0001.h5" is the name of a snapshot'
 output log-as-snap 'log = "./snap_0002.h5";'
-refused log-as-snap 'output.log: "snap_0002.h5" is the name of a snapshot'
+expect_error log-as-snap 'output.log: "snap_0002.h5" is the name of a snapshot'
 output empty 'checkpoint = "";'
-refused empty 'output.checkpoint: "" names a directory, not a file'
+expect_error empty 'output.checkpoint: "" names a directory, not a file'
 output dot 'checkpoint = ".";'
-refused dot 'output.checkpoint: "." names a directory, not a file'
+expect_error dot 'output.checkpoint: "." names a directory, not a file'
 
 long=$(printf '%02000d' 0)
 output longdir "dir = \"$TMP/$long\";"
@@ -45,24 +33,24 @@ ok $? "an output.dir of over 2000 characters: refused, nothing created under a s
 output plain ''
 timeout 20 "$GRAVHOST" run "$TMP/plain.cfg" --output "$TMP/$long" 2>"$TMP/longopt.err"
 [ $? = 1 ] && grep -q 'is 2[0-9]* characters long; give one of 1 to 1900' "$TMP/longopt.err" && ! [ -e "$TMP/$long" ]
-ok $? "--output of over 2000 characters: refused the same way"
+ok $? "--output of over 2000 characters: expect_error the same way"
 
 # a device as an output: refused, and the device is still a device
 output devfull 'checkpoint = "/dev/full";'
-refused devfull 'output.checkpoint: /dev/full is not a file gravhost can write: it exists as a character device'
+expect_error devfull 'output.checkpoint: /dev/full is not a file gravhost can write: it exists as a character device'
 [ -c /dev/full ]; ok $? "/dev/full is still a character device"
 
 # FIFOs where gravhost reads: the config, a particle file, a checkpoint
 if mkfifo "$TMP/fifo"; then
     timeout 20 "$GRAVHOST" run "$TMP/fifo" --output "$TMP/out-fifo" 2>"$TMP/fifo.err"
     [ $? = 1 ] && grep -q 'fifo: cannot read the file: it is a FIFO, not a regular file' "$TMP/fifo.err"
-    ok $? "a FIFO as the config: refused at once"
+    ok $? "a FIFO as the config: expect_error at once"
     printf 'solver = { plugin = "cpu-direct"; };\ninitial_conditions = { model = "file"; n = 0; options = { path = "fifo"; }; };\nrun = { t_end = 0.125; };\n' > "$TMP/icfifo.cfg"
-    refused icfifo "Cannot open the particle file '.*fifo': it is a FIFO, not a regular file"
+    expect_error icfifo "Cannot open the particle file '.*fifo': it is a FIFO, not a regular file"
     output plain ''
     timeout 20 "$GRAVHOST" run "$TMP/plain.cfg" --output "$TMP/out-plain" --restart "$TMP/fifo" 2>"$TMP/ckfifo.err"
     [ $? = 1 ] && grep -q 'cannot open the checkpoint .*fifo: it is a FIFO, not a regular file' "$TMP/ckfifo.err"
-    ok $? "a FIFO as the checkpoint to restart from: refused at once"
+    ok $? "a FIFO as the checkpoint to restart from: expect_error at once"
 else
     for k in 1 2 3; do ok 0 "# SKIP mkfifo failed here"; done
 fi

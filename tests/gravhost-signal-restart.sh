@@ -5,10 +5,15 @@
 # defaults (rebuild=auto: refits between rebuilds), a restart from the
 # checkpoint it writes, and the final state compared bit for bit with an
 # uninterrupted run. The checkpoint waits for the next solver resync point
-# (dt_max boundary), where both runs rebuild the tree alike.
+# (dt_max boundary), where both runs rebuild the tree alike. Then what a
+# batch system or a closed terminal does: SIGHUP stops it like SIGTERM; a
+# SIGTERM far from the next resync point stops it within run.signal_grace
+# seconds anyway (the scheduler's SIGKILL comes next), with a checkpoint
+# that restarts; a file over the size limit (SIGXFSZ) ends it with a
+# sentence, not a kill.
 NAME=gravhost-signal-restart
 . '@TESTLIB@'
-echo "1..7"
+echo "1..13"
 
 # Long enough (several seconds) that the signal lands mid-run; dt = 0.5
 # makes the resync points rare, so the signal falls between them.
@@ -21,17 +26,6 @@ output = { log_interval = 0.5; snapshot_interval = 0; checkpoint_interval = 0; }
 CFG
 "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/a" 2>"$TMP/a.err"
 ok $? "uninterrupted run to t = 3"
-
-# wait_for_log DIR LINES: until diagnostics.tsv has LINES data lines (or 60 s)
-wait_for_log() {
-    i=0
-    while [ $i -lt 600 ]; do
-        k=$(grep -vc '^#' "$1/diagnostics.tsv" 2>/dev/null || echo 0)
-        [ "${k:-0}" -ge "$2" ] && return 0
-        sleep 0.1; i=$((i+1))
-    done
-    return 1
-}
 
 interrupt() {  # interrupt SIGNAL LINES: the run $pid in $TMP/b gets SIGNAL after LINES log lines; sets rc
     wait_for_log "$TMP/b" "$2"
@@ -70,4 +64,56 @@ r=$(same_snapshot "$TMP/a/snap_0001.h5" "$TMP/b/snap_0001.h5" 2>&1)
 cut -f1-5 "$TMP/a/diagnostics.tsv" | grep '^[0-9]' | sort -u -g > "$TMP/a.tsv"
 cut -f1-5 "$TMP/b/diagnostics.tsv" | grep '^[0-9]' | sort -u -g > "$TMP/b.tsv"
 cmp -s "$TMP/a.tsv" "$TMP/b.tsv"; ok $? "the diagnostics (t, K, W, E, dE/E) match line for line ($(wc -l < "$TMP/a.tsv") lines)"
+
+"$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/hup" 2>"$TMP/hup.err" &
+pid=$!
+wait_for_log "$TMP/hup" 2
+kill -HUP $pid
+wait $pid
+rc=$?
+sed 's/^/# /' "$TMP/hup.err"
+[ $rc = 129 ] && [ -f "$TMP/hup/checkpoint.gpck" ] && grep -q "stopped by signal 1 at t = " "$TMP/hup.err"
+ok $? "SIGHUP: stops like SIGTERM, exit status $rc (want 129), checkpoint written"
+
+# one resync point, at the end (dt = 3, no log line between, which would
+# synchronise the steps): only the grace of 0.5 s can end it early
+sed 's/dt = 0.5;/dt = 3.0;/; s/t_end = 3.0; }/t_end = 3.0; signal_grace = 0.5; }/; s/log_interval = 0.5/log_interval = 0/' \
+    "$TMP/run.cfg" > "$TMP/grace.cfg"
+"$GRAVHOST" run "$TMP/grace.cfg" --output "$TMP/grace" 2>"$TMP/grace.err" &
+pid=$!
+wait_for_log "$TMP/grace" 1
+sleep 0.3
+t0=$(date +%s.%N)
+kill -TERM $pid
+wait $pid
+rc=$?
+took=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
+sed 's/^/# /' "$TMP/grace.err"
+[ $rc = 143 ] && [ -f "$TMP/grace/checkpoint.gpck" ] && grep -q "signal_grace = 0.5 s passed" "$TMP/grace.err" &&
+    python3 -c "import sys; sys.exit(not ($took < 10))"
+ok $? "SIGTERM far from a resync point: stopped after the 0.5 s grace ($took s), with a checkpoint, saying it is not bit for bit"
+"$GRAVHOST" run "$TMP/grace.cfg" --output "$TMP/grace" --restart 2>"$TMP/grace2.err"
+rc=$?
+[ $rc = 0 ] && [ -f "$TMP/grace/snap_0001.h5" ]
+ok $? "... and that checkpoint restarts and runs to the end (rc $rc)"
+
+# run.signal_grace is checked like any setting
+sed 's/signal_grace = 0.5;/signal_grace = -1;/' "$TMP/grace.cfg" > "$TMP/badgrace.cfg"
+"$GRAVHOST" run "$TMP/badgrace.cfg" --output "$TMP/badgrace" 2>"$TMP/badgrace.err"
+[ $? = 1 ] && grep -q "run.signal_grace: must be 0 to 1e6 seconds" "$TMP/badgrace.err"
+ok $? "signal_grace = -1 is refused with a sentence"
+
+# ulimit -f: the first snapshot (about 300 kB) is over 64 blocks
+cat > "$TMP/fsize.cfg" <<CFG
+solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };
+initial_conditions = { model = "plummer"; n = 4000; seed = 1; };
+run = { t_end = 0.01; };
+CFG
+(ulimit -f 64; "$GRAVHOST" run "$TMP/fsize.cfg" --output "$TMP/fsize" 2>"$TMP/fsize.err")
+rc=$?
+sed 's/^/# /' "$TMP/fsize.err"
+[ $rc = 1 ]
+ok $? "over the file size limit: exit status $rc (1, not 153 from SIGXFSZ)"
+grep -q "^gravhost: .*snap_0000.h5" "$TMP/fsize.err"
+ok $? "... with a sentence naming the file it could not write"
 exit $fail

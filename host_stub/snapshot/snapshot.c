@@ -217,8 +217,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
     snprintf(tmp, len + 5, "%s.tmp", path);
     char kind[128];
-    const char *special = gp_file_output_ok(path, kind, sizeof kind) != 0 ? path
-                        : gp_file_output_ok(tmp, kind, sizeof kind) != 0 ? tmp : NULL;
+    const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
     if (special) {
         int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
         free(tmp);
