@@ -315,6 +315,58 @@ static int check_output_names(reader *r, const config_setting_t *g, const gh_con
     return 0;
 }
 
+/* "1e10 Msun", "kpc", "3.0857e21 cm": a number (default 1) and a unit
+ * name; the value in cgs, or 0 when the text is none of these. */
+static double quantity_cgs(const char *text, int dim)
+{
+    static const struct { const char *name; int dim; double cgs; } names[] = {
+        {"cm", 0, 1.0}, {"m", 0, 1e2}, {"km", 0, 1e5}, {"au", 0, 1.495978707e13}, {"AU", 0, 1.495978707e13},
+        {"pc", 0, 3.0856775814913673e18}, {"kpc", 0, 3.0856775814913673e21}, {"Mpc", 0, 3.0856775814913673e24},
+        {"g", 1, 1.0}, {"kg", 1, 1e3}, {"Msun", 1, 1.98841e33}, {"MSun", 1, 1.98841e33}, {"Msol", 1, 1.98841e33},
+        {"s", 2, 1.0}, {"yr", 2, 3.15576e7}, {"kyr", 2, 3.15576e10}, {"Myr", 2, 3.15576e13}, {"Gyr", 2, 3.15576e16},
+    };
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text) v = 1.0;
+    while (*end == ' ') end++;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k)
+        if (names[k].dim == dim && strcmp(end, names[k].name) == 0)
+            return isfinite(v) && v > 0 ? v * names[k].cgs : 0.0;
+    return 0.0;
+}
+
+/* units = { length = "1 kpc"; mass = "1e10 Msun"; }: two of the three;
+ * the third follows from G = 1, the solvers' G (docs/CONFIG.md). */
+static int read_units(reader *r, const config_setting_t *root, gh_config *cfg)
+{
+    const config_setting_t *g = config_setting_get_member(root, "units");
+    if (!g) return 0;
+    static const char *const names[] = { "length", "mass", "time", NULL };
+    static const char *const examples[] = { "\"1 kpc\" (cm, m, km, au, pc, kpc, Mpc)",
+                                            "\"1e10 Msun\" (g, kg, Msun)", "\"1 Myr\" (s, yr, kyr, Myr, Gyr)" };
+    if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+        return fail(r, g, "expected a group: units = { length = \"1 kpc\"; mass = \"1e10 Msun\"; };");
+    if (check_names(r, g, names) != 0) return -1;
+    double v[3] = { 0, 0, 0 };
+    int given = 0;
+    for (int k = 0; k < 3; ++k) {
+        char *text = NULL;
+        if (get_string(r, g, names[k], 0, NULL, &text) != 0) return -1;
+        if (!text) continue;
+        v[k] = quantity_cgs(text, k);
+        free(text);
+        if (!(v[k] > 0)) return fail(r, config_setting_get_member(g, names[k]), "expected a quantity such as %s", examples[k]);
+        given++;
+    }
+    if (given != 2)
+        return fail(r, g, "give two of length, mass and time (%d given): the third follows from G = 1, the "
+                    "gravitational constant the solvers use", given);
+    const double G_cgs = 6.67430e-8;   /* CODATA 2018, as the snapshot writer */
+    cfg->unit_length_cgs = v[0] > 0 ? v[0] : cbrt(G_cgs * v[1] * v[2] * v[2]);
+    cfg->unit_mass_cgs = v[1] > 0 ? v[1] : v[0] * v[0] * v[0] / (G_cgs * v[2] * v[2]);
+    return 0;
+}
+
 static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg)
 {
     const config_setting_t *list = config_setting_get_member(root, "switch");
@@ -410,7 +462,8 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
         return -1;
     }
     const config_setting_t *root = config_root_setting(&lc), *g;
-    static const char *const top[] = { "solver", "initial_conditions", "integrator", "run", "output", "switch", NULL };
+    static const char *const top[] = { "solver", "initial_conditions", "integrator", "run", "output", "switch", "units",
+                                       NULL };
     static const char *const solver_names[] = { "plugin", "params", "path", NULL };
     static const char *const ic_names[] = { "model", "n", "seed", "options", NULL };
     static const char *const integ_names[] = { "name", "params", NULL };
@@ -533,7 +586,7 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
         cfg->n_fractions = 5;
     }
 
-    if (read_switches(r, root, cfg) != 0) goto done;
+    if (read_switches(r, root, cfg) != 0 || read_units(r, root, cfg) != 0) goto done;
     rc = 0;
 done:
     free(rd.text);

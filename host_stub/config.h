@@ -67,6 +67,9 @@ typedef struct gh_config {
     double signal_grace;   /* wall seconds a SIGTERM waits for a resync point */
 
     char *out_dir, *log_name, *snap_prefix, *ckpt_name;
+    /* units = { ... }: the code units in cgs for the snapshots (0: N-body
+     * units); two of length, mass and time given, the third from G = 1 */
+    double unit_length_cgs, unit_mass_cgs;
     double log_interval, snap_interval, ckpt_interval;
     int log_interval_line, snap_interval_line, ckpt_interval_line; /* 0: default */
     double fractions[GH_MAX_FRACTIONS];

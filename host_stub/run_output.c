@@ -77,6 +77,8 @@ int write_snapshot(runner *r)
         memset(&ex, 0, sizeof ex);
         ex.struct_size = sizeof ex;
         ex.comment = comment;
+        ex.length_cgs = r->cfg->unit_length_cgs;
+        ex.mass_cgs = r->cfg->unit_mass_cgs;
         char err[512];
         if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
             r->st.snap_count++;

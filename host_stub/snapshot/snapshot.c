@@ -94,8 +94,66 @@ static int attr_string(hid_t loc, const char *name, const char *s)
     return rc;
 }
 
+/* What a dataset measures: the powers of length, mass and time. */
+typedef struct dims_lmt {
+    int l, m, t;
+    const char *description;
+    const char *gadget3;   /* the same in Gadget-3's VarDescription words */
+} dims_lmt;
+
+/* The code units in cgs (t from G = 1), or all 0 in N-body units. */
+typedef struct cgs_units {
+    double L, M, T;
+} cgs_units;
+
+/* A dataset's units as SWIFT writes them ("U_L exponent", ..., with the
+ * factor to cgs) and as Gadget-4 does (length_scaling, ..., to_cgs), so
+ * pynbody, yt and swiftsimio read them; in N-body units the exponents
+ * alone (no factor to cgs exists). */
+static int dataset_units(hid_t d, const dims_lmt *u, const cgs_units *c)
+{
+    if (!u) return 0;
+    const float zero = 0, L = (float)u->l, M = (float)u->m, t = (float)u->t;
+    int rc = 0;
+    rc |= attr(d, "U_L exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &L);
+    rc |= attr(d, "U_M exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &M);
+    rc |= attr(d, "U_t exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &t);
+    rc |= attr(d, "U_I exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
+    rc |= attr(d, "U_T exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
+    rc |= attr(d, "a-scale exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
+    rc |= attr(d, "h-scale exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
+    /* Gadget-4 counts velocity apart: L^l M^m t^t = L^(l+t) M^m V^(-t) */
+    const double gl = u->l + u->t, gm = u->m, gv = -u->t;
+    rc |= attr_double(d, "length_scaling", gl);
+    rc |= attr_double(d, "mass_scaling", gm);
+    rc |= attr_double(d, "velocity_scaling", gv);
+    rc |= attr_double(d, "a_scaling", 0.0);
+    rc |= attr_double(d, "h_scaling", 0.0);
+    rc |= attr_double(d, "aexp-scale-exponent", 0.0);
+    rc |= attr_double(d, "h-scale-exponent", 0.0);
+    rc |= attr_string(d, "Description", u->description);
+    if (c->L > 0) {
+        double f = pow(c->L, u->l) * pow(c->M, u->m) * pow(c->T, u->t);
+        rc |= attr(d, "Conversion factor to CGS (not including cosmological corrections)", H5T_NATIVE_DOUBLE,
+                   H5T_IEEE_F64LE, 1, &f);
+        rc |= attr(d, "Conversion factor to physical CGS (including cosmological corrections)", H5T_NATIVE_DOUBLE,
+                   H5T_IEEE_F64LE, 1, &f);
+        rc |= attr_double(d, "to_cgs", f);
+        rc |= attr_double(d, "CGSConversionFactor", f);
+        rc |= attr_string(d, "VarDescription", u->gadget3);
+        char expr[96];
+        int k = snprintf(expr, sizeof expr, "[");
+        if (u->m) k += snprintf(expr + k, sizeof expr - (size_t)k, " g^%d", u->m);
+        if (u->l) k += snprintf(expr + k, sizeof expr - (size_t)k, " cm^%d", u->l);
+        if (u->t) k += snprintf(expr + k, sizeof expr - (size_t)k, " s^%d", u->t);
+        snprintf(expr + k, sizeof expr - (size_t)k, "%s ]", u->l || u->m || u->t ? "" : " -");
+        rc |= attr_string(d, "Expression for physical CGS units", expr);
+    }
+    return rc;
+}
+
 static int dataset(hid_t grp, const char *name, hid_t memtype, hid_t filetype, size_t n, int cols,
-                   const void *buf)
+                   const void *buf, const dims_lmt *u, const cgs_units *c)
 {
     hsize_t dims[2] = {(hsize_t)n, (hsize_t)cols};
     hid_t space = H5Screate_simple(cols > 1 ? 2 : 1, dims, NULL);
@@ -103,6 +161,7 @@ static int dataset(hid_t grp, const char *name, hid_t memtype, hid_t filetype, s
     hid_t d = H5Dcreate2(grp, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = d < 0 ? -1 : 0;
     if (rc == 0 && n > 0 && H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) rc = -1;
+    if (rc == 0 && dataset_units(d, u, c) != 0) rc = -1;
     if (d >= 0) H5Dclose(d);
     H5Sclose(space);
     return rc;
@@ -144,16 +203,27 @@ static int write_header(hid_t file, double time, size_t n, const gp_snapshot_ext
     return rc ? -1 : 0;
 }
 
-static int write_units(hid_t file, const gp_snapshot_extra *x)
+static cgs_units code_units(const gp_snapshot_extra *x)
+{
+    cgs_units c = {0, 0, 0};
+    if (x && x->length_cgs > 0 && x->mass_cgs > 0) {
+        const double G_cgs = 6.67430e-8; /* CODATA 2018 */
+        c.L = x->length_cgs;
+        c.M = x->mass_cgs;
+        c.T = sqrt(c.L * c.L * c.L / (G_cgs * c.M));
+    }
+    return c;
+}
+
+static int write_units(hid_t file, double time, const gp_snapshot_extra *x)
 {
     hid_t u = H5Gcreate2(file, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (u < 0) return -1;
     int rc = 0;
     rc |= attr_double(u, "G", 1.0);
-    if (x && x->length_cgs > 0 && x->mass_cgs > 0) {
-        const double G_cgs = 6.67430e-8; /* CODATA 2018 */
-        double L = x->length_cgs, M = x->mass_cgs;
-        double T = sqrt(L * L * L / (G_cgs * M));
+    const cgs_units c = code_units(x);
+    if (c.L > 0) {
+        double L = c.L, M = c.M, T = c.T;
         double one = 1.0;
         rc |= attr(u, "Unit length in cgs (U_L)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &L);
         rc |= attr(u, "Unit mass in cgs (U_M)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &M);
@@ -163,6 +233,24 @@ static int write_units(hid_t file, const gp_snapshot_extra *x)
         rc |= attr_string(u, "System",
                           "physical: lengths, masses and times in the U_L, U_M, U_t above (cgs), "
                           "with G = 1 in these units");
+        /* Gadget's names: Gadget-3 readers look in Units, Gadget-4 ones in
+         * Parameters (pynbody, yt) */
+        rc |= attr_double(u, "UnitLength_in_cm", L);
+        rc |= attr_double(u, "UnitMass_in_g", M);
+        rc |= attr_double(u, "UnitVelocity_in_cm_per_s", L / T);
+        rc |= attr_double(u, "UnitTime_in_s", T);
+        hid_t p = H5Gcreate2(file, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (p < 0) rc = -1;
+        else {
+            rc |= attr_double(p, "UnitLength_in_cm", L);
+            rc |= attr_double(p, "UnitMass_in_g", M);
+            rc |= attr_double(p, "UnitVelocity_in_cm_per_s", L / T);
+            rc |= attr_double(p, "GravityConstantInternal", 1.0);
+            /* pynbody's Gadget reader takes the time from here (else from a
+             * cosmology this N-body model does not have) */
+            rc |= attr_double(p, "Time_GYR", time * T / 3.15576e16);
+            H5Gclose(p);
+        }
     } else {
         rc |= attr_string(u, "System",
                           "N-body units: G = 1; lengths, masses and times are dimensionless "
@@ -255,7 +343,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
                                "exists and is writable.", tmp, h5_reason(why));
         goto out;
     }
-    if (write_header(file, time, n, extra) != 0 || write_units(file, extra) != 0) {
+    if (write_header(file, time, n, extra) != 0 || write_units(file, time, extra) != 0) {
         rc = fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
         H5Fclose(file);
         goto out;
@@ -263,14 +351,26 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int drc = g < 0 ? -1 : 0;
     if (drc == 0) {
-        drc |= dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, pos);
-        drc |= dataset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, vel ? vel : zeros);
-        drc |= dataset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, mass);
-        drc |= dataset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_STD_U64LE, n, 1, id ? id : ids);
+        /* Gadget-3 readers (pynbody) take each U_x once, its power after
+         * '^', negative after '/' */
+        static const dims_lmt
+            length = {1, 0, 0, "Co-moving position of the particles", "Positions of the particles in U_L"},
+            velocity = {1, 0, -1, "Peculiar velocities of the particles", "Velocities of the particles in U_V"},
+            massd = {0, 1, 0, "Masses of the particles", "Masses of the particles in U_M"},
+            none = {0, 0, 0, "Unique IDs of the particles", "Unique IDs of the particles"},
+            accel = {1, 0, -2, "Gravitational accelerations of the particles",
+                     "Gravitational accelerations of the particles in U_V^2 /U_L"},
+            potential = {2, 0, -2, "Gravitational potentials of the particles",
+                         "Gravitational potentials of the particles in U_V^2 per unit mass"};
+        const cgs_units c = code_units(extra);
+        drc |= dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, pos, &length, &c);
+        drc |= dataset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, vel ? vel : zeros, &velocity, &c);
+        drc |= dataset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, mass, &massd, &c);
+        drc |= dataset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_STD_U64LE, n, 1, id ? id : ids, &none, &c);
         if (extra && extra->acc)
-            drc |= dataset(g, "Acceleration", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, extra->acc);
+            drc |= dataset(g, "Acceleration", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, extra->acc, &accel, &c);
         if (extra && extra->pot)
-            drc |= dataset(g, "Potential", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, extra->pot);
+            drc |= dataset(g, "Potential", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, extra->pot, &potential, &c);
         H5Gclose(g);
     }
     if (drc != 0) {
