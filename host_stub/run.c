@@ -30,6 +30,7 @@
 #include "snapshot.h"
 
 static volatile sig_atomic_t got_signal, signal_count;
+static int announced;   /* the stop at the next resync point was said */
 
 static void on_signal(int sig)
 {
@@ -105,7 +106,6 @@ static int check_fraction_switches(runner *r)
  * away). A second signal stops at once. */
 static int stop_now(runner *r, gh_progress *prog)
 {
-    static int announced;
     if (gp_sim_at_resync_point(r->sim) || signal_count > 1) return 1;
     if (!announced && gh_par_rank() == 0) {
         char dt[64] = "?";
@@ -177,6 +177,11 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
 {
     runner R, *r = &R;
     memset(r, 0, sizeof *r);
+    /* a run starts with no signal seen: a caller may run one after another
+     * in one process (tests/fuzz-gravhost-restart.c) */
+    got_signal = 0;
+    signal_count = 0;
+    announced = 0;
     r->cfg = cfg;
     r->opts = o;
     r->wall0 = gh_wall();
