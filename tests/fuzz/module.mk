@@ -1,8 +1,13 @@
 # tests/fuzz: the checkpoint loader and the config parser under random
-# damage (tests/fuzz-checkpoint-config.c), built with AddressSanitizer and
-# UndefinedBehaviorSanitizer: an instrumented copy of just what they need
-# (the integrators, the loader, host_stub/config.c) under build/asan/.
-# `make test` runs 10,000 cases of each (a few seconds); a longer run:
+# damage (tests/fuzz-checkpoint-config.c), and gravhost restarts from
+# checkpoints edited as an attacker would (tests/fuzz-gravhost-restart.c),
+# built with AddressSanitizer and UndefinedBehaviorSanitizer: an
+# instrumented copy of just what they need (the integrators, the loader,
+# host_stub/config.c; for the restarts also gravhost's run objects, the ICs
+# and the snapshot writer) under build/asan/. The MPI mode, rank 1 started
+# otherwise, is tests/mpi-fuzz-cmdline.py (host_stub/mpi/module.mk).
+# `make test` runs 10,000 cases of each of the first (a few seconds); a
+# longer run:
 #   build/tests/fuzz-checkpoint-config 200000 [SEED]  (bench/results/fuzz.md)
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c host_stub/config.c host_stub/numfmt.c tests/fuzz-checkpoint-config.c
