@@ -2,7 +2,11 @@
 # gravhost-checkpoint-damage — a damaged checkpoint never crashes, hangs,
 # misleads or runs code. A small run writes
 # checkpoint.gpck; each case damages a copy and restarts from it under a
-# time limit: every one must exit 1 with a sentence naming what is wrong.
+# time limit: every one must exit 1 with a sentence naming what is wrong,
+# or, for edits a run can take (another plugin name or setting, a far
+# particle), continue with a note saying what differs and a finite log.
+# The eps, E0 and far-particle cases are the smallest reproducers of what
+# tests/fuzz-gravhost-restart.c found.
 # Field edits recompute the checksums (format 2), so they reach the range
 # checks behind them; flipped bytes and trailing data keep the old ones.
 # The file layout is read from the header's version (1: no checksums), so
