@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct rm { double r2, m; } rm;
+typedef struct rm { double r, m; } rm;
 
-static int by_r2(const void *a, const void *b)
+static int by_r(const void *a, const void *b)
 {
-    double x = ((const rm *)a)->r2, y = ((const rm *)b)->r2;
+    double x = ((const rm *)a)->r, y = ((const rm *)b)->r;
     return (x > y) - (x < y);
 }
 
@@ -30,17 +30,19 @@ void gh_lagrangian_radii(size_t n, const double *pos, const double *mass,
     if (!a) { for (size_t f = 0; f < n_fractions; ++f) radii[f] = NAN; return; }
     for (size_t i = 0; i < n; ++i) {
         double dx = pos[3 * i] - c[0], dy = pos[3 * i + 1] - c[1], dz = pos[3 * i + 2] - c[2];
-        a[i].r2 = dx * dx + dy * dy + dz * dz;
+        double r2 = dx * dx + dy * dy + dz * dz;
+        /* a finite distance beyond 1e154 overflows its square: hypot then */
+        a[i].r = isfinite(r2) ? sqrt(r2) : hypot(hypot(dx, dy), dz);
         a[i].m = mass[i];
     }
-    qsort(a, n, sizeof *a, by_r2);
+    qsort(a, n, sizeof *a, by_r);
     size_t f = 0;
     double cum = 0;
     for (size_t i = 0; i < n && f < n_fractions; ++i) {
         cum += a[i].m;
-        while (f < n_fractions && cum >= fractions[f] * M) radii[f++] = sqrt(a[i].r2);
+        while (f < n_fractions && cum >= fractions[f] * M) radii[f++] = a[i].r;
     }
-    while (f < n_fractions) radii[f++] = n ? sqrt(a[n - 1].r2) : NAN;
+    while (f < n_fractions) radii[f++] = n ? a[n - 1].r : NAN;
     free(a);
 }
 
@@ -161,8 +163,16 @@ int gh_diag_write(gh_diag *d, gp_sim *sim, uint64_t interactions, double wall,
         used = all_used;
         pf = gh_par_sum_u64(pf);
     }
-    if (!d->f) return 0;   /* a rank other than 0 */
     double drift = d->E0 != 0 ? (v.E - d->E0) / fabs(d->E0) : 0;
+    /* every rank holds E0 and E, so all stop together (E0 from an edited
+     * checkpoint, far below the run's energies, would log inf) */
+    if (!isfinite(drift)) {
+        snprintf(err, errlen, "at t = %.10g: the energy drift (E - E0) / |E0| overflows: E = %g against the run's "
+                 "initial energy E0 = %g (the E0 a checkpoint carried does not belong to this run?)",
+                 gp_sim_time(sim), v.E, d->E0);
+        return -1;
+    }
+    if (!d->f) return 0;   /* a rank other than 0 */
     fprintf(d->f, "%.10g\t%.15g\t%.15g\t%.15g\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.6e\t%.8f",
             gp_sim_time(sim), v.K, v.W, v.E, drift, v.p[0], v.p[1], v.p[2], v.L[0], v.L[1], v.L[2], v.virial);
     for (size_t f = 0; f < d->n_fractions; ++f) fprintf(d->f, "\t%.6g", v.radii[f]);

@@ -32,6 +32,7 @@
 
 static volatile sig_atomic_t got_signal, signal_count;
 static double signal_wall;   /* gh_wall() when the first signal was seen */
+static int announced;        /* the stop at the next resync point was said */
 
 static void on_signal(int sig)
 {
@@ -110,7 +111,6 @@ static int check_fraction_switches(runner *r)
  * accuracy beats none. Under MPI the ranks agree on the answer. */
 static int stop_now(runner *r, gh_progress *prog)
 {
-    static int announced;
     if (signal_wall == 0) signal_wall = gh_wall();
     int late = gh_par_max_int(gh_wall() - signal_wall > r->cfg->signal_grace);
     if (gp_sim_at_resync_point(r->sim) || signal_count > 1 || late) return 1;
@@ -184,6 +184,12 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
 {
     runner R, *r = &R;
     memset(r, 0, sizeof *r);
+    /* a run starts with no signal seen: a caller may run one after another
+     * in one process (tests/fuzz-gravhost-restart.c) */
+    got_signal = 0;
+    signal_count = 0;
+    announced = 0;
+    signal_wall = 0;
     r->cfg = cfg;
     r->opts = o;
     r->wall0 = gh_wall();

@@ -267,17 +267,24 @@ int check_restart_integrator(runner *r, const char *path)
     gp_sim *want = NULL;
     if (gp_sim_new(&want) != GP_OK) return 0;   /* nothing to compare with: the checkpoint's settings stand */
     if (gp_sim_set_integrator(want, c->integrator) == GP_OK) {
-        for (size_t i = 0; i < c->integ_params.n; ++i) {
-            const char *name = c->integ_params.items[i].name;
+        for (size_t i = 0; i < c->integ_params.n; ++i)
+            gp_sim_set_integrator_param(want, c->integ_params.items[i].name, c->integ_params.items[i].value);
+        /* every setting, those the config leaves at their default too: an
+         * edited checkpoint may change one the config never names */
+        const char *name;
+        for (size_t k = 0; gp_integrator_param(c->integrator, k, &name, NULL, NULL) == GP_OK; ++k) {
             char have[64], says[64];
-            if (gp_sim_set_integrator_param(want, name, c->integ_params.items[i].value) != GP_OK
-                || gp_sim_get_integrator_param(want, name, says, sizeof says) != GP_OK
+            if (gp_sim_get_integrator_param(want, name, says, sizeof says) != GP_OK
                 || gp_sim_get_integrator_param(r->sim, name, have, sizeof have) != GP_OK || strcmp(have, says) == 0)
                 continue;
+            char from[300];
+            snprintf(from, sizeof from, "%s has no %s: the default is", c->path, name);
+            for (size_t i = 0; i < c->integ_params.n; ++i)
+                if (strcmp(c->integ_params.items[i].name, name) == 0)
+                    snprintf(from, sizeof from, "%s:%d says", c->path, c->integ_params.lines[i]);
             if (gh_par_rank() == 0)
-                fprintf(stderr, "gravhost: note: the checkpoint holds integrator.params.%s = %s where %s:%d says %s; "
-                        "continuing with the checkpoint's %s\n", name, have, c->path, c->integ_params.lines[i], says,
-                        have);
+                fprintf(stderr, "gravhost: note: the checkpoint holds integrator.params.%s = %s where %s %s; "
+                        "continuing with the checkpoint's %s\n", name, have, from, says, have);
         }
     }
     gp_sim_free(want);

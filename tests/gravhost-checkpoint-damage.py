@@ -3,7 +3,11 @@
 # gravhost-checkpoint-damage — a damaged checkpoint never crashes, hangs,
 # misleads or runs code. A small run writes
 # checkpoint.gpck; each case damages a copy and restarts from it under a
-# time limit: every one must exit 1 with a sentence naming what is wrong.
+# time limit: every one must exit 1 with a sentence naming what is wrong,
+# or, for edits a run can take (another plugin name or setting, a far
+# particle), continue with a note saying what differs and a finite log.
+# The eps, E0 and far-particle cases are the smallest reproducers of what
+# tests/fuzz-gravhost-restart.c found.
 # Field edits recompute the checksums (format 2), so they reach the range
 # checks behind them; flipped bytes and trailing data keep the old ones.
 # The file layout is read from the header's version (1: no checksums), so
@@ -94,7 +98,7 @@ def refused(tmp, cfg, data, name, words, what):
     return err
 
 def main():
-    print("1..21")
+    print("1..24")
     tmp = tempfile.mkdtemp(prefix="gravhost-ckdmg.")
     try:
         cfg = os.path.join(tmp, "run.cfg")
@@ -199,6 +203,37 @@ def main():
         rc, err, _ = restart(tmp, cfg2, good, "eta")
         ok(rc == 0 and "eta = 0.1" in err and "says 0.2" in err,
            "a config with another eta: the restart says so and keeps the checkpoint's (rc %s)" % rc)
+        # a setting the config leaves at its default, edited (the criterion's
+        # eps, settings[3] of block-rk2, to 5e-324: every particle on the
+        # deepest level) used to be kept without a word
+        c = Ckpt(good)
+        struct.pack_into("<d", c.b, c.off["t0"] + 8 + 3 * 8, 5e-324)
+        c.reseal()
+        d = os.path.join(tmp, "r-eps")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "checkpoint.gpck"), "wb") as f:
+            f.write(bytes(c.b))
+        p = subprocess.run([GRAVHOST, "run", cfg, "--output", d, "--restart", "--t-end", "0.25"], capture_output=True,
+                           text=True, timeout=LIMIT)
+        ok(p.returncode == 0 and "integrator.params.eps = 4.9" in p.stderr and "default" in p.stderr,
+           "an edited setting the config does not name is announced (rc %d)" % p.returncode)
+        # the run's initial energy E0 edited to a subnormal: the drift
+        # relative to it overflowed and the log said -inf with rc 0
+        c = Ckpt(good)
+        struct.pack_into("<d", c.b, c.user_offset() + 8, 5e-324)
+        c.reseal()
+        refused(tmp, cfg, bytes(c.b), "e0", ["E0", "overflows"], "E0 = 5e-324")
+        # one particle moved to x = 1e200 (finite, so the file is sound): the
+        # Lagrangian radii squared it to inf in the log
+        c = Ckpt(good)
+        struct.pack_into("<d", c.b, c.payload_offset("pos") + 24 * 7, 1e200)
+        c.reseal()
+        rc, err, _ = restart(tmp, cfg, bytes(c.b), "far")
+        rows = [l.split("\t") for l in open(os.path.join(tmp, "r-far", "diagnostics.tsv"))
+                if l[0].isdigit() or l[0] == "-"]
+        finite = all(abs(float(x)) != float("inf") and x.strip().lower() != "nan"
+                     for row in rows for x in row[:12 + 5])
+        ok(rc == 0 and rows and finite, "a particle at 1e200 gives a log of finite numbers (rc %s)" % rc)
         # an old format version: refused with a sentence saying so
         c = Ckpt(good)
         c.set("version", 1)

@@ -29,6 +29,16 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
+
+# tests/mpi-fuzz-cmdline.py: 2 ranks, rank 1 started with a mutated command
+# line or environment: no hang, both ranks stop, one sentence naming the
+# difference. `make test` runs 30 launches (about half a minute); the long
+# run is in bench/results/fuzz.md:  build/t/mpi-fuzz-cmdline.t 10000 [SEED]
+TESTS += $(BUILD)/t/mpi-fuzz-cmdline.t
+$(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@
 endif
 
 # tests/mpi-blocksim.c: block-kdk and block-rk2 in gp_sim on every rank with
