@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-gravhost-restart — gravhost restarts from checkpoints edited as an
  * attacker would: a field changed and both CRC-32C checksums recomputed,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # mpi-fuzz-cmdline — gravhost-mpi ranks started unlike each other (generated
 # by host_stub/mpi/module.mk). Each case launches 2 ranks with mpirun's
 # MPMD syntax, rank 0 with a fixed command line and rank 1 with a mutated
