@@ -34,19 +34,14 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "crc32c.h"
+#include "fuzz/checkpoint_bytes.h"
 #include "gp_integrator.h"
+#include "testlib.h"
 
 #define CASE_SECONDS 10
 
-static uint64_t rng_state;
-static uint64_t rnd(void)   /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
+static tl_rng rng;   /* testlib's splitmix64: a seed gives the same cases everywhere */
+static uint64_t rnd(void) { return tl_next(&rng); }
 static size_t rnd_below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
 static volatile const char *current = "setup";
@@ -59,28 +54,6 @@ static void on_alarm(int sig)
                        (const char *)current, (long)current_case, CASE_SECONDS);
     if (len > 0) (void)!write(1, msg, (size_t)len);
     _exit(1);
-}
-
-static int write_file(const char *path, const unsigned char *b, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = (len == 0 || fwrite(b, 1, len, f) == len);
-    return (fclose(f) == 0 && ok) ? 0 : -1;
-}
-
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(sz > 0 ? (size_t)sz : 1);
-    if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
-    fclose(f);
-    *len = (size_t)sz;
-    return b;
 }
 
 /* ---- the generic mutations ------------------------------------------------- */
@@ -124,21 +97,10 @@ static void append_garbage(buf *m)
 
 /* ---- checkpoints -------------------------------------------------------------- */
 
-/* Header layout of format 2 (integrators/checkpoint.c): 8 magic bytes,
- * 8 uint64, integrator[32], 9 doubles, 2 int64, 7 uint64. */
-enum { H_VERSION = 8, H_CRC = 16, H_N = 24, H_INTEGRATOR = 72, H_END = 72 + 32 + 18 * 8 };
-
+/* Header layout: tests/fuzz/checkpoint_bytes.h. */
 static size_t header_len(void) { return H_END; }
 
-static void reseal(buf *m)
-{
-    if (m->len < H_END + 8) return;
-    memset(m->b + H_CRC, 0, 8);
-    uint64_t h = gp_crc32c(0, m->b, H_END);
-    memcpy(m->b + H_CRC, &h, 8);
-    uint64_t t = gp_crc32c(0, m->b, m->len - 8);
-    memcpy(m->b + m->len - 8, &t, 8);
-}
+static void reseal(buf *m) { fz_reseal(m->b, m->len); }
 
 static long last_edit = -1;   /* byte offset of the last field edit, for the report */
 
@@ -256,7 +218,7 @@ static void fuzz_checkpoints(const char *dir, long cases, tally *t)
            ok ? "" : gp_sim_last_error(sim));
     gp_sim_free(sim);
     size_t blen = 0;
-    unsigned char *base = ok ? read_file(base_path, &blen) : NULL;
+    unsigned char *base = ok ? fz_read_file(base_path, &blen) : NULL;
     if (!base) { t->failures++; return; }
 
     buf m = { 0 };
@@ -267,7 +229,7 @@ static void fuzz_checkpoints(const char *dir, long cases, tally *t)
         int resealed = 0, rounds = mutate(&m, 0, N);
         if (rounds == 1 && m.len == blen && rnd_below(2)) { resealed = 1; reseal(&m); }
         int same = m.len == blen && memcmp(m.b, base, blen) == 0;
-        write_file(path, m.b, m.len);
+        fz_write_file(path, m.b, m.len);
         alarm(CASE_SECONDS);
         gp_sim *s = NULL;
         gp_sim_new(&s);
@@ -361,7 +323,7 @@ static void fuzz_configs(const char *dir, long cases, ctally *t)
     char path[4096];
     snprintf(path, sizeof path, "%s/case.cfg", dir);
     /* the unmutated config must parse, or the test proves nothing */
-    write_file(path, (const unsigned char *)base_config, sizeof base_config - 1);
+    fz_write_file(path, (const unsigned char *)base_config, sizeof base_config - 1);
     gh_config cfg;
     char err[2048];
     memset(&cfg, 0, sizeof cfg);
@@ -375,7 +337,7 @@ static void fuzz_configs(const char *dir, long cases, ctally *t)
         current_case = i;
         buf_set(&m, (const unsigned char *)base_config, sizeof base_config - 1);
         mutate(&m, 1, 0);
-        write_file(path, m.b, m.len);
+        fz_write_file(path, m.b, m.len);
         alarm(CASE_SECONDS);
         memset(&cfg, 0, sizeof cfg);
         err[0] = '\0';
@@ -399,7 +361,7 @@ static void fuzz_configs(const char *dir, long cases, ctally *t)
 int main(int argc, char **argv)
 {
     long cases = argc > 1 ? atol(argv[1]) : 10000;
-    rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+    rng.s = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
     if (cases < 1) cases = 1;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* lines out before any sanitizer abort */
     signal(SIGALRM, on_alarm);

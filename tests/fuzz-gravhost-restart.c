@@ -47,11 +47,12 @@
 #include <sanitizer/common_interface_defs.h>
 
 #include "config.h"
-#include "crc32c.h"
+#include "fuzz/checkpoint_bytes.h"
 #include "gp_integrator.h"
 #include "ic.h"
 #include "run.h"
 #include "snapshot.h"
+#include "testlib.h"
 
 /* A case gets SOFT_SECONDS, then SIGTERM twice (gravhost then stops at
  * once with a checkpoint, rc 143): that is a pass only when gravhost
@@ -62,14 +63,8 @@
 #define HARD_SECONDS 20
 #define T_END 0.5
 
-static uint64_t rng_state;
-static uint64_t rnd(void)   /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
+static tl_rng rng;   /* testlib's splitmix64: a seed gives the same cases everywhere */
+static uint64_t rnd(void) { return tl_next(&rng); }
 static size_t rnd_below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
 static volatile long current_case = -1;
@@ -96,29 +91,6 @@ static void on_alarm(int sig)
 }
 
 /* ---- files -------------------------------------------------------------------- */
-
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(sz > 0 ? (size_t)sz + 1 : 1);
-    if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
-    fclose(f);
-    if (b) b[sz > 0 ? sz : 0] = '\0';
-    *len = (size_t)sz;
-    return b;
-}
-
-static int write_file(const char *path, const unsigned char *b, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = (len == 0 || fwrite(b, 1, len, f) == len);
-    return (fclose(f) == 0 && ok) ? 0 : -1;
-}
 
 /* The plain files of a directory (no subdirectories in these runs). */
 typedef struct listing { size_t n; char name[64][256]; } listing;
@@ -167,10 +139,9 @@ static void fingerprint(const char *dir, char *out, size_t len)
 
 /* ---- the checkpoint's layout (integrators/checkpoint.c, format 3) ------------- */
 
+/* The header: tests/fuzz/checkpoint_bytes.h. gravhost's run state
+ * (host_stub/runner.h), from the blob's start: */
 enum {
-    H_CRC = 16, H_N = 24, H_USER_LEN = 56, H_N_SAVED = 64, H_INTEGRATOR = 72, H_SETTINGS = 128,
-    H_COUNTERS = 192, H_END = 248,
-    /* gravhost's run state (host_stub/runner.h), from the blob's start */
     S_E0 = 8, S_WALL = 16, S_LOG = 24, S_SNAP = 32, S_COUNT = 40, S_CKPT = 48, S_FIRED = 56,
     S_INTERACTIONS = 64, S_FROM = 72, S_PLUGIN = 76, S_LEN = 592   /* 588 bytes and padding to 8 */
 };
@@ -190,15 +161,6 @@ static int get_layout(const unsigned char *b, size_t len, layout *L)
     L->ids = L->mass + 8 * n; L->level = L->ids + 8 * n; L->t_last = L->level + n; L->saved = L->t_last + 8 * n;
     L->user = L->saved + 8 * ns;
     return L->user + ul + 8 == len ? 0 : -1;
-}
-
-static void reseal(unsigned char *b, size_t len)
-{
-    memset(b + H_CRC, 0, 8);
-    uint64_t h = gp_crc32c(0, b, H_END);
-    memcpy(b + H_CRC, &h, 8);
-    uint64_t t = gp_crc32c(0, b, len - 8);
-    memcpy(b + len - 8, &t, 8);
 }
 
 /* ---- the edits ---------------------------------------------------------------- */
@@ -373,7 +335,7 @@ static double snap_time(const char *path)
 static int log_sane(const char *path, char *why, size_t len)
 {
     size_t n = 0;
-    char *text = (char *)read_file(path, &n);
+    char *text = (char *)fz_read_file(path, &n);
     if (!text) { snprintf(why, len, "no log"); return 0; }
     double last = -INFINITY;
     int ok = 1, lines = 0;
@@ -428,7 +390,7 @@ static const char config_text[] =
 int main(int argc, char **argv)
 {
     long cases = argc > 1 ? atol(argv[1]) : 1000;
-    rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+    rng.s = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
     if (cases < 1) cases = 1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGALRM, on_alarm);
@@ -445,7 +407,7 @@ int main(int argc, char **argv)
     char cfg_path[4200], base[4200], err[2048];
     snprintf(cfg_path, sizeof cfg_path, "%s/run.cfg", top);
     snprintf(base, sizeof base, "%s/base", top);
-    write_file(cfg_path, (const unsigned char *)config_text, sizeof config_text - 1);
+    fz_write_file(cfg_path, (const unsigned char *)config_text, sizeof config_text - 1);
     gh_config cfg;
     memset(&cfg, 0, sizeof cfg);
     if (gh_config_load(cfg_path, &cfg, err, sizeof err) != 0) {
@@ -461,7 +423,7 @@ int main(int argc, char **argv)
     char ck_path[4400];
     snprintf(ck_path, sizeof ck_path, "%s/checkpoint.gpck", base);
     size_t blen = 0;
-    unsigned char *good = rc == 0 ? read_file(ck_path, &blen) : NULL;
+    unsigned char *good = rc == 0 ? fz_read_file(ck_path, &blen) : NULL;
     layout L;
     int ok = good && get_layout(good, blen, &L) == 0 && L.user_len == S_LEN;
     printf("%s 1 - a run to t = 0.25 writes a checkpoint of the expected layout (rc %d, %zu bytes)\n",
@@ -477,7 +439,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < base_files.n; ++i) {
         char p[4400];
         snprintf(p, sizeof p, "%s/%s", base, base_files.name[i]);
-        content[i] = read_file(p, &clen[i]);
+        content[i] = fz_read_file(p, &clen[i]);
         before_time[i] = strncmp(base_files.name[i], "snap_", 5) == 0 ? snap_time(p) : NAN;
     }
 
@@ -495,7 +457,7 @@ int main(int argc, char **argv)
         if (i >= 0) {
             int rounds = rnd_below(4) == 0 ? 2 + (int)rnd_below(2) : 1;
             for (int k = 0; k < rounds; ++k) edit_field(m, &L);
-            reseal(m, blen);
+            fz_reseal(m, blen);
         }
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/case", top);
@@ -503,8 +465,8 @@ int main(int argc, char **argv)
         for (size_t f = 0; f < base_files.n; ++f) {
             char p[4400];
             snprintf(p, sizeof p, "%s/%s", dir, base_files.name[f]);
-            if (strcmp(base_files.name[f], "checkpoint.gpck") == 0) write_file(p, m, blen);
-            else write_file(p, content[f], clen[f]);
+            if (strcmp(base_files.name[f], "checkpoint.gpck") == 0) fz_write_file(p, m, blen);
+            else fz_write_file(p, content[f], clen[f]);
         }
         char err_path[4400];
         snprintf(err_path, sizeof err_path, "%s/stderr.txt", top);
@@ -524,7 +486,7 @@ int main(int argc, char **argv)
         dup2(saved_stderr, 2);
 
         size_t elen = 0;
-        char *etext = (char *)read_file(err_path, &elen);
+        char *etext = (char *)fz_read_file(err_path, &elen);
         unlink(err_path);
         char why[1024] = "";
         int good_case = 1;
