@@ -83,6 +83,18 @@ static int attr_int(hid_t loc, const char *name, int x)
     return attr(loc, name, H5T_NATIVE_INT, H5T_STD_I32LE, 0, &x);
 }
 
+/* One-element arrays, the form SWIFT gives its unit attributes. */
+static int attr_double1(hid_t loc, const char *name, double x)
+{
+    return attr(loc, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &x);
+}
+
+static int attr_float1(hid_t loc, const char *name, double x)
+{
+    const float f = (float)x;
+    return attr(loc, name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &f);
+}
+
 static int attr_string(hid_t loc, const char *name, const char *s)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
@@ -113,15 +125,14 @@ typedef struct cgs_units {
 static int dataset_units(hid_t d, const dims_lmt *u, const cgs_units *c)
 {
     if (!u) return 0;
-    const float zero = 0, L = (float)u->l, M = (float)u->m, t = (float)u->t;
     int rc = 0;
-    rc |= attr(d, "U_L exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &L);
-    rc |= attr(d, "U_M exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &M);
-    rc |= attr(d, "U_t exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &t);
-    rc |= attr(d, "U_I exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
-    rc |= attr(d, "U_T exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
-    rc |= attr(d, "a-scale exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
-    rc |= attr(d, "h-scale exponent", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 1, &zero);
+    rc |= attr_float1(d, "U_L exponent", u->l);
+    rc |= attr_float1(d, "U_M exponent", u->m);
+    rc |= attr_float1(d, "U_t exponent", u->t);
+    rc |= attr_float1(d, "U_I exponent", 0);
+    rc |= attr_float1(d, "U_T exponent", 0);
+    rc |= attr_float1(d, "a-scale exponent", 0);
+    rc |= attr_float1(d, "h-scale exponent", 0);
     /* Gadget-4 counts velocity apart: L^l M^m t^t = L^(l+t) M^m V^(-t) */
     const double gl = u->l + u->t, gm = u->m, gv = -u->t;
     rc |= attr_double(d, "length_scaling", gl);
@@ -134,10 +145,8 @@ static int dataset_units(hid_t d, const dims_lmt *u, const cgs_units *c)
     rc |= attr_string(d, "Description", u->description);
     if (c->L > 0) {
         double f = pow(c->L, u->l) * pow(c->M, u->m) * pow(c->T, u->t);
-        rc |= attr(d, "Conversion factor to CGS (not including cosmological corrections)", H5T_NATIVE_DOUBLE,
-                   H5T_IEEE_F64LE, 1, &f);
-        rc |= attr(d, "Conversion factor to physical CGS (including cosmological corrections)", H5T_NATIVE_DOUBLE,
-                   H5T_IEEE_F64LE, 1, &f);
+        rc |= attr_double1(d, "Conversion factor to CGS (not including cosmological corrections)", f);
+        rc |= attr_double1(d, "Conversion factor to physical CGS (including cosmological corrections)", f);
         rc |= attr_double(d, "to_cgs", f);
         rc |= attr_double(d, "CGSConversionFactor", f);
         rc |= attr_string(d, "VarDescription", u->gadget3);
@@ -215,6 +224,12 @@ static cgs_units code_units(const gp_snapshot_extra *x)
     return c;
 }
 
+static int gadget_unit_names(hid_t loc, const cgs_units *c)
+{
+    return attr_double(loc, "UnitLength_in_cm", c->L) | attr_double(loc, "UnitMass_in_g", c->M)
+           | attr_double(loc, "UnitVelocity_in_cm_per_s", c->L / c->T);
+}
+
 static int write_units(hid_t file, double time, const gp_snapshot_extra *x)
 {
     hid_t u = H5Gcreate2(file, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -223,28 +238,23 @@ static int write_units(hid_t file, double time, const gp_snapshot_extra *x)
     rc |= attr_double(u, "G", 1.0);
     const cgs_units c = code_units(x);
     if (c.L > 0) {
-        double L = c.L, M = c.M, T = c.T;
-        double one = 1.0;
-        rc |= attr(u, "Unit length in cgs (U_L)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &L);
-        rc |= attr(u, "Unit mass in cgs (U_M)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &M);
-        rc |= attr(u, "Unit time in cgs (U_t)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &T);
-        rc |= attr(u, "Unit current in cgs (U_I)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &one);
-        rc |= attr(u, "Unit temperature in cgs (U_T)", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, &one);
+        const double L = c.L, M = c.M, T = c.T;
+        rc |= attr_double1(u, "Unit length in cgs (U_L)", L);
+        rc |= attr_double1(u, "Unit mass in cgs (U_M)", M);
+        rc |= attr_double1(u, "Unit time in cgs (U_t)", T);
+        rc |= attr_double1(u, "Unit current in cgs (U_I)", 1.0);
+        rc |= attr_double1(u, "Unit temperature in cgs (U_T)", 1.0);
         rc |= attr_string(u, "System",
                           "physical: lengths, masses and times in the U_L, U_M, U_t above (cgs), "
                           "with G = 1 in these units");
         /* Gadget's names: Gadget-3 readers look in Units, Gadget-4 ones in
          * Parameters (pynbody, yt) */
-        rc |= attr_double(u, "UnitLength_in_cm", L);
-        rc |= attr_double(u, "UnitMass_in_g", M);
-        rc |= attr_double(u, "UnitVelocity_in_cm_per_s", L / T);
+        rc |= gadget_unit_names(u, &c);
         rc |= attr_double(u, "UnitTime_in_s", T);
         hid_t p = H5Gcreate2(file, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (p < 0) rc = -1;
         else {
-            rc |= attr_double(p, "UnitLength_in_cm", L);
-            rc |= attr_double(p, "UnitMass_in_g", M);
-            rc |= attr_double(p, "UnitVelocity_in_cm_per_s", L / T);
+            rc |= gadget_unit_names(p, &c);
             rc |= attr_double(p, "GravityConstantInternal", 1.0);
             /* pynbody's Gadget reader takes the time from here (else from a
              * cosmology this N-body model does not have) */
