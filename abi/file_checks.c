@@ -25,7 +25,12 @@ FILE *gp_file_open_regular(const char *path, const char *mode, char *why, size_t
         return NULL;
     }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
+        snprintf(why, len, "%s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
         snprintf(why, len, "it is %s, not a regular file", kind(sb.st_mode));
         close(fd);
         errno = EINVAL;
