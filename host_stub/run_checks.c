@@ -311,7 +311,8 @@ int check_same_run(runner *r, const char *path)
     h = fold(h, &t, sizeof t);
     h = fold(h, &steps, sizeof steps);
     h = fold(h, &s->E0, sizeof s->E0);
-    h = fold(h, &s->log_index, 4 * sizeof s->log_index);   /* log, snap, count, ckpt */
+    const uint64_t outputs[] = { s->log_index, s->snap_index, s->snap_count, s->ckpt_index };
+    h = fold(h, outputs, sizeof outputs);
     h = fold(h, &s->switch_fired, sizeof s->switch_fired);
     h = fold(h, &s->params_from, sizeof s->params_from);
     int differ = 0;
