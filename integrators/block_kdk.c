@@ -59,6 +59,7 @@ static void open_all(gp_sim *sim)
         sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, sim->vel + 3 * i);
         open_kick(sim, (size_t)i);
     }
+    gp_levels_touched(&sim->lv);
 }
 
 /* Position of particle i at time t on its drift line (the ABI's

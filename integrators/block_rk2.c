@@ -53,6 +53,7 @@ static void assign_levels(gp_sim *sim, double eps)
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (long long i = 0; i < n; ++i)
         sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, NULL, 0.0);
+    gp_levels_touched(&sim->lv);
 }
 
 static gp_status start(gp_sim *sim)

@@ -393,6 +393,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     if (st == GP_OK) {
         memcpy(sim->acc, acc, 3 * n * sizeof *acc);
         memcpy(sim->lv.level, level, n);
+        gp_levels_touched(&sim->lv);
         memcpy(sim->lv.t_last, t_last, n * sizeof *t_last);
         sim->lv.max_level = (int)h.max_level;
         sim->lv.now = h.now;

@@ -260,6 +260,7 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
         nF_all = 0;
     }
     for (size_t k = 0; k < nS; ++k) sim->lv.level[S[k]] = (uint8_t)depth;
+    gp_levels_touched(&sim->lv);
 
     if (nF_all == 0 && !kdk) {         /* drift-kick-drift of s */
         *cached = 0;
@@ -342,6 +343,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     if (lv) memcpy(lv, sim->lv.level, n);
     top_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */
     if (lv) memcpy(sim->lv.level, lv, n);
+    gp_levels_touched(&sim->lv);
     free(lv);
     return GP_OK;
 }

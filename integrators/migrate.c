@@ -102,6 +102,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
         sim->lv.level[i] = (uint8_t)r[COL_LEVEL];
         memcpy(&sim->lv.t_last[i], r + COL_TLAST, sizeof sim->lv.t_last[i]);
     }
+    gp_levels_touched(&sim->lv);
     sim->lv.max_level = grid.max_level;
     sim->lv.dt_max = grid.dt_max;
     sim->lv.t0 = grid.t0;

@@ -25,6 +25,12 @@
 
 #define GP_LEVELS_MAX 40 /* deepest level accepted (2^40 ticks per dt_max) */
 
+/* The particles filed by level (timestep_levels.c), so that a block step
+ * finds its active particles and the deepest level in O(n_active) and
+ * O(levels) instead of scanning all n: a cache, rebuilt in O(n) whenever
+ * it may be stale. */
+typedef struct gp_level_bins gp_level_bins;
+
 typedef struct gp_levels {
     size_t n;
     int max_level;
@@ -33,11 +39,17 @@ typedef struct gp_levels {
     uint64_t now;        /* current tick */
     uint8_t *level;      /* n: each particle's level */
     uint64_t *t_last;    /* n: tick of each particle's last correction */
+    gp_level_bins *bins; /* level[] filed by level; see gp_levels_touched */
 } gp_levels;
 
 /* (Re)allocates for n particles; returns 0 on success, -1 out of memory. */
 int gp_levels_alloc(gp_levels *lv, size_t n);
 void gp_levels_free(gp_levels *lv);
+
+/* Code that writes level[] directly (not through gp_levels_adjust) calls
+ * this afterwards: the filing by level is then rebuilt (O(n)) at its next
+ * use. gp_levels_alloc and gp_levels_anchor do it themselves. */
+void gp_levels_touched(gp_levels *lv);
 
 /* Restarts the grid at time t0: every particle synchronised at tick 0 on
  * level 0. */
@@ -76,13 +88,17 @@ uint64_t gp_levels_next_for(const gp_levels *lv, int deepest);
 /* The shallowest level active at tick T (levels >= it are active). */
 int gp_levels_first_active(const gp_levels *lv, uint64_t tick);
 
-/* Indices of the particles active at tick T into idx (n entries room);
- * returns their count. */
+/* Indices of the particles active at tick T into idx (n entries room), in
+ * ascending order; returns their count. O(n_active) while the filing by
+ * level is current (the active levels' bins, radix-sorted), else O(n). */
 size_t gp_levels_active(const gp_levels *lv, uint64_t tick, uint32_t *idx);
 
 /* Applies the level-change rules to particle i, just corrected at tick T
  * (its t_last), wanting level `wanted`: deeper at once, shallower only
- * while the larger span divides T. Returns the new level. */
+ * while the larger span divides T. Returns the new level. Safe to call
+ * for distinct particles from several threads; the particles it moves are
+ * refiled under their new levels at the next gp_levels_active or
+ * gp_levels_deepest (O(moved)). */
 int gp_levels_adjust(gp_levels *lv, size_t i, int wanted, uint64_t tick);
 
 /* Particles per level: counts[0 .. max_count-1]; returns deepest used + 1. */

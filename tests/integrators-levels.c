@@ -3,14 +3,86 @@
  * integrators-levels.c — the block time-step bookkeeping rules
  * (integrators/timestep_levels.c): level from a step, next block time,
  * active sets, and the level-change rules (deeper at once, shallower only
- * where the levels synchronise).
+ * where the levels synchronise), and the filing by level that finds the
+ * active particles without scanning everyone, against that scan.
  */
+#include <stdlib.h>
+
 #include "tap.h"
 #include "timestep_levels.h"
 
+/* The active set by brute force, in index order. */
+static size_t scan_active(const gp_levels *lv, uint64_t tick, uint32_t *idx)
+{
+    int first = gp_levels_first_active(lv, tick);
+    size_t na = 0;
+    for (size_t i = 0; i < lv->n; ++i)
+        if (lv->level[i] >= first) idx[na++] = (uint32_t)i;
+    return na;
+}
+
+static int scan_deepest(const gp_levels *lv)
+{
+    int d = 0;
+    for (size_t i = 0; i < lv->n; ++i) d = lv->level[i] > d ? lv->level[i] : d;
+    return d;
+}
+
+/* Block steps with random level wishes, as the schemes make them: at each
+ * block tick the active particles are corrected and adjusted; the filed
+ * active sets and deepest levels must equal the scan's at every step,
+ * also across a direct write of level[] announced by gp_levels_touched. */
+static void random_steps(size_t n, int max_level, int steps, uint64_t seed)
+{
+    gp_levels lv = { 0 };
+    uint32_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b || gp_levels_alloc(&lv, n) != 0) bail("out of memory");
+    gp_levels_anchor(&lv, 0.0, 1.0, max_level);
+    uint64_t r = seed;
+#define RND() (r = r * 6364136223846793005ULL + 1442695040888963407ULL, (unsigned)(r >> 33))
+    for (size_t i = 0; i < n; ++i) lv.level[i] = (uint8_t)(RND() % (unsigned)(max_level + 1));
+    gp_levels_touched(&lv);
+    int same = 1, steps_done = 0, sorted = 1;
+    size_t active_total = 0;
+    for (int s = 0; s < steps && same; ++s) {
+        int d = gp_levels_deepest(&lv);
+        if (d != scan_deepest(&lv)) same = 0;
+        uint64_t T = gp_levels_next_for(&lv, d);
+        size_t na = gp_levels_active(&lv, T, a), nb = scan_active(&lv, T, b);
+        if (na != nb) { same = 0; break; }
+        for (size_t k = 0; k < na; ++k) {
+            if (a[k] != b[k]) same = 0;
+            if (k && a[k] <= a[k - 1]) sorted = 0;
+        }
+        active_total += na;
+        for (size_t k = 0; k < na; ++k) {
+            lv.t_last[a[k]] = T;
+            /* mostly stay, sometimes deeper or shallower by up to 3 */
+            int w = lv.level[a[k]] + (int)(RND() % 7) - 3;
+            if (RND() % 4 == 0) gp_levels_adjust(&lv, a[k], w, T);
+        }
+        lv.now = T;
+        if (s == steps / 2) {          /* a direct write, announced */
+            for (size_t i = 0; i < n; i += 7)
+                if (lv.t_last[i] % gp_levels_span(&lv, max_level) == 0 && (lv.now % gp_levels_span(&lv, 0)) == 0)
+                    lv.level[i] = (uint8_t)max_level;
+            gp_levels_touched(&lv);
+        }
+        if (T % gp_levels_span(&lv, 0) == 0) {   /* a new dt_max: re-anchor, as the schemes' syncs do */
+            for (size_t i = 0; i < n; ++i) lv.t_last[i] = T;
+        }
+        steps_done++;
+    }
+    ok(same && sorted, "n = %zu, %d levels: the filed active sets and deepest levels equal the scan's "
+       "over %d block steps (%zu active particles in all), in ascending order",
+       n, max_level + 1, steps_done, active_total);
+    free(a); free(b);
+    gp_levels_free(&lv);
+}
+
 int main(void)
 {
-    plan(16);
+    plan(19);
     gp_levels lv = { 0 };
     if (gp_levels_alloc(&lv, 4) != 0) bail("out of memory");
     gp_levels_anchor(&lv, 10.0, 1.0, 4);   /* dt_max 1, levels 0..4, 16 ticks per dt_max */
@@ -52,5 +124,9 @@ int main(void)
     }
     ok(good, "every particle's last tick is a multiple of its span");
     gp_levels_free(&lv);
+
+    random_steps(1000, 6, 400, 1);
+    random_steps(100000, 10, 300, 2);      /* large enough for the sorted path */
+    random_steps(5, 3, 100, 3);
     return done_testing();
 }
