@@ -18,6 +18,9 @@
 # The gravplug wheel's make step reuses this build tree (GRAVPLUG_MAKE_BUILD).
 # (generated from tests/python-amuse-package.sh by tests/module.mk)
 unset MFLAGS MAKELEVEL GRAVPLUG_PATH GRAVPLUG_LIB GRAVPLUG_BUILD PYTHONPATH
+# AMUSE's install pins setuptools<70 in a constraint file (docs/PYTHON.md):
+# exported, it would refuse the setuptools>=77 both wheels build with.
+unset PIP_CONSTRAINT
 # The wheel's make keeps the outer make's overrides, not its jobserver.
 MAKEFLAGS=$(printf '%s' "${MAKEFLAGS:-}" | sed -E 's/--jobserver-(auth|fds)=[^ ]*//g; s/(^| )-j[0-9]*( |$)/ /g')
 export MAKEFLAGS
