@@ -38,9 +38,10 @@ else
     for f in $missing; do echo "#   $f"; done
     fail=1
 fi
-if grep -q '^license = "Apache-2.0"' python/pyproject.toml && grep -q '^license: Apache-2.0' CITATION.cff; then
-    echo "ok 3 - pyproject.toml and CITATION.cff say Apache-2.0"
+if grep -q '^license = "Apache-2.0"' python/pyproject.toml && grep -q '^license = "Apache-2.0"' python/amuse-gravplug/pyproject.toml &&
+   grep -q '^license: Apache-2.0' CITATION.cff; then
+    echo "ok 3 - both pyproject.toml files (gravplug, amuse-gravplug) and CITATION.cff say Apache-2.0"
 else
-    echo "not ok 3 - pyproject.toml and CITATION.cff say Apache-2.0"; fail=1
+    echo "not ok 3 - both pyproject.toml files (gravplug, amuse-gravplug) and CITATION.cff say Apache-2.0"; fail=1
 fi
 exit $fail

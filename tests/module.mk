@@ -67,12 +67,14 @@ $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BU
 # ---- script tests (shell, with paths substituted) ------------------------
 GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
 GP_MY_SH_TESTS += readme-first-command license-headers version-agree build-cuda-arch python-wheel
+GP_MY_SH_TESTS += python-amuse-package
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
 $(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)
 $(BUILD)/t/version-agree.t: $(BINS) $(BUILD)/plugins/gravplug-cpu-direct.so VERSION
 $(BUILD)/t/build-cuda-arch.t: $(CUDA_PLUGINS_BUILT)
 $(BUILD)/t/python-wheel.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml
+$(BUILD)/t/python-amuse-package.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml python/amuse-gravplug/pyproject.toml
 $(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
 $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
 	@mkdir -p $(dir $@)

@@ -343,6 +343,35 @@ t.ok(np.allclose(ax_p, acc_ref[:, 0], rtol=1e-9, atol=1e-9 * np.abs(acc_ref).max
      "particles.ax and particles.potential_in_code = Solver.forces")
 gravity.stop()
 
+# ---- the TCP_NODELAY shim of worker.py: on exactly the AMUSE releases it names ---------
+import inspect  # noqa: E402
+import socket  # noqa: E402
+
+from amuse.rfi import python_code  # noqa: E402
+from gravplug.amuse import worker as gp_worker  # noqa: E402
+
+amuse_version = gp_worker._amuse_version()
+if amuse_version in gp_worker.NODELAY_TESTED:
+    t.ok("socket.create_connection(" in inspect.getsource(python_code.PythonImplementation.start_socket)
+         and getattr(python_code.socket, "gravplug_nodelay", False),
+         f"AMUSE {amuse_version} (in NODELAY_TESTED): its Python worker connects through "
+         f"python_code.socket.create_connection, the one thing the shim replaces")
+    code = Gravplug(solver="cpu-direct")
+    code.get_time()
+    laps = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        code.get_time()
+        laps.append(time.perf_counter() - t0)
+    code.stop()
+    ms = 1e3 * float(np.median(laps))
+    t.ok(ms < 20, f"... so a call to the worker takes {ms:.2f} ms (median of 20; with Nagle's "
+                  f"algorithm on, each reply waits for a delayed ACK, about 40 ms)")
+else:
+    t.ok(python_code.socket is socket,
+         f"AMUSE {amuse_version!r} is not in NODELAY_TESTED {gp_worker.NODELAY_TESTED}: its worker runs unpatched")
+    t.skip(1, f"the call time with the shim is measured on {gp_worker.NODELAY_TESTED} only")
+
 # ---- gravplug only: bridge, a cluster orbiting a galaxy computed by a second instance --
 NG = 2000
 galaxy_pos = gravplug.ic.make("hernquist", NG, seed=5)

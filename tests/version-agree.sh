@@ -3,13 +3,13 @@
 # The version is written once, in the VERSION file; everything that prints
 # or records one must say the same: gravhost --version, the plugins'
 # gp_api.version (compiled from the Makefile's VERSION), the Python
-# package's __version__, the file setuptools reads for the wheel's version,
-# and CITATION.cff.
+# package's __version__, the files setuptools reads for the wheels' versions
+# (gravplug's and amuse-gravplug's), and CITATION.cff.
 # (generated from tests/version-agree.sh by tests/module.mk)
 root="@ROOT@"
 build="@BUILD@"
 want=$(cat "$root/VERSION" 2>/dev/null)
-echo 1..6
+echo 1..7
 fail=0
 check() { # check N WHAT GOT
     if [ "$3" = "$want" ]; then echo "ok $1 - $2 says $want"
@@ -35,4 +35,10 @@ else
     echo "not ok 5 - python/pyproject.toml takes its version from the VERSION file"; fail=1
 fi
 check 6 "CITATION.cff" "$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$root/CITATION.cff")"
+# python/amuse-gravplug/VERSION, the same way, for the amuse-gravplug wheel
+if grep -q '^version = {file = "VERSION"}' "$root/python/amuse-gravplug/pyproject.toml" && grep -q '"version"' "$root/python/amuse-gravplug/pyproject.toml"; then
+    check 7 "python/amuse-gravplug/VERSION (amuse-gravplug's version, by its pyproject.toml)" "$(cat "$root/python/amuse-gravplug/VERSION" 2>/dev/null)"
+else
+    echo "not ok 7 - python/amuse-gravplug/pyproject.toml takes its version from the VERSION file"; fail=1
+fi
 exit $fail

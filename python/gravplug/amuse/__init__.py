@@ -23,7 +23,9 @@ sets, channels and bridge work as with any other code.
 
 Files: worker.py (GravplugImplementation, in the worker process),
 interface.py (GravplugInterface, the legacy functions), code.py (Gravplug,
-the high-level class).
+the high-level class). The amuse-gravplug distribution
+(python/amuse-gravplug) re-exports Gravplug and GravplugInterface as
+amuse.community.gravplug, where AMUSE's own community codes live.
 
 The code runs in an AMUSE Python worker (PythonCodeInterface, over the
 sockets channel by default: no MPI needed) that drives a gravplug.Gravity:
