@@ -19,7 +19,9 @@
  *     set_particles clearing the state;
  *   - both at extreme scales (positions 1e-30..1e30, masses
  *     1e-50..1e300): the right answer, or an error when the answer is
- *     outside double's range — never GP_OK with 0, NaN or inf.
+ *     outside double's range — never GP_OK with 0, NaN or inf;
+ *   - the bytes a cuda-tree block step at 1% active moves between host and
+ *     device (its debug log): O(n_active), never a copy of all n.
  * Runs on a GPU, and in `make test` on the CPU emulation of CUDA
  * (build/emu/plugins). Without a device: 1..0 # SKIP.
  */
@@ -268,6 +270,90 @@ static void check_large_state(const gp_api *P)
     free(pos); free(v); free(a); free(t); free(m); free(got); free(idx);
 }
 
+/* ---- the bytes a block step moves (cuda-tree's debug log) --------------- */
+typedef struct byte_log {
+    unsigned long long h2d, d2h;
+    int calls; /* entry points that logged their bytes */
+} byte_log;
+
+static void count_bytes(void *user, int level, const char *msg)
+{
+    byte_log *b = user;
+    const char *p = strstr(msg, "host->device ");
+    unsigned long long h, d;
+    if (level == GP_LOG_DEBUG && p && sscanf(p, "host->device %llu bytes, device->host %llu bytes", &h, &d) == 2) {
+        b->h2d += h;
+        b->d2h += d;
+        b->calls++;
+    }
+}
+
+/* Block steps through ABI 1.1 at 1% active (get_positions of the active,
+ * set_state, predict, subset, compute_forces) move at most a fixed 2 KiB
+ * plus 256 bytes per active particle (the copies themselves are ~150: index,
+ * state in, positions out, results out); a copy of all n positions (24 n
+ * bytes) is 8 times that bound. And the counters do see O(n) copies: an
+ * ABI 1.0 update_positions moves all of them. */
+static void check_block_bytes(const gp_api *T)
+{
+    size_t n = N > 4096 ? N : 4096;
+    byte_log bl = {0, 0, 0};
+    gp_param kv[2] = {{"eps", "0.01"}, {"mac", "bh"}};
+    gp_init_args ia;
+    memset(&ia, 0, sizeof ia);
+    ia.struct_size = sizeof ia;
+    ia.params = kv;
+    ia.n_params = 2;
+    ia.device = -1;
+    ia.log = count_bytes;
+    ia.log_user = &bl;
+    gp_solver *s = NULL;
+    if (T->init(&s, &ia) != GP_OK) { ok(0, "cuda-tree with a log: %s", T->last_error(NULL)); return; }
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *x = malloc(3 * n * sizeof *x);
+    double *v = calloc(3 * n, sizeof *v), *a = calloc(3 * n, sizeof *a), *t = calloc(n, sizeof *t);
+    double *acc = malloc(3 * n * sizeof *acc);
+    uint32_t *act = malloc(n * sizeof *act);
+    if (!pos || !mass || !x || !v || !a || !t || !acc || !act) bail("out of memory");
+    tl_plummer(n, 20261124, 1.0, 30.0, pos, mass);
+    for (size_t k = 0; k < 3 * n; ++k) v[k] = 0.01 * (double)((k * 7919) % 101) / 101.0 - 0.005;
+    size_t na = 0;
+    for (size_t i = 0; i < n; i += 97) act[na++] = (uint32_t)i;
+    int good = T->set_particles(s, n, pos, mass) == GP_OK && T->set_active_subset(s, na, act) == GP_OK &&
+               T->compute_forces(s, acc, NULL) == GP_OK;
+    double Tk = 0;
+    unsigned long long worst = 0, worst_bound = 0;
+    size_t worst_na = 0;
+    int steps_ok = good, logged = 1;
+    for (int step = 0; step < 4 && good; ++step) {
+        na = 0;
+        for (size_t i = (size_t)step; i < n; i += 97) act[na++] = (uint32_t)i;
+        bl.h2d = bl.d2h = 0;
+        bl.calls = 0;
+        good = T->get_positions(s, na, act, x) == GP_OK;
+        for (size_t k = 0; k < na; ++k) t[k] = Tk;
+        good = good && T->set_state(s, na, act, x, v, a, t) == GP_OK;
+        Tk += 1.0 / 64.0;
+        good = good && T->predict(s, Tk) == GP_OK && T->set_active_subset(s, na, act) == GP_OK &&
+               T->compute_forces(s, acc, NULL) == GP_OK;
+        unsigned long long bytes = bl.h2d + bl.d2h, bound = 2048 + 256 * (unsigned long long)na;
+        logged = logged && bl.calls == 4; /* get_positions, set_state, predict, compute_forces */
+        if (bytes > worst) { worst = bytes; worst_bound = bound; worst_na = na; }
+        if (bytes > bound) steps_ok = 0;
+        diag("cuda-tree block step %d, %zu of %zu active: host->device %llu bytes, device->host %llu bytes",
+             step, na, n, bl.h2d, bl.d2h);
+    }
+    if (!good) diag("cuda-tree: %s", T->last_error(s));
+    ok(good && logged, "cuda-tree logs the bytes of each block-step call (GP_LOG_DEBUG)");
+    ok(good && steps_ok && worst > 0,
+       "cuda-tree block steps at 1%% active move O(n_active) bytes: worst %llu <= %llu (%zu active; all "
+       "positions would be %zu)", worst, worst_bound, worst_na, 24 * n);
+    bl.h2d = bl.d2h = 0;
+    good = T->update_positions(s, pos) == GP_OK;
+    ok(good && bl.h2d >= 24 * n, "update_positions counts its O(n) upload: %llu bytes >= %zu", bl.h2d, 24 * n);
+    T->finalize(s);
+    free(pos); free(mass); free(x); free(v); free(a); free(t); free(acc); free(act);
+}
+
 /* The H100's gpu-accuracy test 50 in small: full calls, then a sparse 1%
  * subset (whose groups cost far more per particle than all particles'),
  * then update_positions: that must refit. The old rebuild model (each
@@ -387,6 +473,7 @@ int main(void)
     check_scales(D.api, R.api, pos, mass);
     check_scales(T.api, R.api, pos, mass);
     check_refit_after_sparse_subset(T.api);
+    check_block_bytes(T.api);
     check_large_state(D.api);
     check_large_state(T.api);
     free(pos);

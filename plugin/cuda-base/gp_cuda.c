@@ -165,6 +165,20 @@ gp_status gp_cuda_enter(gp_base *b, gp_cuda *c)
     return e == cudaSuccess ? GP_OK : device_fail(b, e, "selecting the CUDA device");
 }
 
+void gp_cuda_count(gp_cuda *c, int upload, size_t bytes)
+{
+    if (upload) c->bytes_h2d += bytes;
+    else c->bytes_d2h += bytes;
+}
+
+gp_status gp_cuda_log_bytes(gp_base *b, const gp_cuda *c, const char *call, unsigned long long h2d0,
+                            unsigned long long d2h0, gp_status st)
+{
+    gp_log(b, GP_LOG_DEBUG, "%s: host->device %llu bytes, device->host %llu bytes", call, c->bytes_h2d - h2d0,
+           c->bytes_d2h - d2h0);
+    return st;
+}
+
 gp_status gp_cuda_sync(gp_base *b, gp_cuda *c, const char *doing)
 {
     cudaError_t e = cudaStreamSynchronize((cudaStream_t)c->stream);
@@ -241,6 +255,7 @@ static gp_status copy_and_wait(gp_base *b, gp_cuda *c, void *dst, const void *sr
                                enum cudaMemcpyKind kind, const char *what)
 {
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, (cudaStream_t)c->stream);
+    if (e == cudaSuccess) gp_cuda_count(c, kind == cudaMemcpyHostToDevice, bytes);
     if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
     return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
 }
@@ -364,6 +379,7 @@ static gp_status copy_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, int upload,
     staging g;
     gp_status st = stage_begin(b, c, stage, bytes, &g);
     if (st != GP_OK || g.n == 0) return st;
+    gp_cuda_count(c, upload, bytes);
     cudaError_t e = cudaSuccess;
     /* a download starts with the first two pieces in flight */
     for (size_t k = 0; !upload && k < g.n && k < 2 && e == cudaSuccess; ++k) e = dma_piece(c, &g, 0, dev, k);

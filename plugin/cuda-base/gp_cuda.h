@@ -32,6 +32,9 @@ typedef struct gp_cuda {
     size_t total_mem;        /* bytes of device memory                       */
     int    open;             /* 1 after gp_cuda_open succeeded               */
     void  *ev[2];            /* cudaEvent_t: the two halves of the staging   */
+    /* bytes copied between host and device since open: every copy of the
+     * plugins goes through this file or gp_cuda_count */
+    unsigned long long bytes_h2d, bytes_d2h;
 } gp_cuda;
 
 /* Picks device base->device (-1: device 0), checks that it exists and that
@@ -55,6 +58,16 @@ void gp_cuda_close(gp_cuda *c);
 /* Makes c's device current on the calling thread (every entry point calls
  * this first: the current device is per thread in CUDA). */
 gp_status gp_cuda_enter(gp_base *b, gp_cuda *c);
+
+/* Counts a host<->device copy made outside this file (upload: 1 for
+ * host->device). */
+void gp_cuda_count(gp_cuda *c, int upload, size_t bytes);
+
+/* Logs at GP_LOG_DEBUG "<call>: host->device N bytes, device->host M
+ * bytes", what was copied since the counters were h2d0 and d2h0 (taken at
+ * the start of the ABI call `call`), and returns st unchanged. */
+gp_status gp_cuda_log_bytes(gp_base *b, const gp_cuda *c, const char *call, unsigned long long h2d0,
+                            unsigned long long d2h0, gp_status st);
 
 /* err == cudaSuccess -> GP_OK; else GP_ERR_DEVICE with "while <doing>:
  * <cudaGetErrorName>: <cudaGetErrorString>" and advice. err is an int so

@@ -216,6 +216,7 @@ static gp_status choose_len_scale(gp_solver *s, double side)
     if (r != GP_OK) return r;
     if ((r = dev(s, gp_tree_sample(d->pos_in.ptr, d->perm.ptr, s->n_tree, count, d->center.ptr, d->sample.ptr, host,
                                    s->cu.stream), "sampling the particle distances")) != GP_OK) return r;
+    gp_cuda_count(&s->cu, 0, count * sizeof(double));
     /* the median, by insertion sort (count <= 1024, once per build) */
     for (uint32_t i = 1; i < count; ++i) {
         double v = host[i];
@@ -267,6 +268,7 @@ static gp_status build_tree(gp_solver *s)
     s->n_tree = n;
     if ((r = reserve(s, &d->bbox, 6 * 1024 * sizeof(double), "the bounding-box scratch")) != GP_OK) return r;
     if ((r = dev(s, gp_tree_bbox(d->pos_in.ptr, src, n, d->bbox.ptr, box, st), "computing the bounding box")) != GP_OK) return r;
+    gp_cuda_count(&s->cu, 0, 6 * sizeof(double));
     double side = 0, lo[3];
     for (int a = 0; a < 3; ++a)
         if (box[3 + a] - box[a] > side) side = box[3 + a] - box[a];
@@ -320,6 +322,7 @@ static gp_status build_tree(gp_solver *s)
         if ((r = dev(s, gp_tree_scan(d->cub.ptr, &tmp, d->counts.ptr, d->offsets.ptr, width, st), "scanning child counts")) != GP_OK) return r;
         if ((r = dev(s, gp_tree_total(d->counts.ptr, d->offsets.ptr, width, d->scalar.ptr, &total, st),
                      "counting the next level")) != GP_OK) return r;
+        gp_cuda_count(&s->cu, 0, sizeof total);
         s->level_start[level + 1] = e;
         if (total == 0 || level >= GP_KEY_MAX_LEVEL) break;
         if ((size_t)e + total > s->cell_cap) {
@@ -739,7 +742,7 @@ static gp_status cuda_tree_init(gp_solver **out, const gp_init_args *args)
     return st;
 }
 
-static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
     double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer;
@@ -795,7 +798,7 @@ static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *p
     return GP_OK;
 }
 
-static gp_status cuda_tree_update_positions(gp_solver *s, const double *pos)
+static gp_status update_positions_call(gp_solver *s, const double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status r = gp_particles_update(&s->base, pos);
@@ -823,7 +826,7 @@ static int bits_for(uint32_t n)
     return b;
 }
 
-static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
     gp_status r = gp_check_compute(&s->base, acc);
@@ -900,7 +903,7 @@ static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot
     return GP_OK;
 }
 
-static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
+static gp_status compute_field_call(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
     gp_status r = gp_cuda_check_field(&s->base, m, points, acc);
@@ -929,7 +932,7 @@ static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *p
 
 /* ---- ABI 1.1 ------------------------------------------------------------ */
 
-static gp_status cuda_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+static gp_status set_state_call(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
                               const double *vel, const double *acc, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
@@ -938,7 +941,7 @@ static gp_status cuda_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t 
     return r;
 }
 
-static gp_status cuda_tree_predict(gp_solver *s, double t)
+static gp_status predict_call(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     int moved = 0;
@@ -950,7 +953,7 @@ static gp_status cuda_tree_predict(gp_solver *s, double t)
     return r;
 }
 
-static gp_status cuda_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
+static gp_status get_positions_call(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
     if (!s->host_stale) return gp_positions_get(&s->base, n_sub, index, pos); /* no transfer */
@@ -969,7 +972,7 @@ static gp_status cuda_tree_set_source_subset(gp_solver *s, size_t n_src, const u
     return r;
 }
 
-static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
+static gp_status update_masses_call(gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status r;
@@ -984,6 +987,30 @@ static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint3
     s->need_refit = 1; /* moments from the new masses on the same tree */
     return GP_OK;
 }
+
+/* The entry points that may copy: each logs the bytes it moved each way
+ * (GP_LOG_DEBUG, "<call>: host->device N bytes, device->host M bytes"),
+ * so a host (and tests/gpu-abi11.c) can check that a block step moves
+ * O(n_active) bytes. */
+#define BYTES_LOGGED(fn, params, args)                                                     \
+    static gp_status cuda_tree_##fn params                                                \
+    {                                                                                      \
+        if (!s) return fn##_call args;                                                     \
+        unsigned long long h0 = s->cu.bytes_h2d, d0 = s->cu.bytes_d2h;                     \
+        gp_status r = fn##_call args;                                                      \
+        return gp_cuda_log_bytes(&s->base, &s->cu, #fn, h0, d0, r);                        \
+    }
+BYTES_LOGGED(set_particles, (gp_solver *s, size_t n, const double *pos, const double *mass), (s, n, pos, mass))
+BYTES_LOGGED(update_positions, (gp_solver *s, const double *pos), (s, pos))
+BYTES_LOGGED(compute_forces, (gp_solver *s, double *acc, double *pot), (s, acc, pot))
+BYTES_LOGGED(compute_field, (gp_solver *s, size_t m, const double *points, double *acc, double *pot),
+             (s, m, points, acc, pot))
+BYTES_LOGGED(set_state, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
+                         const double *acc, const double *t), (s, n_sub, index, pos, vel, acc, t))
+BYTES_LOGGED(predict, (gp_solver *s, double t), (s, t))
+BYTES_LOGGED(get_positions, (gp_solver *s, size_t n_sub, const uint32_t *index, double *pos), (s, n_sub, index, pos))
+BYTES_LOGGED(update_masses, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass),
+             (s, n_sub, index, mass))
 
 static const gp_api api = GP_PLUGIN_API(cuda_tree, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
