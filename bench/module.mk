@@ -16,3 +16,12 @@ $(BUILD)/obj/bench/block-step.o: CFLAGS += -Ihost_stub/ic -Iintegrators -ffp-con
 $(BLOCK_STEP): $(BUILD)/obj/bench/block-step.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $< -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)
+
+# bench/level-bins: the host's per-block-step bookkeeping (deepest level,
+# active list) with the particles filed by level against O(n) scans.
+LEVEL_BINS := $(BUILD)/bench/level-bins
+BENCHES += $(LEVEL_BINS)
+$(BUILD)/obj/bench/level-bins.o: CFLAGS += -Iintegrators
+$(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep_levels.o
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ -lm
