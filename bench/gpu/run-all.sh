@@ -15,6 +15,10 @@
 #     block       block steps through ABI 1.1 and 1.0 side by side (cudabench
 #                 block): cuda-tree, galaxy and Plummer, 2^24 and 2^20, 1%
 #                 active, with get_stats' transfer seconds per step  ~3-5 min
+#     block-pays  bench/block-pays.py on cuda-tree: galaxy 2^17, block-rk2 and
+#                 block-kdk at three eta against leapfrog at three dt, to
+#                 equal max |dE/E| (energies from cpu-direct on the host's
+#                 cores, outside the timing)                         ~5-8 min
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
 # TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages), NO_BUILD=1
@@ -102,8 +106,14 @@ stage_block() {
     echo "block: $f"
 }
 
+stage_block_pays() {
+    python3 bench/block-pays.py --plugin cuda-tree --model galaxy --n "${BLOCK_PAYS_N:-131072}" --t 2 \
+        --dt 0.25 --schemes block-rk2,block-kdk --etas 0.1,0.15,0.25 --leapfrog 5,6,7 --repeats 1 \
+        --sample 0.5 --out "$out/gpu-$tag-block-pays" && echo "block-pays: $out/gpu-$tag-block-pays.md"
+}
+
 build
-stages=${*:-tests direct tree-small tree-large block}
+stages=${*:-tests direct tree-small tree-large block block-pays}
 for s in $stages; do
     case "$s" in
     tests) stage_tests ;;
@@ -111,6 +121,7 @@ for s in $stages; do
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
     tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
     block) stage_block ;;
-    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block)" >&2; exit 2 ;;
+    block-pays) stage_block_pays ;;
+    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block block-pays)" >&2; exit 2 ;;
     esac
 done
