@@ -139,6 +139,10 @@ typedef struct gp_particles {
     size_t   n_src;         /* source subset: n_src == n and src NULL: all */
     uint32_t *src;          /* NULL: all sources, else n_src indices in the
                                caller's order */
+    uint64_t *seen;         /* gp_check_subset's map of n bits, all zero
+                               between calls, so that a check costs
+                               O(n_sub), not O(n), on every block step */
+    size_t   seen_words;
 } gp_particles;
 
 /* ------------------------------------------------------------------------ */

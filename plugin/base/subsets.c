@@ -35,13 +35,22 @@ gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uin
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
                        "%s was given %zu indices but there are only %zu particles; "
                        "an index may appear at most once", fn, n_sub, n);
-    uint64_t *seen = calloc((n + 63) / 64, sizeof *seen);
-    if (!seen)
-        return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
-                       "%s: no memory for a %zu-bit check map; free memory or use "
-                       "fewer particles", fn, n);
+    gp_particles *p = &base->p;
+    const size_t words = (n + 63) / 64;
+    if (!p->seen || p->seen_words != words) {
+        free(p->seen);
+        p->seen_words = 0;
+        p->seen = calloc(words, sizeof *p->seen);
+        if (!p->seen)
+            return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                           "%s: no memory for a %zu-bit check map; free memory or use "
+                           "fewer particles", fn, n);
+        p->seen_words = words;
+    }
+    uint64_t *seen = p->seen;
     st = GP_OK;
-    for (size_t k = 0; k < n_sub; ++k) {
+    size_t k = 0;
+    for (; k < n_sub; ++k) {
         uint32_t i = index[k];
         if ((size_t)i >= n) {
             st = gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -58,7 +67,9 @@ gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uin
         }
         seen[i / 64] |= bit;
     }
-    free(seen);
+    /* back to all zero: only the bits set above (every index before k is
+     * in range) */
+    for (size_t j = 0; j < k; ++j) seen[index[j] / 64] = 0;
     return st;
 }
 
