@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gravplug.h — the gravplug plugin ABI, version 1.1.
+ * gravplug.h — the gravplug plugin ABI, version 1.2.
+ *
+ * 1.2 appends what GRAPE-6 and Sapporo2 return beside the force: the jerk
+ * (set_state_jerk, get_velocities, compute_forces_ex with gp_outputs, for
+ * Hermite integrators), nearest neighbours, neighbour lists
+ * (get_neighbours) and the pairwise time step of Pelupessy, Janes &
+ * Portegies Zwart (2012) that HOLD and CC need; and two capability bits.
  *
  * 1.1 appends to gp_api the calls that let a plugin hold and predict the
  * particles itself (set_state, predict, get_positions), forces from a
@@ -74,7 +80,7 @@ extern "C" {
 #endif
 
 #define GRAVPLUG_ABI_MAJOR 1
-#define GRAVPLUG_ABI_MINOR 1
+#define GRAVPLUG_ABI_MINOR 2
 
 /* The name of the one exported symbol, for dlsym. */
 #define GRAVPLUG_ENTRY_SYMBOL "gravplug_entry"
@@ -130,6 +136,13 @@ typedef enum gp_status {
                                                    the communicator; each
                                                    process passes its own
                                                    particles                 */
+/* ABI 1.2. Without a bit a call may still succeed, only slowly, or answer
+ * GP_ERR_UNSUPPORTED with a sentence (a tree plugin without jerk). */
+#define GP_CAP_JERK          (UINT64_C(1) << 10) /* jerk outputs and third-
+                                                    order prediction         */
+#define GP_CAP_NEIGHBOURS    (UINT64_C(1) << 11) /* nn, neighbour lists and
+                                                    pair_step at a cost of
+                                                    the force call's order  */
 
 /* ------------------------------------------------------------------------ */
 /* Parameters, logging, init arguments, statistics.                         */
@@ -202,6 +215,37 @@ typedef struct gp_stats {
     double   seconds_walk;     /* wall seconds: walks and interactions        */
     double   seconds_transfer; /* wall seconds: host<->device copies          */
 } gp_stats;
+
+/* ABI 1.2: the outputs of compute_forces_ex. The caller sets struct_size
+ * to sizeof(gp_outputs); every pointer may be NULL except acc, and each
+ * is filled in the order of the active index list. With r = x_j - x_i,
+ * v = v_j - v_i at the predicted time and r2 = |r|^2 + eps^2:
+ *   jerk       G sum_j m_j [v / r2^(3/2) - 3 (r.v) r / r2^(5/2)], self
+ *              excluded, over the same sources as acc (GP_CAP_JERK);
+ *   nn_index   the nearest source other than the particle itself (ties:
+ *              the lower index), UINT32_MAX if none; nn_dist2 its squared
+ *              unsoftened distance;
+ *   pair_step  min over sources j of tau_ij, Huayno's pairwise step
+ *              (Pelupessy et al. 2012) with eta = 1, symmetric in i and j;
+ *              a tree plugin is exact for sources summed one by one and a
+ *              lower bound for accepted cells, so never above the exact
+ *              minimum;
+ *   nb_radius  (input) n_active radii: list the sources within each, for
+ *              get_neighbours;
+ *   nb_step    (input) > 0: list the sources with tau_ij < nb_step.
+ * Neighbours and nn are exact on every plugin. Every output ranges over
+ * the current sources (the source subset, when one is set), as acc does. */
+typedef struct gp_outputs {
+    size_t    struct_size;   /* set by the caller: sizeof(gp_outputs)      */
+    double   *acc;           /* 3*n_active, required                        */
+    double   *pot;           /* n_active                                    */
+    double   *jerk;          /* 3*n_active: needs GP_CAP_JERK               */
+    uint32_t *nn_index;      /* n_active                                    */
+    double   *nn_dist2;      /* n_active                                    */
+    double   *pair_step;     /* n_active                                    */
+    const double *nb_radius; /* n_active radii (input)                      */
+    double    nb_step;       /* > 0 (input)                                 */
+} gp_outputs;
 
 /* ------------------------------------------------------------------------ */
 /* The function table.                                                       */
@@ -324,6 +368,38 @@ typedef struct gp_api {
      * rebuilding. */
     gp_status (*update_masses)(gp_solver *s, size_t n_sub, const uint32_t *index,
                                const double *mass);
+
+    /* ---- ABI 1.2: appended members. A host checks GRAVPLUG_API_HAS
+     * before calling one of these. ----------------------------------- */
+
+    /* Like set_state, with the jerk (3*n_sub doubles): predict then uses
+     * the third-order expressions for these particles,
+     *     x(t) = x + dt*v + (0.5*dt*dt)*a + ((dt*dt*dt)/6)*j,
+     *     v(t) = v + dt*a + (0.5*dt*dt)*j,
+     * left to right in double with no fused multiply-add. set_state (1.1)
+     * gives a particle zero jerk, and predict's 1.1 expression for it is
+     * unchanged bit for bit (its velocity: v + dt*a). */
+    gp_status (*set_state_jerk)(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                const double *pos, const double *vel,
+                                const double *acc, const double *jerk,
+                                const double *t);
+
+    /* The predicted velocities of a subset after predict (same index rules
+     * as get_positions), bit for bit what the jerk computation saw. */
+    gp_status (*get_velocities)(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                double *vel);
+
+    /* compute_forces with more outputs (gp_outputs above). */
+    gp_status (*compute_forces_ex)(gp_solver *s, const gp_outputs *out);
+
+    /* The neighbour lists found by the last compute_forces_ex that asked
+     * for them (nb_radius or nb_step), in CSR form: the neighbours of
+     * active particle k are list[offset[k] .. offset[k+1]), as
+     * set_particles indices, ascending; offset has n_active + 1 entries.
+     * If cap is smaller than the total, nothing but *needed is written and
+     * GP_ERR_INVALID_ARGUMENT says so. */
+    gp_status (*get_neighbours)(gp_solver *s, size_t cap, uint64_t *offset,
+                                uint32_t *list, size_t *needed);
 } gp_api;
 
 /* Whether a plugin's table has (and fills) an appended member: its

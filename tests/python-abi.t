@@ -25,7 +25,7 @@ if not cc:
 STRUCTS = {  # C type name: its ctypes mirror
     "gp_api": _abi.GpApi, "gp_init_args": _abi.GpInitArgs,
     "gp_param_info": _abi.GpParamInfo, "gp_stats": _abi.GpStats,
-    "gp_param": _abi.GpParam, "gp_ic": gic._GpIc, "gp_ic_opts": gic._GpIcOpts,
+    "gp_param": _abi.GpParam, "gp_outputs": _abi.GpOutputs, "gp_ic": gic._GpIc, "gp_ic_opts": gic._GpIcOpts,
     "gp_ic_opt_info": gic._GpIcOptInfo,
 }
 lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "gravplug.h"',

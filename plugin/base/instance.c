@@ -101,6 +101,9 @@ void gp_base_free(gp_base *base)
     free(base->p.acc);
     free(base->p.t);
     free(base->p.stated);
+    free(base->p.jerk);
+    free(base->p.third);
+    gp_neighbours_forget(base);
     free(base->p.src);
     memset(&base->p, 0, sizeof base->p);
 }

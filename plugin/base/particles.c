@@ -136,16 +136,19 @@ gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const d
     p->mass = nm;
     if (p->n != n) { /* the held state is sized by n: reallocated at the next set_state */
         free(p->x0); free(p->vel); free(p->acc); free(p->t); free(p->stated);
-        p->x0 = p->vel = p->acc = p->t = NULL;
-        p->stated = NULL;
+        free(p->jerk); free(p->third);
+        p->x0 = p->vel = p->acc = p->t = p->jerk = NULL;
+        p->stated = p->third = NULL;
     }
     p->n = n;
     p->have = 1;
     free(p->active);
     p->active = NULL;
     p->n_active = n;
-    /* ABI 1.1: set_particles clears the held state and both subsets. */
+    /* ABI 1.1: set_particles clears the held state and both subsets; 1.2:
+     * the jerks and the neighbour lists too. */
     gp_state_clear(base);
+    gp_neighbours_forget(base);
     free(p->src);
     p->src = NULL;
     p->n_src = n;

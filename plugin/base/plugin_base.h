@@ -139,6 +139,12 @@ typedef struct gp_particles {
     size_t   n_src;         /* source subset: n_src == n and src NULL: all */
     uint32_t *src;          /* NULL: all sources, else n_src indices in the
                                caller's order */
+    /* ABI 1.2 (state.c): jerk[3i] of the particles given one by
+     * set_state_jerk (third[i] = 1: predicted to third order); allocated
+     * at the first set_state_jerk. set_state and gp_state_clear reset
+     * third[i] to 0 (second order, the 1.1 expression bit for bit). */
+    double  *jerk;
+    uint8_t *third;
     uint64_t *seen;         /* gp_check_subset's map of n bits, all zero
                                between calls, so that a check costs
                                O(n_sub), not O(n), on every block step */
@@ -162,6 +168,13 @@ typedef struct gp_base {
 
     gp_particles p;
     gp_stats stats;                 /* cumulative; struct_size = sizeof    */
+
+    /* ABI 1.2 (neighbours.c): the neighbour lists of the last
+     * compute_forces_ex that asked for them, CSR over nb_rows active
+     * particles; nb_offset NULL: none since */
+    uint64_t *nb_offset;
+    uint32_t *nb_list;
+    size_t nb_rows;
 } gp_base;
 
 /* ------------------------------------------------------------------------ */
@@ -363,6 +376,43 @@ static inline double gp_predict_coord(double x, double v, double a, double dt)
     return xv + h * a;
 }
 
+/* ABI 1.2 set_state_jerk: set_state's checks and a finite jerk[3*n_sub],
+ * then the state with the jerk: these particles are predicted to third
+ * order (gravplug.h). Nothing changes on failure. */
+gp_status gp_state_check_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *jerk, const double *t);
+gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
+                            const double *pos, const double *vel, const double *acc,
+                            const double *jerk, const double *t);
+
+/* The ABI's third-order prediction of one coordinate and of its velocity
+ * (left to right, no FMA: compile with -ffp-contract=off), and the
+ * second-order velocity. */
+static inline double gp_predict_coord3(double x, double v, double a, double j, double dt)
+{
+    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
+    double xv = x + dt * v;
+    double xa = xv + h * a;
+    return xa + c * j;
+}
+static inline double gp_predict_vel2(double v, double a, double dt) { return v + dt * a; }
+static inline double gp_predict_vel3(double v, double a, double j, double dt)
+{
+    double h = 0.5 * dt * dt;
+    double va = v + dt * a;
+    return va + h * j;
+}
+
+/* The velocity of particle i at the positions' current time: the
+ * prediction to the last predict's time, or its stated velocity when it
+ * was set since; a particle with no state (none given since set_particles
+ * or update_positions) does not move and has velocity 0. */
+void gp_state_velocity(const gp_particles *p, size_t i, double out[3]);
+
+/* get_velocities: gp_state_velocity of a subset (get_positions' rules). */
+gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, double *vel);
+
 /* get_positions: copies the current source positions of a subset. */
 gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos);
 
@@ -395,6 +445,21 @@ void gp_state_clear(gp_base *base);
  * result overflow double). outputs.c. */
 gp_status gp_check_outputs(gp_base *base, const char *fn, size_t m, const double *acc,
                            const double *pot);
+
+/* compute_forces_ex's request, checked before anything runs (outputs.c):
+ * out not NULL, its struct_size covering gp_outputs, acc not NULL, the
+ * nb_radius values finite and >= 0, nb_step finite and >= 0; and the
+ * plugin's base checks of compute_forces (particles set). */
+gp_status gp_check_outputs_ex(gp_base *base, const gp_outputs *out);
+
+/* Neighbour lists (neighbours.c). gp_neighbours_forget: the last lists
+ * are gone (a new compute_forces_ex, set_particles); _keep takes
+ * ownership of malloc'd offset[rows + 1] and list[offset[rows]];
+ * gp_neighbours_get is the ABI's get_neighbours. */
+void gp_neighbours_forget(gp_base *base);
+void gp_neighbours_keep(gp_base *base, size_t rows, uint64_t *offset, uint32_t *list);
+gp_status gp_neighbours_get(gp_base *base, size_t cap, uint64_t *offset, uint32_t *list,
+                            size_t *needed);
 
 /* Stores a copy of an index list already checked (m == 0: none, *list =
  * NULL and *count = n, meaning all particles); OUT_OF_MEMORY leaves both
@@ -478,9 +543,8 @@ double gp_wtime(void);
  * one prefix per plugin, and a missing entry point is a compile error.
  *     static const gp_api api = GP_PLUGIN_API(cpu_tree, PLUGIN_NAME, GP_CAP_TREE | ...);
  *     GP_PLUGIN_ENTRY(api) */
-#define GP_PLUGIN_API(PREFIX, PLUGIN_NAME_, CAPABILITIES)                                  \
-    {                                                                                       \
-        .abi_major = GRAVPLUG_ABI_MAJOR, .abi_minor = GRAVPLUG_ABI_MINOR,                   \
+#define GP_PLUGIN_API_11_MEMBERS(PREFIX, PLUGIN_NAME_, CAPABILITIES)                      \
+        .abi_major = GRAVPLUG_ABI_MAJOR,                                                    \
         .struct_size = sizeof(gp_api), .name = (PLUGIN_NAME_), .version = GP_VERSION,       \
         .capabilities = (CAPABILITIES),                                                     \
         .describe_params = PREFIX##_describe_params, .init = PREFIX##_init,                 \
@@ -493,7 +557,21 @@ double gp_wtime(void);
         .set_state = PREFIX##_set_state, .predict = PREFIX##_predict,                       \
         .get_positions = PREFIX##_get_positions,                                            \
         .set_source_subset = PREFIX##_set_source_subset,                                    \
-        .update_masses = PREFIX##_update_masses,                                            \
+        .update_masses = PREFIX##_update_masses
+
+/* A plugin that implements ABI 1.1 (its 1.2 members NULL: a host's
+ * GRAVPLUG_API_HAS says no). */
+#define GP_PLUGIN_API(PREFIX, PLUGIN_NAME_, CAPABILITIES)                                  \
+    { GP_PLUGIN_API_11_MEMBERS(PREFIX, PLUGIN_NAME_, CAPABILITIES), .abi_minor = 1 }
+
+/* A plugin that implements ABI 1.2 as well. */
+#define GP_PLUGIN_API_12(PREFIX, PLUGIN_NAME_, CAPABILITIES)                               \
+    {                                                                                       \
+        GP_PLUGIN_API_11_MEMBERS(PREFIX, PLUGIN_NAME_, CAPABILITIES),                       \
+        .abi_minor = GRAVPLUG_ABI_MINOR,                                                    \
+        .set_state_jerk = PREFIX##_set_state_jerk, .get_velocities = PREFIX##_get_velocities, \
+        .compute_forces_ex = PREFIX##_compute_forces_ex,                                    \
+        .get_neighbours = PREFIX##_get_neighbours,                                          \
     }
 
 #endif /* GP_PLUGIN_BASE_H */

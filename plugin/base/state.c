@@ -92,8 +92,87 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
         p->t[i] = t[k];
         added += p->stated[i] == 0;
         p->stated[i] = 1;
+        if (p->third) p->third[i] = 0;   /* 1.1's state: second order */
     }
     p->n_stated += added;
+    return GP_OK;
+}
+
+gp_status gp_state_check_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *jerk, const double *t)
+{
+    gp_status st = gp_state_check(base, n_sub, index, pos, vel, acc, t);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!jerk)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "set_state_jerk was given a NULL jerk array; pass 3 doubles for each of "
+                       "the %zu particles (or use set_state for a second-order state)", n_sub);
+    return check_finite(base, "set_state_jerk", "a jerk", jerk, 3 * n_sub, 3);
+}
+
+gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
+                            const double *pos, const double *vel, const double *acc,
+                            const double *jerk, const double *t)
+{
+    gp_status st = gp_state_check_jerk(base, n_sub, index, pos, vel, acc, jerk, t);
+    if (st != GP_OK || n_sub == 0) return st;
+    gp_particles *p = &base->p;
+    if (!p->jerk) {
+        double *j = malloc(3 * p->n * sizeof *j);
+        uint8_t *third = calloc(p->n, 1);
+        if (!j || !third) {
+            free(j); free(third);
+            return gp_fail(base, GP_ERR_OUT_OF_MEMORY,
+                           "set_state_jerk: no memory for the jerks of %zu particles; free "
+                           "memory or use fewer particles", p->n);
+        }
+        p->jerk = j;
+        p->third = third;
+    }
+    st = gp_state_set(base, n_sub, index, pos, vel, acc, t);
+    if (st != GP_OK) return st;
+#pragma omp parallel for schedule(static) if (n_sub > 65536)
+    for (size_t k = 0; k < n_sub; ++k) {
+        size_t i = index ? (size_t)index[k] : k;
+        memcpy(&p->jerk[3 * i], &jerk[3 * k], 3 * sizeof *jerk);
+        p->third[i] = 1;
+    }
+    return GP_OK;
+}
+
+void gp_state_velocity(const gp_particles *p, size_t i, double out[3])
+{
+    if (!p->stated || !p->stated[i]) {
+        out[0] = out[1] = out[2] = 0.0;
+        return;
+    }
+    if (p->stated[i] == 1) {                  /* at its own time */
+        memcpy(out, &p->vel[3 * i], 3 * sizeof *out);
+        return;
+    }
+    double dt = p->t_pred - p->t[i];
+    const double *v = &p->vel[3 * i], *a = &p->acc[3 * i];
+    if (p->third && p->third[i]) {
+        const double *j = &p->jerk[3 * i];
+        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel3(v[d], a[d], j[d], dt);
+    } else {
+        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel2(v[d], a[d], dt);
+    }
+}
+
+gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, double *vel)
+{
+    gp_status st = gp_check_subset(base, "get_velocities", n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!vel)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "get_velocities was given a NULL vel array; pass room for 3*%zu "
+                       "doubles", n_sub);
+    const gp_particles *p = &base->p;
+#pragma omp parallel for schedule(static) if (n_sub > 65536)
+    for (size_t k = 0; k < n_sub; ++k)
+        gp_state_velocity(p, index ? (size_t)index[k] : k, &vel[3 * k]);
     return GP_OK;
 }
 
@@ -101,6 +180,12 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
 static inline void predict_one(const gp_particles *p, size_t i, double tp, double out[3])
 {
     double dt = tp - p->t[i];
+    if (p->third && p->third[i]) {
+        for (int d = 0; d < 3; ++d)
+            out[d] = gp_predict_coord3(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d],
+                                       p->jerk[3 * i + d], dt);
+        return;
+    }
     for (int d = 0; d < 3; ++d)
         out[d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d], dt);
 }
@@ -212,5 +297,6 @@ void gp_state_clear(gp_base *base)
 {
     gp_particles *p = &base->p;
     if (p->stated && p->n_stated) memset(p->stated, 0, p->n);
+    if (p->third) memset(p->third, 0, p->n);
     p->n_stated = 0;
 }

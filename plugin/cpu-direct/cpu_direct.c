@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/plugin_base.h"
+#include "direct_ex.h"
 #include "direct_kernel.h"
 
 #define PLUGIN_NAME "cpu-direct"
@@ -374,8 +375,58 @@ static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *
     return compute(s, &t, "compute_field", acc, pot, &s->base.stats.field_calls);
 }
 
-static const gp_api api = GP_PLUGIN_API(cpu_direct, PLUGIN_NAME,
+/* ---- ABI 1.2 ------------------------------------------------------------- */
+
+static gp_status cpu_direct_set_state_jerk(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                           const double *pos, const double *vel,
+                                           const double *acc, const double *jerk, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
+    gp_status st = gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
+    if (st == GP_OK && n_sub) refill(s);
+    return st;
+}
+
+static gp_status cpu_direct_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                           double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    return gp_velocities_get(&s->base, n_sub, index, vel);
+}
+
+/* acc and pot exactly as compute_forces makes them (the same bits), then
+ * the other outputs in one more pass over the sources (direct_ex.c). */
+static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
+    gp_status st = gp_check_outputs_ex(&s->base, out);
+    if (st != GP_OK) return st;
+    gp_neighbours_forget(&s->base);
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    st = compute(s, &t, "compute_forces_ex", out->acc, out->pot, &s->base.stats.force_calls);
+    if (st != GP_OK) return st;
+    if (!out->jerk && !out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
+        !(out->nb_step > 0))
+        return GP_OK;
+    double t0 = gp_wtime();
+    double eps = gp_param_double(&s->base, P_EPS);
+    st = gp_direct_ex(&s->base, gp_param_double(&s->base, P_G), eps * eps, s->in_src, out,
+                      thread_count(s));
+    if (st == GP_OK && out->jerk) st = gp_check_outputs(&s->base, "compute_forces_ex (jerk)",
+                                                         s->base.p.n_active, out->jerk, NULL);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return st;
+}
+
+static gp_status cpu_direct_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,
+                                           uint32_t *list, size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return gp_neighbours_get(&s->base, cap, offset, list, needed);
+}
+
+static const gp_api api = GP_PLUGIN_API_12(cpu_direct, PLUGIN_NAME,
     GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
+    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS);
 
 GP_PLUGIN_ENTRY(api)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-direct: the exact O(N^2) reference solver (OpenMP, double).
 CPU_DIRECT_SO   := $(BUILD)/plugins/gravplug-cpu-direct.so
-CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_kernel.o)
+CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_kernel.o direct_ex.o)
 PLUGINS     += $(CPU_DIRECT_SO)
 CPU_PLUGINS += $(CPU_DIRECT_SO)
 
@@ -9,6 +9,8 @@ CPU_PLUGINS += $(CPU_DIRECT_SO)
 # instruction) and -fno-trapping-math (branch-free selects) make it SIMD;
 # none of these changes a result. No -ffast-math: results stay as coded.
 $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno -fno-trapping-math
+# pair_step is the shared expression bit for bit (no fused multiply-add).
+$(BUILD)/obj/plugin/cpu-direct/direct_ex.o: CFLAGS += -ffp-contract=off
 
 $(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)

@@ -12,7 +12,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 1
+ABI_MINOR = 2
 ENTRY_SYMBOL = "gravplug_entry"
 
 
@@ -46,6 +46,8 @@ class Capability(enum.IntFlag):
     PREDICT = 1 << 7           # ABI 1.1
     SOURCE_SUBSET = 1 << 8
     MPI = 1 << 9
+    JERK = 1 << 10
+    NEIGHBOURS = 1 << 11
 
 
 class ParamType(enum.IntEnum):
@@ -109,6 +111,21 @@ class GpStats(Structure):
 c_double_p = POINTER(c_double)
 c_uint32_p = POINTER(c_uint32)
 
+
+class GpOutputs(Structure):
+    """ABI 1.2: the outputs of compute_forces_ex (gravplug.h)."""
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("acc", c_double_p),
+        ("pot", c_double_p),
+        ("jerk", c_double_p),
+        ("nn_index", c_uint32_p),
+        ("nn_dist2", c_double_p),
+        ("pair_step", c_double_p),
+        ("nb_radius", c_double_p),
+        ("nb_step", c_double),
+    ]
+
 DescribeParamsFn = CFUNCTYPE(POINTER(GpParamInfo), POINTER(c_size_t))
 InitFn = CFUNCTYPE(gp_status, POINTER(gp_solver_p), POINTER(GpInitArgs))
 FinalizeFn = CFUNCTYPE(None, gp_solver_p)
@@ -129,6 +146,13 @@ PredictFn = CFUNCTYPE(gp_status, gp_solver_p, c_double)
 GetPositionsFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p)
 SetSourceSubsetFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p)
 UpdateMassesFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p)
+# ABI 1.2
+SetStateJerkFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p,
+                           c_double_p, c_double_p, c_double_p, c_double_p)
+GetVelocitiesFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_double_p)
+ComputeForcesExFn = CFUNCTYPE(gp_status, gp_solver_p, POINTER(GpOutputs))
+GetNeighboursFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, POINTER(c_uint64), c_uint32_p,
+                            POINTER(c_size_t))
 
 
 class GpApi(Structure):
@@ -157,6 +181,11 @@ class GpApi(Structure):
         ("get_positions", GetPositionsFn),
         ("set_source_subset", SetSourceSubsetFn),
         ("update_masses", UpdateMassesFn),
+        # ABI 1.2: the same rule
+        ("set_state_jerk", SetStateJerkFn),
+        ("get_velocities", GetVelocitiesFn),
+        ("compute_forces_ex", ComputeForcesExFn),
+        ("get_neighbours", GetNeighboursFn),
     ]
 
 
