@@ -24,7 +24,7 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
-                        cpu_targets.o cpu_driver.o)
+                        cpu_targets.o cpu_driver.o tree_search.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
@@ -38,6 +38,13 @@ $(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
 OCTREE_TEST_NAMES := octree-keys octree-kernels tree-build
 OCTREE_TESTS := $(OCTREE_TEST_NAMES:%=$(BUILD)/t/%.t)
 TESTS += $(OCTREE_TESTS)
+
+# tree-search: the exact neighbour searches against brute force.
+TESTS += $(BUILD)/t/tree-search.t
+$(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests
+$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o cpu_walk.o) $(GP_OCTREE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
 $(OCTREE_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(OCTREE_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_OCTREE_OBJS)
