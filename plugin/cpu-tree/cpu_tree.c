@@ -38,6 +38,15 @@
  * the i-groups (targets need not be sources); while a subset is set its
  * refits skip the moments, which it does not use.
  *
+ * ABI 1.2: set_state_jerk and get_velocities are plugin/base's (third-order
+ * prediction, then the same refit as predict). compute_forces_ex gives acc
+ * and pot exactly as compute_forces, nearest neighbours and neighbour
+ * lists by radius from exact searches of the source tree
+ * (octree/tree_search.c), and pair_step and the lists by step exact from a
+ * pass over every source (outputs_ex.c): O(n) per active particle, so no
+ * GP_CAP_NEIGHBOURS. No jerk (GP_ERR_UNSUPPORTED): the cells carry no
+ * velocities.
+ *
  * Groups are compact runs of the key order (octree/tree_state.c). Float modes
  * work in units of the typical leaf size and of the heaviest source mass
  * (octree/cpu_walk.h), so any input scale fits; a float-mode group that meets
@@ -57,6 +66,7 @@
 #include "octree/cpu_walk.h"
 #include "octree/cpu_driver.h"
 #include "octree/cpu_targets.h"
+#include "outputs_ex.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
@@ -625,7 +635,68 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     return GP_OK;
 }
 
-static const gp_api api = GP_PLUGIN_API(cpu_tree, PLUGIN_NAME,
+/* ---- ABI 1.2 ------------------------------------------------------------- */
+
+static gp_status cpu_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         const double *pos, const double *vel, const double *acc,
+                                         const double *jerk, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
+    gp_status st = gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
+    if (st == GP_OK && n_sub) mark_moved(s);
+    return st;
+}
+
+static gp_status cpu_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    return gp_velocities_get(&s->base, n_sub, index, vel);
+}
+
+/* acc and pot from compute_forces (the same bits), then the neighbour
+ * outputs (outputs_ex.c) over the tree of the current sources. */
+static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
+    gp_status st = gp_check_outputs_ex(&s->base, out);
+    if (st != GP_OK) return st;
+    if (out->jerk)
+        return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                       "compute_forces_ex: cpu-tree computes no jerk (its cells carry no "
+                       "velocities, so a cell's jerk would not be honest); leave jerk NULL, or "
+                       "use cpu-direct (GP_CAP_JERK) for Hermite integrators");
+    gp_neighbours_forget(&s->base);
+    st = cpu_tree_compute_forces(s, out->acc, out->pot);
+    if (st != GP_OK) return st;
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
+        !(out->nb_step > 0))
+        return GP_OK;
+    double t0 = gp_wtime();
+    const oct_tree *t = s->base.p.src ? &s->sub : &s->tree;
+    uint32_t *pid = s->base.p.src ? NULL : malloc((t->nsrc ? t->nsrc : 1) * sizeof *pid);
+    if (!s->base.p.src && !pid)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for %u source indices", t->nsrc);
+    if (pid)
+        for (uint32_t k = 0; k < t->nsrc; k++) pid[k] = t->order[t->sid[k]];
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = cpu_tree_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, out,
+                             gp_param_double(&s->base, OCT_P_G), eps * eps,
+                             oct_param_threads(&s->base));
+    free(pid);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return st;
+}
+
+static gp_status cpu_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,
+                                         uint32_t *list, size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return gp_neighbours_get(&s->base, cap, offset, list, needed);
+}
+
+static const gp_api api = GP_PLUGIN_API_12(cpu_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 

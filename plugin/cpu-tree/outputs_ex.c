@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * outputs_ex.c — cpu-tree's ABI 1.2 outputs (see outputs_ex.h).
+ *
+ * Each active particle's neighbours come out in ascending index order:
+ * the tree search's hits by radius and the pass's hits by step, merged.
+ * Lists are made per particle and then packed into the CSR arrays, so
+ * threads never share a buffer. Compiled with -ffp-contract=off, so
+ * pair_step is the shared expression (base/pair_step.h) bit for bit.
+ */
+#include "outputs_ex.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pair_step.h"
+#include "octree/tree_search.h"
+
+typedef struct hits {
+    uint32_t *v;
+    size_t n, cap;
+} hits;
+
+static int hits_push(hits *h, uint32_t x)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 16;
+        uint32_t *v = realloc(h->v, cap * sizeof *v);
+        if (!v) return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = x;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted, each index once (a source may be hit by radius and by step). */
+static void sort_unique(hits *h)
+{
+    qsort(h->v, h->n, sizeof *h->v, cmp_u32);
+    size_t w = 0;
+    for (size_t r = 0; r < h->n; r++)
+        if (w == 0 || h->v[r] != h->v[w - 1]) h->v[w++] = h->v[r];
+    h->n = w;
+}
+
+gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
+                              const gp_outputs *out, double G, double eps2, int nthreads)
+{
+    const gp_particles *p = &b->p;
+    const size_t n = p->n, na = p->n_active;
+    const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
+    const int pass = out->pair_step || by_step;
+    double *vel = pass ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
+    hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
+    if ((pass && !vel) || (lists && !h)) {
+        free(vel); free(h);
+        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the neighbour search of %zu particles; "
+                       "free memory or use fewer particles", na);
+    }
+    if (pass)
+        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+    int failed = 0;
+    const long long m = (long long)na;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) reduction(| : failed)
+    for (long long kk = 0; kk < m; ++kk) {
+        size_t k = (size_t)kk, i = gp_active_index(b, k);
+        const double *x = &p->pos[3 * i];
+        if (out->nn_index || out->nn_dist2) {
+            uint32_t nn;
+            double d2;
+            oct_nearest(t, pid, x, (uint32_t)i, &nn, &d2);
+            if (out->nn_index) out->nn_index[k] = nn;
+            if (out->nn_dist2) out->nn_dist2[k] = d2;
+        }
+        if (out->nb_radius) {
+            double r2 = out->nb_radius[k] * out->nb_radius[k];
+            size_t c = oct_within(t, pid, x, r2, (uint32_t)i, NULL, 0);
+            for (size_t e = 0; e < c && !failed; e++) failed |= hits_push(&h[k], 0) != 0;
+            if (!failed) {
+                h[k].n -= c;
+                oct_within(t, pid, x, r2, (uint32_t)i, h[k].v + h[k].n, c);
+                h[k].n += c;
+            }
+        }
+        if (pass) {
+            /* every source: the current sources are the tree's (pid) */
+            double step = HUGE_VAL;
+            const double *vi = &vel[3 * i];
+            for (uint32_t q = 0; q < t->nsrc; ++q) {
+                size_t j = pid[q];
+                if (j == i) continue;
+                double tau = gp_pair_step(x[0] - p->pos[3 * j], x[1] - p->pos[3 * j + 1],
+                                          x[2] - p->pos[3 * j + 2], vi[0] - vel[3 * j],
+                                          vi[1] - vel[3 * j + 1], vi[2] - vel[3 * j + 2], eps2,
+                                          G * (p->mass[i] + p->mass[j]));
+                if (tau < step) step = tau;
+                if (by_step && tau < out->nb_step && !failed) failed |= hits_push(&h[k], (uint32_t)j) != 0;
+            }
+            if (out->pair_step) out->pair_step[k] = step;
+        }
+        if (lists && !failed) sort_unique(&h[k]);
+    }
+    free(vel);
+    if (!lists) return GP_OK;
+    uint64_t *offset = failed ? NULL : malloc((na + 1) * sizeof *offset);
+    uint32_t *list = NULL;
+    if (offset) {
+        offset[0] = 0;
+        for (size_t k = 0; k < na; ++k) offset[k + 1] = offset[k] + h[k].n;
+        list = malloc((offset[na] ? offset[na] : 1) * sizeof *list);
+        if (list)
+            for (size_t k = 0; k < na; ++k)
+                if (h[k].n) memcpy(list + offset[k], h[k].v, h[k].n * sizeof *list);
+    }
+    for (size_t k = 0; k < na; ++k) free(h[k].v);
+    free(h);
+    if (!offset || !list) {
+        free(offset); free(list);
+        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the neighbour lists; ask for fewer "
+                       "(a smaller nb_radius or nb_step)");
+    }
+    gp_neighbours_keep(b, na, offset, list);
+    return GP_OK;
+}
