@@ -18,11 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
 version=$(cat "@ROOT@/VERSION")
 inc="$prefix/include/gravplug"
-fail=0
-t() { # t N DESCRIPTION COMMAND...: one TAP line, the log as comments on failure
-    n=$1; d=$2; shift 2
-    if "$@" >"$tmp/log" 2>&1; then echo "ok $n - $d"; else echo "not ok $n - $d"; sed 's/^/# /' "$tmp/log"; fail=1; fi
-}
+. "@ROOT@/tests/tap-lib.sh"
 echo 1..17
 t 1 "make install PREFIX=$prefix" @MAKE@ -s -C "@ROOT@" BUILD="@BUILD@" install PREFIX="$prefix"
 t 2 "the public headers are in include/gravplug/" sh -c "

@@ -76,7 +76,7 @@ $(BUILD)/t/build-cuda-arch.t: $(CUDA_PLUGINS_BUILT)
 $(BUILD)/t/python-wheel.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml
 $(BUILD)/t/python-amuse-package.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml python/amuse-gravplug/pyproject.toml
 $(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
-$(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/module.mk
+$(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/tap-lib.sh tests/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@ROOT@|$(abspath .)|g' -e 's|@BUILD@|$(abspath $(BUILD))|g' \
 	     -e 's|@MAKE@|$(MAKE)|g' $< > $@

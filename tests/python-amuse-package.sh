@@ -76,17 +76,9 @@ PY
     echo "Bail out! copying amuse-framework into a fresh venv failed: $(tail -1 "$tmp/copy.log")"; exit 1
 fi
 printf '%s\n' "$amuse_site" > "$site/zz-amuse-install.pth"
-# pip builds both wheels in an isolated environment with setuptools >= 77,
-# from the package index or pip's cache (a short timeout: offline is a skip)
-if ! "$venv/bin/pip" download -q --timeout 15 --retries 1 --no-deps -d "$tmp/probe" 'setuptools>=77' > "$tmp/probe.log" 2>&1; then
-    echo "1..0 # SKIP pip cannot fetch the build backend setuptools>=77 (offline?): $(tail -1 "$tmp/probe.log")"; exit 0
-fi
-
-fail=0
-t() { # t N DESCRIPTION COMMAND...: one TAP line, the log as comments on failure
-    n=$1; d=$2; shift 2
-    if "$@" >"$tmp/log" 2>&1; then echo "ok $n - $d"; else echo "not ok $n - $d"; sed 's/^/# /' "$tmp/log"; fail=1; fi
-}
+# pip builds both wheels in an isolated environment (tap-lib.sh)
+. "@ROOT@/tests/tap-lib.sh"
+pip_backend_or_skip "$venv/bin/pip"
 # every file amuse-framework's RECORD names is there with its hash
 # (amuse/__init__.py, amuse/community/__init__.py, ... of the copy)
 cat > "$tmp/framework-intact.py" <<'PY'

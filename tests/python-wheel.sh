@@ -25,17 +25,8 @@ py="$venv/bin/python"
 if ! (cd / && "$py" -c 'import numpy') > /dev/null 2>&1; then
     echo "1..0 # SKIP numpy is not installed for python3"; exit 0
 fi
-# pip builds in an isolated environment with setuptools >= 77 (for the
-# SPDX license expression), fetched from the package index or pip's cache
-# (a short timeout: an unreachable index means a skip, not a long wait)
-if ! "$venv/bin/pip" download -q --timeout 15 --retries 1 --no-deps -d "$tmp/probe" 'setuptools>=77' > "$tmp/probe.log" 2>&1; then
-    echo "1..0 # SKIP pip cannot fetch the build backend setuptools>=77 (offline?): $(tail -1 "$tmp/probe.log")"; exit 0
-fi
-fail=0
-t() { # t N DESCRIPTION COMMAND...: one TAP line, the log as comments on failure
-    n=$1; d=$2; shift 2
-    if "$@" >"$tmp/log" 2>&1; then echo "ok $n - $d"; else echo "not ok $n - $d"; sed 's/^/# /' "$tmp/log"; fail=1; fi
-}
+. "@ROOT@/tests/tap-lib.sh"
+pip_backend_or_skip "$venv/bin/pip"
 echo 1..7
 t 1 "the fresh venv has no gravplug" sh -c "cd / && ! '$py' -c 'import gravplug'"
 t 2 "pip install ./python builds the wheel with the native code and installs it" \
