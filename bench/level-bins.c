@@ -3,8 +3,8 @@
  * level-bins.c — the host's bookkeeping of one block step: finding the
  * deepest occupied level and the active particles, with the particles
  * filed by level (integrators/timestep_levels.c) against the O(n) scans
- * that did it before (reproduced here: a max over level[] and an ordered
- * scan), on the same levels, in one run.
+ * that did it before (gp_levels_deepest_scan, gp_levels_active_scan), on
+ * the same levels, in one run.
  *
  *   level-bins [LOG2_N] [STEPS]      (default 24 and 20)
  *
@@ -20,22 +20,6 @@
 #include <stdlib.h>
 
 #include "timestep_levels.h"
-
-static int scan_deepest(const gp_levels *lv)
-{
-    int d = 0;
-    for (size_t i = 0; i < lv->n; ++i) d = lv->level[i] > d ? lv->level[i] : d;
-    return d;
-}
-
-static size_t scan_active(const gp_levels *lv, uint64_t tick, uint32_t *idx)
-{
-    int first = gp_levels_first_active(lv, tick);
-    size_t na = 0;
-    for (size_t i = 0; i < lv->n; ++i)
-        if (lv->level[i] >= first) idx[na++] = (uint32_t)i;
-    return na;
-}
 
 int main(int argc, char **argv)
 {
@@ -72,8 +56,8 @@ int main(int argc, char **argv)
         na1 = gp_levels_active(&lv, tick1, idx);
         t_bins1 += omp_get_wtime() - t0;
         t0 = omp_get_wtime();
-        d += scan_deepest(&lv);
-        sa = scan_active(&lv, tick1, idx);
+        d += gp_levels_deepest_scan(&lv);
+        sa = gp_levels_active_scan(&lv, tick1, idx);
         t_scan1 += omp_get_wtime() - t0;
         if (sa != na1) { fprintf(stderr, "level-bins: the two disagree\n"); return 1; }
         t0 = omp_get_wtime();
@@ -81,8 +65,8 @@ int main(int argc, char **argv)
         na10 = gp_levels_active(&lv, tick10, idx);
         t_bins10 += omp_get_wtime() - t0;
         t0 = omp_get_wtime();
-        d += scan_deepest(&lv);
-        sa = scan_active(&lv, tick10, idx);
+        d += gp_levels_deepest_scan(&lv);
+        sa = gp_levels_active_scan(&lv, tick10, idx);
         t_scan10 += omp_get_wtime() - t0;
         if (sa != na10) { fprintf(stderr, "level-bins: the two disagree\n"); return 1; }
     }

@@ -191,6 +191,11 @@ int gp_levels_deepest(const gp_levels *lv)
             if (b->start[l + 1] > b->start[l]) return l;
         return 0;
     }
+    return gp_levels_deepest_scan(lv);
+}
+
+int gp_levels_deepest_scan(const gp_levels *lv)
+{
     int deepest = 0;
     const long long n = (long long)lv->n;
 #pragma omp parallel for schedule(static) reduction(max : deepest) if (n > 65536)
@@ -218,18 +223,25 @@ enum { ACTIVE_BLOCK = 65536, ACTIVE_MAX_BLOCKS = 8192 };  /* beyond 2^29: one th
 size_t gp_levels_active(const gp_levels *lv, uint64_t tick, uint32_t *idx)
 {
     int first = gp_levels_first_active(lv, tick);
-    const size_t n = lv->n, nb = (n + ACTIVE_BLOCK - 1) / ACTIVE_BLOCK;
+    const size_t n = lv->n;
     const gp_level_bins *bins = bins_current(lv);
     if (bins && first <= GP_LEVELS_MAX) {
         size_t from = bins->start[first], na = n - from;
-        /* a large active set: the ordered scan below costs no more than
-         * the sort */
+        /* a large active set: the ordered scan costs no more than the
+         * sort */
         if (na <= n / 8) {
             memcpy(idx, bins->bin + from, na * sizeof *idx);
             sort_indices(idx, bins->moved, na, n);
             return na;
         }
     }
+    return gp_levels_active_scan(lv, tick, idx);
+}
+
+size_t gp_levels_active_scan(const gp_levels *lv, uint64_t tick, uint32_t *idx)
+{
+    int first = gp_levels_first_active(lv, tick);
+    const size_t n = lv->n, nb = (n + ACTIVE_BLOCK - 1) / ACTIVE_BLOCK;
     size_t counts[ACTIVE_MAX_BLOCKS];
     if (nb < 2 || nb > ACTIVE_MAX_BLOCKS) {
         size_t na = 0;

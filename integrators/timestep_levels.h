@@ -83,6 +83,9 @@ int gp_levels_for_dt(const gp_levels *lv, double dt);
  * deepest occupied level here (0 without particles), and the next block
  * tick for a given deepest level. */
 int gp_levels_deepest(const gp_levels *lv);
+/* The same by an O(n) scan of level[] (what gp_levels_deepest does when it
+ * has no bins; tests and bench/level-bins compare against it). */
+int gp_levels_deepest_scan(const gp_levels *lv);
 uint64_t gp_levels_next_for(const gp_levels *lv, int deepest);
 
 /* The shallowest level active at tick T (levels >= it are active). */
@@ -92,6 +95,9 @@ int gp_levels_first_active(const gp_levels *lv, uint64_t tick);
  * ascending order; returns their count. O(n_active) while the filing by
  * level is current (the active levels' bins, radix-sorted), else O(n). */
 size_t gp_levels_active(const gp_levels *lv, uint64_t tick, uint32_t *idx);
+/* The same by an ordered O(n) scan of level[] (used for large active sets,
+ * where it costs no more than the sort). */
+size_t gp_levels_active_scan(const gp_levels *lv, uint64_t tick, uint32_t *idx);
 
 /* Applies the level-change rules to particle i, just corrected at tick T
  * (its t_last), wanting level `wanted`: deeper at once, shallower only

@@ -4,29 +4,13 @@
  * (integrators/timestep_levels.c): level from a step, next block time,
  * active sets, and the level-change rules (deeper at once, shallower only
  * where the levels synchronise), and the filing by level that finds the
- * active particles without scanning everyone, against that scan.
+ * active particles without scanning everyone, against the ordered scan
+ * (gp_levels_active_scan, the plain loop over level[] it replaces).
  */
 #include <stdlib.h>
 
 #include "tap.h"
 #include "timestep_levels.h"
-
-/* The active set by brute force, in index order. */
-static size_t scan_active(const gp_levels *lv, uint64_t tick, uint32_t *idx)
-{
-    int first = gp_levels_first_active(lv, tick);
-    size_t na = 0;
-    for (size_t i = 0; i < lv->n; ++i)
-        if (lv->level[i] >= first) idx[na++] = (uint32_t)i;
-    return na;
-}
-
-static int scan_deepest(const gp_levels *lv)
-{
-    int d = 0;
-    for (size_t i = 0; i < lv->n; ++i) d = lv->level[i] > d ? lv->level[i] : d;
-    return d;
-}
 
 /* Block steps with random level wishes, as the schemes make them: at each
  * block tick the active particles are corrected and adjusted; the filed
@@ -46,9 +30,9 @@ static void random_steps(size_t n, int max_level, int steps, uint64_t seed)
     size_t active_total = 0;
     for (int s = 0; s < steps && same; ++s) {
         int d = gp_levels_deepest(&lv);
-        if (d != scan_deepest(&lv)) same = 0;
+        if (d != gp_levels_deepest_scan(&lv)) same = 0;
         uint64_t T = gp_levels_next_for(&lv, d);
-        size_t na = gp_levels_active(&lv, T, a), nb = scan_active(&lv, T, b);
+        size_t na = gp_levels_active(&lv, T, a), nb = gp_levels_active_scan(&lv, T, b);
         if (na != nb) { same = 0; break; }
         for (size_t k = 0; k < na; ++k) {
             if (a[k] != b[k]) same = 0;
