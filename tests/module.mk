@@ -5,8 +5,8 @@
 
 # ---- the conformance program and one wrapper per plugin ------------------
 CONFORMANCE := $(BUILD)/tests/conformance
-$(BUILD)/obj/tests/conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o: CFLAGS += -Itests
-$(CONFORMANCE): $(BUILD)/obj/tests/conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o $(GP_LOADER_OBJ)
+$(BUILD)/obj/tests/conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o $(BUILD)/obj/tests/conformance_abi12.o: CFLAGS += -Itests
+$(CONFORMANCE): $(BUILD)/obj/tests/conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o $(BUILD)/obj/tests/conformance_abi12.o $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ -ldl -lpthread $(LDLIBS)
 
