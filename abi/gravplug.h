@@ -217,24 +217,29 @@ typedef struct gp_stats {
 } gp_stats;
 
 /* ABI 1.2: the outputs of compute_forces_ex. The caller sets struct_size
- * to sizeof(gp_outputs); every pointer may be NULL except acc, and each
- * is filled in the order of the active index list. With r = x_j - x_i,
- * v = v_j - v_i at the predicted time and r2 = |r|^2 + eps^2:
+ * to sizeof(gp_outputs) (a smaller one: GP_ERR_ABI_MISMATCH); every
+ * pointer may be NULL except acc, and each is filled in the order of the
+ * active index list. With r = x_j - x_i, v = v_j - v_i at the predicted
+ * time (velocities as get_velocities answers them) and r2 = |r|^2 + eps^2:
  *   jerk       G sum_j m_j [v / r2^(3/2) - 3 (r.v) r / r2^(5/2)], self
  *              excluded, over the same sources as acc (GP_CAP_JERK);
  *   nn_index   the nearest source other than the particle itself (ties:
  *              the lower index), UINT32_MAX if none; nn_dist2 its squared
- *              unsoftened distance;
- *   pair_step  min over sources j of tau_ij, Huayno's pairwise step
- *              (Pelupessy et al. 2012) with eta = 1, symmetric in i and j;
- *              a tree plugin is exact for sources summed one by one and a
- *              lower bound for accepted cells, so never above the exact
- *              minimum;
- *   nb_radius  (input) n_active radii: list the sources within each, for
- *              get_neighbours;
- *   nb_step    (input) > 0: list the sources with tau_ij < nb_step.
- * Neighbours and nn are exact on every plugin. Every output ranges over
- * the current sources (the source subset, when one is set), as acc does. */
+ *              unsoftened distance |r|^2, +infinity if none;
+ *   pair_step  min over sources j of tau_ij, Huayno's timestep_ij
+ *              (Pelupessy et al. 2012) with eta = 1 and its forward time
+ *              direction (dir = +1), masses times G, symmetric in i and j
+ *              (plugin/base/pair_step.h); +infinity if no source; a tree
+ *              plugin is exact for sources summed one by one and a lower
+ *              bound for accepted cells, so never above the exact minimum;
+ *   nb_radius  (input) n_active radii >= 0: list the sources strictly
+ *              inside each, |r|^2 < nb_radius[k]^2 (unsoftened);
+ *   nb_step    (input) >= 0; > 0: list the sources with tau_ij < nb_step.
+ *              With both, a source is listed when either says so (the
+ *              union); the lists are read with get_neighbours.
+ * The sources are the massive particles (a massless test particle sources
+ * none, so it is nobody's neighbour) of the current source subset, when
+ * one is set, as for acc. Neighbours and nn are exact on every plugin. */
 typedef struct gp_outputs {
     size_t    struct_size;   /* set by the caller: sizeof(gp_outputs)      */
     double   *acc;           /* 3*n_active, required                        */
@@ -384,20 +389,35 @@ typedef struct gp_api {
                                 const double *acc, const double *jerk,
                                 const double *t);
 
-    /* The predicted velocities of a subset after predict (same index rules
-     * as get_positions), bit for bit what the jerk computation saw. */
+    /* The velocities of a subset (same index rules as get_positions) at
+     * the positions' current time, bit for bit what the jerk computation
+     * sees: a particle given a state since its last predict has its stated
+     * vel; a predicted one v + dt*a (set_state) or
+     * v + dt*a + (0.5*dt*dt)*j (set_state_jerk), evaluated as predict's
+     * positions are; a particle without a state (none given since
+     * set_particles or update_positions) does not move and has velocity 0. */
     gp_status (*get_velocities)(gp_solver *s, size_t n_sub, const uint32_t *index,
                                 double *vel);
 
-    /* compute_forces with more outputs (gp_outputs above). */
+    /* compute_forces with more outputs (gp_outputs above): acc and pot
+     * bit for bit what compute_forces gives. The 1.0 rejections apply
+     * (acc NULL, no particles) and out NULL, a short struct_size or a bad
+     * nb_radius/nb_step are refused before anything runs. set_particles
+     * forgets the jerks and the lists; update_positions forgets the
+     * state, jerks included. */
     gp_status (*compute_forces_ex)(gp_solver *s, const gp_outputs *out);
 
-    /* The neighbour lists found by the last compute_forces_ex that asked
-     * for them (nb_radius or nb_step), in CSR form: the neighbours of
-     * active particle k are list[offset[k] .. offset[k+1]), as
-     * set_particles indices, ascending; offset has n_active + 1 entries.
-     * If cap is smaller than the total, nothing but *needed is written and
-     * GP_ERR_INVALID_ARGUMENT says so. */
+    /* The neighbour lists of the last successful compute_forces_ex, which
+     * asked for them (nb_radius or nb_step), in CSR form: the neighbours
+     * of its active particle k are list[offset[k] .. offset[k+1]), as
+     * set_particles indices, ascending; offset has n_active + 1 entries
+     * (that call's n_active). *needed (when needed is not NULL) gets the
+     * total. If cap is smaller than the total, nothing but *needed is
+     * written and GP_ERR_INVALID_ARGUMENT says so; offset NULL:
+     * GP_ERR_INVALID_ARGUMENT. No lists (none asked for by the last
+     * successful compute_forces_ex, or set_particles since):
+     * GP_ERR_BAD_STATE. A compute_forces_ex that fails leaves the lists
+     * as they were. */
     gp_status (*get_neighbours)(gp_solver *s, size_t cap, uint64_t *offset,
                                 uint32_t *list, size_t *needed);
 } gp_api;

@@ -25,3 +25,11 @@ $(BUILD)/obj/bench/level-bins.o: CFLAGS += -Iintegrators
 $(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep_levels.o
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ -lm
+
+# bench/abi12-outputs: compute_forces against compute_forces_ex with acc
+# only and with every per-particle 1.2 output (bench/results/abi12-outputs.md).
+ABI12_OUTPUTS := $(BUILD)/bench/abi12-outputs
+BENCHES += $(ABI12_OUTPUTS)
+$(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ -ldl $(LDLIBS)

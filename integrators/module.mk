@@ -46,9 +46,11 @@ $(SIM_ABI10): tests/sim-abi10.c abi/gravplug.h
 	    -o $@ $< -ldl
 $(INTEGRATOR_TESTS): $(SIM_ABI10)
 $(INTEGRATOR_TESTS): CPPFLAGS += -DGP_SIM_ABI10='"$(abspath $(SIM_ABI10))"'
-$(BUILD)/t/integrators-path.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+$(BUILD)/t/integrators-path.t: $(BUILD)/plugins/gravplug-cpu-tree.so $(BUILD)/tests/fixtures/gravplug-abi11.so
+$(BUILD)/t/integrators-path.t: CPPFLAGS += -DGP_ABI11_FIXTURE='"$(abspath $(BUILD))/tests/fixtures/gravplug-abi11.so"'
 $(BUILD)/t/integrators-path.t: CFLAGS += -ffp-contract=off
 $(BUILD)/t/python-solver11.t: $(SIM_ABI10)
+$(BUILD)/t/python-solver12.t: $(BUILD)/tests/fixtures/gravplug-abi11.so
 $(BUILD)/t/gravhost-solver-path.t: $(SIM_ABI10)
 $(BUILD)/t/integrators-threads.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so

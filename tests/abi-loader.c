@@ -174,8 +174,39 @@ int main(void)
         } else {
             skip(3, "the 1.0 fixture did not load");
         }
+
+        /* A plugin built against ABI 1.1 loads under this 1.2 host; the
+         * host sees its 1.1 members and none of the 1.2 ones (its table
+         * ends at update_masses, before a guard page). */
+        snprintf(path, sizeof path, "%s/gravplug-abi11.so", fixtures);
+        st = gp_plugin_open(path, &old, err, sizeof err);
+        ok(st == GP_OK, "a 1.1 plugin loads under a 1.2 host (%s)", st == GP_OK ? "ok" : err);
+        if (st == GP_OK) {
+            const gp_api *oa = gp_plugin_api(old);
+            ok(oa->abi_minor == 1 && oa->struct_size == offsetof(gp_api, update_masses) + sizeof oa->update_masses,
+               "it reports abi_minor 1 and the 1.1 struct_size (%zu)", oa->struct_size);
+            ok(GRAVPLUG_API_HAS(oa, set_state) && GRAVPLUG_API_HAS(oa, predict) &&
+               GRAVPLUG_API_HAS(oa, get_positions) && GRAVPLUG_API_HAS(oa, set_source_subset) &&
+               GRAVPLUG_API_HAS(oa, update_masses),
+               "GRAVPLUG_API_HAS says yes for every 1.1 member");
+            ok(!GRAVPLUG_API_HAS(oa, set_state_jerk) && !GRAVPLUG_API_HAS(oa, get_velocities) &&
+               !GRAVPLUG_API_HAS(oa, compute_forces_ex) && !GRAVPLUG_API_HAS(oa, get_neighbours),
+               "... and no for every 1.2 member, without reading past struct_size");
+            gp_solver *os = NULL;
+            double p2[6] = {0, 0, 0, 1, 0, 0}, m2[2] = {1, 2}, a2[6], v2[6] = {0}, t2[2] = {0};
+            double x2[6];
+            ok(oa->init(&os, NULL) == GP_OK && oa->set_particles(os, 2, p2, m2) == GP_OK &&
+               oa->compute_forces(os, a2, NULL) == GP_OK && a2[0] == 2.0 && a2[3] == -1.0 &&
+               oa->set_state(os, 2, NULL, p2, v2, a2, t2) == GP_OK && oa->predict(os, 1.0) == GP_OK &&
+               oa->get_positions(os, 2, NULL, x2) == GP_OK && x2[0] == 1.0 && x2[3] == 0.5,
+               "and computes and predicts through the 1.0 and 1.1 calls");
+            oa->finalize(os);
+            gp_plugin_close(old);
+        } else {
+            skip(4, "the 1.1 fixture did not load");
+        }
     } else {
-        skip(9, "GP_FIXTURES_DIR not set");
+        skip(14, "GP_FIXTURES_DIR not set");
     }
 
     is_string(gp_status_name(GP_ERR_BAD_STATE), "GP_ERR_BAD_STATE", "gp_status_name");

@@ -24,7 +24,8 @@
  * print `1..0 # SKIP <the plugin's sentence>`.
  *
  * The ABI 1.1 calls are judged in conformance_abi11.c (skipped, with the
- * reason, for a plugin that speaks 1.0 only); the plugin under test, its
+ * reason, for a plugin that speaks 1.0 only), the 1.2 ones in
+ * conformance_abi12.c (skipped for a plugin below 1.2); the plugin under test, its
  * class and the checks both parts use are in conformance_checks.c.
  */
 #include <errno.h>
@@ -44,6 +45,7 @@
 #include "testlib.h"
 #include "conformance_checks.h"
 #include "conformance_abi11.h"
+#include "conformance_abi12.h"
 
 /* ---- 1. the table and its parameters ----------------------------------- */
 
@@ -824,6 +826,7 @@ int main(int argc, char **argv)
     test_exports(gp_plugin_path(plug));
     test_extremes();
     test_abi11();
+    test_abi12();
 
     gp_plugin_close(plug);
     return done_testing();

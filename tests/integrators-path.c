@@ -7,7 +7,9 @@
  * diagnostic in between (a 1.0-style call that makes the 1.1 path resend
  * the full state), and across a checkpoint restart (saved on one path,
  * restarted on the other). A 1.0-only plugin (tests/sim-abi10.c) still
- * runs through gp_sim, on the 1.0 path, with the same bits as cpu-direct.
+ * runs through gp_sim, on the 1.0 path, with the same bits as cpu-direct;
+ * a plugin shaped exactly like ABI 1.1 (tests/fixtures/abi11.c) runs on
+ * the 1.1 path with the bits of its own 1.0 path.
  */
 #include <dlfcn.h>
 
@@ -206,6 +208,21 @@ int main(void)
     ok(old && gp_sim_set_masses(old, mass) == GP_OK && gp_sim_evolve(old, 1.5) == GP_OK,
        "... and takes a mass change (fresh set_particles) and goes on");
     gp_sim_free(old);
+
+    /* A plugin exactly as ABI 1.1 published it (tests/fixtures/abi11.c: the
+     * table ends at update_masses, before a guard page): the 1.1 path, the
+     * same bits as its own 1.0 path. */
+    gp_sim *f11 = make(GP_ABI11_FIXTURE, "block-rk2", "auto");
+    gp_sim *f10 = make(GP_ABI11_FIXTURE, "block-rk2", "1.0");
+    ok(f11 && strcmp(gp_sim_solver_path_in_use(f11), "1.1") == 0,
+       "a 1.1-shaped plugin (abi_minor 1, the 1.1 table size) is driven through the 1.1 path");
+    static run_out q11, q10;
+    run(f11, &q11);
+    run(f10, &q10);
+    ok(q11.good && q10.good && q11.state_steps > 0 && q10.state_steps == 0 && same(&q11, &q10),
+       "... and runs block-rk2 bit for bit like itself through 1.0");
+    gp_sim_free(f11);
+    gp_sim_free(f10);
 
     /* A swap to a 1.0 plugin mid-run under "1.1" fails at the next step. */
     ok(cur && gp_sim_set_solver_path(cur, "1.1") == GP_OK, "path 1.1 accepted with cpu-direct");

@@ -37,7 +37,13 @@ gp_status gp_check_outputs_ex(gp_base *base, const gp_outputs *out)
                        "set struct_size = sizeof(gp_outputs) from a gravplug.h of 1.2 or "
                        "later", fn, out->struct_size,
                        offsetof(gp_outputs, nb_step) + sizeof out->nb_step);
-    gp_status st = gp_check_compute(base, out->acc);
+    gp_status st = gp_need_particles(base, fn);
+    if (st != GP_OK) return st;
+    if (!out->acc)
+        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                       "%s was given a NULL acc in gp_outputs; acc is required: pass room for "
+                       "3*n_active = %zu doubles", fn, 3 * base->p.n_active);
+    st = gp_check_compute(base, out->acc);
     if (st != GP_OK) return st;
     if (!isfinite(out->nb_step) || out->nb_step < 0)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,

@@ -12,7 +12,9 @@
  * approaching pair gets a smaller step, a receding one at most twice the
  * plain one. It depends on r and v only through |r|, |v| and r.v, so
  * tau_ij = tau_ji. HUGE_VAL for a pair without mass or at zero softened
- * distance.
+ * distance. Evaluated in Huayno's order, operation for operation (with
+ * dt_param = 1, dir = +1, mu = G (m_i + m_j)), so that a transcription of
+ * timestep_ij gives the same bits (tests/conformance_abi12.c).
  */
 #ifndef GP_PAIR_STEP_H
 #define GP_PAIR_STEP_H
@@ -34,7 +36,7 @@ static inline GP_PAIR_HD double gp_pair_step(double dx, double dy, double dz, do
     double vdotdr2 = (dvx * dx + dvy * dy + dvz * dz) / dr2;
     double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;
     /* free fall */
-    double tau = sqrt(dr3 / Gmu) / 1.4142135623730951;
+    double tau = (1.0 / 1.4142135623730951) * sqrt(dr3 / Gmu); /* Huayno: dt_param/M_SQRT2*sqrt(..) */
     double dtau = 1.5 * tau * vdotdr2;
     if (dtau > 1.0) dtau = 1.0;
     double step = tau / (1.0 - dtau / 2);

@@ -401,10 +401,12 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
-    gp_neighbours_forget(&s->base);
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
     st = compute(s, &t, "compute_forces_ex", out->acc, out->pot, &s->base.stats.force_calls);
     if (st != GP_OK) return st;
+    /* A successful call that asks for no lists forgets the last ones (a
+     * failed one leaves them); gp_direct_ex replaces them when asked. */
+    if (!out->nb_radius && !(out->nb_step > 0)) gp_neighbours_forget(&s->base);
     if (!out->jerk && !out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
         !(out->nb_step > 0))
         return GP_OK;

@@ -108,7 +108,10 @@ gp_status gp_direct_ex(gp_base *b, double G, double eps2, const uint8_t *in_src,
     ex_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
                   .lists = lists };
     const long long m = (long long)na;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
+    /* Threads only for work worth waking them (each k is independent, so
+     * the results do not depend on it). */
+    const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
     for (long long k = 0; k < m; ++k) {
         size_t c = one(&e, (size_t)k, gp_active_index(b, (size_t)k), NULL);
         if (lists) offset[k + 1] = c;
@@ -127,7 +130,7 @@ gp_status gp_direct_ex(gp_base *b, double G, double eps2, const uint8_t *in_src,
                        "compute_forces_ex: no memory for %llu neighbours; ask for fewer "
                        "(a smaller nb_radius or nb_step)", total);
     }
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
     for (long long k = 0; k < m; ++k)
         one(&e, (size_t)k, gp_active_index(b, (size_t)k), list + offset[k]);
     free(vel);

@@ -17,7 +17,7 @@ from .errors import (AbiMismatchError, BadStateError, DeviceError, GravplugError
                      OutOfMemoryError, PluginNotFoundError, UnknownParameterError,
                      UnsupportedError)
 from .gravity import Gravity, Particles, integrator_params, integrators
-from .solver import ParamInfo, Solver, Stats, describe_params
+from .solver import Outputs, ParamInfo, Solver, Stats, describe_params
 
 
 
@@ -52,7 +52,7 @@ def where():
             "plugins": dict(list_plugins())}
 
 
-__all__ = ["Solver", "Gravity", "Particles", "ParamInfo", "Stats", "ic",
+__all__ = ["Solver", "Outputs", "Gravity", "Particles", "ParamInfo", "Stats", "ic",
            "describe_params", "integrators", "integrator_params", "list_plugins",
            "search_path", "status_name", "where", "Capability", "ParamType", "Status",
            "GravplugError", "InvalidArgumentError", "BadStateError", "OutOfMemoryError",

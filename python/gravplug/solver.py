@@ -10,7 +10,9 @@
 ABI 1.1 plugins also hold and predict the particles (set_state, predict,
 get_positions), take a subset of sources (set_source_subset) and masses in
 place (update_masses); s.has("predict") says whether the plugin offers a
-call, and calling one it lacks raises UnsupportedError.
+call, and calling one it lacks raises UnsupportedError. ABI 1.2 plugins add
+the jerk (set_state_jerk, get_velocities), nearest neighbours, Huayno's
+pairwise step and neighbour lists (compute_forces_ex, get_neighbours).
 
 Array policy (see _arrays.py): float64 C-contiguous numpy arrays go to C
 without a copy; numpy arrays of another dtype or layout are rejected with a
@@ -22,6 +24,8 @@ import logging
 import math
 import numbers
 import threading
+
+import collections
 
 import numpy as np
 
@@ -168,6 +172,12 @@ class Params:
 
     def __repr__(self):
         return f"Params({self.as_dict()!r})"
+
+
+#: What Solver.compute_forces_ex returns: each field an array in active
+#: order, or None when it was not asked for.
+Outputs = collections.namedtuple(
+    "Outputs", ["acc", "pot", "jerk", "nn_index", "nn_dist2", "pair_step"])
 
 
 def describe_params(plugin):
@@ -368,6 +378,7 @@ class Solver(Closing):
             self._check(self._api.set_particles(h, n, dptr(pos), dptr(mass)),
                         "set_particles")
             self._n = self._n_active = n
+            self._nb_rows = None     # set_particles forgets neighbour lists
 
     def update_positions(self, pos):
         """Moves the same n particles (masses unchanged); the cheap path."""
@@ -442,12 +453,16 @@ class Solver(Closing):
             raise UnknownParameterError(f"gp_api has no member '{call}'", None, self.name)
         return _abi.api_has(self._api, call)
 
+    _MINOR_OF = {"set_state_jerk": 2, "get_velocities": 2, "compute_forces_ex": 2,
+                 "get_neighbours": 2}
+
     def _need(self, call):
         if not _abi.api_has(self._api, call):
             major, minor = self.abi_version
+            want = self._MINOR_OF.get(call, 1)
             raise UnsupportedError(
-                f"{self.name} (ABI {major}.{minor}) does not offer {call}, an ABI 1.1 "
-                f"call; use a plugin built for ABI 1.1", None, self.name)
+                f"{self.name} (ABI {major}.{minor}) does not offer {call}, an ABI 1.{want} "
+                f"call; use a plugin built for ABI 1.{want}", None, self.name)
         return getattr(self._api, call)
 
     def _subset(self, idx, what):
@@ -519,6 +534,97 @@ class Solver(Closing):
             k, a = self._subset(idx, "update_masses")
             mass = as_scalars(mass, "mass", k)
             self._check(fn(h, k, uptr(a), dptr(mass)), "update_masses")
+
+    # ---- ABI 1.2: jerk, neighbours, pairwise steps ----------------------------
+    def set_state_jerk(self, pos, vel, acc, jerk, t, idx=None):
+        """set_state with the jerk: these particles are predicted to third
+        order, x + dt v + (dt^2/2) a + (dt^3/6) j and v + dt a + (dt^2/2) j.
+        (set_state gives a particle zero jerk again.)"""
+        fn = self._need("set_state_jerk")
+        with self._lock:
+            h = self._h("set the state")
+            k, a = self._subset(idx, "set_state_jerk")
+            pos = as_vectors(pos, "pos", k)
+            vel = as_vectors(vel, "vel", k)
+            acc = as_vectors(acc, "acc", k)
+            jerk = as_vectors(jerk, "jerk", k)
+            t = as_scalars(t, "t", k)
+            self._check(fn(h, k, uptr(a), dptr(pos), dptr(vel), dptr(acc), dptr(jerk),
+                           dptr(t)), "set_state_jerk")
+
+    def get_velocities(self, idx=None, out=None):
+        """Velocities of a subset (idx; None: all) as a (k, 3) array, at the
+        positions' time: bit for bit what the jerk sees (0 for a particle
+        never given a state)."""
+        fn = self._need("get_velocities")
+        with self._lock:
+            h = self._h("read velocities")
+            k, a = self._subset(idx, "get_velocities")
+            vel = output(out, (k, 3), "out")
+            self._check(fn(h, k, uptr(a), dptr(vel)), "get_velocities")
+        return vel
+
+    def compute_forces_ex(self, potential=False, jerk=False, nn=False, pair_step=False,
+                          nb_radius=None, nb_step=0.0):
+        """compute_forces with ABI 1.2's outputs, for the active particles in
+        active order. Returns Outputs(acc, pot, jerk, nn_index, nn_dist2,
+        pair_step), each None unless asked for: potential, jerk (n_active, 3),
+        nn (nn_index uint32 with 2**32 - 1 for none, nn_dist2 the squared
+        unsoftened distance), pair_step (Huayno's pairwise step with eta = 1,
+        minimised over the sources). nb_radius (n_active radii, or a scalar
+        for all) and nb_step > 0 ask for neighbour lists (sources strictly
+        inside the radius, or with a pairwise step below nb_step; both: the
+        union), read with get_neighbours()."""
+        fn = self._need("compute_forces_ex")
+        if isinstance(nb_step, (bool, np.bool_)) or not isinstance(nb_step, numbers.Real):
+            raise TypeError(f"compute_forces_ex: nb_step must be a number, got {nb_step!r}")
+        with self._lock:
+            h = self._h("compute forces")
+            if self._n == 0:
+                raise BadStateError("compute_forces_ex before set_particles; set the "
+                                    "particles first", None, self.name)
+            k = self._n_active
+            acc = np.empty((k, 3))
+            pot = np.empty(k) if self._wants_pot(potential) else None
+            jk = np.empty((k, 3)) if jerk else None
+            nni = np.empty(k, dtype=np.uint32) if nn else None
+            nnd = np.empty(k) if nn else None
+            ps = np.empty(k) if pair_step else None
+            rad = None if nb_radius is None else as_scalars(
+                np.full(k, float(nb_radius)) if isinstance(nb_radius, numbers.Real)
+                else nb_radius, "nb_radius", k)
+            o = _abi.GpOutputs()
+            o.struct_size = ctypes.sizeof(_abi.GpOutputs)
+            o.acc, o.pot, o.jerk = dptr(acc), dptr(pot), dptr(jk)
+            o.nn_index, o.nn_dist2, o.pair_step = uptr(nni), dptr(nnd), dptr(ps)
+            o.nb_radius = dptr(rad)
+            o.nb_step = float(nb_step)
+            self._check(fn(h, ctypes.byref(o)), "compute_forces_ex")
+            # the plugin keeps lists for this call's active rows, or none
+            self._nb_rows = k if (rad is not None or nb_step > 0) else None
+        return Outputs(acc, pot, jk, nni, nnd, ps)
+
+    def get_neighbours(self):
+        """The neighbour lists of the last compute_forces_ex that asked for
+        them, in CSR form: (offset, nbrs), offset uint64 (n_active + 1,),
+        nbrs uint32; the neighbours of active particle k are
+        nbrs[offset[k]:offset[k + 1]], ascending particle indices."""
+        fn = self._need("get_neighbours")
+        u64p = ctypes.POINTER(ctypes.c_uint64)
+        with self._lock:
+            h = self._h("read neighbour lists")
+            rows = getattr(self, "_nb_rows", None)
+            # Without lists the plugin refuses (GP_ERR_BAD_STATE) in its words;
+            # the room for n + 1 offsets is never written then.
+            offset = np.empty((self._n if rows is None else rows) + 1, dtype=np.uint64)
+            need = ctypes.c_size_t(0)
+            st = fn(h, 0, offset.ctypes.data_as(u64p), None, ctypes.byref(need))
+            if st != Status.OK and not (st == Status.INVALID_ARGUMENT and need.value > 0):
+                self._check(st, "get_neighbours")
+            nbrs = np.empty(need.value, dtype=np.uint32)
+            self._check(fn(h, need.value, offset.ctypes.data_as(u64p), uptr(nbrs),
+                           ctypes.byref(need)), "get_neighbours")
+        return offset, nbrs
 
     def stats(self):
         """Cumulative counters (a Stats dataclass; .as_dict() for a dict)."""
