@@ -60,7 +60,8 @@ $(BUILD)/t/mpi-boxes.t: $(BUILD)/obj/tests/mpi-boxes.o $(BUILD)/obj/plugin/mpi-t
 # (P = 1 is the generated conformance-mpi-tree.t: no mpirun, a singleton.)
 MPI_CONF := $(BUILD)/tests/mpi-conformance
 $(BUILD)/obj/tests/mpi-conformance.o: CFLAGS += -Itests $(MPI_CFLAGS)
-$(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o $(GP_LOADER_OBJ)
+$(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o \
+          $(BUILD)/obj/tests/conformance_abi12.o $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS)
 TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
