@@ -280,27 +280,54 @@ static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
     return v;
 }
 
-static void store(double G, const double f[4], size_t k, double *acc, double *pot)
+/* What one pass computes per target: acc and pot (W = 4), and with
+ * velocities (ABI 1.2's jerk) the jerk beside them (W = 7), from the same
+ * summation: acc and pot have compute_forces' bits either way. */
+typedef struct pass_kind {
+    int W;
+    const gp_direct_vel *svel;   /* sources' velocities (W = 7)       */
+    const double *tvel;          /* targets' velocities, 3 per target */
+} pass_kind;
+
+static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, size_t k,
+                   const double *x, double self, double eps2, double *out)
+{
+    gp_direct_sources v = chunk(src, c);
+    if (pk->W == 4) {
+        gp_direct_point(&v, x[0], x[1], x[2], self, eps2, out);
+        return;
+    }
+    size_t j0 = c * GP_CHUNK;
+    gp_direct_vel sv = {pk->svel->vx + j0, pk->svel->vy + j0, pk->svel->vz + j0};
+    const double *u = &pk->tvel[3 * k];
+    gp_direct_point_jerk(&v, &sv, x[0], x[1], x[2], u[0], u[1], u[2], self, eps2, out);
+}
+
+static void store(double G, const double *f, int W, size_t k, double *acc, double *pot,
+                  double *jerk)
 {
     acc[3 * k] = G * f[0];
     acc[3 * k + 1] = G * f[1];
     acc[3 * k + 2] = G * f[2];
     if (pot) pot[k] = G * f[3];
+    if (W == 7)
+        for (int d = 0; d < 3; ++d) jerk[3 * k + d] = G * f[4 + d];
 }
 
-static void evaluate(const gp_solver *s, const targets *t, double *acc, double *pot)
+static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, double *acc,
+                     double *pot, double *jerk)
 {
     const double G = gp_param_double(&s->base, P_G);
     const double eps = gp_param_double(&s->base, P_EPS);
     const double eps2 = eps * eps;
     const gp_direct_sources *src = &s->src;
     const size_t m = t->m, nchunks = (src->n + GP_CHUNK - 1) / GP_CHUNK;
-    const int nthreads = thread_count(s);
+    const int nthreads = thread_count(s), W = pk->W;
 
     /* Few targets and several chunks: parallel over (target, chunk). */
     double *part = NULL;
-    if (nchunks > 1 && m < (size_t)nthreads * GP_TILE && m <= ((size_t)-1 / 32) / nchunks)
-        part = malloc(m * nchunks * 4 * sizeof *part);
+    if (nchunks > 1 && m < (size_t)nthreads * GP_TILE && m <= ((size_t)-1 / 64) / nchunks)
+        part = malloc(m * nchunks * (size_t)W * sizeof *part);
     if (part) {
         long long pairs = (long long)(m * nchunks);
 #pragma omp parallel for schedule(static) num_threads(nthreads)
@@ -308,14 +335,13 @@ static void evaluate(const gp_solver *s, const targets *t, double *acc, double *
             size_t k = (size_t)q / nchunks, c = (size_t)q % nchunks;
             double self;
             const double *x = target(t, k, &self);
-            gp_direct_sources v = chunk(src, c);
-            gp_direct_point(&v, x[0], x[1], x[2], self, eps2, &part[4 * (size_t)q]);
+            kernel(pk, src, c, k, x, self, eps2, &part[(size_t)W * (size_t)q]);
         }
         for (size_t k = 0; k < m; ++k) {
-            double f[4] = {0, 0, 0, 0};
+            double f[7] = {0, 0, 0, 0, 0, 0, 0};
             for (size_t c = 0; c < nchunks; ++c)
-                for (int d = 0; d < 4; ++d) f[d] += part[4 * (k * nchunks + c) + d];
-            store(G, f, k, acc, pot);
+                for (int d = 0; d < W; ++d) f[d] += part[(size_t)W * (k * nchunks + c) + d];
+            store(G, f, W, k, acc, pot, jerk);
         }
         free(part);
         return;
@@ -326,34 +352,42 @@ static void evaluate(const gp_solver *s, const targets *t, double *acc, double *
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (ntiles > 1)
     for (long long tile = 0; tile < ntiles; ++tile) {
         size_t k0 = (size_t)tile * GP_TILE, k1 = k0 + GP_TILE < m ? k0 + GP_TILE : m;
-        double f[GP_TILE][4];
+        double f[GP_TILE][7];
         memset(f, 0, sizeof f);
         for (size_t c = 0; c < nchunks; ++c) {
-            gp_direct_sources v = chunk(src, c);
             for (size_t k = k0; k < k1; ++k) {
-                double self, part4[4];
+                double self, partk[7];
                 const double *x = target(t, k, &self);
-                gp_direct_point(&v, x[0], x[1], x[2], self, eps2, part4);
-                for (int d = 0; d < 4; ++d) f[k - k0][d] += part4[d];
+                kernel(pk, src, c, k, x, self, eps2, partk);
+                for (int d = 0; d < W; ++d) f[k - k0][d] += partk[d];
             }
         }
-        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], k, acc, pot);
+        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], W, k, acc, pot, jerk);
     }
 }
 
 /* One compute call on the targets t: the sum, the overflow check, then
  * the counters (*calls is force_calls or field_calls). */
-static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
-                         uint64_t *calls)
+static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *pk,
+                              const char *fn, double *acc, double *pot, double *jerk,
+                              uint64_t *calls)
 {
     double t0 = gp_wtime();
-    evaluate(s, t, acc, pot);
+    evaluate(s, t, pk, acc, pot, jerk);
     gp_status st = gp_check_outputs(&s->base, fn, t->m, acc, pot);
+    if (st == GP_OK && jerk) st = gp_check_outputs(&s->base, fn, t->m, jerk, NULL);
     if (st != GP_OK) return st;
     *calls += 1;
     s->base.stats.pp_interactions += (uint64_t)t->m * (uint64_t)s->src.n;
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return GP_OK;
+}
+
+static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
+                         uint64_t *calls)
+{
+    const pass_kind pk = {4, NULL, NULL};
+    return compute_pass(s, t, &pk, fn, acc, pot, NULL, calls);
 }
 
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
@@ -394,28 +428,57 @@ static gp_status cpu_direct_get_velocities(gp_solver *s, size_t n_sub, const uin
     return gp_velocities_get(&s->base, n_sub, index, vel);
 }
 
-/* acc and pot exactly as compute_forces makes them (the same bits), then
- * the other outputs in one more pass over the sources (direct_ex.c). */
+/* acc, pot and the jerk in one pass (direct_kernel.c's jerk kernel: acc
+ * and pot keep compute_forces' bits), with every particle's velocity at
+ * the positions' time from the held state (a particle without state: 0). */
+static gp_status compute_with_jerk(gp_solver *s, const targets *t, const gp_outputs *out)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t ns = s->src.n, m = t->m;
+    double *sv = malloc(3 * (ns ? ns : 1) * sizeof *sv), *tv = malloc(3 * (m ? m : 1) * sizeof *tv);
+    if (!sv || !tv) {
+        free(sv); free(tv);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the velocities of %zu sources; free "
+                       "memory or use fewer particles", ns);
+    }
+    /* SoA: vx of every source, then vy, then vz */
+    for (size_t j = 0; j < ns; ++j) {
+        double v[3];
+        gp_state_velocity(p, (size_t)s->src.id[j], v);
+        sv[j] = v[0]; sv[ns + j] = v[1]; sv[2 * ns + j] = v[2];
+    }
+    for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
+    gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
+    const pass_kind pk = {7, &vel, tv};
+    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", out->acc, out->pot, out->jerk,
+                                &s->base.stats.force_calls);
+    free(sv); free(tv);
+    return st;
+}
+
+/* acc and pot exactly as compute_forces makes them (the same bits; with
+ * the jerk from the same pass), then the neighbour outputs in one more
+ * pass over the sources (direct_ex.c). */
 static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
-    st = compute(s, &t, "compute_forces_ex", out->acc, out->pot, &s->base.stats.force_calls);
+    st = out->jerk ? compute_with_jerk(s, &t, out)
+                   : compute(s, &t, "compute_forces_ex", out->acc, out->pot, &s->base.stats.force_calls);
     if (st != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); gp_direct_ex replaces them when asked. */
     if (!out->nb_radius && !(out->nb_step > 0)) gp_neighbours_forget(&s->base);
-    if (!out->jerk && !out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
         !(out->nb_step > 0))
         return GP_OK;
     double t0 = gp_wtime();
     double eps = gp_param_double(&s->base, P_EPS);
     st = gp_direct_ex(&s->base, gp_param_double(&s->base, P_G), eps * eps, s->in_src, out,
                       thread_count(s));
-    if (st == GP_OK && out->jerk) st = gp_check_outputs(&s->base, "compute_forces_ex (jerk)",
-                                                         s->base.p.n_active, out->jerk, NULL);
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return st;
 }

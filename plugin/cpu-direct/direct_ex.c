@@ -2,16 +2,14 @@
 /*
  * direct_ex.c — cpu-direct's ABI 1.2 outputs (see direct_ex.h).
  *
- * For each active particle i, one loop over the sources j in index order
- * (so the jerk's sum has a fixed order: bit-identical whatever the thread
- * count), with r = x_j - x_i and v = v_j - v_i at the positions' current
- * time (velocities from the held state, gp_state_velocity):
- *   jerk += m_j [v / r2^(3/2) - 3 (r.v) r / r2^(5/2)],  r2 = |r|^2 + eps^2
+ * For each active particle i, one loop over the sources j in index order,
+ * with r = x_j - x_i and v = v_j - v_i at the positions' current time
+ * (velocities from the held state, gp_state_velocity):
  *   nn: the smallest unsoftened |r|^2, ties to the lower index;
  *   pair_step: min tau_ij (plugin/base/pair_step.h);
  *   neighbours: |r|^2 < nb_radius_i^2, or tau_ij < nb_step.
- * The self term and sources at zero softened distance are skipped, as in
- * the forces. Neighbour lists are made in two passes (count, then fill),
+ * (The jerk comes with acc from direct_kernel.c's jerk kernel.) Neighbour
+ * lists are made in two passes (count, then fill),
  * so they need no reallocation and come out in ascending index order.
  * Compiled with -ffp-contract=off, so pair_step is the shared expression
  * bit for bit (module.mk).
@@ -53,7 +51,7 @@ static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
     const gp_outputs *o = e->out;
     const double *xi = &p->pos[3 * i], *vi = &e->vel[3 * i];
     const double mi = p->mass[i];
-    double jx = 0, jy = 0, jz = 0, best = HUGE_VAL, step = HUGE_VAL;
+    double best = HUGE_VAL, step = HUGE_VAL;
     uint32_t nn = UINT32_MAX;
     size_t nl = 0;
     const int need_tau = o->pair_step || (e->lists && o->nb_step > 0);
@@ -63,7 +61,6 @@ static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
         double vx = e->vel[3 * j] - vi[0], vy = e->vel[3 * j + 1] - vi[1], vz = e->vel[3 * j + 2] - vi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
         if (d2 < best) { best = d2; nn = (uint32_t)j; }   /* ascending j: ties to the lower */
-        double r2 = d2 + e->eps2;
         double tau = HUGE_VAL;
         if (need_tau) {
             tau = gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, e->G * (mi + p->mass[j]));
@@ -73,16 +70,8 @@ static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
             if (list) list[nl] = (uint32_t)j;
             nl++;
         }
-        if (!o->jerk || !(r2 > 0)) continue;
-        double rinv = 1.0 / sqrt(r2), rinv2 = rinv * rinv;
-        double mr3 = p->mass[j] * rinv * rinv2;
-        double rv3 = 3.0 * (rx * vx + ry * vy + rz * vz) * rinv2;
-        jx += mr3 * (vx - rv3 * rx);
-        jy += mr3 * (vy - rv3 * ry);
-        jz += mr3 * (vz - rv3 * rz);
     }
     if (!list) {   /* the first (or only) pass writes the outputs */
-        if (o->jerk) { o->jerk[3 * k] = e->G * jx; o->jerk[3 * k + 1] = e->G * jy; o->jerk[3 * k + 2] = e->G * jz; }
         if (o->nn_index) o->nn_index[k] = nn;
         if (o->nn_dist2) o->nn_dist2[k] = nn == UINT32_MAX ? HUGE_VAL : best;
         if (o->pair_step) o->pair_step[k] = step;

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * direct_ex.h — cpu-direct's ABI 1.2 outputs beside acc and pot: the jerk,
- * the nearest neighbour, the pairwise step and the neighbour lists, all
- * exact, in one pass over the sources per active particle.
+ * direct_ex.h — cpu-direct's ABI 1.2 neighbour outputs beside acc, pot and
+ * jerk (those come from direct_kernel.c): the nearest neighbour, the
+ * pairwise step and the neighbour lists, all exact, in one pass over the
+ * sources per active particle.
  */
 #ifndef GP_DIRECT_EX_H
 #define GP_DIRECT_EX_H
 
 #include "base/plugin_base.h"
 
-/* Fills out->jerk, nn_index, nn_dist2 and pair_step (those not NULL) for
+/* Fills out->nn_index, nn_dist2 and pair_step (those not NULL) for
  * the active particles of b, over the massive particles of b->p (those with
  * in_src[i] != 0 when in_src is not NULL), in index order; and, when
  * nb_radius or nb_step asks, the neighbour lists, kept in b
