@@ -520,6 +520,22 @@ double gp_wtime(void);
         return gp_base_last_error(s ? &s->base : NULL);                                     \
     }
 
+/* ABI 1.2 entry points every plugin on plugin/base answers the same way:
+ * get_velocities from the held state, get_neighbours from the kept lists. */
+#define GP_PLUGIN_12_ENTRIES(PREFIX, PLUGIN_NAME_)                                          \
+    static gp_status PREFIX##_get_velocities(gp_solver *s, size_t n_sub,                    \
+                                             const uint32_t *index, double *vel)            \
+    {                                                                                       \
+        if (!s) return gp_null_instance(PLUGIN_NAME_, "get_velocities");                    \
+        return gp_velocities_get(&s->base, n_sub, index, vel);                              \
+    }                                                                                       \
+    static gp_status PREFIX##_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,    \
+                                             uint32_t *list, size_t *needed)                \
+    {                                                                                       \
+        if (!s) return gp_null_instance(PLUGIN_NAME_, "get_neighbours");                    \
+        return gp_neighbours_get(&s->base, cap, offset, list, needed);                      \
+    }
+
 /* Parameter rows that mean the same in every plugin, written once. */
 #define GP_PARAM_ROW_G                                                                      \
     {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"}

@@ -90,6 +90,7 @@ static void sources_fill(gp_direct_sources *s, size_t n, const double *pos, cons
 /* ---- the ABI entry points ----------------------------------------------- */
 
 GP_PLUGIN_COMMON_ENTRIES(cpu_direct, PLUGIN_NAME, params, N_PARAMS)
+GP_PLUGIN_12_ENTRIES(cpu_direct, PLUGIN_NAME)
 
 static gp_status cpu_direct_init(gp_solver **out, const gp_init_args *args)
 {
@@ -421,13 +422,6 @@ static gp_status cpu_direct_set_state_jerk(gp_solver *s, size_t n_sub, const uin
     return st;
 }
 
-static gp_status cpu_direct_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
-                                           double *vel)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
-    return gp_velocities_get(&s->base, n_sub, index, vel);
-}
-
 /* acc, pot and the jerk in one pass (direct_kernel.c's jerk kernel: acc
  * and pot keep compute_forces' bits), with every particle's velocity at
  * the positions' time from the held state (a particle without state: 0). */
@@ -481,13 +475,6 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
                       thread_count(s));
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return st;
-}
-
-static gp_status cpu_direct_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,
-                                           uint32_t *list, size_t *needed)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
-    return gp_neighbours_get(&s->base, cap, offset, list, needed);
 }
 
 static const gp_api api = GP_PLUGIN_API_12(cpu_direct, PLUGIN_NAME,

@@ -339,6 +339,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
 /* ---- the ABI entry points ----------------------------------------------- */
 
 GP_PLUGIN_COMMON_ENTRIES(cpu_tree, PLUGIN_NAME, params, N_PARAMS)
+GP_PLUGIN_12_ENTRIES(cpu_tree, PLUGIN_NAME)
 
 static gp_status cpu_tree_init(gp_solver **out, const gp_init_args *args)
 {
@@ -647,13 +648,6 @@ static gp_status cpu_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint3
     return st;
 }
 
-static gp_status cpu_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
-                                         double *vel)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
-    return gp_velocities_get(&s->base, n_sub, index, vel);
-}
-
 /* acc and pot from compute_forces (the same bits), then the neighbour
  * outputs (outputs_ex.c) over the tree of the current sources. */
 static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
@@ -687,13 +681,6 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     free(pid);
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return st;
-}
-
-static gp_status cpu_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,
-                                         uint32_t *list, size_t *needed)
-{
-    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
-    return gp_neighbours_get(&s->base, cap, offset, list, needed);
 }
 
 static const gp_api api = GP_PLUGIN_API_12(cpu_tree, PLUGIN_NAME,
