@@ -33,6 +33,8 @@ typedef struct gp_block_settings {
     int criterion;      /* GP_CRIT_* */
     double eps;         /* the criterion's softening; < 0: the solver's */
     int max_level;      /* deepest level below dt_max */
+    double stretch;     /* levels below dt_max spread (1 + stretch) times;
+                         * 0: the criterion's own (block-rk2, block-kdk) */
 } gp_block_settings;
 
 /* A block scheme's settings in its gp_sim. */
@@ -51,6 +53,21 @@ typedef struct gp_block_settings {
       offsetof(gp_block_settings, eps), 0.0, 0.0, 0, NULL, "solver", -1.0 },                       \
     { "max_level", GP_SETTING_INT, "20", "deepest level allowed (smallest step dt_max / 2^max_level)", \
       offsetof(gp_block_settings, max_level), 0, GP_LEVELS_MAX, 0, NULL, NULL, 0 }
+
+/* The row of the parameter stretch, after GP_BLOCK_SETTINGS in the tables
+ * of block-rk2 and block-kdk (0, the default, keeps the criterion's step;
+ * a checkpoint without the row stores 0 there). */
+#define GP_BLOCK_STRETCH_SETTING                                                                   \
+    GP_SETTING_NONNEGATIVE(gp_block_settings, stretch, "0",                                       \
+                           "spread of the levels below dt: a criterion step c < dt becomes "      \
+                           "dt*(c/dt)^(1+stretch), so particles that want small steps go "        \
+                           "deeper (0: c itself)")
+
+/* The step the level is chosen from: dt_c (the criterion's) itself when
+ * stretch is 0 or dt_c >= dt_max, else dt_max * (dt_c / dt_max)^(1 + stretch):
+ * stretch = 0.2 puts a particle whose criterion asks for level l on level
+ * about 1.2 l (see docs/INTEGRATORS.md, "Which criterion"). */
+double gp_criterion_stretch(double dt_c, double dt_max, double stretch);
 
 /* a: acceleration now; a_old: at the start of the last step (NULL: none);
  * dt_prev: that step's length; v: velocity now. Returns +inf when the
