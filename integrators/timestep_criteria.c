@@ -17,7 +17,6 @@ static double softening_dt(double eta, double eps, const double *a, const double
 }
 
 const char *const gp_criterion_names[] = { "softening", "jerk", "min", "velocity", NULL };
-const char *const gp_shadow_names[] = { "off", "shift", NULL };
 
 double gp_criterion_dt(int criterion, double eta, double eps,
                        const double *a, const double *a_old, double dt_prev,

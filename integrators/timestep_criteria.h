@@ -35,11 +35,9 @@ typedef struct gp_block_settings {
     int max_level;      /* deepest level below dt_max */
     double stretch;     /* levels below dt_max spread (1 + stretch) times;
                          * 0: the criterion's own (block-rk2, block-kdk) */
-    int shadow;         /* GP_SHADOW_*: what a level change does (block-rk2, block-kdk) */
+    double shadow;      /* a particle whose level changed moves by shadow *
+                         * (h_old^2 - h_new^2) a; 0: not (block-rk2, block-kdk) */
 } gp_block_settings;
-
-enum { GP_SHADOW_OFF = 0, GP_SHADOW_SHIFT = 1 };
-extern const char *const gp_shadow_names[];
 
 /* A block scheme's settings in its gp_sim. */
 #define GP_BLOCK_SET(sim) ((const gp_block_settings *)(sim)->settings)
@@ -67,26 +65,29 @@ extern const char *const gp_shadow_names[];
                            "dt*(c/dt)^(1+stretch), so particles that want small steps go "        \
                            "deeper (0: c itself)")
 
-/* The row of the parameter shadow (block-rk2, block-kdk): "off" (0, the
- * default; also what a checkpoint without the row stores) or "shift". */
+/* The row of the parameter shadow (block-rk2, block-kdk): 0, the default,
+ * leaves a particle where it is when its level changes (also what a
+ * checkpoint without the row stores); k > 0 moves it by k (h_old^2 -
+ * h_new^2) a (gp_shadow_shift; 1/8 is leapfrog's shadow energy). */
 #define GP_BLOCK_SHADOW_SETTING                                                                    \
-    { "shadow", GP_SETTING_CHOICE, "off",                                                          \
-      "what a level change does: off (nothing) or shift (x += (h_old^2 - h_new^2)/8 a, so the "    \
-      "leapfrog's shadow energy E - h^2|a|^2/8 does not jump: no secular drift from switches)",    \
-      offsetof(gp_block_settings, shadow), 0, 0, 0, gp_shadow_names, NULL, 0 }
+    GP_SETTING_NONNEGATIVE(gp_block_settings, shadow, "0",                                        \
+                           "level-switch shift k: a particle whose step changes from h_old to "  \
+                           "h_new moves by k (h_old^2 - h_new^2) a; 0.125 keeps leapfrog's "      \
+                           "shadow energy E - h^2|a|^2/8 continuous (no drift from switches); "   \
+                           "0: off")
 
 /* The shadow-energy shift of a particle whose step changed from h_old to
- * h_new right after its correction (x, a synchronised there): x += (h_old^2
- * - h_new^2)/8 a. Leapfrog (and block-rk2 on one level) conserves E -
+ * h_new right after its correction (x, a synchronised there): x += k
+ * (h_old^2 - h_new^2) a, k = 1/8 in theory (below). Leapfrog (and block-rk2 on one level) conserves E -
  * h^2 |a|^2 / 8 between steps to O(h^4) (exactly for a harmonic
  * potential); moving x along a by that amount changes the particle's
  * potential energy by -(h_old^2 - h_new^2) |a|^2 / 8 to first order, so
  * the conserved quantity is continuous across the switch instead of the
  * energy (docs/INTEGRATORS.md, "Energy drift of block steps"). */
-static inline void gp_shadow_shift(double *x, const double *a, double h_old, double h_new)
+static inline void gp_shadow_shift(double *x, const double *a, double k, double h_old, double h_new)
 {
-    double s = (h_old * h_old - h_new * h_new) * 0.125;
-    for (int k = 0; k < 3; ++k) x[k] += s * a[k];
+    double s = (h_old * h_old - h_new * h_new) * k;
+    for (int c = 0; c < 3; ++c) x[c] += s * a[c];
 }
 
 /* The step the level is chosen from: dt_c (the criterion's) itself when
