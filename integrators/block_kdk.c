@@ -33,12 +33,12 @@
 #include "block_step.h"
 #include "timestep_criteria.h"
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_STRETCH_SETTING, GP_BLOCK_SHADOW_SETTING };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
 
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *v)
 {
     double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps, sim->acc + 3 * i, NULL, 0.0, v);
-    return gp_levels_for_dt(&sim->lv, gp_criterion_stretch(dt, sim->lv.dt_max, GP_BLOCK_SET(sim)->stretch));
+    return gp_levels_for_dt(&sim->lv, dt);
 }
 
 /* Opening half kick of particle i (its level already chosen). */

@@ -35,9 +35,3 @@ double gp_criterion_dt(int criterion, double eta, double eps,
     if (criterion == GP_CRIT_JERK) return dj;
     return dj < ds ? dj : ds;
 }
-
-double gp_criterion_stretch(double dt_c, double dt_max, double stretch)
-{
-    if (stretch == 0.0 || !(dt_c > 0.0) || !(dt_c < dt_max)) return dt_c;
-    return dt_max * pow(dt_c / dt_max, 1.0 + stretch);
-}

@@ -33,8 +33,6 @@ typedef struct gp_block_settings {
     int criterion;      /* GP_CRIT_* */
     double eps;         /* the criterion's softening; < 0: the solver's */
     int max_level;      /* deepest level below dt_max */
-    double stretch;     /* levels below dt_max spread (1 + stretch) times;
-                         * 0: the criterion's own (block-rk2, block-kdk) */
     double shadow;      /* a particle whose level changed moves by shadow *
                          * (h_old^2 - h_new^2) a; 0: not (block-rk2, block-kdk) */
 } gp_block_settings;
@@ -55,15 +53,6 @@ typedef struct gp_block_settings {
       offsetof(gp_block_settings, eps), 0.0, 0.0, 0, NULL, "solver", -1.0 },                       \
     { "max_level", GP_SETTING_INT, "20", "deepest level allowed (smallest step dt_max / 2^max_level)", \
       offsetof(gp_block_settings, max_level), 0, GP_LEVELS_MAX, 0, NULL, NULL, 0 }
-
-/* The row of the parameter stretch, after GP_BLOCK_SETTINGS in the tables
- * of block-rk2 and block-kdk (0, the default, keeps the criterion's step;
- * a checkpoint without the row stores 0 there). */
-#define GP_BLOCK_STRETCH_SETTING                                                                   \
-    GP_SETTING_NONNEGATIVE(gp_block_settings, stretch, "0",                                       \
-                           "spread of the levels below dt: a criterion step c < dt becomes "      \
-                           "dt*(c/dt)^(1+stretch), so particles that want small steps go "        \
-                           "deeper (0: c itself)")
 
 /* The row of the parameter shadow (block-rk2, block-kdk): 0, the default,
  * leaves a particle where it is when its level changes (also what a
@@ -89,12 +78,6 @@ static inline void gp_shadow_shift(double *x, const double *a, double k, double 
     double s = (h_old * h_old - h_new * h_new) * k;
     for (int c = 0; c < 3; ++c) x[c] += s * a[c];
 }
-
-/* The step the level is chosen from: dt_c (the criterion's) itself when
- * stretch is 0 or dt_c >= dt_max, else dt_max * (dt_c / dt_max)^(1 + stretch):
- * stretch = 0.2 puts a particle whose criterion asks for level l on level
- * about 1.2 l (see docs/INTEGRATORS.md, "Which criterion"). */
-double gp_criterion_stretch(double dt_c, double dt_max, double stretch);
 
 /* a: acceleration now; a_old: at the start of the last step (NULL: none);
  * dt_prev: that step's length; v: velocity now. Returns +inf when the
