@@ -154,10 +154,9 @@ static gp_status step(gp_sim *sim, double t_end)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         const double *xp = sim->work + 3 * (size_t)k;
-        double h = 0.5 * gp_levels_dt(lv, i), vs[3], a_old[3];
+        double h = 0.5 * gp_levels_dt(lv, i), vs[3];
         for (int c = 0; c < 3; ++c) {
             sim->pos[3 * i + c] = xp[c];
-            a_old[c] = sim->acc[3 * i + c];
             sim->acc[3 * i + c] = sim->work2[3 * k + c];
             sim->vel[3 * i + c] += h * sim->acc[3 * i + c];   /* closing kick */
             vs[c] = sim->vel[3 * i + c];
@@ -166,8 +165,7 @@ static gp_status step(gp_sim *sim, double t_end)
         int l_old = lv->level[i];
         if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T) != l_old
             && GP_BLOCK_SET(sim)->shadow > 0.0)
-            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, a_old, GP_BLOCK_SET(sim)->shadow, 2.0 * h,
-                            gp_levels_dt(lv, i));
+            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, 2.0 * h, gp_levels_dt(lv, i));
         open_kick(sim, i);
     }
     gp_block_stepped(sim, T, t_new, t_end);

@@ -19,8 +19,7 @@
  *      and choose their next level from the criterion: deeper at once,
  *      shallower only where the larger step's boundaries meet T. With
  *      shadow = k > 0, a particle whose level changed is moved by
- *      k (h_old^2 - h_new^2) (a.a_old/|a|^2) a (gp_shadow_shift: no drift
- *      from switches).
+ *      k (h_old^2 - h_new^2) a (gp_shadow_shift: no drift from switches).
  * The end time of gp_sim_evolve is reached exactly when it lies on the
  * dt_max grid (everyone is synchronised there); otherwise one synchronising
  * step brings every particle to it and the grid restarts there.
@@ -132,8 +131,7 @@ static gp_status step(gp_sim *sim, double t_end)
         int l_old = lv->level[i];
         if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T) != l_old
             && GP_BLOCK_SET(sim)->shadow > 0.0)
-            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, a_old, GP_BLOCK_SET(sim)->shadow, dt,
-                            gp_levels_dt(lv, i));
+            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, dt, gp_levels_dt(lv, i));
     }
     gp_block_stepped(sim, T, t_new, t_end);
     /* a plugin holding the state takes the corrected one (pos, vel, acc at T) */

@@ -57,36 +57,25 @@ typedef struct gp_block_settings {
 /* The row of the parameter shadow (block-rk2, block-kdk): 0, the default,
  * leaves a particle where it is when its level changes (also what a
  * checkpoint without the row stores); k > 0 moves it by k (h_old^2 -
- * h_new^2) (a.a_old/|a|^2) a (gp_shadow_shift; 1/8 is leapfrog's shadow
- * energy). */
+ * h_new^2) a (gp_shadow_shift; 1/8 is leapfrog's shadow energy). */
 #define GP_BLOCK_SHADOW_SETTING                                                                    \
     GP_SETTING_NONNEGATIVE(gp_block_settings, shadow, "0",                                        \
                            "level-switch shift k: a particle whose step changes from h_old to "  \
-                           "h_new moves by k (h_old^2 - h_new^2) (a.a_old/|a|^2) a; 0.125 keeps " \
-                           "leapfrog's shadow energy E - h^2|a|^2/8 continuous (no drift from "   \
-                           "switches); 0: off")
+                           "h_new moves by k (h_old^2 - h_new^2) a; 0.125 keeps leapfrog's "      \
+                           "shadow energy E - h^2|a|^2/8 continuous (no drift from switches); "   \
+                           "0: off")
 
 /* The shadow-energy shift of a particle whose step changed from h_old to
- * h_new right after its correction (x, a synchronised there; a_old: its
- * acceleration at the start of the step just taken):
- *     x += k (h_old^2 - h_new^2) (a . a_old / |a|^2) a.
- * Leapfrog (and block-rk2 on one level) conserves E - h^2 |a|^2 / 8
- * between steps to O(h^4) (exactly for a harmonic potential); moving x
- * along a changes the particle's potential energy by -k (h_old^2 -
- * h_new^2) a . a_old, so with k = 1/8 that conserved quantity, not the
- * energy, is continuous across the switch. |a|^2 is estimated by a . a_old
- * (0 when negative): the graininess of the force is not correlated between
- * the two ends of a step, so it does not bias the estimate, while a switch
- * is usually triggered by a high |a(T)| (docs/INTEGRATORS.md, "Energy drift
- * of block steps"). a_old NULL: |a|^2 itself. */
-static inline void gp_shadow_shift(double *x, const double *a, const double *a_old, double k,
-                                   double h_old, double h_new)
+ * h_new right after its correction (x, a synchronised there): x += k
+ * (h_old^2 - h_new^2) a, k = 1/8 in theory (below). Leapfrog (and block-rk2 on one level) conserves E -
+ * h^2 |a|^2 / 8 between steps to O(h^4) (exactly for a harmonic
+ * potential); moving x along a by that amount changes the particle's
+ * potential energy by -(h_old^2 - h_new^2) |a|^2 / 8 to first order, so
+ * the conserved quantity is continuous across the switch instead of the
+ * energy (docs/INTEGRATORS.md, "Energy drift of block steps"). */
+static inline void gp_shadow_shift(double *x, const double *a, double k, double h_old, double h_new)
 {
-    double aa = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
-    if (!(aa > 0.0)) return;
-    double ao = a_old ? a[0] * a_old[0] + a[1] * a_old[1] + a[2] * a_old[2] : aa;
-    if (!(ao > 0.0)) return;
-    double s = (h_old * h_old - h_new * h_new) * k * (ao / aa);
+    double s = (h_old * h_old - h_new * h_new) * k;
     for (int c = 0; c < 3; ++c) x[c] += s * a[c];
 }
 
