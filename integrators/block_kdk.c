@@ -165,7 +165,8 @@ static gp_status step(gp_sim *sim, double t_end)
         int l_old = lv->level[i];
         if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T) != l_old
             && GP_BLOCK_SET(sim)->shadow > 0.0)
-            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, 2.0 * h, gp_levels_dt(lv, i));
+            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, 2.0 * h,
+                            gp_levels_dt(lv, i));
         open_kick(sim, i);
     }
     gp_block_stepped(sim, T, t_new, t_end);
