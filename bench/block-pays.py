@@ -10,6 +10,7 @@ table and a plot.
     python3 bench/block-pays.py [--model galaxy] [--n 8000] [--t 2]
         [--plugin cpu-tree] [--threads 2] [--dt 0.25]
         [--schemes block-rk2,block-kdk] [--etas 0.1,0.2,0.3] [--criterion C]
+        [--params NAME=VALUE,...]
         [--leapfrog 5,6,7,8] [--repeats 3] [--sample 0.25]
         [--out bench/results/block-pays]
 
@@ -50,6 +51,8 @@ def args_parse():
     a.add_argument("--schemes", default="block-rk2,block-kdk")
     a.add_argument("--etas", default="0.1,0.2,0.3")
     a.add_argument("--criterion", default=None, help="the block schemes' time-step criterion")
+    a.add_argument("--params", default=None,
+                   help="more block-scheme settings, name=value[,name=value...] (e.g. shadow=shift)")
     a.add_argument("--leapfrog", default="5,6,7,8")
     a.add_argument("--repeats", type=int, default=3)
     a.add_argument("--sample", default="0.25")
@@ -107,7 +110,7 @@ def main():
     if not HVS.exists():
         sys.exit(f"block-pays: {HVS} is missing; run `make bench` first")
     etas = [e for e in o.etas.split(",") if e]
-    crit = f",criterion={o.criterion}" if o.criterion else ""
+    crit = (f",criterion={o.criterion}" if o.criterion else "") + (f",{o.params}" if o.params else "")
     specs = [f"{s}:dt={o.dt},eta={e}{crit}" for s in o.schemes.split(",") if s for e in etas]
     lf = [f"leapfrog:dt={2.0 ** -int(k):.10g}" for k in o.leapfrog.split(",") if k]
     load0 = os.getloadavg()
@@ -138,7 +141,8 @@ def main():
              f"--plugin {o.plugin} --dt {o.dt} --schemes {o.schemes} --etas {o.etas} "
              f"--leapfrog {o.leapfrog} --repeats {o.repeats}"
              + (f" --threads {o.threads}" if o.threads else "")
-             + (f" --criterion {o.criterion}" if o.criterion else "") + "`\n",
+             + (f" --criterion {o.criterion}" if o.criterion else "")
+             + (f" --params {o.params}" if o.params else "") + "`\n",
              "| run | max dE/E | steps | particle forces | wall s | leapfrog wall at same dE | "
              "wall_ratio | pf_ratio | cost_per_pf |",
              "|---|---|---|---|---|---|---|---|---|"]

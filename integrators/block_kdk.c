@@ -33,7 +33,7 @@
 #include "block_step.h"
 #include "timestep_criteria.h"
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
 
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *v)
 {
@@ -163,7 +163,11 @@ static gp_status step(gp_sim *sim, double t_end)
             vs[c] = sim->vel[3 * i + c];
         }
         lv->t_last[i] = T;
-        gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T);
+        int l_old = lv->level[i];
+        if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T) != l_old
+            && GP_BLOCK_SET(sim)->shadow > 0.0)
+            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, 2.0 * h,
+                            gp_levels_dt(lv, i));
         open_kick(sim, i);
     }
     gp_block_stepped(sim, T, t_new, t_end);

@@ -17,7 +17,9 @@
  *   4. Correct the active particles (eq. 17):
  *          x_i = x_i(T),   v_i += dt_i/2 (a_i + a_i(T)),   a_i = a_i(T),
  *      and choose their next level from the criterion: deeper at once,
- *      shallower only where the larger step's boundaries meet T.
+ *      shallower only where the larger step's boundaries meet T. With
+ *      shadow = k > 0, a particle whose level changed is moved by
+ *      k (h_old^2 - h_new^2) a (gp_shadow_shift: no drift from switches).
  * The end time of gp_sim_evolve is reached exactly when it lies on the
  * dt_max grid (everyone is synchronised there); otherwise one synchronising
  * step brings every particle to it and the grid restarts there.
@@ -30,7 +32,7 @@
 #include "block_step.h"
 #include "timestep_criteria.h"
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
 
 static gp_status criterion_setup(gp_sim *sim, double *eps)
 {
@@ -127,7 +129,11 @@ static gp_status step(gp_sim *sim, double t_end)
         double dt = (double)(T - lv->t_last[i]) * tick, a_old[3];
         correct(sim, i, sim->work + 3 * k, sim->work2 + 3 * k, dt, a_old);
         lv->t_last[i] = T;
-        gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T);
+        int l_old = lv->level[i];
+        if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, dt), T) != l_old
+            && GP_BLOCK_SET(sim)->shadow > 0.0)
+            gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, dt,
+                            gp_levels_dt(lv, i));
     }
     gp_block_stepped(sim, T, t_new, t_end);
     /* a plugin holding the state takes the corrected one (pos, vel, acc at T) */

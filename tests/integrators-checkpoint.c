@@ -72,7 +72,7 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
 
 int main(void)
 {
-    plan(10);
+    plan(13);
     small_cluster(N, 7, pos0, vel0, mass0);
     check_restart("leapfrog", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
     check_restart("rk2", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
@@ -81,6 +81,9 @@ int main(void)
     check_restart("block-rk2", "eta", "0.05", "dt", "0.125", 0, 0.25, 0.5);
     check_restart("block-rk2", "eta", "0.05", "dt", "0.5", 7, 0, 1.0);
     check_restart("block-kdk", "eta", "0.05", "dt", "0.5", 7, 0, 1.0);
+    /* and a shadow shift */
+    check_restart("block-rk2", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
+    check_restart("block-kdk", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
 
     /* block-rk2 with everybody on level 0 is the shared-step rk2 */
     gp_sim *blk = make("block-rk2", "eta", "1e9", "dt", "0.015625");
@@ -104,6 +107,19 @@ int main(void)
     for (int k = 0; k < 3 * N; ++k) dv = fmax(dv, fabs(v1[k] - v2[k]));
     ok(good && memcmp(p1, p2, sizeof p1) == 0, "block-kdk on a single level reproduces leapfrog positions bit for bit");
     ok(good && dv < 1e-14, "... and its synchronised velocities to rounding (max difference %.1e)", dv);
+    gp_sim_free(blk);
+    gp_sim_free(sh);
+
+    /* a shadow shift only acts where a level changes: on one level it is
+     * still rk2 bit for bit */
+    blk = make("block-rk2", "eta", "1e9", "shadow", "0.125");
+    sh = make("rk2", "dt", "0.0625", NULL, NULL);
+    good = blk && sh && gp_sim_set_integrator_param(blk, "dt", "0.0625") == GP_OK
+           && gp_sim_evolve(blk, 0.5) == GP_OK && gp_sim_evolve(sh, 0.5) == GP_OK
+           && gp_sim_get_particles(blk, p1, v1, NULL, NULL) == GP_OK
+           && gp_sim_get_particles(sh, p2, v2, NULL, NULL) == GP_OK;
+    ok(good && memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0,
+       "block-rk2 shadow=0.125 on a single level is still rk2 bit for bit");
     gp_sim_free(blk);
     gp_sim_free(sh);
     return done_testing();
