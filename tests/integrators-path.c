@@ -168,7 +168,7 @@ static void compare_plugin(const char *plugin, const char *const restarts[4][3])
 
 int main(void)
 {
-    plan(1 + 10 + 10 + 7);
+    plan(1 + 10 + 10 + 7 + 2);
     small_cluster(N, 5, pos0, vel0, mass0);
     compare_expression();
 
