@@ -359,7 +359,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     if (h.version != CKPT_VERSION && h.version != 3 && h.version != 2) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
-                           "%s is a version %llu checkpoint; this library reads version %d, and versions 3 and 2 "
+                           "%s is a version %llu checkpoint; this library reads version %d, and version 3 and version 2 files "
                            "as gravplug 0.1 wrote them (version 1 had no checksum): continue it with the gravplug "
                            "that wrote it, or start the run again",
                            path, (unsigned long long)h.version, CKPT_VERSION);
