@@ -256,10 +256,6 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
     if (h->n_saved != (h->started ? def->n_saved : 0))
         BAD("field n_saved is %llu (integrator %s saves %zu values)", (unsigned long long)h->n_saved,
             def->name, h->started ? def->n_saved : (size_t)0);
-    if (h->version < 4 && h->started && def->n_particle_saved)
-        BAD("it is a version %llu file, written before integrator %s saved its per-particle state "
-            "(%zu values each), which a restart needs; start the run again from its initial conditions",
-            (unsigned long long)h->version, def->name, def->n_particle_saved);
     if (h->n_particle_saved != (h->started ? def->n_particle_saved : 0))
         BAD("field n_particle_saved is %llu (integrator %s saves %zu values per particle)",
             (unsigned long long)h->n_particle_saved, def->name, h->started ? def->n_particle_saved : (size_t)0);
@@ -395,6 +391,14 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     h.integrator[sizeof h.integrator - 1] = '\0';
     const gp_integrator_def *def = gp_integrator_find(h.integrator);
     if (h.version == 2 && def) settings_from_v2(&h, def);
+    if (h.version < 4 && h.started == 1 && def && def->n_particle_saved) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
+                           "the checkpoint %s is a version %llu file, written before integrator %s saved its "
+                           "per-particle state (%zu values each), which a restart needs: start the run again "
+                           "from its initial conditions", path, (unsigned long long)h.version, def->name,
+                           def->n_particle_saved);
+    }
     char why[256];
     if (check_header(&h, def, why, sizeof why) != 0) {
         fclose(f);
