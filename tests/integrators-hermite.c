@@ -176,6 +176,34 @@ static void on_path_counted(size_t n, const double *pos, const double *vel, cons
     if (solver) api->finalize(solver);
 }
 
+/* A 1.2 table without GP_CAP_JERK (cpu-direct with the bit cleared) is
+ * refused too, naming the missing bit. */
+static void refused_without_cap(size_t n, const double *pos, const double *vel, const double *mass)
+{
+    void *h = dlopen(GP_CPU_DIRECT_SO, RTLD_NOW | RTLD_LOCAL);
+    gravplug_entry_fn entry = h ? (gravplug_entry_fn)dlsym(h, GRAVPLUG_ENTRY_SYMBOL) : NULL;
+    const gp_api *api = entry ? entry(GRAVPLUG_ABI_MAJOR) : NULL;
+    static gp_api nojerk;
+    gp_solver *solver = NULL;
+    gp_sim *sim = NULL;
+    int good = api && api->init(&solver, NULL) == GP_OK && gp_sim_new(&sim) == GP_OK;
+    if (good) {
+        nojerk = *api;
+        nojerk.capabilities &= ~GP_CAP_JERK;
+        good = gp_sim_set_solver(sim, &nojerk, solver, 1) == GP_OK;
+        solver = NULL;
+        good = good && gp_sim_set_particles(sim, n, pos, vel, mass, NULL) == GP_OK
+               && gp_sim_set_integrator(sim, "hermite") == GP_OK;
+    }
+    gp_status st = good ? gp_sim_step(sim, 1.0) : GP_OK;
+    const char *why = sim ? gp_sim_last_error(sim) : "";
+    diag("no GP_CAP_JERK: %s", why);
+    ok(good && st == GP_ERR_UNSUPPORTED && strstr(why, "GP_CAP_JERK") && strstr(why, "cpu-direct"),
+       "a 1.2 plugin without GP_CAP_JERK is refused at the start with a sentence");
+    gp_sim_free(sim);
+    if (solver) api->finalize(solver);
+}
+
 /* A plugin without the jerk is refused at the start, with a sentence. */
 static void refused(const char *plugin_path, const char *name, const char *needle)
 {
@@ -195,7 +223,7 @@ static void refused(const char *plugin_path, const char *name, const char *needl
 
 int main(void)
 {
-    plan(7);
+    plan(8);
 
     /* Kepler e = 0.5 to t = 3 (near apocentre: the pericentre passage's
      * error is in; after a whole orbit it largely returns, and the slope
@@ -226,6 +254,7 @@ int main(void)
 
     refused("cpu-tree", "cpu-tree", "ABI 1.1");
     refused(GP_SIM_ABI10, "cpu-direct-abi10", "ABI 1.0");
+    refused_without_cap(NP, pp, pv, pm);
     /* the path setting "1.0" cannot carry the jerk */
     gp_sim *sim = sim_on_direct("0.05");
     int good = sim && gp_sim_set_particles(sim, NP, pp, pv, pm, NULL) == GP_OK
