@@ -252,7 +252,7 @@ int main(void)
     /* the 1.2 path's traffic */
     on_path_counted(NP, pp, pv, pm);
 
-    refused("cpu-tree", "cpu-tree", "ABI 1.1");
+    refused("cpu-tree", "cpu-tree", "jerk");   /* no 1.2 calls, or no GP_CAP_JERK */
     refused(GP_SIM_ABI10, "cpu-direct-abi10", "ABI 1.0");
     refused_without_cap(NP, pp, pv, pm);
     /* the path setting "1.0" cannot carry the jerk */
