@@ -9,15 +9,21 @@
  * order and doubles (a restart happens on the machine, or the kind of
  * machine, that wrote the file).
  *
- * Format version 3 (version 2 is read too; version 1 is refused with a
- * sentence):
+ * Format version 4 (versions 3 and 2 are read too; version 1 is refused
+ * with a sentence):
  *     header (ckpt_header, 8-byte fields only, no padding); the scheme's
  *     parameters are settings[], one double per row of its settings table
  *     in table order (settings.h), unused slots 0 (version 2 had the
- *     built-in schemes' parameters in fixed slots: V2_SLOTS)
+ *     built-in schemes' parameters in fixed slots: V2_SLOTS); version 4
+ *     appends n_particle_saved (version 3's header is the same without it)
  *     payload: pos, vel, acc [3n doubles each], mass [n doubles],
  *              ids [n uint64], level [n bytes], t_last [n uint64],
+ *              particle [n * n_particle_saved doubles: the scheme's
+ *              per-particle state, e.g. hermite's jerks; version 4 only],
  *              saved [n_saved doubles], user blob [user_len bytes]
+ * A version 2 or 3 file has no per-particle state: it loads for every
+ * scheme that keeps none, and a started scheme that keeps some (none did
+ * when those versions were written) is refused with a sentence.
  *     trailer: CRC-32C (crc32c.h) of header and payload, 8 bytes LE-padded
  * The header carries its own CRC-32C too (header_crc, computed with that
  * field zero), so its sizes are trusted before anything is allocated. A
@@ -37,6 +43,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +55,8 @@
 #include "registry.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
-#define CKPT_VERSION 3
+#define CKPT_VERSION 4
+#define CKPT_MAX_PARTICLE_SAVED 4
 #define CKPT_MAX_SETTINGS 8
 #define CKPT_MAX_SAVED 16
 #define CKPT_MAX_USER (UINT64_C(1) << 20)   /* a caller blob is small state */
@@ -60,20 +68,29 @@ typedef struct ckpt_header {
     double time, dt_max, t0;
     uint64_t settings[CKPT_MAX_SETTINGS];   /* the bits of one double each */
     uint64_t steps, force_calls, particle_forces, diag_force_calls, last_active, solver_swaps, syncs;
+    uint64_t n_particle_saved;              /* version 4: doubles per particle */
 } ckpt_header;
+
+/* Bytes of the header as a version writes it: version 3 and 2 lack the
+ * last field. */
+static size_t header_size(uint64_t version)
+{
+    return version >= 4 ? sizeof(ckpt_header) : offsetof(ckpt_header, n_particle_saved);
+}
 
 /* Bytes of payload after the header for n particles (n <= UINT32_MAX and
  * the other sizes bounded, so this cannot overflow 64 bits). */
-static uint64_t payload_bytes(uint64_t n, uint64_t n_saved, uint64_t user_len)
+static uint64_t payload_bytes(uint64_t n, uint64_t n_saved, uint64_t user_len, uint64_t n_particle_saved)
 {
-    return n * (10 * sizeof(double) + 2 * sizeof(uint64_t) + 1) + n_saved * sizeof(double) + user_len;
+    return n * (10 * sizeof(double) + 2 * sizeof(uint64_t) + 1) + n * n_particle_saved * sizeof(double)
+         + n_saved * sizeof(double) + user_len;
 }
 
 static uint32_t header_crc(const ckpt_header *h)
 {
     ckpt_header c = *h;
     c.header_crc = 0;
-    return gp_crc32c(0, &c, sizeof c);
+    return gp_crc32c(0, &c, header_size(h->version));
 }
 
 /* fwrite that also feeds the running CRC. */
@@ -118,6 +135,10 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     h.now = sim->lv.now;
     h.user_len = user_len;
     h.n_saved = sim->started ? sim->integ->n_saved : 0;
+    h.n_particle_saved = sim->started ? sim->integ->n_particle_saved : 0;
+    const double *particle = h.n_particle_saved ? sim->integ->particle_saved(sim) : NULL;
+    if (h.n_particle_saved > CKPT_MAX_PARTICLE_SAVED || (h.n_particle_saved && !particle))
+        return gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator %s has no per-particle state to save", sim->integ->name);
     snprintf(h.integrator, sizeof h.integrator, "%s", sim->integ->name);
     h.time = sim->time; h.dt_max = sim->lv.dt_max; h.t0 = sim->lv.t0;
     if (sim->integ->n_settings > CKPT_MAX_SETTINGS)
@@ -163,6 +184,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
           && put(f, &crc, sim->ids, sizeof(uint64_t), n)
           && put(f, &crc, sim->lv.level, 1, n)
           && put(f, &crc, sim->lv.t_last, sizeof(uint64_t), n)
+          && put(f, &crc, particle, sizeof(double), n * h.n_particle_saved)
           && put(f, &crc, saved, sizeof(double), h.n_saved)
           && put(f, &crc, user, 1, user_len);
     uint64_t trailer = crc;
@@ -234,6 +256,9 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
     if (h->n_saved != (h->started ? def->n_saved : 0))
         BAD("field n_saved is %llu (integrator %s saves %zu values)", (unsigned long long)h->n_saved,
             def->name, h->started ? def->n_saved : (size_t)0);
+    if (h->n_particle_saved != (h->started ? def->n_particle_saved : 0))
+        BAD("field n_particle_saved is %llu (integrator %s saves %zu values per particle)",
+            (unsigned long long)h->n_particle_saved, def->name, h->started ? def->n_particle_saved : (size_t)0);
     if (h->max_level > GP_LEVELS_MAX)
         BAD("field max_level is %llu (must be 0 .. %d)", (unsigned long long)h->max_level, GP_LEVELS_MAX);
     if (!isfinite(h->time)) BAD("field time is %g (must be finite)", h->time);
@@ -268,7 +293,7 @@ static int check_header(const ckpt_header *h, const gp_integrator_def *def, char
 /* Range checks of the per-particle arrays and saved values. */
 static int check_arrays(const ckpt_header *h, size_t n, const double *pos, const double *vel,
                         const double *acc, const double *mass, const uint64_t *ids, const uint8_t *level,
-                        const uint64_t *t_last, const double *saved, char *why, size_t len)
+                        const uint64_t *t_last, const double *particle, const double *saved, char *why, size_t len)
 {
     size_t d1, d2;
     int dup = gp_sim_find_duplicate_id(ids, n, &d1, &d2);
@@ -298,6 +323,10 @@ static int check_arrays(const ckpt_header *h, size_t n, const double *pos, const
             return -1;
         }
     }
+    if (!finite_all(particle, n * h->n_particle_saved)) {
+        snprintf(why, len, "field particle (the integrator's per-particle state) holds a value that is not finite");
+        return -1;
+    }
     if (!finite_all(saved, h->n_saved)) { snprintf(why, len, "field saved holds a value that is not finite"); return -1; }
     return 0;
 }
@@ -317,17 +346,23 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is not a regular file", path);
     }
     ckpt_header h;
-    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CKPT_MAGIC, 8) != 0) {
+    memset(&h, 0, sizeof h);
+    /* version 3's header first, then version 4's last field */
+    if (fread(&h, header_size(3), 1, f) != 1 || memcmp(h.magic, CKPT_MAGIC, 8) != 0) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "%s is not a gravplug checkpoint (too short, or no GPCKPT magic word)", path);
     }
-    if (h.version != CKPT_VERSION && h.version != 2) {
+    if (h.version != CKPT_VERSION && h.version != 3 && h.version != 2) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
-                           "%s is a version %llu checkpoint; this library reads version %d, and version 2 as "
-                           "gravplug 0.1 wrote it (version 1 had no checksum): continue it with the gravplug "
+                           "%s is a version %llu checkpoint; this library reads version %d, and version 3 and version 2 files "
+                           "as gravplug 0.1 wrote them (version 1 had no checksum): continue it with the gravplug "
                            "that wrote it, or start the run again",
                            path, (unsigned long long)h.version, CKPT_VERSION);
+    }
+    if (h.version >= 4 && fread(&h.n_particle_saved, sizeof h.n_particle_saved, 1, f) != 1) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged: its header is truncated", path);
     }
     if (h.header_crc != header_crc(&h)) {
         fclose(f);
@@ -335,14 +370,17 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                            "the checkpoint %s is damaged: field header_crc does not match the header "
                            "(bytes changed after it was written)", path);
     }
-    uint32_t header_sum = gp_crc32c(0, &h, sizeof h);   /* of the header as read: the file's CRC */
-    if (h.n == 0 || h.n > UINT32_MAX || h.n_saved > CKPT_MAX_SAVED || h.user_len > CKPT_MAX_USER) {
+    uint32_t header_sum = gp_crc32c(0, &h, header_size(h.version));   /* of the header as read: the file's CRC */
+    if (h.n == 0 || h.n > UINT32_MAX || h.n_saved > CKPT_MAX_SAVED || h.user_len > CKPT_MAX_USER
+        || h.n_particle_saved > CKPT_MAX_PARTICLE_SAVED) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "the checkpoint %s is damaged: field %s is out of range", path,
-                           h.n == 0 || h.n > UINT32_MAX ? "n" : h.n_saved > CKPT_MAX_SAVED ? "n_saved" : "user_len");
+                           h.n == 0 || h.n > UINT32_MAX ? "n" : h.n_saved > CKPT_MAX_SAVED ? "n_saved"
+                           : h.user_len > CKPT_MAX_USER ? "user_len" : "n_particle_saved");
     }
-    uint64_t want = sizeof h + payload_bytes(h.n, h.n_saved, h.user_len) + sizeof(uint64_t);
+    uint64_t want = header_size(h.version) + payload_bytes(h.n, h.n_saved, h.user_len, h.n_particle_saved)
+                  + sizeof(uint64_t);
     if ((uint64_t)sb.st_size != want) {
         fclose(f);
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
@@ -353,6 +391,14 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     h.integrator[sizeof h.integrator - 1] = '\0';
     const gp_integrator_def *def = gp_integrator_find(h.integrator);
     if (h.version == 2 && def) settings_from_v2(&h, def);
+    if (h.version < 4 && h.started == 1 && def && def->n_particle_saved) {
+        fclose(f);
+        return gp_sim_fail(sim, GP_ERR_ABI_MISMATCH,
+                           "the checkpoint %s is a version %llu file, written before integrator %s saved its "
+                           "per-particle state (%zu values each), which a restart needs: start the run again "
+                           "from its initial conditions", path, (unsigned long long)h.version, def->name,
+                           def->n_particle_saved);
+    }
     char why[256];
     if (check_header(&h, def, why, sizeof why) != 0) {
         fclose(f);
@@ -364,17 +410,20 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
     uint64_t *ids = malloc(n * sizeof *ids);
     uint8_t *level = malloc(n);
     uint64_t *t_last = malloc(n * sizeof *t_last);
+    size_t np = n * (size_t)h.n_particle_saved;
+    double *particle = np ? malloc(np * sizeof *particle) : NULL;
     double saved[CKPT_MAX_SAVED] = { 0 }; /* an integrator reads 0 for values an older file lacks */
     char *user = h.user_len ? malloc(h.user_len) : NULL;
     gp_status st = GP_OK;
     uint32_t crc = header_sum;
     uint64_t trailer = 0;
-    if (!pos || !vel || !acc || !mass || !ids || !level || !t_last || (h.user_len && !user)) {
+    if (!pos || !vel || !acc || !mass || !ids || !level || !t_last || (h.user_len && !user) || (np && !particle)) {
         st = gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory reading %s (%zu particles)", path, n);
     } else if (!get(f, &crc, pos, sizeof *pos, 3 * n) || !get(f, &crc, vel, sizeof *vel, 3 * n)
                || !get(f, &crc, acc, sizeof *acc, 3 * n) || !get(f, &crc, mass, sizeof *mass, n)
                || !get(f, &crc, ids, sizeof *ids, n) || !get(f, &crc, level, 1, n)
-               || !get(f, &crc, t_last, sizeof *t_last, n) || !get(f, &crc, saved, sizeof *saved, h.n_saved)
+               || !get(f, &crc, t_last, sizeof *t_last, n) || !get(f, &crc, particle, sizeof *particle, np)
+               || !get(f, &crc, saved, sizeof *saved, h.n_saved)
                || !get(f, &crc, user, 1, h.user_len) || fread(&trailer, sizeof trailer, 1, f) != 1) {
         st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s could not be read to its end: %s", path,
                          ferror(f) ? strerror(errno) : "it shrank while being read");
@@ -383,7 +432,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
                          "the checkpoint %s is damaged: field checksum (CRC-32C of the whole file) is %08llx but the "
                          "contents give %08x (bytes changed after it was written)", path,
                          (unsigned long long)trailer, crc);
-    } else if (check_arrays(&h, n, pos, vel, acc, mass, ids, level, t_last, saved, why, sizeof why) != 0) {
+    } else if (check_arrays(&h, n, pos, vel, acc, mass, ids, level, t_last, particle, saved, why, sizeof why) != 0) {
         st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the checkpoint %s is damaged: %s", path, why);
     }
     fclose(f);
@@ -411,13 +460,19 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
         sim->started = 0;
         if (h.started) {
             if (def->load) st = def->load(sim, saved);
+            if (st == GP_OK && np) {
+                double *dst = def->particle_saved(sim);
+                if (dst) memcpy(dst, particle, np * sizeof *particle);
+                else st = gp_sim_fail(sim, GP_ERR_INTERNAL, "integrator %s has no room for its per-particle state",
+                                      def->name);
+            }
             if (st == GP_OK) sim->started = 1;
         }
         if (user_len) *user_len = h.user_len;
         if (user_buf && buflen && h.user_len)
             memcpy(user_buf, user, h.user_len < buflen ? h.user_len : buflen);
     }
-    free(pos); free(vel); free(acc); free(mass); free(ids); free(level); free(t_last); free(user);
+    free(pos); free(vel); free(acc); free(mass); free(ids); free(level); free(t_last); free(particle); free(user);
     sim->solver_fresh = 0;
     return st;
 }

@@ -60,6 +60,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
                            "gp_sim_import_state needs n >= 1 rows and their ids (got n = %zu%s)", n,
                            rows && ids ? "" : ", or a NULL array");
     int started = sim->started;
+    if (started && sim->integ->n_particle_saved)
+        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                           "gp_sim_import_state: integrator %s keeps per-particle state (%zu values each) "
+                           "that the rows do not carry; synchronise and restart it, or use another scheme",
+                           sim->integ->name, sim->integ->n_particle_saved);
     for (size_t i = 0; i < n && started; ++i) {
         const double *r = rows + i * NCOL;
         uint64_t t_last;

@@ -72,3 +72,7 @@ $(HOLD_CC_GRAPH): $(BUILD)/obj/bench/hold-cc-graph.o $(HOSTLIB)
 	$(CC) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # integrators-hold also runs the reversal test on cpu-tree.
 $(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+# integrators-hermite wraps cpu-direct's table (dlopen) to count what
+# crosses the ABI, and checks the refusal on cpu-tree.
+$(BUILD)/t/integrators-hermite.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+$(BUILD)/t/integrators-hermite.t: CPPFLAGS += -DGP_CPU_DIRECT_SO='"$(abspath $(BUILD))/plugins/gravplug-cpu-direct.so"'

@@ -122,6 +122,14 @@ struct gp_integrator_def {
     size_t n_saved;
     void (*save)(const gp_sim *sim, double *out);
     gp_status (*load)(gp_sim *sim, const double *in); /* recreates priv */
+    /* Optional: per-particle private state for checkpoints, n_particle_saved
+     * doubles per particle (at most 4), particle i's at
+     * particle_saved(sim)[n_particle_saved * i ...] while started (hermite's
+     * jerks). A checkpoint saves them and, after load, writes them back
+     * there. Rows of gp_sim_export_state do not carry them: such a scheme
+     * is refused by gp_sim_import_state. */
+    size_t n_particle_saved;
+    double *(*particle_saved)(const gp_sim *sim);
 };
 
 /* A descriptor's settings fields from its table and its settings struct. */

@@ -137,7 +137,7 @@ static void fingerprint(const char *dir, char *out, size_t len)
     }
 }
 
-/* ---- the checkpoint's layout (integrators/checkpoint.c, format 3) ------------- */
+/* ---- the checkpoint's layout (integrators/checkpoint.c, format 4) ------------- */
 
 /* The header: tests/fuzz/checkpoint_bytes.h. gravhost's run state
  * (host_stub/runner.h), from the blob's start: */
@@ -146,19 +146,23 @@ enum {
     S_INTERACTIONS = 64, S_FROM = 72, S_PLUGIN = 76, S_LEN = 592   /* 588 bytes and padding to 8 */
 };
 
-typedef struct layout { size_t n, n_saved, user_len, pos, vel, acc, mass, ids, level, t_last, saved, user; } layout;
+typedef struct layout {
+    size_t n, n_saved, user_len, n_particle_saved, pos, vel, acc, mass, ids, level, t_last, particle, saved, user;
+} layout;
 
 static int get_layout(const unsigned char *b, size_t len, layout *L)
 {
-    uint64_t n, ns, ul;
+    uint64_t n, ns, ul, np;
     if (len < H_END + 8) return -1;
     memcpy(&n, b + H_N, 8);
     memcpy(&ns, b + H_N_SAVED, 8);
     memcpy(&ul, b + H_USER_LEN, 8);
-    if (n > 100000 || ns > 16 || ul > 100000) return -1;
-    L->n = n; L->n_saved = ns; L->user_len = ul;
+    memcpy(&np, b + H_N_PARTICLE_SAVED, 8);
+    if (n > 100000 || ns > 16 || ul > 100000 || np > 4) return -1;
+    L->n = n; L->n_saved = ns; L->user_len = ul; L->n_particle_saved = np;
     L->pos = H_END; L->vel = L->pos + 24 * n; L->acc = L->vel + 24 * n; L->mass = L->acc + 24 * n;
-    L->ids = L->mass + 8 * n; L->level = L->ids + 8 * n; L->t_last = L->level + n; L->saved = L->t_last + 8 * n;
+    L->ids = L->mass + 8 * n; L->level = L->ids + 8 * n; L->t_last = L->level + n;
+    L->particle = L->t_last + 8 * n; L->saved = L->particle + 8 * n * np;
     L->user = L->saved + 8 * ns;
     return L->user + ul + 8 == len ? 0 : -1;
 }

@@ -53,6 +53,8 @@ class Ckpt:
         for i, (name, _) in enumerate(TAIL):
             self.off[name] = after + 8 * i
         self.header_len = 8 + 8 * len(names) + 32 + 9 * 8 + 2 * 8 + 7 * 8
+        if self.version >= 4:   # n_particle_saved (doubles per particle after t_last)
+            self.header_len += 8
         self.trailer = 8 if self.version >= 2 else 0
     def get(self, name, fmt="<Q"):
         return struct.unpack_from(fmt, self.b, self.off[name])[0]

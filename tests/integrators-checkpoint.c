@@ -7,6 +7,7 @@
  * Also: block-rk2 with every particle on level 0 is exactly rk2.
  */
 #include "integrators-common.h"
+#include "crc32c.h"
 
 #define N 256
 
@@ -55,7 +56,7 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
         gp_sim_level_counts(a, la, 64, &nla);
         gp_sim_level_counts(b, lb, 64, &nlb);
         if (!good) diag("%s / %s", gp_sim_last_error(a), gp_sim_last_error(b));
-        if (n_steps && strncmp(integ, "block", 5) == 0) {
+        if (n_steps && (strncmp(integ, "block", 5) == 0 || strcmp(integ, "hermite") == 0)) {
             diag("levels in use at the end: %zu", nla);
             good = good && !synced_at_save;
         }
@@ -70,9 +71,74 @@ static void check_restart(const char *integ, const char *k1, const char *v1,
 }
 
 
+/* Rewrites the format 4 checkpoint at path as format 3 wrote it (the
+ * header without n_particle_saved, no per-particle block, both CRCs
+ * recomputed): 0 on success. The header is 248 bytes in format 3 and 256
+ * in format 4; version at byte 8, header_crc at 16. */
+static int to_format3(const char *path, size_t n_particle_doubles)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    static unsigned char b[1 << 20], o[1 << 20];
+    size_t len = fread(b, 1, sizeof b, f);
+    fclose(f);
+    const size_t h3 = 248, h4 = 256, t_last_end = h4 + N * (10 * 8 + 2 * 8 + 1);
+    size_t skip = n_particle_doubles * 8;
+    if (len < t_last_end + skip + 8) return -1;
+    memcpy(o, b, h3);
+    memcpy(o + h3, b + h4, t_last_end - h4);
+    memcpy(o + h3 + (t_last_end - h4), b + t_last_end + skip, len - 8 - t_last_end - skip);
+    size_t body = len - 8 - (h4 - h3) - skip;
+    uint64_t v = 3, z = 0;
+    memcpy(o + 8, &v, 8);
+    memcpy(o + 16, &z, 8);
+    uint64_t hc = gp_crc32c(0, o, h3);
+    memcpy(o + 16, &hc, 8);
+    uint64_t tc = gp_crc32c(0, o, body);
+    memcpy(o + body, &tc, 8);
+    f = fopen(path, "wb");
+    if (!f) return -1;
+    int good = fwrite(o, 1, body + 8, f) == body + 8;
+    return fclose(f) == 0 && good ? 0 : -1;
+}
+
+/* A format 3 file still loads for a scheme with no per-particle state
+ * (and continues bit for bit); for hermite it is refused with a sentence. */
+static void check_format3(void)
+{
+    const char *path = "integrators-checkpoint.v3.ckpt";
+    static double pa[3 * N], va[3 * N], pb[3 * N], vb[3 * N];
+    gp_sim *a = make("block-rk2", "eta", "0.05", "dt", "0.5"), *b = sim_on_direct("0.05");
+    int good = a && b;
+    for (int s = 0; good && s < 5; ++s) good = gp_sim_step(a, 1.0) == GP_OK;
+    good = good && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK && to_format3(path, 0) == 0
+           && gp_sim_checkpoint_load(b, path, NULL, 0, NULL) == GP_OK
+           && gp_sim_evolve(a, 1.0) == GP_OK && gp_sim_evolve(b, 1.0) == GP_OK
+           && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
+           && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
+    if (!good) diag("format 3: %s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
+    ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0,
+       "a format 3 checkpoint (block-rk2, between block steps) still loads and continues bit for bit");
+    gp_sim_free(a);
+    gp_sim_free(b);
+    a = make("hermite", "eta", "0.02", "dt", "0.5");
+    b = sim_on_direct("0.05");
+    good = a && b;
+    for (int s = 0; good && s < 3; ++s) good = gp_sim_step(a, 1.0) == GP_OK;
+    good = good && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK && to_format3(path, 3 * N) == 0;
+    gp_status st = good ? gp_sim_checkpoint_load(b, path, NULL, 0, NULL) : GP_OK;
+    const char *why = b ? gp_sim_last_error(b) : "";
+    diag("hermite as format 3: %s", why);
+    ok(good && st != GP_OK && strstr(why, "version 3") && strstr(why, "hermite"),
+       "a started hermite in a format 3 checkpoint is refused with a sentence");
+    gp_sim_free(a);
+    gp_sim_free(b);
+    remove(path);
+}
+
 int main(void)
 {
-    plan(13);
+    plan(16);
     small_cluster(N, 7, pos0, vel0, mass0);
     check_restart("leapfrog", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
     check_restart("rk2", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
@@ -84,6 +150,11 @@ int main(void)
     /* and a shadow shift */
     check_restart("block-rk2", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
     check_restart("block-kdk", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
+    /* hermite: its jerks travel in the checkpoint (format 4); saved
+     * synchronised at t = 0.25 and between block steps */
+    check_restart("hermite", "eta", "0.02", "dt", "0.125", 0, 0.25, 0.5);
+    check_restart("hermite", "eta", "0.02", "dt", "0.5", 7, 0, 1.0);
+    check_format3();
 
     /* block-rk2 with everybody on level 0 is the shared-step rk2 */
     gp_sim *blk = make("block-rk2", "eta", "1e9", "dt", "0.015625");

@@ -2,8 +2,10 @@
 /*
  * checkpoint_bytes.h — a checkpoint file as bytes, for the fuzz drivers
  * that edit one (tests/fuzz-checkpoint-config.c, fuzz-gravhost-restart.c):
- * the header's field offsets (integrators/checkpoint.c, format 3: 8 magic
- * bytes, 8 uint64, integrator[32], 9 doubles, 2 int64, 7 uint64) and the
+ * the header's field offsets (integrators/checkpoint.c, format 4: 8 magic
+ * bytes, 8 uint64, integrator[32], 9 doubles, 2 int64, 7 uint64, then
+ * n_particle_saved: the per-particle block's doubles per particle, after
+ * t_last; format 3 ended before it, at byte 248) and the
  * resealing a deliberate edit does, and whole files read and written as
  * bytes. Header only.
  */
@@ -19,7 +21,7 @@
 
 enum {
     H_VERSION = 8, H_CRC = 16, H_N = 24, H_USER_LEN = 56, H_N_SAVED = 64, H_INTEGRATOR = 72,
-    H_SETTINGS = 128, H_COUNTERS = 192, H_END = 248
+    H_SETTINGS = 128, H_COUNTERS = 192, H_N_PARTICLE_SAVED = 248, H_END = 256
 };
 
 /* Both CRC-32C checksums recomputed, as an attacker's edit would have
