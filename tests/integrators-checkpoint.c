@@ -138,7 +138,7 @@ static void check_format3(void)
 
 int main(void)
 {
-    plan(16);
+    plan(17);
     small_cluster(N, 7, pos0, vel0, mass0);
     check_restart("leapfrog", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
     check_restart("rk2", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
