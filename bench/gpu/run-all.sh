@@ -15,6 +15,10 @@
 #     block       block steps through ABI 1.1 and 1.0 side by side (cudabench
 #                 block): cuda-tree, galaxy and Plummer, 2^24 and 2^20, 1%
 #                 active, with get_stats' transfer seconds per step  ~3-5 min
+#     ncu         Nsight Compute on the walk kernel of one full call (Plummer
+#                 2^20, bmax theta 0.5): speed of light, occupancy, launch
+#                 stats, and thread instructions per interaction (ncu's
+#                 count over cudabench's interactions of the same call) ~2 min
 #     block-pays  bench/block-pays.py on cuda-tree: galaxy 2^17, block-rk2 and
 #                 block-kdk at three eta against leapfrog at three dt, to
 #                 equal max |dE/E| (energies from cpu-direct on the host's
@@ -106,6 +110,30 @@ stage_block() {
     echo "block: $f"
 }
 
+stage_ncu() {
+    f="$out/gpu-$tag-ncu.txt"
+    header "Nsight Compute on walk_kernel: Plummer 2^20, bmax theta 0.5, one full call" "$f"
+    if ! command -v ncu > /dev/null 2>&1; then
+        echo "ncu is not on PATH: nothing measured" >> "$f"; echo "ncu: skipped (no ncu)"; return
+    fi
+    tree="build/bench/cudabench tree --model plummer --n 1048576 --repeats 1 --config mac=bmax\ theta=0.5"
+    # the interactions of that call, from cudabench without the profiler
+    sh -c "$tree" > "$out/.ncu-tree.txt" 2>&1
+    ncu --kernel-name regex:walk_kernel --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+        --metrics smsp__thread_inst_executed.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
+        sh -c "$tree" >> "$f" 2>&1
+    cat "$out/.ncu-tree.txt" >> "$f"
+    # RESULT,tree,model,N,config,...,pp_per_particle,pc_per_particle (fields 19, 20)
+    awk -F, '/^RESULT,tree/ && !done { n = $4; ipp = $19 + $20; done = 1 }
+             /smsp__thread_inst_executed.sum/ { k = split($0, w, " "); v = w[k]; gsub(/[^0-9.]/, "", v); inst = v }
+             END { if (n && ipp && inst) printf "# thread instructions per interaction: %.1f (%s / (%d x %.1f))\n", inst / (n * ipp), inst, n, ipp;
+                   else print "# thread instructions per interaction: not found in the output above" }' \
+        "$out/.ncu-tree.txt" "$f" >> "$f"
+    rm -f "$out/.ncu-tree.txt"
+    echo "ncu: $f"
+}
+
 stage_block_pays() {
     python3 bench/block-pays.py --plugin cuda-tree --model galaxy --n "${BLOCK_PAYS_N:-131072}" --t 2 \
         --dt 0.25 --schemes block-rk2,block-kdk --etas 0.1,0.15,0.25 --leapfrog 5,6,7 --repeats 1 \
@@ -113,7 +141,7 @@ stage_block_pays() {
 }
 
 build
-stages=${*:-tests direct tree-small tree-large block block-pays}
+stages=${*:-tests direct tree-small tree-large block ncu block-pays}
 for s in $stages; do
     case "$s" in
     tests) stage_tests ;;
@@ -121,7 +149,8 @@ for s in $stages; do
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
     tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
     block) stage_block ;;
+    ncu) stage_ncu ;;
     block-pays) stage_block_pays ;;
-    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block block-pays)" >&2; exit 2 ;;
+    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block ncu block-pays)" >&2; exit 2 ;;
     esac
 done
