@@ -94,6 +94,31 @@ __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
+/* octree/kernels.h's gp_quad6_f with the hardware rsqrt (MUFU.RSQ, within
+ * 2 ulp: the accuracy class of the monopole and p-p terms, which always
+ * used it) instead of gp_rinv_f, the CPU's bit-exact software one (~13
+ * instructions). r2 = |d|^2 + eps^2 as the caller formed it; r2 == 0
+ * contributes 0. GPU walk only: the CPU plugins keep gp_quad6_f. */
+__device__ __forceinline__ void quad6_rsqrt(float dx, float dy, float dz, float r2, float m, float sxx,
+                                            float syy, float szz, float sxy, float sxz, float syz,
+                                            float *ax, float *ay, float *az, float *phi)
+{
+    float rinv = rsqrtf(r2);
+    rinv = r2 > 0.f ? rinv : 0.f;
+    float rinv2 = rinv * rinv;
+    float rinv3 = rinv * rinv2;
+    float rinv5 = rinv3 * rinv2;
+    float tr = sxx + syy + szz;
+    float sdx = sxx * dx + sxy * dy + sxz * dz;
+    float sdy = sxy * dx + syy * dy + syz * dz;
+    float sdz = sxz * dx + syz * dy + szz * dz;
+    float dsd = dx * sdx + dy * sdy + dz * sdz;
+    float c = m * rinv3 + 7.5f * dsd * rinv5 * rinv2 - 1.5f * tr * rinv5;
+    float q = 3.f * rinv5;
+    *ax = c * dx - q * sdx; *ay = c * dy - q * sdy; *az = c * dz - q * sdz;
+    *phi = -(m * rinv + 1.5f * dsd * rinv5 - 0.5f * tr * rinv3);
+}
+
 /* One cell's pull (monopole, or monopole + quadrupole from octree/kernels.h)
  * on one i-particle. In the float modes a pair whose r^2 overflows float
  * (r > 1.8e19 in the units given) is done in double instead, so a far
@@ -116,8 +141,8 @@ __device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, int quad
         ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
     } else if (quad) {
         float a0, a1, a2, ph;
-        gp_quad6_f((float)dx, (float)dy, (float)dz, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (float)eps2,
-                   &a0, &a1, &a2, &ph);
+        quad6_rsqrt((float)dx, (float)dy, (float)dz, (float)r2, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y,
+                    &a0, &a1, &a2, &ph);
         ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
     } else {
         float rinv = rsqrtf((float)r2);
