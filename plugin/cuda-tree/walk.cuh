@@ -119,27 +119,29 @@ __device__ __forceinline__ void quad6_rsqrt(float dx, float dy, float dz, float 
     *phi = -(m * rinv + 1.5f * dsd * rinv5 - 0.5f * tr * rinv3);
 }
 
-/* One cell's pull (monopole, or monopole + quadrupole from octree/kernels.h)
- * on one i-particle. In the float modes a pair whose r^2 overflows float
- * (r > 1.8e19 in the units given) is done in double instead, so a far
- * outlier gives its true, tiny, contribution instead of inf * 0 = NaN. */
-template <int MODE, typename P>
-__device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, int quad, P xi, P yi, P zi, P eps2,
+/* One cell's pull (monopole, or monopole + quadrupole) on one i-particle.
+ * In the float modes a pair whose r^2 overflows float (r > 1.8e19 in the
+ * units given) is done in double instead, so a far outlier gives its true,
+ * tiny, contribution instead of inf * 0 = NaN. SAFE: the caller has proven
+ * that no pair of this walk can overflow (walk_is_safe), so the test and
+ * its branch are left out of the loop. */
+template <int MODE, bool QUAD, bool SAFE, typename P>
+__device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, P xi, P yi, P zi, P eps2,
                                           P &ax, P &ay, P &az, P &phi)
 {
     P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
     P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
-    if (MODE == 2 || !(r2 <= (P)FLT_MAX)) {
+    if (MODE == 2 || (!SAFE && !(r2 <= (P)FLT_MAX))) {
         double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
         double a0, a1, a2, ph;
-        if (quad) {
+        if (QUAD) {
             gp_quad6_d(ddx, ddy, ddz, (double)mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (double)eps2,
                        &a0, &a1, &a2, &ph);
         } else {
             gp_mono_d(ddx, ddy, ddz, (double)mc.w, (double)eps2, &a0, &a1, &a2, &ph);
         }
         ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
-    } else if (quad) {
+    } else if (QUAD) {
         float a0, a1, a2, ph;
         quad6_rsqrt((float)dx, (float)dy, (float)dz, (float)r2, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y,
                     &a0, &a1, &a2, &ph);
@@ -153,13 +155,13 @@ __device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, int quad
 }
 
 /* One particle's pull on one i-particle (self and r = 0 skipped); the same
- * double fallback as cell_term for r^2 beyond float. */
-template <int MODE, typename P>
+ * double fallback as cell_term for r^2 beyond float, unless SAFE. */
+template <int MODE, bool SAFE, typename P>
 __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2, bool skip, Acc<P> &a)
 {
     P dx = (P)q.x - xi, dy = (P)q.y - yi, dz = (P)q.z - zi;
     P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
-    if (MODE != 2 && !(r2 <= (P)FLT_MAX)) {
+    if (MODE != 2 && !SAFE && !(r2 <= (P)FLT_MAX)) {
         double ddx = (double)q.x - (double)xi, ddy = (double)q.y - (double)yi, ddz = (double)q.z - (double)zi;
         double a0, a1, a2, ph;
         gp_mono_d(ddx, ddy, ddz, skip ? 0.0 : (double)q.w, (double)eps2, &a0, &a1, &a2, &ph);
@@ -176,26 +178,55 @@ __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2,
  * The warp first copies their records into shared memory (cb, CLIST x 3
  * float4), lane k taking entries k and k + 32, so the summation loop reads
  * broadcasts from shared memory instead of waiting on one global load per
- * cell. Called by all 32 lanes with the same n. */
-template <int MODE, typename P>
+ * cell. Called by all 32 lanes with the same n. One loop per kind of cell
+ * (QUAD) and per overflow regime (SAFE): nothing is decided per cell. */
+template <int MODE, bool QUAD, bool SAFE, typename P>
 __device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t *list, uint32_t n,
-                                            gp_f4 (*cb)[3], int quad, P xi, P yi, P zi, P eps2, Acc<P> &a)
+                                            gp_f4 (*cb)[3], P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
     const uint32_t lane = threadIdx.x & 31;
     for (uint32_t k = lane; k < n; k += 32) {
         const gp_wcell *w = &rec[list[k]];
         cb[k][0] = w->mc;
-        cb[k][1] = w->sa;
-        cb[k][2] = w->sb;
+        if (QUAD) {
+            cb[k][1] = w->sa;
+            cb[k][2] = w->sb;
+        }
     }
     __syncwarp();
     for (uint32_t e = 0; e < n; ++e) {
         P ax, ay, az, phi;
-        cell_term<MODE>(cb[e][0], cb[e][1], cb[e][2], quad, xi, yi, zi, eps2, ax, ay, az, phi);
+        cell_term<MODE, QUAD, SAFE>(cb[e][0], QUAD ? cb[e][1] : gp_f4{}, QUAD ? cb[e][2] : gp_f4{}, xi, yi, zi,
+                                    eps2, ax, ay, az, phi);
         a.tx += ax; a.ty += ay; a.tz += az; a.tp -= phi;
     }
     fold<MODE>(a);
     __syncwarp(); /* cb and the list are refilled after this */
+}
+
+/* The particles pb[0..n) (one leaf's chunk of <= 32) on every lane's
+ * i-particle; `selfrel` is the lane's own index relative to the chunk. */
+template <int MODE, bool SAFE, typename P>
+__device__ __forceinline__ void sum_particles(const gp_f4 *pb, uint32_t n, uint32_t selfrel, P xi, P yi, P zi,
+                                              P eps2, Acc<P> &a)
+{
+    for (uint32_t j = 0; j < n; ++j) particle_term<MODE, SAFE>(pb[j], xi, yi, zi, eps2, j == selfrel, a);
+    fold<MODE>(a);
+}
+
+/* Whether no pair of this group's walk can overflow float: every source
+ * (particle or cell com) lies in the root's box (enlarged, walk_args.h),
+ * every i-particle within rg of (gx, gy, gz); the largest possible r^2,
+ * with eps^2, must stay 4x below FLT_MAX (room for the rounding of the
+ * loops' float r^2). Warp-uniform; inf or NaN anywhere answers false. */
+__device__ __forceinline__ bool walk_is_safe(const gp_wcell *root, float gx, float gy, float gz, float rg, float eps2)
+{
+    const gp_f4 lo = root->lo, hi = root->hi;
+    float fx = fmaxf(fabsf(lo.x - gx), fabsf(hi.x - gx)) + rg;
+    float fy = fmaxf(fabsf(lo.y - gy), fabsf(hi.y - gy)) + rg;
+    float fz = fmaxf(fabsf(lo.z - gz), fabsf(hi.z - gz)) + rg;
+    float far2 = eps2 + fx * fx + fy * fy + fz * fz;
+    return far2 <= 0.25f * FLT_MAX;
 }
 
 template <int MODE>
@@ -251,6 +282,9 @@ walk_kernel(gp_walk_args A)
         acc.tx = acc.ty = acc.tz = acc.tp = P(0);
         acc.bx = acc.by = acc.bz = acc.bp = 0.0;
         const P xi = (P)me.x, yi = (P)me.y, zi = (P)me.z;
+        /* double mode: every pair is in double anyway */
+        const bool safe = MODE == 2 || walk_is_safe(&A.rec[0], gx, gy, gz, rg, (float)A.eps2);
+        const int quad = A.quad;
         unsigned long long npp = 0, npc = 0;
         uint32_t ncl = 0, top = 1;
         bool overflow = false;
@@ -296,11 +330,6 @@ walk_kernel(gp_walk_args A)
             ncl += __popc(ab);
             npc += (unsigned long long)__popc(ab) * nvalid;
             __syncwarp();
-            if (ncl >= 32) {
-                flush_cells<MODE>(A.rec, clist, ncl, cbuf, A.quad, xi, yi, zi, eps2, acc);
-                ncl = 0;
-                __syncwarp();
-            }
             /* opened internal cells -> children onto the stack, lane order */
             uint32_t incl = nch;
             for (int o = 1; o < 32; o <<= 1) {
@@ -323,15 +352,26 @@ walk_kernel(gp_walk_args A)
                     const uint32_t mcount = min(32u, cnt - c0);
                     if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
                     __syncwarp();
-                    for (uint32_t j = 0; j < mcount; ++j)
-                        particle_term<MODE>(pbuf[j], xi, yi, zi, eps2, b0 + c0 + j == self, acc);
-                    fold<MODE>(acc);
+                    const uint32_t selfrel = self - (b0 + c0); /* GP_TREE_NONE: no match below 32 */
+                    if (safe) sum_particles<MODE, true>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
+                    else sum_particles<MODE, MODE == 2>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
                     npp += (unsigned long long)mcount * nvalid;
                     __syncwarp();
                 }
             }
+            /* the accepted cells, 32 or more at a time, and the rest at the
+             * end (one call site for the four loops) */
+            if (ncl >= 32 || (top == 0 && ncl > 0)) {
+                if (quad) {
+                    if (safe) flush_cells<MODE, true, true>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, true, MODE == 2>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                } else {
+                    if (safe) flush_cells<MODE, false, true>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, false, MODE == 2>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                }
+                ncl = 0;
+            }
         }
-        if (ncl > 0 && !overflow) flush_cells<MODE>(A.rec, clist, ncl, cbuf, A.quad, xi, yi, zi, eps2, acc);
         __syncwarp();
         if (MODE == 0) { acc.bx = acc.tx; acc.by = acc.ty; acc.bz = acc.tz; acc.bp = acc.tp; }
         if (valid && parts > 1) {
