@@ -46,23 +46,24 @@ static inline GP_HD gp_wcell gp_wcell_make(const gp_moments *mo, int mac, double
      * rcrit then holds bh's l / theta for groups without a previous |a| */
     double rc = gp_mac_rcrit(mac == GP_MAC_ACCELERATION ? GP_MAC_BH : (gp_mac_kind)mac, theta, mo);
     gp_wcell w;
+    const double tr = mo->s[0] + mo->s[1] + mo->s[2];
     w.mc = gp_f4{(float)mo->com[0], (float)mo->com[1], (float)mo->com[2], (float)mo->m};
-    w.sa = gp_f4{(float)mo->s[0], (float)mo->s[1], (float)mo->s[2], (float)mo->s[3]};
-    w.sb = gp_f4{(float)mo->s[4], (float)mo->s[5], (float)rc, gp_float_up(l)};
+    w.qa = gp_f4{(float)(1.5 * mo->s[0]), (float)(1.5 * mo->s[1]), (float)(1.5 * mo->s[2]), (float)(1.5 * mo->s[3])};
+    w.qb = gp_f4{(float)(1.5 * mo->s[4]), (float)(1.5 * mo->s[5]), (float)(0.5 * tr), (float)tr};
     float lo[3], hi[3];
     for (int a = 0; a < 3; ++a) {
         double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
         lo[a] = gp_float_down(mo->lo[a] - pad);
         hi[a] = gp_float_up(mo->hi[a] + pad);
     }
-    w.lo = gp_f4{lo[0], lo[1], lo[2], 0.f};
-    w.hi = gp_f4{hi[0], hi[1], hi[2], 0.f};
+    w.lo = gp_f4{lo[0], lo[1], lo[2], (float)rc};
+    w.hi = gp_f4{hi[0], hi[1], hi[2], gp_float_up(l)};
     /* moments beyond float (a cell spanning ~1e19 or more): never use the
      * cell as a whole; its children and particles are summed instead */
-    float chk = w.mc.x + w.mc.y + w.mc.z + w.mc.w + w.sa.x + w.sa.y + w.sa.z + w.sa.w + w.sb.x + w.sb.y;
+    float chk = w.mc.x + w.mc.y + w.mc.z + w.mc.w + w.qa.x + w.qa.y + w.qa.z + w.qa.w + w.qb.x + w.qb.y + w.qb.w;
     if (!(chk - chk == 0.f)) {
-        w.sb.z = INFINITY;
-        w.sb.w = INFINITY;
+        w.lo.w = INFINITY;
+        w.hi.w = INFINITY;
     }
     return w;
 }
@@ -94,63 +95,82 @@ __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
-/* octree/kernels.h's gp_quad6_f with the hardware rsqrt (MUFU.RSQ, within
- * 2 ulp: the accuracy class of the monopole and p-p terms, which always
- * used it) instead of gp_rinv_f, the CPU's bit-exact software one (~13
- * instructions). r2 = |d|^2 + eps^2 as the caller formed it; r2 == 0
- * contributes 0. GPU walk only: the CPU plugins keep gp_quad6_f. */
-__device__ __forceinline__ void quad6_rsqrt(float dx, float dy, float dz, float r2, float m, float sxx,
-                                            float syy, float szz, float sxy, float sxz, float syz,
-                                            float *ax, float *ay, float *az, float *phi)
+/* One cell's monopole + quadrupole on one i-particle, added to (ax, ay, az,
+ * phi) (phi as a positive sum, negated at the end): octree/kernels.h's
+ * gp_quad6 in float, factored for few instructions. With the walk record's
+ * S' = 1.5 S (qa, qb), T = tr S / 2 and tr S,
+ *   u = S' d, q = d.u, A = q / r^2 - T, B = 5 A + tr S,
+ *   a = (M + B / r^2) d / r^3 - 2 u / r^5,   phi = (M + A / r^2) / r
+ * (= M d/r^3 - 3 S d/r^5 + (7.5 dSd/r^7 - 1.5 tr S/r^5) d and
+ * M/r + 1.5 dSd/r^5 - tr S/(2 r^3)), with the hardware rsqrt (MUFU.RSQ,
+ * within 2 ulp: the accuracy class of the monopole and p-p terms) instead
+ * of gp_rinv_f, the CPU's bit-exact software one (~13 instructions).
+ * r2 = |d|^2 + eps^2 as the caller formed it; r2 == 0 contributes 0. GPU
+ * walk only: the CPU plugins keep gp_quad6_f. */
+__device__ __forceinline__ void quad_rsqrt_add(float dx, float dy, float dz, float r2, gp_f4 mc, gp_f4 qa,
+                                               gp_f4 qb, float &ax, float &ay, float &az, float &phi)
 {
     float rinv = rsqrtf(r2);
     rinv = r2 > 0.f ? rinv : 0.f;
-    float rinv2 = rinv * rinv;
-    float rinv3 = rinv * rinv2;
-    float rinv5 = rinv3 * rinv2;
-    float tr = sxx + syy + szz;
-    float sdx = sxx * dx + sxy * dy + sxz * dz;
-    float sdy = sxy * dx + syy * dy + syz * dz;
-    float sdz = sxz * dx + syz * dy + szz * dz;
-    float dsd = dx * sdx + dy * sdy + dz * sdz;
-    float c = m * rinv3 + 7.5f * dsd * rinv5 * rinv2 - 1.5f * tr * rinv5;
-    float q = 3.f * rinv5;
-    *ax = c * dx - q * sdx; *ay = c * dy - q * sdy; *az = c * dz - q * sdz;
-    *phi = -(m * rinv + 1.5f * dsd * rinv5 - 0.5f * tr * rinv3);
+    const float rinv2 = rinv * rinv;
+    const float ux = qa.x * dx + qa.w * dy + qb.x * dz;
+    const float uy = qa.w * dx + qa.y * dy + qb.y * dz;
+    const float uz = qb.x * dx + qb.y * dy + qa.z * dz;
+    const float q = dx * ux + dy * uy + dz * uz;
+    const float A = q * rinv2 - qb.z;
+    const float B = 5.f * A + qb.w;
+    phi += rinv * (mc.w + rinv2 * A);
+    const float rinv3 = rinv * rinv2;
+    const float c1 = rinv3 * (mc.w + rinv2 * B);
+    float c2 = rinv3 * rinv2;
+    c2 = c2 + c2;
+    ax += c1 * dx; /* two FMAs per axis */
+    ax -= c2 * ux;
+    ay += c1 * dy;
+    ay -= c2 * uy;
+    az += c1 * dz;
+    az -= c2 * uz;
 }
 
-/* One cell's pull (monopole, or monopole + quadrupole) on one i-particle.
- * In the float modes a pair whose r^2 overflows float (r > 1.8e19 in the
- * units given) is done in double instead, so a far outlier gives its true,
- * tiny, contribution instead of inf * 0 = NaN. SAFE: the caller has proven
- * that no pair of this walk can overflow (walk_is_safe), so the test and
- * its branch are left out of the loop. */
-template <int MODE, bool QUAD, bool SAFE, typename P>
-__device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, P xi, P yi, P zi, P eps2,
-                                          P &ax, P &ay, P &az, P &phi)
+/* One cell's pull (monopole, or monopole + quadrupole) on one i-particle,
+ * added to a's current block. In the float modes a pair whose r^2
+ * overflows float (r > 1.8e19 in the units given) is done in double
+ * instead, so a far outlier gives its true, tiny, contribution instead of
+ * inf * 0 = NaN. SAFE: the caller has proven that no pair of this walk can
+ * overflow (walk_is_safe), so the test and its branch are left out of the
+ * loop. */
+template <bool QUAD, typename P>
+__device__ __forceinline__ void cell_term_d(gp_f4 mc, gp_f4 sa, gp_f4 sb, P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
-    P dx = (P)mc.x - xi, dy = (P)mc.y - yi, dz = (P)mc.z - zi;
-    P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
-    if (MODE == 2 || (!SAFE && !(r2 <= (P)FLT_MAX))) {
-        double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
-        double a0, a1, a2, ph;
-        if (QUAD) {
-            gp_quad6_d(ddx, ddy, ddz, (double)mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y, (double)eps2,
-                       &a0, &a1, &a2, &ph);
-        } else {
-            gp_mono_d(ddx, ddy, ddz, (double)mc.w, (double)eps2, &a0, &a1, &a2, &ph);
-        }
-        ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
-    } else if (QUAD) {
-        float a0, a1, a2, ph;
-        quad6_rsqrt((float)dx, (float)dy, (float)dz, (float)r2, mc.w, sa.x, sa.y, sa.z, sa.w, sb.x, sb.y,
-                    &a0, &a1, &a2, &ph);
-        ax = (P)a0; ay = (P)a1; az = (P)a2; phi = (P)ph;
+    double ddx = (double)mc.x - (double)xi, ddy = (double)mc.y - (double)yi, ddz = (double)mc.z - (double)zi;
+    double a0, a1, a2, ph;
+    if (QUAD) { /* the record holds 1.5 S */
+        const double k = 2.0 / 3.0;
+        gp_quad6_d(ddx, ddy, ddz, (double)mc.w, k * sa.x, k * sa.y, k * sa.z, k * sa.w, k * sb.x, k * sb.y,
+                   (double)eps2, &a0, &a1, &a2, &ph);
     } else {
-        float rinv = rsqrtf((float)r2);
-        rinv = (float)r2 > 0.f ? rinv : 0.f;
-        float mr = mc.w * rinv, mr3 = mr * rinv * rinv;
-        ax = (P)(mr3 * (float)dx); ay = (P)(mr3 * (float)dy); az = (P)(mr3 * (float)dz); phi = (P)(-mr);
+        gp_mono_d(ddx, ddy, ddz, (double)mc.w, (double)eps2, &a0, &a1, &a2, &ph);
+    }
+    a.tx += (P)a0; a.ty += (P)a1; a.tz += (P)a2; a.tp -= (P)ph;
+}
+template <int MODE, bool QUAD, bool SAFE, typename P>
+__device__ __forceinline__ void cell_term(gp_f4 mc, gp_f4 sa, gp_f4 sb, P xi, P yi, P zi, P eps2, Acc<P> &a)
+{
+    if constexpr (MODE == 2) {
+        cell_term_d<QUAD>(mc, sa, sb, xi, yi, zi, eps2, a);
+    } else {
+        float dx = mc.x - xi, dy = mc.y - yi, dz = mc.z - zi;
+        float r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
+        if (!SAFE && !(r2 <= FLT_MAX)) {
+            cell_term_d<QUAD>(mc, sa, sb, xi, yi, zi, eps2, a);
+        } else if (QUAD) {
+            quad_rsqrt_add(dx, dy, dz, r2, mc, sa, sb, a.tx, a.ty, a.tz, a.tp);
+        } else {
+            float rinv = rsqrtf(r2);
+            rinv = r2 > 0.f ? rinv : 0.f;
+            float mr = mc.w * rinv, mr3 = mr * rinv * rinv;
+            a.tx += mr3 * dx; a.ty += mr3 * dy; a.tz += mr3 * dz; a.tp += mr;
+        }
     }
 }
 
@@ -189,17 +209,14 @@ __device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t 
         const gp_wcell *w = &rec[list[k]];
         cb[k][0] = w->mc;
         if (QUAD) {
-            cb[k][1] = w->sa;
-            cb[k][2] = w->sb;
+            cb[k][1] = w->qa;
+            cb[k][2] = w->qb;
         }
     }
     __syncwarp();
-    for (uint32_t e = 0; e < n; ++e) {
-        P ax, ay, az, phi;
+    for (uint32_t e = 0; e < n; ++e)
         cell_term<MODE, QUAD, SAFE>(cb[e][0], QUAD ? cb[e][1] : gp_f4{}, QUAD ? cb[e][2] : gp_f4{}, xi, yi, zi,
-                                    eps2, ax, ay, az, phi);
-        a.tx += ax; a.ty += ay; a.tz += az; a.tp -= phi;
-    }
+                                    eps2, a);
     fold<MODE>(a);
     __syncwarp(); /* cb and the list are refilled after this */
 }
@@ -309,12 +326,12 @@ walk_kernel(gp_walk_args A)
             if (has) {
                 gp_cell t = A.cells[c];
                 const gp_wcell *w = &A.rec[c];
-                gp_f4 mc = w->mc, sb = w->sb, lo = w->lo, hi = w->hi;
+                gp_f4 mc = w->mc, lo = w->lo, hi = w->hi;
                 float ex = fmaxf(fmaxf(lo.x - gx, gx - hi.x), 0.f);
                 float ey = fmaxf(fmaxf(lo.y - gy, gy - hi.y), 0.f);
                 float ez = fmaxf(fmaxf(lo.z - gz, gz - hi.z), 0.f);
                 bool clear = ex * ex + ey * ey + ez * ez > rg * rg;
-                float rc = use_accel ? sqrtf(sqrtf(A.G * mc.w * sb.w * sb.w / alpha)) : sb.z;
+                float rc = use_accel ? sqrtf(sqrtf(A.G * mc.w * hi.w * hi.w / alpha)) : lo.w;
                 float dx = mc.x - gx, dy = mc.y - gy, dz = mc.z - gz;
                 float r = rc + rg;
                 accept = clear && r * r < dx * dx + dy * dy + dz * dz;

@@ -21,11 +21,13 @@
 /* A cell as the walk reads it (80 bytes). */
 typedef struct __attribute__((aligned(16))) gp_wcell {
     gp_f4 mc;   /* com (relative to center), mass                          */
-    gp_f4 sa;   /* second moment s[0..3] (xx yy zz xy)                     */
-    gp_f4 sb;   /* s[4], s[5] (xz yz), rcrit (geometric MACs, or bh for the
-                   acceleration MAC's fallback), l (tight box side)         */
-    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (octree/mac.h)    */
-    gp_f4 hi;
+    gp_f4 qa;   /* 1.5 x second moment s[0..3] (xx yy zz xy)               */
+    gp_f4 qb;   /* 1.5 s[4], 1.5 s[5] (xz yz), tr s / 2, tr s (the walk's
+                   factored quadrupole, walk.cuh quad_rsqrt_add)            */
+    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (octree/mac.h),
+                   rcrit (geometric MACs, or bh for the acceleration MAC's
+                   fallback)                                                */
+    gp_f4 hi;   /* the same box's upper corner, l (tight box side)          */
 } gp_wcell;
 
 /* The walk's parameters. */
