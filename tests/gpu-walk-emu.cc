@@ -110,8 +110,11 @@ static WalkOut walk(Tree &T, int mode, int quad, int mac, double theta, double d
                     const std::vector<double> *pts)
 {
     size_t ni = pts ? pts->size() / 3 : sel.size();
-    std::vector<gp_wcell> rec(T.t.ncells);
-    for (uint32_t c = 0; c < T.t.ncells; ++c) rec[c] = gp_wcell_make(&T.t.mom[c], mac, theta);
+    std::vector<gp_f4> rec((size_t)GP_WREC_FIELDS * T.t.ncells);
+    for (uint32_t c = 0; c < T.t.ncells; ++c) {
+        gp_wcell w = gp_wcell_make(&T.t.mom[c], mac, theta);
+        gp_wrec_store(rec.data(), T.t.ncells, c, &w, &T.t.cells[c]);
+    }
     std::vector<gp_f4> ipos(ni);
     std::vector<uint32_t> islot(ni), iself(ni), iorig(ni);
     std::vector<float> iaold(ni);
@@ -145,6 +148,7 @@ static WalkOut walk(Tree &T, int mode, int quad, int mac, double theta, double d
     A.ppos = T.f4.data();
     A.cells = T.t.cells;
     A.rec = rec.data();
+    A.ncells = T.t.ncells;
     A.stacks = stacks.data();
     A.warp_slots = slots;
     A.next_group = &next;

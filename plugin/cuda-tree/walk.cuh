@@ -73,6 +73,18 @@ static inline GP_HD gp_wcell gp_wcell_make(const gp_moments *mo, int mac, double
  * double mode). The blocked double sums (mixed, double) live in shared
  * memory (walk_kernel's dsum), not in registers: they are touched once per
  * block of <= 64 terms. */
+/* Stores cell c's walk record w and topology t (walk_args.h's layout). */
+static inline GP_HD void gp_wrec_store(gp_f4 *rec, uint32_t ncells, uint32_t c, const gp_wcell *w, const gp_cell *t)
+{
+    rec[GP_WREC_MC * (size_t)ncells + c] = w->mc;
+    rec[GP_WREC_QA * (size_t)ncells + c] = w->qa;
+    rec[GP_WREC_QB * (size_t)ncells + c] = w->qb;
+    rec[GP_WREC_LO * (size_t)ncells + c] = w->lo;
+    rec[GP_WREC_HI * (size_t)ncells + c] = w->hi;
+    gp_wtopo *topo = (gp_wtopo *)(rec + GP_WREC_TOPO * (size_t)ncells);
+    topo[c] = gp_wtopo{t->begin, t->count, t->child, t->nchild};
+}
+
 template <typename P> struct Acc {
     P tx, ty, tz, tp;
 };
@@ -217,16 +229,16 @@ __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2,
  * cell. Called by all 32 lanes with the same n. One loop per kind of cell
  * (QUAD) and per overflow regime (SAFE): nothing is decided per cell. */
 template <int MODE, bool QUAD, bool SAFE, typename P>
-__device__ __forceinline__ void flush_cells(const gp_wcell *rec, const uint32_t *list, uint32_t n,
+__device__ __forceinline__ void flush_cells(const gp_f4 *rec, uint32_t ncells, const uint32_t *list, uint32_t n,
                                             gp_f4 (*cb)[3], P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
     const uint32_t lane = threadIdx.x & 31;
     for (uint32_t k = lane; k < n; k += 32) {
-        const gp_wcell *w = &rec[list[k]];
-        cb[k][0] = w->mc;
+        const uint32_t c = list[k];
+        cb[k][0] = rec[c];
         if (QUAD) {
-            cb[k][1] = w->qa;
-            cb[k][2] = w->qb;
+            cb[k][1] = rec[GP_WREC_QA * ncells + c];
+            cb[k][2] = rec[GP_WREC_QB * ncells + c];
         }
     }
     __syncwarp();
@@ -256,9 +268,10 @@ __device__ __forceinline__ void sum_particles(const gp_f4 *pb, uint32_t n, uint3
  * every i-particle within rg of (gx, gy, gz); the largest possible r^2,
  * with eps^2, must stay 4x below FLT_MAX (room for the rounding of the
  * loops' float r^2). Warp-uniform; inf or NaN anywhere answers false. */
-__device__ __forceinline__ bool walk_is_safe(const gp_wcell *root, float gx, float gy, float gz, float rg, float eps2)
+__device__ __forceinline__ bool walk_is_safe(const gp_f4 *rec, uint32_t ncells, float gx, float gy, float gz, float rg,
+                                             float eps2)
 {
-    const gp_f4 lo = root->lo, hi = root->hi;
+    const gp_f4 lo = rec[GP_WREC_LO * ncells], hi = rec[GP_WREC_HI * ncells]; /* the root, cell 0 */
     float fx = fmaxf(fabsf(lo.x - gx), fabsf(hi.x - gx)) + rg;
     float fy = fmaxf(fabsf(lo.y - gy), fabsf(hi.y - gy)) + rg;
     float fz = fmaxf(fabsf(lo.z - gz), fabsf(hi.z - gz)) + rg;
@@ -342,7 +355,7 @@ walk_kernel(gp_walk_args A)
                 G.ga = use_accel ? A.G / (A.delta_acc * amin) : 0.f;
                 G.k0 = k0; G.nvalid = nvalid; G.part = part;
                 /* double mode: every pair is in double anyway */
-                G.safe = MODE == 2 || walk_is_safe(&A.rec[0], gx, gy, gz, rg, (float)A.eps2);
+                G.safe = MODE == 2 || walk_is_safe(A.rec, A.ncells, gx, gy, gz, rg, (float)A.eps2);
                 G.npp = G.npc = G.overflow = 0;
             }
             xi = (P)me.x; yi = (P)me.y; zi = (P)me.z;
@@ -365,13 +378,13 @@ walk_kernel(gp_walk_args A)
         while (top > 0) {
             const uint32_t take = min(32u, top), base = top - take;
             const bool has = (uint32_t)lane < take;
-            const uint32_t c = has ? stack[base + lane] : 0u;
+            uint32_t c = has ? stack[base + lane] : 0u;
             top = base;
             bool accept = false, leaf = false;
             uint32_t nch = 0, child = 0;
             if (has) {
-                const gp_wcell *wc = &A.rec[c];
-                gp_f4 mc = wc->mc, lo = wc->lo, hi = wc->hi;
+                const gp_f4 mc = A.rec[c], lo = A.rec[GP_WREC_LO * A.ncells + c],
+                            hi = A.rec[GP_WREC_HI * A.ncells + c];
                 const float gx = G.gx, gy = G.gy, gz = G.gz, rg = G.rg, ga = G.ga;
                 float ex = fmaxf(fmaxf(lo.x - gx, gx - hi.x), 0.f);
                 float ey = fmaxf(fmaxf(lo.y - gy, gy - hi.y), 0.f);
@@ -382,10 +395,11 @@ walk_kernel(gp_walk_args A)
                 float r = rc + rg;
                 accept = clear && r * r < dx * dx + dy * dy + dz * dz;
                 if (!accept) {
-                    const gp_cell *t = &A.cells[c];
-                    nch = t->nchild;
+                    const gp_wtopo t = ((const gp_wtopo *)(A.rec + GP_WREC_TOPO * A.ncells))[c];
+                    nch = t.nchild;
                     leaf = nch == 0;
-                    child = leaf ? t->begin : t->child; /* a leaf's particles */
+                    child = leaf ? t.begin : t.child; /* a leaf's particles */
+                    if (leaf) c = t.count;            /* c is no longer needed */
                 }
             }
             /* accepted cells -> the shared list, in lane order */
@@ -414,7 +428,7 @@ walk_kernel(gp_walk_args A)
                 const int src = __ffs(lb) - 1;
                 lb &= lb - 1;
                 const uint32_t b0 = __shfl_sync(FULL, child, src);
-                const uint32_t cnt = __shfl_sync(FULL, nch, src) == 0 ? A.cells[__shfl_sync(FULL, c, src)].count : 0u;
+                const uint32_t cnt = __shfl_sync(FULL, c, src);
                 for (uint32_t c0 = 0; c0 < cnt; c0 += 32) {
                     const uint32_t mcount = min(32u, cnt - c0);
                     if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
@@ -431,11 +445,11 @@ walk_kernel(gp_walk_args A)
              * end (one call site for the four loops) */
             if (ncl >= 32 || (top == 0 && ncl > 0)) {
                 if (A.quad) {
-                    if (G.safe) flush_cells<MODE, true, true>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
-                    else flush_cells<MODE, true, MODE == 2>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    if (G.safe) flush_cells<MODE, true, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, true, MODE == 2>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
                 } else {
-                    if (G.safe) flush_cells<MODE, false, true>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
-                    else flush_cells<MODE, false, MODE == 2>(A.rec, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    if (G.safe) flush_cells<MODE, false, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, false, MODE == 2>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
                 }
                 fold(acc);
                 ncl = 0;
