@@ -22,7 +22,9 @@
  * only atomics hand out groups to warps and count interactions (integers).
  *
  * Particle-particle terms use rsqrtf (as cuda-direct) with the self term
- * skipped by index; cell terms use octree/kernels.h (gp_quad_f/_d).
+ * skipped by index; cell terms use rsqrtf too, on a factored form of
+ * octree/kernels.h's quadrupole (walk.cuh quad_rsqrt_add), in double in
+ * MODE 2 and for pairs beyond float.
  */
 #include "cuda-base/launch.cuh"
 #ifdef GP_CUDA_EMULATE

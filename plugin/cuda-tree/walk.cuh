@@ -434,8 +434,9 @@ walk_kernel(gp_walk_args A)
                     if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
                     __syncwarp();
                     const uint32_t selfrel = G.self[lane] - (b0 + c0); /* GP_TREE_NONE: no match below 32 */
-                    if (G.safe) sum_particles<MODE, true>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
-                    else sum_particles<MODE, MODE == 2>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
+                    const bool safe = MODE == 2 || G.safe;
+                    if (safe) sum_particles<MODE, true>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
+                    else sum_particles<MODE, false>(pbuf, mcount, selfrel, xi, yi, zi, eps2, acc);
                     fold(acc);
                     __syncwarp();
                     if (lane == 0) G.npp += mcount;
@@ -444,12 +445,13 @@ walk_kernel(gp_walk_args A)
             /* the accepted cells, 32 or more at a time, and the rest at the
              * end (one call site for the four loops) */
             if (ncl >= 32 || (top == 0 && ncl > 0)) {
+                const bool safe = MODE == 2 || G.safe;
                 if (A.quad) {
-                    if (G.safe) flush_cells<MODE, true, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
-                    else flush_cells<MODE, true, MODE == 2>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    if (safe) flush_cells<MODE, true, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, true, false>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
                 } else {
-                    if (G.safe) flush_cells<MODE, false, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
-                    else flush_cells<MODE, false, MODE == 2>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    if (safe) flush_cells<MODE, false, true>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
+                    else flush_cells<MODE, false, false>(A.rec, A.ncells, clist, ncl, cbuf, xi, yi, zi, eps2, acc);
                 }
                 fold(acc);
                 ncl = 0;
