@@ -222,9 +222,9 @@ __device__ __forceinline__ void particle_term(gp_f4 q, P xi, P yi, P zi, P eps2,
     a.tx += mr3 * dx; a.ty += mr3 * dy; a.tz += mr3 * dz; a.tp += mr;
 }
 
-/* Sums the accepted cells in list[0..n) into every lane's accumulator.
- * The warp first copies their records into shared memory (cb, CLIST x 3
- * float4), lane k taking entries k and k + 32, so the summation loop reads
+/* Sums the accepted cells in list[0..n) into every lane's accumulator,
+ * 32 at a time: the warp first copies their records into shared memory
+ * (cb, 32 x 3 float4, one cell a lane), so the summation loop reads
  * broadcasts from shared memory instead of waiting on one global load per
  * cell. Called by all 32 lanes with the same n. One loop per kind of cell
  * (QUAD) and per overflow regime (SAFE): nothing is decided per cell. */
@@ -233,22 +233,25 @@ __device__ __forceinline__ void flush_cells(const gp_f4 *rec, uint32_t ncells, c
                                             gp_f4 (*cb)[3], P xi, P yi, P zi, P eps2, Acc<P> &a)
 {
     const uint32_t lane = threadIdx.x & 31;
-    for (uint32_t k = lane; k < n; k += 32) {
-        const uint32_t c = list[k];
-        cb[k][0] = rec[c];
-        if (QUAD) {
-            cb[k][1] = rec[GP_WREC_QA * ncells + c];
-            cb[k][2] = rec[GP_WREC_QB * ncells + c];
+    for (uint32_t e0 = 0; e0 < n; e0 += 32) {
+        const uint32_t m = min(32u, n - e0);
+        if (lane < m) {
+            const uint32_t c = list[e0 + lane];
+            cb[lane][0] = rec[c];
+            if (QUAD) {
+                cb[lane][1] = rec[GP_WREC_QA * ncells + c];
+                cb[lane][2] = rec[GP_WREC_QB * ncells + c];
+            }
         }
-    }
-    __syncwarp();
-    /* the outlier loops (!SAFE) are not unrolled: their double fall-back
-     * would take the registers of two iterations */
+        __syncwarp();
+        /* the outlier loops (!SAFE) are not unrolled: their double
+         * fall-back would take the registers of two iterations */
 #pragma unroll(SAFE && MODE != 2 ? 2 : 1)
-    for (uint32_t e = 0; e < n; ++e)
-        cell_term<MODE, QUAD, SAFE>(cb[e][0], QUAD ? cb[e][1] : gp_f4{}, QUAD ? cb[e][2] : gp_f4{}, xi, yi, zi,
-                                    eps2, a);
-    __syncwarp(); /* cb and the list are refilled after this */
+        for (uint32_t e = 0; e < m; ++e)
+            cell_term<MODE, QUAD, SAFE>(cb[e][0], QUAD ? cb[e][1] : gp_f4{}, QUAD ? cb[e][2] : gp_f4{}, xi, yi,
+                                        zi, eps2, a);
+        __syncwarp(); /* cb (and the list) are refilled after this */
+    }
 }
 
 /* The particles pb[0..n) (one leaf's chunk of <= 32) on every lane's
@@ -296,8 +299,9 @@ walk_kernel(gp_walk_args A)
 {
     typedef typename std::conditional<MODE == 2, double, float>::type P;
     __shared__ uint32_t clist_s[WALK_WARPS][CLIST];
-    __shared__ gp_f4 pbuf_s[WALK_WARPS][32];
-    __shared__ gp_f4 cbuf_s[WALK_WARPS][CLIST][3];
+    /* a warp's staging buffer: 32 cells' records (flush_cells), or, at
+     * other times, 32 particles (a leaf's chunk) in its first 512 bytes */
+    __shared__ gp_f4 buf_s[WALK_WARPS][32][3];
     __shared__ double dsum_s[WALK_WARPS][4][32]; /* blocked double sums, [component][lane] */
     __shared__ WalkGroup grp_s[WALK_WARPS];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
@@ -312,8 +316,8 @@ walk_kernel(gp_walk_args A)
         }
     };
     uint32_t *clist = clist_s[wib];
-    gp_f4 *pbuf = pbuf_s[wib];
-    gp_f4 (*cbuf)[3] = cbuf_s[wib];
+    gp_f4 (*cbuf)[3] = buf_s[wib];
+    gp_f4 *pbuf = &buf_s[wib][0][0];
     WalkGroup &G = grp_s[wib];
     uint32_t *stack = A.stacks + (size_t)(blockIdx.x * WALK_WARPS + wib) * GP_TREE_STACK;
     const uint32_t parts = A.parts > 1 ? A.parts : 1;
