@@ -48,7 +48,7 @@ typedef struct gp_walk_args {
     const float *iaold;                     /* previous |a| per i, or NULL  */
     uint32_t ni;
     const gp_f4 *ppos;                      /* sorted particles             */
-    const gp_cell *cells;
+    const gp_cell *cells;                   /* not read by the walk: rec holds the topology */
     const gp_f4 *rec;                       /* GP_WREC_FIELDS x ncells      */
     uint32_t ncells;
     uint32_t *stacks;                       /* GP_TREE_STACK per warp slot  */
