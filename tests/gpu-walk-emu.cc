@@ -110,8 +110,11 @@ static WalkOut walk(Tree &T, int mode, int quad, int mac, double theta, double d
                     const std::vector<double> *pts)
 {
     size_t ni = pts ? pts->size() / 3 : sel.size();
-    std::vector<gp_wcell> rec(T.t.ncells);
-    for (uint32_t c = 0; c < T.t.ncells; ++c) rec[c] = gp_wcell_make(&T.t.mom[c], mac, theta);
+    std::vector<gp_f4> rec((size_t)GP_WREC_FIELDS * T.t.ncells);
+    for (uint32_t c = 0; c < T.t.ncells; ++c) {
+        gp_wcell w = gp_wcell_make(&T.t.mom[c], mac, theta);
+        gp_wrec_store(rec.data(), T.t.ncells, c, &w, &T.t.cells[c]);
+    }
     std::vector<gp_f4> ipos(ni);
     std::vector<uint32_t> islot(ni), iself(ni), iorig(ni);
     std::vector<float> iaold(ni);
@@ -145,6 +148,7 @@ static WalkOut walk(Tree &T, int mode, int quad, int mac, double theta, double d
     A.ppos = T.f4.data();
     A.cells = T.t.cells;
     A.rec = rec.data();
+    A.ncells = T.t.ncells;
     A.stacks = stacks.data();
     A.warp_slots = slots;
     A.next_group = &next;
@@ -273,6 +277,33 @@ int main()
         check("walk field theta=0 pot", w.pot, fr.pot, 1, 1e-5, 1e-4, 1e-4);
         w = walk(T, 1, 1, GP_MAC_BH, 0.5, 0, 0.01, all, nullptr, &pts);
         check("walk field theta=0.5 acc", w.acc, fr.acc, 3, 1e-3, 1e-2, 1.0);
+    }
+
+    {   /* a far outlier (1e22, r^2 beyond float): walk_is_safe fails for
+         * every group, so the outlier loops (r^2 test per pair, double
+         * fall-back for the pairs with the outlier) carry the whole walk.
+         * Masses x 1e20, so that the outlier's pull (M / r^2) is a normal
+         * float, not below FLT_MIN (the plugin scales masses to keep it so) */
+        std::vector<double> pos2(pos), mass2(mass);
+        pos2[3 * 7] = 1e22;
+        for (double &m : mass2) m *= 1e20;
+        Ref r2;
+        direct_ref(pos2, mass2, 0.01, pos2, self, r2);
+        Tree T2;
+        build(pos2, mass2, T2);
+        Ref want2;
+        pick(r2, T2.perm, want2);
+        for (int mode = 0; mode < 3; ++mode) {
+            WalkOut w = walk(T2, mode, 1, GP_MAC_BH, 0.5, 0, 0.01, all, nullptr, nullptr);
+            ok(emu::S().failures == 0 && w.overflow == 0 && w.pc > 0,
+               "walk mode %d with an outlier at 1e22 ran, cells accepted (pp %llu, pc %llu)", mode, w.pp, w.pc);
+            char what[64];
+            snprintf(what, sizeof what, "walk mode %d outlier acc", mode);
+            check(what, w.acc, want2.acc, 3, 1e-4, 1e-3, 1e-3);
+            snprintf(what, sizeof what, "walk mode %d outlier pot", mode);
+            check(what, w.pot, want2.pot, 1, 1e-4, 1e-3, 1e-3);
+        }
+        gp_host_tree_free(&T2.t);
     }
 
     /* ---- the direct kernel ------------------------------------------------ */

@@ -182,7 +182,7 @@ static size_t bytes_for(size_t n, size_t stack_bytes)
                + 4 + 4 + 16 + 16   /* aold, index, active keys/vals */
                + 16 + 12 + 4 + 32  /* i-records, results           */
                + 24                /* CUB temporaries (about)       */
-               + 80;               /* cells: ~n/3 x 240 bytes       */
+               + 86;               /* cells: ~n/3 x 256 bytes       */
     return n * per + stack_bytes + ((size_t)64 << 20);
 }
 
@@ -353,7 +353,7 @@ static gp_status moments(gp_solver *s)
     gp_status r;
     double t0 = gp_wtime();
     if ((r = reserve(s, &d->mom, (size_t)s->ncells * sizeof(gp_moments), "the cell moments")) != GP_OK) return r;
-    if ((r = reserve(s, &d->rec, (size_t)s->ncells * sizeof(gp_wcell), "the walk records")) != GP_OK) return r;
+    if ((r = reserve(s, &d->rec, (size_t)s->ncells * GP_WREC_BYTES, "the walk records")) != GP_OK) return r;
     for (int L = (int)s->nlevels - 1; L >= 0; --L)
         if ((r = dev(s, gp_tree_moments(d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->cells.ptr, s->level_start[L],
                                         s->level_start[L + 1], d->mom.ptr, s->cu.stream),
@@ -505,7 +505,7 @@ static gp_status ensure_tree(gp_solver *s)
 /* Walk records for the current MAC parameters (O(cells), every call). */
 static gp_status records(gp_solver *s)
 {
-    return dev(s, gp_tree_records(s->d.mom.ptr, s->ncells, gp_param_enum(&s->base, P_MAC),
+    return dev(s, gp_tree_records(s->d.mom.ptr, s->d.cells.ptr, s->ncells, gp_param_enum(&s->base, P_MAC),
                                   gp_param_double(&s->base, P_THETA), s->d.rec.ptr, s->cu.stream),
                "preparing the walk records");
 }
@@ -666,6 +666,7 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     a.ppos = d->f4.ptr;
     a.cells = d->cells.ptr;
     a.rec = d->rec.ptr;
+    a.ncells = s->ncells;
     a.stacks = d->stacks.ptr;
     a.warp_slots = s->walk_slots;
     a.next_group = d->next_group.ptr;

@@ -22,7 +22,9 @@
  * only atomics hand out groups to warps and count interactions (integers).
  *
  * Particle-particle terms use rsqrtf (as cuda-direct) with the self term
- * skipped by index; cell terms use octree/kernels.h (gp_quad_f/_d).
+ * skipped by index; cell terms use rsqrtf too, on a factored form of
+ * octree/kernels.h's quadrupole (walk.cuh quad_rsqrt_add), in double in
+ * MODE 2 and for pairs beyond float.
  */
 #include "cuda-base/launch.cuh"
 #ifdef GP_CUDA_EMULATE
@@ -169,13 +171,15 @@ __global__ void moments_kernel(const double *x, const double *y, const double *z
     mom[c] = r;
 }
 
-__global__ void records_kernel(const gp_moments *mom, uint32_t ncells, int mac, double theta,
-                               gp_wcell *rec)
+__global__ void records_kernel(const gp_moments *mom, const gp_cell *cells, uint32_t ncells, int mac, double theta,
+                               gp_f4 *rec)
 {
     uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ncells) return;
     gp_moments mo = mom[c];
-    rec[c] = gp_wcell_make(&mo, mac, theta);
+    gp_cell t = cells[c];
+    gp_wcell w = gp_wcell_make(&mo, mac, theta);
+    gp_wrec_store(rec, ncells, c, &w, &t);
 }
 
 /* ---- i-records --------------------------------------------------------- */
@@ -367,10 +371,12 @@ int gp_tree_moments(const double *x, const double *y, const double *z, const dou
     CHECK_LAUNCH();
 }
 
-int gp_tree_records(const gp_moments *mom, uint32_t ncells, int mac, double theta, gp_wcell *rec, void *stream)
+int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells, int mac, double theta, void *rec,
+                    void *stream)
 {
     if (ncells == 0) return 0;
-    GP_LAUNCH(records_kernel, blocks_for(ncells, 128), 128, 128, (cudaStream_t)stream, mom, ncells, mac, theta, rec);
+    GP_LAUNCH(records_kernel, blocks_for(ncells, 128), 128, 128, (cudaStream_t)stream, mom, cells, ncells, mac, theta,
+              (gp_f4 *)rec);
     CHECK_LAUNCH();
 }
 

@@ -16,7 +16,8 @@
  *   perm[s]          original index of sorted particle s; rank = inverse
  *   cells            gp_cell (octree/tree.h), breadth-first, levels contiguous
  *   moments          gp_moments (octree/moments.h), double, per cell
- *   walk records     gp_wcell (walk_args.h), float, per cell
+ *   walk records     gp_wcell + gp_wtopo (walk_args.h), float, per cell,
+ *                    as a structure of arrays
  *   i-records        ipos (float {x,y,z,0}), islot (output position),
  *                    iself (sorted index to skip, or GP_TREE_NONE), iorig
  *                    (original index, for a_old) in walk order, grouped 32 by
@@ -99,9 +100,10 @@ int gp_tree_split(const uint64_t *keys, gp_cell *cells, uint32_t b, uint32_t e,
 int gp_tree_moments(const double *x, const double *y, const double *z, const double *m,
                     const gp_cell *cells, uint32_t b, uint32_t e, gp_moments *mom, void *stream);
 
-/* Walk records of all ncells cells for the given MAC (octree/mac.h kinds). */
-int gp_tree_records(const gp_moments *mom, uint32_t ncells, int mac, double theta,
-                    gp_wcell *rec, void *stream);
+/* Walk records of all ncells cells for the given MAC (octree/mac.h kinds):
+ * ncells x GP_WREC_BYTES at rec, walk_args.h's structure of arrays. */
+int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells, int mac, double theta,
+                    void *rec, void *stream);
 
 /* i-records for compute_forces: k < ni takes sorted particle
  * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s]. */

@@ -18,15 +18,28 @@
 #define GP_TREE_GROUP 32u       /* i-particles per group = one warp         */
 #define GP_TREE_STACK 8192u     /* walk stack entries per warp              */
 
-/* A cell as the walk reads it (80 bytes). */
+/* A cell as the walk reads it: five float4 (gp_wcell, made by walk.cuh's
+ * gp_wcell_make) and its topology (gp_wtopo), 96 bytes in all, stored as
+ * six arrays of ncells 16-byte words (structure of arrays, GP_WREC_*): a
+ * warp reading one field of consecutive cells reads consecutive words,
+ * whole 32-byte sectors, one LDG.128 per lane. Field f of cell c is
+ * rec[f * ncells + c] (walk.cuh gp_wrec_store). */
+enum { GP_WREC_MC, GP_WREC_QA, GP_WREC_QB, GP_WREC_LO, GP_WREC_HI, GP_WREC_TOPO, GP_WREC_FIELDS };
+#define GP_WREC_BYTES (GP_WREC_FIELDS * 16u) /* per cell */
 typedef struct __attribute__((aligned(16))) gp_wcell {
     gp_f4 mc;   /* com (relative to center), mass                          */
-    gp_f4 sa;   /* second moment s[0..3] (xx yy zz xy)                     */
-    gp_f4 sb;   /* s[4], s[5] (xz yz), rcrit (geometric MACs, or bh for the
-                   acceleration MAC's fallback), l (tight box side)         */
-    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (octree/mac.h)    */
-    gp_f4 hi;
+    gp_f4 qa;   /* 1.5 x second moment s[0..3] (xx yy zz xy)               */
+    gp_f4 qb;   /* 1.5 s[4], 1.5 s[5] (xz yz), tr s / 2, tr s (the walk's
+                   factored quadrupole, walk.cuh quad_rsqrt_add)            */
+    gp_f4 lo;   /* tight box enlarged by GP_MAC_BOX_MARGIN (octree/mac.h),
+                   rcrit (geometric MACs, or bh for the acceleration MAC's
+                   fallback)                                                */
+    gp_f4 hi;   /* the same box's upper corner, l (tight box side)          */
 } gp_wcell;
+/* the first 16 bytes of the cell's gp_cell (octree/tree.h) */
+typedef struct __attribute__((aligned(16))) gp_wtopo {
+    uint32_t begin, count, child, nchild;
+} gp_wtopo;
 
 /* The walk's parameters. */
 typedef struct gp_walk_args {
@@ -35,8 +48,9 @@ typedef struct gp_walk_args {
     const float *iaold;                     /* previous |a| per i, or NULL  */
     uint32_t ni;
     const gp_f4 *ppos;                      /* sorted particles             */
-    const gp_cell *cells;
-    const gp_wcell *rec;
+    const gp_cell *cells;                   /* not read by the walk: rec holds the topology */
+    const gp_f4 *rec;                       /* GP_WREC_FIELDS x ncells      */
+    uint32_t ncells;
     uint32_t *stacks;                       /* GP_TREE_STACK per warp slot  */
     uint32_t warp_slots;
     uint32_t *next_group;                   /* zeroed by the launcher       */
