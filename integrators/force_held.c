@@ -51,31 +51,37 @@ static gp_status refused(gp_sim *sim, gp_status st, const char *call)
                        sim->api->last_error(sim->solver));
 }
 
-/* Room for m particles' state (10 doubles each) in sim->pack. */
-static gp_status pack_room(gp_sim *sim, size_t m)
+/* Room for m particles' state, `per` doubles each, in sim->pack (its
+ * capacity is counted in doubles). */
+static gp_status pack_room(gp_sim *sim, size_t m, size_t per)
 {
-    if (sim->pack_cap >= m) return GP_OK;
-    double *p = realloc(sim->pack, 10 * m * sizeof *p);
+    if (sim->pack_cap >= per * m) return GP_OK;
+    double *p = realloc(sim->pack, per * m * sizeof *p);
     if (!p)
         return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY,
                            "out of memory packing the state of %zu particles for the solver", m);
     sim->pack = p;
-    sim->pack_cap = m;
+    sim->pack_cap = per * m;
     return GP_OK;
 }
 
-gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
+gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc,
+                             const double *jerk)
 {
     /* set_state is collective for a shared solver: a process with nothing
      * to send still takes part, with (0, idx) (state.c: a no-op here) */
     if (m == 0 && !sim->reduce) return GP_OK;
+    const uint32_t *some = idx ? idx : sim->active;
     if (m == 0) {
-        gp_status st = sim->api->set_state(sim->solver, 0, idx ? idx : sim->active, NULL, NULL, NULL, NULL);
-        return st == GP_OK ? GP_OK : refused(sim, st, "the particles' state (set_state)");
+        gp_status st = jerk ? sim->api->set_state_jerk(sim->solver, 0, some, NULL, NULL, NULL, NULL, NULL)
+                            : sim->api->set_state(sim->solver, 0, some, NULL, NULL, NULL, NULL);
+        return st == GP_OK ? GP_OK : refused(sim, st, jerk ? "the particles' state (set_state_jerk)"
+                                                           : "the particles' state (set_state)");
     }
-    gp_status st = pack_room(sim, m);
+    gp_status st = pack_room(sim, m, jerk ? 13 : 10);
     if (st != GP_OK) return st;
-    double *x = sim->pack, *v = x + 3 * m, *a = v + 3 * m, *t = a + 3 * m;
+    double *x = sim->pack, *v = x + 3 * m, *a = v + 3 * m, *j = a + 3 * m;
+    double *t = jerk ? j + 3 * m : j;
     const gp_levels *lv = &sim->lv;
     const long long mm = (long long)m;
 #pragma omp parallel for schedule(static) if (mm > 16384)
@@ -85,22 +91,45 @@ gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double 
             x[3 * k + c] = sim->pos[3 * i + c];
             v[3 * k + c] = sim->vel[3 * i + c];
             a[3 * k + c] = acc ? acc[3 * i + c] : 0.0;
+            if (jerk) j[3 * k + c] = jerk[3 * i + c];
         }
         t[k] = gp_levels_time(lv, lv->t_last[i]);
     }
     /* (n, NULL) is the ABI's "all, in order" */
-    st = sim->api->set_state(sim->solver, m, idx && m < sim->n ? idx : NULL, x, v, a, t);
-    if (st != GP_OK) return refused(sim, st, "the particles' state (set_state)");
+    const uint32_t *list = idx && m < sim->n ? idx : NULL;
+    st = jerk ? sim->api->set_state_jerk(sim->solver, m, list, x, v, a, j, t)
+              : sim->api->set_state(sim->solver, m, list, x, v, a, t);
+    if (st != GP_OK)
+        return refused(sim, st, jerk ? "the particles' state (set_state_jerk)"
+                                     : "the particles' state (set_state)");
     return GP_OK;
 }
 
-/* The plugin gets the particles (if it lost them) and every state. A fresh
- * set_particles is given the host's own prediction to t, the positions the
- * 1.0 path would send, so a tree plugin builds from the same points. */
-static gp_status send_all(gp_sim *sim, double t, const double *acc)
+gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
+{
+    return gp_held_send_state(sim, m, idx, acc, NULL);
+}
+
+/* The plugin gets the particles (if it lost them) and every state. A
+ * plugin that builds on set_particles builds from the host's prediction
+ * to t (second order, or third with jerks), the points it will be asked
+ * about; set_state then replaces the positions. */
+static gp_status send_all(gp_sim *sim, double t, const double *acc, const double *jerk)
 {
     if (!sim->solver_fresh) {
-        gp_sim_predict_all(sim, t, acc, sim->work);
+        if (!jerk) {
+            gp_sim_predict_all(sim, t, acc, sim->work);
+        } else {
+            const gp_levels *lv = &sim->lv;
+            const long long n = (long long)sim->n;
+#pragma omp parallel for schedule(static) if (n > 16384)
+            for (long long i = 0; i < n; ++i) {
+                double dt = t - gp_levels_time(lv, lv->t_last[i]);
+                for (int c = 0; c < 3; ++c)
+                    sim->work[3 * i + c] = gp_sim_predict_coord3(sim->pos[3 * i + c], sim->vel[3 * i + c],
+                                                                 acc[3 * i + c], jerk[3 * i + c], dt);
+            }
+        }
         gp_status st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
         if (st != GP_OK)
             return gp_sim_fail(sim, st, "the %s solver refused the particles: %s",
@@ -108,23 +137,20 @@ static gp_status send_all(gp_sim *sim, double t, const double *acc)
         sim->solver_fresh = 1;
         sim->subset_all = 1;
     }
-    gp_status st = gp_held_send(sim, sim->n, NULL, acc);
+    gp_status st = gp_held_send_state(sim, sim->n, NULL, acc, jerk);
     if (st != GP_OK) return st;
     sim->state_fresh = 1;
     sim->state_resyncs++;
     return GP_OK;
 }
 
-gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
-                                const double *acc, double *xp, double *anew)
+gp_status gp_held_force(gp_sim *sim, double t, size_t na, const uint32_t *idx, const double *acc,
+                        const double *jerk, double *xp, double *vp, double *anew, double *jnew)
 {
-    if (!sim->api || !sim->solver)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE,
-                           "no gravity solver: open one with gp_sim_open_solver "
-                           "(e.g. \"auto\") or pass one to gp_sim_set_solver first");
+    if (!sim->api || !sim->solver) return gp_sim_need_solver(sim);
     gp_status st;
     if (!sim->solver_fresh || !sim->state_fresh) {
-        st = send_all(sim, t, acc);
+        st = send_all(sim, t, acc, jerk);
         if (st != GP_OK) return st;
     }
     st = sim->api->predict(sim->solver, t);
@@ -132,18 +158,34 @@ gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t 
     int all = gp_sim_all_active(sim, na);
     st = sim->api->get_positions(sim->solver, na, all ? NULL : idx, xp);
     if (st != GP_OK) return refused(sim, st, "the predicted positions (get_positions)");
+    if (vp) {
+        st = sim->api->get_velocities(sim->solver, na, all ? NULL : idx, vp);
+        if (st != GP_OK) return refused(sim, st, "the predicted velocities (get_velocities)");
+    }
     if (all ? !sim->subset_all : 1) {
         st = sim->api->set_active_subset(sim->solver, all ? 0 : na, all ? NULL : idx);
         if (st != GP_OK) return refused(sim, st, "the active subset");
         sim->subset_all = all;
     }
-    st = sim->api->compute_forces(sim->solver, anew, NULL);
+    if (jnew) {
+        gp_outputs out = { .struct_size = sizeof out, .acc = anew, .jerk = jnew };
+        st = sim->api->compute_forces_ex(sim->solver, &out);
+    } else {
+        st = sim->api->compute_forces(sim->solver, anew, NULL);
+    }
     if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver failed to compute forces: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
+        return gp_sim_fail(sim, st, "the %s solver failed to compute forces%s: %s",
+                           sim->solver_name, jnew ? " and jerks" : "",
+                           sim->api->last_error(sim->solver));
     sim->force_calls++;
     sim->particle_forces += na;
     sim->last_active = na;
     sim->state_steps++;
     return GP_OK;
+}
+
+gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
+                                const double *acc, double *xp, double *anew)
+{
+    return gp_held_force(sim, t, na, idx, acc, NULL, xp, NULL, anew, NULL);
 }

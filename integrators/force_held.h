@@ -26,4 +26,16 @@ gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double 
 gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,
                                const double *acc, double *xp, double *anew);
 
+/* The core of both held-state paths: with jerk NULL the 1.1 calls
+ * (set_state, compute_forces), with jerks the 1.2 ones (set_state_jerk,
+ * get_velocities into vp, compute_forces_ex for anew and jnew);
+ * force_jerk.c is the 1.2 caller. gp_held_send_state packs m particles
+ * idx[] (NULL: all n) with acc (NULL: zero) and the jerk; gp_held_force
+ * makes one block step's force call, sending the full state first if
+ * the solver lacks it. */
+gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc,
+                             const double *jerk);
+gp_status gp_held_force(gp_sim *sim, double t, size_t na, const uint32_t *idx, const double *acc,
+                        const double *jerk, double *xp, double *vp, double *anew, double *jnew);
+
 #endif /* GP_FORCE_HELD_H */

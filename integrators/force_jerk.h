@@ -33,22 +33,4 @@ gp_status gp_jerk_force_active(gp_sim *sim, double t, size_t na, const uint32_t 
                                const double *jerk, double *xp, double *vp, double *anew,
                                double *jnew);
 
-/* The third-order prediction of one coordinate and of its velocity, as
- * the ABI writes it (gravplug.h, set_state_jerk; the integrators are
- * compiled with -ffp-contract=off): what a CPU plugin's predict gives,
- * bit for bit. */
-static inline double gp_sim_predict_coord3(double x, double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
-    double xv = x + dt * v;
-    double xa = xv + h * a;
-    return xa + c * j;
-}
-static inline double gp_sim_predict_vel3(double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double va = v + dt * a;
-    return va + h * j;
-}
-
 #endif /* GP_FORCE_JERK_H */

@@ -33,7 +33,7 @@ struct gp_sim {
                                  state (set_state since its last
                                  set_particles / update_positions) */
     double *pack;             /* 1.1: scratch packing a subset's state */
-    size_t pack_cap;          /* particles pack has room for */
+    size_t pack_cap;          /* doubles pack has room for */
     char solver_name[64];
 
     /* particles: pos/vel at each particle's own time t_i (= time when
@@ -167,6 +167,24 @@ static inline double gp_sim_predict_coord(double x, double v, double a, double d
     double h = 0.5 * dt * dt;
     double xv = x + dt * v;
     return xv + h * a;
+}
+
+/* The third-order prediction of one coordinate and of its velocity, as
+ * the ABI writes it (gravplug.h, set_state_jerk; the integrators are
+ * compiled with -ffp-contract=off): what a CPU plugin's predict gives,
+ * bit for bit. */
+static inline double gp_sim_predict_coord3(double x, double v, double a, double j, double dt)
+{
+    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
+    double xv = x + dt * v;
+    double xa = xv + h * a;
+    return xa + c * j;
+}
+static inline double gp_sim_predict_vel3(double v, double a, double j, double dt)
+{
+    double h = 0.5 * dt * dt;
+    double va = v + dt * a;
+    return va + h * j;
 }
 
 /* The softening a time-step criterion uses: the setting eps, or the
