@@ -406,4 +406,30 @@ t.ok(abs(r1 - r0) < 0.15 * r0 and 70 < angle < 110,
      f"bridge: a quarter orbit (r {r0.number:.3f} -> {r1.number:.3f}, angle {angle:.1f} deg)")
 cluster.stop()
 galaxy.stop()
+
+# ---- integrator = hermite: the jerk from the plugin (ABI 1.2) ---------------------
+np.random.seed(5)
+herm_stars = new_plummer_model(64)
+herm = Gravplug(solver="cpu-direct", integrator="hermite")
+herm.parameters.epsilon_squared = 0.01 | L ** 2
+herm.particles.add_particles(herm_stars)
+e0 = herm.kinetic_energy + herm.potential_energy
+herm.evolve_model(0.5 | T)
+e1 = herm.kinetic_energy + herm.potential_energy
+t.ok(abs(herm.model_time - (0.5 | T)) < (1e-12 | T) and abs((e1 - e0) / e0) < 1e-6,
+     f"integrator = hermite on cpu-direct: t = 0.5 reached, energy kept to {abs((e1 - e0) / e0):.1e}")
+herm.stop()
+if have_tree:
+    notree = Gravplug(solver="cpu-tree", integrator="hermite")
+    notree.particles.add_particles(herm_stars)
+    try:
+        notree.evolve_model(0.1 | T)
+        why = ""
+    except Exception as exc:
+        why = str(exc)
+    t.ok("jerk" in why and "cpu-direct" in why,
+         "integrator = hermite on cpu-tree (no jerk) is refused with a sentence naming cpu-direct", why)
+    notree.stop()
+else:
+    t.skip(1, "cpu-tree plugin not built")
 t.done_testing()
