@@ -87,7 +87,7 @@ static void correct(gp_sim *sim, size_t i, const double *xp, const double *anew,
  * the level grid at t (levels chosen afresh). */
 static gp_status sync_to(gp_sim *sim, double t)
 {
-    gp_sim_predict_all(sim, t, sim->acc, sim->work);
+    gp_sim_predict_all(sim, t, sim->acc, NULL, sim->work);
     gp_status st = gp_force_all(sim, sim->work, sim->work2, NULL);
     if (st != GP_OK) return st;
     double eps;

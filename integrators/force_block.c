@@ -14,7 +14,7 @@ gp_status gp_force_block(gp_sim *sim, double t, size_t na, const uint32_t *idx,
     gp_status st = gp_held_path_check(sim);
     if (st != GP_OK) return st;
     if (held) return gp_held_force_active(sim, t, na, idx, acc, xp, anew);
-    gp_sim_predict_all(sim, t, acc, sim->work);
+    gp_sim_predict_all(sim, t, acc, NULL, sim->work);
     st = gp_force_active(sim, sim->work, na, idx, anew);
     if (st != GP_OK) return st;
     /* the active positions packed, as 1.1 hands them back; in place is

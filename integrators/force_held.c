@@ -117,19 +117,7 @@ gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double 
 static gp_status send_all(gp_sim *sim, double t, const double *acc, const double *jerk)
 {
     if (!sim->solver_fresh) {
-        if (!jerk) {
-            gp_sim_predict_all(sim, t, acc, sim->work);
-        } else {
-            const gp_levels *lv = &sim->lv;
-            const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
-            for (long long i = 0; i < n; ++i) {
-                double dt = t - gp_levels_time(lv, lv->t_last[i]);
-                for (int c = 0; c < 3; ++c)
-                    sim->work[3 * i + c] = gp_sim_predict_coord3(sim->pos[3 * i + c], sim->vel[3 * i + c],
-                                                                 acc[3 * i + c], jerk[3 * i + c], dt);
-            }
-        }
+        gp_sim_predict_all(sim, t, acc, jerk, sim->work);
         gp_status st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
         if (st != GP_OK)
             return gp_sim_fail(sim, st, "the %s solver refused the particles: %s",

@@ -81,16 +81,20 @@ GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
     return !behind;
 }
 
-void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, double *out)
+void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const double *jerk,
+                        double *out)
 {
     const gp_levels *lv = &sim->lv;
     const long long n = (long long)sim->n;
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (long long j = 0; j < n; ++j) {
         double dt = t - gp_levels_time(lv, lv->t_last[j]);
-        for (int k = 0; k < 3; ++k)
-            out[3 * j + k] = gp_sim_predict_coord(sim->pos[3 * j + k], sim->vel[3 * j + k],
-                                                  acc ? acc[3 * j + k] : 0.0, dt);
+        for (int k = 0; k < 3; ++k) {
+            size_t q = 3 * (size_t)j + (size_t)k;
+            double a = acc ? acc[q] : 0.0;
+            out[q] = jerk ? gp_sim_predict_coord3(sim->pos[q], sim->vel[q], a, jerk[q], dt)
+                          : gp_sim_predict_coord(sim->pos[q], sim->vel[q], a, dt);
+        }
     }
 }
 

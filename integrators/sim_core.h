@@ -152,8 +152,11 @@ gp_status gp_sim_need_solver(gp_sim *sim);
 void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
 /* Every particle predicted to time t into out[3n] from (pos, vel, acc) at
  * its own time with the ABI's expression (gp_sim_predict_coord); acc NULL:
- * a straight drift (a = 0). What a 1.1 plugin's predict gives, bit for bit. */
-void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, double *out);
+ * a straight drift (a = 0); with jerk[3n], to third order
+ * (gp_sim_predict_coord3). What a 1.1 (1.2) plugin's predict gives, bit
+ * for bit. */
+void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const double *jerk,
+                        double *out);
 
 /* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };

@@ -25,7 +25,8 @@
 typedef struct ex_pass {
     const gp_particles *p;
     const uint8_t *in_src;
-    const double *vel;       /* 3n: every particle's velocity */
+    const double *vel;       /* 3n: every particle's velocity; NULL when no
+                                pairwise step is asked for */
     double G, eps2;
     const gp_outputs *out;
     int lists;
@@ -49,20 +50,19 @@ static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
-    const double *xi = &p->pos[3 * i], *vi = &e->vel[3 * i];
+    const double *xi = &p->pos[3 * i], *vi = e->vel ? &e->vel[3 * i] : NULL;
     const double mi = p->mass[i];
     double best = HUGE_VAL, step = HUGE_VAL;
     uint32_t nn = UINT32_MAX;
     size_t nl = 0;
-    const int need_tau = o->pair_step || (e->lists && o->nb_step > 0);
     for (size_t j = 0; j < p->n; ++j) {
         if (j == i || !is_source(e, j)) continue;
         double rx = p->pos[3 * j] - xi[0], ry = p->pos[3 * j + 1] - xi[1], rz = p->pos[3 * j + 2] - xi[2];
-        double vx = e->vel[3 * j] - vi[0], vy = e->vel[3 * j + 1] - vi[1], vz = e->vel[3 * j + 2] - vi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
         if (d2 < best) { best = d2; nn = (uint32_t)j; }   /* ascending j: ties to the lower */
         double tau = HUGE_VAL;
-        if (need_tau) {
+        if (vi) {   /* velocities only where a pairwise step is asked for */
+            double vx = e->vel[3 * j] - vi[0], vy = e->vel[3 * j + 1] - vi[1], vz = e->vel[3 * j + 2] - vi[2];
             tau = gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, e->G * (mi + p->mass[j]));
             if (tau < step) step = tau;
         }
@@ -85,15 +85,17 @@ gp_status gp_direct_ex(gp_base *b, double G, double eps2, const uint8_t *in_src,
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
     const int lists = out->nb_radius != NULL || out->nb_step > 0;
-    double *vel = malloc(3 * (n ? n : 1) * sizeof *vel);
+    const int need_tau = out->pair_step || out->nb_step > 0;
+    double *vel = need_tau ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
     uint64_t *offset = lists ? malloc((na + 1) * sizeof *offset) : NULL;
-    if (!vel || (lists && !offset)) {
+    if ((need_tau && !vel) || (lists && !offset)) {
         free(vel); free(offset);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the velocities of %zu particles; "
                        "free memory or use fewer particles", n);
     }
-    for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+    if (vel)
+        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
     ex_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
                   .lists = lists };
     const long long m = (long long)na;

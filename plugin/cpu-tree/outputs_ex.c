@@ -22,15 +22,22 @@ typedef struct hits {
     size_t n, cap;
 } hits;
 
+/* Room for `more` entries after the n already held; 0 or -1. */
+static int hits_reserve(hits *h, size_t more)
+{
+    if (h->n + more <= h->cap) return 0;
+    size_t cap = h->cap ? h->cap : 16;
+    while (cap < h->n + more) cap *= 2;
+    uint32_t *v = realloc(h->v, cap * sizeof *v);
+    if (!v) return -1;
+    h->v = v;
+    h->cap = cap;
+    return 0;
+}
+
 static int hits_push(hits *h, uint32_t x)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 16;
-        uint32_t *v = realloc(h->v, cap * sizeof *v);
-        if (!v) return -1;
-        h->v = v;
-        h->cap = cap;
-    }
+    if (hits_reserve(h, 1)) return -1;
     h->v[h->n++] = x;
     return 0;
 }
@@ -83,10 +90,8 @@ gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid
         }
         if (out->nb_radius) {
             double r2 = out->nb_radius[k] * out->nb_radius[k];
-            size_t c = oct_within(t, pid, x, r2, (uint32_t)i, NULL, 0);
-            for (size_t e = 0; e < c && !failed; e++) failed |= hits_push(&h[k], 0) != 0;
-            if (!failed) {
-                h[k].n -= c;
+            size_t c = oct_within(t, pid, x, r2, (uint32_t)i, NULL, 0);   /* count, then fill */
+            if (!failed && !(failed = hits_reserve(&h[k], c) != 0)) {
                 oct_within(t, pid, x, r2, (uint32_t)i, h[k].v + h[k].n, c);
                 h[k].n += c;
             }
