@@ -24,7 +24,7 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
-                        cpu_targets.o cpu_driver.o tree_search.o)
+                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
@@ -34,6 +34,9 @@ $(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
 # The rounding is then fixed per clone, so results stay bit-identical run to
 # run and across thread counts on one machine (not across CPU generations).
 $(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
+# outputs_ex.c: pair_step is the shared expression bit for bit (no fused
+# multiply-add).
+$(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off
 
 OCTREE_TEST_NAMES := octree-keys octree-kernels tree-build
 OCTREE_TESTS := $(OCTREE_TEST_NAMES:%=$(BUILD)/t/%.t)

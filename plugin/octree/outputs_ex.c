@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * outputs_ex.c — cpu-tree's ABI 1.2 outputs (see outputs_ex.h).
+ * outputs_ex.c — the tree plugins' ABI 1.2 outputs (see outputs_ex.h).
  *
  * Each active particle's neighbours come out in ascending index order:
  * the tree search's hits by radius and the pass's hits by step, merged.
@@ -8,7 +8,7 @@
  * threads never share a buffer. Compiled with -ffp-contract=off, so
  * pair_step is the shared expression (base/pair_step.h) bit for bit.
  */
-#include "outputs_ex.h"
+#include "octree/outputs_ex.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static void sort_unique(hits *h)
     h->n = w;
 }
 
-gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
+gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
                               const gp_outputs *out, double G, double eps2, int nthreads)
 {
     const gp_particles *p = &b->p;
