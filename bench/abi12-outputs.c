@@ -9,7 +9,8 @@
  *            pair_step (no neighbour lists)
  * on a uniform sphere of N particles with random velocities (set_state,
  * so that the jerk and pair_step see them), all particles active and a
- * fixed random 1% active. A plugin below ABI 1.2 runs `forces` only (to
+ * fixed random 1% active. A plugin without GP_CAP_JERK (the tree plugins)
+ * is asked for no jerk. A plugin below ABI 1.2 runs `forces` only (to
  * compare a build before 1.2 with this one).
  *
  *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS]
@@ -124,7 +125,8 @@ int main(int argc, char **argv)
                     o.acc = acc;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex acc");
                     t2 = now();
-                    o.jerk = jerk; o.nn_index = nn; o.nn_dist2 = nnd;
+                    o.jerk = api->capabilities & GP_CAP_JERK ? jerk : NULL;
+                    o.nn_index = nn; o.nn_dist2 = nnd;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex jerk+nn");
                     t3 = now();
                     o.pair_step = step;

@@ -125,8 +125,8 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
 {
     oct_tree t;
     uint32_t *pid = subset_tree(&t, n, pos, mass, sub, ns);
-    oct_pair_cell *pc = malloc((t.st.ncells ? t.st.ncells : 1) * sizeof *pc);
-    oct_pair_cells(&t, pid, vel, mass, pc);
+    oct_pair_index ix;
+    if (oct_pair_index_build(&ix, &t, pid, vel, mass)) bail("out of memory");
     uint8_t *in = calloc(n ? n : 1, 1);
     for (size_t k = 0; k < (sub ? ns : n); k++) in[sub ? sub[k] : k] = 1;
     const double G = 1.0;
@@ -148,23 +148,24 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
         }
         oct_pair_query q = { pos, vel, mass, G, eps2, 1, nb_step, hit_add, &h };
         h.n = 0;
-        double got = oct_pair_search(&t, pc, pid, &q, (uint32_t)i, HUGE_VAL, &evals);
+        double got = oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, &evals);
         qsort(h.v, h.n, sizeof *h.v, cmp_u32);
         if (memcmp(&got, &best, sizeof got) || h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want)))
             bad++;
         q.nb_step = 0;   /* the minimum alone */
-        got = oct_pair_search(&t, pc, pid, &q, (uint32_t)i, HUGE_VAL, NULL);
+        got = oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, NULL);
         if (memcmp(&got, &best, sizeof got)) bad++;
         q.want_min = 0;  /* the list alone */
         q.nb_step = nb_step;
         h.n = 0;
-        oct_pair_search(&t, pc, pid, &q, (uint32_t)i, HUGE_VAL, NULL);
+        oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, NULL);
         qsort(h.v, h.n, sizeof *h.v, cmp_u32);
         if (h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want))) bad++;
     }
     if (evals_per) *evals_per = n ? (double)evals / (double)n : 0;
     oct_tree_free(&t);
-    free(pid); free(pc); free(in); free(want); free(h.v);
+    oct_pair_index_free(&ix);
+    free(pid); free(in); free(want); free(h.v);
     return bad;
 }
 
@@ -276,12 +277,13 @@ static void pair_tests(void)
     bad += compare_pairs(2, p2, v2, m0, NULL, 0, 0.0, 1e9, NULL);
     oct_tree t;
     uint32_t *pid = subset_tree(&t, 1, p2, m2, NULL, 0);
-    oct_pair_cell pc[1];
-    oct_pair_cells(&t, pid, v2, m2, pc);
+    oct_pair_index ix;
+    if (oct_pair_index_build(&ix, &t, pid, v2, m2)) bail("out of memory");
     oct_pair_query q = { p2, v2, m2, 1.0, 0.0, 1, 0, NULL, NULL };
-    ok(bad == 0 && oct_pair_search(&t, pc, pid, &q, 0, HUGE_VAL, NULL) == HUGE_VAL,
+    ok(bad == 0 && oct_pair_search(&ix, &q, 0, HUGE_VAL, NULL) == HUGE_VAL,
        "one particle: no source, HUGE_VAL; two (approaching at 1e-12): brute force's tau; "
        "two massless: none");
+    oct_pair_index_free(&ix);
     oct_tree_free(&t);
     free(pid);
     free(pos); free(vel); free(mass); free(sub); free(lat); free(lv); free(lm);

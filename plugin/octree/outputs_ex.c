@@ -72,17 +72,18 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
     const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
     const int pass = out->pair_step || by_step;
     double *vel = pass ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
-    oct_pair_cell *pc = pass ? malloc((t->st.ncells ? t->st.ncells : 1) * sizeof *pc) : NULL;
+    oct_pair_index ix = { 0 };
     hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
-    if ((pass && (!vel || !pc)) || (lists && !h)) {
-        free(vel); free(pc); free(h);
+    int no_index = 0;
+    if (pass && vel) {
+        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+        no_index = oct_pair_index_build(&ix, t, pid, vel, p->mass) != 0;
+    }
+    if ((pass && (!vel || no_index)) || (lists && !h)) {
+        free(vel); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the neighbour search of %zu particles; "
                        "free memory or use fewer particles", na);
-    }
-    if (pass) {
-        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
-        oct_pair_cells(t, pid, vel, p->mass, pc);
     }
     int failed = 0;
     const long long m = (long long)na;
@@ -114,14 +115,14 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
                 seed = gp_pair_step(x[0] - xj[0], x[1] - xj[1], x[2] - xj[2], vi[0] - vj[0],
                                     vi[1] - vj[1], vi[2] - vj[2], eps2, G * (p->mass[i] + p->mass[nn]));
             }
-            double step = oct_pair_search(t, pc, pid, &q, (uint32_t)i, seed, NULL);
+            double step = oct_pair_search(&ix, &q, (uint32_t)i, seed, NULL);
             if (isnan(step)) failed = 1;
             else if (out->pair_step) out->pair_step[k] = step;
         }
         if (lists && !failed) sort_unique(&h[k]);
     }
     free(vel);
-    free(pc);
+    oct_pair_index_free(&ix);
     if (!lists) return GP_OK;
     uint64_t *offset = failed ? NULL : malloc((na + 1) * sizeof *offset);
     uint32_t *list = NULL;

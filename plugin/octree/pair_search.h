@@ -10,9 +10,19 @@
  *
  * The bound needs per cell, beside the position box of the moments
  * (lo/hi, current after a build or refit with moments), the box of the
- * sources' velocities and their largest mass: oct_pair_cells makes them,
- * O(sources + cells), once per call (velocities are the state's, known
- * only when the outputs are asked for).
+ * sources' velocities and their largest mass. It falls to 0 for a cell
+ * whose velocity box holds v_i: an approaching pair's fly-by step shrinks
+ * without limit as its relative speed w -> 0. With velocity dispersion
+ * that is most cells down to the leaves (Plummer, galaxy: ~40% of all
+ * pairs evaluated), so the pairs are split by w: those with w below a
+ * small W (the slow pairs) come from a search of a second tree, over the
+ * sources' velocities, within W of v_i, and the position search bounds
+ * only pairs with w >= W, which prunes far cells whatever their velocity
+ * boxes hold. Both sides use one predicate (|v_i - v_j|^2 < W^2, computed
+ * once per pair), so each pair is evaluated by one side exactly.
+ * oct_pair_index_build makes all this, O(sources log sources), once per
+ * call (velocities are the state's, known only when the outputs are asked
+ * for).
  *
  * Sources count as the brute force counts them: the tree's sources with
  * mass > 0 (a source whose mass dropped to 0 stays in a refitted tree),
@@ -33,12 +43,24 @@ typedef struct oct_pair_cell {
     double mmax;             /* largest source mass            */
 } oct_pair_cell;
 
-/* pc[c] for every cell c of t's source tree (pc holds t->st.ncells). */
-void oct_pair_cells(const oct_tree *t, const uint32_t *pid, const double *vel,
-                    const double *mass, oct_pair_cell *pc);
+typedef struct oct_pair_index {
+    const oct_tree *t;       /* the source tree (positions)             */
+    const uint32_t *pid;     /* particle index of t's k-th source       */
+    oct_pair_cell *pc;       /* per cell of t                           */
+    oct_tree vt;             /* the massive sources' velocities, as points */
+    uint32_t *vpid;          /* particle index of vt's k-th source      */
+    double w2_split;         /* W^2: slower pairs are found through vt  */
+} oct_pair_index;
+
+/* The index of t's sources with velocities vel and masses mass (by
+ * particle index). Returns 0, or -1 when out of memory (ix then empty). */
+int oct_pair_index_build(oct_pair_index *ix, const oct_tree *t, const uint32_t *pid,
+                         const double *vel, const double *mass);
+void oct_pair_index_free(oct_pair_index *ix);
 
 typedef struct oct_pair_query {
-    const double *pos, *vel, *mass;   /* every particle, interleaved xyz   */
+    const double *pos, *vel, *mass;   /* every particle, interleaved xyz
+                                         (vel, mass: the index's)           */
     double G, eps2;
     int want_min;                     /* the minimum is sought             */
     double nb_step;                   /* > 0: hit() each source below it   */
@@ -52,7 +74,7 @@ typedef struct oct_pair_query {
  * (e.g. the nearest one's), or HUGE_VAL: it only lets pruning start
  * early. *evals (when not NULL) grows by the number of tau_ij evaluated.
  * Returns NAN when hit() asked to stop. */
-double oct_pair_search(const oct_tree *t, const oct_pair_cell *pc, const uint32_t *pid,
-                       const oct_pair_query *q, uint32_t i, double seed, size_t *evals);
+double oct_pair_search(const oct_pair_index *ix, const oct_pair_query *q, uint32_t i,
+                       double seed, size_t *evals);
 
 #endif /* GP_OCTREE_PAIR_SEARCH_H */
