@@ -11,9 +11,12 @@
 #include "octree/pair_bound.h"
 
 /* W as a fraction of the sources' velocity extent (the root velocity
- * box's largest side). Smaller W: fewer slow pairs, but far cells prune
- * only beyond d ~ sqrt(mu tau / W); measured in bench/pair-search.c. */
-#define OCT_PAIR_SPLIT (1.0 / 64)
+ * box's largest side). Larger W: more slow pairs to visit; smaller W:
+ * cells prune only beyond d ~ sqrt(mu tau / W). On Plummer and galaxy
+ * models (bench/pair-search.c, N = 4096 and 16384) 1/1024 visits the
+ * fewest cells and pairs: 1/64 opens ~3x more velocity cells, 1/65536
+ * 1.5-3x more position cells and pairs. */
+#define OCT_PAIR_SPLIT (1.0 / 1024)
 
 static void pair_cells(const oct_tree *t, const uint32_t *pid, const double *vel,
                        const double *mass, oct_pair_cell *pc)
