@@ -15,8 +15,9 @@
  * without limit as its relative speed w -> 0. With velocity dispersion
  * that is most cells down to the leaves (Plummer, galaxy: ~40% of all
  * pairs evaluated), so the pairs are split by w: those with w below a
- * small W (the slow pairs; W = 1/1024 of the velocity extent) come from a search of a second tree, over the
- * sources' velocities, within W of v_i, and the position search bounds
+ * small W (the slow pairs; W = 1/1024 of the velocity extent) come from
+ * a search of a second tree, over the sources' velocities, within W of
+ * v_i, and the position search bounds
  * only pairs with w >= W, which prunes far cells whatever their velocity
  * boxes hold. Both sides use one predicate (|v_i - v_j|^2 < W^2, computed
  * once per pair), so each pair is evaluated by one side exactly.
