@@ -86,7 +86,7 @@ int oct_pair_index_build(oct_pair_index *ix, const oct_tree *t, const uint32_t *
         from[m++] = (uint32_t)j;
     }
     if (m) {
-        if (oct_tree_build(&ix->vt, m, v, one, 64, 8, GP_KEY_MORTON)) goto oom;
+        if (oct_tree_build(&ix->vt, m, v, one, 64, 16, GP_KEY_PEANO_HILBERT)) goto oom;
         ix->vpid = malloc(ix->vt.nsrc * sizeof *ix->vpid);
         if (!ix->vpid) goto oom;
         for (uint32_t k = 0; k < ix->vt.nsrc; k++) ix->vpid[k] = from[ix->vt.order[ix->vt.sid[k]]];
