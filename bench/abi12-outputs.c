@@ -13,7 +13,10 @@
  * is asked for no jerk. A plugin below ABI 1.2 runs `forces` only (to
  * compare a build before 1.2 with this one).
  *
- *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS]
+ *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS] [MODEL]
+ *
+ * MODEL (one of gp_ic_make's: plummer, galaxy, ...) replaces the uniform
+ * sphere by that model's positions, velocities and masses (seed 42).
  *
  * Rounds alternate the three calls; the first round is a warm-up; the
  * median of the others is printed per call, with ex-all / forces.
@@ -27,6 +30,7 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#include "ic.h"
 
 static double now(void)
 {
@@ -77,8 +81,10 @@ int main(int argc, char **argv)
     const int ex = api->abi_minor >= 2 && GRAVPLUG_API_HAS(api, compute_forces_ex);
     const char *ns = argc > 2 ? argv[2] : "1024,2048,4096,8192,16384";
     const int rounds = argc > 3 ? atoi(argv[3]) : 5;
-    printf("# plugin %s %s (ABI 1.%u), %d rounds (first not counted), median seconds\n",
-           api->name, api->version, (unsigned)api->abi_minor, rounds);
+    const char *model = argc > 4 ? argv[4] : NULL;
+    printf("# plugin %s %s (ABI 1.%u), %d rounds (first not counted), median seconds, %s\n",
+           api->name, api->version, (unsigned)api->abi_minor, rounds,
+           model ? model : "uniform sphere");
     printf("%8s %7s %12s %12s %12s %12s %8s %8s %8s\n", "N", "active", "forces", "ex-acc", "ex-jn",
            "ex-all", "acc/frc", "jn/frc", "all/frc");
     char *list = strdup(ns);
@@ -97,6 +103,18 @@ int main(int argc, char **argv)
             for (int d = 0; d < 3; ++d) vel[3 * i + d] = 0.5 * (2 * uni() - 1);
             mass[i] = 1.0 / (double)n;
             act[i] = (uint32_t)i;
+        }
+        if (model) {
+            gp_ic ic;
+            char why[256] = "the model gave another N";
+            if (gp_ic_make(model, n, 42, NULL, &ic, why, sizeof why) || ic.n != n) {
+                fprintf(stderr, "abi12-outputs: %s\n", why);
+                return 1;
+            }
+            memcpy(pos, ic.pos, 3 * n * sizeof *pos);
+            memcpy(vel, ic.vel, 3 * n * sizeof *vel);
+            memcpy(mass, ic.mass, n * sizeof *mass);
+            gp_ic_free(&ic);
         }
         for (size_t k = n; k > 1; --k) {   /* a fixed random 1% */
             size_t j = (size_t)(uni() * (double)k);

@@ -30,9 +30,10 @@ $(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep
 # only and with every per-particle 1.2 output (bench/results/abi12-outputs.md).
 ABI12_OUTPUTS := $(BUILD)/bench/abi12-outputs
 BENCHES += $(ABI12_OUTPUTS)
-$(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ)
+$(BUILD)/obj/bench/abi12-outputs.o: CFLAGS += -Ihost_stub/ic
+$(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ -ldl $(LDLIBS)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
 
 # bench/pair-search: the pruned pair search against the pass over every
 # source, tau_ij evaluated per particle (bench/results/abi12-outputs.md).
