@@ -2,9 +2,10 @@
 /*
  * outputs_ex.h — the tree plugins' ABI 1.2 outputs beside acc and pot: nearest
  * neighbours and neighbour lists by radius from exact tree searches
- * (octree/tree_search.c); pair_step and the lists by step exact, by a
- * pass over every source per active particle (O(n) each: so cpu-tree does
- * not claim GP_CAP_NEIGHBOURS). No jerk: the cells carry no velocities.
+ * (octree/tree_search.c); pair_step and the lists by step exact (bit for
+ * bit a pass over every source) from a pruned search of the same tree and
+ * of one over the velocities (octree/pair_search.c). No jerk: the cells
+ * carry no velocities.
  */
 #ifndef GP_OCTREE_OUTPUTS_EX_H
 #define GP_OCTREE_OUTPUTS_EX_H
