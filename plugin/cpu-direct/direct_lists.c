@@ -1,35 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * direct_ex.c — cpu-direct's ABI 1.2 outputs (see direct_ex.h).
+ * direct_lists.c — cpu-direct's ABI 1.2 neighbour lists (see
+ * direct_lists.h).
  *
  * For each active particle i, one loop over the sources j in index order,
  * with r = x_j - x_i and v = v_j - v_i at the positions' current time
- * (velocities from the held state, gp_state_velocity):
- *   nn: the smallest unsoftened |r|^2, ties to the lower index;
- *   pair_step: min tau_ij (plugin/base/pair_step.h);
- *   neighbours: |r|^2 < nb_radius_i^2, or tau_ij < nb_step.
- * (The jerk comes with acc from direct_kernel.c's jerk kernel.) Neighbour
- * lists are made in two passes (count, then fill),
- * so they need no reallocation and come out in ascending index order.
- * Compiled with -ffp-contract=off, so pair_step is the shared expression
- * bit for bit (module.mk).
+ * (velocities from the held state, gp_state_velocity): j is listed when
+ * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h).
+ * The exact tau_ij is evaluated only for the pairs that
+ * pair_step_bound.h cannot prove to have tau_ij >= nb_step. Lists are made
+ * in two passes (count, then fill), so they need no reallocation and come
+ * out in ascending index order. Compiled with -ffp-contract=off, so
+ * tau_ij is the shared expression bit for bit (module.mk).
  */
-#include "direct_ex.h"
+#include "direct_lists.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/pair_step.h"
+#include "pair_step_bound.h"
 
 typedef struct ex_pass {
     const gp_particles *p;
     const uint8_t *in_src;
     const double *vel;       /* 3n: every particle's velocity; NULL when no
-                                pairwise step is asked for */
+                                list by step is asked for */
     double G, eps2;
     const gp_outputs *out;
-    int lists;
+    gp_step_bound bound;     /* proves tau_ij >= nb_step */
 } ex_pass;
 
 static int is_source(const ex_pass *e, size_t j)
@@ -37,58 +37,50 @@ static int is_source(const ex_pass *e, size_t j)
     return e->p->mass[j] > 0.0 && (!e->in_src || e->in_src[j]);
 }
 
-static int listed(const ex_pass *e, size_t k, double d2, double tau)
+/* tau_ij < nb_step, evaluated exactly only where the bound cannot say no. */
+static int step_below(const ex_pass *e, size_t i, size_t j, double rx, double ry, double rz)
 {
-    const gp_outputs *o = e->out;
-    if (o->nb_radius && d2 < o->nb_radius[k] * o->nb_radius[k]) return 1;
-    return o->nb_step > 0 && tau < o->nb_step;
+    const double *vi = &e->vel[3 * i], *vj = &e->vel[3 * j];
+    double vx = vj[0] - vi[0], vy = vj[1] - vi[1], vz = vj[2] - vi[2];
+    double Gmu = e->G * (e->p->mass[i] + e->p->mass[j]);
+    double r2 = rx * rx + ry * ry + rz * rz + e->eps2;
+    if (r2 > 0.0) {
+        double rv = rx * vx + ry * vy + rz * vz, v2 = vx * vx + vy * vy + vz * vz;
+        if (gp_step_bound_holds(&e->bound, 1.0 / sqrt(r2), rv, v2, Gmu)) return 0;
+    }
+    return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < e->out->nb_step;
 }
 
-/* One active particle (the k-th, particle i). Writes its outputs; with
- * list != NULL writes its neighbours there, else only counts them. */
+/* One active particle (the k-th, particle i). With list != NULL writes
+ * its neighbours there, else only counts them. */
 static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
-    const double *xi = &p->pos[3 * i], *vi = e->vel ? &e->vel[3 * i] : NULL;
-    const double mi = p->mass[i];
-    double best = HUGE_VAL, step = HUGE_VAL;
-    uint32_t nn = UINT32_MAX;
+    const double *xi = &p->pos[3 * i];
+    const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;
     size_t nl = 0;
     for (size_t j = 0; j < p->n; ++j) {
         if (j == i || !is_source(e, j)) continue;
         double rx = p->pos[3 * j] - xi[0], ry = p->pos[3 * j + 1] - xi[1], rz = p->pos[3 * j + 2] - xi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
-        if (d2 < best) { best = d2; nn = (uint32_t)j; }   /* ascending j: ties to the lower */
-        double tau = HUGE_VAL;
-        if (vi) {   /* velocities only where a pairwise step is asked for */
-            double vx = e->vel[3 * j] - vi[0], vy = e->vel[3 * j + 1] - vi[1], vz = e->vel[3 * j + 2] - vi[2];
-            tau = gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, e->G * (mi + p->mass[j]));
-            if (tau < step) step = tau;
-        }
-        if (e->lists && listed(e, k, d2, tau)) {
+        if ((o->nb_radius && d2 < rad2) || (e->vel && step_below(e, i, j, rx, ry, rz))) {
             if (list) list[nl] = (uint32_t)j;
             nl++;
         }
     }
-    if (!list) {   /* the first (or only) pass writes the outputs */
-        if (o->nn_index) o->nn_index[k] = nn;
-        if (o->nn_dist2) o->nn_dist2[k] = nn == UINT32_MAX ? HUGE_VAL : best;
-        if (o->pair_step) o->pair_step[k] = step;
-    }
     return nl;
 }
 
-gp_status gp_direct_ex(gp_base *b, double G, double eps2, const uint8_t *in_src,
-                       const gp_outputs *out, int nthreads)
+gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_src,
+                          const gp_outputs *out, int nthreads)
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
-    const int lists = out->nb_radius != NULL || out->nb_step > 0;
-    const int need_tau = out->pair_step || out->nb_step > 0;
+    const int need_tau = out->nb_step > 0;
     double *vel = need_tau ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
-    uint64_t *offset = lists ? malloc((na + 1) * sizeof *offset) : NULL;
-    if ((need_tau && !vel) || (lists && !offset)) {
+    uint64_t *offset = malloc((na + 1) * sizeof *offset);
+    if ((need_tau && !vel) || !offset) {
         free(vel); free(offset);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the velocities of %zu particles; "
@@ -97,19 +89,14 @@ gp_status gp_direct_ex(gp_base *b, double G, double eps2, const uint8_t *in_src,
     if (vel)
         for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
     ex_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
-                  .lists = lists };
+                  .bound = gp_step_bound_for(need_tau ? out->nb_step : HUGE_VAL) };
     const long long m = (long long)na;
     /* Threads only for work worth waking them (each k is independent, so
      * the results do not depend on it). */
     const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
     for (long long k = 0; k < m; ++k) {
-        size_t c = one(&e, (size_t)k, gp_active_index(b, (size_t)k), NULL);
-        if (lists) offset[k + 1] = c;
-    }
-    if (!lists) {
-        free(vel);
-        return GP_OK;
+        offset[k + 1] = one(&e, (size_t)k, gp_active_index(b, (size_t)k), NULL);
     }
     offset[0] = 0;
     for (size_t k = 0; k < na; ++k) offset[k + 1] += offset[k];
