@@ -213,21 +213,21 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
                                       VZ[i] - svz[j], eps2, G * (M[i] + sm[j]));
             if (tau < best) best = tau;
         }
-        gp_direct_target t = {X[i], Y[i], Z[i], VX[i], VY[i], VZ[i], (double)i, M[i], G};
+        gp_direct_target t = {X[i], Y[i], Z[i], VX[i], VY[i], VZ[i], (double)i, M[i], G, 1};
         double out[GP_EX_W];
         size_t e = 0;
         out[GP_EX_STEP] = HUGE_VAL;
-        gp_direct_point_ex(&src, &vel, &t, eps2, (int)(i % 2), out, &e);
+        gp_direct_point_ex(&src, &vel, &t, eps2, (int)(i % 2), 1, out, &e);
         evals += e;
         pairs += ns;
         bad_step += memcmp(&out[GP_EX_STEP], &best, sizeof best) != 0;
         bad_nn += out[GP_EX_NN_ID] != bestid || memcmp(&out[GP_EX_NN_D2], &bestd, sizeof bestd);
         /* seeded with the answer, or with less: the same minimum, or the seed */
         out[GP_EX_STEP] = best;
-        gp_direct_point_ex(&src, &vel, &t, eps2, 0, out, NULL);
+        gp_direct_point_ex(&src, &vel, &t, eps2, 0, 1, out, NULL);
         bad_seed += memcmp(&out[GP_EX_STEP], &best, sizeof best) != 0;
         out[GP_EX_STEP] = 0.5 * best;
-        gp_direct_point_ex(&src, &vel, &t, eps2, 1, out, NULL);
+        gp_direct_point_ex(&src, &vel, &t, eps2, 1, 1, out, NULL);
         bad_seed += out[GP_EX_STEP] != 0.5 * best;
     }
     ok(bad_step == 0, "%s: pair_step is the brute-force minimum of gp_pair_step, bit for bit "

@@ -17,6 +17,7 @@
 #include "base/plugin_base.h"
 #include "direct_lists.h"
 #include "direct_kernel.h"
+#include "pair_step_bound.h"
 
 #define PLUGIN_NAME "cpu-direct"
 
@@ -286,7 +287,7 @@ static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
  * pairwise step too (W = GP_EX_W, the jerk when `jerk`), from the same
  * summation: acc and pot have compute_forces' bits in every kind. */
 typedef struct pass_kind {
-    int W, jerk;
+    int W, jerk, step, prune;
     const gp_direct_vel *svel;   /* sources' velocities (W > 4)       */
     const double *tvel;          /* targets' velocities, 3 per target */
     const double *mass;          /* particle masses (W = GP_EX_W)     */
@@ -339,8 +340,8 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
         return;
     }
     const gp_direct_target t = {x[0], x[1], x[2], u[0], u[1], u[2], self,
-                                pk->mass[(size_t)self], pk->G};
-    gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, out, NULL);
+                                pk->mass[(size_t)self], pk->G, pk->prune};
+    gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, pk->step, out, NULL);
 }
 
 static void store(double G, const double *f, const pass_kind *pk, size_t k, const sink *o)
@@ -433,7 +434,7 @@ static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *p
 static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
                          uint64_t *calls)
 {
-    const pass_kind pk = {4, 0, NULL, NULL, NULL, 0.0};
+    const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
     const sink o = {acc, pot, NULL, NULL, NULL, NULL};
     return compute_pass(s, t, &pk, fn, &o, calls);
 }
@@ -469,6 +470,22 @@ static gp_status cpu_direct_set_state_jerk(gp_solver *s, size_t n_sub, const uin
     return st;
 }
 
+/* Whether every pair is in pair_step_bound.h's trusted range (positions,
+ * velocities, masses, eps); if not, cpu-direct evaluates every pair's step
+ * exactly (slower, the same result). */
+static int prunable(const gp_solver *s, double G, const double *sv, const double *tv, size_t m)
+{
+    const gp_particles *p = &s->base.p;
+    const double eps = gp_param_double(&s->base, P_EPS);
+    double xmax = 0.0, vmax = 0.0, gm_min = HUGE_VAL, gm_max = 0.0;
+    for (size_t i = 0; i < 3 * p->n; ++i) xmax = fmax(xmax, fabs(p->pos[i]));
+    for (size_t j = 0; j < 3 * s->src.n; ++j) vmax = fmax(vmax, fabs(sv[j]));
+    for (size_t k = 0; k < 3 * m; ++k) vmax = fmax(vmax, fabs(tv[k]));
+    for (size_t i = 0; i < p->n; ++i) gm_max = fmax(gm_max, G * p->mass[i]);
+    for (size_t j = 0; j < s->src.n; ++j) gm_min = fmin(gm_min, G * s->src.m[j]);
+    return gp_step_bound_range_ok(xmax, vmax, eps * eps, gm_min, gm_max);
+}
+
 /* acc, pot and, from the same pass (direct_kernel.c; acc and pot keep
  * compute_forces' bits), the jerk and the nearest source and pairwise step
  * where asked, with every particle's velocity at the positions' time from
@@ -493,8 +510,10 @@ static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outpu
     }
     for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
     gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
-    const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, &vel, tv, p->mass,
-                          gp_param_double(&s->base, P_G)};
+    const double G = gp_param_double(&s->base, P_G);
+    const int step = out->pair_step != NULL;
+    const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
+                          step && prunable(s, G, sv, tv, m), &vel, tv, p->mass, G};
     const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, out->pair_step, out->nn_index};
     gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     free(sv); free(tv);
@@ -515,7 +534,7 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
         st = compute_with_vel(s, &t, out, nbr);
     } else {
         const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
-        const pass_kind pk = {4, 0, NULL, NULL, NULL, 0.0};
+        const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
         st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     }
     if (st != GP_OK) return st;

@@ -38,8 +38,8 @@
         if (with_jerk || with_nbr) {                                        \
             double dvx = vx[j] - vxi, dvy = vy[j] - vyi, dvz = vz[j] - vzi; \
             double rv = dx * dvx + dy * dvy + dz * dvz;                     \
+            double rv3 = 3.0 * rv * rinv * rinv;                            \
             if (with_jerk) {                                                \
-                double rv3 = 3.0 * rv * rinv * rinv;                        \
                 jx[l] += mr3 * (dvx - rv3 * dx);                            \
                 jy[l] += mr3 * (dvy - rv3 * dy);                            \
                 jz[l] += mr3 * (dvz - rv3 * dz);                            \
@@ -49,12 +49,15 @@
                 long closer = other & (d2 < nd[l]);                         \
                 nd[l] = closer ? d2 : nd[l];                                \
                 ni[l] = closer ? id[j] : ni[l];                             \
-                double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;             \
-                double Gmu = G * (mi + m[j]);                               \
-                long c = (keep != 0.0) &                                    \
-                         !gp_step_bound_holds(&bound, rinv, rv, dv2, Gmu);  \
-                cand[l] = c;                                                \
-                any |= c;                                                   \
+                if (with_step) {                                            \
+                    double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;         \
+                    double Gmu = G * (mi + m[j]);                           \
+                    long c = (keep != 0.0) &                                \
+                             !(gp_step_bound_pair_ok(rinv, dv2) &           \
+                               gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu)); \
+                    cand[l] = c;                                            \
+                    any |= c;                                               \
+                }                                                           \
             }                                                               \
         }                                                                   \
     } while (0)
@@ -82,7 +85,7 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
         ++*evals;
         if (tau < *step) {
             *step = tau;
-            *bound = gp_step_bound_for(tau);
+            *bound = t->prune ? gp_step_bound_for(tau) : gp_step_bound_none();
         }
     }
 }
@@ -93,7 +96,7 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
 static inline __attribute__((always_inline)) void point_sum(
     const gp_direct_sources *src, const gp_direct_vel *vel, double xi, double yi, double zi,
     double vxi, double vyi, double vzi, double self, double eps2, const int with_jerk,
-    const gp_direct_target *t, double *out, size_t *evals)
+    const gp_direct_target *t, const int with_step, double *out, size_t *evals)
 {
     const int with_nbr = t != NULL;
     enum { L = GP_DIRECT_LANES };
@@ -111,8 +114,8 @@ static inline __attribute__((always_inline)) void point_sum(
         nd[l] = HUGE_VAL;
         ni[l] = -1.0;
     }
-    double step = with_nbr ? out[GP_EX_STEP] : HUGE_VAL;
-    gp_step_bound bound = gp_step_bound_for(step);
+    double step = with_step ? out[GP_EX_STEP] : HUGE_VAL;
+    gp_step_bound bound = with_step && t->prune ? gp_step_bound_for(step) : gp_step_bound_none();
     size_t n = src->n, nfull = n - n % L;
 
     if (!with_nbr) {
@@ -127,13 +130,13 @@ static inline __attribute__((always_inline)) void point_sum(
             long any = 0;
 #pragma omp simd reduction(| : any)
             for (int l = 0; l < L; ++l) LANE(jb + l, l);
-            if (any) settle(src, vel, t, eps2, jb, L, cand, &step, &bound, evals);
+            if (with_step && any) settle(src, vel, t, eps2, jb, L, cand, &step, &bound, evals);
         }
     }
     {
         long any = 0;
         for (size_t j = nfull; j < n; ++j) LANE(j, (int)(j - nfull));
-        if (with_nbr && any)
+        if (with_step && any)
             settle(src, vel, t, eps2, nfull, (int)(n - nfull), cand, &step, &bound, evals);
     }
 
@@ -162,7 +165,7 @@ static inline __attribute__((always_inline)) void point_sum(
         out[GP_EX_NN_D2] = HUGE_VAL;
         out[GP_EX_NN_ID] = -1.0;
         for (int l = 0; l < L; ++l) gp_direct_nn_merge(&out[GP_EX_NN_D2], &out[GP_EX_NN_ID], nd[l], ni[l]);
-        out[GP_EX_STEP] = step;
+        if (with_step) out[GP_EX_STEP] = step;
     }
 }
 
@@ -178,7 +181,7 @@ GP_DIRECT_CLONES
 void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
                      double self, double eps2, double out[4])
 {
-    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, NULL, out, NULL);
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, NULL, 0, out, NULL);
 }
 
 GP_DIRECT_CLONES
@@ -186,20 +189,27 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double yi, double zi, double vxi, double vyi, double vzi,
                           double self, double eps2, double out[7])
 {
-    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, NULL, out, NULL);
+    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, NULL, 0, out, NULL);
 }
 
 GP_DIRECT_CLONES
 void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
-                        const gp_direct_target *t, double eps2, int with_jerk, double out[GP_EX_W],
-                        size_t *exact_evals)
+                        const gp_direct_target *t, double eps2, int with_jerk, int with_step,
+                        double out[GP_EX_W], size_t *exact_evals)
 {
     size_t evals = 0;
-    if (with_jerk)
-        point_sum(src, vel, t->x, t->y, t->z, t->vx, t->vy, t->vz, t->self, eps2, 1, t, out,
-                  &evals);
+    /* one instance per kind, so that no loop tests what it computes */
+#define GP_EX_SUM(jerk, step)                                                         \
+    point_sum(src, vel, t->x, t->y, t->z, t->vx, t->vy, t->vz, t->self, eps2, jerk, t, \
+              step, out, &evals)
+    if (with_jerk && with_step)
+        GP_EX_SUM(1, 1);
+    else if (with_jerk)
+        GP_EX_SUM(1, 0);
+    else if (with_step)
+        GP_EX_SUM(0, 1);
     else
-        point_sum(src, vel, t->x, t->y, t->z, t->vx, t->vy, t->vz, t->self, eps2, 0, t, out,
-                  &evals);
+        GP_EX_SUM(0, 0);
+#undef GP_EX_SUM
     if (exact_evals) *exact_evals = evals;
 }

@@ -50,6 +50,8 @@ typedef struct gp_direct_target {
     double x, y, z, vx, vy, vz;
     double self;              /* its particle index as a double, or -1 */
     double m, G;
+    int prune;                /* gp_step_bound_range_ok held for the whole
+                                 computation (else every pair is exact) */
 } gp_direct_target;
 
 enum {
@@ -70,15 +72,16 @@ static inline void gp_direct_nn_merge(double *d2, double *id, double d2b, double
 }
 
 /* The jerk kernel's sum (out[0..3] exactly gp_direct_point's; out[4..6] the
- * jerk when with_jerk, else left alone) and, over the same sources (self
- * excluded; nn also over pairs at zero softened distance), the nearest
- * source and the smallest pairwise step (plugin/base/pair_step.h; bit for
+ * jerk when with_jerk, else 0) and, over the same sources (self excluded;
+ * nn also over pairs at zero softened distance), the nearest source and,
+ * with_step, the smallest pairwise step (plugin/base/pair_step.h; bit for
  * bit its minimum). out[GP_EX_STEP] is read first as a seed: a step
  * already known (from other sources) lets more pairs be skipped by
- * pair_step_bound.h; it never changes the minimum. *exact_evals (if not
- * NULL) gets how many pairs were evaluated exactly. */
+ * pair_step_bound.h; it never changes the minimum (without with_step it
+ * is left as it is). *exact_evals (if not NULL) gets how many pairs were
+ * evaluated exactly. */
 void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
-                        const gp_direct_target *t, double eps2, int with_jerk, double out[GP_EX_W],
-                        size_t *exact_evals);
+                        const gp_direct_target *t, double eps2, int with_jerk, int with_step,
+                        double out[GP_EX_W], size_t *exact_evals);
 
 #endif /* GP_DIRECT_KERNEL_H */

@@ -76,22 +76,60 @@ static inline gp_step_bound gp_step_bound_for(double T)
     return b;
 }
 
-/* 1 when tau_ij >= T is proven (see above) for a pair with c = 1/sqrt(r2),
- * s = r.v, v2 = |v|^2 and Gmu = G (m_i + m_j); 0 when it may be below.
- * Branch-free (comparisons combined with &), so it vectorises over lanes. */
+/* The four tests for a pair in the trusted range (see gp_step_bound_holds
+ * for the guards): c = 1/sqrt(r2), s3 = 3 (r.v) c^2 (written as the jerk
+ * writes it, so a caller computing both shares it), v2 = |v|^2, Gmu =
+ * G (m_i + m_j). With a = -s3/3: D = X + s3/4, 6E = 6 X v2 + s3 (v2 + mu c),
+ * and B2 reads 36 v2^3 c^2 <= (6E)^2; D|D| and E|E| are the signed squares
+ * (a negative D or E fails). Branch-free, so it vectorises over lanes. */
+static inline int gp_step_bound_passes(const gp_step_bound *b, double c, double s3, double v2,
+                                       double Gmu)
+{
+    double c2 = c * c, mc = Gmu * c, mc3 = mc * c2;
+    double D = b->X + 0.25 * s3;
+    double w = v2 * c2;                                /* g^2 */
+    double E6 = 6.0 * b->X * v2 + s3 * (v2 + mc);
+    return (mc3 <= b->ff) & (2.0 * mc3 <= D * fabs(D)) & (w <= b->fly) &
+           (36.0 * (w * v2 * v2) <= E6 * fabs(E6));
+}
+
+/* Whether every pair of a computation is in the trusted range but for
+ * the two things only a pair knows (its r2 >= 1/GP_STEP_BOUND_HI and a
+ * nonzero v2 >= GP_STEP_BOUND_LO, which gp_step_bound_pair_ok checks):
+ * every |coordinate| of positions (xmax) and velocities (vmax) at most
+ * 1e19, eps2 at most 1e39, G m between GP_STEP_BOUND_LO (the lightest
+ * source, gm_min) and GP_STEP_BOUND_HI / 2 (the heaviest particle, gm_max).
+ * A caller that gets 0 does not prune (gp_step_bound_none). */
+static inline int gp_step_bound_range_ok(double xmax, double vmax, double eps2, double gm_min,
+                                         double gm_max)
+{
+    return xmax <= 1e19 && vmax <= 1e19 && eps2 <= 1e39 && gm_min >= GP_STEP_BOUND_LO &&
+           gm_max <= 0.5 * GP_STEP_BOUND_HI;
+}
+
+static inline int gp_step_bound_pair_ok(double c, double v2)
+{
+    return (c * c <= GP_STEP_BOUND_HI) & ((v2 >= GP_STEP_BOUND_LO) | (v2 == 0.0));
+}
+
+/* Thresholds that nothing passes (pruning off). */
+static inline gp_step_bound gp_step_bound_none(void)
+{
+    gp_step_bound b = {NAN, NAN, NAN};
+    return b;
+}
+
+/* 1 when tau_ij >= T is proven for any pair (every guard per pair, for
+ * callers without gp_step_bound_range_ok): c = 1/sqrt(r2), s = r.v,
+ * v2 = |v|^2, Gmu = G (m_i + m_j); 0 when it may be below. */
 static inline int gp_step_bound_holds(const gp_step_bound *b, double c, double s, double v2,
                                       double Gmu)
 {
-    double c2 = c * c, mc = Gmu * c, mc3 = mc * c2;
-    double sc = s * c2;                   /* -a */
-    double D = b->X + 0.75 * sc;          /* X - 0.75 a */
-    double w = v2 * c2;                   /* g^2 */
-    double E = b->X * v2 + 0.5 * sc * (v2 + mc);
-    int trusted = (c2 >= GP_STEP_BOUND_LO) & (c2 <= GP_STEP_BOUND_HI) &
-                  (Gmu >= GP_STEP_BOUND_LO) & (Gmu <= GP_STEP_BOUND_HI) &
-                  (v2 <= GP_STEP_BOUND_HI) & ((v2 >= GP_STEP_BOUND_LO) | (v2 == 0.0));
-    return trusted & (mc3 <= b->ff) & (D >= 0.0) & (2 * mc3 <= D * D) & (w <= b->fly) &
-           (E >= 0.0) & (w * v2 * v2 <= E * E);
+    double c2 = c * c;
+    int trusted = (c2 >= GP_STEP_BOUND_LO) & (Gmu >= GP_STEP_BOUND_LO) &
+                  (Gmu <= GP_STEP_BOUND_HI) & (v2 <= GP_STEP_BOUND_HI) &
+                  gp_step_bound_pair_ok(c, v2);
+    return trusted & gp_step_bound_passes(b, c, 3.0 * s * c * c, v2, Gmu);
 }
 
 #endif /* GP_PAIR_STEP_BOUND_H */
