@@ -9,8 +9,9 @@
  *     correction of slowly approaching pairs (such a bound fails here);
  *   - the bound is tight (it passes nearly every pair with tau clearly
  *     above T), so the pruning is real;
- *   - the fused kernel (gp_direct_point_ex) gives the brute-force minimum
- *     of gp_pair_step and the brute-force nearest source, bit for bit, on
+ *   - the fused kernel (gp_direct_point_ex) gives the plain kernels' acc,
+ *     pot and jerk, the brute-force minimum of gp_pair_step and the
+ *     brute-force nearest source, bit for bit, on
  *     clustered sets with a hard binary, co-moving groups, slowly
  *     approaching pairs, massless targets and source counts that are not
  *     multiples of the lane width, whatever seed it is given, while
@@ -201,7 +202,7 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
     src.n = ns; src.x = sx; src.y = sy; src.z = sz; src.m = sm; src.id = sid;
     vel.vx = svx; vel.vy = svy; vel.vz = svz;
     const double G = 1.0;
-    size_t bad_step = 0, bad_nn = 0, bad_seed = 0, evals = 0, pairs = 0;
+    size_t bad_step = 0, bad_nn = 0, bad_seed = 0, bad_sums = 0, evals = 0, pairs = 0;
     for (size_t i = 0; i < n; ++i) {
         double best = HUGE_VAL, bestd = HUGE_VAL, bestid = -1;
         for (size_t j = 0; j < ns; ++j) {
@@ -220,6 +221,16 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
         gp_direct_point_ex(&src, &vel, &t, eps2, (int)(i % 2), 1, out, &e);
         evals += e;
         pairs += ns;
+        /* acc, pot (and the jerk) are the plain kernels' bits */
+        double plain[7];
+        if (i % 2) {
+            gp_direct_point_jerk(&src, &vel, X[i], Y[i], Z[i], VX[i], VY[i], VZ[i], (double)i,
+                                 eps2, plain);
+            bad_sums += memcmp(plain, out, 7 * sizeof *out) != 0;
+        } else {
+            gp_direct_point(&src, X[i], Y[i], Z[i], (double)i, eps2, plain);
+            bad_sums += memcmp(plain, out, 4 * sizeof *out) != 0;
+        }
         bad_step += memcmp(&out[GP_EX_STEP], &best, sizeof best) != 0;
         bad_nn += out[GP_EX_NN_ID] != bestid || memcmp(&out[GP_EX_NN_D2], &bestd, sizeof bestd);
         /* seeded with the answer, or with less: the same minimum, or the seed */
@@ -236,6 +247,8 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
        bad_nn);
     ok(bad_seed == 0, "%s: seeded with the minimum: the same bits; with half of it: the seed",
        what);
+    ok(bad_sums == 0, "%s: acc, pot and jerk are gp_direct_point(_jerk)'s bits (%zu differ)",
+       what, bad_sums);
     if (n >= 500)
         ok(evals * 10 < pairs, "%s: %zu of %zu pairs evaluated exactly (%.1f per target)",
            what, evals, pairs, (double)evals / (double)n);
@@ -243,7 +256,7 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
 
 int main(void)
 {
-    plan(4 + 3 * 4 + 3);
+    plan(4 + 3 * 5 + 4);
     test_bound();
     test_kernel("1003 moving, eps 0.01", 1003, 1, 1e-4);
     test_kernel("1003 at rest, eps 0.01", 1003, 0, 1e-4);

@@ -13,19 +13,13 @@
 #include "base/pair_step.h"
 #include "pair_step_bound.h"
 
-/* One source j into lane l's accumulators; with the jerk and the
- * neighbour outputs (constants after inlining, so each caller's loop has
- * no branch) also their terms. The acceleration's operations are the same
- * whatever else is asked, so acc and pot have the same bits in every
- * variant. With nbr: lane l keeps its nearest source (j ascending within a
- * lane, and a strict <, so a tie keeps the lower index) and flags in
- * cand[l] a pair whose step pair_step_bound.h cannot prove >= the running
- * minimum; `any` says whether the block has one. */
-#define LANE(j, l)                                                          \
-    do {                                                                    \
+/* One source j into lane l's accumulators, in three parts that LANE and
+ * LANE_EX share word for word (so acc, pot and the jerk have the same bits
+ * in every kernel): LANE_ACC the acceleration and potential, LANE_DV the
+ * relative velocity and 3 (r.v) / r2, LANE_JERK the jerk terms. */
+#define LANE_ACC(j, l)                                                      \
         double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
-        double d2 = dx * dx + dy * dy + dz * dz;                            \
-        double r2 = d2 + eps2;                                              \
+        double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
         /* skip the self term and zero distances, without branches */      \
         double keep = (double)((r2 > 0.0) & (id[j] != self));               \
         double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);                     \
@@ -34,33 +28,101 @@
         ax[l] += mr3 * dx;                                                  \
         ay[l] += mr3 * dy;                                                  \
         az[l] += mr3 * dz;                                                  \
-        ph[l] -= mr;                                                        \
-        if (with_jerk || with_nbr) {                                        \
+        ph[l] -= mr;
+
+#define LANE_DV(j)                                                          \
             double dvx = vx[j] - vxi, dvy = vy[j] - vyi, dvz = vz[j] - vzi; \
-            double rv = dx * dvx + dy * dvy + dz * dvz;                     \
-            double rv3 = 3.0 * rv * rinv * rinv;                            \
-            if (with_jerk) {                                                \
-                jx[l] += mr3 * (dvx - rv3 * dx);                            \
-                jy[l] += mr3 * (dvy - rv3 * dy);                            \
-                jz[l] += mr3 * (dvz - rv3 * dz);                            \
-            }                                                               \
-            if (with_nbr) {                                                 \
-                long other = id[j] != self;                                 \
-                long closer = other & (d2 < nd[l]);                         \
-                nd[l] = closer ? d2 : nd[l];                                \
-                ni[l] = closer ? id[j] : ni[l];                             \
-                if (with_step) {                                            \
-                    double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;         \
-                    double Gmu = G * (mi + m[j]);                           \
-                    long c = (keep != 0.0) &                                \
-                             !(gp_step_bound_pair_ok(rinv, dv2) &           \
-                               gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu)); \
-                    cand[l] = c;                                            \
-                    any |= c;                                               \
-                }                                                           \
-            }                                                               \
+            double rv3 = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv * rinv;
+
+#define LANE_JERK(l)                                                        \
+            jx[l] += mr3 * (dvx - rv3 * dx);                                \
+            jy[l] += mr3 * (dvy - rv3 * dy);                                \
+            jz[l] += mr3 * (dvz - rv3 * dz);
+
+/* compute_forces' lane; with the jerk (a constant after inlining, so each
+ * caller's loop has no branch) also its jerk terms. The acceleration's
+ * operations are the same either way, so acc and pot have the same bits
+ * with or without the jerk. */
+#define LANE(j, l)                                                          \
+    do {                                                                    \
+        LANE_ACC(j, l)                                                      \
+        if (with_jerk) {                                                    \
+            LANE_DV(j)                                                      \
+            LANE_JERK(l)                                                    \
         }                                                                   \
     } while (0)
+
+/* LANE with the neighbour outputs: lane l keeps its nearest source (j
+ * ascending within a lane, and a strict <, so a tie keeps the lower index;
+ * d2 is r2's unsoftened sum, shared); with the step it flags in cand[l] a
+ * pair whose step pair_step_bound.h cannot prove >= the running minimum,
+ * and `any` says whether the block has one (settle then evaluates those
+ * exactly, between blocks). */
+#define LANE_EX(j, l)                                                       \
+    do {                                                                    \
+        LANE_ACC(j, l)                                                      \
+        LANE_DV(j)                                                          \
+        if (with_jerk) {                                                    \
+            LANE_JERK(l)                                                    \
+        }                                                                   \
+        double d2 = dx * dx + dy * dy + dz * dz;                            \
+        long closer = (id[j] != self) & (d2 < nd[l]);                       \
+        nd[l] = closer ? d2 : nd[l];                                        \
+        ni[l] = closer ? id[j] : ni[l];                                     \
+        if (with_step) {                                                    \
+            double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;                 \
+            double Gmu = G * (mi + m[j]);                                   \
+            long c = (keep != 0.0) &                                        \
+                     !(gp_step_bound_pair_ok(rinv, dv2) &                   \
+                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu));  \
+            cand[l] = c;                                                    \
+            any |= c;                                                       \
+        }                                                                   \
+    } while (0)
+
+/* The sum over all sources, lanes combined in a fixed pairwise order;
+ * out[0..3] acc and pot, out[4..6] the jerk when with_jerk. */
+static inline __attribute__((always_inline)) void point_sum(
+    const gp_direct_sources *src, const gp_direct_vel *vel, double xi, double yi, double zi,
+    double vxi, double vyi, double vzi, double self, double eps2, const int with_jerk,
+    double *out)
+{
+    enum { L = GP_DIRECT_LANES };
+    const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
+    const double *restrict m = src->m, *restrict id = src->id;
+    const double *restrict vx = with_jerk ? vel->vx : NULL;
+    const double *restrict vy = with_jerk ? vel->vy : NULL;
+    const double *restrict vz = with_jerk ? vel->vz : NULL;
+    double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
+    double jx[L] = {0}, jy[L] = {0}, jz[L] = {0};
+    size_t n = src->n, nfull = n - n % L;
+
+    for (size_t jb = 0; jb < nfull; jb += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) LANE(jb + l, l);
+    }
+    for (size_t j = nfull; j < n; ++j) LANE(j, (int)(j - nfull));
+
+    for (int w = L / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) {
+            ax[l] += ax[l + w];
+            ay[l] += ay[l + w];
+            az[l] += az[l + w];
+            ph[l] += ph[l + w];
+            jx[l] += jx[l + w];
+            jy[l] += jy[l + w];
+            jz[l] += jz[l + w];
+        }
+    out[0] = ax[0];
+    out[1] = ay[0];
+    out[2] = az[0];
+    out[3] = ph[0];
+    if (with_jerk) {
+        out[4] = jx[0];
+        out[5] = jy[0];
+        out[6] = jz[0];
+    }
+}
 
 /* The exact step of the flagged pairs among sources j0 .. j0+count-1,
  * into the running minimum (and its bound). Rare: pair_step_bound.h
@@ -90,22 +152,19 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
     }
 }
 
-/* The sum over all sources, lanes combined in a fixed pairwise order;
- * out[0..3] acc and pot, out[4..6] the jerk when with_jerk, out[7..9] the
- * nearest source and the step when with_nbr (GP_EX_*). */
-static inline __attribute__((always_inline)) void point_sum(
-    const gp_direct_sources *src, const gp_direct_vel *vel, double xi, double yi, double zi,
-    double vxi, double vyi, double vzi, double self, double eps2, const int with_jerk,
-    const gp_direct_target *t, const int with_step, double *out, size_t *evals)
+/* point_sum with the nearest source and, with_step, the pairwise step
+ * (GP_EX_*): the same sums in the same order, so out[0..6] have
+ * point_sum's bits. */
+static inline __attribute__((always_inline)) void point_sum_ex(
+    const gp_direct_sources *src, const gp_direct_vel *vel, const gp_direct_target *t,
+    double eps2, const int with_jerk, const int with_step, double *out, size_t *evals)
 {
-    const int with_nbr = t != NULL;
     enum { L = GP_DIRECT_LANES };
     const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
     const double *restrict m = src->m, *restrict id = src->id;
-    const double *restrict vx = with_jerk || with_nbr ? vel->vx : NULL;
-    const double *restrict vy = with_jerk || with_nbr ? vel->vy : NULL;
-    const double *restrict vz = with_jerk || with_nbr ? vel->vz : NULL;
-    const double mi = with_nbr ? t->m : 0.0, G = with_nbr ? t->G : 0.0;
+    const double *restrict vx = vel->vx, *restrict vy = vel->vy, *restrict vz = vel->vz;
+    const double xi = t->x, yi = t->y, zi = t->z, vxi = t->vx, vyi = t->vy, vzi = t->vz;
+    const double self = t->self, mi = t->m, G = t->G;
     double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
     double jx[L] = {0}, jy[L] = {0}, jz[L] = {0};
     double nd[L], ni[L];
@@ -118,27 +177,16 @@ static inline __attribute__((always_inline)) void point_sum(
     gp_step_bound bound = with_step && t->prune ? gp_step_bound_for(step) : gp_step_bound_none();
     size_t n = src->n, nfull = n - n % L;
 
-    if (!with_nbr) {
-        long any = 0;   /* unused without nbr */
-        (void)any;
-        for (size_t jb = 0; jb < nfull; jb += L) {
-#pragma omp simd
-            for (int l = 0; l < L; ++l) LANE(jb + l, l);
-        }
-    } else {
-        for (size_t jb = 0; jb < nfull; jb += L) {
-            long any = 0;
-#pragma omp simd reduction(| : any)
-            for (int l = 0; l < L; ++l) LANE(jb + l, l);
-            if (with_step && any) settle(src, vel, t, eps2, jb, L, cand, &step, &bound, evals);
-        }
-    }
-    {
+    for (size_t jb = 0; jb < nfull; jb += L) {
         long any = 0;
-        for (size_t j = nfull; j < n; ++j) LANE(j, (int)(j - nfull));
-        if (with_step && any)
-            settle(src, vel, t, eps2, nfull, (int)(n - nfull), cand, &step, &bound, evals);
+#pragma omp simd reduction(| : any)
+        for (int l = 0; l < L; ++l) LANE_EX(jb + l, l);
+        if (with_step && any) settle(src, vel, t, eps2, jb, L, cand, &step, &bound, evals);
     }
+    long any = 0;
+    for (size_t j = nfull; j < n; ++j) LANE_EX(j, (int)(j - nfull));
+    if (with_step && any)
+        settle(src, vel, t, eps2, nfull, (int)(n - nfull), cand, &step, &bound, evals);
 
     for (int w = L / 2; w > 0; w /= 2)
         for (int l = 0; l < w; ++l) {
@@ -154,19 +202,15 @@ static inline __attribute__((always_inline)) void point_sum(
     out[1] = ay[0];
     out[2] = az[0];
     out[3] = ph[0];
-    if (with_jerk) {
-        out[4] = jx[0];
-        out[5] = jy[0];
-        out[6] = jz[0];
-    }
-    if (with_nbr) {
-        if (!with_jerk) out[4] = out[5] = out[6] = 0.0;
-        /* the lanes' nearest: the smallest d2, then the lowest index */
-        out[GP_EX_NN_D2] = HUGE_VAL;
-        out[GP_EX_NN_ID] = -1.0;
-        for (int l = 0; l < L; ++l) gp_direct_nn_merge(&out[GP_EX_NN_D2], &out[GP_EX_NN_ID], nd[l], ni[l]);
-        if (with_step) out[GP_EX_STEP] = step;
-    }
+    out[4] = with_jerk ? jx[0] : 0.0;
+    out[5] = with_jerk ? jy[0] : 0.0;
+    out[6] = with_jerk ? jz[0] : 0.0;
+    /* the lanes' nearest: the smallest d2, then the lowest index */
+    out[GP_EX_NN_D2] = HUGE_VAL;
+    out[GP_EX_NN_ID] = -1.0;
+    for (int l = 0; l < L; ++l)
+        gp_direct_nn_merge(&out[GP_EX_NN_D2], &out[GP_EX_NN_ID], nd[l], ni[l]);
+    if (with_step) out[GP_EX_STEP] = step;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(GP_NO_CLONES)
@@ -181,7 +225,7 @@ GP_DIRECT_CLONES
 void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
                      double self, double eps2, double out[4])
 {
-    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, NULL, 0, out, NULL);
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, out);
 }
 
 GP_DIRECT_CLONES
@@ -189,7 +233,7 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double yi, double zi, double vxi, double vyi, double vzi,
                           double self, double eps2, double out[7])
 {
-    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, NULL, 0, out, NULL);
+    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, out);
 }
 
 GP_DIRECT_CLONES
@@ -199,17 +243,13 @@ void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
 {
     size_t evals = 0;
     /* one instance per kind, so that no loop tests what it computes */
-#define GP_EX_SUM(jerk, step)                                                         \
-    point_sum(src, vel, t->x, t->y, t->z, t->vx, t->vy, t->vz, t->self, eps2, jerk, t, \
-              step, out, &evals)
     if (with_jerk && with_step)
-        GP_EX_SUM(1, 1);
+        point_sum_ex(src, vel, t, eps2, 1, 1, out, &evals);
     else if (with_jerk)
-        GP_EX_SUM(1, 0);
+        point_sum_ex(src, vel, t, eps2, 1, 0, out, &evals);
     else if (with_step)
-        GP_EX_SUM(0, 1);
+        point_sum_ex(src, vel, t, eps2, 0, 1, out, &evals);
     else
-        GP_EX_SUM(0, 0);
-#undef GP_EX_SUM
+        point_sum_ex(src, vel, t, eps2, 0, 0, out, &evals);
     if (exact_evals) *exact_evals = evals;
 }
