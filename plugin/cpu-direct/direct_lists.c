@@ -22,7 +22,7 @@
 #include "base/pair_step.h"
 #include "pair_step_bound.h"
 
-typedef struct ex_pass {
+typedef struct list_pass {
     const gp_particles *p;
     const uint8_t *in_src;
     const double *vel;       /* 3n: every particle's velocity; NULL when no
@@ -30,15 +30,15 @@ typedef struct ex_pass {
     double G, eps2;
     const gp_outputs *out;
     gp_step_bound bound;     /* proves tau_ij >= nb_step */
-} ex_pass;
+} list_pass;
 
-static int is_source(const ex_pass *e, size_t j)
+static int is_source(const list_pass *e, size_t j)
 {
     return e->p->mass[j] > 0.0 && (!e->in_src || e->in_src[j]);
 }
 
 /* tau_ij < nb_step, evaluated exactly only where the bound cannot say no. */
-static int step_below(const ex_pass *e, size_t i, size_t j, double rx, double ry, double rz)
+static int step_below(const list_pass *e, size_t i, size_t j, double rx, double ry, double rz)
 {
     const double *vi = &e->vel[3 * i], *vj = &e->vel[3 * j];
     double vx = vj[0] - vi[0], vy = vj[1] - vi[1], vz = vj[2] - vi[2];
@@ -53,7 +53,7 @@ static int step_below(const ex_pass *e, size_t i, size_t j, double rx, double ry
 
 /* One active particle (the k-th, particle i). With list != NULL writes
  * its neighbours there, else only counts them. */
-static size_t one(const ex_pass *e, size_t k, size_t i, uint32_t *list)
+static size_t one(const list_pass *e, size_t k, size_t i, uint32_t *list)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
@@ -88,7 +88,7 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
     }
     if (vel)
         for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
-    ex_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
+    list_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
                   .bound = gp_step_bound_for(need_tau ? out->nb_step : HUGE_VAL) };
     const long long m = (long long)na;
     /* Threads only for work worth waking them (each k is independent, so
