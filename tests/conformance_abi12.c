@@ -789,6 +789,72 @@ static void test_outputs(size_t n, const double *pos, const double *mass, const 
     free(rad); free(act); free(in); free(src);
 }
 
+/* ---- sets that stress a pruned pair_step ---------------------------------- */
+
+/* A plugin may skip the exact tau_ij of pairs it can bound from below; the
+ * pairs where such a bound is easiest to get wrong: co-moving pairs (equal
+ * velocities, v = 0), pairs approaching slowly head on (Huayno's fly-by
+ * correction grows like 1/|v| there), a hard binary inside the cluster,
+ * massless particles, a count that is not a multiple of any SIMD width,
+ * every particle at rest; with active and source subsets. */
+static void test_pruning_sets(void)
+{
+    const size_t n = 301;
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+    double *v = calloc(3 * n, sizeof *v), *a = calloc(3 * n, sizeof *a), *t = calloc(n, sizeof *t);
+    double *rad = malloc(n * sizeof *rad);
+    tl_rng r = {1213};
+    for (size_t i = 0; i < n; ++i) {
+        double x, y, z;
+        do {
+            x = 2 * tl_uniform(&r) - 1; y = 2 * tl_uniform(&r) - 1; z = 2 * tl_uniform(&r) - 1;
+        } while (x * x + y * y + z * z > 1);
+        pos[3 * i] = x; pos[3 * i + 1] = y; pos[3 * i + 2] = z;
+        mass[i] = i % 13 == 5 ? 0.0 : (0.5 + tl_uniform(&r)) / (double)n;
+        for (int d = 0; d < 3; ++d) v[3 * i + d] = 0.4 * tl_uniform(&r) - 0.2;
+        rad[i] = 0.2 * tl_uniform(&r);
+    }
+    /* a hard binary (1, 2): close, heavy, fast */
+    for (int d = 0; d < 3; ++d) { pos[6 + d] = pos[3 + d]; v[6 + d] = v[3 + d]; }
+    pos[6] += 2e-4; v[7] += 2.0; mass[1] = mass[2] = 0.05;
+    /* co-moving: every 7th moves with the one before */
+    for (size_t i = 7; i < n; i += 7)
+        for (int d = 0; d < 3; ++d) v[3 * i + d] = v[3 * (i - 1) + d];
+    /* slowly approaching head on: i + 1 just beside i, closing at 1e-6 */
+    for (size_t i = 20; i + 1 < n; i += 17) {
+        for (int d = 0; d < 3; ++d) { pos[3 * (i + 1) + d] = pos[3 * i + d]; v[3 * (i + 1) + d] = v[3 * i + d]; }
+        pos[3 * (i + 1)] += 0.003;
+        v[3 * (i + 1)] -= 1e-6;
+    }
+    gp_solver *s = solver_with_eps();
+    int fine = api->set_particles(s, n, pos, mass) == GP_OK &&
+               api->set_state(s, n, NULL, pos, v, a, t) == GP_OK;
+    ok(fine, "pruning set: %zu particles, a hard binary, co-moving and slowly approaching pairs, "
+       "massless ones", n);
+    double step = median_step(s, n);
+    judge(s, n, mass, n, NULL, NULL, rad, step, "pruning set, all active");
+    uint32_t *act = malloc(n * sizeof *act);
+    for (size_t i = 0; i < n; ++i) act[i] = (uint32_t)i;
+    shuffle(act, n, 1215);
+    ok(api->set_active_subset(s, 37, act) == GP_OK, "pruning set: set_active_subset(37, shuffled)");
+    judge(s, n, mass, 37, act, NULL, rad, step, "pruning set, 37 active");
+    uint8_t *in = calloc(n, 1);
+    uint32_t *src = malloc(n * sizeof *src);
+    size_t ns = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (i % 2 == 1 || i % 17 == 4) { in[i] = 1; src[ns++] = (uint32_t)i; }
+    ok(api->set_source_subset(s, ns, src) == GP_OK, "pruning set: set_source_subset(%zu)", ns);
+    judge(s, n, mass, 37, act, in, rad, step, "pruning set, source subset, 37 active");
+    ok(api->set_source_subset(s, 0, NULL) == GP_OK && api->set_active_subset(s, 0, NULL) == GP_OK,
+       "pruning set: all sources and all active again");
+    /* every particle at rest: tau_ij is the free-fall time alone */
+    memset(v, 0, 3 * n * sizeof *v);
+    ok(api->set_state(s, n, NULL, pos, v, a, t) == GP_OK, "pruning set: all at rest (set_state)");
+    judge(s, n, mass, n, NULL, NULL, NULL, median_step(s, n), "pruning set at rest");
+    api->finalize(s);
+    free(pos); free(mass); free(v); free(a); free(t); free(rad); free(act); free(in); free(src);
+}
+
 void test_abi12(void)
 {
     if (api->abi_minor < 2 ||
@@ -816,6 +882,7 @@ void test_abi12(void)
     test_jerk_fd(n, pos, mass, &K);
     test_ties();
     test_outputs(n, pos, mass, &K);
+    test_pruning_sets();
     kin_free(&K);
     free(pos);
     free(mass);

@@ -15,8 +15,9 @@
 #include <string.h>
 
 #include "base/plugin_base.h"
-#include "direct_ex.h"
+#include "direct_lists.h"
 #include "direct_kernel.h"
+#include "pair_step_bound.h"
 
 #define PLUGIN_NAME "cpu-direct"
 
@@ -281,15 +282,48 @@ static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
     return v;
 }
 
-/* What one pass computes per target: acc and pot (W = 4), and with
- * velocities (ABI 1.2's jerk) the jerk beside them (W = 7), from the same
- * summation: acc and pot have compute_forces' bits either way. */
+/* What one pass computes per target: acc and pot (W = 4); with velocities
+ * (ABI 1.2) the jerk beside them (W = 7), or the nearest source and the
+ * pairwise step too (W = GP_EX_W, the jerk when `jerk`), from the same
+ * summation: acc and pot have compute_forces' bits in every kind. */
 typedef struct pass_kind {
-    int W;
-    const gp_direct_vel *svel;   /* sources' velocities (W = 7)       */
+    int W, jerk, step, prune;
+    const gp_direct_vel *svel;   /* sources' velocities (W > 4)       */
     const double *tvel;          /* targets' velocities, 3 per target */
+    const double *mass;          /* particle masses (W = GP_EX_W)     */
+    double G;
 } pass_kind;
 
+/* Where a pass's results go (the outputs not asked for are NULL). */
+typedef struct sink {
+    double *acc, *pot, *jerk, *nn_dist2, *pair_step;
+    uint32_t *nn_index;
+} sink;
+
+/* The empty sum of one target: zeros, no nearest source, no step. */
+static void sum_init(double *f, int W)
+{
+    for (int d = 0; d < W; ++d) f[d] = 0.0;
+    if (W == GP_EX_W) {
+        f[GP_EX_NN_D2] = HUGE_VAL;
+        f[GP_EX_NN_ID] = -1.0;
+        f[GP_EX_STEP] = HUGE_VAL;
+    }
+}
+
+/* f += one chunk's part (chunks in index order): sums added, the nearest
+ * merged (ties to the lower index), the step's minimum taken. */
+static void sum_add(double *f, const double *part, int W)
+{
+    for (int d = 0; d < (W < 7 ? W : 7); ++d) f[d] += part[d];
+    if (W == GP_EX_W) {
+        gp_direct_nn_merge(&f[GP_EX_NN_D2], &f[GP_EX_NN_ID], part[GP_EX_NN_D2], part[GP_EX_NN_ID]);
+        if (part[GP_EX_STEP] < f[GP_EX_STEP]) f[GP_EX_STEP] = part[GP_EX_STEP];
+    }
+}
+
+/* One chunk c of the sources for target k; for W = GP_EX_W, out[GP_EX_STEP]
+ * holds on entry the step known so far (a seed for the pruning). */
 static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, size_t k,
                    const double *x, double self, double eps2, double *out)
 {
@@ -301,22 +335,32 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
     size_t j0 = c * GP_CHUNK;
     gp_direct_vel sv = {pk->svel->vx + j0, pk->svel->vy + j0, pk->svel->vz + j0};
     const double *u = &pk->tvel[3 * k];
-    gp_direct_point_jerk(&v, &sv, x[0], x[1], x[2], u[0], u[1], u[2], self, eps2, out);
+    if (pk->W == 7) {
+        gp_direct_point_jerk(&v, &sv, x[0], x[1], x[2], u[0], u[1], u[2], self, eps2, out);
+        return;
+    }
+    const gp_direct_target t = {x[0], x[1], x[2], u[0], u[1], u[2], self,
+                                pk->mass[(size_t)self], pk->G, pk->prune};
+    gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, pk->step, out, NULL);
 }
 
-static void store(double G, const double *f, int W, size_t k, double *acc, double *pot,
-                  double *jerk)
+static void store(double G, const double *f, const pass_kind *pk, size_t k, const sink *o)
 {
-    acc[3 * k] = G * f[0];
-    acc[3 * k + 1] = G * f[1];
-    acc[3 * k + 2] = G * f[2];
-    if (pot) pot[k] = G * f[3];
-    if (W == 7)
-        for (int d = 0; d < 3; ++d) jerk[3 * k + d] = G * f[4 + d];
+    o->acc[3 * k] = G * f[0];
+    o->acc[3 * k + 1] = G * f[1];
+    o->acc[3 * k + 2] = G * f[2];
+    if (o->pot) o->pot[k] = G * f[3];
+    if (pk->W == 7 || (pk->W == GP_EX_W && pk->jerk))
+        for (int d = 0; d < 3; ++d) o->jerk[3 * k + d] = G * f[4 + d];
+    if (pk->W == GP_EX_W) {
+        int none = f[GP_EX_NN_ID] < 0.0;
+        if (o->nn_index) o->nn_index[k] = none ? UINT32_MAX : (uint32_t)f[GP_EX_NN_ID];
+        if (o->nn_dist2) o->nn_dist2[k] = none ? HUGE_VAL : f[GP_EX_NN_D2];
+        if (o->pair_step) o->pair_step[k] = f[GP_EX_STEP];
+    }
 }
 
-static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, double *acc,
-                     double *pot, double *jerk)
+static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, const sink *o)
 {
     const double G = gp_param_double(&s->base, P_G);
     const double eps = gp_param_double(&s->base, P_EPS);
@@ -334,15 +378,16 @@ static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, 
 #pragma omp parallel for schedule(static) num_threads(nthreads)
         for (long long q = 0; q < pairs; ++q) {
             size_t k = (size_t)q / nchunks, c = (size_t)q % nchunks;
-            double self;
+            double self, *out = &part[(size_t)W * (size_t)q];
             const double *x = target(t, k, &self);
-            kernel(pk, src, c, k, x, self, eps2, &part[(size_t)W * (size_t)q]);
+            sum_init(out, W);
+            kernel(pk, src, c, k, x, self, eps2, out);
         }
         for (size_t k = 0; k < m; ++k) {
-            double f[7] = {0, 0, 0, 0, 0, 0, 0};
-            for (size_t c = 0; c < nchunks; ++c)
-                for (int d = 0; d < W; ++d) f[d] += part[(size_t)W * (k * nchunks + c) + d];
-            store(G, f, W, k, acc, pot, jerk);
+            double f[GP_EX_W];
+            sum_init(f, W);
+            for (size_t c = 0; c < nchunks; ++c) sum_add(f, &part[(size_t)W * (k * nchunks + c)], W);
+            store(G, f, pk, k, o);
         }
         free(part);
         return;
@@ -353,30 +398,32 @@ static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (ntiles > 1)
     for (long long tile = 0; tile < ntiles; ++tile) {
         size_t k0 = (size_t)tile * GP_TILE, k1 = k0 + GP_TILE < m ? k0 + GP_TILE : m;
-        double f[GP_TILE][7];
-        memset(f, 0, sizeof f);
+        double f[GP_TILE][GP_EX_W];
+        for (size_t k = k0; k < k1; ++k) sum_init(f[k - k0], W);
         for (size_t c = 0; c < nchunks; ++c) {
             for (size_t k = k0; k < k1; ++k) {
-                double self, partk[7];
+                double self, partk[GP_EX_W];
                 const double *x = target(t, k, &self);
+                sum_init(partk, W);
+                /* the step so far seeds this chunk's pruning */
+                if (W == GP_EX_W) partk[GP_EX_STEP] = f[k - k0][GP_EX_STEP];
                 kernel(pk, src, c, k, x, self, eps2, partk);
-                for (int d = 0; d < W; ++d) f[k - k0][d] += partk[d];
+                sum_add(f[k - k0], partk, W);
             }
         }
-        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], W, k, acc, pot, jerk);
+        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], pk, k, o);
     }
 }
 
 /* One compute call on the targets t: the sum, the overflow check, then
  * the counters (*calls is force_calls or field_calls). */
 static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *pk,
-                              const char *fn, double *acc, double *pot, double *jerk,
-                              uint64_t *calls)
+                              const char *fn, const sink *o, uint64_t *calls)
 {
     double t0 = gp_wtime();
-    evaluate(s, t, pk, acc, pot, jerk);
-    gp_status st = gp_check_outputs(&s->base, fn, t->m, acc, pot);
-    if (st == GP_OK && jerk) st = gp_check_outputs(&s->base, fn, t->m, jerk, NULL);
+    evaluate(s, t, pk, o);
+    gp_status st = gp_check_outputs(&s->base, fn, t->m, o->acc, o->pot);
+    if (st == GP_OK && o->jerk) st = gp_check_outputs(&s->base, fn, t->m, o->jerk, NULL);
     if (st != GP_OK) return st;
     *calls += 1;
     s->base.stats.pp_interactions += (uint64_t)t->m * (uint64_t)s->src.n;
@@ -387,8 +434,9 @@ static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *p
 static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
                          uint64_t *calls)
 {
-    const pass_kind pk = {4, NULL, NULL};
-    return compute_pass(s, t, &pk, fn, acc, pot, NULL, calls);
+    const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+    const sink o = {acc, pot, NULL, NULL, NULL, NULL};
+    return compute_pass(s, t, &pk, fn, &o, calls);
 }
 
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
@@ -422,10 +470,28 @@ static gp_status cpu_direct_set_state_jerk(gp_solver *s, size_t n_sub, const uin
     return st;
 }
 
-/* acc, pot and the jerk in one pass (direct_kernel.c's jerk kernel: acc
- * and pot keep compute_forces' bits), with every particle's velocity at
- * the positions' time from the held state (a particle without state: 0). */
-static gp_status compute_with_jerk(gp_solver *s, const targets *t, const gp_outputs *out)
+/* Whether every pair is in pair_step_bound.h's trusted range (positions,
+ * velocities, masses, eps); if not, cpu-direct evaluates every pair's step
+ * exactly (slower, the same result). */
+static int prunable(const gp_solver *s, double G, const double *sv, const double *tv, size_t m)
+{
+    const gp_particles *p = &s->base.p;
+    const double eps = gp_param_double(&s->base, P_EPS);
+    double xmax = 0.0, vmax = 0.0, gm_min = HUGE_VAL, gm_max = 0.0;
+    for (size_t i = 0; i < 3 * p->n; ++i) xmax = fmax(xmax, fabs(p->pos[i]));
+    for (size_t j = 0; j < 3 * s->src.n; ++j) vmax = fmax(vmax, fabs(sv[j]));
+    for (size_t k = 0; k < 3 * m; ++k) vmax = fmax(vmax, fabs(tv[k]));
+    for (size_t i = 0; i < p->n; ++i) gm_max = fmax(gm_max, G * p->mass[i]);
+    for (size_t j = 0; j < s->src.n; ++j) gm_min = fmin(gm_min, G * s->src.m[j]);
+    return gp_step_bound_range_ok(xmax, vmax, eps * eps, gm_min, gm_max);
+}
+
+/* acc, pot and, from the same pass (direct_kernel.c; acc and pot keep
+ * compute_forces' bits), the jerk and the nearest source and pairwise step
+ * where asked, with every particle's velocity at the positions' time from
+ * the held state (a particle without state: 0). */
+static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outputs *out,
+                                  int nbr)
 {
     const gp_particles *p = &s->base.p;
     const size_t ns = s->src.n, m = t->m;
@@ -444,35 +510,44 @@ static gp_status compute_with_jerk(gp_solver *s, const targets *t, const gp_outp
     }
     for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
     gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
-    const pass_kind pk = {7, &vel, tv};
-    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", out->acc, out->pot, out->jerk,
-                                &s->base.stats.force_calls);
+    const double G = gp_param_double(&s->base, P_G);
+    const int step = out->pair_step != NULL;
+    const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
+                          step && prunable(s, G, sv, tv, m), &vel, tv, p->mass, G};
+    const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, out->pair_step, out->nn_index};
+    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     free(sv); free(tv);
     return st;
 }
 
-/* acc and pot exactly as compute_forces makes them (the same bits; with
- * the jerk from the same pass), then the neighbour outputs in one more
- * pass over the sources (direct_ex.c). */
+/* acc and pot exactly as compute_forces makes them (the same bits), with
+ * the jerk, the nearest source and the pairwise step from the same pass;
+ * then the neighbour lists, if asked, in one more pass (direct_lists.c). */
 static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
-    st = out->jerk ? compute_with_jerk(s, &t, out)
-                   : compute(s, &t, "compute_forces_ex", out->acc, out->pot, &s->base.stats.force_calls);
+    const int nbr = out->nn_index || out->nn_dist2 || out->pair_step;
+    if (out->jerk || nbr) {
+        st = compute_with_vel(s, &t, out, nbr);
+    } else {
+        const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
+        const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+        st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
+    }
     if (st != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
-     * failed one leaves them); gp_direct_ex replaces them when asked. */
-    if (!out->nb_radius && !(out->nb_step > 0)) gp_neighbours_forget(&s->base);
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
-        !(out->nb_step > 0))
+     * failed one leaves them); gp_direct_lists replaces them when asked. */
+    if (!out->nb_radius && !(out->nb_step > 0)) {
+        gp_neighbours_forget(&s->base);
         return GP_OK;
+    }
     double t0 = gp_wtime();
     double eps = gp_param_double(&s->base, P_EPS);
-    st = gp_direct_ex(&s->base, gp_param_double(&s->base, P_G), eps * eps, s->in_src, out,
-                      thread_count(s));
+    st = gp_direct_lists(&s->base, gp_param_double(&s->base, P_G), eps * eps, s->in_src, out,
+                         thread_count(s));
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return st;
 }

@@ -10,12 +10,14 @@
 
 #include <math.h>
 
-/* One source j into lane l's accumulators; with the jerk (a constant after
- * inlining, so each caller's loop has no branch) also its jerk terms. The
- * acceleration's operations are the same either way, so acc and pot have
- * the same bits with or without the jerk. */
-#define LANE(j, l)                                                          \
-    do {                                                                    \
+#include "base/pair_step.h"
+#include "pair_step_bound.h"
+
+/* One source j into lane l's accumulators, in three parts that LANE and
+ * LANE_EX share word for word (so acc, pot and the jerk have the same bits
+ * in every kernel): LANE_ACC the acceleration and potential, LANE_DV the
+ * relative velocity and 3 (r.v) / r2, LANE_JERK the jerk terms. */
+#define LANE_ACC(j, l)                                                      \
         double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
         double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
         /* skip the self term and zero distances, without branches */      \
@@ -26,13 +28,55 @@
         ax[l] += mr3 * dx;                                                  \
         ay[l] += mr3 * dy;                                                  \
         az[l] += mr3 * dz;                                                  \
-        ph[l] -= mr;                                                        \
-        if (with_jerk) {                                                    \
+        ph[l] -= mr;
+
+#define LANE_DV(j)                                                          \
             double dvx = vx[j] - vxi, dvy = vy[j] - vyi, dvz = vz[j] - vzi; \
-            double rv3 = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv * rinv; \
+            double rv3 = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv * rinv;
+
+#define LANE_JERK(l)                                                        \
             jx[l] += mr3 * (dvx - rv3 * dx);                                \
             jy[l] += mr3 * (dvy - rv3 * dy);                                \
-            jz[l] += mr3 * (dvz - rv3 * dz);                                \
+            jz[l] += mr3 * (dvz - rv3 * dz);
+
+/* compute_forces' lane; with the jerk (a constant after inlining, so each
+ * caller's loop has no branch) also its jerk terms. The acceleration's
+ * operations are the same either way, so acc and pot have the same bits
+ * with or without the jerk. */
+#define LANE(j, l)                                                          \
+    do {                                                                    \
+        LANE_ACC(j, l)                                                      \
+        if (with_jerk) {                                                    \
+            LANE_DV(j)                                                      \
+            LANE_JERK(l)                                                    \
+        }                                                                   \
+    } while (0)
+
+/* LANE with the neighbour outputs: lane l keeps its nearest source (j
+ * ascending within a lane, and a strict <, so a tie keeps the lower index;
+ * d2 is r2's unsoftened sum, shared); with the step it flags in cand[l] a
+ * pair whose step pair_step_bound.h cannot prove >= the running minimum,
+ * and `any` says whether the block has one (settle then evaluates those
+ * exactly, between blocks). */
+#define LANE_EX(j, l)                                                       \
+    do {                                                                    \
+        LANE_ACC(j, l)                                                      \
+        LANE_DV(j)                                                          \
+        if (with_jerk) {                                                    \
+            LANE_JERK(l)                                                    \
+        }                                                                   \
+        double d2 = dx * dx + dy * dy + dz * dz;                            \
+        long closer = (id[j] != self) & (d2 < nd[l]);                       \
+        nd[l] = closer ? d2 : nd[l];                                        \
+        ni[l] = closer ? id[j] : ni[l];                                     \
+        if (with_step) {                                                    \
+            double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;                 \
+            double Gmu = G * (mi + m[j]);                                   \
+            long c = (keep != 0.0) &                                        \
+                     !(gp_step_bound_pair_ok(rinv, dv2) &                   \
+                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu));  \
+            cand[l] = c;                                                    \
+            any |= c;                                                       \
         }                                                                   \
     } while (0)
 
@@ -80,6 +124,95 @@ static inline __attribute__((always_inline)) void point_sum(
     }
 }
 
+/* The exact step of the flagged pairs among sources j0 .. j0+count-1,
+ * into the running minimum (and its bound). Rare: pair_step_bound.h
+ * leaves a handful of pairs per target. Compiled without contraction
+ * (module.mk), so gp_pair_step has the shared expression's bits. */
+static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
+                   const gp_direct_target *t, double eps2, size_t j0, int count,
+                   const long *cand, double *step, gp_step_bound *bound, size_t *evals)
+{
+    for (int l = 0; l < count; ++l) {
+        if (!cand[l]) continue;
+        size_t j = j0 + (size_t)l;
+        double dx = t->x - src->x[j], dy = t->y - src->y[j], dz = t->z - src->z[j];
+        double dvx = t->vx - vel->vx[j], dvy = t->vy - vel->vy[j], dvz = t->vz - vel->vz[j];
+        double Gmu = t->G * (t->m + src->m[j]);
+        /* an earlier lane may have lowered the minimum: test again */
+        double r2 = dx * dx + dy * dy + dz * dz + eps2;
+        if (gp_step_bound_holds(bound, 1.0 / sqrt(r2), dx * dvx + dy * dvy + dz * dvz,
+                                dvx * dvx + dvy * dvy + dvz * dvz, Gmu))
+            continue;
+        double tau = gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
+        ++*evals;
+        if (tau < *step) {
+            *step = tau;
+            *bound = t->prune ? gp_step_bound_for(tau) : gp_step_bound_none();
+        }
+    }
+}
+
+/* point_sum with the nearest source and, with_step, the pairwise step
+ * (GP_EX_*): the same sums in the same order, so out[0..6] have
+ * point_sum's bits. */
+static inline __attribute__((always_inline)) void point_sum_ex(
+    const gp_direct_sources *src, const gp_direct_vel *vel, const gp_direct_target *t,
+    double eps2, const int with_jerk, const int with_step, double *out, size_t *evals)
+{
+    enum { L = GP_DIRECT_LANES };
+    const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
+    const double *restrict m = src->m, *restrict id = src->id;
+    const double *restrict vx = vel->vx, *restrict vy = vel->vy, *restrict vz = vel->vz;
+    const double xi = t->x, yi = t->y, zi = t->z, vxi = t->vx, vyi = t->vy, vzi = t->vz;
+    const double self = t->self, mi = t->m, G = t->G;
+    double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
+    double jx[L] = {0}, jy[L] = {0}, jz[L] = {0};
+    double nd[L], ni[L];
+    long cand[L] = {0};
+    for (int l = 0; l < L; ++l) {
+        nd[l] = HUGE_VAL;
+        ni[l] = -1.0;
+    }
+    double step = with_step ? out[GP_EX_STEP] : HUGE_VAL;
+    gp_step_bound bound = with_step && t->prune ? gp_step_bound_for(step) : gp_step_bound_none();
+    size_t n = src->n, nfull = n - n % L;
+
+    for (size_t jb = 0; jb < nfull; jb += L) {
+        long any = 0;
+#pragma omp simd reduction(| : any)
+        for (int l = 0; l < L; ++l) LANE_EX(jb + l, l);
+        if (with_step && any) settle(src, vel, t, eps2, jb, L, cand, &step, &bound, evals);
+    }
+    long any = 0;
+    for (size_t j = nfull; j < n; ++j) LANE_EX(j, (int)(j - nfull));
+    if (with_step && any)
+        settle(src, vel, t, eps2, nfull, (int)(n - nfull), cand, &step, &bound, evals);
+
+    for (int w = L / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) {
+            ax[l] += ax[l + w];
+            ay[l] += ay[l + w];
+            az[l] += az[l + w];
+            ph[l] += ph[l + w];
+            jx[l] += jx[l + w];
+            jy[l] += jy[l + w];
+            jz[l] += jz[l + w];
+        }
+    out[0] = ax[0];
+    out[1] = ay[0];
+    out[2] = az[0];
+    out[3] = ph[0];
+    out[4] = with_jerk ? jx[0] : 0.0;
+    out[5] = with_jerk ? jy[0] : 0.0;
+    out[6] = with_jerk ? jz[0] : 0.0;
+    /* the lanes' nearest: the smallest d2, then the lowest index */
+    out[GP_EX_NN_D2] = HUGE_VAL;
+    out[GP_EX_NN_ID] = -1.0;
+    for (int l = 0; l < L; ++l)
+        gp_direct_nn_merge(&out[GP_EX_NN_D2], &out[GP_EX_NN_ID], nd[l], ni[l]);
+    if (with_step) out[GP_EX_STEP] = step;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(GP_NO_CLONES)
 /* AVX2 and baseline versions, chosen at load time. Both do the same
  * operations in the same order (no FMA under -std=c11), so they agree. */
@@ -101,4 +234,22 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double self, double eps2, double out[7])
 {
     point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, out);
+}
+
+GP_DIRECT_CLONES
+void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
+                        const gp_direct_target *t, double eps2, int with_jerk, int with_step,
+                        double out[GP_EX_W], size_t *exact_evals)
+{
+    size_t evals = 0;
+    /* one instance per kind, so that no loop tests what it computes */
+    if (with_jerk && with_step)
+        point_sum_ex(src, vel, t, eps2, 1, 1, out, &evals);
+    else if (with_jerk)
+        point_sum_ex(src, vel, t, eps2, 1, 0, out, &evals);
+    else if (with_step)
+        point_sum_ex(src, vel, t, eps2, 0, 1, out, &evals);
+    else
+        point_sum_ex(src, vel, t, eps2, 0, 0, out, &evals);
+    if (exact_evals) *exact_evals = evals;
 }

@@ -44,4 +44,44 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double yi, double zi, double vxi, double vyi, double vzi,
                           double self, double eps2, double out[7]);
 
+/* ABI 1.2's neighbour outputs fused into the same pass: the target's mass
+ * and G (for mu = G (m_i + m_j)), and what it writes beside acc and pot. */
+typedef struct gp_direct_target {
+    double x, y, z, vx, vy, vz;
+    double self;              /* its particle index as a double, or -1 */
+    double m, G;
+    int prune;                /* gp_step_bound_range_ok held for the whole
+                                 computation (else every pair is exact) */
+} gp_direct_target;
+
+enum {
+    GP_EX_NN_D2 = 7,          /* smallest unsoftened |r|^2 (HUGE_VAL: none) */
+    GP_EX_NN_ID = 8,          /* its source id, ties to the lower (-1: none) */
+    GP_EX_STEP = 9,           /* min(seed, min over the sources of tau_ij)  */
+    GP_EX_W = 10
+};
+
+/* Merges a nearest-source candidate (d2b, idb) into (*d2, *id): the
+ * smaller d2, then the lower id; (HUGE_VAL, -1) is "none". */
+static inline void gp_direct_nn_merge(double *d2, double *id, double d2b, double idb)
+{
+    if (d2b < *d2 || (d2b == *d2 && idb >= 0.0 && (*id < 0.0 || idb < *id))) {
+        *d2 = d2b;
+        *id = idb;
+    }
+}
+
+/* The jerk kernel's sum (out[0..3] exactly gp_direct_point's; out[4..6] the
+ * jerk when with_jerk, else 0) and, over the same sources (self excluded;
+ * nn also over pairs at zero softened distance), the nearest source and,
+ * with_step, the smallest pairwise step (plugin/base/pair_step.h; bit for
+ * bit its minimum). out[GP_EX_STEP] is read first as a seed: a step
+ * already known (from other sources) lets more pairs be skipped by
+ * pair_step_bound.h; it never changes the minimum (without with_step it
+ * is left as it is). *exact_evals (if not NULL) gets how many pairs were
+ * evaluated exactly. */
+void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
+                        const gp_direct_target *t, double eps2, int with_jerk, int with_step,
+                        double out[GP_EX_W], size_t *exact_evals);
+
 #endif /* GP_DIRECT_KERNEL_H */

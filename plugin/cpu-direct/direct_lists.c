@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * direct_lists.c — cpu-direct's ABI 1.2 neighbour lists (see
+ * direct_lists.h).
+ *
+ * For each active particle i, one loop over the sources j in index order,
+ * with r = x_j - x_i and v = v_j - v_i at the positions' current time
+ * (velocities from the held state, gp_state_velocity): j is listed when
+ * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h).
+ * The exact tau_ij is evaluated only for the pairs that
+ * pair_step_bound.h cannot prove to have tau_ij >= nb_step. Lists are made
+ * in two passes (count, then fill), so they need no reallocation and come
+ * out in ascending index order. Compiled with -ffp-contract=off, so
+ * tau_ij is the shared expression bit for bit (module.mk).
+ */
+#include "direct_lists.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pair_step.h"
+#include "pair_step_bound.h"
+
+typedef struct list_pass {
+    const gp_particles *p;
+    const uint8_t *in_src;
+    const double *vel;       /* 3n: every particle's velocity; NULL when no
+                                list by step is asked for */
+    double G, eps2;
+    const gp_outputs *out;
+    gp_step_bound bound;     /* proves tau_ij >= nb_step */
+} list_pass;
+
+static int is_source(const list_pass *e, size_t j)
+{
+    return e->p->mass[j] > 0.0 && (!e->in_src || e->in_src[j]);
+}
+
+/* tau_ij < nb_step, evaluated exactly only where the bound cannot say no. */
+static int step_below(const list_pass *e, size_t i, size_t j, double rx, double ry, double rz)
+{
+    const double *vi = &e->vel[3 * i], *vj = &e->vel[3 * j];
+    double vx = vj[0] - vi[0], vy = vj[1] - vi[1], vz = vj[2] - vi[2];
+    double Gmu = e->G * (e->p->mass[i] + e->p->mass[j]);
+    double r2 = rx * rx + ry * ry + rz * rz + e->eps2;
+    if (r2 > 0.0) {
+        double rv = rx * vx + ry * vy + rz * vz, v2 = vx * vx + vy * vy + vz * vz;
+        if (gp_step_bound_holds(&e->bound, 1.0 / sqrt(r2), rv, v2, Gmu)) return 0;
+    }
+    return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < e->out->nb_step;
+}
+
+/* One active particle (the k-th, particle i). With list != NULL writes
+ * its neighbours there, else only counts them. */
+static size_t one(const list_pass *e, size_t k, size_t i, uint32_t *list)
+{
+    const gp_particles *p = e->p;
+    const gp_outputs *o = e->out;
+    const double *xi = &p->pos[3 * i];
+    const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;
+    size_t nl = 0;
+    for (size_t j = 0; j < p->n; ++j) {
+        if (j == i || !is_source(e, j)) continue;
+        double rx = p->pos[3 * j] - xi[0], ry = p->pos[3 * j + 1] - xi[1], rz = p->pos[3 * j + 2] - xi[2];
+        double d2 = rx * rx + ry * ry + rz * rz;
+        if ((o->nb_radius && d2 < rad2) || (e->vel && step_below(e, i, j, rx, ry, rz))) {
+            if (list) list[nl] = (uint32_t)j;
+            nl++;
+        }
+    }
+    return nl;
+}
+
+gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_src,
+                          const gp_outputs *out, int nthreads)
+{
+    const gp_particles *p = &b->p;
+    const size_t n = p->n, na = p->n_active;
+    const int need_tau = out->nb_step > 0;
+    double *vel = need_tau ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
+    uint64_t *offset = malloc((na + 1) * sizeof *offset);
+    if ((need_tau && !vel) || !offset) {
+        free(vel); free(offset);
+        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the velocities of %zu particles; "
+                       "free memory or use fewer particles", n);
+    }
+    if (vel)
+        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+    list_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
+                  .bound = gp_step_bound_for(need_tau ? out->nb_step : HUGE_VAL) };
+    const long long m = (long long)na;
+    /* Threads only for work worth waking them (each k is independent, so
+     * the results do not depend on it). */
+    const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
+    for (long long k = 0; k < m; ++k) {
+        offset[k + 1] = one(&e, (size_t)k, gp_active_index(b, (size_t)k), NULL);
+    }
+    offset[0] = 0;
+    for (size_t k = 0; k < na; ++k) offset[k + 1] += offset[k];
+    uint32_t *list = malloc((offset[na] ? offset[na] : 1) * sizeof *list);
+    if (!list) {
+        unsigned long long total = (unsigned long long)offset[na];
+        free(vel); free(offset);
+        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for %llu neighbours; ask for fewer "
+                       "(a smaller nb_radius or nb_step)", total);
+    }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
+    for (long long k = 0; k < m; ++k)
+        one(&e, (size_t)k, gp_active_index(b, (size_t)k), list + offset[k]);
+    free(vel);
+    gp_neighbours_keep(b, na, offset, list);
+    return GP_OK;
+}
