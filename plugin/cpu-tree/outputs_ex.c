@@ -59,22 +59,24 @@ static void sort_unique(hits *h)
 }
 
 gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
-                              const gp_outputs *out, double G, double eps2, int nthreads)
+                              const double *vel_in, const gp_outputs *out, double G, double eps2,
+                              int nthreads)
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
     const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
     const int pass = out->pair_step || by_step;
-    double *vel = pass ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
+    double *held = pass && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
+    const double *vel = vel_in ? vel_in : held;
     hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
     if ((pass && !vel) || (lists && !h)) {
-        free(vel); free(h);
+        free(held); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the neighbour search of %zu particles; "
                        "free memory or use fewer particles", na);
     }
-    if (pass)
-        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+    if (held)
+        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
     int failed = 0;
     const long long m = (long long)na;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) reduction(| : failed)
@@ -114,7 +116,7 @@ gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid
         }
         if (lists && !failed) sort_unique(&h[k]);
     }
-    free(vel);
+    free(held);
     if (!lists) return GP_OK;
     uint64_t *offset = failed ? NULL : malloc((na + 1) * sizeof *offset);
     uint32_t *list = NULL;
