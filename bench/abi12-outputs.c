@@ -9,10 +9,14 @@
  *            pair_step (no neighbour lists)
  * on a uniform sphere of N particles with random velocities (set_state,
  * so that the jerk and pair_step see them), all particles active and a
- * fixed random 1% active. A plugin below ABI 1.2 runs `forces` only (to
+ * fixed random 1% active. A plugin without GP_CAP_JERK (the tree plugins)
+ * is asked for no jerk. A plugin below ABI 1.2 runs `forces` only (to
  * compare a build before 1.2 with this one).
  *
- *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS]
+ *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS] [MODEL]
+ *
+ * MODEL (one of gp_ic_make's: plummer, galaxy, ...) replaces the uniform
+ * sphere by that model's positions, velocities and masses (seed 42).
  *
  * Rounds alternate the three calls; the first round is a warm-up; the
  * median of the others is printed per call, with ex-all / forces.
@@ -26,6 +30,7 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#include "ic.h"
 
 static double now(void)
 {
@@ -76,8 +81,10 @@ int main(int argc, char **argv)
     const int ex = api->abi_minor >= 2 && GRAVPLUG_API_HAS(api, compute_forces_ex);
     const char *ns = argc > 2 ? argv[2] : "1024,2048,4096,8192,16384";
     const int rounds = argc > 3 ? atoi(argv[3]) : 5;
-    printf("# plugin %s %s (ABI 1.%u), %d rounds (first not counted), median seconds\n",
-           api->name, api->version, (unsigned)api->abi_minor, rounds);
+    const char *model = argc > 4 ? argv[4] : NULL;
+    printf("# plugin %s %s (ABI 1.%u), %d rounds (first not counted), median seconds, %s\n",
+           api->name, api->version, (unsigned)api->abi_minor, rounds,
+           model ? model : "uniform sphere");
     printf("%8s %7s %12s %12s %12s %12s %8s %8s %8s\n", "N", "active", "forces", "ex-acc", "ex-jn",
            "ex-all", "acc/frc", "jn/frc", "all/frc");
     char *list = strdup(ns);
@@ -96,6 +103,18 @@ int main(int argc, char **argv)
             for (int d = 0; d < 3; ++d) vel[3 * i + d] = 0.5 * (2 * uni() - 1);
             mass[i] = 1.0 / (double)n;
             act[i] = (uint32_t)i;
+        }
+        if (model) {
+            gp_ic ic;
+            char why[256] = "the model gave another N";
+            if (gp_ic_make(model, n, 42, NULL, &ic, why, sizeof why) || ic.n != n) {
+                fprintf(stderr, "abi12-outputs: %s\n", why);
+                return 1;
+            }
+            memcpy(pos, ic.pos, 3 * n * sizeof *pos);
+            memcpy(vel, ic.vel, 3 * n * sizeof *vel);
+            memcpy(mass, ic.mass, n * sizeof *mass);
+            gp_ic_free(&ic);
         }
         for (size_t k = n; k > 1; --k) {   /* a fixed random 1% */
             size_t j = (size_t)(uni() * (double)k);
@@ -124,7 +143,8 @@ int main(int argc, char **argv)
                     o.acc = acc;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex acc");
                     t2 = now();
-                    o.jerk = jerk; o.nn_index = nn; o.nn_dist2 = nnd;
+                    o.jerk = api->capabilities & GP_CAP_JERK ? jerk : NULL;
+                    o.nn_index = nn; o.nn_dist2 = nnd;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex jerk+nn");
                     t3 = now();
                     o.pair_step = step;

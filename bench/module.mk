@@ -30,6 +30,16 @@ $(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep
 # only and with every per-particle 1.2 output (bench/results/abi12-outputs.md).
 ABI12_OUTPUTS := $(BUILD)/bench/abi12-outputs
 BENCHES += $(ABI12_OUTPUTS)
-$(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ)
+$(BUILD)/obj/bench/abi12-outputs.o: CFLAGS += -Ihost_stub/ic
+$(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ -ldl $(LDLIBS)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
+
+# bench/pair-search: the pruned pair search against the pass over every
+# source, tau_ij evaluated per particle (bench/results/abi12-outputs.md).
+PAIR_SEARCH := $(BUILD)/bench/pair-search
+BENCHES += $(PAIR_SEARCH)
+$(BUILD)/obj/bench/pair-search.o: CFLAGS += -Ihost_stub/ic -ffp-contract=off
+$(PAIR_SEARCH): $(BUILD)/obj/bench/pair-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o) $(GP_OCTREE_OBJS) $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "force_held.h"
+#include "stopping.h"
 
 int gp_held_path(const gp_sim *sim)
 {
@@ -155,8 +156,11 @@ gp_status gp_held_force(gp_sim *sim, double t, size_t na, const uint32_t *idx, c
         if (st != GP_OK) return refused(sim, st, "the active subset");
         sim->subset_all = all;
     }
+    uint32_t *nn = NULL;
     if (jnew) {
-        gp_outputs out = { .struct_size = sizeof out, .acc = anew, .jerk = jnew };
+        /* collision detection by the plugin's nearest neighbours (stopping.c) */
+        nn = gp_stopping_nn_buffer(sim, na);
+        gp_outputs out = { .struct_size = sizeof out, .acc = anew, .jerk = jnew, .nn_index = nn };
         st = sim->api->compute_forces_ex(sim->solver, &out);
     } else {
         st = sim->api->compute_forces(sim->solver, anew, NULL);
@@ -165,6 +169,7 @@ gp_status gp_held_force(gp_sim *sim, double t, size_t na, const uint32_t *idx, c
         return gp_sim_fail(sim, st, "the %s solver failed to compute forces%s: %s",
                            sim->solver_name, jnew ? " and jerks" : "",
                            sim->api->last_error(sim->solver));
+    if (nn) gp_stopping_nn_done(sim, na, all ? NULL : idx);
     sim->force_calls++;
     sim->particle_forces += na;
     sim->last_active = na;

@@ -298,7 +298,12 @@ GRAVPLUG_EXPORT unsigned gp_sim_stop_enabled(const gp_sim *sim);
 /* Parameters, AMUSE's names and defaults: number_of_steps (an integer
  * >= 1, default 1), timeout (seconds > 0, default 4), out_of_box_size
  * (>= 0, default 0), out_of_box_use_center_of_mass (1: c is the centre of
- * mass, default; 0: the origin). */
+ * mass, default; 0: the origin); and collision_by_neighbours (1, default:
+ * where the integrator's force calls go through compute_forces_ex, as the
+ * Hermite scheme's do, collisions are the pairs of each step's active
+ * particles with their nearest neighbours from the plugin, ph4's rule:
+ * with equal radii every overlapping pair with an active body; 0: the
+ * exact sweep over all pairs after every step). */
 GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, double value);
 GRAVPLUG_EXPORT gp_status gp_sim_stop_get_param(gp_sim *sim, const char *name, double *value);
 

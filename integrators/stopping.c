@@ -15,6 +15,20 @@
  * tested only while the x intervals overlap), then the 3-D test
  * |x_i - x_j| < r_i + r_j. The sort starts from the last step's order, so a
  * check costs about O(n) between steps; O(n log n) at worst for the sort.
+ *
+ * Collisions from the plugin's nearest neighbours, ph4's way: when an
+ * integrator's force call goes through compute_forces_ex (ABI 1.2; the
+ * Hermite scheme's), it asks for nn_index of its active particles too
+ * (force_held.c, gp_stopping_nn_buffer) and the check after that step
+ * tests only the pairs (i, nearest neighbour of i) of those particles, at
+ * the positions of the simulation time: n_active pairs, no sort or sweep
+ * (the state is still predicted for all n, as for the other conditions).
+ * With equal radii that finds every overlapping pair with an active body
+ * (a body overlapping i is at least as far as i's nearest, which then
+ * overlaps too); a pair of two inactive bodies is found when one of them
+ * is next active, and with unequal radii a larger body that is not i's
+ * nearest is missed, as in ph4. collision_by_neighbours = 0 keeps the
+ * exact sweep for every step.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -42,6 +56,12 @@ struct gp_stopping {
     int order_valid;            /* order holds a permutation (the last sort) */
     double *lower;              /* n scratch: x - r */
     size_t n_scratch;
+    double by_neighbours;       /* 1: nearest neighbours where the force call
+                                   gives them (parameter collision_by_neighbours) */
+    uint32_t *nn;               /* nn_index of the last force call's active */
+    uint32_t *nn_of;            /* ... and those particles; NULL in use: all */
+    size_t nn_count, nn_cap;
+    int nn_fresh, nn_all;       /* nn holds this step's neighbours; of all n */
 };
 
 static gp_stopping *stopping_of(gp_sim *sim)
@@ -55,6 +75,7 @@ static gp_stopping *stopping_of(gp_sim *sim)
         s->timeout = 4.0;
         s->box = 0.0;
         s->box_use_com = 1;
+        s->by_neighbours = 1;
         sim->stopping = s;
     }
     return sim->stopping;
@@ -65,6 +86,7 @@ void gp_stopping_free(gp_sim *sim)
     gp_stopping *s = sim->stopping;
     if (!s) return;
     free(s->radius); free(s->pos); free(s->order); free(s->lower);
+    free(s->nn); free(s->nn_of);
     free(s);
     sim->stopping = NULL;
 }
@@ -129,6 +151,7 @@ static double *param_slot(gp_stopping *s, const char *name)
     if (strcmp(name, "timeout") == 0) return &s->timeout;
     if (strcmp(name, "out_of_box_size") == 0) return &s->box;
     if (strcmp(name, "out_of_box_use_center_of_mass") == 0) return &s->box_use_com;
+    if (strcmp(name, "collision_by_neighbours") == 0) return &s->by_neighbours;
     return NULL;
 }
 
@@ -150,7 +173,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, d
 {
     double *slot = NULL;
     gp_status st = find_param(sim, name, &slot, ": use number_of_steps, timeout, "
-                              "out_of_box_size or out_of_box_use_center_of_mass");
+                              "out_of_box_size, out_of_box_use_center_of_mass or "
+                              "collision_by_neighbours");
     if (st != GP_OK) return st;
     gp_stopping *s = sim->stopping;
     int ok = isfinite(value);
@@ -162,7 +186,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_stop_set_param(gp_sim *sim, const char *name, d
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "stopping-condition parameter %s = %g is out of range (number_of_steps: "
                            "an integer >= 1; timeout: seconds > 0; out_of_box_size: >= 0; "
-                           "out_of_box_use_center_of_mass: 0 or 1)", name, value);
+                           "out_of_box_use_center_of_mass and collision_by_neighbours: 0 or 1)",
+                           name, value);
     *slot = value;
     return GP_OK;
 }
@@ -303,6 +328,57 @@ static void find_collisions(gp_sim *sim, gp_stopping *s)
     }
 }
 
+uint32_t *gp_stopping_nn_buffer(gp_sim *sim, size_t na)
+{
+    gp_stopping *s = sim->stopping;
+    if (!s || !(s->enabled & GP_STOP_COLLISION) || !s->by_neighbours || !s->radius || sim->reduce)
+        return NULL;
+    if (na > s->nn_cap) {
+        uint32_t *nn = realloc(s->nn, na * sizeof *nn), *of = NULL;
+        if (nn) s->nn = nn;
+        of = nn ? realloc(s->nn_of, na * sizeof *of) : NULL;
+        if (of) s->nn_of = of;
+        if (!nn || !of) return NULL;      /* no memory: this step sweeps */
+        s->nn_cap = na;
+    }
+    return na ? s->nn : NULL;
+}
+
+void gp_stopping_nn_done(gp_sim *sim, size_t na, const uint32_t *idx)
+{
+    gp_stopping *s = sim->stopping;
+    s->nn_count = na;
+    s->nn_all = idx == NULL;
+    if (idx) memcpy(s->nn_of, idx, na * sizeof *idx);
+    s->nn_fresh = 1;
+}
+
+/* Records the pair (i, j) once, by ids, lower index first. */
+static void record_pair(gp_sim *sim, gp_stopping *s, size_t i, size_t j)
+{
+    s->set |= GP_STOP_COLLISION;
+    uint64_t a = sim->ids[i < j ? i : j], b = sim->ids[i < j ? j : i];
+    for (size_t k = 0; k < s->n_pairs; ++k)
+        if (s->first[k] == a && s->second[k] == b) return;   /* both active, each the other's nearest */
+    if (s->n_pairs == GP_STOP_MAX_ENTRIES) return;
+    s->first[s->n_pairs] = a;
+    s->second[s->n_pairs] = b;
+    s->n_pairs++;
+}
+
+/* The pairs (i, nn_i) of the last force call's active particles. */
+static void find_collisions_nn(gp_sim *sim, gp_stopping *s)
+{
+    const double *p = s->pos, *r = s->radius;
+    for (size_t k = 0; k < s->nn_count; ++k) {
+        size_t i = s->nn_all ? k : s->nn_of[k], j = s->nn[k];
+        if (s->nn[k] == UINT32_MAX || j >= sim->n) continue;   /* no other source */
+        double dx = p[3 * i] - p[3 * j], dy = p[3 * i + 1] - p[3 * j + 1],
+               dz = p[3 * i + 2] - p[3 * j + 2], rr = r[i] + r[j];
+        if (dx * dx + dy * dy + dz * dz < rr * rr) record_pair(sim, s, i, j);
+    }
+}
+
 static void find_out_of_box(gp_sim *sim, gp_stopping *s)
 {
     const double *p = s->pos;
@@ -327,6 +403,8 @@ int gp_stopping_after_step(gp_sim *sim)
 {
     gp_stopping *s = sim->stopping;
     if (!s || !s->enabled) return 0;
+    int fresh = s->nn_fresh;
+    s->nn_fresh = 0;                  /* a step without a force call sweeps */
     if ((s->enabled & GP_STOP_NUMBER_OF_STEPS) && (double)(sim->steps - s->steps0) >= s->max_steps)
         s->set |= GP_STOP_NUMBER_OF_STEPS;
     if (s->enabled & GP_STOP_TIMEOUT) {
@@ -337,7 +415,8 @@ int gp_stopping_after_step(gp_sim *sim)
     }
     if (s->enabled & (GP_STOP_COLLISION | GP_STOP_OUT_OF_BOX)) {
         gp_sim_predict_state(sim, s->pos, NULL);
-        if (s->enabled & GP_STOP_COLLISION) find_collisions(sim, s);
+        if ((s->enabled & GP_STOP_COLLISION) && fresh) find_collisions_nn(sim, s);
+        else if (s->enabled & GP_STOP_COLLISION) find_collisions(sim, s);
         if (s->enabled & GP_STOP_OUT_OF_BOX) find_out_of_box(sim, s);
     }
     return (s->set & s->enabled) != 0;

@@ -16,4 +16,13 @@ gp_status gp_stopping_begin(gp_sim *sim);
 int gp_stopping_after_step(gp_sim *sim);
 void gp_stopping_free(gp_sim *sim);
 
+/* Collisions by nearest neighbours (stopping.c): a force call through
+ * compute_forces_ex asks for the buffer (na entries for its active
+ * particles; NULL: collisions are not wanted that way now, or no memory)
+ * and, when the call succeeded with nn_index written there, says whose
+ * neighbours they are (idx[0..na), NULL: all n in order); the next check
+ * then tests those pairs instead of sweeping. */
+uint32_t *gp_stopping_nn_buffer(gp_sim *sim, size_t na);
+void gp_stopping_nn_done(gp_sim *sim, size_t na, const uint32_t *idx);
+
 #endif /* GP_STOPPING_H */

@@ -20,7 +20,8 @@
  *     index), on every plugin;
  *   - pair_step: a transcription of Huayno's timestep_ij (eta = 1, dir =
  *     +1) minimised over the sources: the same bits on exact plugins,
- *     never above it on others (with the distribution of plugin/exact);
+ *     cpu-tree and cuda-tree (a pruned but exact search), never above it
+ *     on others (with the distribution of plugin/exact);
  *   - every output over the current sources (massive members of the
  *     source subset) and in active-list order.
  * A plugin that speaks ABI 1.0 or 1.1 only gets one skip line with the
@@ -324,7 +325,11 @@ static void judge(gp_solver *s, size_t n, const double *mass, size_t m, const ui
              (unsigned)g.nn[bad_nn], g.nn_dist2[bad_nn], (unsigned)r.nn[bad_nn],
              r.nn_dist2[bad_nn]);
 
-    if (is_exact) {
+    /* cpu-tree's pruned search (cuda-tree runs the same code on a host
+     * tree) evaluates every pair it cannot rule out with the shared
+     * expression, so its minimum is exact too; other tree plugins may
+     * still give a lower bound */
+    if (is_exact || !strcmp(api->name, "cpu-tree") || !strcmp(api->name, "cuda-tree")) {
         size_t bad = (size_t)-1;
         for (size_t k = 0; k < m && bad == (size_t)-1; ++k)
             if (memcmp(&g.step[k], &r.step[k], sizeof(double))) bad = k;

@@ -221,9 +221,36 @@ static void refused(const char *plugin_path, const char *name, const char *needl
     gp_sim_free(sim);
 }
 
+/* eta_start's default, auto, is eta / 10: the same bits as naming it. */
+static void start_auto(void)
+{
+    enum { N = 64 };
+    static double pos[3 * N], vel[3 * N], mass[N], xa[3 * N], xb[3 * N];
+    small_cluster(N, 9, pos, vel, mass);
+    char word[32] = "";
+    gp_sim *a = sim_on_direct("0.05"), *b = sim_on_direct("0.05");
+    int good = a && b;
+    for (int k = 0; k < 2 && good; ++k) {
+        gp_sim *s = k ? b : a;
+        good = gp_sim_set_particles(s, N, pos, vel, mass, NULL) == GP_OK
+               && gp_sim_set_integrator(s, "hermite") == GP_OK
+               && gp_sim_set_integrator_param(s, "eta", "0.01") == GP_OK
+               && (!k || gp_sim_set_integrator_param(s, "eta_start", "0.001") == GP_OK)
+               && gp_sim_evolve(s, 0.25) == GP_OK;
+    }
+    good = good && gp_sim_get_integrator_param(a, "eta_start", word, sizeof word) == GP_OK;
+    gp_sim_get_particles(a, xa, NULL, NULL, NULL);
+    gp_sim_get_particles(b, xb, NULL, NULL, NULL);
+    ok(good && strcmp(word, "auto") == 0 && memcmp(xa, xb, sizeof xa) == 0,
+       "eta_start = %s (the default) runs bit for bit as eta_start = eta / 10", word);
+    gp_sim_free(a);
+    gp_sim_free(b);
+}
+
 int main(void)
 {
-    plan(8);
+    plan(9);
+    start_auto();
 
     /* Kepler e = 0.5 to t = 3 (near apocentre: the pericentre passage's
      * error is in; after a whole orbit it largely returns, and the slope

@@ -42,7 +42,7 @@ static int same_pairs(const uint64_t *a, const uint64_t *b, size_t n,
 
 int main(void)
 {
-    plan(24);
+    plan(31);
 
     /* two bodies falling onto each other head-on, radii 0.05 each */
     double pos[6] = { -1, 0, 0, 1, 0, 0 }, vel[6] = { 0 }, mass[2] = { 0.5, 0.5 };
@@ -161,6 +161,8 @@ int main(void)
     ok(gp_sim_stop_set_param(sim, "number_of_steps", 0.5) == GP_ERR_INVALID_ARGUMENT
        && strstr(gp_sim_last_error(sim), "number_of_steps"), "number_of_steps 0.5 refused: %s", gp_sim_last_error(sim));
     is_int(gp_sim_stop_set_param(sim, "timeout", -1), GP_ERR_INVALID_ARGUMENT, "negative timeout refused");
+    is_int(gp_sim_stop_set_param(sim, "collision_by_neighbours", 2), GP_ERR_INVALID_ARGUMENT,
+           "collision_by_neighbours 2 refused");
     ok(gp_sim_stop_set_param(sim, "bogus", 1) == GP_ERR_UNKNOWN_PARAMETER
        && strstr(gp_sim_last_error(sim), "out_of_box_size"), "unknown parameter refused, naming the known ones");
     is_int(gp_sim_stop_enable(sim, 1u << 9, 1), GP_ERR_INVALID_ARGUMENT, "an unknown condition bit is refused");
@@ -169,5 +171,80 @@ int main(void)
     double v = 0;
     ok(gp_sim_stop_get_param(sim, "out_of_box_size", &v) == GP_OK && v == 2.0, "parameters read back");
     gp_sim_free(sim);
+
+    /* Hermite (ABI 1.2 force calls): collisions from the plugin's nearest
+     * neighbours of each block step's active particles */
+    double hp[6] = { -1, 0, 0, 1, 0, 0 }, hv[6] = { 0 };
+    sim = sim_on_direct("0.001");
+    gp_sim_set_particles(sim, 2, hp, hv, mass, ids);
+    gp_sim_set_integrator(sim, "hermite");
+    gp_sim_set_integrator_param(sim, "dt", "0.25");
+    gp_sim_set_radii(sim, rad);
+    gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
+    is_int(gp_sim_evolve(sim, 10.0), GP_OK, "hermite: evolve returns GP_OK at the collision");
+    t = gp_sim_time(sim);
+    ok(t > 2.5 && t < 3.2 && gp_sim_stop_count(sim, GP_STOP_COLLISION) == 1
+       && gp_sim_stop_particles(sim, GP_STOP_COLLISION, 4, a, b) == GP_OK && a[0] == 7 && b[0] == 9,
+       "hermite: the head-on pair (7, 9) is found by its nearest neighbours, once, at t = %.4f", t);
+    gp_sim_free(sim);
+
+    /* a cluster, equal radii: every pair found is a true overlap, by
+     * neighbours; with collision_by_neighbours = 0 the sweep finds them all */
+    for (int mode = 1; mode >= 0; --mode) {
+        small_cluster(N, 5, cp, cv, cm);
+        for (size_t i = 0; i < N; ++i) cr[i] = 0.004;
+        sim = sim_on_direct("0.01");
+        gp_sim_set_particles(sim, N, cp, cv, cm, NULL);
+        gp_sim_set_integrator(sim, "hermite");
+        gp_sim_set_integrator_param(sim, "dt", "0.0625");
+        gp_sim_set_radii(sim, cr);
+        gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
+        gp_sim_stop_set_param(sim, "collision_by_neighbours", mode);
+        int good = 1, hstops = 0;
+        for (int k = 0; k < 100 && gp_sim_time(sim) < 2.0; ++k) {
+            if (gp_sim_evolve(sim, 2.0) != GP_OK) { good = 0; break; }
+            size_t got = gp_sim_stop_count(sim, GP_STOP_COLLISION);
+            gp_sim_stop_particles(sim, GP_STOP_COLLISION, 1024, ga, gb);
+            size_t want = brute_pairs(sim, N, cr, ba, bb, 1024);
+            if (got) hstops++;
+            for (size_t q = 0; q < got; ++q) {   /* each found pair is among brute force's */
+                int in = 0;
+                for (size_t w = 0; w < want && !in; ++w)
+                    in = (ga[q] == ba[w] && gb[q] == bb[w]) || (ga[q] == bb[w] && gb[q] == ba[w]);
+                good = good && in;
+            }
+            if (!mode) good = good && same_pairs(ga, gb, got, ba, bb, want);
+        }
+        ok(good && hstops > 0, "hermite on %d bodies, %s: the pairs at %d stops (to t = %.3f) are %s", N,
+           mode ? "by neighbours" : "by sweep", hstops, gp_sim_time(sim),
+           mode ? "true overlaps" : "brute force's, all of them");
+        gp_sim_free(sim);
+    }
+
+    /* what the neighbour rule leaves out (as ph4): a large body that is no
+     * one's nearest neighbour but overlaps two of them */
+    {
+        double qp[12] = { 0, 0, 0, 0.1, 0, 0, 0.3, 0, 0, 0.35, 0, 0 }, qv[12] = { 0 };
+        double qm[4] = { 1e-9, 1e-9, 1e-9, 1e-9 }, qr[4] = { 0.01, 0.001, 0.5, 0.001 };
+        uint64_t qid[4] = { 1, 2, 3, 4 };
+        size_t found[2] = { 0, 0 };
+        for (int mode = 1; mode >= 0; --mode) {
+            sim = sim_on_direct("0.001");
+            gp_sim_set_particles(sim, 4, qp, qv, qm, qid);
+            gp_sim_set_integrator(sim, "hermite");
+            gp_sim_set_integrator_param(sim, "dt", "0.25");
+            gp_sim_set_radii(sim, qr);
+            gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
+            gp_sim_stop_set_param(sim, "collision_by_neighbours", mode);
+            gp_sim_evolve(sim, 1.0);
+            found[mode] = gp_sim_stop_count(sim, GP_STOP_COLLISION);
+            if (mode) gp_sim_stop_particles(sim, GP_STOP_COLLISION, 4, a, b);
+            gp_sim_free(sim);
+        }
+        ok(found[1] == 1 && a[0] == 3 && b[0] == 4,
+           "by neighbours: only the pair (3, 4) of mutual nearest neighbours (%zu pair(s))", found[1]);
+        ok(found[0] == 3, "by sweep: all three overlaps with the large body (%zu)", found[0]);
+    }
+
     return done_testing();
 }

@@ -15,7 +15,9 @@
  * Also: active subsets, field points, the ABI 1.1 path (set_state +
  * predict equals update_positions bit for bit), source subsets and mass
  * updates, determinism, and a failure on one rank becoming the same
- * sentence on every rank.
+ * sentence on every rank. ABI 1.2: nearest neighbours, pair_step and the
+ * neighbour lists over every rank's sources, named by global index
+ * (rank order), equal to cpu-tree's on the whole set once mapped back.
  */
 #include <math.h>
 #include <mpi.h>
@@ -453,6 +455,113 @@ static void run_abi11(set *S)
     free(gp); free(src); free(newm); free(g_acc); free(r_acc);
 }
 
+/* ABI 1.2's neighbour outputs: each rank compares its own active
+ * particles' answers with cpu-tree's on the whole set, in this process. */
+static void run_abi12(set *S)
+{
+    size_t n = S->n, nl;
+    size_t *gidx = local_indices(S, &nl);
+    size_t nn = nl ? nl : 1;
+    /* mpi-tree's global index (rank order) -> the set's index */
+    size_t *g2s = malloc(n * sizeof *g2s), off = 0;
+    for (int rr = 0; rr < size; rr++) {
+        int keep = rank;
+        rank = rr;
+        size_t nr;
+        size_t *gi = local_indices(S, &nr);
+        rank = keep;
+        for (size_t k = 0; k < nr; k++) g2s[off + k] = gi[k];
+        off += nr;
+        free(gi);
+    }
+    /* velocities of every particle, the same on every rank */
+    double *vel = malloc(3 * n * sizeof *vel), *zero = calloc(3 * n, sizeof *zero), *t0 = calloc(n, sizeof *t0);
+    tl_rng r = { 23 };
+    for (size_t i = 0; i < 3 * n; i++) vel[i] = tl_uniform(&r) - 0.5;
+    double *lpos = malloc(3 * nn * sizeof *lpos), *lmass = malloc(nn * sizeof *lmass);
+    double *lvel = malloc(3 * nn * sizeof *lvel);
+    uint32_t *lact = malloc(nn * sizeof *lact), *ract = malloc(nn * sizeof *ract);
+    size_t na = 0;
+    for (size_t k = 0; k < nl; k++) {
+        memcpy(&lpos[3 * k], &S->pos[3 * gidx[k]], 3 * sizeof *lpos);
+        memcpy(&lvel[3 * k], &vel[3 * gidx[k]], 3 * sizeof *lvel);
+        lmass[k] = S->mass[gidx[k]];
+        if (gidx[k] % 3 == 0) { lact[na] = (uint32_t)k; ract[na++] = (uint32_t)gidx[k]; }
+    }
+    size_t nA = na ? na : 1;
+    double *acc = malloc(3 * nA * sizeof *acc), *d2 = malloc(nA * sizeof *d2), *ps = malloc(nA * sizeof *ps);
+    double *rd2 = malloc(nA * sizeof *rd2), *rps = malloc(nA * sizeof *rps), *rad = malloc(nA * sizeof *rad);
+    uint32_t *nni = malloc(nA * sizeof *nni), *rnn = malloc(nA * sizeof *rnn);
+    for (size_t k = 0; k < na; k++) rad[k] = 0.02 + 0.01 * (double)(k % 3);
+    gp_outputs o = { .struct_size = sizeof o, .acc = acc, .nn_index = nni, .nn_dist2 = d2,
+                     .pair_step = ps, .nb_radius = rad, .nb_step = 0.05 };
+    gp_solver *m = make(mpi_api, "0.5");
+    gp_status st = mpi_api->set_particles(m, nl, lpos, lmass);
+    if (st == GP_OK) st = mpi_api->set_state(m, nl, NULL, lpos, lvel, zero, t0);
+    if (st == GP_OK) st = mpi_api->predict(m, 0.0);
+    if (st == GP_OK) st = mpi_api->set_active_subset(m, na, lact);   /* (0, non-NULL): none here */
+    if (st == GP_OK) st = mpi_api->compute_forces_ex(m, &o);
+    size_t need = 0;
+    uint64_t *offs = malloc((na + 1) * sizeof *offs);
+    if (st == GP_OK) mpi_api->get_neighbours(m, 0, offs, NULL, &need);
+    uint32_t *lst = malloc((need ? need : 1) * sizeof *lst);
+    if (st == GP_OK) st = mpi_api->get_neighbours(m, need, offs, lst, &need);
+    int pass = st == GP_OK;
+    if (!pass) diag("  rank %d: %s", rank, mpi_api->last_error(m));
+    /* the reference: cpu-tree on the whole set, this rank's active only */
+    gp_solver *c = make(tree_api, "0.5");
+    gp_outputs ro = o;
+    ro.nn_index = rnn; ro.nn_dist2 = rd2; ro.pair_step = rps;
+    gp_status rs = tree_api->set_particles(c, n, S->pos, S->mass);
+    if (rs == GP_OK) rs = tree_api->set_state(c, n, NULL, S->pos, vel, zero, t0);
+    if (rs == GP_OK) rs = tree_api->predict(c, 0.0);
+    if (rs == GP_OK && na) rs = tree_api->set_active_subset(c, na, ract);
+    size_t rneed = 0;
+    uint64_t *roffs = malloc((na + 1) * sizeof *roffs);
+    uint32_t *rlst = NULL;
+    if (rs == GP_OK && na) {
+        rs = tree_api->compute_forces_ex(c, &ro);
+        if (rs == GP_OK) tree_api->get_neighbours(c, 0, roffs, NULL, &rneed);
+        rlst = malloc((rneed ? rneed : 1) * sizeof *rlst);
+        if (rs == GP_OK) rs = tree_api->get_neighbours(c, rneed, roffs, rlst, &rneed);
+    }
+    pass = pass && rs == GP_OK;
+    size_t bad_nn = 0, bad_ps = 0, bad_list = 0;
+    for (size_t k = 0; pass && k < na; k++) {
+        if (nni[k] >= n || g2s[nni[k]] != rnn[k] || memcmp(&d2[k], &rd2[k], sizeof *d2)) bad_nn++;
+        if (memcmp(&ps[k], &rps[k], sizeof *ps)) bad_ps++;
+        size_t len = (size_t)(offs[k + 1] - offs[k]);
+        if (len != (size_t)(roffs[k + 1] - roffs[k])) { bad_list++; continue; }
+        /* mapped back and sorted, the set's indices ascending as cpu-tree's */
+        uint32_t *v = malloc((len ? len : 1) * sizeof *v);
+        for (size_t q = 0; q < len; q++) v[q] = (uint32_t)g2s[lst[offs[k] + q]];
+        for (size_t a = 1; a < len; a++)
+            for (size_t b = a; b > 0 && v[b - 1] > v[b]; b--) { uint32_t x = v[b]; v[b] = v[b - 1]; v[b - 1] = x; }
+        if (len && memcmp(v, rlst + roffs[k], len * sizeof *v)) bad_list++;
+        free(v);
+    }
+    unsigned long long tot[5] = { na, bad_nn, bad_ps, bad_list, need }, sum[5];
+    MPI_Reduce(tot, sum, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        diag("  1.2 on %s: %llu active over %d ranks, %llu neighbours listed; mismatches: nn %llu, "
+             "pair_step %llu, lists %llu", S->name, sum[0], size, sum[4], sum[1], sum[2], sum[3]);
+    unsigned long long na_all = 0, na_mine = na;
+    MPI_Allreduce(&na_mine, &na_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    check(pass && !bad_nn && !bad_ps && !bad_list && na_all > 0, "%s",
+          "1.2: nn, pair_step and lists over every rank's sources (global indices) equal cpu-tree's");
+    /* the jerk is refused on every rank, with a sentence naming cpu-direct */
+    double *jk = malloc(3 * nA * sizeof *jk);
+    gp_outputs oj = { .struct_size = sizeof oj, .acc = acc, .jerk = jk };
+    st = mpi_api->compute_forces_ex(m, &oj);
+    check(st == GP_ERR_UNSUPPORTED && strstr(mpi_api->last_error(m), "cpu-direct") != NULL, "%s",
+          "1.2: a jerk is refused on every rank with a sentence naming cpu-direct");
+    mpi_api->finalize(m);
+    tree_api->finalize(c);
+    free(jk); free(gidx); free(g2s); free(vel); free(zero); free(t0); free(lpos); free(lmass); free(lvel);
+    free(lact); free(ract); free(acc); free(d2); free(ps); free(rd2); free(rps); free(rad); free(nni);
+    free(rnn); free(offs); free(lst); free(roffs); free(rlst);
+}
+
 int main(int argc, char **argv)
 {
     mpi_test_start(&argc, &argv, &rank, &size);
@@ -492,6 +601,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++) run_set(&refine[k], "0.5");
     cur_boxes = NULL;
     run_abi11(&sets[0]);
+    run_abi12(&sets[0]);
+    run_abi12(&sets[2]);
     for (int k = 0; k < 3; k++) { free(sets[k].pos); free(sets[k].mass); }
     gp_plugin_close(pm);
     gp_plugin_close(pd);

@@ -419,6 +419,22 @@ e1 = herm.kinetic_energy + herm.potential_energy
 t.ok(abs(herm.model_time - (0.5 | T)) < (1e-12 | T) and abs((e1 - e0) / e0) < 1e-6,
      f"integrator = hermite on cpu-direct: t = 0.5 reached, energy kept to {abs((e1 - e0) / e0):.1e}")
 herm.stop()
+# collision detection under hermite comes from the plugin's nearest neighbours
+herm = Gravplug(solver="cpu-direct", integrator="hermite")
+pair = Particles(2)
+pair.mass = 0.5 | nb.mass
+pair.position = [[-1, 0, 0], [1, 0, 0]] | L
+pair.velocity = [[0, 0, 0], [0, 0, 0]] | nb.speed
+pair.radius = 0.1 | L
+herm.particles.add_particles(pair)
+herm.stopping_conditions.collision_detection.enable()
+herm.evolve_model(5 | T)                               # free fall meets at ~3.1
+hit = herm.stopping_conditions.collision_detection
+got = {hit.particles(0)[0].key, hit.particles(1)[0].key} if hit.is_set() else set()
+t.ok(hit.is_set() and got == set(pair.key) and 2.5 < herm.model_time.number < 3.2,
+     f"integrator = hermite: the head-on pair is detected (nearest neighbours) at "
+     f"t = {herm.model_time.number:.3f}, both named")
+herm.stop()
 if have_tree:
     notree = Gravplug(solver="cpu-tree", integrator="hermite")
     notree.particles.add_particles(herm_stars)

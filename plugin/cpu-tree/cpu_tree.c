@@ -42,10 +42,14 @@
  * prediction, then the same refit as predict). compute_forces_ex gives acc
  * and pot exactly as compute_forces, nearest neighbours and neighbour
  * lists by radius from exact searches of the source tree
- * (octree/tree_search.c), and pair_step and the lists by step exact from a
- * pass over every source (outputs_ex.c): O(n) per active particle, so no
- * GP_CAP_NEIGHBOURS. No jerk (GP_ERR_UNSUPPORTED): the cells carry no
- * velocities.
+ * (octree/tree_search.c), and pair_step and the lists by step exact, bit
+ * for bit a pass over every source, from a pruned search
+ * (octree/pair_search.c: ~100 tau_ij and ~200 cell bounds per active
+ * particle on Plummer and galaxy models at N = 4096-16384). Still no
+ * GP_CAP_NEIGHBOURS: measured at N = 16384, one thread, nn and pair_step
+ * together cost 9-13x a force call (scalar double searches against the
+ * vectorised walk; bench/results/abi12-outputs.md), not the same order.
+ * No jerk (GP_ERR_UNSUPPORTED): the cells carry no velocities.
  *
  * Groups are compact runs of the key order (octree/tree_state.c). Float modes
  * work in units of the typical leaf size and of the heaviest source mass
@@ -66,7 +70,7 @@
 #include "octree/cpu_walk.h"
 #include "octree/cpu_driver.h"
 #include "octree/cpu_targets.h"
-#include "outputs_ex.h"
+#include "octree/outputs_ex.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
@@ -675,7 +679,7 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     if (pid)
         for (uint32_t k = 0; k < t->nsrc; k++) pid[k] = t->order[t->sid[k]];
     double eps = gp_param_double(&s->base, OCT_P_EPS);
-    st = cpu_tree_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, NULL, out,
+    st = oct_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, NULL, out,
                              gp_param_double(&s->base, OCT_P_G), eps * eps,
                              oct_param_threads(&s->base));
     free(pid);

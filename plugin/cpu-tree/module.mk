@@ -1,12 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-tree: the OpenMP oct-tree plugin on plugin/octree.
 CPU_TREE_SO   := $(BUILD)/plugins/gravplug-cpu-tree.so
-CPU_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-tree/,cpu_tree.o outputs_ex.o)
+CPU_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-tree/,cpu_tree.o)
 PLUGINS     += $(CPU_TREE_SO)
 CPU_PLUGINS += $(CPU_TREE_SO)
 $(CPU_TREE_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
-# pair_step is the shared expression bit for bit (no fused multiply-add).
-$(BUILD)/obj/plugin/cpu-tree/outputs_ex.o: CFLAGS += -ffp-contract=off
 
 $(CPU_TREE_SO): $(CPU_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)

@@ -5,8 +5,8 @@
 ifneq ($(GP_HAVE_CUDA),)
 $(eval $(call GP_CUDA_PLUGIN,CUDA_TREE,cuda-tree,$(BUILD)/obj/plugin/cuda-tree/tree.o,$(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o))
 # ABI 1.2's exact neighbour searches: cpu-tree's code on a host tree
-# (outputs_ex.o, octree's CPU tree), shared rather than copied.
-CUDA_TREE_HOST_SEARCH_OBJS := $(BUILD)/obj/plugin/cpu-tree/outputs_ex.o $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS)
+# (octree's CPU tree with outputs_ex.o), shared rather than copied.
+CUDA_TREE_HOST_SEARCH_OBJS := $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS)
 CUDA_TREE_OBJS += $(CUDA_TREE_HOST_SEARCH_OBJS)
 $(CUDA_TREE_SO): $(CUDA_TREE_HOST_SEARCH_OBJS)
 endif

@@ -48,9 +48,9 @@
  * computes the subset's there. compute_forces_ex gives acc and pot as
  * compute_forces does (the same bits) and no jerk (GP_ERR_UNSUPPORTED:
  * the cells carry no velocities; cuda-direct has it). Nearest neighbours,
- * pair_step and the neighbour lists are exact and come from cpu-tree's
- * own code (cpu-tree/outputs_ex.c, octree/tree_search.c) run on a host
- * tree of the current sources, built from the device's current positions
+ * pair_step and the neighbour lists are exact and come from the CPU tree
+ * plugins' own code (octree/outputs_ex.c: tree_search.c, pair_search.c)
+ * run on a host tree of the current sources, built from the device's current positions
  * (and velocities, when a pairwise step is asked for) brought back for
  * it: O(n) bytes over PCIe and an O(n log n) host build per such call, so
  * no GP_CAP_NEIGHBOURS (README.md).
@@ -65,7 +65,7 @@
 #include "cuda-base/gp_cuda.h"
 #include "cuda-base/dev_state.h"
 #include "cuda-tree/tree_dev.h"
-#include "cpu-tree/outputs_ex.h"
+#include "octree/outputs_ex.h"
 #include "octree/mac.h"
 
 #include <cuda_runtime_api.h>
@@ -1032,10 +1032,11 @@ static gp_status cuda_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *of
     return gp_neighbours_get(&s->base, cap, offset, list, needed);
 }
 
-/* nn, pair_step and the lists, exact: cpu-tree's searches on a host tree
- * of the current sources. The simplest honest way for a GPU tree: the
- * device tree's float records cannot answer exactly, and the searches are
- * cpu-tree's code (improvements there reach this plugin too). Costs
+/* nn, pair_step and the lists, exact: cpu-tree's searches
+ * (oct_outputs_ex) on a host tree of the current sources. The simplest
+ * honest way for a GPU tree: the device tree's float records cannot
+ * answer exactly, and the searches are cpu-tree's code (improvements
+ * there reach this plugin too). Costs
  * 24 n bytes of positions back (when only the device had them, after
  * predict), 24 n bytes of velocities when a pairwise step is asked for,
  * and an O(n log n) host build: O(n) per call, hence no GP_CAP_NEIGHBOURS. */
@@ -1083,7 +1084,7 @@ static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
     }
     for (uint32_t k = 0; k < t.nsrc; k++) pid[k] = (uint32_t)gp_source_index(&s->base, t.order[t.sid[k]]);
     const double eps = gp_param_double(&s->base, P_EPS);
-    r = cpu_tree_outputs_ex(&s->base, &t, pid, vel, out, gp_param_double(&s->base, P_G), eps * eps,
+    r = oct_outputs_ex(&s->base, &t, pid, vel, out, gp_param_double(&s->base, P_G), eps * eps,
                             omp_get_max_threads());
     oct_tree_free(&t);
     free(vel); free(spos); free(smass); free(pid);

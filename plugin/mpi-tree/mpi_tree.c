@@ -48,6 +48,14 @@
  * The acceleration MAC's first call (no previous |a| anywhere) runs the bh
  * pre-pass on every rank when any rank needs it.
  *
+ * ABI 1.2: set_state_jerk, get_velocities and get_neighbours are the
+ * base's, agreed over the ranks. compute_forces_ex gives acc and pot
+ * exactly as compute_forces, no jerk (GP_ERR_UNSUPPORTED, as cpu-tree),
+ * and the neighbour outputs over every rank's sources by gathering them
+ * (outputs_gather.h: O(N) bytes per call, so no GP_CAP_NEIGHBOURS). A
+ * source in nn_index and the lists is named by its global index: its
+ * index on its rank plus the particle counts of all lower ranks.
+ *
  * Threads: each instance talks over its own duplicate communicator, so
  * two instances may be used from two threads at once when MPI runs at
  * MPI_THREAD_MULTIPLE (what the plugin asks for when it starts MPI; a host
@@ -64,6 +72,7 @@
 #include "force_pass.h"
 #include "octree/cpu_driver.h"
 #include "octree/mac.h"
+#include "outputs_gather.h"
 #include "targets.h"
 
 #define PLUGIN_NAME "mpi-tree"
@@ -689,7 +698,87 @@ static gp_status mpi_tree_update_masses(gp_solver *s, size_t n_sub, const uint32
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API(mpi_tree, PLUGIN_NAME,
+/* ---- ABI 1.2 (collective, as every call; indices as outputs_gather.h) ---- */
+
+static gp_status mpi_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         const double *pos, const double *vel, const double *acc,
+                                         const double *jerk, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
+    /* validated on every rank first, then applied */
+    gp_status st = agree(s, gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t));
+    if (st != GP_OK) return st;
+    st = agree(s, gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t));
+    if (st == GP_OK && n_sub) {
+        s->age.moved = 1;
+        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
+    }
+    return st;
+}
+
+static gp_status mpi_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index, double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    return agree(s, gp_velocities_get(&s->base, n_sub, index, vel));
+}
+
+static gp_status mpi_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset, uint32_t *list,
+                                         size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return agree(s, gp_neighbours_get(&s->base, cap, offset, list, needed));
+}
+
+/* acc and pot from compute_forces (the same bits), then the neighbour
+ * outputs over every rank's sources (outputs_gather.c). */
+static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
+{
+    static const char fn[] = "compute_forces_ex";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
+    gp_status st = GP_OK;
+    if (!out || out->struct_size < offsetof(gp_outputs, nb_step) + sizeof out->nb_step || !nothing) {
+        st = gp_check_outputs_ex(&s->base, out);
+    } else if (out->acc || !isfinite(out->nb_step) || out->nb_step < 0) {
+        /* a rank with no active particle: nothing of n_active's length to
+         * check (its radii, say), but the rest must hold as anywhere */
+        gp_outputs none = *out;
+        none.nb_radius = NULL;
+        size_t keep = s->base.p.n_active;
+        s->base.p.n_active = 0;
+        st = gp_check_outputs_ex(&s->base, &none);
+        s->base.p.n_active = keep;
+    }
+    if (st == GP_OK && out->jerk)
+        st = gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                     "%s: mpi-tree computes no jerk (its cells carry no velocities, so a "
+                     "cell's jerk would not be honest); leave jerk NULL, or use cpu-direct "
+                     "(GP_CAP_JERK) for Hermite integrators", fn);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    gp_neighbours_forget(&s->base);
+    st = mpi_tree_compute_forces(s, out->acc, out->pot);
+    if (st != GP_OK) return st;
+    /* whether any rank wants a neighbour output, and a pairwise step */
+    int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->nb_radius ||
+                        out->nb_step > 0,
+                    out->pair_step || out->nb_step > 0 };
+    int any[2] = { 0, 0 };
+    MPI_Allreduce(want, any, 2, MPI_INT, MPI_MAX, s->comm);
+    if (!any[0]) return GP_OK;
+    double t0 = gp_wtime();
+    mpi_tree_comm c = comm_of(s);
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = mpi_tree_outputs_gather(&c, s->in_src, s->none_active, any[1], out,
+                                 gp_param_double(&s->base, OCT_P_G), eps * eps,
+                                 (uint32_t)gp_param_int(&s->base, OCT_P_GROUP),
+                                 (uint32_t)gp_param_int(&s->base, OCT_P_LEAF), oct_param_keys(&s->base));
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    st = agree(s, st);
+    if (st != GP_OK) gp_neighbours_forget(&s->base);
+    return st;
+}
+
+static const gp_api api = GP_PLUGIN_API_12(mpi_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI);
 

@@ -24,7 +24,8 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
-                        cpu_targets.o cpu_driver.o tree_search.o)
+                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o \
+                        pair_search.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
@@ -34,15 +35,21 @@ $(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
 # The rounding is then fixed per clone, so results stay bit-identical run to
 # run and across thread counts on one machine (not across CPU generations).
 $(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
+# outputs_ex.c: pair_step is the shared expression bit for bit (no fused
+# multiply-add).
+$(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off
+# pair_search.c evaluates pair_step, the shared expression bit for bit.
+$(BUILD)/obj/plugin/octree/pair_search.o: CFLAGS += -ffp-contract=off
 
 OCTREE_TEST_NAMES := octree-keys octree-kernels tree-build
 OCTREE_TESTS := $(OCTREE_TEST_NAMES:%=$(BUILD)/t/%.t)
 TESTS += $(OCTREE_TESTS)
 
-# tree-search: the exact neighbour searches against brute force.
+# tree-search: the exact neighbour searches against brute force (the
+# brute-force pair_step compiled as the search is: no fused multiply-add).
 TESTS += $(BUILD)/t/tree-search.t
-$(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests
-$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o cpu_walk.o) $(GP_OCTREE_OBJS)
+$(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests -ffp-contract=off
+$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 

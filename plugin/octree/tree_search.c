@@ -34,7 +34,21 @@ void oct_nearest(const oct_tree *t, const uint32_t *pid, const double x[3], uint
             if (box_d2(&t->st.mom[c], x) > bd2) continue;
             const gp_cell *cl = &t->st.cells[c];
             if (cl->nchild) {
-                for (uint32_t k = 0; k < cl->nchild; k++) stack[sp++] = cl->child + k;
+                /* nearest child popped first: the best distance shrinks
+                 * soonest, so far cells are skipped sooner (the result
+                 * does not depend on the order) */
+                uint32_t ch[8];
+                double cd[8];
+                uint32_t nc = 0;
+                for (uint32_t k = 0; k < cl->nchild; k++) {
+                    double e2 = box_d2(&t->st.mom[cl->child + k], x);
+                    if (e2 > bd2) continue;
+                    uint32_t w = nc++;
+                    while (w > 0 && cd[w - 1] < e2) { cd[w] = cd[w - 1]; ch[w] = ch[w - 1]; w--; }
+                    cd[w] = e2;
+                    ch[w] = cl->child + k;
+                }
+                for (uint32_t k = 0; k < nc; k++) stack[sp++] = ch[k];
                 continue;
             }
             for (uint32_t i = cl->begin; i < cl->begin + cl->count; i++) {

@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * outputs_ex.c — cpu-tree's ABI 1.2 outputs (see outputs_ex.h).
+ * outputs_ex.c — the tree plugins' ABI 1.2 outputs (see outputs_ex.h).
  *
  * Each active particle's neighbours come out in ascending index order:
- * the tree search's hits by radius and the pass's hits by step, merged.
+ * the tree searches' hits by radius and by step, merged. pair_step and
+ * the hits by step come from one pruned search (octree/pair_search.c),
+ * seeded with the nearest source's tau when nn is asked for too.
  * Lists are made per particle and then packed into the CSR arrays, so
  * threads never share a buffer. Compiled with -ffp-contract=off, so
  * pair_step is the shared expression (base/pair_step.h) bit for bit.
  */
-#include "outputs_ex.h"
+#include "octree/outputs_ex.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/pair_step.h"
+#include "octree/pair_search.h"
 #include "octree/tree_search.h"
 
 typedef struct hits {
@@ -42,6 +45,9 @@ static int hits_push(hits *h, uint32_t x)
     return 0;
 }
 
+/* oct_pair_search's hit(): one source below nb_step. */
+static int hit_push(void *ctx, uint32_t j) { return hits_push(ctx, j); }
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -58,9 +64,8 @@ static void sort_unique(hits *h)
     h->n = w;
 }
 
-gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
-                              const double *vel_in, const gp_outputs *out, double G, double eps2,
-                              int nthreads)
+gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, const double *vel_in,
+                         const gp_outputs *out, double G, double eps2, int nthreads)
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
@@ -68,23 +73,28 @@ gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid
     const int pass = out->pair_step || by_step;
     double *held = pass && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
     const double *vel = vel_in ? vel_in : held;
+    oct_pair_index ix = { 0 };
     hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
-    if ((pass && !vel) || (lists && !h)) {
+    int no_index = 0;
+    if (pass && vel) {
+        if (held)
+            for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
+        no_index = oct_pair_index_build(&ix, t, pid, vel, p->mass) != 0;
+    }
+    if ((pass && (!vel || no_index)) || (lists && !h)) {
         free(held); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the neighbour search of %zu particles; "
                        "free memory or use fewer particles", na);
     }
-    if (held)
-        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
     int failed = 0;
     const long long m = (long long)na;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) reduction(| : failed)
     for (long long kk = 0; kk < m; ++kk) {
         size_t k = (size_t)kk, i = gp_active_index(b, k);
         const double *x = &p->pos[3 * i];
+        uint32_t nn = UINT32_MAX;
         if (out->nn_index || out->nn_dist2) {
-            uint32_t nn;
             double d2;
             oct_nearest(t, pid, x, (uint32_t)i, &nn, &d2);
             if (out->nn_index) out->nn_index[k] = nn;
@@ -98,25 +108,23 @@ gp_status cpu_tree_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid
                 h[k].n += c;
             }
         }
-        if (pass) {
-            /* every source: the current sources are the tree's (pid) */
-            double step = HUGE_VAL;
-            const double *vi = &vel[3 * i];
-            for (uint32_t q = 0; q < t->nsrc; ++q) {
-                size_t j = pid[q];
-                if (j == i) continue;
-                double tau = gp_pair_step(x[0] - p->pos[3 * j], x[1] - p->pos[3 * j + 1],
-                                          x[2] - p->pos[3 * j + 2], vi[0] - vel[3 * j],
-                                          vi[1] - vel[3 * j + 1], vi[2] - vel[3 * j + 2], eps2,
-                                          G * (p->mass[i] + p->mass[j]));
-                if (tau < step) step = tau;
-                if (by_step && tau < out->nb_step && !failed) failed |= hits_push(&h[k], (uint32_t)j) != 0;
+        if (pass && !failed) {
+            oct_pair_query q = { p->pos, vel, p->mass, G, eps2, out->pair_step != NULL,
+                                 out->nb_step, hit_push, lists ? &h[k] : NULL };
+            double seed = HUGE_VAL;   /* the nearest source's tau, when known */
+            if (nn != UINT32_MAX && p->mass[nn] > 0) {
+                const double *vi = &vel[3 * i], *xj = &p->pos[3 * (size_t)nn], *vj = &vel[3 * (size_t)nn];
+                seed = gp_pair_step(x[0] - xj[0], x[1] - xj[1], x[2] - xj[2], vi[0] - vj[0],
+                                    vi[1] - vj[1], vi[2] - vj[2], eps2, G * (p->mass[i] + p->mass[nn]));
             }
-            if (out->pair_step) out->pair_step[k] = step;
+            double step = oct_pair_search(&ix, &q, (uint32_t)i, seed, NULL);
+            if (isnan(step)) failed = 1;
+            else if (out->pair_step) out->pair_step[k] = step;
         }
         if (lists && !failed) sort_unique(&h[k]);
     }
     free(held);
+    oct_pair_index_free(&ix);
     if (!lists) return GP_OK;
     uint64_t *offset = failed ? NULL : malloc((na + 1) * sizeof *offset);
     uint32_t *list = NULL;

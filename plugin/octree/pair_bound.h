@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pair_bound.h — a lower bound of the pairwise step tau_ij (gp_pair_step,
+ * base/pair_step.h) over every pair a particle i forms with the sources of
+ * one tree cell, from what the cell knows: how near its position box
+ * comes to x_i, how near and how far its velocity box lies from v_i, and
+ * its largest mass. A search prunes a cell whose bound is at or above
+ * what it looks for (octree/pair_search.c), so the bound must never
+ * exceed the computed tau_ij of any pair in the cell.
+ *
+ * Derivation. Per pair: d^2 = |r|^2 + eps^2, w = |v|, mu = G (m_i + m_j),
+ * s = r.v / d^2, so |s| <= |r| w / d^2 <= w / d. Writing each criterion as
+ * its inverse, with c = min(dtau, 1) the clamped correction:
+ *
+ *   free fall: tau = sqrt(d^3 / (2 mu)), dtau = 1.5 tau s,
+ *     1/step = (1 - c/2) / tau = 1/tau - min(0.75 s, 1/(2 tau))
+ *            <= 1/tau + 0.75 |s| <= sqrt(2 mu / d^3) + 0.75 w / d;
+ *   fly-by (only when w > 0): tau = d / w, dtau = tau s (1 + mu/(w^2 d)),
+ *     1/step = w/d - min(s (1 + mu/(w^2 d)) / 2, w/(2d))
+ *            <= w/d + |s| (1 + mu/(w^2 d)) / 2
+ *            <= 1.5 w / d + mu / (2 w d^2).
+ *
+ * The clamp only ever limits a receding pair (dtau > 1); an approaching
+ * pair's correction is unbounded, and the fly-by one grows like
+ * mu / (2 w d^2) as w -> 0: a bound from the largest speed alone is no
+ * bound. Both right-hand sides grow as d shrinks and as mu grows, so the
+ * cell's smallest softened distance and largest mass give their worst
+ * case; in w the free-fall side grows and the fly-by side is convex, so
+ * the worst w is wmax or wmin. Hence, with w in [wmin, wmax],
+ *
+ *   tau_ij >= 1 / max(sqrt(2 mu/d^3) + 0.75 wmax/d, f(wmin), f(wmax)),
+ *   f(w) = 1.5 w/d + mu/(2 w d^2),
+ *
+ * and 0 when wmin = 0 < wmax (v_i inside the velocity box: a pair may
+ * approach arbitrarily slowly) or d = 0: the search must open the cell.
+ * wmax = 0 means every v_j equals v_i: no fly-by term at all.
+ *
+ * Rounding. Box distances are computed with the expression's own
+ * operations on the same doubles, and rounding is monotone, so they never
+ * exceed the computed |r|^2 and |v|^2 of a pair in the box; what remains
+ * (a few ulps through the roots, quotients and s) is covered by shaving
+ * 1e-12 off the bound. Overflow gives inf or NaN terms, so 0 or NaN, and
+ * a search prunes only on `bound >= threshold`, which NaN never passes.
+ */
+#ifndef GP_OCTREE_PAIR_BOUND_H
+#define GP_OCTREE_PAIR_BOUND_H
+
+#include <math.h>
+
+#include "octree/gp_hd.h"
+
+/* Lower bound of gp_pair_step over pairs with |r|^2 >= r2min (unsoftened),
+ * |v| in [wmin, wmax] and G (m_i + m_j) <= Gmu_max (Gmu_max >= 0). */
+static inline GP_HD double oct_pair_step_bound(double r2min, double eps2, double wmin,
+                                               double wmax, double Gmu_max)
+{
+    double d2 = r2min + eps2;
+    if (!(d2 > 0)) return 0;
+    double d = sqrt(d2);
+    double inv = sqrt(2 * Gmu_max / (d2 * d)) + 0.75 * wmax / d;   /* free fall */
+    if (wmax > 0) {                                                /* fly-by    */
+        if (!(wmin > 0)) return 0;
+        double lo = 1.5 * wmin / d + Gmu_max / (2 * wmin * d2);
+        double hi = 1.5 * wmax / d + Gmu_max / (2 * wmax * d2);
+        if (lo > inv) inv = lo;
+        if (hi > inv) inv = hi;
+    }
+    return (1.0 - 1e-12) / inv;
+}
+
+#endif /* GP_OCTREE_PAIR_BOUND_H */
