@@ -19,8 +19,9 @@
  *     here, ties included (lattice positions, equal distances: the lower
  *     index), on every plugin;
  *   - pair_step: a transcription of Huayno's timestep_ij (eta = 1, dir =
- *     +1) minimised over the sources: the same bits on exact plugins
- *     and cpu-tree (a pruned but exact search), never above it on others (with the distribution of plugin/exact);
+ *     +1) minimised over the sources: the same bits on exact plugins,
+ *     cpu-tree and cuda-tree (a pruned but exact search), never above it
+ *     on others (with the distribution of plugin/exact);
  *   - every output over the current sources (massive members of the
  *     source subset) and in active-list order.
  * A plugin that speaks ABI 1.0 or 1.1 only gets one skip line with the
@@ -324,10 +325,11 @@ static void judge(gp_solver *s, size_t n, const double *mass, size_t m, const ui
              (unsigned)g.nn[bad_nn], g.nn_dist2[bad_nn], (unsigned)r.nn[bad_nn],
              r.nn_dist2[bad_nn]);
 
-    /* cpu-tree's pruned search evaluates every pair it cannot rule out with
-     * the shared expression, so its minimum is exact too; other tree
-     * plugins may still give a lower bound */
-    if (is_exact || !strcmp(api->name, "cpu-tree")) {
+    /* cpu-tree's pruned search (cuda-tree runs the same code on a host
+     * tree) evaluates every pair it cannot rule out with the shared
+     * expression, so its minimum is exact too; other tree plugins may
+     * still give a lower bound */
+    if (is_exact || !strcmp(api->name, "cpu-tree") || !strcmp(api->name, "cuda-tree")) {
         size_t bad = (size_t)-1;
         for (size_t k = 0; k < m && bad == (size_t)-1; ++k)
             if (memcmp(&g.step[k], &r.step[k], sizeof(double))) bad = k;
@@ -659,22 +661,35 @@ static void test_predict3(size_t n, const double *pos, const double *mass, const
 /* ---- the jerk against a finite difference of acc ----------------------- */
 
 /* acc of all particles at time tp along the predicted trajectory: the
- * plugin's own for exact plugins, the naive sum at the plugin's predicted
- * positions otherwise. */
-static int acc_at(gp_solver *s, size_t n, const double *mass, double tp, double *acc, double *x)
+ * plugin's own when it is exact in double (own_acc), the naive sum at the
+ * plugin's predicted positions otherwise (float accelerations differ by
+ * their rounding across 2h, which swamps the difference). */
+static int acc_at(gp_solver *s, size_t n, const double *mass, double tp, double *acc, double *x,
+                  int own_acc)
 {
     if (api->predict(s, tp) != GP_OK || api->get_positions(s, n, NULL, x) != GP_OK) return 0;
-    if (is_exact) return api->compute_forces(s, acc, NULL) == GP_OK;
+    if (own_acc) return api->compute_forces(s, acc, NULL) == GP_OK;
     tl_ref_forces(n, x, mass, 1.0, sqrt(eps2_used()), n, NULL, acc, NULL);
     return 1;
 }
 
-static void test_jerk_fd(size_t n, const double *pos, const double *mass, const kin *K)
+/* prec: a value for the plugin's "precision" parameter, or NULL for its
+ * default. In double, an exact plugin's jerk is also held to the naive
+ * sum within JERK_REL. */
+static void test_jerk_fd(size_t n, const double *pos, const double *mass, const kin *K, const char *prec)
 {
     gp_solver *s = solver_with_eps();
+    int dbl = prec ? strcmp(prec, "double") == 0 : exact_double;
+    if (prec && api->set_param(s, "precision", prec) != GP_OK) {
+        ok(0, "set_param(precision, %s)", prec);
+        api->finalize(s);
+        return;
+    }
+    const char *with = prec ? prec : "its default";
     double *jk = malloc(3 * n * sizeof *jk), *acc = malloc(3 * n * sizeof *acc);
     double *ap = malloc(3 * n * sizeof *ap), *am = malloc(3 * n * sizeof *am);
     double *fd = malloc(3 * n * sizeof *fd), *x = malloc(3 * n * sizeof *x);
+    double *v = malloc(3 * n * sizeof *v);
     const double t0 = 0.3, h = 1e-5;
     gp_outputs o = outputs(acc);
     o.jerk = jk;
@@ -685,15 +700,25 @@ static void test_jerk_fd(size_t n, const double *pos, const double *mass, const 
     if (st == GP_ERR_UNSUPPORTED && !has_cap(GP_CAP_JERK)) {
         skip(1, "no jerk from this plugin (GP_ERR_UNSUPPORTED, no GP_CAP_JERK)");
     } else {
-        fine &= st == GP_OK && acc_at(s, n, mass, t0 + h, ap, x) && acc_at(s, n, mass, t0 - h, am, x);
+        if (is_exact && dbl && st == GP_OK && api->get_positions(s, n, NULL, x) == GP_OK &&
+            api->get_velocities(s, n, NULL, v) == GP_OK) {
+            ref12 r = reference(n, x, v, mass, NULL, n, NULL, NULL, 0.0);
+            tl_errstat e = tl_relerr(n, 3, jk, r.jerk);
+            ok(e.max <= JERK_REL, "precision %s: jerk against the naive sum, every particle within %g "
+               "(max %.3g)", with, JERK_REL, e.max);
+            ref_free(&r);
+        }
+        int own = is_exact && dbl;
+        fine &= st == GP_OK && acc_at(s, n, mass, t0 + h, ap, x, own) && acc_at(s, n, mass, t0 - h, am, x, own);
         for (size_t i = 0; i < 3 * n; ++i) fd[i] = (ap[i] - am[i]) / (2 * h);
         tl_errstat e = tl_relerr(n, 3, jk, fd);
         ok(fine && e.median <= 1e-6 && e.p99 <= 1e-3,
-           "jerk at t = %g against (acc(t+h) - acc(t-h)) / 2h along the predicted trajectory "
-           "(h = %g): median rel %.3g, 99%% %.3g", t0, h, e.median, e.p99);
+           "precision %s: jerk at t = %g against (acc(t+h) - acc(t-h)) / 2h along the predicted "
+           "trajectory (h = %g, %s acc): median rel %.3g, 99%% %.3g", with, t0, h,
+           own ? "the plugin's" : "the naive sum's", e.median, e.p99);
     }
     api->finalize(s);
-    free(jk); free(acc); free(ap); free(am); free(fd); free(x);
+    free(jk); free(acc); free(ap); free(am); free(fd); free(x); free(v);
 }
 
 /* ---- ties: a lattice, every distance repeated ---------------------------- */
@@ -879,7 +904,9 @@ void test_abi12(void)
     kin K = make_kin(n, 1202);
     test_rejections12(n, pos, mass, &K);
     test_predict3(n, pos, mass, &K);
-    test_jerk_fd(n, pos, mass, &K);
+    test_jerk_fd(n, pos, mass, &K, NULL);
+    /* a plugin with a float default: its double path too */
+    if (is_exact && !exact_double && has_param("precision")) test_jerk_fd(n, pos, mass, &K, "double");
     test_ties();
     test_outputs(n, pos, mass, &K);
     test_pruning_sets();

@@ -248,6 +248,7 @@ static inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dsub_rn(double a, double b) { return a - b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
 using std::isfinite;
 using std::max;
 using std::min;

@@ -11,6 +11,16 @@
  *       kernel alone (get_stats' seconds_walk: launch to synchronisation,
  *       without the result download and the host's scatter).
  *
+ *   cudabench jerk [--nmin 16] [--nmax 18] [--eps 0.01] [--precision mixed]
+ *                  [--seconds 1]
+ *       cuda-direct (ABI 1.2) on Plummer spheres of 2^nmin, 2^(nmin+2),
+ *       ... 2^nmax particles, all active, with their velocities held
+ *       (set_state, predict): compute_forces_ex with acc and the jerk
+ *       against compute_forces (acc only) on the same particles,
+ *       alternating calls: interactions per second of each (N^2 / median
+ *       seconds per call), the kernel alone (get_stats' seconds_walk), and
+ *       the ratio of the two calls' seconds.
+ *
  *   cudabench tree --model plummer|galaxy --n N [--repeats 5] [--sample 4096]
  *                  [--active 0.01] [--seed 1] --config "mac=bmax theta=0.5" ...
  *       cuda-tree: for each --config (name=value pairs, space separated), on
@@ -390,12 +400,83 @@ static int run_block(int argc, char **argv)
     return 0;
 }
 
+static int run_jerk(int argc, char **argv)
+{
+    int nmin = 16, nmax = 18;
+    const char *eps = "0.01", *prec = "mixed";
+    double min_seconds = 1.0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--nmin")) nmin = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--nmax")) nmax = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--eps")) eps = argv[i + 1];
+        else if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
+        else if (!strcmp(argv[i], "--seconds")) min_seconds = atof(argv[i + 1]);
+        else die("unknown option", argv[i]);
+    }
+    solver d = open_solver("cuda-direct");
+    if (d.api->abi_minor < 2 || !GRAVPLUG_API_HAS(d.api, compute_forces_ex) ||
+        !(d.api->capabilities & GP_CAP_JERK))
+        die("cuda-direct", "this build has no ABI 1.2 jerk (compute_forces_ex with GP_CAP_JERK)");
+    check(&d, d.api->set_param(d.s, "eps", eps), "eps");
+    check(&d, d.api->set_param(d.s, "precision", prec), "precision");
+    printf("# cuda-direct, Plummer, all active, eps = %s, precision = %s: acc + jerk (compute_forces_ex) "
+           "against acc (compute_forces)\n", eps, prec);
+    printf("# RESULT,jerk,N,precision,eps,calls,seconds_acc,interactions_per_second_acc,seconds_acc_jerk,"
+           "interactions_per_second_acc_jerk,kernel_seconds_acc,kernel_seconds_acc_jerk,ratio_acc_jerk_over_acc\n");
+    for (int lg = nmin; lg <= nmax; lg += 2) {
+        size_t n = (size_t)1 << lg;
+        gp_ic ic = make_ic("plummer", n, 1);
+        double *acc = malloc(3 * n * sizeof *acc), *jerk = malloc(3 * n * sizeof *jerk);
+        double *a0 = calloc(3 * n, sizeof *a0), *t0s = calloc(n, sizeof *t0s);
+        check(&d, d.api->set_particles(d.s, n, ic.pos, ic.mass), "set_particles");
+        check(&d, d.api->set_state(d.s, n, NULL, ic.pos, ic.vel, a0, t0s), "set_state");
+        check(&d, d.api->predict(d.s, 0.0), "predict");
+        gp_outputs o;
+        memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.acc = acc;
+        o.jerk = jerk;
+        check(&d, d.api->compute_forces(d.s, acc, NULL), "compute_forces (warm-up)");
+        check(&d, d.api->compute_forces_ex(d.s, &o), "compute_forces_ex (warm-up)");
+        double ta[500], tj[500], wa = 0, wj = 0;
+        int k = 0;
+        double start = now();
+        while (k < 500 && (k < 3 || now() - start < 2 * min_seconds)) {
+            gp_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1}, s2 = {.struct_size = sizeof s2};
+            d.api->get_stats(d.s, &s0);
+            double t0 = now();
+            check(&d, d.api->compute_forces(d.s, acc, NULL), "compute_forces");
+            double t1 = now();
+            d.api->get_stats(d.s, &s1);
+            check(&d, d.api->compute_forces_ex(d.s, &o), "compute_forces_ex");
+            double t2 = now();
+            d.api->get_stats(d.s, &s2);
+            ta[k] = t1 - t0;
+            tj[k] = t2 - t1;
+            wa += s1.seconds_walk - s0.seconds_walk;
+            wj += s2.seconds_walk - s1.seconds_walk;
+            ++k;
+        }
+        double sa = median(ta, (size_t)k), sj = median(tj, (size_t)k), nn = (double)n * (double)n;
+        printf("RESULT,jerk,%zu,%s,%s,%d,%.6g,%.4g,%.6g,%.4g,%.6g,%.6g,%.3f\n", n, prec, eps, k, sa, nn / sa, sj,
+               nn / sj, wa / k, wj / k, sj / sa);
+        fflush(stdout);
+        free(acc); free(jerk); free(a0); free(t0s);
+        gp_ic_free(&ic);
+    }
+    d.api->finalize(d.s);
+    gp_plugin_close(d.plug);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "block")) return run_block(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "direct")) return run_direct(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "jerk")) return run_jerk(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "tree")) return run_tree(argc, argv);
     fprintf(stderr, "usage: cudabench direct [--nmin 14] [--nmax 20] [--eps E] [--precision P] [--seconds S]\n"
+                    "       cudabench jerk [--nmin 16] [--nmax 18] [--eps E] [--precision P] [--seconds S]\n"
                     "       cudabench tree --model plummer|galaxy --n N [--repeats R] [--sample K]\n"
                     "                      [--active F] [--seed S] --config \"mac=bmax theta=0.5\" ...\n"
                     "       cudabench block [--plugin cuda-tree] [--model galaxy] [--n N] [--active F]\n"

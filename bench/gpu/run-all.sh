@@ -10,6 +10,9 @@
 #                 gpu-edges, gpu-abi11, gpu-nodevice, gpu-walk-emu (prove)
 #                                                                  ~1-2 min
 #     direct      cuda-direct interactions/s, N = 2^14 .. 2^20      ~1 min
+#     jerk        cuda-direct acc + jerk (ABI 1.2 compute_forces_ex) against
+#                 acc alone, interactions/s, N = 2^16 and 2^18, mixed and
+#                 double                                            ~1 min
 #     tree-small  cuda-tree, Plummer and galaxy, N = 2^16 .. 2^20   ~3 min
 #     tree-large  cuda-tree, Plummer and galaxy, N = 2^22, 2^24     ~5-8 min
 #     block       block steps through ABI 1.1 and 1.0 side by side (cudabench
@@ -73,6 +76,15 @@ stage_direct() {
         build/bench/cudabench direct $args >> "$f" 2>&1
     done
     echo "direct: $f"
+}
+
+stage_jerk() {
+    f="$out/gpu-$tag-jerk.txt"
+    header "cuda-direct acc + jerk against acc (bench/gpu/cudabench jerk)" "$f"
+    for args in "--precision mixed --eps 0.01" "--precision double --eps 0.01"; do
+        build/bench/cudabench jerk --nmin 16 --nmax 18 $args >> "$f" 2>&1
+    done
+    echo "jerk: $f"
 }
 
 CONFIGS_TREE='mac=bmax theta=0.3|mac=bmax theta=0.5|mac=bmax theta=0.7|mac=bh theta=0.5|mac=multipole theta=0.5|mac=acceleration delta_acc=0.03125|mac=acceleration delta_acc=0.0078125|mac=acceleration delta_acc=0.001953125|mac=bmax theta=0.5 order=monopole|mac=bmax theta=0.5 precision=single'
@@ -141,16 +153,17 @@ stage_block_pays() {
 }
 
 build
-stages=${*:-tests direct tree-small tree-large block ncu block-pays}
+stages=${*:-tests direct jerk tree-small tree-large block ncu block-pays}
 for s in $stages; do
     case "$s" in
     tests) stage_tests ;;
     direct) stage_direct ;;
+    jerk) stage_jerk ;;
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
     tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
     block) stage_block ;;
     ncu) stage_ncu ;;
     block-pays) stage_block_pays ;;
-    *) echo "run-all: unknown stage '$s' (tests direct tree-small tree-large block ncu block-pays)" >&2; exit 2 ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays)" >&2; exit 2 ;;
     esac
 done

@@ -679,7 +679,7 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     if (pid)
         for (uint32_t k = 0; k < t->nsrc; k++) pid[k] = t->order[t->sid[k]];
     double eps = gp_param_double(&s->base, OCT_P_EPS);
-    st = oct_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, out,
+    st = oct_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, NULL, out,
                              gp_param_double(&s->base, OCT_P_G), eps * eps,
                              oct_param_threads(&s->base));
     free(pid);

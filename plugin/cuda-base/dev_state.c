@@ -9,15 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-static gp_status check_finite(gp_base *b, const char *what, const double *v, size_t count, size_t per)
-{
-    size_t bad = gp_first_nonfinite(v, count);
-    if (bad == (size_t)-1) return GP_OK;
-    return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
-                   "set_state: %s of entry %zu is %s; every value must be a finite number",
-                   what, bad / per, isnan(v[bad]) ? "NaN" : "infinite");
-}
-
 static size_t pad8(size_t bytes) { return (bytes + 7) & ~(size_t)7; }
 
 /* Uploads [index | data...] packed in the pinned stage to ds->in; returns
@@ -67,7 +58,8 @@ static gp_status alloc_state(gp_base *b, gp_cuda *c, gp_dstate *ds, size_t n)
         (st = gp_dbuf_reserve(b, &ds->vel, 3 * n * sizeof(double), "the held velocities")) != GP_OK ||
         (st = gp_dbuf_reserve(b, &ds->acc, 3 * n * sizeof(double), "the held accelerations")) != GP_OK ||
         (st = gp_dbuf_reserve(b, &ds->t, n * sizeof(double), "the held times")) != GP_OK ||
-        (st = gp_dbuf_reserve(b, &ds->flag, n, "the state flags")) != GP_OK)
+        (st = gp_dbuf_reserve(b, &ds->flag, n, "the state flags")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->third, n, "the third-order flags")) != GP_OK)
         return st;
     int e = (int)cudaMemsetAsync(ds->flag.ptr, 0, n, (cudaStream_t)c->stream);
     if ((st = gp_cuda_check(b, e, "clearing the state flags")) != GP_OK) return st;
@@ -93,37 +85,39 @@ void gp_dstate_free(gp_dstate *ds)
 {
     gp_dbuf_free(&ds->x0); gp_dbuf_free(&ds->vel); gp_dbuf_free(&ds->acc);
     gp_dbuf_free(&ds->t); gp_dbuf_free(&ds->flag); gp_dbuf_free(&ds->in); gp_dbuf_free(&ds->bad);
+    gp_dbuf_free(&ds->third); gp_dbuf_free(&ds->jerk);
     ds->n = 0;
     ds->any = 0;
 }
 
+static gp_state_dev_ptrs ptrs(const gp_dstate *ds)
+{
+    gp_state_dev_ptrs p = {(double *)ds->x0.ptr, (double *)ds->vel.ptr, (double *)ds->acc.ptr,
+                           (double *)ds->jerk.ptr, (double *)ds->t.ptr, (uint8_t *)ds->flag.ptr,
+                           (uint8_t *)ds->third.ptr};
+    return p;
+}
+
 gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
                         size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
-                        const double *acc, const double *t)
+                        const double *acc, const double *jerk, const double *t)
 {
-    gp_status st = gp_check_subset(b, "set_state", n_sub, index);
+    gp_status st = jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
+                        : gp_state_check(b, n_sub, index, pos, vel, acc, t);
     if (st != GP_OK || n_sub == 0) return st;
-    if (!pos || !vel || !acc || !t)
-        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
-                       "set_state was given a NULL %s array; pass %s for the %zu particles of the subset",
-                       !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t",
-                       !t && pos && vel && acc ? "one time each" : "3 doubles each", n_sub);
-    if ((st = check_finite(b, "a position", pos, 3 * n_sub, 3)) != GP_OK ||
-        (st = check_finite(b, "a velocity", vel, 3 * n_sub, 3)) != GP_OK ||
-        (st = check_finite(b, "an acceleration", acc, 3 * n_sub, 3)) != GP_OK ||
-        (st = check_finite(b, "the time", t, n_sub, 1)) != GP_OK)
-        return st;
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if ((st = alloc_state(b, c, ds, b->p.n)) != GP_OK) return st;
-    const double *arrays[4] = {pos, vel, acc, t};
-    size_t counts[4] = {3 * n_sub, 3 * n_sub, 3 * n_sub, n_sub};
+    if (jerk && (st = gp_dbuf_reserve(b, &ds->jerk, 3 * ds->n * sizeof(double), "the held jerks")) != GP_OK)
+        return st;
+    const double *arrays[5] = {pos, vel, acc, t, jerk};
+    size_t counts[5] = {3 * n_sub, 3 * n_sub, 3 * n_sub, n_sub, 3 * n_sub};
     uint32_t *idx_dev;
     double *data;
-    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, 4, &idx_dev, &data,
+    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, jerk ? 5 : 4, &idx_dev, &data,
                             "copying the state to the GPU")) != GP_OK) return st;
     int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
-                                 data + 9 * n_sub, (double *)ds->x0.ptr, pos_dev, (double *)ds->vel.ptr,
-                                 (double *)ds->acc.ptr, (double *)ds->t.ptr, (uint8_t *)ds->flag.ptr, c->stream);
+                                 jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, ptrs(ds), pos_dev,
+                                 c->stream);
     if ((st = gp_cuda_check(b, e, "storing the state on the GPU")) != GP_OK) return st;
     if ((st = gp_cuda_sync(b, c, "storing the state on the GPU")) != GP_OK) return st;
     ds->any = 1;
@@ -132,6 +126,43 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     for (size_t k = 0; k < n_sub; ++k)
         memcpy(&hp[3 * (index ? (size_t)index[k] : k)], &pos[3 * k], 3 * sizeof(double));
     return GP_OK;
+}
+
+gp_status gp_dstate_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, double *vel_dev)
+{
+    size_t n = b->p.n;
+    int e = ds->any ? gp_state_dev_velocity(NULL, (uint32_t)n, ds->t_pred, ptrs(ds), vel_dev, c->stream)
+                    : (int)cudaMemsetAsync(vel_dev, 0, 3 * n * sizeof(double), (cudaStream_t)c->stream);
+    return gp_cuda_check(b, e, "computing the velocities");
+}
+
+gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage,
+                                   size_t n_sub, const uint32_t *index, double *vel)
+{
+    gp_status st = gp_check_subset(b, "get_velocities", n_sub, index);
+    if (st != GP_OK || n_sub == 0) return st;
+    if (!vel)
+        return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                       "get_velocities was given a NULL vel array; pass room for 3*%zu doubles", n_sub);
+    if (!ds->any) { /* no particle has a state: none moves */
+        memset(vel, 0, 3 * n_sub * sizeof *vel);
+        return GP_OK;
+    }
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    double t0 = gp_wtime();
+    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0;
+    if ((st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), "the velocities asked for")) != GP_OK)
+        return st;
+    if (index && (st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
+                                             "copying the index list to the GPU")) != GP_OK) return st;
+    double *out = (double *)((char *)ds->in.ptr + ibytes);
+    int e = gp_state_dev_velocity(index ? (const uint32_t *)ds->in.ptr : NULL, (uint32_t)n_sub, ds->t_pred,
+                                  ptrs(ds), out, c->stream);
+    if ((st = gp_cuda_check(b, e, "computing the velocities")) != GP_OK) return st;
+    st = gp_cuda_download_staged(b, c, stage, vel, out, 3 * n_sub * sizeof(double),
+                                 "copying the velocities from the GPU");
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    return st;
 }
 
 gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t, int *moved)
@@ -147,18 +178,14 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(b, &ds->bad, 64, "the overflow flag")) != GP_OK) return st;
     uint32_t n = (uint32_t)ds->n;
-    int e = gp_state_dev_predict(n, t, (const double *)ds->x0.ptr, (const double *)ds->vel.ptr,
-                                 (const double *)ds->acc.ptr, (const double *)ds->t.ptr,
-                                 (const uint8_t *)ds->flag.ptr, pos_dev, (int *)ds->bad.ptr, c->stream);
+    int e = gp_state_dev_predict(n, t, ptrs(ds), pos_dev, (int *)ds->bad.ptr, c->stream);
     if ((st = gp_cuda_check(b, e, "predicting the positions")) != GP_OK) return st;
     int bad = 0;
     double t0 = gp_wtime();
     st = gp_cuda_download(b, c, &bad, ds->bad.ptr, sizeof bad, "reading the prediction's overflow flag");
     b->stats.seconds_transfer += gp_wtime() - t0;
     if (st != GP_OK) return st;
-    e = gp_state_dev_finish(n, bad, ds->t_pred, (const double *)ds->x0.ptr, (const double *)ds->vel.ptr,
-                            (const double *)ds->acc.ptr, (const double *)ds->t.ptr, (uint8_t *)ds->flag.ptr,
-                            pos_dev, c->stream);
+    e = gp_state_dev_finish(n, bad, ds->t_pred, ptrs(ds), pos_dev, c->stream);
     if ((st = gp_cuda_check(b, e, "finishing the prediction")) != GP_OK) return st;
     if (bad) {
         if ((st = gp_cuda_sync(b, c, "undoing the prediction")) != GP_OK) return st;

@@ -24,6 +24,8 @@ extern "C" {
 
 typedef struct gp_dstate {
     gp_dbuf x0, vel, acc, t, flag;   /* n particles, allocated at the first set_state */
+    gp_dbuf third, jerk;             /* ABI 1.2: third with the state, jerk at the
+                                        first set_state_jerk                         */
     gp_dbuf in, bad;                 /* a packed subset; the predict overflow flag   */
     size_t n;                        /* particles the buffers hold                   */
     int any;                         /* some flag != 0 on the device                 */
@@ -34,12 +36,23 @@ typedef struct gp_dstate {
 gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds);
 void gp_dstate_free(gp_dstate *ds);
 
-/* set_state: validates (1.1 rules; nothing changes on failure), then
- * uploads the subset and scatters it into the state and into pos_dev.
- * Also keeps base->p.pos of the subset (host copy) in step. */
+/* set_state (jerk NULL) and set_state_jerk: validates (plugin/base's
+ * checks and sentences; nothing changes on failure), then uploads the
+ * subset and scatters it into the state and into pos_dev. Also keeps
+ * base->p.pos of the subset (host copy) in step. */
 gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
                         size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
-                        const double *acc, const double *t);
+                        const double *acc, const double *jerk, const double *t);
+
+/* ABI 1.2: every particle's velocity at the positions' time (n triples,
+ * gp_state_velocity's values) into vel_dev, on the device. */
+gp_status gp_dstate_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, double *vel_dev);
+
+/* get_velocities: validates (get_positions' rules), computes the subset's
+ * velocities on the device and downloads 3*n_sub doubles (no transfer
+ * while no particle has a state: they are all 0). */
+gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage,
+                                   size_t n_sub, const uint32_t *index, double *vel);
 
 /* predict: t finite, then the kernel over all n particles in pos_dev.
  * *moved = 1 when some particle was predicted (the plugin then refits). An

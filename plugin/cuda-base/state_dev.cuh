@@ -6,28 +6,30 @@
  *
  * The prediction uses __dmul_rn / __dadd_rn: nvcc contracts a*b + c into
  * an FMA by default, and the ABI asks for exactly the host's unfused
- * expression (plugin/base gp_predict_coord).
+ * expressions (plugin/base gp_predict_coord, gp_predict_coord3 and the
+ * velocities of gp_state_velocity), evaluated left to right.
  */
 #include "cuda-base/launch.cuh"
 #include "cuda-base/state_dev.h"
 
 __global__ void gp_state_scatter_kernel(const uint32_t *index, uint32_t n_sub, const double *in_pos,
-                                        const double *in_vel, const double *in_acc, const double *in_t,
-                                        double *x0, double *pos, double *vel, double *acc, double *t,
-                                        uint8_t *flag)
+                                        const double *in_vel, const double *in_acc, const double *in_jerk,
+                                        const double *in_t, gp_state_dev_ptrs s, double *pos)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_sub) return;
     size_t i = index ? (size_t)index[k] : (size_t)k;
     for (int d = 0; d < 3; ++d) {
         double x = in_pos[3 * (size_t)k + d];
-        x0[3 * i + d] = x;
+        s.x0[3 * i + d] = x;
         pos[3 * i + d] = x;
-        vel[3 * i + d] = in_vel[3 * (size_t)k + d];
-        acc[3 * i + d] = in_acc[3 * (size_t)k + d];
+        s.vel[3 * i + d] = in_vel[3 * (size_t)k + d];
+        s.acc[3 * i + d] = in_acc[3 * (size_t)k + d];
+        if (in_jerk) s.jerk[3 * i + d] = in_jerk[3 * (size_t)k + d];
     }
-    t[i] = in_t[k];
-    flag[i] = 1;
+    s.t[i] = in_t[k];
+    s.flag[i] = 1;
+    s.third[i] = in_jerk != NULL; /* set_state: second order again */
 }
 
 /* gp_predict_coord, unfused */
@@ -38,37 +40,73 @@ __device__ __forceinline__ double gp_state_predict_coord(double x, double v, dou
     return __dadd_rn(xv, __dmul_rn(h, a));
 }
 
-__global__ void gp_state_predict_kernel(uint32_t n, double tp, const double *x0, const double *vel,
-                                        const double *acc, const double *t, const uint8_t *flag,
-                                        double *pos, int *bad)
+/* gp_predict_coord3, unfused: ((x + dt*v) + h*a) + c*j, c = ((dt*dt)*dt)/6 */
+__device__ __forceinline__ double gp_state_predict_coord3(double x, double v, double a, double j, double dt)
+{
+    double h = __dmul_rn(__dmul_rn(0.5, dt), dt);
+    double c = __ddiv_rn(__dmul_rn(__dmul_rn(dt, dt), dt), 6.0);
+    double xv = __dadd_rn(x, __dmul_rn(dt, v));
+    double xa = __dadd_rn(xv, __dmul_rn(h, a));
+    return __dadd_rn(xa, __dmul_rn(c, j));
+}
+
+/* Coordinate d of particle i predicted dt ahead of its own time. */
+__device__ __forceinline__ double gp_state_predict_one(const gp_state_dev_ptrs &s, size_t i, int d, double dt)
+{
+    size_t c = 3 * i + d;
+    return s.third[i] ? gp_state_predict_coord3(s.x0[c], s.vel[c], s.acc[c], s.jerk[c], dt)
+                      : gp_state_predict_coord(s.x0[c], s.vel[c], s.acc[c], dt);
+}
+
+__global__ void gp_state_predict_kernel(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !flag[i]) return;
-    double dt = __dsub_rn(tp, t[i]);
+    if (i >= n || !s.flag[i]) return;
+    double dt = __dsub_rn(tp, s.t[i]);
     int nonfinite = 0;
     for (int d = 0; d < 3; ++d) {
-        size_t c = 3 * (size_t)i + d;
-        double x = gp_state_predict_coord(x0[c], vel[c], acc[c], dt);
+        double x = gp_state_predict_one(s, i, d, dt);
         nonfinite |= !isfinite(x);
-        pos[c] = x;
+        pos[3 * (size_t)i + d] = x;
     }
     if (nonfinite) *bad = 1; /* the same value from every writer: no race */
 }
 
-__global__ void gp_state_finish_kernel(uint32_t n, int undo, double t_prev, const double *x0,
-                                       const double *vel, const double *acc, const double *t,
-                                       uint8_t *flag, double *pos)
+__global__ void gp_state_finish_kernel(uint32_t n, int undo, double t_prev, gp_state_dev_ptrs s, double *pos)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !flag[i]) return;
+    if (i >= n || !s.flag[i]) return;
     if (!undo) {
-        flag[i] = 2;
+        s.flag[i] = 2;
         return;
     }
-    double dt = __dsub_rn(t_prev, t[i]);
+    double dt = __dsub_rn(t_prev, s.t[i]);
     for (int d = 0; d < 3; ++d) {
         size_t c = 3 * (size_t)i + d;
-        pos[c] = flag[i] == 1 ? x0[c] : gp_state_predict_coord(x0[c], vel[c], acc[c], dt);
+        pos[c] = s.flag[i] == 1 ? s.x0[c] : gp_state_predict_one(s, i, d, dt);
+    }
+}
+
+/* gp_state_velocity of plugin/base (gp_predict_vel2 / _vel3), unfused */
+__global__ void gp_state_velocity_kernel(const uint32_t *index, uint32_t n_sub, double t_pred,
+                                         gp_state_dev_ptrs s, double *out)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_sub) return;
+    size_t i = index ? (size_t)index[k] : (size_t)k;
+    double dt = __dsub_rn(t_pred, s.t[i]);
+    for (int d = 0; d < 3; ++d) {
+        size_t c = 3 * i + d;
+        double v;
+        if (s.flag[i] == 0) {
+            v = 0.0;
+        } else if (s.flag[i] == 1) {
+            v = s.vel[c];
+        } else {
+            v = __dadd_rn(s.vel[c], __dmul_rn(dt, s.acc[c]));
+            if (s.third[i]) v = __dadd_rn(v, __dmul_rn(__dmul_rn(__dmul_rn(0.5, dt), dt), s.jerk[c]));
+        }
+        out[3 * (size_t)k + d] = v;
     }
 }
 
@@ -92,33 +130,37 @@ __global__ void gp_state_masses_kernel(const uint32_t *index, uint32_t n_sub, co
 extern "C" {
 
 int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in_pos,
-                         const double *in_vel, const double *in_acc, const double *in_t,
-                         double *x0, double *pos, double *vel, double *acc, double *t,
-                         uint8_t *flag, void *stream)
+                         const double *in_vel, const double *in_acc, const double *in_jerk,
+                         const double *in_t, gp_state_dev_ptrs s, double *pos, void *stream)
 {
     if (n_sub == 0) return 0;
     GP_LAUNCH(gp_state_scatter_kernel, (n_sub + 255) / 256, 256, 256, (cudaStream_t)stream, index, n_sub,
-              in_pos, in_vel, in_acc, in_t, x0, pos, vel, acc, t, flag);
+              in_pos, in_vel, in_acc, in_jerk, in_t, s, pos);
     return (int)cudaGetLastError();
 }
 
-int gp_state_dev_predict(uint32_t n, double tp, const double *x0, const double *vel,
-                         const double *acc, const double *t, const uint8_t *flag, double *pos,
-                         int *bad, void *stream)
+int gp_state_dev_predict(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad, void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemsetAsync(bad, 0, sizeof(int), st);
     if (e != cudaSuccess || n == 0) return (int)e;
-    GP_LAUNCH(gp_state_predict_kernel, (n + 255) / 256, 256, 256, st, n, tp, x0, vel, acc, t, flag, pos, bad);
+    GP_LAUNCH(gp_state_predict_kernel, (n + 255) / 256, 256, 256, st, n, tp, s, pos, bad);
     return (int)cudaGetLastError();
 }
 
-int gp_state_dev_finish(uint32_t n, int undo, double t_prev, const double *x0, const double *vel,
-                        const double *acc, const double *t, uint8_t *flag, double *pos, void *stream)
+int gp_state_dev_finish(uint32_t n, int undo, double t_prev, gp_state_dev_ptrs s, double *pos, void *stream)
 {
     if (n == 0) return 0;
-    GP_LAUNCH(gp_state_finish_kernel, (n + 255) / 256, 256, 256, (cudaStream_t)stream, n, undo, t_prev, x0,
-              vel, acc, t, flag, pos);
+    GP_LAUNCH(gp_state_finish_kernel, (n + 255) / 256, 256, 256, (cudaStream_t)stream, n, undo, t_prev, s, pos);
+    return (int)cudaGetLastError();
+}
+
+int gp_state_dev_velocity(const uint32_t *index, uint32_t n_sub, double t_pred, gp_state_dev_ptrs s,
+                          double *out, void *stream)
+{
+    if (n_sub == 0) return 0;
+    GP_LAUNCH(gp_state_velocity_kernel, (n_sub + 255) / 256, 256, 256, (cudaStream_t)stream, index, n_sub,
+              t_pred, s, out);
     return (int)cudaGetLastError();
 }
 

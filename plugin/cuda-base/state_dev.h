@@ -11,7 +11,9 @@
  * flag[i]: 0 no state (predict leaves particle i alone), 1 pos == x0
  * (set_state since the last predict), 2 pos == the prediction to t_pred —
  * the same meaning as gp_particles.stated in plugin/base, so a failed
- * predict is undone exactly.
+ * predict is undone exactly. third[i] (ABI 1.2): 1 when particle i was
+ * given a jerk (set_state_jerk), so it is predicted to third order; jerk
+ * may be NULL while no third[i] is 1.
  */
 #ifndef GP_STATE_DEV_H
 #define GP_STATE_DEV_H
@@ -23,25 +25,39 @@
 extern "C" {
 #endif
 
-/* Particle index[k] (k if index is NULL) takes x0 = pos = in_pos[k], vel,
- * acc, t and flag 1. in_* are packed in subset order (3 doubles each, t 1). */
-int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in_pos,
-                         const double *in_vel, const double *in_acc, const double *in_t,
-                         double *x0, double *pos, double *vel, double *acc, double *t,
-                         uint8_t *flag, void *stream);
+/* The held state of every particle, as the kernels read it. */
+typedef struct gp_state_dev_ptrs {
+    double *x0, *vel, *acc, *jerk, *t; /* jerk: NULL until a set_state_jerk */
+    uint8_t *flag, *third;
+} gp_state_dev_ptrs;
 
-/* pos[i] of every flagged particle = x0 + dt*v + (0.5*dt*dt)*a, dt = tp -
- * t[i], with IEEE double rounding and no fused multiply-add
- * (__dmul_rn/__dadd_rn), exactly gp_predict_coord of plugin/base.
- * *bad (zeroed by the launcher) becomes 1 if any result is not finite. */
-int gp_state_dev_predict(uint32_t n, double tp, const double *x0, const double *vel,
-                         const double *acc, const double *t, const uint8_t *flag, double *pos,
-                         int *bad, void *stream);
+/* Particle index[k] (k if index is NULL) takes x0 = pos = in_pos[k], vel,
+ * acc, t, flag 1 and, with in_jerk (NULL: set_state, zero jerk), its jerk
+ * and third = 1 (else third = 0). in_* are packed in subset order (3
+ * doubles each, t 1). */
+int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in_pos,
+                         const double *in_vel, const double *in_acc, const double *in_jerk,
+                         const double *in_t, gp_state_dev_ptrs s, double *pos, void *stream);
+
+/* pos[i] of every flagged particle = x0 + dt*v + (0.5*dt*dt)*a, plus
+ * ((dt*dt*dt)/6)*j when third[i], dt = tp - t[i], left to right with
+ * IEEE double rounding and no fused multiply-add (__dmul_rn/__dadd_rn),
+ * exactly gp_predict_coord / gp_predict_coord3 of plugin/base. *bad
+ * (zeroed by the launcher) becomes 1 if any result is not finite. */
+int gp_state_dev_predict(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad,
+                         void *stream);
 
 /* After a failed predict: flag 1 -> pos = x0, flag 2 -> pos = prediction to
  * t_prev. After a good one (undo == 0): flag 1 -> 2. */
-int gp_state_dev_finish(uint32_t n, int undo, double t_prev, const double *x0, const double *vel,
-                        const double *acc, const double *t, uint8_t *flag, double *pos, void *stream);
+int gp_state_dev_finish(uint32_t n, int undo, double t_prev, gp_state_dev_ptrs s, double *pos,
+                        void *stream);
+
+/* out[k] (3 doubles) = the velocity of particle index[k] (k if index is
+ * NULL), k < n_sub, at the positions' time: 0 without state (flag 0), the
+ * stated one (flag 1), else v + dt*a (+ (0.5*dt*dt)*j when third), dt =
+ * t_pred - t — unfused, exactly plugin/base's gp_state_velocity. */
+int gp_state_dev_velocity(const uint32_t *index, uint32_t n_sub, double t_pred, gp_state_dev_ptrs s,
+                          double *out, void *stream);
 
 /* out[k] = pos[index[k]] (3 doubles), k < n_sub. */
 int gp_state_dev_gather(const double *pos, const uint32_t *index, uint32_t n_sub, double *out,

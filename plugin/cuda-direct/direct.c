@@ -25,11 +25,23 @@
  * records are jp[i] = particle i; otherwise a list (built on the host,
  * O(n), when the masses or the subset change) maps them, and srank maps
  * a particle to its record for the self term.
+ *
+ * ABI 1.2: the jerks live with the rest of the state on the device
+ * (set_state_jerk, third-order predict: cuda-base/state_dev.cuh);
+ * get_velocities computes the subset's velocities there. compute_forces_ex
+ * with a jerk runs direct_jerk_kernel, which sums acc, pot and the jerk in
+ * one pass over the same tiles and segments as compute_forces (so acc and
+ * pot keep their bits), from velocity records beside the position records
+ * (velocities / len_scale, so the jerk comes back in the units of acc).
+ * nn_index, nn_dist2, pair_step and the neighbour lists come from
+ * direct_nb.cu, exact and in double, on the device's double positions
+ * and velocities; only the active results come back.
  */
 #include "base/plugin_base.h"
 #include "cuda-base/gp_cuda.h"
 #include "cuda-base/dev_state.h"
 #include "cuda-direct/direct_dev.h"
+#include "cuda-direct/direct_nb.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -71,6 +83,9 @@ struct gp_solver {
     gp_hbuf pinned;            /* pinned staging for the life of the instance */
     gp_hbuf res;               /* the results, pinned */
     gp_dstate ds;              /* ABI 1.1 state on the device */
+    gp_dbuf vel, jv, iv, jseg, jout; /* ABI 1.2: velocities, their records, the jerk */
+    gp_hbuf jres;              /* the jerks, pinned */
+    gp_dbuf nbo, nbl;          /* ABI 1.2: per-active neighbour outputs; the lists */
 };
 
 static size_t rec_bytes(int prec) { return prec == PREC_DOUBLE ? sizeof(gp_d4) : sizeof(gp_f4); }
@@ -261,8 +276,11 @@ static gp_status ensure_uploaded(gp_solver *s)
 }
 
 /* Runs the kernel for ni i-records already in s->ip (or jp when all are
- * active) and downloads ni results into s->stage as gp_d4. */
-static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int identity, size_t ni)
+ * active) and downloads ni results into s->res as gp_d4; with velocity
+ * records jv / iv (not NULL) the jerk kernel instead, and the jerks into
+ * s->jres. */
+static gp_status run(gp_solver *s, const void *ip, const void *jv, const void *iv, const uint32_t *self,
+                     int identity, size_t ni)
 {
     int prec = gp_param_enum(&s->base, P_PRECISION);
     size_t n = s->nj;
@@ -273,22 +291,38 @@ static gp_status run(gp_solver *s, const void *ip, const uint32_t *self, int ide
                                           "the per-segment partial sums")) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(&s->base, &s->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
     if ((st = gp_hbuf_reserve(&s->base, &s->res, ni * sizeof(gp_d4), "the results")) != GP_OK) return st;
+    if (jv) {
+        if (nseg > 1 && (st = gp_dbuf_reserve(&s->base, &s->jseg, (size_t)nseg * ni * sizeof(gp_d4),
+                                              "the per-segment partial jerks")) != GP_OK) return st;
+        if ((st = gp_dbuf_reserve(&s->base, &s->jout, ni * sizeof(gp_d4), "the jerks")) != GP_OK) return st;
+        if ((st = gp_hbuf_reserve(&s->base, &s->jres, ni * sizeof(gp_d4), "the jerks")) != GP_OK) return st;
+    }
     if (n == 0) { /* no massive source: every sum is zero */
         memset(s->res.ptr, 0, ni * sizeof(gp_d4));
+        if (jv) memset(s->jres.ptr, 0, ni * sizeof(gp_d4));
         return GP_OK;
     }
     double t0 = gp_wtime();
     int mode = prec == PREC_SINGLE ? 0 : prec == PREC_MIXED ? 1 : 2;
-    st = gp_cuda_check(&s->base, gp_direct_launch(mode, s->jp.ptr, (uint32_t)n, ip, self, identity,
-                                                  (uint32_t)ni, eps * eps, nseg, s->seg.ptr,
-                                                  s->out.ptr, s->cu.stream),
-                       "launching the direct-summation kernel");
+    if (jv)
+        st = gp_cuda_check(&s->base, gp_direct_launch_jerk(mode, s->jp.ptr, jv, (uint32_t)n, ip, iv, self, identity,
+                                                           (uint32_t)ni, eps * eps, nseg, s->seg.ptr, s->jseg.ptr,
+                                                           s->out.ptr, s->jout.ptr, s->cu.stream),
+                           "launching the direct-summation kernel with the jerk");
+    else
+        st = gp_cuda_check(&s->base, gp_direct_launch(mode, s->jp.ptr, (uint32_t)n, ip, self, identity,
+                                                      (uint32_t)ni, eps * eps, nseg, s->seg.ptr,
+                                                      s->out.ptr, s->cu.stream),
+                           "launching the direct-summation kernel");
     if (st == GP_OK) st = gp_cuda_sync(&s->base, &s->cu, "running the direct-summation kernel");
     if (st != GP_OK) return st;
     double t1 = gp_wtime();
     s->base.stats.seconds_walk += t1 - t0;
     st = gp_cuda_download(&s->base, &s->cu, s->res.ptr, s->out.ptr, ni * sizeof(gp_d4),
                           "copying the results from the GPU");
+    if (st == GP_OK && jv)
+        st = gp_cuda_download(&s->base, &s->cu, s->jres.ptr, s->jout.ptr, ni * sizeof(gp_d4),
+                              "copying the jerks from the GPU");
     s->base.stats.seconds_transfer += gp_wtime() - t1;
     return st;
 }
@@ -316,6 +350,10 @@ static void cuda_direct_finalize(gp_solver *s)
         gp_dbuf_free(&s->pos); gp_dbuf_free(&s->mass); gp_dbuf_free(&s->src);
         gp_dbuf_free(&s->srank); gp_dbuf_free(&s->self);
         gp_dstate_free(&s->ds);
+        gp_dbuf_free(&s->vel); gp_dbuf_free(&s->jv); gp_dbuf_free(&s->iv);
+        gp_dbuf_free(&s->jseg); gp_dbuf_free(&s->jout);
+        gp_dbuf_free(&s->nbo); gp_dbuf_free(&s->nbl);
+        gp_hbuf_free(&s->jres);
         gp_hbuf_free(&s->pinned);
         gp_hbuf_free(&s->res);
         gp_cuda_close(&s->cu);
@@ -401,12 +439,38 @@ static gp_status upload_active_index(gp_solver *s, size_t ni)
     return GP_OK;
 }
 
-static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
+/* The velocity records of the sources (jv) and of the active particles
+ * (iv; the same records when every particle is both), from every
+ * particle's velocity at the positions' time, computed on the device. */
+static gp_status velocity_records(gp_solver *s, int identity, const void **jv, const void **iv)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
-    gp_status st = gp_check_compute(&s->base, acc);
-    if (st != GP_OK) return st;
-    if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    const gp_particles *p = &s->base.p;
+    int dbl = s->dev_prec == PREC_DOUBLE;
+    size_t ni = p->n_active, rec = rec_bytes(s->dev_prec);
+    gp_status st;
+    if ((st = gp_dbuf_reserve(&s->base, &s->vel, 3 * p->n * sizeof(double), "the velocities")) != GP_OK) return st;
+    if ((st = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return st;
+    if ((st = gp_dbuf_reserve(&s->base, &s->jv, (s->nj ? s->nj : 1) * rec, "the source velocities")) != GP_OK)
+        return st;
+    int e = gp_direct_vrecords(s->vel.ptr, s->src_list ? s->src.ptr : NULL, s->nj, 1.0 / s->len_scale, dbl,
+                               s->jv.ptr, s->cu.stream);
+    if ((st = gp_cuda_check(&s->base, e, "making the source velocity records")) != GP_OK) return st;
+    *jv = s->jv.ptr;
+    *iv = s->jv.ptr;
+    if (identity) return GP_OK;
+    if ((st = gp_dbuf_reserve(&s->base, &s->iv, (ni ? ni : 1) * rec, "the active velocities")) != GP_OK) return st;
+    e = gp_direct_vrecords(s->vel.ptr, p->active ? s->idx.ptr : NULL, (uint32_t)ni, 1.0 / s->len_scale, dbl,
+                           s->iv.ptr, s->cu.stream);
+    if ((st = gp_cuda_check(&s->base, e, "making the active velocity records")) != GP_OK) return st;
+    *iv = s->iv.ptr;
+    return GP_OK;
+}
+
+/* acc and pot (and, with jerk not NULL, the jerk from the same pass) of
+ * the active particles: compute_forces and compute_forces_ex. */
+static gp_status forces(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk)
+{
+    gp_status st;
     double ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer, wk0 = s->base.stats.seconds_walk;
     if ((st = ensure_uploaded(s)) != GP_OK) return st;
     double ph1 = gp_wtime();
@@ -438,19 +502,35 @@ static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *p
         ip = s->ip.ptr;
         self = s->idx.ptr;
     }
+    const void *jv = NULL, *iv = NULL;
+    if (jerk && (st = velocity_records(s, ip == s->jp.ptr, &jv, &iv)) != GP_OK) return st;
     double ph2 = gp_wtime();
-    if ((st = run(s, ip, self, 1, ni)) != GP_OK) return st;
+    if ((st = run(s, ip, jv, iv, self, 1, ni)) != GP_OK) return st;
     double ph3 = gp_wtime();
     if ((st = scatter(s, ni, acc, pot)) != GP_OK) return st;
+    /* the jerk: velocities / len_scale, so it scales as acc does */
+    if (jerk && (st = gp_cuda_unscale_results(&s->base, gp_param_double(&s->base, P_G), s->mass_scale, s->len_scale,
+                                              (const double *)s->jres.ptr, ni, jerk, NULL)) != GP_OK)
+        return st;
     s->base.stats.force_calls++;
     s->base.stats.pp_interactions += (uint64_t)ni * (uint64_t)s->nj;
     gp_log(&s->base, GP_LOG_DEBUG,
-           "compute_forces n=%zu active=%zu sources=%u: uploads+records %.3f ms, i-records %.3f ms, kernel "
+           "%s n=%zu active=%zu sources=%u%s: uploads+records %.3f ms, i-records %.3f ms, kernel "
            "%.3f ms + download %.3f ms, scatter %.3f ms (transfers %.3f ms in all)",
-           p->n, ni, s->nj, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (s->base.stats.seconds_walk - wk0),
+           fn, p->n, ni, s->nj, jerk ? " with the jerk" : "", 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1),
+           1e3 * (s->base.stats.seconds_walk - wk0),
            1e3 * (ph3 - ph2 - (s->base.stats.seconds_walk - wk0)), 1e3 * (gp_wtime() - ph3),
            1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
+}
+
+static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    gp_status st = gp_check_compute(&s->base, acc);
+    if (st != GP_OK) return st;
+    if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    return forces(s, "compute_forces", acc, pot, NULL);
 }
 
 static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double *points, double *acc, double *pot)
@@ -469,7 +549,7 @@ static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double 
     if ((st = gp_cuda_upload(&s->base, &s->cu, s->ip.ptr, s->stage, bytes,
                              "copying the field points to the GPU")) != GP_OK) return st;
     s->base.stats.seconds_transfer += gp_wtime() - t0;
-    if ((st = run(s, s->ip.ptr, NULL, 0, m)) != GP_OK) return st;
+    if ((st = run(s, s->ip.ptr, NULL, NULL, NULL, 0, m)) != GP_OK) return st;
     if ((st = scatter(s, m, acc, pot)) != GP_OK) return st;
     s->base.stats.field_calls++;
     s->base.stats.pp_interactions += (uint64_t)m * (uint64_t)s->nj;
@@ -478,10 +558,10 @@ static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double 
 
 /* ---- ABI 1.1 ------------------------------------------------------------ */
 
-static gp_status cuda_direct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
-                              const double *vel, const double *acc, const double *t)
+/* set_state (jerk NULL) and set_state_jerk */
+static gp_status state_call(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                            const double *vel, const double *acc, const double *jerk, const double *t)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
     gp_status st;
     /* the device positions first (uploading the host copy changes nothing
      * a caller can see, so a rejection below still leaves all as it was) */
@@ -489,9 +569,16 @@ static gp_status cuda_direct_set_state(gp_solver *s, size_t n_sub, const uint32_
         if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
         if ((st = ensure_device(s)) != GP_OK) return st;
     }
-    st = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos, vel, acc, t);
+    st = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos, vel, acc, jerk, t);
     if (st == GP_OK && n_sub) s->dev_valid = 0;
     return st;
+}
+
+static gp_status cuda_direct_set_state(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                              const double *vel, const double *acc, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
+    return state_call(s, n_sub, index, pos, vel, acc, NULL, t);
 }
 
 static gp_status cuda_direct_predict(gp_solver *s, double t)
@@ -536,8 +623,138 @@ static gp_status cuda_direct_update_masses(gp_solver *s, size_t n_sub, const uin
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API(cuda_direct, PLUGIN_NAME,
+/* ---- ABI 1.2 ------------------------------------------------------------ */
+
+static gp_status cuda_direct_set_state_jerk(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                            const double *pos, const double *vel, const double *acc,
+                                            const double *jerk, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
+    if (!jerk) /* refused with base's sentence (a no-op for n_sub == 0) */
+        return gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
+    return state_call(s, n_sub, index, pos, vel, acc, jerk, t);
+}
+
+static gp_status cuda_direct_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index, double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    return gp_dstate_get_velocities(&s->base, &s->cu, &s->ds, &s->pinned, n_sub, index, vel);
+}
+
+static gp_status cuda_direct_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset, uint32_t *list,
+                                            size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return gp_neighbours_get(&s->base, cap, offset, list, needed);
+}
+
+/* nn_index, nn_dist2, pair_step and the neighbour lists on the device
+ * (direct_nb.cu), after forces() made the positions, masses and the
+ * source list current. nbo holds, for ni active particles: nd2, step and
+ * the radii (doubles), the CSR offsets (ni + 1 uint64), nn and the counts
+ * (uint32). */
+static gp_status neighbours(gp_solver *s, const gp_outputs *out)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t ni = p->n_active;
+    const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
+    const int need_tau = out->pair_step || by_step;
+    gp_status st;
+    double t0 = gp_wtime();
+    if (need_tau) {
+        if ((st = gp_dbuf_reserve(&s->base, &s->vel, 3 * p->n * sizeof(double), "the velocities")) != GP_OK)
+            return st;
+        if ((st = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return st;
+    }
+    if (p->active && (st = upload_active_index(s, ni)) != GP_OK) return st;
+    if ((st = gp_dbuf_reserve(&s->base, &s->nbo, 40 * ni + 8, "the neighbour outputs")) != GP_OK) return st;
+    double *nd2 = (double *)s->nbo.ptr, *step = nd2 + ni, *rad = step + ni;
+    uint64_t *offset_dev = (uint64_t *)(rad + ni);
+    uint32_t *nn = (uint32_t *)(offset_dev + ni + 1), *count = nn + ni;
+    if (out->nb_radius && (st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, rad, out->nb_radius,
+                                                      ni * sizeof(double), "copying the radii to the GPU")) != GP_OK)
+        return st;
+    const double G = gp_param_double(&s->base, P_G), eps = gp_param_double(&s->base, P_EPS);
+    const uint32_t *src = s->src_list ? s->src.ptr : NULL, *idx = p->active ? s->idx.ptr : NULL;
+    const double *vel = need_tau ? (const double *)s->vel.ptr : NULL;
+    const double *radius = out->nb_radius ? rad : NULL;
+    int e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, (uint32_t)ni, G, eps * eps, radius,
+                         out->nb_step, nn, nd2, step, lists ? count : NULL, NULL, NULL, s->cu.stream);
+    if ((st = gp_cuda_check(&s->base, e, "finding the nearest neighbours")) != GP_OK) return st;
+    struct { void *host; const void *dev; size_t bytes; } back[] = {
+        {out->nn_index, nn, ni * sizeof(uint32_t)}, {out->nn_dist2, nd2, ni * sizeof(double)},
+        {out->pair_step, step, ni * sizeof(double)},
+    };
+    for (size_t k = 0; k < sizeof back / sizeof back[0]; ++k)
+        if (back[k].host && ni &&
+            (st = gp_cuda_download_staged(&s->base, &s->cu, &s->pinned, back[k].host, back[k].dev, back[k].bytes,
+                                          "copying the neighbour outputs from the GPU")) != GP_OK)
+            return st;
+    if (!lists) {
+        s->base.stats.seconds_walk += gp_wtime() - t0;
+        return GP_OK;
+    }
+    /* the counts -> the CSR offsets on the host (which keeps them), then
+     * the fill pass into exactly that room */
+    uint64_t *offset = malloc((ni + 1) * sizeof *offset);
+    uint32_t *c = malloc((ni ? ni : 1) * sizeof *c), *list = NULL;
+    if (!offset || !c) {
+        free(offset); free(c);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the neighbour counts of %zu particles; free memory", ni);
+    }
+    st = ni ? gp_cuda_download_staged(&s->base, &s->cu, &s->pinned, c, count, ni * sizeof(uint32_t),
+                                      "copying the neighbour counts from the GPU") : GP_OK;
+    offset[0] = 0;
+    for (size_t k = 0; k < ni; ++k) offset[k + 1] = offset[k] + c[k];
+    free(c);
+    size_t total = (size_t)offset[ni];
+    if (st == GP_OK && !(list = malloc((total ? total : 1) * sizeof *list)))
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                     "compute_forces_ex: no memory for %zu neighbours; ask for fewer (a smaller nb_radius "
+                     "or nb_step)", total);
+    if (st == GP_OK && total) {
+        st = gp_dbuf_reserve(&s->base, &s->nbl, total * sizeof(uint32_t), "the neighbour lists");
+        if (st == GP_OK)
+            st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, offset_dev, offset, (ni + 1) * sizeof *offset,
+                                       "copying the neighbour offsets to the GPU");
+        if (st == GP_OK) {
+            e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, (uint32_t)ni, G, eps * eps, radius,
+                             out->nb_step, NULL, NULL, NULL, NULL, offset_dev, (uint32_t *)s->nbl.ptr, s->cu.stream);
+            st = gp_cuda_check(&s->base, e, "listing the neighbours");
+        }
+        if (st == GP_OK)
+            st = gp_cuda_download_staged(&s->base, &s->cu, &s->pinned, list, s->nbl.ptr, total * sizeof *list,
+                                         "copying the neighbour lists from the GPU");
+    }
+    if (st != GP_OK) {
+        free(offset); free(list);
+        return st;
+    }
+    gp_neighbours_keep(&s->base, ni, offset, list);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return GP_OK;
+}
+
+/* acc and pot as compute_forces makes them (the same bits; with the jerk
+ * from the same pass), then the neighbour outputs on the device. */
+static gp_status cuda_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
+    gp_status st = gp_check_outputs_ex(&s->base, out);
+    if (st != GP_OK) return st;
+    if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    if ((st = forces(s, "compute_forces_ex", out->acc, out->pot, out->jerk)) != GP_OK) return st;
+    /* A successful call that asks for no lists forgets the last ones (a
+     * failed one leaves them); neighbours() replaces them when asked. */
+    const int lists = out->nb_radius || out->nb_step > 0;
+    if (!lists) gp_neighbours_forget(&s->base);
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !lists) return GP_OK;
+    return neighbours(s, out);
+}
+
+static const gp_api api = GP_PLUGIN_API_12(cuda_direct, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
-    GP_CAP_POTENTIAL | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
+    GP_CAP_POTENTIAL | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS);
 
 GP_PLUGIN_ENTRY(api)

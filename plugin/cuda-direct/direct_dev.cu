@@ -73,7 +73,31 @@ __global__ void direct_irecords(const double *pos, const uint32_t *index, uint32
     self[k] = srank[o];
 }
 
+/* Velocity records {vx, vy, vz, 0} * il of particles map[k] (k if NULL). */
+template <typename P4>
+__global__ void direct_vrecords(const double *vel, const uint32_t *map, uint32_t count, double il, P4 *rec)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    size_t o = map ? map[k] : k;
+    typedef decltype(rec->x) T;
+    rec[k] = P4{(T)(vel[3 * o] * il), (T)(vel[3 * o + 1] * il), (T)(vel[3 * o + 2] * il), (T)0};
+}
+
 extern "C" {
+
+int gp_direct_vrecords(const double *vel, const uint32_t *map, uint32_t count, double inv_len, int dbl,
+                       void *rec, void *stream)
+{
+    if (count == 0) return (int)cudaSuccess;
+    cudaStream_t st = (cudaStream_t)stream;
+    unsigned blocks = (count + 255) / 256;
+    if (dbl)
+        GP_LAUNCH(direct_vrecords<gp_d4>, blocks, 256, 256, st, vel, map, count, inv_len, (gp_d4 *)rec);
+    else
+        GP_LAUNCH(direct_vrecords<float4>, blocks, 256, 256, st, vel, map, count, inv_len, (float4 *)rec);
+    return (int)cudaGetLastError();
+}
 
 int gp_direct_records(const double *pos, const double *mass, const uint32_t *src, uint32_t nj,
                       const double *center, double inv_len, double inv_mass, int dbl, void *jp, uint32_t *srank,
@@ -171,6 +195,42 @@ int gp_direct_launch(int mode, const void *jp, uint32_t nj, const void *ip,
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || nseg == 1) return (int)e;
     GP_LAUNCH(direct_reduce, (ni + 255) / 256, 256, 256, st, seg, nseg, ni, out);
+    return (int)cudaGetLastError();
+}
+
+int gp_direct_launch_jerk(int mode, const void *jp, const void *jv, uint32_t nj, const void *ip,
+                          const void *iv, const uint32_t *self, int identity, uint32_t ni, double eps2,
+                          uint32_t nseg, void *seg_v, void *jseg_v, void *out_v, void *jerk_v, void *stream)
+{
+    if (ni == 0) return (int)cudaSuccess;
+    cudaStream_t st = (cudaStream_t)stream;
+    gp_d4 *seg = (gp_d4 *)seg_v, *jseg = (gp_d4 *)jseg_v, *out = (gp_d4 *)out_v, *jerk = (gp_d4 *)jerk_v;
+    /* the segments and tiles of gp_direct_launch: the same sums in the
+     * same order, so acc and pot keep their bits */
+    uint32_t ntiles = (nj + DIRECT_BLOCK - 1) / DIRECT_BLOCK;
+    uint32_t tps = (ntiles + nseg - 1) / nseg;
+    dim3 grid((ni + DIRECT_IPB - 1) / DIRECT_IPB, nseg);
+    gp_d4 *dst = nseg == 1 ? out : seg, *jdst = nseg == 1 ? jerk : jseg;
+    bool guard = eps2 == 0.0;
+    typedef void (*kernel_f)(const float4 *, const float4 *, uint32_t, uint32_t, const float4 *, const float4 *,
+                             const uint32_t *, int, uint32_t, double, gp_d4 *, gp_d4 *);
+    typedef void (*kernel_d)(const gp_d4 *, const gp_d4 *, uint32_t, uint32_t, const gp_d4 *, const gp_d4 *,
+                             const uint32_t *, int, uint32_t, double, gp_d4 *, gp_d4 *);
+    if (mode == 2) {
+        kernel_d k = guard ? direct_jerk_kernel<2, true> : direct_jerk_kernel<2, false>;
+        GP_LAUNCH(k, grid, DIRECT_BLOCK, DIRECT_BLOCK, st, (const gp_d4 *)jp, (const gp_d4 *)jv, nj, tps,
+                  (const gp_d4 *)ip, (const gp_d4 *)iv, self, identity, ni, eps2, dst, jdst);
+    } else {
+        kernel_f k = mode == 0 ? (guard ? direct_jerk_kernel<0, true> : direct_jerk_kernel<0, false>)
+                               : (guard ? direct_jerk_kernel<1, true> : direct_jerk_kernel<1, false>);
+        GP_LAUNCH(k, grid, DIRECT_BLOCK, DIRECT_BLOCK, st, (const float4 *)jp, (const float4 *)jv, nj, tps,
+                  (const float4 *)ip, (const float4 *)iv, self, identity, ni, eps2, dst, jdst);
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess || nseg == 1) return (int)e;
+    GP_LAUNCH(direct_reduce, (ni + 255) / 256, 256, 256, st, seg, nseg, ni, out);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    GP_LAUNCH(direct_reduce, (ni + 255) / 256, 256, 256, st, jseg, nseg, ni, jerk);
     return (int)cudaGetLastError();
 }
 

@@ -54,6 +54,22 @@ int gp_direct_launch(int mode, const void *jp, uint32_t nj, const void *ip,
                      const uint32_t *self, int identity, uint32_t ni, double eps2,
                      uint32_t nseg, void *seg, void *out, void *stream);
 
+/* ABI 1.2: velocity records {vx, vy, vz, 0} * inv_len of particles
+ * map[k] (k if NULL), k < count, from every particle's double velocity
+ * vel (3 per particle), rounded to float unless dbl; beside the position
+ * records (j: map = the source list, i: the active list). */
+int gp_direct_vrecords(const double *vel, const uint32_t *map, uint32_t count, double inv_len, int dbl,
+                       void *rec, void *stream);
+
+/* gp_direct_launch with the jerk in the same pass: jv / iv are the
+ * velocity records of jp / ip, jerk (ni gp_d4 {jx, jy, jz, 0}, in the
+ * units of acc when the velocities are scaled by inv_len) beside out, and
+ * jseg beside seg when nseg > 1. acc and pot get gp_direct_launch's
+ * bits. */
+int gp_direct_launch_jerk(int mode, const void *jp, const void *jv, uint32_t nj, const void *ip,
+                          const void *iv, const uint32_t *self, int identity, uint32_t ni, double eps2,
+                          uint32_t nseg, void *seg, void *jseg, void *out, void *jerk, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

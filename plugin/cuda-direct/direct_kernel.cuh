@@ -48,28 +48,68 @@ __device__ __forceinline__ void pair(P xi, P yi, P zi, uint32_t self,
     pt += mr;
 }
 
-/*
- * out_seg[s * m + i] = (sum over segment s of the j's pull on i) as
- * gp_d4 (ax, ay, az, sum m/r). Grid: x = i-blocks, y = j-segments.
- * MODE 0 single (float sums over the whole segment), 1 mixed (float per
- * tile, double across tiles), 2 double.
- */
-template <int MODE, bool GUARD>
-__global__ void __launch_bounds__(DIRECT_BLOCK)
-direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, float>::type>::type *jp,
-              uint32_t nj, uint32_t tiles_per_seg,
-              const typename vec4<typename std::conditional<MODE == 2, double, float>::type>::type *ip,
-              const uint32_t *self, int identity, uint32_t ni, double eps2_d, gp_d4 *out_seg)
+/* pair() with the jerk beside it (ABI 1.2): the acceleration's operations
+ * are pair()'s, in the same order, so acc and pot keep their bits; then
+ * j += m/r^3 [v - 3 (r.v)/r^2 r], v = v_j - v_i. A skipped pair has
+ * rinv = 0 and adds exactly 0 here too. */
+template <typename P, bool CHECK, bool GUARD>
+__device__ __forceinline__ void pair_jerk(P xi, P yi, P zi, P vxi, P vyi, P vzi, uint32_t self,
+                                          P xj, P yj, P zj, P mj, P vxj, P vyj, P vzj, uint32_t jidx,
+                                          P eps2, P &ax, P &ay, P &az, P &pt, P &jx, P &jy, P &jz)
 {
+    P dx = xj - xi, dy = yj - yi, dz = zj - zi;
+    P r2 = eps2 + dx * dx + dy * dy + dz * dz;
+    P rinv = rsqrt_p(r2);
+    if (GUARD) rinv = r2 > P(0) ? rinv : P(0);
+    if (CHECK) rinv = jidx != self ? rinv : P(0);
+    P mr = mj * rinv;
+    P mr3 = mr * rinv * rinv;
+    ax += mr3 * dx;
+    ay += mr3 * dy;
+    az += mr3 * dz;
+    pt += mr;
+    P dvx = vxj - vxi, dvy = vyj - vyi, dvz = vzj - vzi;
+    P rv3 = P(3) * (dx * dvx + dy * dvy + dz * dvz) * rinv * rinv;
+    jx += mr3 * (dvx - rv3 * dx);
+    jy += mr3 * (dvy - rv3 * dy);
+    jz += mr3 * (dvz - rv3 * dz);
+}
+
+template <int MODE> struct direct_types {
     typedef typename std::conditional<MODE == 2, double, float>::type P;
     typedef typename vec4<P>::type P4;
+};
+
+/*
+ * The body of both kernels below: out_seg[s * m + i] = (sum over segment
+ * s of the j's pull on i) as gp_d4 (ax, ay, az, sum m/r), and with JERK
+ * the jerk as gp_d4 (jx, jy, jz, 0) in jerk_seg, from velocity records
+ * jv / iv ({vx, vy, vz, -}) beside the position records (Sapporo2's
+ * layout: one more tile in shared memory, one more set of accumulators).
+ * Grid: x = i-blocks, y = j-segments. MODE 0 single (float sums over the
+ * whole segment), 1 mixed (float per tile, double across tiles), 2 double.
+ */
+template <int MODE, bool GUARD, bool JERK>
+__device__ __forceinline__ void direct_body(const typename direct_types<MODE>::P4 *jp,
+                                            const typename direct_types<MODE>::P4 *jv, uint32_t nj,
+                                            uint32_t tiles_per_seg, const typename direct_types<MODE>::P4 *ip,
+                                            const typename direct_types<MODE>::P4 *iv, const uint32_t *self,
+                                            int identity, uint32_t ni, double eps2_d, gp_d4 *out_seg,
+                                            gp_d4 *jerk_seg)
+{
+    typedef typename direct_types<MODE>::P P;
+    typedef typename direct_types<MODE>::P4 P4;
     __shared__ P4 tile[DIRECT_BLOCK];
+    __shared__ P4 vtile[JERK ? DIRECT_BLOCK : 1];
 
     const P eps2 = (P)eps2_d;
     P xi[DIRECT_NI], yi[DIRECT_NI], zi[DIRECT_NI];
     uint32_t si[DIRECT_NI];
     P ax[DIRECT_NI], ay[DIRECT_NI], az[DIRECT_NI], pt[DIRECT_NI];       /* tile (or all) */
     double bx[DIRECT_NI], by[DIRECT_NI], bz[DIRECT_NI], bp[DIRECT_NI]; /* blocked sums  */
+    /* the jerk's (unused without JERK: the compiler drops them) */
+    P vxi[DIRECT_NI], vyi[DIRECT_NI], vzi[DIRECT_NI], jx[DIRECT_NI], jy[DIRECT_NI], jz[DIRECT_NI];
+    double bjx[DIRECT_NI], bjy[DIRECT_NI], bjz[DIRECT_NI];
 
     const uint32_t ibase = blockIdx.x * DIRECT_IPB;
 #pragma unroll
@@ -80,6 +120,12 @@ direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, f
         si[k] = i >= ni ? 0xffffffffu : self ? self[i] : identity ? i : 0xffffffffu;
         ax[k] = ay[k] = az[k] = pt[k] = P(0);
         bx[k] = by[k] = bz[k] = bp[k] = 0.0;
+        if (JERK) {
+            P4 v = i < ni ? iv[i] : P4{P(0), P(0), P(0), P(0)};
+            vxi[k] = v.x; vyi[k] = v.y; vzi[k] = v.z;
+            jx[k] = jy[k] = jz[k] = P(0);
+            bjx[k] = bjy[k] = bjz[k] = 0.0;
+        }
     }
 
     const uint32_t ntiles = (nj + DIRECT_BLOCK - 1) / DIRECT_BLOCK;
@@ -92,6 +138,7 @@ direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, f
             uint32_t j = jb + threadIdx.x;
             /* padding: zero mass at the origin adds exactly nothing */
             tile[threadIdx.x] = j < nj ? jp[j] : P4{P(0), P(0), P(0), P(0)};
+            if (JERK) vtile[threadIdx.x] = j < nj ? jv[j] : P4{P(0), P(0), P(0), P(0)};
         }
         int mine = 0;
 #pragma unroll
@@ -100,19 +147,37 @@ direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, f
         if (__syncthreads_or(mine)) {
             for (int jj = 0; jj < DIRECT_BLOCK; ++jj) {
                 P4 q = tile[jj];
+                if (JERK) {
+                    P4 w = vtile[jj];
 #pragma unroll
-                for (int k = 0; k < DIRECT_NI; ++k)
-                    pair<P, true, true>(xi[k], yi[k], zi[k], si[k], q.x, q.y, q.z, q.w,
-                                        jb + jj, eps2, ax[k], ay[k], az[k], pt[k]);
+                    for (int k = 0; k < DIRECT_NI; ++k)
+                        pair_jerk<P, true, true>(xi[k], yi[k], zi[k], vxi[k], vyi[k], vzi[k], si[k], q.x, q.y,
+                                                 q.z, q.w, w.x, w.y, w.z, jb + jj, eps2, ax[k], ay[k], az[k],
+                                                 pt[k], jx[k], jy[k], jz[k]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < DIRECT_NI; ++k)
+                        pair<P, true, true>(xi[k], yi[k], zi[k], si[k], q.x, q.y, q.z, q.w,
+                                            jb + jj, eps2, ax[k], ay[k], az[k], pt[k]);
+                }
             }
         } else {
 #pragma unroll 8
             for (int jj = 0; jj < DIRECT_BLOCK; ++jj) {
                 P4 q = tile[jj];
+                if (JERK) {
+                    P4 w = vtile[jj];
 #pragma unroll
-                for (int k = 0; k < DIRECT_NI; ++k)
-                    pair<P, false, GUARD>(xi[k], yi[k], zi[k], 0u, q.x, q.y, q.z, q.w,
-                                          0u, eps2, ax[k], ay[k], az[k], pt[k]);
+                    for (int k = 0; k < DIRECT_NI; ++k)
+                        pair_jerk<P, false, GUARD>(xi[k], yi[k], zi[k], vxi[k], vyi[k], vzi[k], 0u, q.x, q.y,
+                                                   q.z, q.w, w.x, w.y, w.z, 0u, eps2, ax[k], ay[k], az[k],
+                                                   pt[k], jx[k], jy[k], jz[k]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < DIRECT_NI; ++k)
+                        pair<P, false, GUARD>(xi[k], yi[k], zi[k], 0u, q.x, q.y, q.z, q.w,
+                                              0u, eps2, ax[k], ay[k], az[k], pt[k]);
+                }
             }
         }
         if (MODE == 1) { /* Chamomile: fold the tile's float sum into double */
@@ -121,6 +186,10 @@ direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, f
                 bx[k] += (double)ax[k]; by[k] += (double)ay[k];
                 bz[k] += (double)az[k]; bp[k] += (double)pt[k];
                 ax[k] = ay[k] = az[k] = pt[k] = P(0);
+                if (JERK) {
+                    bjx[k] += (double)jx[k]; bjy[k] += (double)jy[k]; bjz[k] += (double)jz[k];
+                    jx[k] = jy[k] = jz[k] = P(0);
+                }
             }
         }
     }
@@ -132,7 +201,35 @@ direct_kernel(const typename vec4<typename std::conditional<MODE == 2, double, f
         if (MODE == 1) r = gp_d4{bx[k], by[k], bz[k], bp[k]};
         else r = gp_d4{(double)ax[k], (double)ay[k], (double)az[k], (double)pt[k]};
         out_seg[(size_t)blockIdx.y * ni + i] = r;
+        if (JERK) {
+            if (MODE == 1) r = gp_d4{bjx[k], bjy[k], bjz[k], 0.0};
+            else r = gp_d4{(double)jx[k], (double)jy[k], (double)jz[k], 0.0};
+            jerk_seg[(size_t)blockIdx.y * ni + i] = r;
+        }
     }
+}
+
+/* Forces only (compute_forces, compute_field). */
+template <int MODE, bool GUARD>
+__global__ void __launch_bounds__(DIRECT_BLOCK)
+direct_kernel(const typename direct_types<MODE>::P4 *jp, uint32_t nj, uint32_t tiles_per_seg,
+              const typename direct_types<MODE>::P4 *ip, const uint32_t *self, int identity, uint32_t ni,
+              double eps2_d, gp_d4 *out_seg)
+{
+    direct_body<MODE, GUARD, false>(jp, NULL, nj, tiles_per_seg, ip, NULL, self, identity, ni, eps2_d,
+                                    out_seg, NULL);
+}
+
+/* Forces and the jerk in one pass (compute_forces_ex with jerk). */
+template <int MODE, bool GUARD>
+__global__ void __launch_bounds__(DIRECT_BLOCK)
+direct_jerk_kernel(const typename direct_types<MODE>::P4 *jp, const typename direct_types<MODE>::P4 *jv,
+                   uint32_t nj, uint32_t tiles_per_seg, const typename direct_types<MODE>::P4 *ip,
+                   const typename direct_types<MODE>::P4 *iv, const uint32_t *self, int identity, uint32_t ni,
+                   double eps2_d, gp_d4 *out_seg, gp_d4 *jerk_seg)
+{
+    direct_body<MODE, GUARD, true>(jp, jv, nj, tiles_per_seg, ip, iv, self, identity, ni, eps2_d, out_seg,
+                                   jerk_seg);
 }
 
 /* out[i] = sum over s in order of seg[s * ni + i]: fixed order, so the

@@ -4,6 +4,11 @@
 # from plugin/octree compiled for the device.
 ifneq ($(GP_HAVE_CUDA),)
 $(eval $(call GP_CUDA_PLUGIN,CUDA_TREE,cuda-tree,$(BUILD)/obj/plugin/cuda-tree/tree.o,$(BUILD)/obj/plugin/cuda-tree/tree_dev.cu.o))
+# ABI 1.2's exact neighbour searches: cpu-tree's code on a host tree
+# (octree's CPU tree with outputs_ex.o), shared rather than copied.
+CUDA_TREE_HOST_SEARCH_OBJS := $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS)
+CUDA_TREE_OBJS += $(CUDA_TREE_HOST_SEARCH_OBJS)
+$(CUDA_TREE_SO): $(CUDA_TREE_HOST_SEARCH_OBJS)
 endif
 
 # ---- GPU tests (tests/gpu-*.c) --------------------------------------------
@@ -54,12 +59,15 @@ $(EMU)/obj/gpu-emu-runtime.o: tests/gpu-emu-runtime.cc
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
 $(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h plugin/cuda-tree/tree_dev.h plugin/cuda-base/vec4.h
 $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h plugin/cuda-base/vec4.h
+$(EMU)/obj/cuda-direct/direct_nb.o: plugin/cuda-direct/direct_nb.h plugin/base/pair_step.h
 
 EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
-$(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o $(EMU_COMMON)
+$(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o \
+                                      $(CUDA_TREE_HOST_SEARCH_OBJS) $(EMU_COMMON)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
-$(EMU)/plugins/gravplug-cuda-direct.so: $(BUILD)/obj/plugin/cuda-direct/direct.o $(EMU)/obj/cuda-direct/direct_dev.o $(EMU_COMMON)
+$(EMU)/plugins/gravplug-cuda-direct.so: $(BUILD)/obj/plugin/cuda-direct/direct.o $(EMU)/obj/cuda-direct/direct_dev.o \
+                                        $(EMU)/obj/cuda-direct/direct_nb.o $(EMU_COMMON)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
 $(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so

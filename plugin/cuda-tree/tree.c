@@ -43,6 +43,18 @@
  * subset builds the tree from those particles alone; active particles are
  * then read from the unsorted positions (they need not be sources).
  *
+ * ABI 1.2: set_state_jerk keeps the jerks on the GPU beside the state
+ * (third-order predict there, cuda-base/state_dev.cuh), get_velocities
+ * computes the subset's there. compute_forces_ex gives acc and pot as
+ * compute_forces does (the same bits) and no jerk (GP_ERR_UNSUPPORTED:
+ * the cells carry no velocities; cuda-direct has it). Nearest neighbours,
+ * pair_step and the neighbour lists are exact and come from the CPU tree
+ * plugins' own code (octree/outputs_ex.c: tree_search.c, pair_search.c)
+ * run on a host tree of the current sources, built from the device's current positions
+ * (and velocities, when a pairwise step is asked for) brought back for
+ * it: O(n) bytes over PCIe and an O(n log n) host build per such call, so
+ * no GP_CAP_NEIGHBOURS (README.md).
+ *
  * Extreme scales: the float data of the walk are (x - centre) / L and m /
  * M, with L and M powers of two (exact) chosen from the data when it is far
  * from 1 (the median distance from the centre, the largest mass); results
@@ -53,11 +65,13 @@
 #include "cuda-base/gp_cuda.h"
 #include "cuda-base/dev_state.h"
 #include "cuda-tree/tree_dev.h"
+#include "octree/outputs_ex.h"
 #include "octree/mac.h"
 
 #include <cuda_runtime_api.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +165,7 @@ struct gp_solver {
     double len_scale, mass_scale; /* powers of two; 1 for ordinary data    */
 
     gp_hbuf hout;               /* the results, pinned                     */
+    gp_dbuf vel;                /* ABI 1.2: every velocity, for pair_step  */
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -721,6 +736,7 @@ static void cuda_tree_finalize(gp_solver *s)
         (void)gp_cuda_enter(&s->base, &s->cu);
         free_all(&s->d);
         gp_dstate_free(&s->ds);
+        gp_dbuf_free(&s->vel);
         gp_hbuf_free(&s->stage);
         gp_hbuf_free(&s->hout);
         gp_cuda_close(&s->cu);
@@ -937,7 +953,7 @@ static gp_status set_state_call(gp_solver *s, size_t n_sub, const uint32_t *inde
                               const double *vel, const double *acc, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
-    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc, t);
+    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc, NULL, t);
     if (r == GP_OK && n_sub) positions_moved(s);
     return r;
 }
@@ -989,6 +1005,112 @@ static gp_status update_masses_call(gp_solver *s, size_t n_sub, const uint32_t *
     return GP_OK;
 }
 
+/* ---- ABI 1.2 ------------------------------------------------------------ */
+
+static gp_status set_state_jerk_call(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                                     const double *vel, const double *acc, const double *jerk, const double *t)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
+    if (!jerk) /* refused with base's sentence (a no-op for n_sub == 0) */
+        return gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
+    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc,
+                                jerk, t);
+    if (r == GP_OK && n_sub) positions_moved(s);
+    return r;
+}
+
+static gp_status get_velocities_call(gp_solver *s, size_t n_sub, const uint32_t *index, double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    return gp_dstate_get_velocities(&s->base, &s->cu, &s->ds, &s->stage, n_sub, index, vel);
+}
+
+static gp_status cuda_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset, uint32_t *list,
+                                          size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return gp_neighbours_get(&s->base, cap, offset, list, needed);
+}
+
+/* nn, pair_step and the lists, exact: cpu-tree's searches
+ * (oct_outputs_ex) on a host tree of the current sources. The simplest
+ * honest way for a GPU tree: the device tree's float records cannot
+ * answer exactly, and the searches are cpu-tree's code (improvements
+ * there reach this plugin too). Costs
+ * 24 n bytes of positions back (when only the device had them, after
+ * predict), 24 n bytes of velocities when a pairwise step is asked for,
+ * and an O(n log n) host build: O(n) per call, hence no GP_CAP_NEIGHBOURS. */
+static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
+{
+    const gp_particles *p = &s->base.p;
+    double t0 = gp_wtime();
+    gp_status r = sync_host_positions(s);
+    if (r != GP_OK) return r;
+    double *vel = NULL;
+    if (out->pair_step || out->nb_step > 0) {
+        if ((r = reserve(s, &s->vel, 3 * p->n * sizeof(double), "the velocities")) != GP_OK) return r;
+        if ((r = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return r;
+        if (!(vel = malloc(3 * (p->n ? p->n : 1) * sizeof *vel)))
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "compute_forces_ex: no memory for the velocities of %zu particles; free memory", p->n);
+        double t1 = gp_wtime();
+        r = gp_cuda_download_staged(&s->base, &s->cu, &s->stage, vel, s->vel.ptr, 3 * p->n * sizeof(double),
+                                    "copying the velocities from the GPU");
+        s->base.stats.seconds_transfer += gp_wtime() - t1;
+        if (r != GP_OK) {
+            free(vel);
+            return r;
+        }
+    }
+    /* the current sources (oct_tree_build keeps the massive ones) */
+    const size_t ns = p->n_src;
+    double *spos = malloc(3 * (ns ? ns : 1) * sizeof *spos), *smass = malloc((ns ? ns : 1) * sizeof *smass);
+    uint32_t *pid = malloc((ns ? ns : 1) * sizeof *pid);
+    oct_tree t;
+    int built = 0;
+    if (spos && smass && pid) {
+        for (size_t k = 0; k < ns; ++k) {
+            size_t i = gp_source_index(&s->base, k);
+            memcpy(&spos[3 * k], &p->pos[3 * i], 3 * sizeof *spos);
+            smass[k] = p->mass[i];
+        }
+        built = oct_tree_build(&t, ns, spos, smass, 32, 16, GP_KEY_PEANO_HILBERT) == 0;
+    }
+    if (!built) {
+        free(vel); free(spos); free(smass); free(pid);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the host tree of %zu sources that the neighbour "
+                       "search needs; free memory or leave nn_index, nn_dist2, pair_step and the lists out", ns);
+    }
+    for (uint32_t k = 0; k < t.nsrc; k++) pid[k] = (uint32_t)gp_source_index(&s->base, t.order[t.sid[k]]);
+    const double eps = gp_param_double(&s->base, P_EPS);
+    r = oct_outputs_ex(&s->base, &t, pid, vel, out, gp_param_double(&s->base, P_G), eps * eps,
+                            omp_get_max_threads());
+    oct_tree_free(&t);
+    free(vel); free(spos); free(smass); free(pid);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return r;
+}
+
+static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
+    gp_status r = gp_check_outputs_ex(&s->base, out);
+    if (r != GP_OK) return r;
+    if (out->jerk)
+        return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                       "compute_forces_ex: cuda-tree computes no jerk (its cells carry no velocities, so a "
+                       "cell's jerk would not be honest); leave jerk NULL, or use cuda-direct (GP_CAP_JERK) "
+                       "for Hermite integrators");
+    if ((r = compute_forces_call(s, out->acc, out->pot)) != GP_OK) return r;
+    /* A successful call that asks for no lists forgets the last ones (a
+     * failed one leaves them); host_neighbours replaces them when asked. */
+    const int lists = out->nb_radius || out->nb_step > 0;
+    if (!lists) gp_neighbours_forget(&s->base);
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !lists) return GP_OK;
+    return host_neighbours(s, out);
+}
+
 /* The entry points that may copy: each logs the bytes it moved each way
  * (GP_LOG_DEBUG, "<call>: host->device N bytes, device->host M bytes"),
  * so a host (and tests/gpu-abi11.c) can check that a block step moves
@@ -1012,8 +1134,13 @@ BYTES_LOGGED(predict, (gp_solver *s, double t), (s, t))
 BYTES_LOGGED(get_positions, (gp_solver *s, size_t n_sub, const uint32_t *index, double *pos), (s, n_sub, index, pos))
 BYTES_LOGGED(update_masses, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass),
              (s, n_sub, index, mass))
+BYTES_LOGGED(set_state_jerk, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                              const double *vel, const double *acc, const double *jerk, const double *t),
+             (s, n_sub, index, pos, vel, acc, jerk, t))
+BYTES_LOGGED(get_velocities, (gp_solver *s, size_t n_sub, const uint32_t *index, double *vel), (s, n_sub, index, vel))
+BYTES_LOGGED(compute_forces_ex, (gp_solver *s, const gp_outputs *out), (s, out))
 
-static const gp_api api = GP_PLUGIN_API(cuda_tree, PLUGIN_NAME,
+static const gp_api api = GP_PLUGIN_API_12(cuda_tree, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
     GP_CAP_POTENTIAL | GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 

@@ -64,23 +64,25 @@ static void sort_unique(hits *h)
     h->n = w;
 }
 
-gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
-                              const gp_outputs *out, double G, double eps2, int nthreads)
+gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, const double *vel_in,
+                         const gp_outputs *out, double G, double eps2, int nthreads)
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
     const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
     const int pass = out->pair_step || by_step;
-    double *vel = pass ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
+    double *held = pass && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
+    const double *vel = vel_in ? vel_in : held;
     oct_pair_index ix = { 0 };
     hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
     int no_index = 0;
     if (pass && vel) {
-        for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
+        if (held)
+            for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
         no_index = oct_pair_index_build(&ix, t, pid, vel, p->mass) != 0;
     }
     if ((pass && (!vel || no_index)) || (lists && !h)) {
-        free(vel); free(h);
+        free(held); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the neighbour search of %zu particles; "
                        "free memory or use fewer particles", na);
@@ -121,7 +123,7 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
         }
         if (lists && !failed) sort_unique(&h[k]);
     }
-    free(vel);
+    free(held);
     oct_pair_index_free(&ix);
     if (!lists) return GP_OK;
     uint64_t *offset = failed ? NULL : malloc((na + 1) * sizeof *offset);

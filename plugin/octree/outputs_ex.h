@@ -16,9 +16,12 @@
 /* For the active particles of b: out->nn_index, nn_dist2 and pair_step
  * (those not NULL) and, when nb_radius or nb_step asks, the neighbour
  * lists (kept in b). t is the tree of the current sources, pid[k] the
- * particle index of its k-th source. Returns GP_OK or
- * GP_ERR_OUT_OF_MEMORY (sentence set, nothing kept). */
-gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
-                              const gp_outputs *out, double G, double eps2, int nthreads);
+ * particle index of its k-th source. vel: every particle's velocity (3
+ * doubles each), or NULL to take them from b's held state
+ * (gp_state_velocity); cuda-tree, whose state lives on the GPU, passes
+ * the device's. Returns GP_OK or GP_ERR_OUT_OF_MEMORY (sentence set,
+ * nothing kept). */
+gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, const double *vel,
+                         const gp_outputs *out, double G, double eps2, int nthreads);
 
 #endif /* GP_OCTREE_OUTPUTS_EX_H */
