@@ -96,7 +96,11 @@ gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t
         gp_status back = sim->api->set_source_subset(sim->solver, 0, NULL);
         if (st == GP_OK && back != GP_OK) st = refused(sim, back, "to restore all sources");
     }
-    if (st == GP_OK) gp_force_count_call(sim, na);
+    if (st == GP_OK) {
+        gp_force_count_call(sim, na);
+        sim->criterion_forces += na;
+        sim->criterion_pairs += (uint64_t)na * ns;
+    }
     return st;
 }
 

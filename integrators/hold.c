@@ -160,6 +160,10 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
         for (int c = 0; c < 3; ++c) sim->work[3 * i + c] = sim->pos[3 * i + c] + d * sim->vel[3 * i + c];
     }
     gp_status st = gp_force_active(sim, sim->work, nf, f, acc);
+    if (st == GP_OK) {
+        sim->criterion_forces += nf;
+        sim->criterion_pairs += (uint64_t)nf * sim->n;
+    }
     if (st == GP_OK)
         for (size_t k = 0; k < nf; ++k)
             tau[k] = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, p->eps, acc + 3 * k, NULL, 0.0,
