@@ -27,14 +27,14 @@
  * GP_CAP_NEIGHBOURS; force_pair.c): a particle's criterion step for a
  * fast set F is eta * min over j in F of tau_ij, Huayno's timestep_ij.
  * Evaluated as the per-particle criteria are (below), at the middle of
- * the step it decides, predicted from its start (x + (h/2) v,
- * v + (h/2) a), and made even in the velocities: the plugin's
- * approach-rate correction takes the forward direction with eta = 1 (it
- * extrapolates over the pair's own step, not over eta times it), so it
- * is asked with the velocities and with their opposites and the smaller
- * step kept (gp_pair_midpoint). Taken at the start, as Huayno does, the
- * split was not reversible (the reversal test came back to 0.16 instead
- * of rounding).
+ * the step it decides, predicted from its start by Taylor series (with
+ * the acceleration and jerk there), and made even in the velocities: the
+ * plugin's approach-rate correction takes the forward direction with
+ * eta = 1 (it extrapolates over the pair's own step, not over eta times
+ * it), so it is asked with the velocities and with their opposites and
+ * the smaller step kept (gp_pair_midpoint: three plugin calls). Taken at
+ * the start, as Huayno does, the split was not reversible (the reversal
+ * test came back to 0.16 instead of rounding).
  *
  * The per-particle criteria (softening eta*sqrt(eps/|a|), or velocity
  * eta*|v|/|a|), the fallback on plugins without pair steps, take the total
