@@ -82,6 +82,8 @@ bench_cost bench_run_cost(gp_sim *sim)
     gp_sim_counter(sim, "steps", &c.steps);
     gp_sim_counter(sim, "force_calls", &c.force_calls);
     gp_sim_counter(sim, "particle_forces", &c.particle_forces);
+    gp_sim_counter(sim, "criterion_forces", &c.criterion_forces);
+    gp_sim_counter(sim, "criterion_pairs", &c.criterion_pairs);
     c.stats.struct_size = sizeof c.stats;
     gp_sim_solver_stats(sim, &c.stats);
     c.interactions = c.stats.pp_interactions + c.stats.pc_interactions;

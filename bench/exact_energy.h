@@ -31,6 +31,7 @@ gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, co
  * levels of its last step, and its solver's interactions and timers. */
 typedef struct bench_cost {
     uint64_t steps, force_calls, particle_forces, interactions;
+    uint64_t criterion_forces, criterion_pairs;   /* time-step criterion calls' share */
     size_t levels;
     gp_stats stats;
 } bench_cost;

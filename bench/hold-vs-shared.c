@@ -17,7 +17,9 @@
  * force work (particle forces = the sum of active counts over the force
  * calls; force calls), the solver's interactions (pp + pc; with
  * cpu-direct, active x source counts: the source-subset sizes), levels of
- * the last step and wall seconds in evolve. Then, for every run that is
+ * the last step, wall seconds in evolve, and the share of the time-step
+ * criterion calls (hold's criterion, cc's step graph) in particle forces
+ * and in active x source pairs. Then, for every run that is
  * not a leapfrog run, the leapfrog cost at its max error (log-log
  * interpolation between the two bracketing leapfrog runs) and the ratios
  * (particle forces, wall time, interactions).
@@ -116,14 +118,16 @@ int main(int argc, char **argv)
     double e0 = bench_ic_energy("hold-vs-shared", &ic, eps);
     printf("# hold-vs-shared: %s n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n",
            model, ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, sample);
-    printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s\n");
+    printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
+           "\tcriterion_pf\tcriterion_pairs\n");
     result r[64];
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
-        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\n", r[i].spec, r[i].err, r[i].err_end,
-               r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
+        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\n", r[i].spec, r[i].err,
+               r[i].err_end, r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
                (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
-               (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall);
+               (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall,
+               (unsigned long long)r[i].cost.criterion_forces, (unsigned long long)r[i].cost.criterion_pairs);
         fflush(stdout);
     }
     printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");

@@ -20,7 +20,7 @@ static gp_status refused(gp_sim *sim, gp_status st, const char *what)
                        sim->api->last_error(sim->solver));
 }
 
-static gp_status send_positions(gp_sim *sim, const double *pos)
+gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
 {
     if (!sim->api || !sim->solver)
         return gp_sim_fail(sim, GP_ERR_BAD_STATE,
@@ -50,7 +50,7 @@ static gp_status compute_raw(gp_sim *sim, double *acc, double *pot)
 }
 
 /* A force call for na active particles counted as the integrator's cost. */
-static void count_call(gp_sim *sim, size_t na)
+void gp_force_count_call(gp_sim *sim, size_t na)
 {
     sim->force_calls++;
     sim->particle_forces += na;
@@ -60,13 +60,13 @@ static void count_call(gp_sim *sim, size_t na)
 static gp_status compute(gp_sim *sim, double *acc, double *pot, size_t na)
 {
     gp_status st = compute_raw(sim, acc, pot);
-    if (st == GP_OK) count_call(sim, na);
+    if (st == GP_OK) gp_force_count_call(sim, na);
     return st;
 }
 
 gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
 {
-    gp_status st = send_positions(sim, pos);
+    gp_status st = gp_force_send_positions(sim, pos);
     if (st != GP_OK) return st;
     if (!sim->subset_all) {
         st = sim->api->set_active_subset(sim->solver, 0, NULL);
@@ -81,7 +81,7 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
                           const uint32_t *idx, double *acc)
 {
     if (gp_sim_all_active(sim, na)) return gp_force_all(sim, pos, acc, NULL);
-    gp_status st = send_positions(sim, pos);
+    gp_status st = gp_force_send_positions(sim, pos);
     if (st != GP_OK) return st;
     /* na = 0 with a process's idx (never NULL): none active here */
     st = sim->api->set_active_subset(sim->solver, na, idx);
@@ -122,9 +122,9 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
     int all_src = gp_sim_all_active(sim, ns);   /* subsets hold distinct indices */
     gp_status st;
     if (native || all_src) {
-        st = send_positions(sim, pos);
+        st = gp_force_send_positions(sim, pos);
     } else {
-        if (!sim->api || !sim->solver) return send_positions(sim, pos); /* its sentence */
+        if (!sim->api || !sim->solver) return gp_force_send_positions(sim, pos); /* its sentence */
         memset(mass_mask, 0, sim->n * sizeof *mass_mask);
         for (size_t k = 0; k < ns; ++k) mass_mask[src[k]] = sim->mass[src[k]];
         st = sim->api->set_particles(sim->solver, sim->n, pos, mass_mask);
@@ -153,6 +153,6 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
             st = gp_sim_fail(sim, back, "the %s solver could not restore all sources: %s",
                              sim->solver_name, sim->api->last_error(sim->solver));
     }
-    if (st == GP_OK) count_call(sim, na);
+    if (st == GP_OK) gp_force_count_call(sim, na);
     return st;
 }

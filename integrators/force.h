@@ -22,5 +22,10 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
 gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
                                 size_t ns, const uint32_t *src, double *mass_mask, double *acc);
 int gp_force_has_source_subset(const gp_sim *sim);
+/* The positions pos[3n] to the solver: set_particles when its copy is
+ * stale, else update_positions (either clears a 1.1 plugin's held state). */
+gp_status gp_force_send_positions(gp_sim *sim, const double *pos);
+/* Counts a force call for na active particles as the integrator's cost. */
+void gp_force_count_call(gp_sim *sim, size_t na);
 
 #endif /* GP_FORCE_H */

@@ -261,7 +261,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *   state_steps       block steps taken through ABI 1.1 (the plugin predicts)
  *   state_resyncs     full-state sends (set_state of all n) on that path:
  *                     after new particles, a solver swap, a checkpoint, or a
- *                     1.0-style call (a synchronising step, a diagnostic) */
+ *                     1.0-style call (a synchronising step, a diagnostic)
+ *   criterion_forces  of particle_forces, those of time-step criterion calls
+ *                     (hold's criterion, cc's step graph)
+ *   criterion_pairs   their active x source products (the pair work on a
+ *                     direct-summation plugin); both not kept in checkpoints */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
 /* Particles per time-step level now: counts[l] for l = 0 (dt_max) to

@@ -22,10 +22,23 @@
  * Each kick is one plugin call: active subset = the kicked set, source
  * subset = the set it feels (gp_force_from_sources, force.c).
  *
- * Time steps. The paper's criterion is pairwise; a tree gives per-particle
- * accelerations, so the split uses the block schemes' per-particle
- * criterion (softening eta*sqrt(eps/|a|), or velocity eta*|v|/|a|) on the
- * total acceleration, symmetrised in time by evaluating it at the middle
+ * Time steps. The paper's criterion is pairwise, and that is the default
+ * ("auto") where the plugin computes it (ABI 1.2 pair_step with
+ * GP_CAP_NEIGHBOURS; force_pair.c): a particle's criterion step for a
+ * fast set F is eta * min over j in F of tau_ij, Huayno's timestep_ij.
+ * Evaluated as the per-particle criteria are (below), at the middle of
+ * the step it decides, predicted from its start by Taylor series (with
+ * the acceleration and jerk there), and made even in the velocities: the
+ * plugin's approach-rate correction takes the forward direction with
+ * eta = 1 (it extrapolates over the pair's own step, not over eta times
+ * it), so it is asked with the velocities and with their opposites and
+ * the smaller step kept (gp_pair_midpoint: three plugin calls). Taken at
+ * the start, as Huayno does, the split was not reversible (the reversal
+ * test came back to 0.16 instead of rounding).
+ *
+ * The per-particle criteria (softening eta*sqrt(eps/|a|), or velocity
+ * eta*|v|/|a|), the fallback on plugins without pair steps, take the total
+ * acceleration, symmetrised in time by evaluating it at the middle
  * of the step it decides: a call HOLD(s, h) that has a fast set F
  * evaluates, for F, the criterion at t + h/2 (every particle drifted
  * there from where it is held), and both halves HOLD(F, h/2) split with
@@ -56,99 +69,63 @@
 
 #include "sim_core.h"
 #include "force.h"
+#include "force_pair.h"
+#include "split_step.h"
 #include "timestep_criteria.h"
 
+/* hold's criterion choices: the block schemes' names (the same indices,
+ * jerk and min refused at the start) and the pairwise ones. */
+static const char *const criterion_names[] = { "softening", "jerk", "min", "velocity", "pair", "auto", NULL };
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS };
+static const gp_setting settings[] = {
+    GP_BLOCK_SETTING_DT, GP_BLOCK_SETTING_ETA,
+    { "criterion", GP_SETTING_CHOICE, "auto",
+      "time-step criterion: pair (eta times the plugin's pairwise step, ABI 1.2), softening "
+      "eta*sqrt(eps/|a|), velocity eta*|v|/|a|, or auto (pair where the plugin computes it fast, "
+      "else softening)",
+      offsetof(gp_block_settings, criterion), 0, 0, 0, criterion_names, NULL, 0 },
+    GP_BLOCK_SETTING_EPS, GP_BLOCK_SETTING_MAX_LEVEL,
+};
 
-typedef struct hold_priv {
-    double *ptime;      /* n: time of each particle's position (held or drifted) */
-    double *mask;       /* n: masked masses for a 1.0 plugin */
-    uint32_t *all;      /* n: 0 .. n-1 */
-    double eps;         /* criterion softening */
-    int acc_valid;      /* sim->acc = a(all <- all) at the current positions */
-    uint64_t acc_swaps, acc_masses;   /* sim's solver_swaps, mass_updates when it was */
-} hold_priv;
+typedef gp_split_priv hold_priv;
 
-static void stop(gp_sim *sim)
-{
-    hold_priv *p = sim->priv;
-    if (!p) return;
-    free(p->ptime);
-    free(p->mask);
-    free(p->all);
-    free(p);
-    sim->priv = NULL;
-}
-
-static gp_status oom(gp_sim *sim)
-{
-    return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY,
-                       "hold: out of memory for the splitting of %zu particles; use fewer particles", sim->n);
-}
+static gp_status oom(gp_sim *sim) { return gp_split_oom(sim, "hold"); }
 
 static gp_status make_priv(gp_sim *sim)
 {
-    if (GP_BLOCK_SET(sim)->criterion != GP_CRIT_SOFTENING && GP_BLOCK_SET(sim)->criterion != GP_CRIT_VELOCITY)
+    int crit = GP_BLOCK_SET(sim)->criterion;
+    if (crit == GP_CRIT_JERK || crit == GP_CRIT_MIN)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "hold evaluates its time-step criterion at the middle of each step, from the state "
-                           "there, so it takes criterion softening or velocity; \"jerk\" and \"min\" need the "
-                           "history of a particle's steps, which would break the time symmetry");
-    stop(sim);
-    hold_priv *p = calloc(1, sizeof *p);
-    if (!p) return oom(sim);
-    sim->priv = p;
-    p->ptime = malloc(sim->n * sizeof *p->ptime);
-    p->mask = malloc(sim->n * sizeof *p->mask);
-    p->all = malloc(sim->n * sizeof *p->all);
-    if (!p->ptime || !p->mask || !p->all) {
-        stop(sim);
-        return oom(sim);
-    }
-    for (size_t i = 0; i < sim->n; ++i) p->all[i] = (uint32_t)i;
-    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &p->eps);
+                           "there, so it takes criterion pair, auto, softening or velocity; \"jerk\" and \"min\" "
+                           "need the history of a particle's steps, which would break the time symmetry");
+    gp_status st = gp_split_make_priv(sim, "hold");
+    if (st != GP_OK) return st;
+    gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &((hold_priv *)sim->priv)->eps);
     return GP_OK;
 }
 
-/* hold keeps the block schemes' grid (dt, max_level): every particle is
- * synchronised at the top-step boundaries, span(0) ticks apart, and its
- * recursion depth is recorded as its level, within the grid (as
- * checkpoints require). A last partial step to an off-grid end time
- * re-anchors the grid there, as the shared-step schemes do. */
-static void anchor(gp_sim *sim, double t0)
+/* Whether this step splits with pairwise steps: "pair" demands them,
+ * "auto" takes them where the plugin computes them fast (decided at every
+ * step: the solver may have been swapped). */
+static gp_status choose_criterion(gp_sim *sim, hold_priv *p)
 {
-    gp_levels_anchor(&sim->lv, t0, GP_BLOCK_SET(sim)->dt, GP_BLOCK_SET(sim)->max_level);
-}
-
-static double top_step(const gp_sim *sim, double t_end, int *partial)
-{
-    const gp_levels *lv = &sim->lv;
-    double t_next = gp_levels_time(lv, lv->now + gp_levels_span(lv, 0));
-    *partial = t_next > t_end + 1e-9 * lv->dt_max;
-    return *partial ? t_end - sim->time : lv->dt_max;
-}
-
-static void top_step_done(gp_sim *sim, double t_end, int partial)
-{
-    gp_levels *lv = &sim->lv;
-    if (partial) {
-        anchor(sim, t_end);
-        sim->time = t_end;
-        return;
-    }
-    lv->now += gp_levels_span(lv, 0);
-    for (size_t i = 0; i < sim->n; ++i) lv->t_last[i] = lv->now;
-    double t = gp_levels_time(lv, lv->now);
-    /* land exactly on an end time that lies on the grid */
-    if (t != t_end && t > t_end - 1e-9 * GP_BLOCK_SET(sim)->dt && t < t_end + 1e-9 * GP_BLOCK_SET(sim)->dt) t = t_end;
-    sim->time = t;
+    int crit = GP_BLOCK_SET(sim)->criterion;
+    p->pair = crit == GP_CRIT_PAIR || (crit == GP_CRIT_AUTO && gp_pair_fast(sim));
+    if (crit == GP_CRIT_PAIR && !gp_pair_available(sim, 0))
+        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                           "hold's criterion \"pair\" needs the plugin's pairwise steps (ABI 1.2 "
+                           "compute_forces_ex), which the %s solver does not offer%s; use criterion "
+                           "auto or softening, or a plugin such as cpu-direct",
+                           sim->solver_name, sim->reduce ? " to a solver shared by several processes" : "");
+    return GP_OK;
 }
 
 static gp_status start(gp_sim *sim)
 {
     gp_status st = make_priv(sim);
     if (st != GP_OK) return st;
-    anchor(sim, sim->time);
+    gp_split_anchor(sim, sim->time);
     return GP_OK;
 }
 
@@ -170,9 +147,9 @@ static gp_status load(gp_sim *sim, const double *in)
     return GP_OK;
 }
 
-/* Criterion steps tau[k] of the nf particles f[] at time tm, from the
- * total acceleration there: every particle drifted from its own position
- * time to tm (sim->work), one call with active f, all sources. */
+/* Per-particle criterion steps tau[k] of the nf particles f[] at time tm,
+ * from the total acceleration there: every particle drifted from its own
+ * position time to tm (sim->work), one call with active f, all sources. */
 static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t nf,
                               double tm, double *tau)
 {
@@ -183,6 +160,10 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
         for (int c = 0; c < 3; ++c) sim->work[3 * i + c] = sim->pos[3 * i + c] + d * sim->vel[3 * i + c];
     }
     gp_status st = gp_force_active(sim, sim->work, nf, f, acc);
+    if (st == GP_OK) {
+        sim->criterion_forces += nf;
+        sim->criterion_pairs += (uint64_t)nf * sim->n;
+    }
     if (st == GP_OK)
         for (size_t k = 0; k < nf; ++k)
             tau[k] = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, p->eps, acc + 3 * k, NULL, 0.0,
@@ -191,31 +172,34 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
     return st;
 }
 
+gp_status gp_hold_pair_steps(gp_sim *sim, const uint32_t *s, size_t ns, double h, double *tau)
+{
+    gp_status st = gp_pair_midpoint(sim, s, ns, h, 0.0, tau, NULL, NULL);
+    if (st == GP_OK)
+        for (size_t k = 0; k < ns; ++k) tau[k] *= GP_BLOCK_SET(sim)->eta;
+    return st;
+}
+
+/* The criterion steps of the nf particles f[] for a step of length h
+ * from t (every particle of f at t): pairwise among f, or per-particle
+ * from the total acceleration, both at the step's midpoint. */
+static gp_status criterion(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t nf, double t, double h,
+                           double *tau)
+{
+    if (p->pair) return gp_hold_pair_steps(sim, f, nf, h, tau);
+    return criterion_at(sim, p, f, nf, t + 0.5 * h, tau);
+}
+
 /* Whether a call at this depth evaluates the criterion for its fast set.
  * Depth 0 does not: the top call's evaluation is at the same midpoint
- * from the same positions, so its values are reused (one call per top
- * step saved, the split unchanged). Reusing an enclosing call's values
- * deeper down (every other depth) saved 10-25% more but broke the
- * reversal test on cpu-direct (bench/results/hold.md, 2026-11-23). */
+ * from the same positions, so its values are reused (one evaluation per
+ * top step saved, the split unchanged; pairwise, F's minimum over all is
+ * attained in F, since tau_ij < h makes j fast too). Reusing an enclosing call's values deeper
+ * down (every other depth) saved 10-25% more but broke the reversal test
+ * on cpu-direct (bench/results/hold.md, 2026-11-23). */
 static int fresh_criterion(int depth)
 {
     return depth > 0;
-}
-
-static void kick(gp_sim *sim, const uint32_t *a, size_t na, const double *acc, double dt)
-{
-    for (size_t k = 0; k < na; ++k)
-        for (int c = 0; c < 3; ++c) sim->vel[3 * (size_t)a[k] + c] += dt * acc[3 * k + c];
-}
-
-/* Drifts the na particles a[] over dt, to position time t. */
-static void drift(gp_sim *sim, hold_priv *p, const uint32_t *a, size_t na, double dt, double t)
-{
-    for (size_t k = 0; k < na; ++k) {
-        size_t i = a[k];
-        for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += dt * sim->vel[3 * i + c];
-        p->ptime[i] = t;
-    }
 }
 
 /* Kicks S from s and F from S over dt (both at the current positions). */
@@ -226,12 +210,13 @@ static gp_status kick_sf(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns
     gp_status st = gp_force_from_sources(sim, sim->pos, nF, F, nS, S, p->mask, aF);
     if (st == GP_OK) st = gp_force_from_sources(sim, sim->pos, nS, S, ns, s, p->mask, aS);
     if (st != GP_OK) return st;
-    kick(sim, F, nF, aF, dt);
-    kick(sim, S, nS, aS, dt);
+    gp_split_kick(sim, F, nF, aF, dt);
+    gp_split_kick(sim, S, nS, aS, dt);
     return GP_OK;
 }
 
-/* HOLD(s, h) from time t. tau_s: the criterion steps of s (s order).
+/* HOLD(s, h) from time t. tau_s: the criterion steps of s (s order):
+ * pairwise at t over s, or per-particle at the enclosing call's midpoint.
  * cache (3 ns doubles): on entry, when *cached, a(s <- s) at the current
  * positions; on return, the same after this call if it had no fast set
  * (*cached = 1), else *cached = 0. */
@@ -259,27 +244,26 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
         nF = 0;
         nF_all = 0;
     }
-    for (size_t k = 0; k < nS; ++k) sim->lv.level[S[k]] = (uint8_t)depth;
-    gp_levels_touched(&sim->lv);
+    gp_split_levels(sim, S, nS, depth);
 
     if (nF_all == 0 && !kdk) {         /* drift-kick-drift of s */
         *cached = 0;
-        drift(sim, p, s, ns, 0.5 * h, t + 0.5 * h);
+        gp_split_drift(sim, s, ns, 0.5 * h, t + 0.5 * h);
         st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
-        kick(sim, s, ns, aS, h);
-        drift(sim, p, s, ns, 0.5 * h, t + h);
+        gp_split_kick(sim, s, ns, aS, h);
+        gp_split_drift(sim, s, ns, 0.5 * h, t + h);
         goto out;
     }
     if (nF_all == 0) {                 /* leapfrog of s, with the end kick kept */
         if (*cached) memcpy(aS, cache, 3 * ns * sizeof *aS);
         else st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
-        kick(sim, s, ns, aS, 0.5 * h);
-        drift(sim, p, s, ns, h, t + h);
+        gp_split_kick(sim, s, ns, aS, 0.5 * h);
+        gp_split_drift(sim, s, ns, h, t + h);
         st = gp_force_from_sources(sim, sim->pos, ns, s, ns, s, p->mask, aS);
         if (st != GP_OK) goto out;
-        kick(sim, s, ns, aS, 0.5 * h);
+        gp_split_kick(sim, s, ns, aS, 0.5 * h);
         memcpy(cache, aS, 3 * ns * sizeof *aS);
         *cached = 1;
         goto out;
@@ -292,7 +276,7 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     cF = malloc(3 * froom * sizeof *cF);
     if (!aF || !tauF || !cF) { st = oom(sim); goto out; }
     /* both halves split with the criterion at this step's midpoint */
-    if (fresh_criterion(depth)) st = criterion_at(sim, p, F, nF, t + 0.5 * h, tauF);
+    if (fresh_criterion(depth)) st = criterion(sim, p, F, nF, t, h, tauF);
     else
         for (size_t k = 0, j = 0; k < ns && j < nF; ++k)   /* F is a subsequence of s */
             if (s[k] == F[j]) tauF[j++] = tau_s[k];   /* depth 0: the top's values */
@@ -302,12 +286,12 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     if (kdk) {                         /* K(h/2) D_S(h) K(h/2) */
         st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
         if (st != GP_OK) goto out;
-        drift(sim, p, S, nS, h, t + h);
+        gp_split_drift(sim, S, nS, h, t + h);
         st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, 0.5 * h);
     } else {                           /* D_S(h/2) K(h) D_S(h/2) */
-        drift(sim, p, S, nS, 0.5 * h, t + 0.5 * h);
+        gp_split_drift(sim, S, nS, 0.5 * h, t + 0.5 * h);
         st = kick_sf(sim, p, s, ns, S, nS, F, nF, aS, aF, h);
-        drift(sim, p, S, nS, 0.5 * h, t + h);
+        gp_split_drift(sim, S, nS, 0.5 * h, t + h);
     }
     if (st == GP_OK) st = hold(sim, p, F, nF, tauF, t + 0.5 * h, 0.5 * h, depth + 1, cF, &fcached, kdk);
 out:
@@ -318,8 +302,10 @@ out:
 static gp_status step_either(gp_sim *sim, double t_end, int kdk)
 {
     hold_priv *p = sim->priv;
+    gp_status st = choose_criterion(sim, p);
+    if (st != GP_OK) return st;
     int partial;
-    double h = top_step(sim, t_end, &partial), t = sim->time;
+    double h = gp_split_top_step(sim, t_end, &partial), t = sim->time;
     size_t n = sim->n;
     double *tau = malloc(n * sizeof *tau);
     if (!tau) return oom(sim);
@@ -330,22 +316,15 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
      * step (a fresh set_particles) does not invalidate it */
     int cached = p->acc_valid && p->acc_swaps == sim->solver_swaps && p->acc_masses == sim->mass_updates;
     p->acc_valid = 0;
-    gp_status st = GP_OK;
-    if (GP_BLOCK_SET(sim)->max_level > 0) st = criterion_at(sim, p, p->all, n, t + 0.5 * h, tau);
-    else for (size_t i = 0; i < n; ++i) tau[i] = INFINITY;   /* one level: leapfrog */
+    if (GP_BLOCK_SET(sim)->max_level == 0) for (size_t i = 0; i < n; ++i) tau[i] = INFINITY;   /* leapfrog */
+    else st = criterion(sim, p, p->all, n, t, h, tau);
     if (st == GP_OK) st = hold(sim, p, p->all, n, tau, t, h, 0, sim->acc, &cached, kdk);
     free(tau);
     if (st != GP_OK) return st;        /* mid-step: the run is over */
     p->acc_valid = cached;
     p->acc_swaps = sim->solver_swaps;
     p->acc_masses = sim->mass_updates;
-    uint8_t *lv = malloc(n);
-    if (lv) memcpy(lv, sim->lv.level, n);
-    top_step_done(sim, t_end, partial);   /* a partial step re-anchors (levels cleared) */
-    if (lv) memcpy(sim->lv.level, lv, n);
-    gp_levels_touched(&sim->lv);
-    free(lv);
-    return GP_OK;
+    return gp_split_top_step_done(sim, t_end, partial, "hold");
 }
 
 static gp_status step_dkd(gp_sim *sim, double t_end) { return step_either(sim, t_end, 0); }
@@ -353,14 +332,14 @@ static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t
 
 const gp_integrator_def gp_scheme_hold = {
     .name = "hold",
-    .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt, drift-kick-drift slow steps",
+    .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt (pairwise steps from the plugin), drift-kick-drift slow steps",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
-    .start = start, .step = step_dkd, .stop = stop, .n_saved = 1, .save = save, .load = load,
+    .start = start, .step = step_dkd, .stop = gp_split_stop, .n_saved = 1, .save = save, .load = load,
 };
 
 const gp_integrator_def gp_scheme_hold_kdk = {
     .name = "hold-kdk",
     .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
-    .start = start, .step = step_kdk, .stop = stop, .n_saved = 1, .save = save, .load = load,
+    .start = start, .step = step_kdk, .stop = gp_split_stop, .n_saved = 1, .save = save, .load = load,
 };

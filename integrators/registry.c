@@ -15,7 +15,8 @@
 #include "registry.h"
 
 #define GP_BUILTIN_SCHEMES(X) \
-    X(block_kdk) X(block_rk2) X(hermite) X(hold) X(hold_kdk) X(leapfrog) X(rk2) X(rk4) X(rk8pd)
+    X(block_kdk) X(block_rk2) X(cc) X(cc_kdk) X(hermite) X(hold) X(hold_kdk) X(leapfrog) X(rk2) X(rk4) \
+    X(rk8pd)
 
 #define GP_DECLARE_SCHEME(name) extern const gp_integrator_def gp_scheme_##name;
 GP_BUILTIN_SCHEMES(GP_DECLARE_SCHEME)

@@ -62,6 +62,10 @@ struct gp_sim {
     uint64_t mass_updates;    /* gp_sim_set_masses calls that changed a mass */
     uint64_t state_steps, state_resyncs;  /* block steps through 1.1, full
                                              state sends */
+    uint64_t criterion_forces;  /* of particle_forces: time-step criterion calls
+                                   (hold's criterion, cc's graph) */
+    uint64_t criterion_pairs;   /* their active x source counts (pair work on
+                                   a direct plugin); not in checkpoints */
 
     volatile int stop_requested;
     char err[512];

@@ -21,6 +21,11 @@
 #include "timestep_levels.h"
 
 enum { GP_CRIT_SOFTENING = 0, GP_CRIT_JERK = 1, GP_CRIT_MIN = 2, GP_CRIT_VELOCITY = 3 };
+/* hold's further choices (hold.c): eta times the plugin's pairwise step
+ * (ABI 1.2 pair_step), and "auto", pair where the plugin offers it
+ * (GP_CAP_NEIGHBOURS) and softening elsewhere. Not per-particle, so the
+ * block schemes do not list them. */
+enum { GP_CRIT_PAIR = 4, GP_CRIT_AUTO = 5 };
 /* Their names, as the parameter criterion takes them (NULL-terminated). */
 extern const char *const gp_criterion_names[];
 
@@ -40,19 +45,27 @@ typedef struct gp_block_settings {
 /* A block scheme's settings in its gp_sim. */
 #define GP_BLOCK_SET(sim) ((const gp_block_settings *)(sim)->settings)
 
-#define GP_BLOCK_SETTINGS                                                                          \
+/* The rows one at a time (hold and cc take their own selection). */
+#define GP_BLOCK_SETTING_DT                                                                        \
     GP_SETTING_POSITIVE(gp_block_settings, dt, "0.0625",                                          \
-                        "dt_max: the largest step (level 0); levels below it are dt_max / 2^l"),   \
+                        "dt_max: the largest step (level 0); levels below it are dt_max / 2^l")
+#define GP_BLOCK_SETTING_ETA                                                                       \
     GP_SETTING_POSITIVE(gp_block_settings, eta, "0.2",                                            \
-                        "accuracy parameter of the time-step criterion (smaller: smaller steps)"), \
+                        "accuracy parameter of the time-step criterion (smaller: smaller steps)")
+#define GP_BLOCK_SETTING_EPS                                                                       \
+    { "eps", GP_SETTING_DOUBLE, "solver",                                                          \
+      "softening length used by the criterion; \"solver\": the solver's eps",                      \
+      offsetof(gp_block_settings, eps), 0.0, 0.0, 0, NULL, "solver", -1.0 }
+#define GP_BLOCK_SETTING_MAX_LEVEL                                                                 \
+    { "max_level", GP_SETTING_INT, "20", "deepest level allowed (smallest step dt_max / 2^max_level)", \
+      offsetof(gp_block_settings, max_level), 0, GP_LEVELS_MAX, 0, NULL, NULL, 0 }
+
+#define GP_BLOCK_SETTINGS                                                                          \
+    GP_BLOCK_SETTING_DT, GP_BLOCK_SETTING_ETA,                                                     \
     { "criterion", GP_SETTING_CHOICE, "softening",                                                 \
       "time-step criterion: softening eta*sqrt(eps/|a|), jerk, min, or velocity eta*|v|/|a|",      \
       offsetof(gp_block_settings, criterion), 0, 0, 0, gp_criterion_names, NULL, 0 },              \
-    { "eps", GP_SETTING_DOUBLE, "solver",                                                          \
-      "softening length used by the criterion; \"solver\": the solver's eps",                      \
-      offsetof(gp_block_settings, eps), 0.0, 0.0, 0, NULL, "solver", -1.0 },                       \
-    { "max_level", GP_SETTING_INT, "20", "deepest level allowed (smallest step dt_max / 2^max_level)", \
-      offsetof(gp_block_settings, max_level), 0, GP_LEVELS_MAX, 0, NULL, NULL, 0 }
+    GP_BLOCK_SETTING_EPS, GP_BLOCK_SETTING_MAX_LEVEL
 
 /* The row of the parameter shadow (block-rk2, block-kdk): 0, the default,
  * leaves a particle where it is when its level changes (also what a

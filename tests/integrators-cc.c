@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * integrators-cc.c — CC, the connected-components split
+ * (integrators/cc.c), on cpu-direct: its components against a brute-force
+ * search on an O(N^2) reference graph (pair steps from
+ * plugin/base/pair_step.h's expression, here); second order on an
+ * eccentric Kepler orbit; time-reversible over a top step; a restarted
+ * run bit-identical to the uninterrupted one; a plugin without pair steps
+ * refused with a sentence.
+ */
+#include <stddef.h>
+
+#include "gravplug_loader.h"
+#include "integrators-common.h"
+#include "integrators-pair-ref.h"
+#include "sim_core.h"
+#include "split_step.h"
+
+#define N 64
+
+static double pos0[3 * N], vel0[3 * N], mass0[N];
+static const char *integ = "cc";
+
+static gp_sim *make(gp_sim *sim, const char *eta, const char *dt)
+{
+    if (!sim) return NULL;
+    if (gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) != GP_OK
+        || gp_sim_set_integrator(sim, integ) != GP_OK
+        || gp_sim_set_integrator_param(sim, "eta", eta) != GP_OK
+        || gp_sim_set_integrator_param(sim, "dt", dt) != GP_OK) {
+        diag("%s", gp_sim_last_error(sim));
+        gp_sim_free(sim);
+        return NULL;
+    }
+    return sim;
+}
+
+static double max_diff(const double *a, const double *b, size_t m)
+{
+    double d = 0;
+    for (size_t k = 0; k < m; ++k) d = fmax(d, fabs(a[k] - b[k]));
+    return d;
+}
+
+/* Brute force: label[i] = the smallest index of i's component in the
+ * graph of pairs with tau_ik < |h| / eta, or -1 when i is alone. */
+static void ref_components(double eta, double h, long *label)
+{
+    static double xm[3 * N], vm[3 * N];
+    static int adj[N][N];
+    ref_midpoint(N, pos0, vel0, mass0, 0.01, h, xm, vm);
+    double thr = fabs(h) / eta;
+    for (size_t i = 0; i < N; ++i)
+        for (size_t k = 0; k < N; ++k) adj[i][k] = i != k && ref_tau(xm, vm, mass0, 0.01, i, k) < thr;
+    for (size_t i = 0; i < N; ++i) label[i] = -2;
+    for (size_t i = 0; i < N; ++i) {
+        if (label[i] != -2) continue;
+        /* flood fill from i, the smallest unlabelled index */
+        size_t stack[N], top = 0, size = 0;
+        stack[top++] = i;
+        label[i] = (long)i;
+        while (top) {
+            size_t a = stack[--top];
+            ++size;
+            for (size_t k = 0; k < N; ++k)
+                if (adj[a][k] && label[k] == -2) label[k] = (long)i, stack[top++] = k;
+        }
+        if (size == 1) label[i] = -1;
+    }
+}
+
+static void check_components(void)
+{
+    static uint32_t all[N], order[N];
+    static size_t bounds[N / 2 + 1];
+    static long want[N], got[N];
+    for (uint32_t i = 0; i < N; ++i) all[i] = i;
+    gp_sim *sim = make(sim_on_direct("0.01"), "0.1", "0.25");
+    static const double hs[] = { 0.25, 0.05, 0.02, 0.005 };
+    int split = 0;
+    for (int t = 0; t < 4; ++t) {
+        size_t m = 0;
+        gp_status st = sim ? gp_cc_components(sim, all, N, hs[t], order, bounds, &m) : GP_ERR_BAD_STATE;
+        if (st != GP_OK && sim) diag("%s", gp_sim_last_error(sim));
+        ref_components(0.1, hs[t], want);
+        int same = st == GP_OK, sorted = 1;
+        for (size_t i = 0; i < N; ++i) got[i] = -1;
+        for (size_t c = 0; same && c < m; ++c)
+            for (size_t k = bounds[c]; k < bounds[c + 1]; ++k) {
+                got[order[k]] = order[bounds[c]];
+                if (k > bounds[c] && order[k] <= order[k - 1]) sorted = 0;   /* each in s order */
+                if (c > 0 && k == bounds[c] && order[k] <= order[bounds[c - 1]]) sorted = 0;
+            }
+        for (size_t k = m ? bounds[m] : 0; k + 1 < N; ++k) if (order[k + 1] <= order[k]) sorted = 0;
+        size_t ncomp = 0, nrest = 0;
+        for (size_t i = 0; i < N; ++i) {
+            if (got[i] != want[i]) same = 0;
+            ncomp += want[i] == (long)i;
+            nrest += want[i] == -1;
+        }
+        ok(same && sorted && ncomp == m,
+           "cc's components at h = %g are the brute-force ones (%zu components, %zu alone)", hs[t], ncomp, nrest);
+        split += ncomp >= 2 && nrest > 0;
+    }
+    ok(split >= 1, "the component checks include splits into several components beside a rest (%d)", split);
+    gp_sim_free(sim);
+}
+
+static double kepler_error(const char *eta)
+{
+    double pos[6], vel[6], mass[2], x0[3];
+    kepler_state(0.5, pos, vel, mass);
+    for (int k = 0; k < 3; ++k) x0[k] = pos[3 + k] - pos[k];
+    gp_sim *sim = sim_on_direct("0");
+    double err = -1;
+    if (sim && gp_sim_set_particles(sim, 2, pos, vel, mass, NULL) == GP_OK
+        && gp_sim_set_integrator(sim, integ) == GP_OK && gp_sim_set_integrator_param(sim, "eta", eta) == GP_OK
+        && gp_sim_set_integrator_param(sim, "dt", "0.5") == GP_OK && gp_sim_evolve(sim, 2.0 * M_PI) == GP_OK
+        && gp_sim_get_particles(sim, pos, vel, NULL, NULL) == GP_OK) {
+        double d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            double d = pos[3 + k] - pos[k] - x0[k];
+            d2 += d * d;
+        }
+        err = sqrt(d2);
+    } else if (sim) {
+        diag("kepler: %s", gp_sim_last_error(sim));
+    }
+    diag("%s eta = %-6s position error after one period %.3e", integ, eta, err);
+    gp_sim_free(sim);
+    return err;
+}
+
+/* The split is time-symmetric to O(h^3), not exactly (integrators-hold.c):
+ * one top step with several levels. */
+static void check_reversible(void)
+{
+    static double p[3 * N], v[3 * N];
+    gp_sim *sim = make(sim_on_direct("0.01"), "0.1", "0.25");
+    uint64_t counts[64];
+    size_t nl = 0;
+    int good = sim && gp_sim_evolve(sim, 0.25) == GP_OK && gp_sim_level_counts(sim, counts, 64, &nl) == GP_OK
+               && gp_sim_get_particles(sim, p, v, NULL, NULL) == GP_OK;
+    double moved = good ? max_diff(p, pos0, 3 * N) : 0;
+    for (int k = 0; k < 3 * N; ++k) v[k] = -v[k];
+    good = good && gp_sim_set_state(sim, NULL, v) == GP_OK && gp_sim_evolve(sim, 0.5) == GP_OK
+           && gp_sim_get_particles(sim, p, v, NULL, NULL) == GP_OK;
+    for (int k = 0; k < 3 * N; ++k) v[k] = -v[k];
+    if (!good && sim) diag("%s", gp_sim_last_error(sim));
+    double dx = max_diff(p, pos0, 3 * N), dv = max_diff(v, vel0, 3 * N);
+    ok(good && nl >= 3 && moved > 0.01 && dx < 1e-11 && dv < 1e-11,
+       "%s is time-reversible over a top step on %zu levels: forward, flipped, forward recovers the start "
+       "(%.1e, %.1e)", integ, nl, dx, dv);
+    gp_sim_free(sim);
+}
+
+/* Against a reference run (rk8pd at tight tolerance) on the cluster over
+ * half a time unit: the positions converge at second order in eta, which
+ * they would not if a kick missed or double-counted an interaction
+ * (between components, or inside one). */
+static double cluster_error(const char *eta, const double *ref)
+{
+    static double p[3 * N];
+    gp_sim *sim = make(sim_on_direct("0.01"), eta, "0.125");
+    int good = sim && gp_sim_evolve(sim, 0.5) == GP_OK && gp_sim_get_particles(sim, p, NULL, NULL, NULL) == GP_OK;
+    if (!good && sim) diag("%s", gp_sim_last_error(sim));
+    gp_sim_free(sim);
+    return good ? max_diff(p, ref, 3 * N) : -1;
+}
+
+static void check_cluster_order(void)
+{
+    static double ref[3 * N];
+    gp_sim *e = sim_on_direct("0.01");
+    int good = e && gp_sim_set_particles(e, N, pos0, vel0, mass0, NULL) == GP_OK
+               && gp_sim_set_integrator(e, "rk8pd") == GP_OK && gp_sim_set_integrator_param(e, "rtol", "1e-13") == GP_OK
+               && gp_sim_evolve(e, 0.5) == GP_OK && gp_sim_get_particles(e, ref, NULL, NULL, NULL) == GP_OK;
+    gp_sim_free(e);
+    double e1 = good ? cluster_error("0.04", ref) : -1, e2 = good ? cluster_error("0.02", ref) : -1;
+    double order = e1 > 0 && e2 > 0 ? log2(e1 / e2) : 0;
+    ok(e1 > 0 && e2 > 0 && fabs(order - 2.0) < 0.5,
+       "%s on the cluster against rk8pd: order %.2f between eta 0.04 and 0.02 (%.1e, %.1e; want 2 +- 0.5)", integ,
+       order, e1, e2);
+}
+
+static void check_restart(void)
+{
+    const char *path = "integrators-cc.tmp.ckpt";
+    static double pa[3 * N], va[3 * N], pb[3 * N], vb[3 * N];
+    gp_sim *a = make(sim_on_direct("0.01"), "0.1", "0.25"), *b = sim_on_direct("0.01");
+    int good = a && b && gp_sim_evolve(a, 0.5) == GP_OK && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK
+               && gp_sim_evolve(a, 1.0) == GP_OK && gp_sim_checkpoint_load(b, path, NULL, 0, NULL) == GP_OK
+               && gp_sim_evolve(b, 1.0) == GP_OK && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
+               && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
+    if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
+    ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0 && gp_sim_time(a) == gp_sim_time(b),
+       "%s: a restarted run is bit-identical to the uninterrupted one", integ);
+    remove(path);
+    gp_sim_free(a);
+    gp_sim_free(b);
+}
+
+/* cpu-direct with its table cut to the 1.1 layout: no pair steps. */
+static void check_refusal(void)
+{
+    char err[1024];
+    gp_plugin *plug = NULL;
+    gp_solver *solver = NULL;
+    static gp_api old;
+    int good = gp_plugin_open("cpu-direct", &plug, err, sizeof err) == GP_OK;
+    if (good) {
+        old = *gp_plugin_api(plug);
+        old.abi_minor = 1;
+        old.struct_size = offsetof(gp_api, set_state_jerk);
+        gp_param eps = { "eps", "0.01" };
+        gp_init_args args = { sizeof args, &eps, 1, NULL, NULL, -1, NULL };
+        good = old.init(&solver, &args) == GP_OK;
+    }
+    gp_sim *a = NULL;
+    if (good && gp_sim_new(&a) == GP_OK && gp_sim_set_solver(a, &old, solver, 1) == GP_OK) a = make(a, "0.1", "0.25");
+    gp_status st = a ? gp_sim_evolve(a, 0.25) : GP_ERR_BAD_STATE;
+    ok(st == GP_ERR_UNSUPPORTED && strstr(gp_sim_last_error(a), "get_neighbours"),
+       "%s on a 1.1 plugin is refused with a sentence: %s", integ, a ? gp_sim_last_error(a) : err);
+    gp_sim_free(a);
+    gp_plugin_close(plug);
+}
+
+int main(void)
+{
+    plan(16);
+    small_cluster(N, 11, pos0, vel0, mass0);
+    check_components();
+    static const char *const variants[] = { "cc", "cc-kdk" };
+    for (int v = 0; v < 2; ++v) {
+        integ = variants[v];
+        static const char *const etas[] = { "0.04", "0.02", "0.01" };
+        double e[3];
+        for (int i = 0; i < 3; ++i) e[i] = kepler_error(etas[i]);
+        for (int i = 1; i < 3; ++i) {
+            double order = log2(e[i - 1] / e[i]);
+            ok(e[i] > 0 && fabs(order - 2.0) < 0.3, "%s: measured order %.3f between eta %s and %s (want 2 +- 0.3)",
+               integ, order, etas[i - 1], etas[i]);
+        }
+        check_cluster_order();
+        check_reversible();
+        check_restart();
+    }
+    integ = "cc";
+    check_refusal();
+    return done_testing();
+}
