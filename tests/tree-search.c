@@ -126,7 +126,7 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
     oct_tree t;
     uint32_t *pid = subset_tree(&t, n, pos, mass, sub, ns);
     oct_pair_index ix;
-    if (oct_pair_index_build(&ix, &t, pid, vel, mass)) bail("out of memory");
+    if (oct_pair_index_build(&ix, &t, pid, pos, vel, mass)) bail("out of memory");
     uint8_t *in = calloc(n ? n : 1, 1);
     for (size_t k = 0; k < (sub ? ns : n); k++) in[sub ? sub[k] : k] = 1;
     const double G = 1.0;
@@ -278,7 +278,7 @@ static void pair_tests(void)
     oct_tree t;
     uint32_t *pid = subset_tree(&t, 1, p2, m2, NULL, 0);
     oct_pair_index ix;
-    if (oct_pair_index_build(&ix, &t, pid, v2, m2)) bail("out of memory");
+    if (oct_pair_index_build(&ix, &t, pid, p2, v2, m2)) bail("out of memory");
     oct_pair_query q = { p2, v2, m2, 1.0, 0.0, 1, 0, NULL, NULL };
     ok(bad == 0 && oct_pair_search(&ix, &q, 0, HUGE_VAL, NULL) == HUGE_VAL,
        "one particle: no source, HUGE_VAL; two (approaching at 1e-12): brute force's tau; "

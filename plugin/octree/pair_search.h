@@ -44,19 +44,34 @@ typedef struct oct_pair_cell {
     double mmax;             /* largest source mass            */
 } oct_pair_cell;
 
+/* Sources' positions, velocities and masses in the order of a tree's
+ * leaves (one block), so a leaf's pairs are screened from contiguous
+ * columns. */
+typedef struct oct_pair_columns {
+    double *x, *y, *z, *vx, *vy, *vz, *m;
+    double *block;
+} oct_pair_columns;
+
+/* The columns of oct_pair_index.box: position box, velocity box, mass. */
+enum { BOX_PLO = 0, BOX_PHI = 3, BOX_VLO = 6, BOX_VHI = 9, BOX_MMAX = 12, BOX_FIELDS = 13 };
+
 typedef struct oct_pair_index {
     const oct_tree *t;       /* the source tree (positions)             */
     const uint32_t *pid;     /* particle index of t's k-th source       */
     oct_pair_cell *pc;       /* per cell of t                           */
+    double *box;             /* per cell of t, as columns: BOX_* * ncells */
     oct_tree vt;             /* the massive sources' velocities, as points */
     uint32_t *vpid;          /* particle index of vt's k-th source      */
     double w2_split;         /* W^2: slower pairs are found through vt  */
+    oct_pair_columns src;    /* t's sources, in t's order               */
+    oct_pair_columns vsrc;   /* vt's sources, in vt's order             */
 } oct_pair_index;
 
-/* The index of t's sources with velocities vel and masses mass (by
- * particle index). Returns 0, or -1 when out of memory (ix then empty). */
+/* The index of t's sources with positions pos, velocities vel and masses
+ * mass (by particle index; queries must pass the same values). Returns 0,
+ * or -1 when out of memory (ix then empty). */
 int oct_pair_index_build(oct_pair_index *ix, const oct_tree *t, const uint32_t *pid,
-                         const double *vel, const double *mass);
+                         const double *pos, const double *vel, const double *mass);
 void oct_pair_index_free(oct_pair_index *ix);
 
 typedef struct oct_pair_query {
