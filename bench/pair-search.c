@@ -70,7 +70,7 @@ int main(int argc, char **argv)
             size_t evals = 0;
             double t0 = now();
             oct_pair_index ix;
-            if (oct_pair_index_build(&ix, &t, pid, ic.pos, ic.vel, ic.mass)) return 1;
+            if (oct_pair_index_build(&ix, &t, pid, ic.pos, ic.vel, ic.mass, n)) return 1;
             double t_index = now() - t0;
             oct_pair_query q = { ic.pos, ic.vel, ic.mass, 1.0, eps2, 1, 0, NULL, NULL };
             for (size_t i = 0; i < n; i++) {

@@ -77,7 +77,7 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid,
     int no_index = 0;
     if (pass && vel) {
         for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
-        no_index = oct_pair_index_build(&ix, t, pid, p->pos, vel, p->mass) != 0;
+        no_index = oct_pair_index_build(&ix, t, pid, p->pos, vel, p->mass, na) != 0;
     }
     if ((pass && (!vel || no_index)) || (lists && !h)) {
         free(vel); free(h);

@@ -22,8 +22,10 @@
  * boxes hold. Both sides use one predicate (|v_i - v_j|^2 < W^2, computed
  * once per pair), so each pair is evaluated by one side exactly.
  * oct_pair_index_build makes all this, O(sources log sources), once per
- * call (velocities are the state's, known only when the outputs are asked
- * for).
+ * call (velocities are the state's, known only when the outputs are
+ * asked for); with few targets it leaves the velocity tree out, and each
+ * search finds its slow pairs by a vectorised scan of the sources'
+ * velocities instead.
  *
  * Sources count as the brute force counts them: the tree's sources with
  * mass > 0 (a source whose mass dropped to 0 stays in a refitted tree),
@@ -68,10 +70,14 @@ typedef struct oct_pair_index {
 } oct_pair_index;
 
 /* The index of t's sources with positions pos, velocities vel and masses
- * mass (by particle index; queries must pass the same values). Returns 0,
- * or -1 when out of memory (ix then empty). */
+ * mass (by particle index; queries must pass the same values), for about
+ * ntargets searches: with few, the slow pairs are found by a scan of the
+ * sources' velocities instead of a velocity tree (vt then empty), which
+ * costs more per search than the tree's build saves. Returns 0, or -1
+ * when out of memory (ix then empty). */
 int oct_pair_index_build(oct_pair_index *ix, const oct_tree *t, const uint32_t *pid,
-                         const double *pos, const double *vel, const double *mass);
+                         const double *pos, const double *vel, const double *mass,
+                         size_t ntargets);
 void oct_pair_index_free(oct_pair_index *ix);
 
 typedef struct oct_pair_query {
