@@ -21,6 +21,13 @@
 #define PAIR_CLONES
 #endif
 
+/* Both loops run whole blocks of LANES (8 doubles: one AVX-512 register)
+ * so that no clone falls into a scalar remainder with its roots and
+ * divisions: a cell's children are bounded 8 at a time whatever their
+ * number, a leaf screened in multiples of 8 (the columns are padded, and
+ * what lies past the end is computed and ignored). */
+enum { LANES = 8 };
+
 /* W as a fraction of the sources' velocity extent (the root velocity
  * box's largest side). Larger W: more slow pairs to visit; smaller W:
  * cells prune only beyond d ~ sqrt(mu tau / W). On Plummer and galaxy
@@ -86,8 +93,10 @@ void oct_pair_index_free(oct_pair_index *ix)
 static int pair_columns(oct_pair_columns *c, const uint32_t *ids, uint32_t n, const double *pos,
                         const double *vel, const double *mass)
 {
-    c->block = malloc(7 * (size_t)(n ? n : 1) * sizeof *c->block);
+    /* LANES of zeros past the end: the screen reads whole lane blocks */
+    c->block = malloc((7 * (size_t)n + LANES) * sizeof *c->block);
     if (!c->block) return -1;
+    memset(c->block + 7 * (size_t)n, 0, LANES * sizeof *c->block);
     double *col[7];
     for (int a = 0; a < 7; a++) col[a] = c->block + (size_t)a * n;
     c->x = col[0]; c->y = col[1]; c->z = col[2];
@@ -119,8 +128,9 @@ int oct_pair_index_build(oct_pair_index *ix, const oct_tree *t, const uint32_t *
     /* the bound's inputs per cell as columns (BOX_*), so that a cell's
      * children are bounded in lanes */
     const size_t nc = t->st.ncells;
-    ix->box = malloc(BOX_FIELDS * nc * sizeof *ix->box);
+    ix->box = malloc((BOX_FIELDS * nc + LANES) * sizeof *ix->box);   /* as columns */
     if (!ix->box) goto oom;
+    memset(ix->box + BOX_FIELDS * nc, 0, LANES * sizeof *ix->box);
     for (size_t c = 0; c < nc; c++) {
         for (int a = 0; a < 3; a++) {
             ix->box[(BOX_PLO + a) * nc + c] = t->st.mom[c].lo[a];
@@ -264,7 +274,7 @@ static int leaf_pairs(search *S, const oct_pair_columns *c, const uint32_t *ids,
         const double *cx = c->x + b0, *cy = c->y + b0, *cz = c->z + b0;
         const double *cvx = c->vx + b0, *cvy = c->vy + b0, *cvz = c->vz + b0, *cm = c->m + b0;
         unsigned char need[BLOCK];
-        screen(S, c, b0, nb, slow, w2_split, need);
+        screen(S, c, b0, (nb + LANES - 1) & ~(uint32_t)(LANES - 1), slow, w2_split, need);
         for (uint32_t u = 0; u < nb; u++) {
             if (!need[u] || ids[b0 + u] == S->i) continue;
             double dx[3] = { xi - cx[u], yi - cy[u], zi - cz[u] };
@@ -282,17 +292,17 @@ static int leaf_pairs(search *S, const oct_pair_columns *c, const uint32_t *ids,
 }
 
 /* Lower bounds of tau_ij over the pairs that are not slow, for cells
- * c0 .. c0+n-1 (box_near2 and its farthest-corner twin, for position and
+ * c0 .. c0+LANES-1 (a caller reads those it asked for; box_near2 and its farthest-corner twin, for position and
  * velocity, from the columns). HUGE_VAL for a cell whose pairs are all
  * slow: the other side's. */
 static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, uint32_t c0,
-                                    uint32_t n, double *restrict bound)
+                                    double *restrict bound)
 {
     const size_t nc = ix->t->st.ncells;
     const double *restrict box = ix->box;
     const double W2 = ix->w2_split, eps2 = S->q->eps2, G = S->q->G, mi = S->mi;
     const double xi[3] = { S->x[0], S->x[1], S->x[2] }, vi[3] = { S->v[0], S->v[1], S->v[2] };
-    for (uint32_t k = 0; k < n; k++) {
+    for (uint32_t k = 0; k < LANES; k++) {
         size_t c = c0 + k;
         double r2 = 0, wmin2 = 0, wmax2 = 0;
         for (int a = 0; a < 3; a++) {
@@ -384,7 +394,7 @@ static int position_side(const oct_pair_index *ix, search *S)
     pending stack[STACK];
     uint32_t sp = 0;
     double bd[8];
-    cell_bounds(ix, S, 0, 1, bd);
+    cell_bounds(ix, S, 0, bd);
     stack[sp++] = (pending){ 0, bd[0] };
     while (sp) {
         pending top = stack[--sp];
@@ -396,7 +406,7 @@ static int position_side(const oct_pair_index *ix, search *S)
             pending ch[8];
             uint32_t nc = 0;
             const double thr = threshold(S);
-            cell_bounds(ix, S, cl->child, cl->nchild, bd);
+            cell_bounds(ix, S, cl->child, bd);
             for (uint32_t k = 0; k < cl->nchild; k++) {
                 if (bd[k] >= thr) continue;
                 uint32_t w = nc++;
