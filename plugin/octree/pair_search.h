@@ -4,9 +4,12 @@
  * sources, base/pair_step.h) and the lists by step (the sources with
  * tau_ij < nb_step) from a pruned search of a source tree, exact: a cell
  * is skipped only when a rigorous lower bound of tau_ij over its sources
- * (octree/pair_bound.h) is at or above what is sought, and every pair not
- * skipped is evaluated with gp_pair_step itself, so the minimum and the
- * lists are those of a pass over every source, bit for bit.
+ * (octree/pair_bound.h) is at or above what is sought, a pair of an
+ * opened leaf only when base/pair_step_bound.h proves its tau_ij at or
+ * above it (the root-free per-pair test cpu-direct uses, tight enough
+ * that about 2 pairs per particle remain), and every pair not skipped is
+ * evaluated with gp_pair_step itself, so the minimum and the lists are
+ * those of a pass over every source, bit for bit.
  *
  * The bound needs per cell, beside the position box of the moments
  * (lo/hi, current after a build or refit with moments), the box of the
