@@ -304,7 +304,7 @@ static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, u
     const double xi[3] = { S->x[0], S->x[1], S->x[2] }, vi[3] = { S->v[0], S->v[1], S->v[2] };
     for (uint32_t k = 0; k < LANES; k++) {
         size_t c = c0 + k;
-        double r2 = 0, wmin2 = 0, wmax2 = 0;
+        double r2 = 0, wmin2 = 0, wmax2 = 0, smin = 0;
         for (int a = 0; a < 3; a++) {
             double lo = box[(BOX_PLO + a) * nc + c], hi = box[(BOX_PHI + a) * nc + c];
             double x = xi[a], e = x < lo ? lo - x : (x > hi ? x - hi : 0);
@@ -314,9 +314,11 @@ static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, u
             double g = v - vl > vh - v ? v - vl : vh - v;
             wmin2 += f * f;
             wmax2 += g * g;
+            double p = oct_pair_rv_min_axis(x, lo, hi, v, vl, vh);
+            smin = a ? smin + p : p;
         }
         double b = oct_pair_step_bound(r2, eps2, sqrt(wmin2 < W2 ? W2 : wmin2), sqrt(wmax2),
-                                       G * (mi + box[BOX_MMAX * nc + c]));
+                                       G * (mi + box[BOX_MMAX * nc + c]), smin < 0 ? -smin : 0);
         bound[k] = wmax2 < W2 ? HUGE_VAL : b;
     }
 }
