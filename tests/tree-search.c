@@ -125,8 +125,12 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
 {
     oct_tree t;
     uint32_t *pid = subset_tree(&t, n, pos, mass, sub, ns);
-    oct_pair_index ix;
-    if (oct_pair_index_build(&ix, &t, pid, vel, mass)) bail("out of memory");
+    /* both ways to the slow pairs: the velocity tree (many targets) and
+     * the scan (few) */
+    oct_pair_index ixs[2];
+    if (oct_pair_index_build(&ixs[0], &t, pid, pos, vel, mass, SIZE_MAX) ||
+        oct_pair_index_build(&ixs[1], &t, pid, pos, vel, mass, 0))
+        bail("out of memory");
     uint8_t *in = calloc(n ? n : 1, 1);
     for (size_t k = 0; k < (sub ? ns : n); k++) in[sub ? sub[k] : k] = 1;
     const double G = 1.0;
@@ -134,7 +138,9 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
     hitlist h = { 0 };
     size_t evals = 0;
     int bad = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t wi = 0; wi < 2 * n; wi++) {
+        const oct_pair_index *ix = &ixs[wi / n];
+        size_t i = wi % n;
         const double *x = &pos[3 * i], *v = &vel[3 * i];
         double best = HUGE_VAL;
         size_t nw = 0;
@@ -148,23 +154,24 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
         }
         oct_pair_query q = { pos, vel, mass, G, eps2, 1, nb_step, hit_add, &h };
         h.n = 0;
-        double got = oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, &evals);
+        double got = oct_pair_search(ix, &q, (uint32_t)i, HUGE_VAL, wi < n ? &evals : NULL);
         qsort(h.v, h.n, sizeof *h.v, cmp_u32);
         if (memcmp(&got, &best, sizeof got) || h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want)))
             bad++;
         q.nb_step = 0;   /* the minimum alone */
-        got = oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, NULL);
+        got = oct_pair_search(ix, &q, (uint32_t)i, HUGE_VAL, NULL);
         if (memcmp(&got, &best, sizeof got)) bad++;
         q.want_min = 0;  /* the list alone */
         q.nb_step = nb_step;
         h.n = 0;
-        oct_pair_search(&ix, &q, (uint32_t)i, HUGE_VAL, NULL);
+        oct_pair_search(ix, &q, (uint32_t)i, HUGE_VAL, NULL);
         qsort(h.v, h.n, sizeof *h.v, cmp_u32);
         if (h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want))) bad++;
     }
     if (evals_per) *evals_per = n ? (double)evals / (double)n : 0;
     oct_tree_free(&t);
-    oct_pair_index_free(&ix);
+    oct_pair_index_free(&ixs[0]);
+    oct_pair_index_free(&ixs[1]);
     free(pid); free(in); free(want); free(h.v);
     return bad;
 }
@@ -191,7 +198,17 @@ static int bound_violations(void)
             double g = v[a] - vlo[a] > vhi[a] - v[a] ? v[a] - vlo[a] : vhi[a] - v[a];
             r2 += e * e; w2 += f * f; W2 += g * g;
         }
-        double bound = oct_pair_step_bound(r2, eps2, sqrt(w2), sqrt(W2), mi + mmax);
+        double smin = 0;
+        for (int a = 0; a < 3; a++) {
+            double p = oct_pair_rv_min_axis(x[a], lo[a], hi[a], v[a], vlo[a], vhi[a]);
+            smin = a ? smin + p : p;
+        }
+        /* without and with the approach rate from the boxes' corners */
+        double bound = oct_pair_step_bound(r2, eps2, sqrt(w2), sqrt(W2), mi + mmax, HUGE_VAL);
+        double bound_rv = oct_pair_step_bound(r2, eps2, sqrt(w2), sqrt(W2), mi + mmax,
+                                              smin < 0 ? -smin : 0);
+        if (bound_rv > bound) bound = bound_rv;   /* both must hold */
+        if (!(bound_rv >= 0)) bad++;
         for (int k = 0; k < 20; k++) {
             double xj[3], vj[3];
             for (int a = 0; a < 3; a++) {
@@ -236,7 +253,8 @@ static void pair_set(size_t n, int clustered, double *pos, double *vel, double *
 static void pair_tests(void)
 {
     is_int(bound_violations(), 0, "cell bound: no pair in a box (corners, faces, inside; slow "
-           "approaches, eps 0 and not) has tau_ij below the bound");
+           "approaches, eps 0 and not) has tau_ij below the bound, with or without the approach "
+           "rate from the boxes' corners");
     const size_t n = 2000;
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
     double *mass = malloc(n * sizeof *mass), per;
@@ -278,7 +296,7 @@ static void pair_tests(void)
     oct_tree t;
     uint32_t *pid = subset_tree(&t, 1, p2, m2, NULL, 0);
     oct_pair_index ix;
-    if (oct_pair_index_build(&ix, &t, pid, v2, m2)) bail("out of memory");
+    if (oct_pair_index_build(&ix, &t, pid, p2, v2, m2, 1)) bail("out of memory");
     oct_pair_query q = { p2, v2, m2, 1.0, 0.0, 1, 0, NULL, NULL };
     ok(bad == 0 && oct_pair_search(&ix, &q, 0, HUGE_VAL, NULL) == HUGE_VAL,
        "one particle: no source, HUGE_VAL; two (approaching at 1e-12): brute force's tau; "

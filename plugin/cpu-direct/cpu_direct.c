@@ -17,7 +17,7 @@
 #include "base/plugin_base.h"
 #include "direct_lists.h"
 #include "direct_kernel.h"
-#include "pair_step_bound.h"
+#include "base/pair_step_bound.h"
 
 #define PLUGIN_NAME "cpu-direct"
 

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "base/pair_step.h"
-#include "pair_step_bound.h"
+#include "base/pair_step_bound.h"
 
 /* One source j into lane l's accumulators, in three parts that LANE and
  * LANE_EX share word for word (so acc, pot and the jerk have the same bits

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "base/pair_step.h"
-#include "pair_step_bound.h"
+#include "base/pair_step_bound.h"
 
 typedef struct list_pass {
     const gp_particles *p;

@@ -79,7 +79,7 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, con
     if (pass && vel) {
         if (held)
             for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
-        no_index = oct_pair_index_build(&ix, t, pid, vel, p->mass) != 0;
+        no_index = oct_pair_index_build(&ix, t, pid, p->pos, vel, p->mass, na) != 0;
     }
     if ((pass && (!vel || no_index)) || (lists && !h)) {
         free(held); free(h);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pair_step_bound.h — a cheap test that proves gp_pair_step(...) >= T for a
- * pair, so that cpu-direct evaluates the exact step (3 roots, 6 divisions)
+ * pair, so that cpu-direct (per pair, in the force kernel's lanes) and
+ * the tree plugins' pair search (per pair of an opened leaf,
+ * octree/pair_search.c) evaluate the exact step (3 roots, 6 divisions)
  * only for the few pairs that may go below the running minimum T, or below
- * nb_step. No root and no division per pair: products compared, squared,
- * with thresholds made once per T.
+ * nb_step. No root and no division per pair given c = 1/sqrt(r2): products
+ * compared, squared, with thresholds made once per T.
  *
  * With r2 = |r|^2 + eps2 (softened, as pair_step.h), c = 1/sqrt(r2),
  * mu = G (m_i + m_j), s = r.v, v2 = |v|^2 and the signed approach rate
