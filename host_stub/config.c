@@ -469,6 +469,7 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
     static const char *const integ_names[] = { "name", "params", NULL };
     static const char *const run_names[] = { "t_end", "progress", "signal_grace", NULL };
     static const char *const out_names[] = { "dir", "log", "log_interval", "snapshot_interval", "snapshot_prefix",
+                                              "snapshot_files",
                                               "checkpoint", "checkpoint_interval", "lagrangian_fractions", NULL };
     int rc = -1;
     rd.text = strdup(text);   /* for setting_line's look at the source */
@@ -554,6 +555,17 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
         || get_number(r, g, "checkpoint_interval", 0, 0, &cfg->ckpt_interval) != 0)
         goto done;
     if (check_output_names(r, g, cfg) != 0) goto done;
+    char *files = NULL;
+    if (get_string(r, g, "snapshot_files", 0, "one", &files) != 0) goto done;
+    if (strcmp(files, "one") != 0 && strcmp(files, "per-rank") != 0) {
+        free(files);
+        fail(r, config_setting_get_member(g, "snapshot_files"),
+             "expected \"one\" (every rank's particles gathered on rank 0, one file) or \"per-rank\" "
+             "(each rank writes its own part, rank 0 a master file that joins them)");
+        goto done;
+    }
+    cfg->snap_per_rank = strcmp(files, "per-rank") == 0;
+    free(files);
     static const char *const interval_names[] = { "log_interval", "snapshot_interval", "checkpoint_interval" };
     double *intervals[] = { &cfg->log_interval, &cfg->snap_interval, &cfg->ckpt_interval };
     int *lines[] = { &cfg->log_interval_line, &cfg->snap_interval_line, &cfg->ckpt_interval_line };

@@ -67,6 +67,7 @@ typedef struct gh_config {
     double signal_grace;   /* wall seconds a SIGTERM waits for a resync point */
 
     char *out_dir, *log_name, *snap_prefix, *ckpt_name;
+    int snap_per_rank;     /* snapshot_files = "per-rank" (1) or "one" (0) */
     /* units = { ... }: the code units in cgs for the snapshots (0: N-body
      * units); two of length, mass and time given, the third from G = 1 */
     double unit_length_cgs, unit_mass_cgs;

@@ -42,6 +42,9 @@ int gh_par_same_start(int argc, char **argv, char *err, size_t errlen);
  * sentence in err, when rank 0's rc was -1 or memory ran out anywhere. */
 int gh_par_share_text(char **text, int rc, char *err, size_t errlen);
 
+/* Every rank's x, in rank order, into all[0 .. size) on every rank. */
+void gh_par_allgather_u64(uint64_t x, uint64_t *all);
+
 /* All ranks' particles on rank 0, in id order (malloc'd; NULL elsewhere;
  * any of the out-arrays may be NULL). *n_all: the global count on every
  * rank. -1 with err on every rank on failure. */

@@ -52,8 +52,82 @@ int write_log(runner *r)
                          wall_total(r), r->err, sizeof r->err);
 }
 
+/* The snapshot's units and comment. */
+static gp_snapshot_extra snapshot_extra(runner *r, char *comment, size_t len)
+{
+    snprintf(comment, len, "gravhost: %s on %s", gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim));
+    gp_snapshot_extra ex;
+    memset(&ex, 0, sizeof ex);
+    ex.struct_size = sizeof ex;
+    ex.comment = comment;
+    ex.length_cgs = r->cfg->unit_length_cgs;
+    ex.mass_cgs = r->cfg->unit_mass_cgs;
+    return ex;
+}
+
+/* snapshot_files = "per-rank": every rank writes its own particles to
+ * PREFIX_NNNN.rRRRR.h5, with no gather, and rank 0 a master PREFIX_NNNN.h5
+ * whose datasets are virtual, the parts' rows in rank order (SWIFT's
+ * distributed snapshots). */
+static int write_snapshot_parts(runner *r)
+{
+    const int P = gh_par_size(), me = gh_par_rank();
+    size_t n = gp_sim_count(r->sim);
+    double *pos = malloc(3 * (n ? n : 1) * sizeof *pos), *vel = malloc(3 * (n ? n : 1) * sizeof *vel);
+    double *mass = malloc((n ? n : 1) * sizeof *mass);
+    uint64_t *ids = malloc((n ? n : 1) * sizeof *ids), *counts = malloc((size_t)P * sizeof *counts);
+    char name[512], path[4096], comment[256];
+    int rc = -1;
+    if (!pos || !vel || !mass || !ids || !counts) {
+        snprintf(r->err, sizeof r->err, "snapshot: out of memory for %zu particles", n);
+    } else {
+        gp_sim_get_particles(r->sim, pos, vel, mass, ids);
+        gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
+        snprintf(name, sizeof name, "%s_%04llu.r%04d.h5", r->cfg->snap_prefix,
+                 (unsigned long long)r->st.snap_count, me);
+        join(path, sizeof path, r->out_dir, name);
+        char err[512];
+        rc = gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err);
+        if (rc != 0) snprintf(r->err, sizeof r->err, "%s", err);
+    }
+    free(pos); free(vel); free(mass); free(ids);
+    if (gh_par_agree(rc, r->err, sizeof r->err) != 0) { free(counts); return -1; }
+    gh_par_allgather_u64((uint64_t)n, counts);
+    rc = 0;
+    if (me == 0) {
+        /* the parts by name only: they lie beside the master */
+        char (*parts)[512] = malloc((size_t)P * sizeof *parts);
+        const char **names = malloc((size_t)P * sizeof *names);
+        rc = -1;
+        if (!parts || !names) {
+            snprintf(r->err, sizeof r->err, "snapshot: out of memory for %d part names", P);
+        } else {
+            for (int q = 0; q < P; ++q) {
+                const char *slash = strrchr(r->cfg->snap_prefix, '/');
+                snprintf(parts[q], sizeof parts[q], "%s_%04llu.r%04d.h5",
+                         slash ? slash + 1 : r->cfg->snap_prefix,
+                         (unsigned long long)r->st.snap_count, q);
+                names[q] = parts[q];
+            }
+            gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
+            snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
+            join(path, sizeof path, r->out_dir, name);
+            char err[512];
+            rc = gp_snapshot_write_virtual(path, gp_sim_time(r->sim), (size_t)P, counts, names, &ex, err,
+                                           sizeof err);
+            if (rc != 0) snprintf(r->err, sizeof r->err, "%s", err);
+        }
+        free(parts); free(names);
+    }
+    free(counts);
+    rc = gh_par_agree(rc, r->err, sizeof r->err);
+    if (rc == 0) r->st.snap_count++;
+    return rc;
+}
+
 int write_snapshot(runner *r)
 {
+    if (r->cfg->snap_per_rank && gh_par_size() > 1) return write_snapshot_parts(r);
     /* one file: every rank's particles gathered on rank 0, which writes */
     size_t n = 0;
     double *pos = NULL, *vel = NULL, *mass = NULL;
@@ -72,13 +146,7 @@ int write_snapshot(runner *r)
         snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
         join(path, sizeof path, r->out_dir, name);
         char comment[256];
-        snprintf(comment, sizeof comment, "gravhost: %s on %s", gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim));
-        gp_snapshot_extra ex;
-        memset(&ex, 0, sizeof ex);
-        ex.struct_size = sizeof ex;
-        ex.comment = comment;
-        ex.length_cgs = r->cfg->unit_length_cgs;
-        ex.mass_cgs = r->cfg->unit_mass_cgs;
+        gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
         char err[512];
         if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
             r->st.snap_count++;

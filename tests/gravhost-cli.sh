@@ -7,7 +7,7 @@
 # exact solver is bit-identical; a tree solver stays within its error).
 NAME=gravhost-cli
 . '@TESTLIB@'
-echo "1..17"
+echo "1..18"
 
 BASE='initial_conditions = { model = "plummer"; n = 256; seed = 1; };
 run = { t_end = 0.25; };'
@@ -25,6 +25,8 @@ printf 'solver = { plugin = "cpu-direct"; };\nrun = { t_end = "soon"; };\n' > "$
 expect_error type "type.cfg:2: run.t_end: expected a number"
 printf 'solver = { plugin = = "cpu-direct"; };\n' > "$TMP/syntax.cfg"
 expect_error syntax "syntax.cfg:1: syntax error"
+printf '%s\nsolver = { plugin = "cpu-direct"; };\noutput = { snapshot_files = "each"; };\n' "$BASE" > "$TMP/files.cfg"
+expect_error files "files.cfg:4: output.snapshot_files: expected \"one\" .* or \"per-rank\""
 printf '%s\nsolver = { plugin = "cpu-direct"; };\n' "$BASE" > "$TMP/tinf.cfg"
 "$GRAVHOST" run "$TMP/tinf.cfg" --t-end inf --output "$TMP/out-tinf" 2>"$TMP/tinf.err"
 [ $? = 2 ] && grep -q 'needs a finite time >= 0 (got "inf")' "$TMP/tinf.err" && ! [ -d "$TMP/out-tinf" ]

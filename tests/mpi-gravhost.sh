@@ -12,12 +12,15 @@
 # P = 2 bit-identical; another P, rk8pd
 # and a non-MPI plugin are refused with a
 # sentence, on every rank, without a hang; rank 0 alone opens the config
-# file (counted with strace when it is there). Skipped without mpirun.
+# file (counted with strace when it is there); snapshot_files = "per-rank"
+# at P = 2 writes one part per rank and a master of virtual datasets that
+# h5py and gravhost's own reader see as the gathered snapshot. Skipped
+# without mpirun.
 MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..33"
+echo "1..36"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -174,6 +177,48 @@ mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
 ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"
 r=$(same_snapshot "$TMP/hold-2/snap_0002.h5" "$TMP/hb/snap_0002.h5")
 [ "$r" = same ]; ok $? "hold-kdk at P = 2: the restarted run ends bit-identical ($r)"
+# snapshot_files = "per-rank": parts and a virtual master, the same
+# particles as the gathered file of the same run
+sed -e 's/t_end = 0.5/t_end = 0.25/' "$TMP/p.cfg" > "$TMP/p1.cfg"
+sed -e 's/checkpoint_interval = 0.25; };/checkpoint_interval = 0.25; snapshot_files = "per-rank"; };/' \
+    "$TMP/p1.cfg" > "$TMP/parts.cfg"
+timeout 120 "$MPIRUN" --oversubscribe -np 2 "$GHM" run "$TMP/p1.cfg" --output "$TMP/gathered" 2>>"$TMP/err" &&
+timeout 120 "$MPIRUN" --oversubscribe -np 2 "$GHM" run "$TMP/parts.cfg" --output "$TMP/parts" 2>>"$TMP/err" &&
+[ -f "$TMP/parts/snap_0001.r0000.h5" ] && [ -f "$TMP/parts/snap_0001.r0001.h5" ] && [ -f "$TMP/parts/snap_0001.h5" ]
+ok $? "P = 2, snapshot_files = per-rank: each rank writes its part, rank 0 the master"
+# the run directory moved: the master finds its parts beside it
+mv "$TMP/parts" "$TMP/parts-moved"
+same_by_id() {
+    python3 - "$1" "$2" <<'PY'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+ia, ib = (np.argsort(f["PartType1/ParticleIDs"][...], kind="stable") for f in (a, b))
+same = a["PartType1/ParticleIDs"].shape == b["PartType1/ParticleIDs"].shape and all(
+    np.array_equal(a["PartType1/" + k][...][ia].view(np.uint8), b["PartType1/" + k][...][ib].view(np.uint8))
+    for k in ("Coordinates", "Velocities", "Masses", "ParticleIDs"))
+print("same" if same and a["Header"].attrs["Time"] == b["Header"].attrs["Time"] else "different")
+PY
+}
+r=$(same_by_id "$TMP/gathered/snap_0001.h5" "$TMP/parts-moved/snap_0001.h5")
+[ "$r" = same ]; ok $? "the master (h5py, moved with its parts) holds the gathered snapshot's particles bit for bit ($r)"
+cat > "$TMP/fromparts.cfg" <<CFG
+solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };
+initial_conditions = { model = "snapshot"; n = 0; options = { path = "$TMP/parts-moved/snap_0001.h5"; }; };
+integrator = { name = "leapfrog"; params = { dt = 0.015625; }; };
+run = { t_end = 0.0625; };
+output = { snapshot_interval = 0; log_interval = 0.015625; };
+CFG
+r=
+"$GH" run "$TMP/fromparts.cfg" --output "$TMP/fromparts" 2>>"$TMP/err" &&
+r=$(python3 - "$TMP/fromparts/snap_0000.h5" "$TMP/gathered/snap_0001.h5" <<'PY'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+ia, ib = (np.argsort(f["PartType1/ParticleIDs"][...]) for f in (a, b))
+print("same" if all(np.array_equal(a["PartType1/" + k][...][ia], b["PartType1/" + k][...][ib])
+                    for k in ("Coordinates", "Velocities", "Masses")) else "different")
+PY
+) && [ "$r" = same ]
+ok $? "gravhost reads the master as initial conditions (gp_snapshot_read through the virtual datasets): ${r:-failed}"
 # rank 0 alone reads the config file; the others get its text
 if command -v strace >/dev/null 2>&1; then
     strace -f -e trace=openat -o "$TMP/trace" timeout 120 "$MPIRUN" --oversubscribe -np 3 "$GHM" run "$TMP/p.cfg" \

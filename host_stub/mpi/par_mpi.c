@@ -79,6 +79,11 @@ uint64_t gh_par_sum_u64(uint64_t x)
     return s;
 }
 
+void gh_par_allgather_u64(uint64_t x, uint64_t *all)
+{
+    MPI_Allgather(&x, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+}
+
 int gh_par_max_int(int x)
 {
     int m = 0;

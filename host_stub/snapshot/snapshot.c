@@ -405,6 +405,126 @@ out:
     return rc;
 }
 
+/* One virtual dataset of the master file: rows [off_f, off_f + counts[f])
+ * come from dataset /PartType1/name of files[f]. */
+static int virtual_dataset(hid_t grp, const char *name, hid_t filetype, int cols, size_t nfiles,
+                           const uint64_t *counts, const char *const *files, uint64_t total,
+                           const dims_lmt *u, const cgs_units *c)
+{
+    hsize_t dims[2] = {(hsize_t)total, (hsize_t)cols};
+    hid_t vspace = H5Screate_simple(cols > 1 ? 2 : 1, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int rc = vspace < 0 || dcpl < 0 ? -1 : 0;
+    char src[64];
+    snprintf(src, sizeof src, "/PartType1/%s", name);
+    hsize_t off = 0;
+    for (size_t f = 0; f < nfiles && rc == 0; ++f) {
+        if (counts[f] == 0) continue;   /* an empty rank maps nothing */
+        hsize_t start[2] = {off, 0}, count[2] = {(hsize_t)counts[f], (hsize_t)cols};
+        hid_t sspace = H5Screate_simple(cols > 1 ? 2 : 1, count, NULL);
+        if (sspace < 0 || H5Sselect_hyperslab(vspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0
+            || H5Pset_virtual(dcpl, vspace, files[f], src, sspace) < 0)
+            rc = -1;
+        if (sspace >= 0) H5Sclose(sspace);
+        off += counts[f];
+    }
+    if (rc == 0 && H5Sselect_all(vspace) < 0) rc = -1;
+    hid_t d = rc == 0 ? H5Dcreate2(grp, name, filetype, vspace, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+    if (d < 0) rc = -1;
+    if (rc == 0 && dataset_units(d, u, c) != 0) rc = -1;
+    if (d >= 0) H5Dclose(d);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (vspace >= 0) H5Sclose(vspace);
+    return rc;
+}
+
+GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, size_t nfiles,
+                                              const uint64_t *counts, const char *const *files,
+                                              const gp_snapshot_extra *extra, char *err,
+                                              size_t errlen)
+{
+    if (err && errlen) err[0] = '\0';
+    if (!path || !path[0] || !counts || !files || nfiles == 0)
+        return fail(err, errlen, "gp_snapshot_write_virtual needs a path and at least one part file.");
+    if (extra && extra->struct_size < sizeof(gp_snapshot_extra))
+        return fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
+                                 "%zu; set it to sizeof(gp_snapshot_extra).",
+                    extra->struct_size, sizeof(gp_snapshot_extra));
+    uint64_t total = 0;
+    for (size_t f = 0; f < nfiles; ++f) {
+        if (!files[f] || !files[f][0])
+            return fail(err, errlen, "gp_snapshot_write_virtual: part file %zu has no name.", f);
+        total += counts[f];
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+    snprintf(tmp, len + 5, "%s.tmp", path);
+    char kind[128];
+    const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
+    if (special) {
+        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
+        free(tmp);
+        return r;
+    }
+    quiet q;
+    quiet_begin(&q);
+    char why[160];
+    int rc = 0;
+    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0) {
+        rc = fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+                               "exists and is writable.", tmp, h5_reason(why));
+        goto out;
+    }
+    if (write_header(file, time, (size_t)total, extra) != 0 || write_units(file, time, extra) != 0) {
+        rc = fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
+        H5Fclose(file);
+        goto out;
+    }
+    hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int drc = g < 0 ? -1 : 0;
+    if (drc == 0) {
+        /* the units as gp_snapshot_write_ex writes them */
+        static const dims_lmt
+            length = {1, 0, 0, "Co-moving position of the particles", "Positions of the particles in U_L"},
+            velocity = {1, 0, -1, "Peculiar velocities of the particles", "Velocities of the particles in U_V"},
+            massd = {0, 1, 0, "Masses of the particles", "Masses of the particles in U_M"},
+            none = {0, 0, 0, "Unique IDs of the particles", "Unique IDs of the particles"},
+            accel = {1, 0, -2, "Gravitational accelerations of the particles",
+                     "Gravitational accelerations of the particles in U_V^2 /U_L"},
+            potential = {2, 0, -2, "Gravitational potentials of the particles",
+                         "Gravitational potentials of the particles in U_V^2 per unit mass"};
+        const cgs_units c = code_units(extra);
+        drc |= virtual_dataset(g, "Coordinates", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &length, &c);
+        drc |= virtual_dataset(g, "Velocities", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &velocity, &c);
+        drc |= virtual_dataset(g, "Masses", H5T_IEEE_F64LE, 1, nfiles, counts, files, total, &massd, &c);
+        drc |= virtual_dataset(g, "ParticleIDs", H5T_STD_U64LE, 1, nfiles, counts, files, total, &none, &c);
+        if (extra && extra->acc)
+            drc |= virtual_dataset(g, "Acceleration", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &accel, &c);
+        if (extra && extra->pot)
+            drc |= virtual_dataset(g, "Potential", H5T_IEEE_F64LE, 1, nfiles, counts, files, total, &potential, &c);
+        H5Gclose(g);
+    }
+    if (drc != 0) {
+        rc = fail(err, errlen, "Cannot write the virtual datasets of snapshot '%s' (%s).", tmp, h5_reason(why));
+        H5Fclose(file);
+        goto out;
+    }
+    if (H5Fclose(file) < 0) {
+        rc = fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
+                  h5_reason(why));
+        goto out;
+    }
+    if (rename(tmp, path) != 0)
+        rc = fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+out:
+    quiet_end(&q);
+    if (rc != 0) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
 GRAVPLUG_EXPORT int gp_snapshot_write(const char *path, double time, size_t n, const double *pos,
                                       const double *vel, const double *mass, const uint64_t *id,
                                       char *err, size_t errlen)

@@ -68,6 +68,19 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
                                          const gp_snapshot_extra *extra,
                                          char *err, size_t errlen);
 
+/* A master file for a snapshot written in parts (one per MPI rank, each
+ * by gp_snapshot_write_ex): the same layout, each PartType1 dataset a
+ * virtual dataset (HDF5 1.10's VDS) whose rows are the parts' in file
+ * order, counts[f] rows from files[f]. Part names are stored as given:
+ * a name without a directory is looked up beside the master file, so the
+ * master and its parts move together. extra gives the units and comment;
+ * its acc and pot say only whether the parts hold those datasets. Readers
+ * (h5py, gp_snapshot_read, yt) see one snapshot. */
+GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, size_t nfiles,
+                                              const uint64_t *counts, const char *const *files,
+                                              const gp_snapshot_extra *extra, char *err,
+                                              size_t errlen);
+
 /* Reads PartType1 of a snapshot (this layout, or a Gadget/SWIFT file) into
  * *out (free with gp_ic_free) and its Header/Time into *time (time may be
  * NULL). Coordinates and velocities stored as float are widened; masses
