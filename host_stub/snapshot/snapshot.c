@@ -113,6 +113,18 @@ typedef struct dims_lmt {
     const char *gadget3;   /* the same in Gadget-3's VarDescription words */
 } dims_lmt;
 
+/* PartType1's datasets. Gadget-3 readers (pynbody) take each U_x once,
+ * its power after '^', negative after '/'. */
+static const dims_lmt
+    length = {1, 0, 0, "Co-moving position of the particles", "Positions of the particles in U_L"},
+    velocity = {1, 0, -1, "Peculiar velocities of the particles", "Velocities of the particles in U_V"},
+    massd = {0, 1, 0, "Masses of the particles", "Masses of the particles in U_M"},
+    none = {0, 0, 0, "Unique IDs of the particles", "Unique IDs of the particles"},
+    accel = {1, 0, -2, "Gravitational accelerations of the particles",
+             "Gravitational accelerations of the particles in U_V^2 /U_L"},
+    potential = {2, 0, -2, "Gravitational potentials of the particles",
+                 "Gravitational potentials of the particles in U_V^2 per unit mass"};
+
 /* The code units in cgs (t from G = 1), or all 0 in N-body units. */
 typedef struct cgs_units {
     double L, M, T;
@@ -294,6 +306,59 @@ static int snapshot_room(const char *path, double bytes, char *why, size_t len)
     return 0;
 }
 
+/* PATH.tmp for path (malloc'd), or NULL with a sentence in err: no
+ * memory, or a target a rename must not replace. */
+static char *tmp_path_for(const char *path, char *err, size_t errlen)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) {
+        fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+        return NULL;
+    }
+    snprintf(tmp, len + 5, "%s.tmp", path);
+    char kind[128];
+    const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
+    if (special) {
+        fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
+        free(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
+/* tmp created with its Header and Units: the file, or -1 with a sentence
+ * (nothing left open). */
+static hid_t begin_file(const char *tmp, double time, size_t n, const gp_snapshot_extra *extra,
+                        char *err, size_t errlen)
+{
+    char why[160];
+    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0) {
+        fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+                          "exists and is writable.", tmp, h5_reason(why));
+        return -1;
+    }
+    if (write_header(file, time, n, extra) != 0 || write_units(file, time, extra) != 0) {
+        fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
+        H5Fclose(file);
+        return -1;
+    }
+    return file;
+}
+
+/* Closes file and renames tmp to path: 0, or -1 with a sentence. */
+static int finish_file(hid_t file, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    char why[160];
+    if (H5Fclose(file) < 0)
+        return fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
+                    h5_reason(why));
+    if (rename(tmp, path) != 0)
+        return fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+    return 0;
+}
+
 GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n,
                                          const double *pos, const double *vel,
                                          const double *mass, const uint64_t *id,
@@ -308,19 +373,10 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
         return fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
                                  "%zu; set it to sizeof(gp_snapshot_extra).",
                     extra->struct_size, sizeof(gp_snapshot_extra));
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
+    char *tmp = tmp_path_for(path, err, errlen);
     double *zeros = NULL;
     uint64_t *ids = NULL;
-    if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
-    snprintf(tmp, len + 5, "%s.tmp", path);
-    char kind[128];
-    const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
-    if (special) {
-        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
-        free(tmp);
-        return r;
-    }
+    if (!tmp) return -1;
     if (!vel && n > 0) zeros = calloc(3 * n, sizeof(double));
     if (!id && n > 0) {
         ids = malloc(n * sizeof(uint64_t));
@@ -347,31 +403,14 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     quiet_begin(&q);
     char why[160];
     int rc = 0;
-    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t file = begin_file(tmp, time, n, extra, err, errlen);
     if (file < 0) {
-        rc = fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
-                               "exists and is writable.", tmp, h5_reason(why));
-        goto out;
-    }
-    if (write_header(file, time, n, extra) != 0 || write_units(file, time, extra) != 0) {
-        rc = fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
-        H5Fclose(file);
+        rc = -1;
         goto out;
     }
     hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int drc = g < 0 ? -1 : 0;
     if (drc == 0) {
-        /* Gadget-3 readers (pynbody) take each U_x once, its power after
-         * '^', negative after '/' */
-        static const dims_lmt
-            length = {1, 0, 0, "Co-moving position of the particles", "Positions of the particles in U_L"},
-            velocity = {1, 0, -1, "Peculiar velocities of the particles", "Velocities of the particles in U_V"},
-            massd = {0, 1, 0, "Masses of the particles", "Masses of the particles in U_M"},
-            none = {0, 0, 0, "Unique IDs of the particles", "Unique IDs of the particles"},
-            accel = {1, 0, -2, "Gravitational accelerations of the particles",
-                     "Gravitational accelerations of the particles in U_V^2 /U_L"},
-            potential = {2, 0, -2, "Gravitational potentials of the particles",
-                         "Gravitational potentials of the particles in U_V^2 per unit mass"};
         const cgs_units c = code_units(extra);
         drc |= dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, pos, &length, &c);
         drc |= dataset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, vel ? vel : zeros, &velocity, &c);
@@ -389,13 +428,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
         H5Fclose(file);
         goto out;
     }
-    if (H5Fclose(file) < 0) {
-        rc = fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
-                  h5_reason(why));
-        goto out;
-    }
-    if (rename(tmp, path) != 0)
-        rc = fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+    rc = finish_file(file, tmp, path, err, errlen);
 out:
     quiet_end(&q);
     if (rc != 0) remove(tmp);
@@ -456,45 +489,20 @@ GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, siz
             return fail(err, errlen, "gp_snapshot_write_virtual: part file %zu has no name.", f);
         total += counts[f];
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
-    snprintf(tmp, len + 5, "%s.tmp", path);
-    char kind[128];
-    const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
-    if (special) {
-        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
-        free(tmp);
-        return r;
-    }
+    char *tmp = tmp_path_for(path, err, errlen);
+    if (!tmp) return -1;
     quiet q;
     quiet_begin(&q);
     char why[160];
     int rc = 0;
-    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t file = begin_file(tmp, time, (size_t)total, extra, err, errlen);
     if (file < 0) {
-        rc = fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
-                               "exists and is writable.", tmp, h5_reason(why));
-        goto out;
-    }
-    if (write_header(file, time, (size_t)total, extra) != 0 || write_units(file, time, extra) != 0) {
-        rc = fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
-        H5Fclose(file);
+        rc = -1;
         goto out;
     }
     hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int drc = g < 0 ? -1 : 0;
     if (drc == 0) {
-        /* the units as gp_snapshot_write_ex writes them */
-        static const dims_lmt
-            length = {1, 0, 0, "Co-moving position of the particles", "Positions of the particles in U_L"},
-            velocity = {1, 0, -1, "Peculiar velocities of the particles", "Velocities of the particles in U_V"},
-            massd = {0, 1, 0, "Masses of the particles", "Masses of the particles in U_M"},
-            none = {0, 0, 0, "Unique IDs of the particles", "Unique IDs of the particles"},
-            accel = {1, 0, -2, "Gravitational accelerations of the particles",
-                     "Gravitational accelerations of the particles in U_V^2 /U_L"},
-            potential = {2, 0, -2, "Gravitational potentials of the particles",
-                         "Gravitational potentials of the particles in U_V^2 per unit mass"};
         const cgs_units c = code_units(extra);
         drc |= virtual_dataset(g, "Coordinates", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &length, &c);
         drc |= virtual_dataset(g, "Velocities", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &velocity, &c);
@@ -511,13 +519,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, siz
         H5Fclose(file);
         goto out;
     }
-    if (H5Fclose(file) < 0) {
-        rc = fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
-                  h5_reason(why));
-        goto out;
-    }
-    if (rename(tmp, path) != 0)
-        rc = fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+    rc = finish_file(file, tmp, path, err, errlen);
 out:
     quiet_end(&q);
     if (rc != 0) remove(tmp);
