@@ -80,6 +80,35 @@
         }                                                                   \
     } while (0)
 
+/* The lanes combined in a fixed pairwise order (both kernels, so their
+ * sums have the same bits): out[0..3] acc and pot, out[4..6] the jerk
+ * when with_jerk. */
+static inline __attribute__((always_inline)) void lanes_out(
+    double *ax, double *ay, double *az, double *ph, double *jx, double *jy, double *jz,
+    const int with_jerk, double *out)
+{
+    enum { L = GP_DIRECT_LANES };
+    for (int w = L / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) {
+            ax[l] += ax[l + w];
+            ay[l] += ay[l + w];
+            az[l] += az[l + w];
+            ph[l] += ph[l + w];
+            jx[l] += jx[l + w];
+            jy[l] += jy[l + w];
+            jz[l] += jz[l + w];
+        }
+    out[0] = ax[0];
+    out[1] = ay[0];
+    out[2] = az[0];
+    out[3] = ph[0];
+    if (with_jerk) {
+        out[4] = jx[0];
+        out[5] = jy[0];
+        out[6] = jz[0];
+    }
+}
+
 /* The sum over all sources, lanes combined in a fixed pairwise order;
  * out[0..3] acc and pot, out[4..6] the jerk when with_jerk. */
 static inline __attribute__((always_inline)) void point_sum(
@@ -103,25 +132,7 @@ static inline __attribute__((always_inline)) void point_sum(
     }
     for (size_t j = nfull; j < n; ++j) LANE(j, (int)(j - nfull));
 
-    for (int w = L / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; ++l) {
-            ax[l] += ax[l + w];
-            ay[l] += ay[l + w];
-            az[l] += az[l + w];
-            ph[l] += ph[l + w];
-            jx[l] += jx[l + w];
-            jy[l] += jy[l + w];
-            jz[l] += jz[l + w];
-        }
-    out[0] = ax[0];
-    out[1] = ay[0];
-    out[2] = az[0];
-    out[3] = ph[0];
-    if (with_jerk) {
-        out[4] = jx[0];
-        out[5] = jy[0];
-        out[6] = jz[0];
-    }
+    lanes_out(ax, ay, az, ph, jx, jy, jz, with_jerk, out);
 }
 
 /* The exact step of the flagged pairs among sources j0 .. j0+count-1,
@@ -188,23 +199,8 @@ static inline __attribute__((always_inline)) void point_sum_ex(
     if (with_step && any)
         settle(src, vel, t, eps2, nfull, (int)(n - nfull), cand, &step, &bound, evals);
 
-    for (int w = L / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; ++l) {
-            ax[l] += ax[l + w];
-            ay[l] += ay[l + w];
-            az[l] += az[l + w];
-            ph[l] += ph[l + w];
-            jx[l] += jx[l + w];
-            jy[l] += jy[l + w];
-            jz[l] += jz[l + w];
-        }
-    out[0] = ax[0];
-    out[1] = ay[0];
-    out[2] = az[0];
-    out[3] = ph[0];
-    out[4] = with_jerk ? jx[0] : 0.0;
-    out[5] = with_jerk ? jy[0] : 0.0;
-    out[6] = with_jerk ? jz[0] : 0.0;
+    lanes_out(ax, ay, az, ph, jx, jy, jz, with_jerk, out);
+    if (!with_jerk) out[4] = out[5] = out[6] = 0.0;
     /* the lanes' nearest: the smallest d2, then the lowest index */
     out[GP_EX_NN_D2] = HUGE_VAL;
     out[GP_EX_NN_ID] = -1.0;
