@@ -28,46 +28,50 @@ __device__ __forceinline__ float  rsqrt_p(float x)  { return rsqrtf(x); }
 __device__ __forceinline__ double rsqrt_p(double x) { return 1.0 / sqrt(x); }
 
 /* One j on one i: adds m/r^3 * d to a and -m/r to p (the sign of the
- * potential is applied on the host). CHECK: skip j == self; GUARD: skip
- * r2 + eps2 == 0 (only needed when eps == 0). */
+ * potential is applied on the host), and hands back d, 1/r and m/r^3 for
+ * the jerk. CHECK: skip j == self; GUARD: skip r2 + eps2 == 0 (only
+ * needed when eps == 0); a skipped pair has rinv = 0 and adds exactly 0. */
 template <typename P, bool CHECK, bool GUARD>
-__device__ __forceinline__ void pair(P xi, P yi, P zi, uint32_t self,
-                                     P xj, P yj, P zj, P mj, uint32_t jidx,
-                                     P eps2, P &ax, P &ay, P &az, P &pt)
+__device__ __forceinline__ void pair_core(P xi, P yi, P zi, uint32_t self,
+                                          P xj, P yj, P zj, P mj, uint32_t jidx,
+                                          P eps2, P &ax, P &ay, P &az, P &pt,
+                                          P &dx, P &dy, P &dz, P &rinv, P &mr3)
 {
-    P dx = xj - xi, dy = yj - yi, dz = zj - zi;
+    dx = xj - xi, dy = yj - yi, dz = zj - zi;
     P r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three FMAs */
-    P rinv = rsqrt_p(r2);
+    rinv = rsqrt_p(r2);
     if (GUARD) rinv = r2 > P(0) ? rinv : P(0);
     if (CHECK) rinv = jidx != self ? rinv : P(0);
     P mr = mj * rinv;
-    P mr3 = mr * rinv * rinv;
+    mr3 = mr * rinv * rinv;
     ax += mr3 * dx;
     ay += mr3 * dy;
     az += mr3 * dz;
     pt += mr;
 }
 
-/* pair() with the jerk beside it (ABI 1.2): the acceleration's operations
- * are pair()'s, in the same order, so acc and pot keep their bits; then
- * j += m/r^3 [v - 3 (r.v)/r^2 r], v = v_j - v_i. A skipped pair has
- * rinv = 0 and adds exactly 0 here too. */
+/* The force alone. */
+template <typename P, bool CHECK, bool GUARD>
+__device__ __forceinline__ void pair(P xi, P yi, P zi, uint32_t self,
+                                     P xj, P yj, P zj, P mj, uint32_t jidx,
+                                     P eps2, P &ax, P &ay, P &az, P &pt)
+{
+    P dx, dy, dz, rinv, mr3;
+    pair_core<P, CHECK, GUARD>(xi, yi, zi, self, xj, yj, zj, mj, jidx, eps2, ax, ay, az, pt,
+                               dx, dy, dz, rinv, mr3);
+}
+
+/* The force with the jerk beside it (ABI 1.2): the acceleration's
+ * operations are pair()'s (pair_core), so acc and pot keep their bits; then
+ * j += m/r^3 [v - 3 (r.v)/r^2 r], v = v_j - v_i. */
 template <typename P, bool CHECK, bool GUARD>
 __device__ __forceinline__ void pair_jerk(P xi, P yi, P zi, P vxi, P vyi, P vzi, uint32_t self,
                                           P xj, P yj, P zj, P mj, P vxj, P vyj, P vzj, uint32_t jidx,
                                           P eps2, P &ax, P &ay, P &az, P &pt, P &jx, P &jy, P &jz)
 {
-    P dx = xj - xi, dy = yj - yi, dz = zj - zi;
-    P r2 = eps2 + dx * dx + dy * dy + dz * dz;
-    P rinv = rsqrt_p(r2);
-    if (GUARD) rinv = r2 > P(0) ? rinv : P(0);
-    if (CHECK) rinv = jidx != self ? rinv : P(0);
-    P mr = mj * rinv;
-    P mr3 = mr * rinv * rinv;
-    ax += mr3 * dx;
-    ay += mr3 * dy;
-    az += mr3 * dz;
-    pt += mr;
+    P dx, dy, dz, rinv, mr3;
+    pair_core<P, CHECK, GUARD>(xi, yi, zi, self, xj, yj, zj, mj, jidx, eps2, ax, ay, az, pt,
+                               dx, dy, dz, rinv, mr3);
     P dvx = vxj - vxi, dvy = vyj - vyi, dvz = vzj - vzi;
     P rv3 = P(3) * (dx * dvx + dy * dvy + dz * dvz) * rinv * rinv;
     jx += mr3 * (dvx - rv3 * dx);
