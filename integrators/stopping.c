@@ -372,7 +372,7 @@ static void find_collisions_nn(gp_sim *sim, gp_stopping *s)
     const double *p = s->pos, *r = s->radius;
     for (size_t k = 0; k < s->nn_count; ++k) {
         size_t i = s->nn_all ? k : s->nn_of[k], j = s->nn[k];
-        if (s->nn[k] == UINT32_MAX || j >= sim->n) continue;   /* no other source */
+        if (j >= sim->n) continue;   /* UINT32_MAX: no other source */
         double dx = p[3 * i] - p[3 * j], dy = p[3 * i + 1] - p[3 * j + 1],
                dz = p[3 * i + 2] - p[3 * j + 2], rr = r[i] + r[j];
         if (dx * dx + dy * dy + dz * dz < rr * rr) record_pair(sim, s, i, j);

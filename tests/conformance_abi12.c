@@ -98,6 +98,22 @@ static void host_predict2(const double *x0, const double *v, const double *a, do
     }
 }
 
+/* Whether the na particles idx[] (state p, v, a at t[]) sit at x (and,
+ * vel not NULL, move with vel) as 1.1's second-order prediction to tp puts
+ * them, bit for bit. */
+static int at_second_order(const double *x, const double *vel, size_t na, const uint32_t *idx,
+                           const double *p, const double *v, const double *a, const double *t,
+                           double tp)
+{
+    int same = 1;
+    for (size_t k = 0; k < na; ++k) {
+        double ex[3], ev[3];
+        host_predict2(&p[3 * k], &v[3 * k], &a[3 * k], tp - t[k], ex, ev);
+        same &= same_bits(&x[3 * idx[k]], ex, 3) && (!vel || same_bits(&vel[3 * idx[k]], ev, 3));
+    }
+    return same;
+}
+
 /* Huayno's timestep_ij (Pelupessy et al. 2012; AMUSE's huayno evolve.c),
  * transcribed with dt_param = 1, dir = +1 and mu = G (m_i + m_j): the
  * reference for pair_step and the lists by step. */
@@ -617,12 +633,7 @@ static void test_predict3(size_t n, const double *pos, const double *mass, const
     /* set_state over a particle with a jerk: back to 1.1's expressions. */
     fine = api->set_state(s, na, idx, p, v, a, t) == GP_OK && api->predict(s, 0.7) == GP_OK &&
            api->get_positions(s, n, NULL, x) == GP_OK && api->get_velocities(s, n, NULL, vel) == GP_OK;
-    int second = 1;
-    for (size_t k = 0; k < na; ++k) {
-        double ex[3], ev[3];
-        host_predict2(&p[3 * k], &v[3 * k], &a[3 * k], 0.7 - t[k], ex, ev);
-        second &= same_bits(&x[3 * idx[k]], ex, 3) && same_bits(&vel[3 * idx[k]], ev, 3);
-    }
+    int second = at_second_order(x, vel, na, idx, p, v, a, t, 0.7);
     ok(fine && second, "set_state over particles that had a jerk: predicted with 1.1's "
        "expressions again (zero jerk), bit for bit");
     /* set_particles forgets the jerks. */
@@ -630,12 +641,7 @@ static void test_predict3(size_t n, const double *pos, const double *mass, const
            api->set_particles(s, n, pos, mass) == GP_OK &&
            api->set_state(s, na, idx, p, v, a, t) == GP_OK && api->predict(s, 0.7) == GP_OK &&
            api->get_positions(s, n, NULL, x) == GP_OK;
-    second = 1;
-    for (size_t k = 0; k < na; ++k) {
-        double ex[3], ev[3];
-        host_predict2(&p[3 * k], &v[3 * k], &a[3 * k], 0.7 - t[k], ex, ev);
-        second &= same_bits(&x[3 * idx[k]], ex, 3);
-    }
+    second = at_second_order(x, NULL, na, idx, p, v, a, t, 0.7);
     ok(fine && second, "set_particles forgets the jerks (set_state after it: second order)");
     /* update_positions clears the state, jerks included. */
     fine = api->set_state_jerk(s, na, idx, p, v, a, j, t) == GP_OK &&
@@ -647,12 +653,7 @@ static void test_predict3(size_t n, const double *pos, const double *mass, const
        "moves nobody and every velocity is 0");
     fine = api->set_state(s, na, idx, p, v, a, t) == GP_OK && api->predict(s, 0.7) == GP_OK &&
            api->get_positions(s, n, NULL, x) == GP_OK;
-    second = 1;
-    for (size_t k = 0; k < na; ++k) {
-        double ex[3], ev[3];
-        host_predict2(&p[3 * k], &v[3 * k], &a[3 * k], 0.7 - t[k], ex, ev);
-        second &= same_bits(&x[3 * idx[k]], ex, 3);
-    }
+    second = at_second_order(x, NULL, na, idx, p, v, a, t, 0.7);
     ok(fine && second, "... jerks included (set_state after it: second order)");
     api->finalize(s);
     free(idx); free(p); free(v); free(a); free(j); free(t); free(x); free(vel); free(hx); free(hv);
