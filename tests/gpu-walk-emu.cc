@@ -73,6 +73,7 @@ struct Tree {
     std::vector<double> x, y, z, m;
     std::vector<gp_f4> f4;
     std::vector<uint32_t> perm;
+    std::vector<uint64_t> keys; /* sorted */
     gp_host_tree t;
     double center[3];
 };
@@ -99,6 +100,7 @@ static void build(const std::vector<double> &pos, const std::vector<double> &mas
     }
     memset(&T.t, 0, sizeof T.t);
     if (gp_host_tree_build(&T.t, keys.data(), (uint32_t)n, GP_TREE_LEAF_SIZE) != 0) bail("tree build failed");
+    T.keys = keys;
     if (gp_host_tree_moments(&T.t, T.x.data(), T.y.data(), T.z.data(), T.m.data()) != 0) bail("moments failed");
 }
 
@@ -179,6 +181,59 @@ static WalkOut walk(Tree &T, int mode, int quad, int mac, double theta, double d
     return w;
 }
 
+/* i-groups (group_runs): a run starts wherever the group cell changes. The
+ * reference finds each record's group cell by particle ranges (begin,
+ * count), where the kernel descends by key digits: two routes to one cell. */
+static void test_groups()
+{
+    const uint32_t n = 20000;
+    std::vector<double> pos(3 * n), mass(n, 1.0 / n);
+    for (uint32_t i = 0; i < n; ++i) { /* a Plummer sphere: cells of every size */
+        double X = uniform01(), r = 1.0 / sqrt(pow(X, -2.0 / 3.0) - 1.0);
+        if (r > 20) r = 20;
+        double ct = 2 * uniform01() - 1, ph = 2 * M_PI * uniform01(), st = sqrt(1 - ct * ct);
+        pos[3 * i] = r * st * cos(ph); pos[3 * i + 1] = r * st * sin(ph); pos[3 * i + 2] = r * ct;
+    }
+    Tree T;
+    build(pos, mass, T);
+    std::vector<uint32_t> sel; /* key order: a dense run, then every 37th */
+    for (uint32_t s = 0; s < n; ++s)
+        if (s < n / 8 || s % 37 == 0) sel.push_back(s);
+    const uint32_t ni = (uint32_t)sel.size();
+    std::vector<uint64_t> rk(ni);
+    for (uint32_t k = 0; k < ni; ++k) rk[k] = T.keys[sel[k]];
+    for (uint32_t cell_max : {32u, 700u, 4096u, n}) {
+        std::vector<uint32_t> want(ni), got(ni), got_pts(ni);
+        uint32_t prev = 0, worst = 0;
+        for (uint32_t k = 0; k < ni; ++k) {
+            uint32_t c = 0;
+            while (T.t.cells[c].count > cell_max && T.t.cells[c].nchild > 0) {
+                const gp_cell p = T.t.cells[c];
+                for (uint32_t j = p.child; j < p.child + p.nchild; ++j)
+                    if (T.t.cells[j].begin <= sel[k] && sel[k] < T.t.cells[j].begin + T.t.cells[j].count) c = j;
+                if (T.t.cells[c].level != p.level + 1) bail("a particle in none of its cell's children");
+            }
+            want[k] = k == 0 || c != prev;
+            prev = c;
+            if (T.t.cells[c].nchild > 0 && T.t.cells[c].count > worst) worst = T.t.cells[c].count;
+        }
+        emu::launch(dim3((ni + 255) / 256), dim3(256), 256,
+                    [&] { group_runs(T.keys.data(), sel.data(), ni, T.t.cells, T.keys.data(), cell_max, got.data()); });
+        emu::launch(dim3((ni + 255) / 256), dim3(256), 256,
+                    [&] { group_runs(rk.data(), nullptr, ni, T.t.cells, T.keys.data(), cell_max, got_pts.data()); });
+        uint32_t runs = 0, bad = 0, bad_pts = 0;
+        for (uint32_t k = 0; k < ni; ++k) {
+            runs += want[k];
+            bad += got[k] != want[k];
+            bad_pts += got_pts[k] != want[k];
+        }
+        ok(bad == 0 && worst <= cell_max, "groups in cells of <= %u sources: %u runs over %u records, %u run starts differ "
+           "from the host's cells; the largest group cell that is not a leaf holds %u", cell_max, runs, ni, bad, worst);
+        ok(bad_pts == 0, "the same runs from the records' keys alone (field points): %u differ", bad_pts);
+    }
+    gp_host_tree_free(&T.t);
+}
+
 static void pick(const Ref &r, const std::vector<uint32_t> &orig, Ref &o)
 {
     o.acc.resize(3 * orig.size());
@@ -209,6 +264,7 @@ int main()
     Tree T;
     build(pos, mass, T);
     diag("host tree: %u cells, %u levels", T.t.ncells, T.t.nlevels);
+    test_groups();
     std::vector<uint32_t> all(N);
     for (size_t s = 0; s < N; ++s) all[s] = (uint32_t)s;
     Ref want, want_e;

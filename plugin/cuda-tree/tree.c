@@ -90,6 +90,12 @@
  * the GPU. */
 #define GP_TREE_WORK_TARGET 4096u
 #define GP_TREE_MAX_PARTS 32u
+/* The most sources a group cell holds (make_groups). Measured on an H200
+ * at 2^20 (bench/results/gpu-groups-H200.md): 4096 costs a full walk 1-4%
+ * over key-prefix groups and takes a 1% random subset's walk from 29.7 to
+ * 2.5 ms; 2048 did better on sparse subsets (2.0 ms), 16384 worse (5.1 ms),
+ * and scaling the cell with n / n_active (6400 at 1%) gave 3.5 ms. */
+#define GP_TREE_GROUP_CELL 4096u
 /* Length and mass scales stay 1 (bit-identical to unscaled float data)
  * inside these ranges; outside, the data are divided by a power of two. */
 #define GP_TREE_LEN_RANGE 0x1p20
@@ -538,10 +544,6 @@ static gp_status reserve_irecords(gp_solver *s, size_t ni)
     return gp_hbuf_reserve(&s->base, &s->hout, ni * sizeof(gp_d4), "the results");
 }
 
-/* i-groups for compute_forces that respect the tree: runs of i-records
- * sharing the key prefix of the level whose cells hold ~48 of the ni
- * particles on average (uniform density), cut into groups of <= 32. Sets
- * *gstart (NULL: plain groups of 32) and *ngroups. */
 /* m targets (particle sel[k], or k without sel, of pos) in key order, so
  * that groups of 32 are compact: fkey_b holds their sorted keys, fidx_b
  * their slots k (out_rank) or particle indices. */
@@ -568,28 +570,30 @@ static gp_status sort_targets(gp_solver *s, const double *pos, const uint32_t *s
                                  (uint32_t)m, st), doing);
 }
 
-static gp_status make_groups(gp_solver *s, size_t ni, const uint32_t **gstart, uint32_t *ngroups)
+/* i-groups that respect the tree: runs of i-records (key order) in the same
+ * group cell, cut into groups of <= 32 (walk.cuh group_cell_of says why).
+ * rkeys/iself: as gp_tree_groups. Sets *gstart and *ngroups. */
+static gp_status make_groups(gp_solver *s, size_t ni, const uint64_t *rkeys, const uint32_t *iself,
+                             const uint32_t **gstart, uint32_t *ngroups)
 {
     dev_buffers *d = &s->d;
     gp_status r;
-    int level = 0;
-    for (double cells = 48.0; cells * 8.0 <= (double)ni && level + 1 < (int)s->nlevels; cells *= 8.0) ++level;
-    *gstart = NULL;
-    *ngroups = (uint32_t)((ni + GP_TREE_GROUP - 1) / GP_TREE_GROUP);
-    if (level == 0) return GP_OK;
+    const uint32_t cell_max = GP_TREE_GROUP_CELL;
     gp_dbuf *b[] = {&d->g_flag, &d->g_off, &d->g_run, &d->g_gflag, &d->g_goff, &d->g_start};
     for (size_t k = 0; k < sizeof b / sizeof b[0]; ++k)
         if ((r = reserve(s, b[k], (ni + 1) * sizeof(uint32_t), "the i-group table")) != GP_OK) return r;
     if ((r = reserve(s, &d->scalar, 64, "a device scalar")) != GP_OK) return r;
     size_t tmp = 0;
-    if ((r = dev(s, gp_tree_groups(d->keys_b.ptr, d->iself.ptr, (uint32_t)ni, level, d->g_flag.ptr, d->g_off.ptr,
-                                   d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr, NULL, &tmp,
-                                   d->scalar.ptr, ngroups, s->cu.stream), "sizing the i-groups")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_groups(rkeys, iself, (uint32_t)ni, d->cells.ptr, d->keys_b.ptr, cell_max, d->g_flag.ptr,
+                                   d->g_off.ptr, d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr, NULL,
+                                   &tmp, d->scalar.ptr, ngroups, s->cu.stream), "sizing the i-groups")) != GP_OK)
+        return r;
     if ((r = cub_reserve(s, tmp)) != GP_OK) return r;
     tmp = d->cub.bytes;
-    if ((r = dev(s, gp_tree_groups(d->keys_b.ptr, d->iself.ptr, (uint32_t)ni, level, d->g_flag.ptr, d->g_off.ptr,
-                                   d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr, d->cub.ptr, &tmp,
-                                   d->scalar.ptr, ngroups, s->cu.stream), "forming the i-groups")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_groups(rkeys, iself, (uint32_t)ni, d->cells.ptr, d->keys_b.ptr, cell_max, d->g_flag.ptr,
+                                   d->g_off.ptr, d->g_run.ptr, d->g_gflag.ptr, d->g_goff.ptr, d->g_start.ptr,
+                                   d->cub.ptr, &tmp, d->scalar.ptr, ngroups, s->cu.stream),
+                 "forming the i-groups")) != GP_OK) return r;
     *gstart = d->g_start.ptr;
     return GP_OK;
 }
@@ -710,6 +714,9 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     if ((r = gp_cuda_download(&s->base, &s->cu, s->hout.ptr, d->out.ptr, ni * sizeof(gp_d4),
                               "copying the results from the GPU")) != GP_OK) return r;
     s->base.stats.seconds_transfer += gp_wtime() - t1;
+    gp_log(&s->base, GP_LOG_DEBUG, "walk: %u i-records in %u groups x %u parts, %.1f interactions per record, "
+           "%.1f list entries per group (the warps' work)", (unsigned)ni, ngroups, parts,
+           (double)(cnt[0] + cnt[1]) / (double)(ni ? ni : 1), (double)cnt[3] / (double)(ngroups ? ngroups : 1));
     s->base.stats.pp_interactions += cnt[0];
     s->base.stats.pc_interactions += cnt[1];
     *interactions = cnt[0] + cnt[1];
@@ -903,7 +910,9 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     if (r != GP_OK) return r;
     const uint32_t *gstart = NULL;
     uint32_t ngroups = 0;
-    if (!p->src && (r = make_groups(s, ni, &gstart, &ngroups)) != GP_OK) return r;
+    if (p->src) r = make_groups(s, ni, d->fkey_b.ptr, NULL, &gstart, &ngroups);
+    else r = make_groups(s, ni, d->keys_b.ptr, d->iself.ptr, &gstart, &ngroups);
+    if (r != GP_OK) return r;
     ph[1] = gp_wtime();
     uint64_t inter = 0;
     if ((r = walk(s, ni, 1, gstart, ngroups, &inter)) != GP_OK) return r;
@@ -941,7 +950,10 @@ static gp_status compute_field_call(gp_solver *s, size_t m, const double *points
     if ((r = dev(s, gp_tree_irecords_field(d->fpts.ptr, d->fidx_b.ptr, (uint32_t)m, d->center.ptr, 1.0 / s->len_scale,
                                            d->ipos.ptr, d->islot.ptr, st), "preparing the field points")) != GP_OK) return r;
     uint64_t inter = 0;
-    if ((r = walk(s, m, 0, NULL, 0, &inter)) != GP_OK) return r;
+    const uint32_t *gstart = NULL;
+    uint32_t ngroups = 0;
+    if ((r = make_groups(s, m, d->fkey_b.ptr, NULL, &gstart, &ngroups)) != GP_OK) return r;
+    if ((r = walk(s, m, 0, gstart, ngroups, &inter)) != GP_OK) return r;
     if ((r = scatter(s, m, acc, pot)) != GP_OK) return r;
     s->base.stats.field_calls++;
     return GP_OK;

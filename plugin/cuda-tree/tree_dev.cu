@@ -448,13 +448,14 @@ int gp_tree_walk(const gp_walk_args *a, void *stream)
     CHECK_LAUNCH();
 }
 
-int gp_tree_groups(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag,
+int gp_tree_groups(const uint64_t *rkeys, const uint32_t *iself, uint32_t ni, const gp_cell *cells,
+                   const uint64_t *tkeys, uint32_t cell_max, uint32_t *flag,
                    uint32_t *off, uint32_t *runstart, uint32_t *gflag, uint32_t *goff, uint32_t *gstart,
                    void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *ngroups_host, void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     if (!tmp) return (int)cub::DeviceScan::ExclusiveSum(NULL, *tmp_bytes, flag, off, (int)ni, st);
-    GP_LAUNCH(group_runs, blocks_for(ni, 256), 256, 256, st, keys, iself, ni, level, flag);
+    GP_LAUNCH(group_runs, blocks_for(ni, 256), 256, 256, st, rkeys, iself, ni, cells, tkeys, cell_max, flag);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, flag, off, (int)ni, st);
     if (e != cudaSuccess) return (int)e;

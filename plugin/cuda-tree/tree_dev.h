@@ -120,13 +120,16 @@ int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni
 int gp_tree_irecords_field(const double *points, const uint32_t *order, uint32_t m,
                            const double *center, double inv_len, gp_f4 *ipos, uint32_t *islot, void *stream);
 
-/* i-groups that respect the tree: consecutive i-records (sorted particle
- * iself[k], key order) are grouped while they share the key prefix of
- * `level` (keys: the sorted keys of the last build), at most 32 to a group.
+/* i-groups that respect the tree: consecutive i-records (key order) are
+ * grouped while they fall in the same group cell, the coarsest cell of the
+ * last build holding at most cell_max particles (walk.cuh group_cell_of),
+ * at most 32 to a group. Record k's key is rkeys[iself[k]] (tree particles)
+ * or rkeys[k] (iself NULL); tkeys are the build's sorted keys.
  * Scratch: flag, off, runstart, gflag, goff (ni each); gstart gets
  * ngroups + 1 entries (so it needs ni + 1); *ngroups_host the count.
  * tmp == NULL: *tmp_bytes is set, nothing else done. Synchronises. */
-int gp_tree_groups(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag,
+int gp_tree_groups(const uint64_t *rkeys, const uint32_t *iself, uint32_t ni, const gp_cell *cells,
+                   const uint64_t *tkeys, uint32_t cell_max, uint32_t *flag,
                    uint32_t *off, uint32_t *runstart, uint32_t *gflag, uint32_t *goff, uint32_t *gstart,
                    void *tmp, size_t *tmp_bytes, uint32_t *scalar, uint32_t *ngroups_host, void *stream);
 

@@ -480,20 +480,55 @@ walk_kernel(gp_walk_args A)
             atomicAdd(&A.counters[0], (unsigned long long)G.npp * nvalid);
             atomicAdd(&A.counters[1], (unsigned long long)G.npc * nvalid);
             if (G.overflow) atomicAdd(&A.counters[2], 1ull);
+            /* what the warp iterated over, whatever its occupancy: the cost */
+            atomicAdd(&A.counters[3], (unsigned long long)G.npp + G.npc);
         }
         __syncwarp(); /* G is rewritten by the next group */
     }
 }
 
 /* i-groups that respect the tree (GOTHIC 2.4's concern: a group should
- * not straddle distant regions): consecutive i-records (key order) share a
- * group only while they share the key prefix of level `level`, and at most
- * GP_TREE_GROUP do. Step 1: run starts. */
-__global__ void group_runs(const uint64_t *keys, const uint32_t *iself, uint32_t ni, int level, uint32_t *flag)
+ * not straddle distant regions). A group lives in one "group cell": the
+ * coarsest tree cell holding at most `cell_max` particles (sources) that
+ * contains the record, or the empty octant it falls in. Bounding the group
+ * cell by its source count, not by the number of i-records, is what keeps a
+ * sparse active subset cheap: 32 records spread over a big cell would open
+ * everything near all of them (a walk close to N per group), whereas a few
+ * records in a small cell cost one ordinary group walk. Records come in key
+ * order, so a group cell's records are one run; runs are cut into groups of
+ * at most GP_TREE_GROUP. group_cell_of returns the cell's level and writes
+ * its key prefix (the octant's, one level down, for an empty octant). */
+__device__ __forceinline__ int group_cell_of(uint64_t key, const gp_cell *cells, const uint64_t *tkeys,
+                                             uint32_t cell_max, uint64_t *prefix)
+{
+    gp_cell c = cells[0];
+    int level = 0;
+    while (c.count > cell_max && c.nchild > 0) {
+        const unsigned d = gp_key_digit(key, level);
+        uint32_t next = 0xffffffffu;
+        for (uint32_t j = 0; j < c.nchild; ++j)
+            if (gp_key_digit(tkeys[cells[c.child + j].begin], level) == d) { next = c.child + j; break; }
+        ++level;
+        if (next == 0xffffffffu) break; /* an empty octant: a region of its own */
+        c = cells[next];
+    }
+    *prefix = gp_key_prefix(key, level);
+    return level;
+}
+
+/* Step 1: run starts. rkeys: the records' keys, rkeys[iself[k]] (records
+ * that are tree particles) or rkeys[k] (iself NULL: field points, targets
+ * outside a source subset); tkeys: the tree's sorted keys. */
+__global__ void group_runs(const uint64_t *rkeys, const uint32_t *iself, uint32_t ni, const gp_cell *cells,
+                           const uint64_t *tkeys, uint32_t cell_max, uint32_t *flag)
 {
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= ni) return;
-    flag[k] = k == 0 || gp_key_prefix(keys[iself[k]], level) != gp_key_prefix(keys[iself[k - 1]], level);
+    if (k == 0) { flag[k] = 1; return; }
+    uint64_t p0, p1;
+    const int l0 = group_cell_of(rkeys[iself ? iself[k - 1] : k - 1], cells, tkeys, cell_max, &p0);
+    const int l1 = group_cell_of(rkeys[iself ? iself[k] : k], cells, tkeys, cell_max, &p1);
+    flag[k] = l0 != l1 || p0 != p1;
 }
 /* Step 2 (after an exclusive scan of flag into off): where each run starts. */
 __global__ void group_run_starts(const uint32_t *flag, const uint32_t *off, uint32_t ni, uint32_t *runstart)

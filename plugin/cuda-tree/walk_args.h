@@ -54,7 +54,7 @@ typedef struct gp_walk_args {
     uint32_t *stacks;                       /* GP_TREE_STACK per warp slot  */
     uint32_t warp_slots;
     uint32_t *next_group;                   /* zeroed by the launcher       */
-    unsigned long long *counters;           /* [0] pp, [1] pc, [2] overflow */
+    unsigned long long *counters;           /* [0] pp, [1] pc, [2] overflow, [3] warp lists */
     int mode;                               /* 0 single, 1 mixed, 2 double  */
     int quad;                               /* quadrupole cells             */
     int accel;                              /* acceleration MAC             */
