@@ -102,13 +102,24 @@ static void apply(solver *v, const char *config)
     }
 }
 
+/* CUDABENCH_LOG=debug: the plugins' debug lines (phase times, group
+ * counts) on stderr */
+static void log_stderr(void *user, int level, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "[log %d] %s\n", level, message);
+}
+
 static solver open_solver(const char *name)
 {
     solver v;
     char err[1024];
     if (gp_plugin_open(name, &v.plug, err, sizeof err) != GP_OK) die(name, err);
     v.api = gp_plugin_api(v.plug);
-    if (v.api->init(&v.s, NULL) != GP_OK) die(name, v.api->last_error(NULL));
+    const char *lg = getenv("CUDABENCH_LOG");
+    gp_init_args a = {.struct_size = sizeof a, .device = -1};
+    if (lg && !strcmp(lg, "debug")) a.log = log_stderr;
+    if (v.api->init(&v.s, &a) != GP_OK) die(name, v.api->last_error(NULL));
     return v;
 }
 
@@ -224,7 +235,7 @@ static int run_tree(int argc, char **argv)
 
     printf("# cuda-tree, model %s, N = %zu, eps = 0.01, error sample %zu, repeats %d\n", model, n, sample, repeats);
     printf("# RESULT,tree,model,N,config,sec_full,sec_build,sec_moments,sec_walk,sec_transfer,"
-           "acc_med,acc_p99,acc_max,pot_med,pot_p99,active_frac,sec_active,active_rebuilds,pp_per_particle,pc_per_particle\n");
+           "acc_med,acc_p99,acc_max,pot_med,pot_p99,active_frac,sec_active,active_rebuilds,pp_per_particle,pc_per_particle,pp_per_active,pc_per_active\n");
     for (int c = 0; c < nconf; ++c) {
         solver t = open_solver("cuda-tree");
         check(&t, t.api->set_param(t.s, "eps", "0.01"), "eps");
@@ -252,7 +263,7 @@ static int run_tree(int argc, char **argv)
         double pp = (double)(s1.pp_interactions - s0.pp_interactions) / R / (double)n;
         double pc = (double)(s1.pc_interactions - s0.pc_interactions) / R / (double)n;
 
-        double sec_act = NAN;
+        double sec_act = NAN, app = NAN, apc = NAN;
         unsigned long long rebuilds = 0;
         size_t na = (size_t)(active * (double)n);
         if (na > 0) {
@@ -274,12 +285,14 @@ static int run_tree(int argc, char **argv)
             t.api->get_stats(t.s, &a1);
             sec_act = median(tt, (size_t)repeats);
             rebuilds = (unsigned long long)(a1.tree_builds - a0.tree_builds);
+            app = (double)(a1.pp_interactions - a0.pp_interactions) / R / (double)na;
+            apc = (double)(a1.pc_interactions - a0.pc_interactions) / R / (double)na;
         }
-        printf("RESULT,tree,%s,%zu,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%g,%.6g,%llu,%.1f,%.1f\n",
+        printf("RESULT,tree,%s,%zu,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%g,%.6g,%llu,%.1f,%.1f,%.1f,%.1f\n",
                model, n, configs[c], sec_full, (s1.seconds_build - s0.seconds_build) / R,
                (s1.seconds_moments - s0.seconds_moments) / R, (s1.seconds_walk - s0.seconds_walk) / R,
                (s1.seconds_transfer - s0.seconds_transfer) / R, ea.median, ea.p99, ea.max, ep.median, ep.p99,
-               active, sec_act, rebuilds, pp, pc);
+               active, sec_act, rebuilds, pp, pc, app, apc);
         fflush(stdout);
         t.api->finalize(t.s);
         gp_plugin_close(t.plug);
@@ -289,9 +302,17 @@ static int run_tree(int argc, char **argv)
     return 0;
 }
 
+/* qsort's comparator has no user pointer: the keys of run_block's sort */
+static const double *sort_key;
+static int by_key_descending(const void *a, const void *b)
+{
+    double x = sort_key[*(const uint32_t *)a], y = sort_key[*(const uint32_t *)b];
+    return (x < y) - (x > y);
+}
+
 static int run_block(int argc, char **argv)
 {
-    const char *model = "galaxy", *plugin = "cuda-tree", *config = "mac=bmax theta=0.5";
+    const char *model = "galaxy", *plugin = "cuda-tree", *config = "mac=bmax theta=0.5", *select = "random";
     size_t n = (size_t)1 << 24;
     double active = 0.01, dt = 1e-3;
     int steps = 8;
@@ -303,8 +324,12 @@ static int run_block(int argc, char **argv)
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--dt")) dt = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--config")) config = argv[i + 1];
+        else if (!strcmp(argv[i], "--select")) select = argv[i + 1];
         else die("unknown option", argv[i]);
     }
+    if (strcmp(select, "random") && strcmp(select, "accel"))
+        die(select, "--select takes random (a new random subset each step) or accel (the largest |a|, "
+                    "as a block step's deepest level)");
     if (steps < 1) steps = 1;
     if (steps > 100) steps = 100;
     size_t na = (size_t)(active * (double)n);
@@ -329,10 +354,10 @@ static int run_block(int argc, char **argv)
     memcpy(vel, ic.vel, 3 * n * sizeof *vel);
     for (size_t i = 0; i < n; ++i) t0s[i] = 0;
     check(&v[0], v[0].api->set_state(v[0].s, n, NULL, x0, vel, acc, t0s), "set_state (all)");
-    printf("# block steps of %s, model %s, N = %zu, %zu active (%g), config \"%s\", eps 0.01, dt %g\n", plugin,
-           model, n, na, active, config, dt);
+    printf("# block steps of %s, model %s, N = %zu, %zu active (%g, %s), config \"%s\", eps 0.01, dt %g\n", plugin,
+           model, n, na, active, select, config, dt);
     printf("# RESULT,block,path,plugin,model,N,active,steps,sec_step,sec_transfer,sec_build,sec_moments,sec_walk,"
-           "builds,refits\n");
+           "builds,refits,select\n");
     double tt[2][100];
     gp_stats s0[2], s1[2];
     for (int p = 0; p < 2; ++p) {
@@ -341,12 +366,27 @@ static int run_block(int argc, char **argv)
         v[p].api->get_stats(v[p].s, &s0[p]);
     }
     double *acc_all = acc; /* the 1.0 path's host state: x0, vel, acc_all, t0s */
+    int by_accel = !strcmp(select, "accel");
+    if (by_accel) { /* the same subset every step: the na largest |a| */
+        double *a2 = malloc(n * sizeof *a2);
+        if (!a2) die("host memory", "out of memory");
+        for (size_t i = 0; i < n; ++i) {
+            idx[i] = (uint32_t)i;
+            a2[i] = acc[3 * i] * acc[3 * i] + acc[3 * i + 1] * acc[3 * i + 1] + acc[3 * i + 2] * acc[3 * i + 2];
+        }
+        sort_key = a2;
+        qsort(idx, n, sizeof *idx, by_key_descending);
+        sort_key = NULL;
+        free(a2);
+    }
     for (int k = 0; k < steps; ++k) {
         double T = dt * (double)(k + 1);
-        for (size_t i = 0; i < n; ++i) idx[i] = (uint32_t)i;
-        for (size_t i = 0; i < na; ++i) {
-            size_t j = i + rng() % (n - i);
-            uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
+        if (!by_accel) {
+            for (size_t i = 0; i < n; ++i) idx[i] = (uint32_t)i;
+            for (size_t i = 0; i < na; ++i) {
+                size_t j = i + rng() % (n - i);
+                uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
+            }
         }
         /* 1.1 */
         double t0 = now();
@@ -385,12 +425,12 @@ static int run_block(int argc, char **argv)
         s1[p].struct_size = sizeof s1[p];
         v[p].api->get_stats(v[p].s, &s1[p]);
         double S = (double)steps;
-        printf("RESULT,block,%s,%s,%s,%zu,%zu,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu\n", path[p], plugin, model, n, na,
+        printf("RESULT,block,%s,%s,%s,%zu,%zu,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%s\n", path[p], plugin, model, n, na,
                steps, median(tt[p], (size_t)steps), (s1[p].seconds_transfer - s0[p].seconds_transfer) / S,
                (s1[p].seconds_build - s0[p].seconds_build) / S, (s1[p].seconds_moments - s0[p].seconds_moments) / S,
                (s1[p].seconds_walk - s0[p].seconds_walk) / S,
                (unsigned long long)(s1[p].tree_builds - s0[p].tree_builds),
-               (unsigned long long)(s1[p].tree_refits - s0[p].tree_refits));
+               (unsigned long long)(s1[p].tree_refits - s0[p].tree_refits), select);
         v[p].api->finalize(v[p].s);
         gp_plugin_close(v[p].plug);
     }

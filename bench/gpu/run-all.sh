@@ -17,7 +17,9 @@
 #     tree-large  cuda-tree, Plummer and galaxy, N = 2^22, 2^24     ~5-8 min
 #     block       block steps through ABI 1.1 and 1.0 side by side (cudabench
 #                 block): cuda-tree, galaxy and Plummer, 2^24 and 2^20, 1%
-#                 active, with get_stats' transfer seconds per step  ~3-5 min
+#                 active (largest |a|, and random), with get_stats' transfer
+#                 seconds per step; the plugin's debug phases in .txt.log
+#                                                                    ~5-8 min
 #     ncu         Nsight Compute on the walk kernel of one full call (Plummer
 #                 2^20, bmax theta 0.5): speed of light, occupancy, launch
 #                 stats, and thread instructions per interaction (ncu's
@@ -109,10 +111,15 @@ tree_stage() { # name, exponents
 stage_block() {
     f="$out/gpu-$tag-block.txt"
     header "block steps through ABI 1.1 and 1.0 (bench/gpu/cudabench block)" "$f"
+    # accel: the 1% with the largest |a| (a block step's deepest level);
+    # random: a new random 1% each step (the sparse worst case). The plugin's
+    # debug lines (phases of each call, i-groups) go to a second file.
     for model in galaxy plummer; do
         for e in ${BLOCK_N:-24 20}; do
-            build/bench/cudabench block --plugin cuda-tree --model "$model" --n $((1 << e)) --active 0.01 \
-                --steps 8 --config "mac=bmax theta=0.5" >> "$f" 2>&1
+            for sel in accel random; do
+                CUDABENCH_LOG=debug build/bench/cudabench block --plugin cuda-tree --model "$model" --n $((1 << e)) \
+                    --active 0.01 --steps 8 --select $sel --config "mac=bmax theta=0.5" >> "$f" 2>> "$f.log"
+            done
         done
     done
     build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 \
