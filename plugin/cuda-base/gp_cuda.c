@@ -172,10 +172,10 @@ void gp_cuda_count(gp_cuda *c, int upload, size_t bytes)
 }
 
 gp_status gp_cuda_log_bytes(gp_base *b, const gp_cuda *c, const char *call, unsigned long long h2d0,
-                            unsigned long long d2h0, gp_status st)
+                            unsigned long long d2h0, double t0, gp_status st)
 {
-    gp_log(b, GP_LOG_DEBUG, "%s: host->device %llu bytes, device->host %llu bytes", call, c->bytes_h2d - h2d0,
-           c->bytes_d2h - d2h0);
+    gp_log(b, GP_LOG_DEBUG, "%s: host->device %llu bytes, device->host %llu bytes, %.3f ms", call,
+           c->bytes_h2d - h2d0, c->bytes_d2h - d2h0, 1e3 * (gp_wtime() - t0));
     return st;
 }
 

@@ -64,10 +64,11 @@ gp_status gp_cuda_enter(gp_base *b, gp_cuda *c);
 void gp_cuda_count(gp_cuda *c, int upload, size_t bytes);
 
 /* Logs at GP_LOG_DEBUG "<call>: host->device N bytes, device->host M
- * bytes", what was copied since the counters were h2d0 and d2h0 (taken at
- * the start of the ABI call `call`), and returns st unchanged. */
+ * bytes, T ms", what was copied since the counters were h2d0 and d2h0 and
+ * the wall time since t0 (taken at the start of the ABI call `call`), and
+ * returns st unchanged. */
 gp_status gp_cuda_log_bytes(gp_base *b, const gp_cuda *c, const char *call, unsigned long long h2d0,
-                            unsigned long long d2h0, gp_status st);
+                            unsigned long long d2h0, double t0, gp_status st);
 
 /* err == cudaSuccess -> GP_OK; else GP_ERR_DEVICE with "while <doing>:
  * <cudaGetErrorName>: <cudaGetErrorString>" and advice. err is an int so

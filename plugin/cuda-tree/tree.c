@@ -1124,16 +1124,18 @@ static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out)
 }
 
 /* The entry points that may copy: each logs the bytes it moved each way
- * (GP_LOG_DEBUG, "<call>: host->device N bytes, device->host M bytes"),
- * so a host (and tests/gpu-abi11.c) can check that a block step moves
- * O(n_active) bytes. */
+ * and its wall time (GP_LOG_DEBUG, "<call>: host->device N bytes,
+ * device->host M bytes, T ms"), so a host (and tests/gpu-abi11.c) can
+ * check that a block step moves O(n_active) bytes, and see where its time
+ * goes. */
 #define BYTES_LOGGED(fn, params, args)                                                     \
     static gp_status cuda_tree_##fn params                                                \
     {                                                                                      \
         if (!s) return fn##_call args;                                                     \
         unsigned long long h0 = s->cu.bytes_h2d, d0 = s->cu.bytes_d2h;                     \
+        double t0 = gp_wtime();                                                            \
         gp_status r = fn##_call args;                                                      \
-        return gp_cuda_log_bytes(&s->base, &s->cu, #fn, h0, d0, r);                        \
+        return gp_cuda_log_bytes(&s->base, &s->cu, #fn, h0, d0, t0, r);                    \
     }
 BYTES_LOGGED(set_particles, (gp_solver *s, size_t n, const double *pos, const double *mass), (s, n, pos, mass))
 BYTES_LOGGED(update_positions, (gp_solver *s, const double *pos), (s, pos))
