@@ -28,6 +28,13 @@
 #                 block-kdk at three eta against leapfrog at three dt, to
 #                 equal max |dE/E| (energies from cpu-direct on the host's
 #                 cores, outside the timing)                         ~5-8 min
+#     hermite     hermite (gravhost) on cuda-direct against cpu-direct on every
+#                 host core, Plummer 2^16 and 2^18 (HERMITE_N), t = 0 .. 1/16
+#                                                                    ~3-8 min
+#     cores       block-rk2 (gravhost) on cuda-tree against cpu-tree on every
+#                 host core, galaxy 2^20 (CORES_N), t = 0 .. 1/4      ~2-5 min
+#     (hermite and cores are not in the default list; GPU_DIRECT and GPU_TREE
+#     swap the GPU plugin for a dry run on a machine without one)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
 # TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages), NO_BUILD=1
@@ -159,6 +166,59 @@ stage_block_pays() {
         --sample 0.5 --out "$out/gpu-$tag-block-pays" && echo "block-pays: $out/gpu-$tag-block-pays.md"
 }
 
+# One gravhost run as one RESULT line: label, plugin, integrator, model, N,
+# t reached, final dE/E, particle forces, interactions, wall s (gravhost's
+# own clock, the integration alone), exit code. Args: label plugin
+# solver-params integrator integrator-params model n t_end timeout.
+gravhost_run() {
+    d=$(mktemp -d)
+    printf 'solver = { plugin = "%s"; params = { %s }; };\n' "$2" "$3" > "$d/run.cfg"
+    printf 'initial_conditions = { model = "%s"; n = %s; seed = 1; };\n' "$6" "$7" >> "$d/run.cfg"
+    printf 'integrator = { name = "%s"; params = { %s }; };\n' "$4" "$5" >> "$d/run.cfg"
+    printf 'run = { t_end = %s; };\n' "$8" >> "$d/run.cfg"
+    printf 'output = { dir = "%s/out"; log_interval = %s; snapshot_interval = 0.0; };\n' "$d" "$8" >> "$d/run.cfg"
+    timeout -k 5 "$9" build/bin/gravhost run "$d/run.cfg" --no-progress > "$d/log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || sed 's/^/# gravhost: /' "$d/log" | tail -n 3
+    awk -F'\t' -v l="$1" -v p="$2" -v i="$4" -v m="$6" -v n="$7" -v rc=$rc '
+        /^#/ { next }
+        !h { for (k = 1; k <= NF; k++) c[$k] = k; h = 1; next }
+        { last = $0 }
+        END { split(last, f, "\t");
+              printf "RESULT,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", l, p, i, m, n, f[c["time"]], f[c["dE_rel"]],
+                     f[c["particle_forces"]], f[c["interactions"]], f[c["wall"]], rc }' "$d/out/diagnostics.tsv" 2>/dev/null
+    rm -rf "$d"
+}
+
+# Hermite on cuda-direct against cpu-direct on every host core: the same
+# Plummer sphere, eps, eta and end time (HERMITE_N: log2 N list)
+stage_hermite() {
+    f="$out/gpu-$tag-hermite.txt"
+    header "hermite (gravhost): cuda-direct against cpu-direct with $(nproc) threads" "$f"
+    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,rc" >> "$f"
+    for e in ${HERMITE_N:-16 18}; do
+        n=$((1 << e))
+        for p in "${GPU_DIRECT:-cuda-direct}|eps = 0.01;" "cpu-direct|eps = 0.01; threads = $(nproc);"; do
+            gravhost_run hermite "${p%%|*}" "${p#*|}" hermite "dt = 0.0625; eta = 0.02;" plummer "$n" \
+                "${HERMITE_T:-0.0625}" "${HERMITE_TIMEOUT:-240}" >> "$f"
+        done
+    done
+    echo "hermite: $f"
+}
+
+# The default block scheme on cuda-tree against cpu-tree on every host
+# core: galaxy, CORES_N particles (default 2^20), t = 0 .. CORES_T
+stage_cores() {
+    f="$out/gpu-$tag-cores.txt"
+    header "block-rk2 (gravhost): cuda-tree against cpu-tree with $(nproc) threads" "$f"
+    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,rc" >> "$f"
+    for p in "${GPU_TREE:-cuda-tree}|eps = 0.01; theta = 0.5;" "cpu-tree|eps = 0.01; theta = 0.5; threads = $(nproc);"; do
+        gravhost_run cores "${p%%|*}" "${p#*|}" block-rk2 "dt = 0.25; eta = 0.2;" galaxy "${CORES_N:-1048576}" \
+            "${CORES_T:-0.25}" "${CORES_TIMEOUT:-240}" >> "$f"
+    done
+    echo "cores: $f"
+}
+
 build
 stages=${*:-tests direct jerk tree-small tree-large block ncu block-pays}
 for s in $stages; do
@@ -171,6 +231,8 @@ for s in $stages; do
     block) stage_block ;;
     ncu) stage_ncu ;;
     block-pays) stage_block_pays ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays)" >&2; exit 2 ;;
+    hermite) stage_hermite ;;
+    cores) stage_cores ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays hermite cores)" >&2; exit 2 ;;
     esac
 done
