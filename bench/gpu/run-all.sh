@@ -33,7 +33,10 @@
 #                                                                    ~3-8 min
 #     cores       block-rk2 (gravhost) on cuda-tree against cpu-tree on every
 #                 host core, galaxy 2^20 (CORES_N), t = 0 .. 1/4      ~2-5 min
-#     (hermite and cores are not in the default list; GPU_DIRECT and GPU_TREE
+#     mpi         mpi-tree at P = 1, 2, 4, ... up to the host's cores, galaxy 2^22
+#                 (MPI_N), a full call and a 1% block step's; needs mpirun
+#                                                                    ~5-10 min
+#     (hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
 #     swap the GPU plugin for a dry run on a machine without one)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
@@ -219,6 +222,28 @@ stage_cores() {
     echo "cores: $f"
 }
 
+# mpi-tree on the GPU machine's host cores (the GPU idle): P = 1, 2, 4, ...
+# up to the cores, one thread a rank, galaxy MPI_N (default 2^22): a full
+# force call, and a block step's (the central 1%); bench/mpi-tree-scaling.c
+# says what the columns are. Needs mpirun on the machine.
+stage_mpi() {
+    f="$out/gpu-$tag-mpi.txt"
+    header "mpi-tree scaling on $(nproc) host cores (bench/mpi-tree-scaling)" "$f"
+    if ! command -v mpirun > /dev/null 2>&1; then
+        echo "mpirun is not on PATH: nothing measured" >> "$f"; echo "mpi: skipped (no mpirun)"; return
+    fi
+    p=1
+    while [ "$p" -le "$(nproc)" ]; do
+        for frac in "" 0.01; do
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GP_ACTIVE_FRACTION=$frac \
+                timeout -k 5 "${MPI_TIMEOUT:-120}" mpirun --oversubscribe -np "$p" build/bench/mpi-tree-scaling galaxy \
+                "${MPI_N:-4194304}" 3 >> "$f" 2>&1
+        done
+        p=$((p * 2))
+    done
+    echo "mpi: $f"
+}
+
 build
 stages=${*:-tests direct jerk tree-small tree-large block ncu block-pays}
 for s in $stages; do
@@ -233,6 +258,7 @@ for s in $stages; do
     block-pays) stage_block_pays ;;
     hermite) stage_hermite ;;
     cores) stage_cores ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays hermite cores)" >&2; exit 2 ;;
+    mpi) stage_mpi ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays hermite cores mpi)" >&2; exit 2 ;;
     esac
 done
