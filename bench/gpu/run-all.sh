@@ -179,7 +179,10 @@ gravhost_run() {
     printf 'initial_conditions = { model = "%s"; n = %s; seed = 1; };\n' "$6" "$7" >> "$d/run.cfg"
     printf 'integrator = { name = "%s"; params = { %s }; };\n' "$4" "$5" >> "$d/run.cfg"
     printf 'run = { t_end = %s; };\n' "$8" >> "$d/run.cfg"
-    printf 'output = { dir = "%s/out"; log_interval = %s; snapshot_interval = 0.0; };\n' "$d" "$8" >> "$d/run.cfg"
+    # a log line every t_end/4 (each costs an energy, a full force call): a run
+    # stopped by the timeout still says how far it got
+    li=$(awk -v t="$8" 'BEGIN { printf "%.17g", t / 4 }')
+    printf 'output = { dir = "%s/out"; log_interval = %s; snapshot_interval = 0.0; };\n' "$d" "$li" >> "$d/run.cfg"
     timeout -k 5 "$9" build/bin/gravhost run "$d/run.cfg" --no-progress > "$d/log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || sed 's/^/# gravhost: /' "$d/log" | tail -n 3
