@@ -91,7 +91,7 @@
 #define GP_TREE_WORK_TARGET 4096u
 #define GP_TREE_MAX_PARTS 32u
 /* The most sources a group cell holds (make_groups). Measured on an H200
- * at 2^20 (bench/results/gpu-groups-H200.md): 4096 costs a full walk 1-4%
+ * at 2^20 (bench/results/gpu-H200.md): 4096 costs a full walk 1-4%
  * over key-prefix groups and takes a 1% random subset's walk from 29.7 to
  * 2.5 ms; 2048 did better on sparse subsets (2.0 ms), 16384 worse (5.1 ms),
  * and scaling the cell with n / n_active (6400 at 1%) gave 3.5 ms. */
