@@ -358,7 +358,7 @@ static int run_block(int argc, char **argv)
            model, n, na, active, select, config, dt);
     printf("# RESULT,block,path,plugin,model,N,active,steps,sec_step,sec_transfer,sec_build,sec_moments,sec_walk,"
            "builds,refits,select\n");
-    double tt[2][100];
+    double tt[2][100], phase[6][100];
     gp_stats s0[2], s1[2];
     for (int p = 0; p < 2; ++p) {
         memset(&s0[p], 0, sizeof s0[p]);
@@ -388,18 +388,25 @@ static int run_block(int argc, char **argv)
                 uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
             }
         }
-        /* 1.1 */
-        double t0 = now();
+        /* 1.1, each call timed on its own (ph: the phases' clock readings) */
+        double t0 = now(), ph[6];
         check(&v[0], v[0].api->predict(v[0].s, T), "predict");
+        ph[0] = now();
         check(&v[0], v[0].api->get_positions(v[0].s, na, idx, xa), "get_positions");
+        ph[1] = now();
         check(&v[0], v[0].api->set_active_subset(v[0].s, na, idx), "set_active_subset");
+        ph[2] = now();
         check(&v[0], v[0].api->compute_forces(v[0].s, aa, NULL), "compute_forces (1.1)");
+        ph[3] = now();
         for (size_t k2 = 0; k2 < na; ++k2) { /* a kick, as a corrector would */
             for (int c = 0; c < 3; ++c) va[3 * k2 + c] = vel[3 * (size_t)idx[k2] + c] + dt * aa[3 * k2 + c];
             ta[k2] = T;
         }
+        ph[4] = now();
         check(&v[0], v[0].api->set_state(v[0].s, na, idx, xa, va, aa, ta), "set_state");
-        tt[0][k] = now() - t0;
+        ph[5] = now();
+        tt[0][k] = ph[5] - t0;
+        for (int q = 0; q < 6; ++q) phase[q][k] = ph[q] - (q ? ph[q - 1] : t0);
         /* 1.0: the host predicts everything, ships everything */
         t0 = now();
         for (size_t i = 0; i < n; ++i)
@@ -419,6 +426,10 @@ static int run_block(int argc, char **argv)
         }
         tt[1][k] = now() - t0;
     }
+    static const char *phase_name[6] = {"predict", "get_positions", "set_active_subset", "compute_forces",
+                                        "kick (the host)", "set_state"};
+    printf("# 1.1 path, median ms per step:");
+    for (int q = 0; q < 6; ++q) printf(" %s %.3f%s", phase_name[q], 1e3 * median(phase[q], (size_t)steps), q < 5 ? "," : "\n");
     static const char *path[2] = {"1.1", "1.0"};
     for (int p = 0; p < 2; ++p) {
         memset(&s1[p], 0, sizeof s1[p]);
