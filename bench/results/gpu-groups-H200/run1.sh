@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # one device call: cuda-tree i-groups by group cells (new) against key-prefix levels (old)
 export LD_LIBRARY_PATH=$PWD/build/devlibs
 B=build/bench/cudabench

@@ -1,5 +1,7 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 export LD_LIBRARY_PATH=$PWD/build/devlibs
+# (run 2: group-cell sizes compared, and the 2^24 galaxy block steps; GP_GROUP_CELL was a temporary override, since removed)
 B=build/bench/cudabench
 O=$OUT
 for v in old new 4096 16384; do
