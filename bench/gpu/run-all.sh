@@ -139,12 +139,19 @@ stage_block() {
     echo "block: $f"
 }
 
+# Whether a tool a stage needs is here; if not, says so in the stage's file
+# and on the terminal. Args: tool file stage.
+need() {
+    command -v "$1" > /dev/null 2>&1 && return 0
+    echo "$1 is not on PATH: nothing measured" >> "$2"
+    echo "$3: skipped (no $1)"
+    return 1
+}
+
 stage_ncu() {
     f="$out/gpu-$tag-ncu.txt"
     header "Nsight Compute on walk_kernel: Plummer 2^20, bmax theta 0.5, one full call" "$f"
-    if ! command -v ncu > /dev/null 2>&1; then
-        echo "ncu is not on PATH: nothing measured" >> "$f"; echo "ncu: skipped (no ncu)"; return
-    fi
+    need ncu "$f" ncu || return 0
     tree="build/bench/cudabench tree --model plummer --n 1048576 --repeats 1 --config mac=bmax\ theta=0.5"
     # the interactions of that call, from cudabench without the profiler
     sh -c "$tree" > "$out/.ncu-tree.txt" 2>&1
@@ -232,9 +239,7 @@ stage_cores() {
 stage_mpi() {
     f="$out/gpu-$tag-mpi.txt"
     header "mpi-tree scaling on $(nproc) host cores (bench/mpi-tree-scaling)" "$f"
-    if ! command -v mpirun > /dev/null 2>&1; then
-        echo "mpirun is not on PATH: nothing measured" >> "$f"; echo "mpi: skipped (no mpirun)"; return
-    fi
+    need mpirun "$f" mpi || return 0
     p=1
     while [ "$p" -le "$(nproc)" ]; do
         for frac in "" 0.01; do
