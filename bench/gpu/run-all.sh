@@ -75,7 +75,7 @@ stage_tests() {
     f="$out/gpu-$tag-tests.txt"
     header "GPU tests (prove)" "$f"
     prove -v -e '' build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
-        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-abi11.t build/t/gpu-nodevice.t \
+        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-abi11.t build/t/gpu-groups.t build/t/gpu-nodevice.t \
         build/t/gpu-walk-emu.t >> "$f" 2>&1
     echo "tests: $f (exit $?)"
 }

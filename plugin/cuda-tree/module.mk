@@ -15,7 +15,7 @@ endif
 # They dlopen the plugins themselves; without a device gpu-accuracy prints
 # `1..0 # SKIP`, and gpu-nodevice checks the clean GP_ERR_DEVICE failure.
 ifneq ($(GP_HAVE_CUDA),)
-GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges gpu-abi11
+GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges gpu-abi11 gpu-groups
 GPU_TESTS := $(GPU_TEST_NAMES:%=$(BUILD)/t/%.t)
 $(GPU_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(GPU_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(CUDA_PLUGINS_BUILT) $(BUILD)/plugins/gravplug-cpu-direct.so
@@ -78,7 +78,7 @@ EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-valgrind-cuda-direct.t $(BUILD)/t/gpu-emu-valgrind-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t \
-                    $(BUILD)/t/gpu-emu-abi11.t
+                    $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-groups.t
 # the conformance program, linked by tests/module.mk (which is read later)
 GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
 $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) plugin/cuda-tree/module.mk
@@ -100,7 +100,9 @@ GPU_EMU_ENV_accuracy := GP_GPU_TEST_N=1024
 GPU_EMU_ENV_edges :=
 GPU_EMU_ENV_abi11 := GP_GPU_TEST_N=512
 GPU_EMU_ENV_nodevice := GP_CUDA_EMU_DEVICES=0
-$(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-edges.t $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-nodevice.t: \
+GPU_EMU_ENV_groups :=
+$(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-edges.t $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-nodevice.t \
+$(BUILD)/t/gpu-emu-groups.t: \
 $(BUILD)/t/gpu-emu-%.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-%.t plugin/cuda-tree/module.mk
 	@printf '#!/bin/sh\n# gpu-%s against the CPU emulation of CUDA\n%s GP_BUILD="%s" exec "%s"\n' \
 	    '$*' '$(GPU_EMU_ENV_$*)' '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-$*.t)' > $@
