@@ -6,12 +6,17 @@
 # builds everything, then copies every shared library the programs need,
 # other than glibc's and the driver's, into build/devlibs.
 #
-# Then, with this workplace's device tool (one call; build/ is ~25 MB):
-#   run(carry=["build"], command="mkdir -p /work && ln -sfn $PWD /work/main &&
-#       cd /work/main && NO_BUILD=1 LD_LIBRARY_PATH=$PWD/build/devlibs
-#       bench/gpu/run-all.sh tests direct tree-small && cp bench/results/gpu-* $OUT/")
+# Then, with this workplace's device tool, which carries at most 64 MiB
+# (build/ is ~120 MB with the sanitizer and emulator builds and the
+# objects, none of which a device run needs), carry the tarball this
+# script writes, build/devpack.tar.gz (~32 MB):
+#   run(carry=["build/devpack.tar.gz"], command="mkdir -p /work &&
+#       ln -sfn $PWD /work/main && cd /work/main && tar xzf build/devpack.tar.gz -C build &&
+#       NO_BUILD=1 LD_LIBRARY_PATH=$PWD/build/devlibs bench/gpu/run-all.sh tests direct
+#       tree-small; cp bench/results/gpu-* $OUT/")
 # The symlink is needed because the test wrappers and the loader's
-# build-tree search path are absolute paths of the build machine.
+# build-tree search path are absolute paths of the build machine. Copy
+# the results into $OUT after each stage when a call may run out of time.
 set -eu
 cd "$(dirname "$0")/../.."
 make -j"$(nproc)" all cuda
@@ -21,4 +26,6 @@ for f in build/lib/*.so build/plugins/*.so build/bench/* build/tests/* build/t/*
     ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcuda|libgcc_s|libstdc\+\+)\.so' |
     while read -r lib; do cp -L "$lib" build/devlibs/; done
-du -sh build build/devlibs
+# what a device run reads, in one file small enough to carry
+(cd build && tar -cf - bench bin devlibs lib plugins t tests | gzip -6 > devpack.tar.gz)
+for d in build build/devlibs build/devpack.tar.gz; do du -sh "$d"; done
