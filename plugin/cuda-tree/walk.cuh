@@ -496,10 +496,12 @@ walk_kernel(gp_walk_args A)
  * everything near all of them (a walk close to N per group), whereas a few
  * records in a small cell cost one ordinary group walk. Records come in key
  * order, so a group cell's records are one run; runs are cut into groups of
- * at most GP_TREE_GROUP. group_cell_of returns the cell's level and writes
- * its key prefix (the octant's, one level down, for an empty octant). */
-__device__ __forceinline__ int group_cell_of(uint64_t key, const gp_cell *cells, const uint64_t *tkeys,
-                                             uint32_t cell_max, uint64_t *prefix)
+ * at most GP_TREE_GROUP. group_cell_of names the cell by one 64-bit code:
+ * a 1 bit above its key prefix, so cells of different levels differ (the
+ * octant's prefix, one level down, for an empty octant; keys have 63 bits,
+ * so the code fits at every level). */
+__device__ __forceinline__ uint64_t group_cell_of(uint64_t key, const gp_cell *cells, const uint64_t *tkeys,
+                                                  uint32_t cell_max)
 {
     gp_cell c = cells[0];
     int level = 0;
@@ -512,23 +514,25 @@ __device__ __forceinline__ int group_cell_of(uint64_t key, const gp_cell *cells,
         if (next == 0xffffffffu) break; /* an empty octant: a region of its own */
         c = cells[next];
     }
-    *prefix = gp_key_prefix(key, level);
-    return level;
+    return (UINT64_C(1) << (3 * level)) | gp_key_prefix(key, level);
 }
 
 /* Step 1: run starts. rkeys: the records' keys, rkeys[iself[k]] (records
  * that are tree particles) or rkeys[k] (iself NULL: field points, targets
- * outside a source subset); tkeys: the tree's sorted keys. */
+ * outside a source subset); tkeys: the tree's sorted keys. Each record's
+ * cell is found once; the previous record's comes from the lane below
+ * (a warp's first lane finds it itself), so every lane reaches the
+ * shuffle before any returns. */
 __global__ void group_runs(const uint64_t *rkeys, const uint32_t *iself, uint32_t ni, const gp_cell *cells,
                            const uint64_t *tkeys, uint32_t cell_max, uint32_t *flag)
 {
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t code = k < ni ? group_cell_of(rkeys[iself ? iself[k] : k], cells, tkeys, cell_max) : 0;
+    uint64_t prev = __shfl_up_sync(0xffffffffu, code, 1);
     if (k >= ni) return;
     if (k == 0) { flag[k] = 1; return; }
-    uint64_t p0, p1;
-    const int l0 = group_cell_of(rkeys[iself ? iself[k - 1] : k - 1], cells, tkeys, cell_max, &p0);
-    const int l1 = group_cell_of(rkeys[iself ? iself[k] : k], cells, tkeys, cell_max, &p1);
-    flag[k] = l0 != l1 || p0 != p1;
+    if ((threadIdx.x & 31u) == 0) prev = group_cell_of(rkeys[iself ? iself[k - 1] : k - 1], cells, tkeys, cell_max);
+    flag[k] = code != prev;
 }
 /* Step 2 (after an exclusive scan of flag into off): where each run starts. */
 __global__ void group_run_starts(const uint32_t *flag, const uint32_t *off, uint32_t ni, uint32_t *runstart)
