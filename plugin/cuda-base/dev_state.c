@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static size_t pad8(size_t bytes) { return (bytes + 7) & ~(size_t)7; }
@@ -136,6 +137,48 @@ gp_status gp_dstate_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, double *ve
     return gp_cuda_check(b, e, "computing the velocities");
 }
 
+/* 3 doubles per particle of a subset, computed on the device into ds->in
+ * after the index list (uploaded when there is one) by fill, then copied
+ * to dst; the transfer is counted. fill gets the index on the device
+ * (NULL: particles 0 .. n_sub - 1) and returns a CUDA error code. */
+typedef int (*subset_fill)(const gp_dstate *ds, const void *arg, const uint32_t *index_dev, uint32_t n_sub,
+                           double *out, void *stream);
+
+static gp_status subset_to_host(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, size_t n_sub,
+                                const uint32_t *index, double *dst, subset_fill fill, const void *arg,
+                                const char *what, const char *doing)
+{
+    double t0 = gp_wtime();
+    char label[96];
+    snprintf(label, sizeof label, "%s asked for", what);
+    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0;
+    gp_status st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), label);
+    if (st != GP_OK) return st;
+    if (index && (st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
+                                             "copying the index list to the GPU")) != GP_OK) return st;
+    double *out = (double *)((char *)ds->in.ptr + ibytes);
+    int e = fill(ds, arg, index ? (const uint32_t *)ds->in.ptr : NULL, (uint32_t)n_sub, out, c->stream);
+    if ((st = gp_cuda_check(b, e, doing)) != GP_OK) return st;
+    snprintf(label, sizeof label, "copying %s from the GPU", what);
+    st = gp_cuda_download_staged(b, c, stage, dst, out, 3 * n_sub * sizeof(double), label);
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    return st;
+}
+
+static int fill_velocities(const gp_dstate *ds, const void *arg, const uint32_t *index_dev, uint32_t n_sub,
+                           double *out, void *stream)
+{
+    (void)arg;
+    return gp_state_dev_velocity(index_dev, n_sub, ds->t_pred, ptrs(ds), out, stream);
+}
+
+static int fill_positions(const gp_dstate *ds, const void *arg, const uint32_t *index_dev, uint32_t n_sub,
+                          double *out, void *stream)
+{
+    (void)ds;
+    return gp_state_dev_gather((const double *)arg, index_dev, n_sub, out, stream);
+}
+
 gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage,
                                    size_t n_sub, const uint32_t *index, double *vel)
 {
@@ -149,20 +192,8 @@ gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbu
         return GP_OK;
     }
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
-    double t0 = gp_wtime();
-    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0;
-    if ((st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), "the velocities asked for")) != GP_OK)
-        return st;
-    if (index && (st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
-                                             "copying the index list to the GPU")) != GP_OK) return st;
-    double *out = (double *)((char *)ds->in.ptr + ibytes);
-    int e = gp_state_dev_velocity(index ? (const uint32_t *)ds->in.ptr : NULL, (uint32_t)n_sub, ds->t_pred,
-                                  ptrs(ds), out, c->stream);
-    if ((st = gp_cuda_check(b, e, "computing the velocities")) != GP_OK) return st;
-    st = gp_cuda_download_staged(b, c, stage, vel, out, 3 * n_sub * sizeof(double),
-                                 "copying the velocities from the GPU");
-    b->stats.seconds_transfer += gp_wtime() - t0;
-    return st;
+    return subset_to_host(b, c, ds, stage, n_sub, index, vel, fill_velocities, NULL, "the velocities",
+                          "computing the velocities");
 }
 
 gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t, int *moved)
@@ -207,25 +238,15 @@ gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, c
         return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
                        "get_positions was given a NULL pos array; pass room for 3*%zu doubles", n_sub);
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
-    double t0 = gp_wtime();
-    if (!index) {
+    if (!index) { /* all of them: straight from the device positions */
+        double t0 = gp_wtime();
         st = gp_cuda_download_staged(b, c, stage, pos, pos_dev, 3 * n_sub * sizeof(double),
                                      "copying the positions from the GPU");
         b->stats.seconds_transfer += gp_wtime() - t0;
         return st;
     }
-    size_t ibytes = pad8(n_sub * sizeof(uint32_t));
-    if ((st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), "the positions asked for")) != GP_OK)
-        return st;
-    if ((st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
-                                    "copying the index list to the GPU")) != GP_OK) return st;
-    double *out = (double *)((char *)ds->in.ptr + ibytes);
-    int e = gp_state_dev_gather(pos_dev, (const uint32_t *)ds->in.ptr, (uint32_t)n_sub, out, c->stream);
-    if ((st = gp_cuda_check(b, e, "gathering the positions")) != GP_OK) return st;
-    st = gp_cuda_download_staged(b, c, stage, pos, out, 3 * n_sub * sizeof(double),
-                                 "copying the positions from the GPU");
-    b->stats.seconds_transfer += gp_wtime() - t0;
-    return st;
+    return subset_to_host(b, c, ds, stage, n_sub, index, pos, fill_positions, pos_dev, "the positions",
+                          "gathering the positions");
 }
 
 gp_status gp_dstate_masses(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *mass_dev,
