@@ -136,22 +136,41 @@ static gp_ic make_ic(const char *model, size_t n, uint64_t seed)
     return ic;
 }
 
-static int run_direct(int argc, char **argv)
+/* The options of the cuda-direct modes (direct, jerk), parsed from argv[2..] */
+typedef struct direct_opts {
+    int nmin, nmax;
+    const char *eps, *prec;
+    double min_seconds;
+} direct_opts;
+
+static direct_opts parse_direct_opts(int argc, char **argv, int nmin, int nmax)
 {
-    int nmin = 14, nmax = 20;
-    const char *eps = "0.01", *prec = "mixed";
-    double min_seconds = 1.0;
+    direct_opts o = {nmin, nmax, "0.01", "mixed", 1.0};
     for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--nmin")) nmin = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--nmax")) nmax = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--eps")) eps = argv[i + 1];
-        else if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
-        else if (!strcmp(argv[i], "--seconds")) min_seconds = atof(argv[i + 1]);
+        if (!strcmp(argv[i], "--nmin")) o.nmin = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--nmax")) o.nmax = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--eps")) o.eps = argv[i + 1];
+        else if (!strcmp(argv[i], "--precision")) o.prec = argv[i + 1];
+        else if (!strcmp(argv[i], "--seconds")) o.min_seconds = atof(argv[i + 1]);
         else die("unknown option", argv[i]);
     }
+    return o;
+}
+
+static void set_direct_opts(solver *d, const direct_opts *o)
+{
+    check(d, d->api->set_param(d->s, "eps", o->eps), "eps");
+    check(d, d->api->set_param(d->s, "precision", o->prec), "precision");
+}
+
+static int run_direct(int argc, char **argv)
+{
+    const direct_opts opt = parse_direct_opts(argc, argv, 14, 20);
+    const int nmin = opt.nmin, nmax = opt.nmax;
+    const char *eps = opt.eps, *prec = opt.prec;
+    const double min_seconds = opt.min_seconds;
     solver d = open_solver("cuda-direct");
-    check(&d, d.api->set_param(d.s, "eps", eps), "eps");
-    check(&d, d.api->set_param(d.s, "precision", prec), "precision");
+    set_direct_opts(&d, &opt);
     printf("# cuda-direct, Plummer, all active, eps = %s, precision = %s\n", eps, prec);
     printf("# RESULT,direct,N,precision,eps,calls,seconds_per_call,interactions_per_second,"
            "kernel_seconds,kernel_interactions_per_second\n");
@@ -453,23 +472,15 @@ static int run_block(int argc, char **argv)
 
 static int run_jerk(int argc, char **argv)
 {
-    int nmin = 16, nmax = 18;
-    const char *eps = "0.01", *prec = "mixed";
-    double min_seconds = 1.0;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--nmin")) nmin = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--nmax")) nmax = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--eps")) eps = argv[i + 1];
-        else if (!strcmp(argv[i], "--precision")) prec = argv[i + 1];
-        else if (!strcmp(argv[i], "--seconds")) min_seconds = atof(argv[i + 1]);
-        else die("unknown option", argv[i]);
-    }
+    const direct_opts opt = parse_direct_opts(argc, argv, 16, 18);
+    const int nmin = opt.nmin, nmax = opt.nmax;
+    const char *eps = opt.eps, *prec = opt.prec;
+    const double min_seconds = opt.min_seconds;
     solver d = open_solver("cuda-direct");
     if (d.api->abi_minor < 2 || !GRAVPLUG_API_HAS(d.api, compute_forces_ex) ||
         !(d.api->capabilities & GP_CAP_JERK))
         die("cuda-direct", "this build has no ABI 1.2 jerk (compute_forces_ex with GP_CAP_JERK)");
-    check(&d, d.api->set_param(d.s, "eps", eps), "eps");
-    check(&d, d.api->set_param(d.s, "precision", prec), "precision");
+    set_direct_opts(&d, &opt);
     printf("# cuda-direct, Plummer, all active, eps = %s, precision = %s: acc + jerk (compute_forces_ex) "
            "against acc (compute_forces)\n", eps, prec);
     printf("# RESULT,jerk,N,precision,eps,calls,seconds_acc,interactions_per_second_acc,seconds_acc_jerk,"
