@@ -173,6 +173,30 @@ static int dataset_units(hid_t d, const dims_lmt *u, const cgs_units *c)
     return rc;
 }
 
+/* The particle datasets of a snapshot, in file order: one list for the
+ * plain writer and the virtual master (which passes NULL data), so the two
+ * cannot disagree on names, shapes or units. */
+#define SNAPSHOT_FIELDS 6
+typedef struct field {
+    const char *name;
+    int cols, ids;          /* ids: uint64 particle IDs, else doubles */
+    const dims_lmt *units;
+    const void *data;
+} field;
+
+static int snapshot_fields(const gp_snapshot_extra *extra, const double *pos, const double *vel,
+                           const double *mass, const uint64_t *id, field f[SNAPSHOT_FIELDS])
+{
+    int n = 0;
+    f[n++] = (field){"Coordinates", 3, 0, &length, pos};
+    f[n++] = (field){"Velocities", 3, 0, &velocity, vel};
+    f[n++] = (field){"Masses", 1, 0, &massd, mass};
+    f[n++] = (field){"ParticleIDs", 1, 1, &none, id};
+    if (extra && extra->acc) f[n++] = (field){"Acceleration", 3, 0, &accel, extra->acc};
+    if (extra && extra->pot) f[n++] = (field){"Potential", 1, 0, &potential, extra->pot};
+    return n;
+}
+
 static int dataset(hid_t grp, const char *name, hid_t memtype, hid_t filetype, size_t n, int cols,
                    const void *buf, const dims_lmt *u, const cgs_units *c)
 {
@@ -412,14 +436,11 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     int drc = g < 0 ? -1 : 0;
     if (drc == 0) {
         const cgs_units c = code_units(extra);
-        drc |= dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, pos, &length, &c);
-        drc |= dataset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, vel ? vel : zeros, &velocity, &c);
-        drc |= dataset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, mass, &massd, &c);
-        drc |= dataset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_STD_U64LE, n, 1, id ? id : ids, &none, &c);
-        if (extra && extra->acc)
-            drc |= dataset(g, "Acceleration", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 3, extra->acc, &accel, &c);
-        if (extra && extra->pot)
-            drc |= dataset(g, "Potential", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, n, 1, extra->pot, &potential, &c);
+        field f[SNAPSHOT_FIELDS];
+        const int nf = snapshot_fields(extra, pos, vel ? vel : zeros, mass, id ? id : ids, f);
+        for (int k = 0; k < nf; ++k)
+            drc |= dataset(g, f[k].name, f[k].ids ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE,
+                           f[k].ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, n, f[k].cols, f[k].data, f[k].units, &c);
         H5Gclose(g);
     }
     if (drc != 0) {
@@ -504,14 +525,11 @@ GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, siz
     int drc = g < 0 ? -1 : 0;
     if (drc == 0) {
         const cgs_units c = code_units(extra);
-        drc |= virtual_dataset(g, "Coordinates", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &length, &c);
-        drc |= virtual_dataset(g, "Velocities", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &velocity, &c);
-        drc |= virtual_dataset(g, "Masses", H5T_IEEE_F64LE, 1, nfiles, counts, files, total, &massd, &c);
-        drc |= virtual_dataset(g, "ParticleIDs", H5T_STD_U64LE, 1, nfiles, counts, files, total, &none, &c);
-        if (extra && extra->acc)
-            drc |= virtual_dataset(g, "Acceleration", H5T_IEEE_F64LE, 3, nfiles, counts, files, total, &accel, &c);
-        if (extra && extra->pot)
-            drc |= virtual_dataset(g, "Potential", H5T_IEEE_F64LE, 1, nfiles, counts, files, total, &potential, &c);
+        field f[SNAPSHOT_FIELDS];
+        const int nf = snapshot_fields(extra, NULL, NULL, NULL, NULL, f);
+        for (int k = 0; k < nf; ++k)
+            drc |= virtual_dataset(g, f[k].name, f[k].ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, f[k].cols, nfiles,
+                                   counts, files, total, f[k].units, &c);
         H5Gclose(g);
     }
     if (drc != 0) {
