@@ -84,4 +84,61 @@ static TL_UNUSED gp_sim *sim_on_path(const char *plugin, size_t n, const double 
     return sim;
 }
 
+/* The largest |a[k] - b[k]| over k < m. */
+static TL_UNUSED double max_diff(const double *a, const double *b, size_t m)
+{
+    double d = 0;
+    for (size_t k = 0; k < m; ++k) d = fmax(d, fabs(a[k] - b[k]));
+    return d;
+}
+
+/* The relative position error of the e = 0.5 Kepler orbit after one period
+ * under integrator integ on cpu-direct (eps 0), dt 0.5, with eta and, when
+ * not NULL, the integrator's own eps; -1 with a diagnostic on failure. */
+static TL_UNUSED double kepler_period_error(const char *integ, const char *eta, const char *eps)
+{
+    double pos[6], vel[6], mass[2], x0[3];
+    kepler_state(0.5, pos, vel, mass);
+    for (int k = 0; k < 3; ++k) x0[k] = pos[3 + k] - pos[k];
+    gp_sim *sim = sim_on_direct("0");
+    double err = -1;
+    size_t nl = 0;
+    uint64_t counts[64];
+    if (sim && gp_sim_set_particles(sim, 2, pos, vel, mass, NULL) == GP_OK
+        && gp_sim_set_integrator(sim, integ) == GP_OK
+        && gp_sim_set_integrator_param(sim, "eta", eta) == GP_OK
+        && (!eps || gp_sim_set_integrator_param(sim, "eps", eps) == GP_OK)
+        && gp_sim_set_integrator_param(sim, "dt", "0.5") == GP_OK
+        && gp_sim_evolve(sim, 2.0 * M_PI) == GP_OK
+        && gp_sim_get_particles(sim, pos, vel, NULL, NULL) == GP_OK) {
+        double d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            double d = pos[3 + k] - pos[k] - x0[k];
+            d2 += d * d;
+        }
+        err = sqrt(d2);
+        if (gp_sim_level_counts(sim, counts, 64, &nl) != GP_OK) nl = 0;
+    } else if (sim) {
+        diag("kepler: %s", gp_sim_last_error(sim));
+    }
+    diag("%s eta = %-6s position error after one period %.3e (last step's deepest level %zu)", integ, eta, err,
+         nl ? nl - 1 : 0);
+    gp_sim_free(sim);
+    return err;
+}
+
+/* Two tests: the Kepler error falls as eta^2 (order 2 +- 0.3) from eta 0.04
+ * to 0.02 to 0.01, for a second-order scheme integ. */
+static TL_UNUSED void check_kepler_order_2(const char *integ, const char *eps)
+{
+    static const char *const etas[] = { "0.04", "0.02", "0.01" };
+    double e[3];
+    for (int i = 0; i < 3; ++i) e[i] = kepler_period_error(integ, etas[i], eps);
+    for (int i = 1; i < 3; ++i) {
+        double order = log2(e[i - 1] / e[i]);
+        ok(e[i] > 0 && fabs(order - 2.0) < 0.3, "%s: measured order %.3f between eta %s and %s (want 2 +- 0.3)",
+           integ, order, etas[i - 1], etas[i]);
+    }
+}
+
 #endif

@@ -10,6 +10,22 @@
 
 #define N 200
 
+/* A hermite run on cpu-direct (softening eps) of n particles with radii r,
+ * collision detection on; mode >= 0 sets collision_by_neighbours. */
+static gp_sim *hermite_collisions(const char *eps, size_t n, const double *pos, const double *vel,
+                                  const double *mass, const uint64_t *ids, const char *dt, const double *r,
+                                  int mode)
+{
+    gp_sim *sim = sim_on_direct(eps);
+    gp_sim_set_particles(sim, n, pos, vel, mass, ids);
+    gp_sim_set_integrator(sim, "hermite");
+    gp_sim_set_integrator_param(sim, "dt", dt);
+    gp_sim_set_radii(sim, r);
+    gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
+    if (mode >= 0) gp_sim_stop_set_param(sim, "collision_by_neighbours", mode);
+    return sim;
+}
+
 /* Brute-force overlapping pairs of the current (predicted) state. */
 static size_t brute_pairs(gp_sim *sim, size_t n, const double *r, uint64_t *a, uint64_t *b, size_t max)
 {
@@ -175,12 +191,7 @@ int main(void)
     /* Hermite (ABI 1.2 force calls): collisions from the plugin's nearest
      * neighbours of each block step's active particles */
     double hp[6] = { -1, 0, 0, 1, 0, 0 }, hv[6] = { 0 };
-    sim = sim_on_direct("0.001");
-    gp_sim_set_particles(sim, 2, hp, hv, mass, ids);
-    gp_sim_set_integrator(sim, "hermite");
-    gp_sim_set_integrator_param(sim, "dt", "0.25");
-    gp_sim_set_radii(sim, rad);
-    gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
+    sim = hermite_collisions("0.001", 2, hp, hv, mass, ids, "0.25", rad, -1);
     is_int(gp_sim_evolve(sim, 10.0), GP_OK, "hermite: evolve returns GP_OK at the collision");
     t = gp_sim_time(sim);
     ok(t > 2.5 && t < 3.2 && gp_sim_stop_count(sim, GP_STOP_COLLISION) == 1
@@ -193,13 +204,7 @@ int main(void)
     for (int mode = 1; mode >= 0; --mode) {
         small_cluster(N, 5, cp, cv, cm);
         for (size_t i = 0; i < N; ++i) cr[i] = 0.004;
-        sim = sim_on_direct("0.01");
-        gp_sim_set_particles(sim, N, cp, cv, cm, NULL);
-        gp_sim_set_integrator(sim, "hermite");
-        gp_sim_set_integrator_param(sim, "dt", "0.0625");
-        gp_sim_set_radii(sim, cr);
-        gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
-        gp_sim_stop_set_param(sim, "collision_by_neighbours", mode);
+        sim = hermite_collisions("0.01", N, cp, cv, cm, NULL, "0.0625", cr, mode);
         int good = 1, hstops = 0;
         for (int k = 0; k < 100 && gp_sim_time(sim) < 2.0; ++k) {
             if (gp_sim_evolve(sim, 2.0) != GP_OK) { good = 0; break; }
@@ -229,13 +234,7 @@ int main(void)
         uint64_t qid[4] = { 1, 2, 3, 4 };
         size_t found[2] = { 0, 0 };
         for (int mode = 1; mode >= 0; --mode) {
-            sim = sim_on_direct("0.001");
-            gp_sim_set_particles(sim, 4, qp, qv, qm, qid);
-            gp_sim_set_integrator(sim, "hermite");
-            gp_sim_set_integrator_param(sim, "dt", "0.25");
-            gp_sim_set_radii(sim, qr);
-            gp_sim_stop_enable(sim, GP_STOP_COLLISION, 1);
-            gp_sim_stop_set_param(sim, "collision_by_neighbours", mode);
+            sim = hermite_collisions("0.001", 4, qp, qv, qm, qid, "0.25", qr, mode);
             gp_sim_evolve(sim, 1.0);
             found[mode] = gp_sim_stop_count(sim, GP_STOP_COLLISION);
             if (mode) gp_sim_stop_particles(sim, GP_STOP_COLLISION, 4, a, b);

@@ -83,6 +83,16 @@ def direct_field(pos, mass, eps2, pts):
     return acc, -(mass[None, :] / np.sqrt(r2)).sum(1)
 
 
+def head_on_pair():
+    """Two bodies at rest 2 apart, radius 0.1: in free fall they touch at t ~ 3.1."""
+    pair = Particles(2)
+    pair.mass = 0.5 | nb.mass
+    pair.position = [[-1, 0, 0], [1, 0, 0]] | L
+    pair.velocity = [[0, 0, 0], [0, 0, 0]] | nb.speed
+    pair.radius = 0.1 | L
+    return pair
+
+
 def body(name, new_code):
     """The one AMUSE script; `name` only labels the results."""
     code = new_code()
@@ -154,11 +164,7 @@ def body(name, new_code):
         t.ok({"collision_detection", "number_of_steps_detection", "timeout_detection",
               "out_of_box_detection"} <= supported, f"{name}: the four stopping conditions are supported")
     code.particles.remove_particles(code.particles)
-    pair = Particles(2)
-    pair.mass = 0.5 | nb.mass
-    pair.position = [[-1, 0, 0], [1, 0, 0]] | L
-    pair.velocity = [[0, 0, 0], [0, 0, 0]] | nb.speed
-    pair.radius = 0.1 | L
+    pair = head_on_pair()
     code.particles.add_particles(pair)
     t0 = code.model_time
     # Gravplug is under test; the other codes' outcomes are shown, as the
@@ -421,11 +427,7 @@ t.ok(abs(herm.model_time - (0.5 | T)) < (1e-12 | T) and abs((e1 - e0) / e0) < 1e
 herm.stop()
 # collision detection under hermite comes from the plugin's nearest neighbours
 herm = Gravplug(solver="cpu-direct", integrator="hermite")
-pair = Particles(2)
-pair.mass = 0.5 | nb.mass
-pair.position = [[-1, 0, 0], [1, 0, 0]] | L
-pair.velocity = [[0, 0, 0], [0, 0, 0]] | nb.speed
-pair.radius = 0.1 | L
+pair = head_on_pair()
 herm.particles.add_particles(pair)
 herm.stopping_conditions.collision_detection.enable()
 herm.evolve_model(5 | T)                               # free fall meets at ~3.1
