@@ -36,6 +36,17 @@ static double uniform01()
     return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
 }
 
+/* Plummer radii (cut at 20), isotropic: pos.size() / 3 particles. */
+static void plummer_positions(std::vector<double> &pos)
+{
+    for (size_t i = 0; i < pos.size() / 3; ++i) {
+        double X = uniform01(), r = 1.0 / sqrt(pow(X, -2.0 / 3.0) - 1.0);
+        if (r > 20) r = 20;
+        double ct = 2 * uniform01() - 1, ph = 2 * M_PI * uniform01(), st = sqrt(1 - ct * ct);
+        pos[3 * i] = r * st * cos(ph); pos[3 * i + 1] = r * st * sin(ph); pos[3 * i + 2] = r * ct;
+    }
+}
+
 /* field of all particles at pts (self: index to skip or -1) */
 static void direct_ref(const std::vector<double> &pos, const std::vector<double> &mass, double eps,
                        const std::vector<double> &pts, const std::vector<long> &self, Ref &r)
@@ -188,12 +199,7 @@ static void test_groups()
 {
     const uint32_t n = 20000;
     std::vector<double> pos(3 * n), mass(n, 1.0 / n);
-    for (uint32_t i = 0; i < n; ++i) { /* a Plummer sphere: cells of every size */
-        double X = uniform01(), r = 1.0 / sqrt(pow(X, -2.0 / 3.0) - 1.0);
-        if (r > 20) r = 20;
-        double ct = 2 * uniform01() - 1, ph = 2 * M_PI * uniform01(), st = sqrt(1 - ct * ct);
-        pos[3 * i] = r * st * cos(ph); pos[3 * i + 1] = r * st * sin(ph); pos[3 * i + 2] = r * ct;
-    }
+    plummer_positions(pos); /* cells of every size */
     Tree T;
     build(pos, mass, T);
     std::vector<uint32_t> sel; /* key order: a dense run, then every 37th */
@@ -248,12 +254,7 @@ int main()
 {
     plan_lazy();
     std::vector<double> pos(3 * N), mass(N, 1.0 / N);
-    for (size_t i = 0; i < N; ++i) { /* Plummer radii, isotropic */
-        double X = uniform01(), r = 1.0 / sqrt(pow(X, -2.0 / 3.0) - 1.0);
-        if (r > 20) r = 20;
-        double ct = 2 * uniform01() - 1, ph = 2 * M_PI * uniform01(), st = sqrt(1 - ct * ct);
-        pos[3 * i] = r * st * cos(ph); pos[3 * i + 1] = r * st * sin(ph); pos[3 * i + 2] = r * ct;
-    }
+    plummer_positions(pos);
     mass[5] = 0; /* a massless particle */
     std::vector<long> self(N);
     for (size_t i = 0; i < N; ++i) self[i] = (long)i;
