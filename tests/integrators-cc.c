@@ -175,15 +175,7 @@ static void check_refusal(void)
     gp_plugin *plug = NULL;
     gp_solver *solver = NULL;
     static gp_api old;
-    int good = gp_plugin_open("cpu-direct", &plug, err, sizeof err) == GP_OK;
-    if (good) {
-        old = *gp_plugin_api(plug);
-        old.abi_minor = 1;
-        old.struct_size = offsetof(gp_api, set_state_jerk);
-        gp_param eps = { "eps", "0.01" };
-        gp_init_args args = { sizeof args, &eps, 1, NULL, NULL, -1, NULL };
-        good = old.init(&solver, &args) == GP_OK;
-    }
+    int good = cpu_direct_as_abi(1, offsetof(gp_api, set_state_jerk), &plug, &old, &solver, err, sizeof err);
     gp_sim *a = NULL;
     if (good && gp_sim_new(&a) == GP_OK && gp_sim_set_solver(a, &old, solver, 1) == GP_OK) a = make(a, "0.1", "0.25");
     gp_status st = a ? gp_sim_evolve(a, 0.25) : GP_ERR_BAD_STATE;

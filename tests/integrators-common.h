@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gp_integrator.h"
+#include "gravplug_loader.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -82,6 +83,26 @@ static TL_UNUSED gp_sim *sim_on_path(const char *plugin, size_t n, const double 
         return NULL;
     }
     return sim;
+}
+
+/* cpu-direct (eps 0.01) behind a copy of its table cut to an older ABI
+ * minor: *api gets the table (struct_size: the first entry left out),
+ * *solver an instance. 1 on success; 0 with *solver NULL and the reason in
+ * err otherwise. */
+static TL_UNUSED int cpu_direct_as_abi(int minor, size_t struct_size, gp_plugin **plug, gp_api *api,
+                                       gp_solver **solver, char *err, size_t errlen)
+{
+    *solver = NULL;
+    err[0] = '\0';
+    if (gp_plugin_open("cpu-direct", plug, err, errlen) != GP_OK) return 0;
+    *api = *gp_plugin_api(*plug);
+    api->abi_minor = minor;
+    api->struct_size = struct_size;
+    gp_param eps = { "eps", "0.01" };
+    gp_init_args args = { sizeof args, &eps, 1, NULL, NULL, -1, NULL };
+    if (api->init(solver, &args) == GP_OK) return 1;
+    snprintf(err, errlen, "%s", api->last_error(NULL));
+    return 0;
 }
 
 /* The largest |a[k] - b[k]| over k < m. */

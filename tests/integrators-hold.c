@@ -166,15 +166,7 @@ static void check_abi10(void)
     gp_plugin *plug = NULL;
     gp_solver *solver = NULL;
     static gp_api old;
-    int good = gp_plugin_open("cpu-direct", &plug, err, sizeof err) == GP_OK;
-    if (good) {
-        old = *gp_plugin_api(plug);
-        old.abi_minor = 0;
-        old.struct_size = offsetof(gp_api, set_state);
-        gp_param eps = { "eps", "0.01" };
-        gp_init_args args = { sizeof args, &eps, 1, NULL, NULL, -1, NULL };
-        good = old.init(&solver, &args) == GP_OK;
-    }
+    int good = cpu_direct_as_abi(0, offsetof(gp_api, set_state), &plug, &old, &solver, err, sizeof err);
     /* auto on the 1.0 plugin against softening on cpu-direct */
     crit = "softening";
     gp_sim *a = NULL, *b = make(sim_on_direct("0.01"), "0.1", "0.25", NULL);
