@@ -383,6 +383,52 @@ static int finish_file(hid_t file, const char *tmp, const char *path, char *err,
     return 0;
 }
 
+/* Writes one field of a snapshot's particle group (ctx: the writer's own). */
+typedef int (*field_writer)(hid_t grp, const field *f, const cgs_units *c, const void *ctx);
+
+/* The file a writer makes, at tmp, moved to path when whole: the header for
+ * n particles, the group PartType1 with the fields f[0 .. nf) written by
+ * write, then finish_file. 0, or -1 with tmp removed and a sentence in err
+ * ("Cannot write <what> of snapshot ... (<HDF5's reason>)<hint>."). */
+static int write_particle_file(const char *tmp, const char *path, double time, size_t n,
+                               const gp_snapshot_extra *extra, const field *f, int nf, field_writer write,
+                               const void *ctx, const char *what, const char *hint, char *err, size_t errlen)
+{
+    quiet q;
+    quiet_begin(&q);
+    char why[160];
+    int rc = 0;
+    hid_t file = begin_file(tmp, time, n, extra, err, errlen);
+    if (file < 0) {
+        rc = -1;
+        goto out;
+    }
+    hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int drc = g < 0 ? -1 : 0;
+    if (drc == 0) {
+        const cgs_units c = code_units(extra);
+        for (int k = 0; k < nf; ++k) drc |= write(g, &f[k], &c, ctx);
+        H5Gclose(g);
+    }
+    if (drc != 0) {
+        rc = fail(err, errlen, "Cannot write %s of snapshot '%s' (%s)%s.", what, tmp, h5_reason(why), hint);
+        H5Fclose(file);
+        goto out;
+    }
+    rc = finish_file(file, tmp, path, err, errlen);
+out:
+    quiet_end(&q);
+    if (rc != 0) remove(tmp);
+    return rc;
+}
+
+/* field_writer of a plain file: ctx is the particle count (size_t). */
+static int write_plain(hid_t grp, const field *f, const cgs_units *c, const void *ctx)
+{
+    return dataset(grp, f->name, f->ids ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE,
+                   f->ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, *(const size_t *)ctx, f->cols, f->data, f->units, c);
+}
+
 GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n,
                                          const double *pos, const double *vel,
                                          const double *mass, const uint64_t *id,
@@ -423,36 +469,10 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
         free(tmp); free(zeros); free(ids);
         return r;
     }
-    quiet q;
-    quiet_begin(&q);
-    char why[160];
-    int rc = 0;
-    hid_t file = begin_file(tmp, time, n, extra, err, errlen);
-    if (file < 0) {
-        rc = -1;
-        goto out;
-    }
-    hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int drc = g < 0 ? -1 : 0;
-    if (drc == 0) {
-        const cgs_units c = code_units(extra);
-        field f[SNAPSHOT_FIELDS];
-        const int nf = snapshot_fields(extra, pos, vel ? vel : zeros, mass, id ? id : ids, f);
-        for (int k = 0; k < nf; ++k)
-            drc |= dataset(g, f[k].name, f[k].ids ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE,
-                           f[k].ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, n, f[k].cols, f[k].data, f[k].units, &c);
-        H5Gclose(g);
-    }
-    if (drc != 0) {
-        rc = fail(err, errlen, "Cannot write the particles of snapshot '%s' (%s); the disk may be full.",
-                  tmp, h5_reason(why));
-        H5Fclose(file);
-        goto out;
-    }
-    rc = finish_file(file, tmp, path, err, errlen);
-out:
-    quiet_end(&q);
-    if (rc != 0) remove(tmp);
+    field f[SNAPSHOT_FIELDS];
+    const int nf = snapshot_fields(extra, pos, vel ? vel : zeros, mass, id ? id : ids, f);
+    int rc = write_particle_file(tmp, path, time, n, extra, f, nf, write_plain, &n, "the particles",
+                                 "; the disk may be full", err, errlen);
     free(tmp);
     free(zeros);
     free(ids);
@@ -492,6 +512,22 @@ static int virtual_dataset(hid_t grp, const char *name, hid_t filetype, int cols
     return rc;
 }
 
+/* The part files a virtual master maps, in rank order. */
+typedef struct virtual_parts {
+    size_t nfiles;
+    const uint64_t *counts;
+    const char *const *files;
+    uint64_t total;
+} virtual_parts;
+
+/* field_writer of a virtual master: ctx is the virtual_parts. */
+static int write_virtual(hid_t grp, const field *f, const cgs_units *c, const void *ctx)
+{
+    const virtual_parts *v = ctx;
+    return virtual_dataset(grp, f->name, f->ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, f->cols, v->nfiles, v->counts,
+                           v->files, v->total, f->units, c);
+}
+
 GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, size_t nfiles,
                                               const uint64_t *counts, const char *const *files,
                                               const gp_snapshot_extra *extra, char *err,
@@ -512,35 +548,11 @@ GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, siz
     }
     char *tmp = tmp_path_for(path, err, errlen);
     if (!tmp) return -1;
-    quiet q;
-    quiet_begin(&q);
-    char why[160];
-    int rc = 0;
-    hid_t file = begin_file(tmp, time, (size_t)total, extra, err, errlen);
-    if (file < 0) {
-        rc = -1;
-        goto out;
-    }
-    hid_t g = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int drc = g < 0 ? -1 : 0;
-    if (drc == 0) {
-        const cgs_units c = code_units(extra);
-        field f[SNAPSHOT_FIELDS];
-        const int nf = snapshot_fields(extra, NULL, NULL, NULL, NULL, f);
-        for (int k = 0; k < nf; ++k)
-            drc |= virtual_dataset(g, f[k].name, f[k].ids ? H5T_STD_U64LE : H5T_IEEE_F64LE, f[k].cols, nfiles,
-                                   counts, files, total, f[k].units, &c);
-        H5Gclose(g);
-    }
-    if (drc != 0) {
-        rc = fail(err, errlen, "Cannot write the virtual datasets of snapshot '%s' (%s).", tmp, h5_reason(why));
-        H5Fclose(file);
-        goto out;
-    }
-    rc = finish_file(file, tmp, path, err, errlen);
-out:
-    quiet_end(&q);
-    if (rc != 0) remove(tmp);
+    field f[SNAPSHOT_FIELDS];
+    const int nf = snapshot_fields(extra, NULL, NULL, NULL, NULL, f);
+    const virtual_parts parts = {nfiles, counts, files, total};
+    int rc = write_particle_file(tmp, path, time, (size_t)total, extra, f, nf, write_virtual, &parts,
+                                 "the virtual datasets", "", err, errlen);
     free(tmp);
     return rc;
 }
