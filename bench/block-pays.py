@@ -53,6 +53,9 @@ def args_parse():
     a.add_argument("--criterion", default=None, help="the block schemes' time-step criterion")
     a.add_argument("--params", default=None,
                    help="more block-scheme settings, name=value[,name=value...] (e.g. shadow=shift)")
+    a.add_argument("--solver", default=None,
+                   help="more plugin parameters for every run, name=value[,name=value...] "
+                        "(e.g. mac=acceleration,delta_acc=0.004)")
     a.add_argument("--leapfrog", default="5,6,7,8")
     a.add_argument("--repeats", type=int, default=3)
     a.add_argument("--sample", default="0.25")
@@ -65,6 +68,8 @@ def run_once(o, specs):
            "--eps", o.eps, "--sample", o.sample]
     if o.threads:
         cmd += ["--threads", o.threads]
+    if o.solver:
+        cmd += ["--solver", o.solver]
     for s in specs:
         cmd += ["--run", s]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -142,7 +147,8 @@ def main():
              f"--leapfrog {o.leapfrog} --repeats {o.repeats}"
              + (f" --threads {o.threads}" if o.threads else "")
              + (f" --criterion {o.criterion}" if o.criterion else "")
-             + (f" --params {o.params}" if o.params else "") + "`\n",
+             + (f" --params {o.params}" if o.params else "")
+             + (f" --solver {o.solver}" if o.solver else "") + "`\n",
              "| run | max dE/E | steps | particle forces | wall s | leapfrog wall at same dE | "
              "wall_ratio | pf_ratio | cost_per_pf |",
              "|---|---|---|---|---|---|---|---|---|"]

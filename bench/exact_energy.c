@@ -11,6 +11,8 @@
 #include <time.h>
 
 static gp_sim *meas;
+/* --solver's NAME=VALUE pairs, given to every measured run's plugin */
+static char solver_extra[512];
 static double *mpos, *mvel, *mmass;
 static size_t mcap;
 
@@ -25,10 +27,20 @@ gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, co
 {
     gp_sim *sim;
     if (gp_sim_new(&sim) != GP_OK) { fprintf(stderr, "%s: out of memory\n", prog); exit(1); }
-    const char *n[3] = { "eps" }, *v[3] = { eps };
+    const char *n[19] = { "eps" }, *v[19] = { eps };
     size_t np = 1;
     if (strstr(plugin, "tree")) { n[np] = "theta"; v[np++] = theta; }
     if (threads) { n[np] = "threads"; v[np++] = threads; }
+    char extra[sizeof solver_extra];
+    memcpy(extra, solver_extra, sizeof extra);
+    for (char *save = NULL, *kv = strtok_r(extra, ",", &save); kv && np < 19;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) { fprintf(stderr, "%s: --solver wants NAME=VALUE, got '%s'\n", prog, kv); exit(2); }
+        *eq = '\0';
+        n[np] = kv;
+        v[np++] = eq + 1;
+    }
     if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) bench_fail(prog, plugin, sim);
     if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK)
         bench_fail(prog, "particles", sim);
@@ -101,6 +113,7 @@ int bench_common_option(const bench_options *o, const char *a, const char *v)
     else if (!strcmp(a, "--theta")) *o->theta = v;
     else if (!strcmp(a, "--threads")) *o->threads = v;
     else if (!strcmp(a, "--seed")) *o->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--solver")) snprintf(solver_extra, sizeof solver_extra, "%s", v);
     else return 0;
     return 1;
 }

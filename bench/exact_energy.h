@@ -45,7 +45,9 @@ typedef struct bench_options {
     unsigned long long *seed;
 } bench_options;
 /* Takes option a with value v when it is one of --n --t --plugin --eps
- * --theta --threads --seed: returns 1, else 0. */
+ * --theta --threads --seed --solver (more plugin parameters,
+ * NAME=VALUE[,NAME=VALUE...], for every run bench_open_run opens after it):
+ * returns 1, else 0. */
 int bench_common_option(const bench_options *o, const char *a, const char *v);
 
 /* Prints "prog: what: sim's last error" and exits 1. */
