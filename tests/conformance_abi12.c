@@ -713,7 +713,11 @@ static void test_jerk_fd(size_t n, const double *pos, const double *mass, const 
         fine &= st == GP_OK && acc_at(s, n, mass, t0 + h, ap, x, own) && acc_at(s, n, mass, t0 - h, am, x, own);
         for (size_t i = 0; i < 3 * n; ++i) fd[i] = (ap[i] - am[i]) / (2 * h);
         tl_errstat e = tl_relerr(n, 3, jk, fd);
-        ok(fine && e.median <= 1e-6 && e.p99 <= 1e-3,
+        /* a tree's jerk is as far from the exact derivative as its acc is
+         * from the exact force: the class tolerance (tests/tree-jerk.c holds
+         * it to the derivative of the tree's own acc) */
+        double lim_median = is_exact ? 1e-6 : tol_median, lim_high = is_exact ? 1e-3 : tol_high;
+        ok(fine && e.median <= lim_median && e.p99 <= lim_high,
            "precision %s: jerk at t = %g against (acc(t+h) - acc(t-h)) / 2h along the predicted "
            "trajectory (h = %g, %s acc): median rel %.3g, 99%% %.3g", with, t0, h,
            own ? "the plugin's" : "the naive sum's", e.median, e.p99);

@@ -18,12 +18,20 @@
 
 /* |E1 - E0| / |E0| after evolving to t_end with hermite, dt = 2^-lg on
  * level 0 only (max_level 0), or block steps (max_level 20) with eta. */
-static double energy_error(size_t n, const double *pos, const double *vel, const double *mass,
-                           const char *eps, const char *dt, const char *max_level, const char *eta,
-                           double t_end)
+/* |dE/E| of hermite on plugin (theta: NULL, or its opening angle) from 0
+ * to t_end, or -1 with a diagnostic. */
+static double energy_error_on(const char *plugin, const char *theta, size_t n, const double *pos,
+                              const double *vel, const double *mass, const char *eps,
+                              const char *dt, const char *max_level, const char *eta, double t_end)
 {
-    gp_sim *sim = sim_on_direct(eps);
-    if (!sim) return -1;
+    gp_sim *sim = NULL;
+    const char *names[] = { "eps", "theta" }, *values[] = { eps, theta };
+    size_t np = theta ? 2 : 1;
+    if (gp_sim_new(&sim) != GP_OK || gp_sim_open_solver(sim, plugin, np, names, values) != GP_OK) {
+        diag("open %s: %s", plugin, sim ? gp_sim_last_error(sim) : "no memory");
+        gp_sim_free(sim);
+        return -1;
+    }
     double k0, w0, k1, w1, de = -1;
     if (gp_sim_set_particles(sim, n, pos, vel, mass, NULL) != GP_OK
         || gp_sim_set_integrator(sim, "hermite") != GP_OK
@@ -38,6 +46,13 @@ static double energy_error(size_t n, const double *pos, const double *vel, const
         de = fabs((k1 + w1 - k0 - w0) / (k0 + w0));
     gp_sim_free(sim);
     return de;
+}
+
+static double energy_error(size_t n, const double *pos, const double *vel, const double *mass,
+                           const char *eps, const char *dt, const char *max_level, const char *eta,
+                           double t_end)
+{
+    return energy_error_on("cpu-direct", NULL, n, pos, vel, mass, eps, dt, max_level, eta, t_end);
 }
 
 /* Least-squares slope of log |dE| against log dt. */
@@ -279,7 +294,22 @@ int main(void)
     /* the 1.2 path's traffic */
     on_path_counted(NP, pp, pv, pm);
 
-    refused("cpu-tree", "cpu-tree", "jerk");   /* no 1.2 calls, or no GP_CAP_JERK */
+    /* cpu-tree's jerk (its cells' velocities and dS/dt): hermite runs on it;
+     * as theta falls its error becomes cpu-direct's, and at theta 0.5 it
+     * still falls with eta (to the tree's force error) */
+    double tree[2][2];
+    const char *thetas[2] = { "0.125", "0.5" }, *etas[2] = { "0.04", "0.01" };
+    for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b)
+            tree[a][b] = energy_error_on("cpu-tree", thetas[a], NP, pp, pv, pm, "0.05", "0.25", "20",
+                                         etas[b], 1.0);
+    diag("cpu-tree |dE/E| at eta 0.04, 0.01: theta 0.125 %.3e, %.3e; theta 0.5 %.3e, %.3e "
+         "(cpu-direct %.3e, %.3e)", tree[0][0], tree[0][1], tree[1][0], tree[1][1], e1, e2);
+    ok(tree[0][0] > 0 && fabs(tree[0][0] / e1 - 1) < 0.1 && fabs(tree[0][1] / e2 - 1) < 0.25,
+       "hermite on cpu-tree at theta 0.125: cpu-direct's energy error within 10%% and 25%%");
+    ok(tree[1][0] > 0 && tree[1][1] > 0 && tree[1][1] < tree[1][0] / 4,
+       "hermite on cpu-tree at theta 0.5: the error falls with eta (%.2e -> %.2e)", tree[1][0],
+       tree[1][1]);
     refused(GP_SIM_ABI10, "cpu-direct-abi10", "ABI 1.0");
     refused_without_cap(NP, pp, pv, pm);
     /* the path setting "1.0" cannot carry the jerk */

@@ -49,7 +49,12 @@
  * GP_CAP_NEIGHBOURS: measured at N = 16384, one thread, nn and pair_step
  * together cost 9-13x a force call (scalar double searches against the
  * vectorised walk; bench/results/abi12-outputs.md), not the same order.
- * No jerk (GP_ERR_UNSUPPORTED): the cells carry no velocities.
+ * The jerk (GP_CAP_JERK) as ABI.md defines a tree's: exact for the sources
+ * summed particle by particle, the monopole jerk of an accepted cell moving
+ * with its mass-weighted velocity (octree/tree_jerk.c), from a second,
+ * double-precision walk of each group that takes the force walk's
+ * decisions; sources without a state (set_particles and update_positions
+ * only) move with velocity zero.
  *
  * Groups are compact runs of the key order (octree/tree_state.c). Float modes
  * work in units of the typical leaf size and of the heaviest source mass
@@ -71,6 +76,7 @@
 #include "octree/cpu_driver.h"
 #include "octree/cpu_targets.h"
 #include "octree/outputs_ex.h"
+#include "octree/tree_jerk.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
@@ -268,25 +274,59 @@ typedef struct cpu_tree_targets {
     const size_t *slot;
 } cpu_tree_targets;
 
-/* One force pass over the target groups. Writes acc/pot by slot. Returns 0,
- * or -1 when out of memory. */
 /* The sources of the next walk: the main tree, or the source subset's
- * tree (whose ids are particle indices). Prepares its cells. */
-static oct_sources walk_sources(gp_solver *s, int mac, double theta)
+ * tree (whose ids are particle indices). Prepares its cells (records too
+ * when asked: the jerk walk reads them). */
+static oct_sources walk_sources(gp_solver *s, int mac, double theta, int records)
 {
     oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
     oct_tree_prepare_cells(st, mac, theta,
-                           oct_walk_layouts((oct_precision)gp_param_enum(&s->base, OCT_P_PREC)));
+                           oct_walk_layouts((oct_precision)gp_param_enum(&s->base, OCT_P_PREC)) |
+                               (records ? OCT_PREPARE_RECORDS : 0));
     oct_sources src = oct_tree_sources(st);
     if (s->base.p.src) src.id = s->sub_pid;
     return src;
 }
 
+/* The sources' and cells' velocities for a jerk pass (jerk_sources_make). */
+typedef struct jerk_input {
+    oct_jerk_sources js;
+    double *buf;            /* 3 nsrc source velocities + OCT_JERK_CELL ncells */
+} jerk_input;
+
+/* Every source's velocity at the positions' time (zero where the host gave
+ * no state) and every cell's mass-weighted one. Returns -1 when out of
+ * memory. */
+static int jerk_sources_make(gp_solver *s, jerk_input *in)
+{
+    const oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
+    const uint32_t ns = st->nsrc, nc = ns ? st->st.ncells : 0;
+    in->buf = malloc((3 * (size_t)ns + OCT_JERK_CELL * (size_t)nc + 1) * sizeof *in->buf);
+    if (!in->buf) return -1;
+    double *vx = in->buf, *vy = vx + ns, *vz = vy + ns, *cv = vz + ns;
+    const gp_particles *p = &s->base.p;
+#pragma omp parallel for schedule(static) num_threads(oct_param_threads(&s->base)) if (ns > 65536)
+    for (uint32_t k = 0; k < ns; k++) {
+        size_t i = s->base.p.src ? s->sub_pid[k] : s->tree.order[st->sid[k]];
+        double v[3];
+        gp_state_velocity(p, i, v);
+        vx[k] = v[0]; vy[k] = v[1]; vz[k] = v[2];
+    }
+    if (nc)
+        oct_cell_velocities(&st->st, st->sx, st->sy, st->sz, st->sm, vx, vy, vz,
+                            oct_param_threads(&s->base), cv);
+    in->js = (oct_jerk_sources){ vx, vy, vz, cv };
+    return 0;
+}
+
+/* One force pass over the target groups. Writes acc/pot (and, with jin,
+ * the jerk) by slot. Returns 0, or -1 when out of memory. */
 static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cpu_tree_targets *T,
-                      double *acc, double *pot, uint64_t *pp_out, uint64_t *pc_out)
+                      double *acc, double *pot, const jerk_input *jin, double *jerk,
+                      uint64_t *pp_out, uint64_t *pc_out)
 {
     const oct_tree *t = &s->tree;
-    const oct_sources src = walk_sources(s, mac, theta);
+    const oct_sources src = walk_sources(s, mac, theta, jerk != NULL);
     const int pid_self = s->base.p.src != NULL;
     const oct_walk_params wp = oct_param_walk(&s->base, mac, prepass);
     const uint32_t G = t->max_group;
@@ -298,10 +338,11 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
 #pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
     {
         oct_workspace *ws = oct_workspace_new(G);
-        double *buf = malloc(7 * (size_t)G * sizeof *buf);
+        double *buf = malloc((jerk ? 13 : 7) * (size_t)G * sizeof *buf);
         int32_t *self = malloc((size_t)G * sizeof *self);
         size_t *out = malloc((size_t)G * sizeof *out);
-        int ok_mem = ws && buf && self && out;
+        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        int ok_mem = ws && buf && self && out && (!jerk || jws);
         if (!ok_mem) failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t k = 0; k < ng; k++) {
@@ -331,8 +372,20 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
                 acc[3 * out[j] + 2] = grp.az[j];
                 if (pot) pot[out[j]] = grp.pot[j];
             }
+            if (!jerk) continue;
+            /* the same group (sphere, |a_old|), so the same cells */
+            double *tv = buf + 7 * G, *jg = buf + 10 * G;
+            for (uint32_t u = b, j = 0; u < e; u++, j++)
+                gp_state_velocity(&s->base.p, t->order[T->tix ? T->tix[u] : u], &tv[3 * j]);
+            if (oct_jerk_group(&src, &jin->js, &wp, jws, &grp, tv, jg)) {
+                failed = 1;
+                continue;
+            }
+            for (uint32_t j = 0; j < nt; j++)
+                for (int d = 0; d < 3; d++) jerk[3 * out[j] + d] = jg[3 * j + d];
         }
         oct_workspace_free(ws);
+        oct_jerk_workspace_free(jws);
         free(buf); free(self); free(out);
     }
     *pp_out += pp;
@@ -510,14 +563,18 @@ static gp_status walk_finished(gp_solver *s, const char *fn, int failed, size_t 
     return gp_check_outputs(&s->base, fn, n, acc, pot);
 }
 
-static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+/* compute_forces, and compute_forces_ex's acc, pot and jerk (jerk NULL:
+ * none; the acc and pot are the same bits either way). */
+static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
-    gp_status st = gp_check_compute(&s->base, acc);
-    if (st != GP_OK) return st;
-    st = ensure_tree(s);
+    gp_status st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
+    jerk_input jin = { 0 };
+    if (jerk && jerk_sources_make(s, &jin))
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory for the velocities of the sources and cells; free "
+                       "memory", fn);
     oct_tree *t = &s->tree;
     const gp_particles *p = &s->base.p;
     size_t na = p->n_active;
@@ -528,9 +585,10 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     if (!all) {
         if (make_subset_groups(t, p, &sub)) {
             subset_groups_free(&sub);
+            free(jin.buf);
             return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                           "compute_forces: no memory to group %zu active particles; free "
-                           "memory or use fewer threads", na);
+                           "%s: no memory to group %zu active particles; free "
+                           "memory or use fewer threads", fn, na);
         }
         T = (cpu_tree_targets){ .nruns = sub.nruns, .rb = sub.rb, .rc = sub.rc, .tix = sub.tix,
                           .x = sub.x, .y = sub.y, .z = sub.z, .slot = sub.slot };
@@ -546,7 +604,8 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
                it only sets a tolerance, so a coarse one (OCT_PREPASS_THETA,
                monopoles) does */
             uint64_t pp0 = 0, pc0 = 0;
-            rc = force_pass(s, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, acc, NULL, &pp0, &pc0);
+            rc = force_pass(s, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, acc, NULL, NULL, NULL, &pp0,
+                            &pc0);
             for (size_t k = 0; k < na && !rc; k++) {
                 const double *a = &acc[3 * k];
                 s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -555,14 +614,26 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             s->base.stats.pc_interactions += pc0;
         }
     }
-    if (!rc) rc = force_pass(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, acc, pot, &pp, &pc);
+    if (!rc)
+        rc = force_pass(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, acc, pot, &jin,
+                        jerk, &pp, &pc);
     subset_groups_free(&sub);
-    if ((st = walk_finished(s, "compute_forces", rc, na, acc, pot)) != GP_OK) return st;
+    free(jin.buf);
+    if ((st = walk_finished(s, fn, rc, na, acc, pot)) != GP_OK) return st;
+    if (jerk && (st = gp_check_outputs(&s->base, fn, na, jerk, NULL)) != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
     /* rebuild=auto bookkeeping, in interactions (deterministic) */
     oct_count_force_call(&s->base, &s->age, s->rebase, pp, pc, na, t0);
     s->rebase = 0;
     return GP_OK;
+}
+
+static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    gp_status st = gp_check_compute(&s->base, acc);
+    if (st != GP_OK) return st;
+    return compute(s, "compute_forces", acc, pot, NULL);
 }
 
 /* The field at m points: points sorted along the tree's curve and cut into
@@ -604,7 +675,7 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     }
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
-    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, OCT_P_THETA));
+    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0);
     const oct_walk_params wp = oct_param_walk(&s->base, mac, 0);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
@@ -659,13 +730,8 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
-    if (out->jerk)
-        return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
-                       "compute_forces_ex: cpu-tree computes no jerk (its cells carry no "
-                       "velocities, so a cell's jerk would not be honest); leave jerk NULL, or "
-                       "use cpu-direct (GP_CAP_JERK) for Hermite integrators");
     gp_neighbours_forget(&s->base);
-    st = cpu_tree_compute_forces(s, out->acc, out->pot);
+    st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk);
     if (st != GP_OK) return st;
     if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
         !(out->nb_step > 0))
@@ -689,6 +755,6 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 
 static const gp_api api = GP_PLUGIN_API_12(cpu_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
+    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK);
 
 GP_PLUGIN_ENTRY(api)

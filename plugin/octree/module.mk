@@ -24,7 +24,7 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # picked at load time (target_clones). No -ffast-math: sums stay in the
 # coded order.
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
-                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o \
+                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o \
                         pair_search.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tree_jerk.c — the jerk of a tree walk (see tree_jerk.h). */
+#include "octree/tree_jerk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "octree/mac.h"
+
+#define JERK_LANES 8
+#define JERK_STACK 512   /* depth 21 x 8 children, as the force walk */
+
+void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
+                         const double *z, const double *m, const double *vx, const double *vy,
+                         const double *vz, int threads, double *cv)
+{
+    /* each cell sums its own run of sources: O(n depth), a small part of a
+     * walk, and every sum in source order whatever the threads */
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (st->ncells > 4096)
+    for (uint32_t c = 0; c < st->ncells; c++) {
+        const gp_cell *cl = &st->cells[c];
+        const uint32_t b = cl->begin, e = cl->begin + cl->count;
+        double M = 0, px = 0, py = 0, pz = 0, sx = 0, sy = 0, sz = 0;
+        for (uint32_t k = b; k < e; k++) {
+            M += m[k];
+            px += m[k] * vx[k]; py += m[k] * vy[k]; pz += m[k] * vz[k];
+            sx += vx[k]; sy += vy[k]; sz += vz[k];
+        }
+        double *o = &cv[OCT_JERK_CELL * (size_t)c];
+        if (M > 0) {
+            o[0] = px / M; o[1] = py / M; o[2] = pz / M;
+        } else {
+            double n = cl->count ? (double)cl->count : 1.0;
+            o[0] = sx / n; o[1] = sy / n; o[2] = sz / n;
+        }
+        /* dS/dt = sum m (dx dv + dv dx) about the com and its velocity */
+        const double *com = st->mom[c].com;
+        double d[6] = { 0, 0, 0, 0, 0, 0 };
+        for (uint32_t k = b; k < e; k++) {
+            double ax = x[k] - com[0], ay = y[k] - com[1], az = z[k] - com[2];
+            double ux = vx[k] - o[0], uy = vy[k] - o[1], uz = vz[k] - o[2];
+            d[0] += m[k] * (2.0 * ax * ux); d[1] += m[k] * (2.0 * ay * uy);
+            d[2] += m[k] * (2.0 * az * uz); d[3] += m[k] * (ax * uy + ux * ay);
+            d[4] += m[k] * (ax * uz + ux * az); d[5] += m[k] * (ay * uz + uy * az);
+        }
+        for (int k = 0; k < 6; k++) o[3 + k] = d[k];
+    }
+}
+
+/* The interaction lists of one group, cells and particles apart: absolute
+ * position, velocity and mass, with a cell's S and dS/dt or a particle's id,
+ * each padded to whole lanes with massless entries. */
+typedef struct jerk_list {
+    double *x, *y, *z, *vx, *vy, *vz, *m, *s[6], *sd[6];
+    int32_t *id;
+    uint32_t n, cap;
+} jerk_list;
+
+struct oct_jerk_workspace {
+    jerk_list cells, parts;
+    uint32_t stack[JERK_STACK];
+};
+
+oct_jerk_workspace *oct_jerk_workspace_new(void)
+{
+    return calloc(1, sizeof(oct_jerk_workspace));
+}
+
+static void list_free(jerk_list *L)
+{
+    free(L->x); free(L->y); free(L->z); free(L->vx); free(L->vy); free(L->vz); free(L->m);
+    for (int k = 0; k < 6; k++) { free(L->s[k]); free(L->sd[k]); }
+    free(L->id);
+}
+
+void oct_jerk_workspace_free(oct_jerk_workspace *ws)
+{
+    if (!ws) return;
+    list_free(&ws->cells);
+    list_free(&ws->parts);
+    free(ws);
+}
+
+static int grow(double **a, uint32_t used, uint32_t cap)
+{
+    double *p = malloc((size_t)cap * sizeof *p);
+    if (!p) return -1;
+    if (used) memcpy(p, *a, (size_t)used * sizeof *p);
+    free(*a);
+    *a = p;
+    return 0;
+}
+
+static int reserve(jerk_list *L, uint32_t need)
+{
+    if (need <= L->cap) return 0;
+    uint32_t cap = L->cap ? L->cap : 1024;
+    while (cap < need) cap *= 2;
+    double **cols[] = { &L->x, &L->y, &L->z, &L->vx, &L->vy, &L->vz, &L->m,
+                        &L->s[0], &L->s[1], &L->s[2], &L->s[3], &L->s[4], &L->s[5],
+                        &L->sd[0], &L->sd[1], &L->sd[2], &L->sd[3], &L->sd[4], &L->sd[5] };
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        if (grow(cols[k], L->n, cap)) return -1;
+    int32_t *id = malloc((size_t)cap * sizeof *id);
+    if (!id) return -1;
+    if (L->n) memcpy(id, L->id, (size_t)L->n * sizeof *id);
+    free(L->id);
+    L->id = id;
+    L->cap = cap;
+    return 0;
+}
+
+static inline void push(jerk_list *L, double x, double y, double z, const double *v, double m,
+                        const double *sq, const double *sd, int32_t id)
+{
+    uint32_t j = L->n++;
+    L->x[j] = x; L->y[j] = y; L->z[j] = z;
+    L->vx[j] = v[0]; L->vy[j] = v[1]; L->vz[j] = v[2];
+    L->m[j] = m;
+    for (int k = 0; k < 6; k++) {
+        L->s[k][j] = sq ? sq[k] : 0.0;
+        L->sd[k][j] = sd ? sd[k] : 0.0;
+    }
+    L->id[j] = id;
+}
+
+/* whole lanes: padding is massless and far (adds exactly 0) */
+static int pad(jerk_list *L, const double gc[3])
+{
+    uint32_t e = (L->n + JERK_LANES - 1) / JERK_LANES * JERK_LANES;
+    if (reserve(L, e)) return -1;
+    const double zero[3] = { 0, 0, 0 };
+    while (L->n < e) push(L, gc[0] + 1.0, gc[1] + 1.0, gc[2] + 1.0, zero, 0, NULL, NULL, -2);
+    return 0;
+}
+
+/* The cells and particles the force walk of g sums: walk_once's traversal
+ * (cpu_walk.c) with its tests word for word. Returns 0, or -1 when out of
+ * memory. */
+static int gather(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
+                  oct_jerk_workspace *ws, const oct_group *g)
+{
+    jerk_list *C = &ws->cells, *P = &ws->parts;
+    C->n = P->n = 0;
+    const double gc[3] = { g->centre[0], g->centre[1], g->centre[2] };
+    if (src->n == 0) return pad(C, gc) || pad(P, gc) ? -1 : 0;
+    const double rg = g->radius;
+    const int accel = p->mac == GP_MAC_ACCELERATION;
+    const double alpha_a = p->alpha * g->amin;
+    const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
+    uint32_t sp = 0;
+    ws->stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t c = ws->stack[--sp];
+        const oct_wcell *wc = &src->cells[c];
+        double dx = wc->com[0] - gc[0], dy = wc->com[1] - gc[1], dz = wc->com[2] - gc[2];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+        uint32_t nchild = wc->nchild;
+        int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
+                     gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
+        if (accept) {
+            if (reserve(C, C->n + 1)) return -1;
+            const double *cv = &js->cv[OCT_JERK_CELL * (size_t)c];
+            const int q = p->quadrupole;
+            push(C, wc->com[0], wc->com[1], wc->com[2], cv, src->mom[c].m,
+                 q ? src->mom[c].s : NULL, q ? cv + 3 : NULL, -3);
+        } else if (nchild == 0) {
+            if (reserve(P, P->n + wc->count)) return -1;
+            for (uint32_t k = wc->first; k < wc->first + wc->count; k++) {
+                const double v[3] = { js->vx[k], js->vy[k], js->vz[k] };
+                push(P, src->x[k], src->y[k], src->z[k], v, src->m[k], NULL, NULL,
+                     (int32_t)src->id[k]);
+            }
+        } else {
+            for (uint32_t k = nchild; k-- > 0;) ws->stack[sp++] = wc->first + k;
+        }
+    }
+    return pad(C, gc) || pad(P, gc) ? -1 : 0;
+}
+
+/* One target against the lists, in lanes of JERK_LANES summed in a fixed
+ * order (the same bits whatever the threads): every entry's monopole jerk
+ * (a particle skips the target itself), and for a cell the time derivative
+ * of the quadrupole force of kernels.h, a_q(d, S) = -3 S d / r^5 +
+ * (7.5 dSd / r^7 - 1.5 tr S / r^5) d: through d (d' = v) and through S
+ * (S' = dS/dt, which enters linearly). */
+__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+static void jerk_sum(const jerk_list *L, int cells, double xi, double yi, double zi, double vxi,
+                     double vyi, double vzi, int32_t self, double eps2, double out[3])
+{
+    const double *restrict X = L->x, *restrict Y = L->y, *restrict Z = L->z;
+    const double *restrict VX = L->vx, *restrict VY = L->vy, *restrict VZ = L->vz;
+    const double *restrict M = L->m;
+    const double *restrict S0 = L->s[0], *restrict S1 = L->s[1], *restrict S2 = L->s[2];
+    const double *restrict S3 = L->s[3], *restrict S4 = L->s[4], *restrict S5 = L->s[5];
+    const double *restrict D0 = L->sd[0], *restrict D1 = L->sd[1], *restrict D2 = L->sd[2];
+    const double *restrict D3 = L->sd[3], *restrict D4 = L->sd[4], *restrict D5 = L->sd[5];
+    const int32_t *restrict id = L->id;
+    double jx[JERK_LANES] = { 0 }, jy[JERK_LANES] = { 0 }, jz[JERK_LANES] = { 0 };
+    for (uint32_t j0 = 0; j0 < L->n; j0 += JERK_LANES) {
+#pragma omp simd
+        for (int l = 0; l < JERK_LANES; l++) {
+            uint32_t j = j0 + (uint32_t)l;
+            double dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            double r2 = dx * dx + dy * dy + dz * dz + eps2;
+            /* the self term and zero distances add nothing, without branches */
+            double keep = (double)((r2 > 0.0) & (id[j] != self));
+            double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);
+            double rinv2 = rinv * rinv;
+            double mr3 = M[j] * rinv * rinv2;
+            double dvx = VX[j] - vxi, dvy = VY[j] - vyi, dvz = VZ[j] - vzi;
+            double dv = dx * dvx + dy * dvy + dz * dvz;
+            double rv3 = 3.0 * dv * rinv2;
+            double fx = mr3 * (dvx - rv3 * dx);
+            double fy = mr3 * (dvy - rv3 * dy);
+            double fz = mr3 * (dvz - rv3 * dz);
+            if (cells) {
+                double rinv5 = rinv * rinv2 * rinv2, rinv7 = rinv5 * rinv2, rinv9 = rinv7 * rinv2;
+                /* through d: S and tr S fixed */
+                double tr = S0[j] + S1[j] + S2[j];
+                double sdx = S0[j] * dx + S3[j] * dy + S4[j] * dz;
+                double sdy = S3[j] * dx + S1[j] * dy + S5[j] * dz;
+                double sdz = S4[j] * dx + S5[j] * dy + S2[j] * dz;
+                double svx = S0[j] * dvx + S3[j] * dvy + S4[j] * dvz;
+                double svy = S3[j] * dvx + S1[j] * dvy + S5[j] * dvz;
+                double svz = S4[j] * dvx + S5[j] * dvy + S2[j] * dvz;
+                double dsd = dx * sdx + dy * sdy + dz * sdz;
+                double vsd = dvx * sdx + dvy * sdy + dvz * sdz;
+                double c = 7.5 * dsd * rinv7 - 1.5 * tr * rinv5;
+                double cdot = 15.0 * vsd * rinv7 + (7.5 * tr * rinv7 - 52.5 * dsd * rinv9) * dv;
+                double w = 15.0 * dv * rinv7, q = 3.0 * rinv5;
+                fx += cdot * dx + c * dvx + w * sdx - q * svx;
+                fy += cdot * dy + c * dvy + w * sdy - q * svy;
+                fz += cdot * dz + c * dvz + w * sdz - q * svz;
+                /* through S: a_q(d, dS/dt) */
+                double trd = D0[j] + D1[j] + D2[j];
+                double ddx = D0[j] * dx + D3[j] * dy + D4[j] * dz;
+                double ddy = D3[j] * dx + D1[j] * dy + D5[j] * dz;
+                double ddz = D4[j] * dx + D5[j] * dy + D2[j] * dz;
+                double dd = dx * ddx + dy * ddy + dz * ddz;
+                double cd = 7.5 * dd * rinv7 - 1.5 * trd * rinv5;
+                fx += cd * dx - q * ddx;
+                fy += cd * dy - q * ddy;
+                fz += cd * dz - q * ddz;
+            }
+            jx[l] += fx; jy[l] += fy; jz[l] += fz;
+        }
+    }
+    for (int w = JERK_LANES / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; l++) {
+            jx[l] += jx[l + w]; jy[l] += jy[l + w]; jz[l] += jz[l + w];
+        }
+    out[0] = jx[0]; out[1] = jy[0]; out[2] = jz[0];
+}
+
+int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
+                   oct_jerk_workspace *ws, const oct_group *g, const double *tv, double *jerk)
+{
+    if (gather(src, js, p, ws, g)) return -1;
+    /* masses are in units of 2^e_mass (oct_sources) */
+    const double scale = p->G * ldexp(1.0, src->e_mass);
+    for (uint32_t t = 0; t < g->n; t++) {
+        double sc[3], sp[3];
+        int32_t self = g->self ? g->self[t] : -1;
+        jerk_sum(&ws->cells, 1, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1], tv[3 * t + 2],
+                 self, p->eps2, sc);
+        jerk_sum(&ws->parts, 0, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1], tv[3 * t + 2],
+                 self, p->eps2, sp);
+        for (int d = 0; d < 3; d++) jerk[3 * t + d] = scale * (sc[d] + sp[d]);
+    }
+    return 0;
+}
