@@ -4,13 +4,14 @@
  * seconds of
  *   forces   compute_forces(acc, NULL)
  *   ex-acc   compute_forces_ex with acc only
+ *   ex-j     compute_forces_ex with acc and jerk (what a Hermite step asks)
  *   ex-jn    compute_forces_ex with acc, jerk, nn_index and nn_dist2
  *   ex-all   compute_forces_ex with acc, jerk, nn_index, nn_dist2 and
  *            pair_step (no neighbour lists)
  * on a uniform sphere of N particles with random velocities (set_state,
  * so that the jerk and pair_step see them), all particles active and a
- * fixed random 1% active. A plugin without GP_CAP_JERK (the tree plugins)
- * is asked for no jerk. A plugin below ABI 1.2 runs `forces` only (to
+ * fixed random 1% active. A plugin without GP_CAP_JERK (mpi-tree,
+ * cuda-tree) is asked for no jerk (ex-j: "-"). A plugin below ABI 1.2 runs `forces` only (to
  * compare a build before 1.2 with this one).
  *
  *   abi12-outputs PLUGIN [N1,N2,...] [ROUNDS] [MODEL]
@@ -85,8 +86,8 @@ int main(int argc, char **argv)
     printf("# plugin %s %s (ABI 1.%u), %d rounds (first not counted), median seconds, %s\n",
            api->name, api->version, (unsigned)api->abi_minor, rounds,
            model ? model : "uniform sphere");
-    printf("%8s %7s %12s %12s %12s %12s %8s %8s %8s\n", "N", "active", "forces", "ex-acc", "ex-jn",
-           "ex-all", "acc/frc", "jn/frc", "all/frc");
+    printf("%8s %7s %12s %12s %12s %12s %12s %8s %8s %8s %8s\n", "N", "active", "forces", "ex-acc",
+           "ex-j", "ex-jn", "ex-all", "acc/frc", "j/frc", "jn/frc", "all/frc");
     char *list = strdup(ns);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         size_t n = (size_t)atol(tok);
@@ -131,11 +132,13 @@ int main(int argc, char **argv)
             check(api->set_active_subset(s, f == 0 ? 0 : m, f == 0 ? NULL : act), api, s, "active");
             double *tf = malloc(rounds * sizeof *tf), *ta = malloc(rounds * sizeof *ta);
             double *tx = malloc(rounds * sizeof *tx), *tj = malloc(rounds * sizeof *tj);
+            double *tk = malloc(rounds * sizeof *tk);
+            const int has_jerk = (api->capabilities & GP_CAP_JERK) != 0;
             int r = 0;
             for (int round = 0; round < rounds + 1; ++round) {
                 double t0 = now();
                 check(api->compute_forces(s, acc, NULL), api, s, "compute_forces");
-                double t1 = now(), t2 = t1, t3 = t1, t4 = t1;
+                double t1 = now(), t2 = t1, t25 = t1, t3 = t1, t4 = t1;
                 if (ex) {
                     gp_outputs o;
                     memset(&o, 0, sizeof o);
@@ -143,7 +146,9 @@ int main(int argc, char **argv)
                     o.acc = acc;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex acc");
                     t2 = now();
-                    o.jerk = api->capabilities & GP_CAP_JERK ? jerk : NULL;
+                    o.jerk = has_jerk ? jerk : NULL;
+                    if (has_jerk) check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex jerk");
+                    t25 = now();
                     o.nn_index = nn; o.nn_dist2 = nnd;
                     check(api->compute_forces_ex(s, &o), api, s, "compute_forces_ex jerk+nn");
                     t3 = now();
@@ -152,18 +157,24 @@ int main(int argc, char **argv)
                     t4 = now();
                 }
                 if (round == 0) continue;
-                tf[r] = t1 - t0; ta[r] = t2 - t1; tj[r] = t3 - t2; tx[r] = t4 - t3;
+                tf[r] = t1 - t0; ta[r] = t2 - t1; tk[r] = t25 - t2; tj[r] = t3 - t25; tx[r] = t4 - t3;
                 ++r;
             }
-            double mf = median(tf, r), ma = median(ta, r), mj = median(tj, r), mx = median(tx, r);
+            double mf = median(tf, r), ma = median(ta, r), mk = median(tk, r), mj = median(tj, r),
+                   mx = median(tx, r);
+            char ek[16] = "-", rk[16] = "-";
+            if (has_jerk) {
+                snprintf(ek, sizeof ek, "%.6f", mk);
+                snprintf(rk, sizeof rk, "%.3f", mk / mf);
+            }
             if (ex)
-                printf("%8zu %6.0f%% %12.6f %12.6f %12.6f %12.6f %8.3f %8.3f %8.3f\n", n,
-                       100.0 * (double)m / (double)n, mf, ma, mj, mx, ma / mf, mj / mf, mx / mf);
+                printf("%8zu %6.0f%% %12.6f %12.6f %12s %12.6f %12.6f %8.3f %8s %8.3f %8.3f\n", n,
+                       100.0 * (double)m / (double)n, mf, ma, ek, mj, mx, ma / mf, rk, mj / mf, mx / mf);
             else
-                printf("%8zu %6.0f%% %12.6f %12s %12s %12s %8s %8s %8s\n", n,
-                       100.0 * (double)m / (double)n, mf, "-", "-", "-", "-", "-", "-");
+                printf("%8zu %6.0f%% %12.6f %12s %12s %12s %12s %8s %8s %8s %8s\n", n,
+                       100.0 * (double)m / (double)n, mf, "-", "-", "-", "-", "-", "-", "-", "-");
             fflush(stdout);
-            free(tf); free(ta); free(tj); free(tx);
+            free(tf); free(ta); free(tj); free(tx); free(tk);
         }
         api->finalize(s);
         free(pos); free(vel); free(acc); free(mass); free(t); free(jerk); free(nnd); free(step);

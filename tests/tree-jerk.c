@@ -145,6 +145,35 @@ int main(void)
         prev = e.median;
     }
 
+    /* the float modes' kernels (lists about the group, in units of the
+     * leaf size) against double's: float rounding only */
+    static double jd[3 * N], jm[3 * N];
+    gp_solver *sd = tree("precision=double"), *sm = tree("precision=mixed");
+    int both = sd && sm && jerk_at(sd, 0.02, acc, jd) == GP_OK && jerk_at(sm, 0.02, acc, jm) == GP_OK;
+    tl_errstat em = tl_relerr(N, 3, jm, jd);
+    ok(both && em.median < 1e-6 && em.max < 1e-3,
+       "mixed precision: the jerk is double's to float rounding (median %.2e, max %.2e)", em.median,
+       em.max);
+    /* one particle 1e18 away: beyond the float lists' range for the groups
+     * that reach it, which then take the double kernels */
+    static double far[3 * N];
+    memcpy(far, pos, sizeof far);
+    far[0] = 1e18;
+    for (int k = 0; k < 2; ++k) {
+        gp_solver *f = k ? sm : sd;
+        both = both && api->set_particles(f, N, far, mass) == GP_OK &&
+               api->set_state(f, N, NULL, far, vel, zero, tzero) == GP_OK &&
+               jerk_at(f, 0.02, acc, k ? jm : jd) == GP_OK;
+    }
+    em = tl_relerr(N - 1, 3, jm + 3, jd + 3);
+    int finite = 1;
+    for (size_t i = 0; i < 3 * N; ++i) finite &= isfinite(jm[i]);
+    ok(both && finite && em.median < 1e-6,
+       "a particle at 1e18: every jerk finite, the rest double's to float rounding (median %.2e)",
+       em.median);
+    if (sd) api->finalize(sd);
+    if (sm) api->finalize(sm);
+
     /* the same bits with 1 and 2 threads, mixed precision and a subset */
     static double j1[3 * N], j2[3 * N], a1[3 * N];
     uint32_t idx[N / 3];

@@ -8,7 +8,7 @@
 
 #include "octree/mac.h"
 
-#define JERK_LANES 8
+#define JERK_LANES 16   /* lists padded to 16: the float kernels' lanes, twice the double ones' */
 #define JERK_STACK 512   /* depth 21 x 8 children, as the force walk */
 
 void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
@@ -51,14 +51,18 @@ void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *
 /* The interaction lists of one group, cells and particles apart: absolute
  * position, velocity and mass, with a cell's S and dS/dt or a particle's id,
  * each padded to whole lanes with massless entries. */
-typedef struct jerk_list {
-    double *x, *y, *z, *vx, *vy, *vz, *m, *s[6], *sd[6];
-    int32_t *id;
-    uint32_t n, cap;
-} jerk_list;
+#define JERK_LIST(T, NAME)                                                                      \
+    typedef struct NAME {                                                                       \
+        T *x, *y, *z, *vx, *vy, *vz, *m, *s[6], *sd[6];                                         \
+        int32_t *id;                                                                            \
+        uint32_t n, cap;                                                                        \
+    } NAME;
+JERK_LIST(double, jerk_list)   /* as gathered: absolute, input units */
+JERK_LIST(float, jerk_list_f)  /* float modes: about the group, scaled */
 
 struct oct_jerk_workspace {
     jerk_list cells, parts;
+    jerk_list_f cf, pf;
     uint32_t stack[JERK_STACK];
 };
 
@@ -67,18 +71,19 @@ oct_jerk_workspace *oct_jerk_workspace_new(void)
     return calloc(1, sizeof(oct_jerk_workspace));
 }
 
-static void list_free(jerk_list *L)
-{
-    free(L->x); free(L->y); free(L->z); free(L->vx); free(L->vy); free(L->vz); free(L->m);
-    for (int k = 0; k < 6; k++) { free(L->s[k]); free(L->sd[k]); }
-    free(L->id);
-}
+#define LIST_FREE(L)                                                                           \
+    do {                                                                                       \
+        free((L)->x); free((L)->y); free((L)->z);                                              \
+        free((L)->vx); free((L)->vy); free((L)->vz); free((L)->m);                              \
+        for (int k_ = 0; k_ < 6; k_++) { free((L)->s[k_]); free((L)->sd[k_]); }                 \
+        free((L)->id);                                                                         \
+    } while (0)
 
 void oct_jerk_workspace_free(oct_jerk_workspace *ws)
 {
     if (!ws) return;
-    list_free(&ws->cells);
-    list_free(&ws->parts);
+    LIST_FREE(&ws->cells); LIST_FREE(&ws->parts);
+    LIST_FREE(&ws->cf); LIST_FREE(&ws->pf);
     free(ws);
 }
 
@@ -180,95 +185,221 @@ static int gather(const oct_sources *src, const oct_jerk_sources *js, const oct_
     return pad(C, gc) || pad(P, gc) ? -1 : 0;
 }
 
-/* One target against the lists, in lanes of JERK_LANES summed in a fixed
- * order (the same bits whatever the threads): every entry's monopole jerk
- * (a particle skips the target itself), and for a cell the time derivative
- * of the quadrupole force of kernels.h, a_q(d, S) = -3 S d / r^5 +
- * (7.5 dSd / r^7 - 1.5 tr S / r^5) d: through d (d' = v) and through S
- * (S' = dS/dt, which enters linearly). */
-__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-static void jerk_sum(const jerk_list *L, int cells, double xi, double yi, double zi, double vxi,
-                     double vyi, double vzi, int32_t self, double eps2, double out[3])
+/* One target against a list: every entry's monopole jerk (a particle skips
+ * the target itself), and for a cell (CELLS) the time derivative of the
+ * quadrupole force of kernels.h, a_q(d, S) = -3 S d / r^5 + (7.5 dSd / r^7
+ * - 1.5 tr S / r^5) d: through d (d' = v) and through S (S' = dS/dt, which
+ * enters linearly). T the arithmetic, LN its lanes; BLK lane-blocks are
+ * summed in T before they join the double lane sums (the mixed walk's
+ * blocked sums), lanes added in a fixed order at the end: the same bits
+ * whatever the threads. */
+#define JERK_KERNEL(T, SQRT, LN, BLK, CELLS)                                                       \
+    do {                                                                                           \
+        const T *restrict X = L->x, *restrict Y = L->y, *restrict Z = L->z;                        \
+        const T *restrict VX = L->vx, *restrict VY = L->vy, *restrict VZ = L->vz;                  \
+        const T *restrict M = L->m;                                                                \
+        const T *restrict S0 = L->s[0], *restrict S1 = L->s[1], *restrict S2 = L->s[2];            \
+        const T *restrict S3 = L->s[3], *restrict S4 = L->s[4], *restrict S5 = L->s[5];            \
+        const T *restrict D0 = L->sd[0], *restrict D1 = L->sd[1], *restrict D2 = L->sd[2];         \
+        const T *restrict D3 = L->sd[3], *restrict D4 = L->sd[4], *restrict D5 = L->sd[5];         \
+        const int32_t *restrict id = L->id;                                                        \
+        double jx[LN] = { 0 }, jy[LN] = { 0 }, jz[LN] = { 0 };                                    \
+        for (uint32_t j0 = 0; j0 < L->n; j0 += BLK * LN) {                                         \
+            T bx[LN] = { 0 }, by[LN] = { 0 }, bz[LN] = { 0 };                                      \
+            uint32_t je = j0 + BLK * LN < L->n ? j0 + BLK * LN : L->n;                             \
+            for (uint32_t j1 = j0; j1 < je; j1 += LN) {                                            \
+                _Pragma("omp simd")                                                                \
+                for (int l = 0; l < LN; l++) {                                                     \
+                    uint32_t j = j1 + (uint32_t)l;                                                 \
+                    T dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;                              \
+                    T r2 = dx * dx + dy * dy + dz * dz + eps2;                                     \
+                    /* the self term and zero distances add nothing, without branches */          \
+                    T keep = (T)((r2 > 0) & (id[j] != self));                                      \
+                    T rinv = keep / SQRT(r2 > 0 ? r2 : (T)1);                                      \
+                    T rinv2 = rinv * rinv;                                                         \
+                    T mr3 = M[j] * rinv * rinv2;                                                   \
+                    T dvx = VX[j] - vxi, dvy = VY[j] - vyi, dvz = VZ[j] - vzi;                     \
+                    T dv = dx * dvx + dy * dvy + dz * dvz;                                         \
+                    T rv3 = (T)3 * dv * rinv2;                                                     \
+                    T fx = mr3 * (dvx - rv3 * dx);                                                 \
+                    T fy = mr3 * (dvy - rv3 * dy);                                                 \
+                    T fz = mr3 * (dvz - rv3 * dz);                                                 \
+                    if (CELLS) {                                                                   \
+                        T rinv5 = rinv * rinv2 * rinv2, rinv7 = rinv5 * rinv2;                     \
+                        T rinv9 = rinv7 * rinv2;                                                   \
+                        /* through d: S and tr S fixed */                                          \
+                        T tr = S0[j] + S1[j] + S2[j];                                              \
+                        T sdx = S0[j] * dx + S3[j] * dy + S4[j] * dz;                              \
+                        T sdy = S3[j] * dx + S1[j] * dy + S5[j] * dz;                              \
+                        T sdz = S4[j] * dx + S5[j] * dy + S2[j] * dz;                              \
+                        T svx = S0[j] * dvx + S3[j] * dvy + S4[j] * dvz;                           \
+                        T svy = S3[j] * dvx + S1[j] * dvy + S5[j] * dvz;                           \
+                        T svz = S4[j] * dvx + S5[j] * dvy + S2[j] * dvz;                           \
+                        T dsd = dx * sdx + dy * sdy + dz * sdz;                                    \
+                        T vsd = dvx * sdx + dvy * sdy + dvz * sdz;                                 \
+                        T c = (T)7.5 * dsd * rinv7 - (T)1.5 * tr * rinv5;                          \
+                        T cdot = (T)15 * vsd * rinv7 +                                             \
+                                 ((T)7.5 * tr * rinv7 - (T)52.5 * dsd * rinv9) * dv;               \
+                        T w = (T)15 * dv * rinv7, q = (T)3 * rinv5;                                \
+                        fx += cdot * dx + c * dvx + w * sdx - q * svx;                             \
+                        fy += cdot * dy + c * dvy + w * sdy - q * svy;                             \
+                        fz += cdot * dz + c * dvz + w * sdz - q * svz;                             \
+                        /* through S: a_q(d, dS/dt) */                                             \
+                        T trd = D0[j] + D1[j] + D2[j];                                             \
+                        T ddx = D0[j] * dx + D3[j] * dy + D4[j] * dz;                              \
+                        T ddy = D3[j] * dx + D1[j] * dy + D5[j] * dz;                              \
+                        T ddz = D4[j] * dx + D5[j] * dy + D2[j] * dz;                              \
+                        T dd = dx * ddx + dy * ddy + dz * ddz;                                     \
+                        T cd = (T)7.5 * dd * rinv7 - (T)1.5 * trd * rinv5;                         \
+                        fx += cd * dx - q * ddx;                                                   \
+                        fy += cd * dy - q * ddy;                                                   \
+                        fz += cd * dz - q * ddz;                                                   \
+                    }                                                                              \
+                    bx[l] += fx; by[l] += fy; bz[l] += fz;                                         \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("omp simd")                                                                    \
+            for (int l = 0; l < LN; l++) {                                                         \
+                jx[l] += (double)bx[l]; jy[l] += (double)by[l]; jz[l] += (double)bz[l];            \
+            }                                                                                      \
+        }                                                                                          \
+        for (int w = LN / 2; w > 0; w /= 2)                                                        \
+            for (int l = 0; l < w; l++) {                                                          \
+                jx[l] += jx[l + w]; jy[l] += jy[l + w]; jz[l] += jz[l + w];                        \
+            }                                                                                      \
+        out[0] += jx[0]; out[1] += jy[0]; out[2] += jz[0];                                         \
+    } while (0)
+
+/* The kernels, each with CELLS a constant so that the lane loop
+ * vectorises; AVX2 and AVX-512 clones chosen at load time. out[] is added
+ * to. Double: lists as gathered. Float: lists and target about the group
+ * centre in units of 2^e_len, velocities about the group's mean. */
+#define JERK_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define JERK_ARGS(T, LIST)                                                                     \
+    const LIST *L, T xi, T yi, T zi, T vxi, T vyi, T vzi, int32_t self, T eps2, double out[3]
+JERK_CLONES static void jerk_cells_d(JERK_ARGS(double, jerk_list))
 {
-    const double *restrict X = L->x, *restrict Y = L->y, *restrict Z = L->z;
-    const double *restrict VX = L->vx, *restrict VY = L->vy, *restrict VZ = L->vz;
-    const double *restrict M = L->m;
-    const double *restrict S0 = L->s[0], *restrict S1 = L->s[1], *restrict S2 = L->s[2];
-    const double *restrict S3 = L->s[3], *restrict S4 = L->s[4], *restrict S5 = L->s[5];
-    const double *restrict D0 = L->sd[0], *restrict D1 = L->sd[1], *restrict D2 = L->sd[2];
-    const double *restrict D3 = L->sd[3], *restrict D4 = L->sd[4], *restrict D5 = L->sd[5];
-    const int32_t *restrict id = L->id;
-    double jx[JERK_LANES] = { 0 }, jy[JERK_LANES] = { 0 }, jz[JERK_LANES] = { 0 };
-    for (uint32_t j0 = 0; j0 < L->n; j0 += JERK_LANES) {
-#pragma omp simd
-        for (int l = 0; l < JERK_LANES; l++) {
-            uint32_t j = j0 + (uint32_t)l;
-            double dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            double r2 = dx * dx + dy * dy + dz * dz + eps2;
-            /* the self term and zero distances add nothing, without branches */
-            double keep = (double)((r2 > 0.0) & (id[j] != self));
-            double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);
-            double rinv2 = rinv * rinv;
-            double mr3 = M[j] * rinv * rinv2;
-            double dvx = VX[j] - vxi, dvy = VY[j] - vyi, dvz = VZ[j] - vzi;
-            double dv = dx * dvx + dy * dvy + dz * dvz;
-            double rv3 = 3.0 * dv * rinv2;
-            double fx = mr3 * (dvx - rv3 * dx);
-            double fy = mr3 * (dvy - rv3 * dy);
-            double fz = mr3 * (dvz - rv3 * dz);
-            if (cells) {
-                double rinv5 = rinv * rinv2 * rinv2, rinv7 = rinv5 * rinv2, rinv9 = rinv7 * rinv2;
-                /* through d: S and tr S fixed */
-                double tr = S0[j] + S1[j] + S2[j];
-                double sdx = S0[j] * dx + S3[j] * dy + S4[j] * dz;
-                double sdy = S3[j] * dx + S1[j] * dy + S5[j] * dz;
-                double sdz = S4[j] * dx + S5[j] * dy + S2[j] * dz;
-                double svx = S0[j] * dvx + S3[j] * dvy + S4[j] * dvz;
-                double svy = S3[j] * dvx + S1[j] * dvy + S5[j] * dvz;
-                double svz = S4[j] * dvx + S5[j] * dvy + S2[j] * dvz;
-                double dsd = dx * sdx + dy * sdy + dz * sdz;
-                double vsd = dvx * sdx + dvy * sdy + dvz * sdz;
-                double c = 7.5 * dsd * rinv7 - 1.5 * tr * rinv5;
-                double cdot = 15.0 * vsd * rinv7 + (7.5 * tr * rinv7 - 52.5 * dsd * rinv9) * dv;
-                double w = 15.0 * dv * rinv7, q = 3.0 * rinv5;
-                fx += cdot * dx + c * dvx + w * sdx - q * svx;
-                fy += cdot * dy + c * dvy + w * sdy - q * svy;
-                fz += cdot * dz + c * dvz + w * sdz - q * svz;
-                /* through S: a_q(d, dS/dt) */
-                double trd = D0[j] + D1[j] + D2[j];
-                double ddx = D0[j] * dx + D3[j] * dy + D4[j] * dz;
-                double ddy = D3[j] * dx + D1[j] * dy + D5[j] * dz;
-                double ddz = D4[j] * dx + D5[j] * dy + D2[j] * dz;
-                double dd = dx * ddx + dy * ddy + dz * ddz;
-                double cd = 7.5 * dd * rinv7 - 1.5 * trd * rinv5;
-                fx += cd * dx - q * ddx;
-                fy += cd * dy - q * ddy;
-                fz += cd * dz - q * ddz;
-            }
-            jx[l] += fx; jy[l] += fy; jz[l] += fz;
-        }
+    JERK_KERNEL(double, sqrt, 8, 1, 1);
+}
+JERK_CLONES static void jerk_particles_d(JERK_ARGS(double, jerk_list))
+{
+    JERK_KERNEL(double, sqrt, 8, 1, 0);
+}
+JERK_CLONES static void jerk_cells_f(JERK_ARGS(float, jerk_list_f))
+{
+    JERK_KERNEL(float, sqrtf, 16, 4, 1);
+}
+JERK_CLONES static void jerk_particles_f(JERK_ARGS(float, jerk_list_f))
+{
+    JERK_KERNEL(float, sqrtf, 16, 4, 0);
+}
+
+/* Beyond this (in units of 2^e_len, or of velocity) a float list would lose
+ * the group: the double kernels take it (as the force walk's float modes
+ * hand such a group to double). */
+#define JERK_FLOAT_RANGE 1e15
+
+static int grow_f(float **a, uint32_t cap)
+{
+    free(*a);
+    *a = malloc((size_t)cap * sizeof **a);
+    return *a ? 0 : -1;
+}
+
+/* The float copy of list D about centre c and velocity u, lengths times
+ * il; returns 1 when a value is out of the float kernels' range, -1 when
+ * out of memory. */
+static int to_float(const jerk_list *D, jerk_list_f *F, const double c[3], const double u[3],
+                    double il)
+{
+    if (F->cap < D->n) {
+        float **cols[] = { &F->x, &F->y, &F->z, &F->vx, &F->vy, &F->vz, &F->m,
+                           &F->s[0], &F->s[1], &F->s[2], &F->s[3], &F->s[4], &F->s[5],
+                           &F->sd[0], &F->sd[1], &F->sd[2], &F->sd[3], &F->sd[4], &F->sd[5] };
+        F->cap = 0;
+        for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+            if (grow_f(cols[k], D->cap)) return -1;
+        free(F->id);
+        if (!(F->id = malloc((size_t)D->cap * sizeof *F->id))) return -1;
+        F->cap = D->cap;
     }
-    for (int w = JERK_LANES / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; l++) {
-            jx[l] += jx[l + w]; jy[l] += jy[l + w]; jz[l] += jz[l + w];
+    const double il2 = il * il, R = JERK_FLOAT_RANGE;
+    int bad = 0;
+    for (uint32_t j = 0; j < D->n; j++) {
+        double x = (D->x[j] - c[0]) * il, y = (D->y[j] - c[1]) * il, z = (D->z[j] - c[2]) * il;
+        double vx = D->vx[j] - u[0], vy = D->vy[j] - u[1], vz = D->vz[j] - u[2];
+        bad |= !(fabs(x) < R && fabs(y) < R && fabs(z) < R && fabs(vx) < R && fabs(vy) < R &&
+                 fabs(vz) < R && D->m[j] < 1e30);
+        F->x[j] = (float)x; F->y[j] = (float)y; F->z[j] = (float)z;
+        F->vx[j] = (float)vx; F->vy[j] = (float)vy; F->vz[j] = (float)vz;
+        F->m[j] = (float)D->m[j];
+        for (int k = 0; k < 6; k++) {
+            double sk = D->s[k][j] * il2, dk = D->sd[k][j] * il;
+            bad |= !(fabs(sk) < 1e30 && fabs(dk) < 1e30);
+            F->s[k][j] = (float)sk;
+            F->sd[k][j] = (float)dk;
         }
-    out[0] = jx[0]; out[1] = jy[0]; out[2] = jz[0];
+        F->id[j] = D->id[j];
+    }
+    F->n = D->n;
+    return bad;
+}
+
+/* The float modes' jerk of g's targets, unscaled (times 2^(e_mass -
+ * 3 e_len) gives the sum); returns 1 where a value leaves the float range
+ * (the caller then takes the double kernels), -1 when out of memory. */
+static int jerk_group_float(const oct_sources *src, const oct_walk_params *p, oct_jerk_workspace *ws,
+                            const oct_group *g, const double *tv, double *jerk)
+{
+    const double il = ldexp(1.0, -src->e_len);
+    double u[3] = { 0, 0, 0 };
+    for (uint32_t t = 0; t < g->n; t++)
+        for (int d = 0; d < 3; d++) u[d] += tv[3 * t + d];
+    for (int d = 0; d < 3; d++) u[d] /= g->n ? (double)g->n : 1.0;
+    int rc = to_float(&ws->cells, &ws->cf, g->centre, u, il);
+    if (rc == 0) rc = to_float(&ws->parts, &ws->pf, g->centre, u, il);
+    if (rc) return rc;
+    const float eps2 = (float)(p->eps2 * il * il);
+    if (!((double)eps2 < 1e30)) return 1;
+    for (uint32_t t = 0; t < g->n; t++) {
+        double x = (g->x[t] - g->centre[0]) * il, y = (g->y[t] - g->centre[1]) * il,
+               z = (g->z[t] - g->centre[2]) * il;
+        double vx = tv[3 * t] - u[0], vy = tv[3 * t + 1] - u[1], vz = tv[3 * t + 2] - u[2];
+        double *o = &jerk[3 * t];
+        o[0] = o[1] = o[2] = 0;
+        int32_t self = g->self ? g->self[t] : -1;
+        jerk_cells_f(&ws->cf, (float)x, (float)y, (float)z, (float)vx, (float)vy, (float)vz, -1,
+                     eps2, o);
+        jerk_particles_f(&ws->pf, (float)x, (float)y, (float)z, (float)vx, (float)vy, (float)vz,
+                         self, eps2, o);
+        if (!(isfinite(o[0]) && isfinite(o[1]) && isfinite(o[2]))) return 1;
+    }
+    return 0;
 }
 
 int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
                    oct_jerk_workspace *ws, const oct_group *g, const double *tv, double *jerk)
 {
     if (gather(src, js, p, ws, g)) return -1;
-    /* masses are in units of 2^e_mass (oct_sources) */
+    /* masses are in units of 2^e_mass (oct_sources), float lengths in 2^e_len */
+    if (p->prec != OCT_DOUBLE) {
+        int rc = jerk_group_float(src, p, ws, g, tv, jerk);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            const double scale = p->G * ldexp(1.0, src->e_mass - 3 * src->e_len);
+            for (uint32_t k = 0; k < 3 * g->n; k++) jerk[k] *= scale;
+            return 0;
+        }
+    }
     const double scale = p->G * ldexp(1.0, src->e_mass);
     for (uint32_t t = 0; t < g->n; t++) {
-        double sc[3], sp[3];
+        double o[3] = { 0, 0, 0 };
         int32_t self = g->self ? g->self[t] : -1;
-        jerk_sum(&ws->cells, 1, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1], tv[3 * t + 2],
-                 self, p->eps2, sc);
-        jerk_sum(&ws->parts, 0, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1], tv[3 * t + 2],
-                 self, p->eps2, sp);
-        for (int d = 0; d < 3; d++) jerk[3 * t + d] = scale * (sc[d] + sp[d]);
+        jerk_cells_d(&ws->cells, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1], tv[3 * t + 2],
+                     -1, p->eps2, o);
+        jerk_particles_d(&ws->parts, g->x[t], g->y[t], g->z[t], tv[3 * t], tv[3 * t + 1],
+                         tv[3 * t + 2], self, p->eps2, o);
+        for (int d = 0; d < 3; d++) jerk[3 * t + d] = scale * o[d];
     }
     return 0;
 }
