@@ -198,6 +198,35 @@ int main(void)
         tree_api->finalize(s);
     }
 
+    /* subset_spheres = whole: an active particle's force does not depend on
+     * which others are active (the sphere of its whole tree group): the
+     * bits of a full call, for a scattered subset and for one particle */
+    {
+        static double full[3 * N], part[3 * 200], pfull[N], ppart[200];
+        gp_solver *s = tree("eps=0.01 subset_spheres=whole");
+        tree_api->set_particles(s, N, pos, mass);
+        tree_api->compute_forces(s, full, pfull);
+        uint32_t few[200];
+        for (int k = 0; k < 200; k++) few[k] = (uint32_t)(k * 97 + 3);
+        int same = tree_api->set_active_subset(s, 200, few) == GP_OK &&
+                   tree_api->compute_forces(s, part, ppart) == GP_OK;
+        for (int k = 0; k < 200 && same; k++)
+            same = memcmp(&part[3 * k], &full[3 * few[k]], 3 * sizeof(double)) == 0 &&
+                   memcmp(&ppart[k], &pfull[few[k]], sizeof(double)) == 0;
+        int one = tree_api->set_active_subset(s, 1, few + 7) == GP_OK &&
+                  tree_api->compute_forces(s, part, ppart) == GP_OK &&
+                  memcmp(part, &full[3 * few[7]], 3 * sizeof(double)) == 0;
+        ok(same && one, "subset_spheres = whole: 200 scattered active particles, and one alone, "
+           "get a full call's bits");
+        /* the default (spheres around the active particles) does not */
+        tree_api->set_param(s, "subset_spheres", "active");
+        tree_api->set_active_subset(s, 1, few + 7);
+        tree_api->compute_forces(s, part, ppart);
+        ok(memcmp(part, &full[3 * few[7]], 3 * sizeof(double)) != 0,
+           "subset_spheres = active: one particle alone walks with its own sphere (other bits)");
+        tree_api->finalize(s);
+    }
+
     /* massless particles source nothing: adding them leaves the massive
      * particles' forces within tree accuracy and adds no interactions */
     {

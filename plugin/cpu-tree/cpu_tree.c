@@ -94,8 +94,13 @@ static const gp_param_info params[] = {
     {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
      "space-filling curve the particles are sorted along"},
     GP_PARAM_ROW_THREADS,
+    {"subset_spheres", GP_PARAM_ENUM, "active", "active|whole",
+     "an active subset's i-group sphere: around its active particles (fewest interactions), or "
+     "around its whole tree group, so that a particle's force does not depend on which others "
+     "are active (smooth in time between rebuilds: for Hermite)"},
 };
-enum { N_PARAMS = OCT_N_PARAMS };   /* indices: octree/cpu_driver.h */
+/* indices: octree/cpu_driver.h, then cpu-tree's own */
+enum { P_SPHERES = OCT_N_PARAMS, N_PARAMS };
 
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
@@ -334,6 +339,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
     uint64_t pp = 0, pc = 0;
     const double *aold = s->aold;
     const uint32_t ng = T->nruns;
+    const int whole = gp_param_enum(&s->base, P_SPHERES) == 1;
 
 #pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
     {
@@ -364,7 +370,14 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
             oct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = self, .amin = amin,
                              .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
                              .pot = buf + 6 * G };
-            gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
+            if (whole && T->tix) {   /* the sphere of the run's whole tree group */
+                uint32_t gi = t->group_of[T->tix[b]];
+                uint32_t g0 = t->gbegin[gi];
+                gp_group_sphere(t->x + g0, t->y + g0, t->z + g0, NULL, 0, t->gcount[gi],
+                                grp.centre, &grp.radius);
+            } else {
+                gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
+            }
             oct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 acc[3 * out[j]] = grp.ax[j];
