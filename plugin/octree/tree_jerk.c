@@ -48,19 +48,23 @@ void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *
     }
 }
 
-/* The interaction lists of one group, cells and particles apart: absolute
- * position, velocity and mass, with a cell's S and dS/dt or a particle's id,
- * each padded to whole lanes with massless entries. */
+/* The interaction lists of one group, cells and particles apart:
+ * position, velocity and mass, with a cell's S and dS/dt or a particle's
+ * id, each padded to whole lanes with massless entries. */
 #define JERK_LIST(T, NAME)                                                                      \
     typedef struct NAME {                                                                       \
         T *x, *y, *z, *vx, *vy, *vz, *m, *s[6], *sd[6];                                         \
         int32_t *id;                                                                            \
         uint32_t n, cap;                                                                        \
     } NAME;
-JERK_LIST(double, jerk_list)   /* as gathered: absolute, input units */
+JERK_LIST(double, jerk_list)   /* double: absolute, input units */
 JERK_LIST(float, jerk_list_f)  /* float modes: about the group, scaled */
 
+/* A growable array of indices. */
+typedef struct index_list { uint32_t *k, n, cap; } index_list;
+
 struct oct_jerk_workspace {
+    index_list ci, pi;          /* what the walk sums: cells, source particles */
     jerk_list cells, parts;
     jerk_list_f cf, pf;
     uint32_t stack[JERK_STACK];
@@ -82,74 +86,62 @@ oct_jerk_workspace *oct_jerk_workspace_new(void)
 void oct_jerk_workspace_free(oct_jerk_workspace *ws)
 {
     if (!ws) return;
+    free(ws->ci.k); free(ws->pi.k);
     LIST_FREE(&ws->cells); LIST_FREE(&ws->parts);
     LIST_FREE(&ws->cf); LIST_FREE(&ws->pf);
     free(ws);
 }
 
-static int grow(double **a, uint32_t used, uint32_t cap)
-{
-    double *p = malloc((size_t)cap * sizeof *p);
-    if (!p) return -1;
-    if (used) memcpy(p, *a, (size_t)used * sizeof *p);
-    free(*a);
-    *a = p;
-    return 0;
-}
-
-static int reserve(jerk_list *L, uint32_t need)
+static int index_reserve(index_list *L, uint32_t need)
 {
     if (need <= L->cap) return 0;
     uint32_t cap = L->cap ? L->cap : 1024;
     while (cap < need) cap *= 2;
-    double **cols[] = { &L->x, &L->y, &L->z, &L->vx, &L->vy, &L->vz, &L->m,
-                        &L->s[0], &L->s[1], &L->s[2], &L->s[3], &L->s[4], &L->s[5],
-                        &L->sd[0], &L->sd[1], &L->sd[2], &L->sd[3], &L->sd[4], &L->sd[5] };
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        if (grow(cols[k], L->n, cap)) return -1;
-    int32_t *id = malloc((size_t)cap * sizeof *id);
-    if (!id) return -1;
-    if (L->n) memcpy(id, L->id, (size_t)L->n * sizeof *id);
-    free(L->id);
-    L->id = id;
+    uint32_t *k = realloc(L->k, (size_t)cap * sizeof *k);
+    if (!k) return -1;
+    L->k = k;
     L->cap = cap;
     return 0;
 }
 
-static inline void push(jerk_list *L, double x, double y, double z, const double *v, double m,
-                        const double *sq, const double *sd, int32_t id)
+/* Room for n entries padded to whole lanes in list L of element type T
+ * (contents not kept). Returns 0, or -1 when out of memory. */
+#define LIST_RESERVE(L, T, need)                                                               \
+    ({                                                                                         \
+        int rr_ = 0;                                                                           \
+        uint32_t need_ = (need);                                                               \
+        if (need_ > (L)->cap) {                                                                \
+            uint32_t cap_ = (L)->cap ? (L)->cap : 1024;                                        \
+            while (cap_ < need_) cap_ *= 2;                                                    \
+            LIST_FREE(L);                                                                      \
+            memset((L), 0, sizeof *(L));                                                       \
+            T **cols_[] = { &(L)->x, &(L)->y, &(L)->z, &(L)->vx, &(L)->vy, &(L)->vz, &(L)->m,  \
+                            &(L)->s[0], &(L)->s[1], &(L)->s[2], &(L)->s[3], &(L)->s[4],        \
+                            &(L)->s[5], &(L)->sd[0], &(L)->sd[1], &(L)->sd[2], &(L)->sd[3],    \
+                            &(L)->sd[4], &(L)->sd[5] };                                        \
+            for (size_t k_ = 0; k_ < sizeof cols_ / sizeof *cols_; k_++)                       \
+                if (!(*cols_[k_] = malloc((size_t)cap_ * sizeof(T)))) rr_ = -1;                \
+            if (!((L)->id = malloc((size_t)cap_ * sizeof(int32_t)))) rr_ = -1;                 \
+            if (rr_ == 0) (L)->cap = cap_;                                                     \
+        }                                                                                      \
+        rr_;                                                                                   \
+    })
+
+static uint32_t padded(uint32_t n)
 {
-    uint32_t j = L->n++;
-    L->x[j] = x; L->y[j] = y; L->z[j] = z;
-    L->vx[j] = v[0]; L->vy[j] = v[1]; L->vz[j] = v[2];
-    L->m[j] = m;
-    for (int k = 0; k < 6; k++) {
-        L->s[k][j] = sq ? sq[k] : 0.0;
-        L->sd[k][j] = sd ? sd[k] : 0.0;
-    }
-    L->id[j] = id;
+    return (n + JERK_LANES - 1) / JERK_LANES * JERK_LANES;
 }
 
-/* whole lanes: padding is massless and far (adds exactly 0) */
-static int pad(jerk_list *L, const double gc[3])
+/* The cells and particles the force walk of g sums, as indices:
+ * walk_once's traversal (cpu_walk.c) with its tests word for word.
+ * Returns 0, or -1 when out of memory. */
+static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_workspace *ws,
+                  const oct_group *g)
 {
-    uint32_t e = (L->n + JERK_LANES - 1) / JERK_LANES * JERK_LANES;
-    if (reserve(L, e)) return -1;
-    const double zero[3] = { 0, 0, 0 };
-    while (L->n < e) push(L, gc[0] + 1.0, gc[1] + 1.0, gc[2] + 1.0, zero, 0, NULL, NULL, -2);
-    return 0;
-}
-
-/* The cells and particles the force walk of g sums: walk_once's traversal
- * (cpu_walk.c) with its tests word for word. Returns 0, or -1 when out of
- * memory. */
-static int gather(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
-                  oct_jerk_workspace *ws, const oct_group *g)
-{
-    jerk_list *C = &ws->cells, *P = &ws->parts;
+    index_list *C = &ws->ci, *P = &ws->pi;
     C->n = P->n = 0;
+    if (src->n == 0) return 0;
     const double gc[3] = { g->centre[0], g->centre[1], g->centre[2] };
-    if (src->n == 0) return pad(C, gc) || pad(P, gc) ? -1 : 0;
     const double rg = g->radius;
     const int accel = p->mac == GP_MAC_ACCELERATION;
     const double alpha_a = p->alpha * g->amin;
@@ -166,23 +158,95 @@ static int gather(const oct_sources *src, const oct_jerk_sources *js, const oct_
         int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
                      gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
         if (accept) {
-            if (reserve(C, C->n + 1)) return -1;
-            const double *cv = &js->cv[OCT_JERK_CELL * (size_t)c];
-            const int q = p->quadrupole;
-            push(C, wc->com[0], wc->com[1], wc->com[2], cv, src->mom[c].m,
-                 q ? src->mom[c].s : NULL, q ? cv + 3 : NULL, -3);
+            if (index_reserve(C, C->n + 1)) return -1;
+            C->k[C->n++] = c;
         } else if (nchild == 0) {
-            if (reserve(P, P->n + wc->count)) return -1;
-            for (uint32_t k = wc->first; k < wc->first + wc->count; k++) {
-                const double v[3] = { js->vx[k], js->vy[k], js->vz[k] };
-                push(P, src->x[k], src->y[k], src->z[k], v, src->m[k], NULL, NULL,
-                     (int32_t)src->id[k]);
-            }
+            if (index_reserve(P, P->n + wc->count)) return -1;
+            for (uint32_t k = wc->first; k < wc->first + wc->count; k++) P->k[P->n++] = k;
         } else {
             for (uint32_t k = nchild; k-- > 0;) ws->stack[sp++] = wc->first + k;
         }
     }
-    return pad(C, gc) || pad(P, gc) ? -1 : 0;
+    return 0;
+}
+
+/* The gathered entries as lists of T: positions about c times il,
+ * velocities about u, S times il^2 and dS/dt times il (double: c = u = 0,
+ * il = 1). FLOAT: returns 1 when a value leaves the float kernels' range.
+ * Returns -1 when out of memory. */
+#define FILL_LISTS(T, CL, PL, FLOAT)                                                           \
+    ({                                                                                         \
+        int rc_ = 0;                                                                           \
+        const index_list *CI = &ws->ci, *PI = &ws->pi;                                         \
+        if (LIST_RESERVE(CL, T, padded(CI->n)) || LIST_RESERVE(PL, T, padded(PI->n)))          \
+            rc_ = -1;                                                                          \
+        const double il2 = il * il, R = FLOAT ? JERK_FLOAT_RANGE : HUGE_VAL;                   \
+        int bad_ = 0;                                                                          \
+        const int q_ = p->quadrupole;                                                          \
+        for (uint32_t j = 0; j < CI->n && !rc_; j++) {                                         \
+            uint32_t c = CI->k[j];                                                             \
+            const double *com = src->cells[c].com, *cv = &js->cv[OCT_JERK_CELL * (size_t)c];   \
+            double x = (com[0] - gc[0]) * il, y = (com[1] - gc[1]) * il,                       \
+                   z = (com[2] - gc[2]) * il;                                                  \
+            double vx = cv[0] - u[0], vy = cv[1] - u[1], vz = cv[2] - u[2];                    \
+            bad_ |= !(fabs(x) < R && fabs(y) < R && fabs(z) < R && fabs(vx) < R &&             \
+                      fabs(vy) < R && fabs(vz) < R);                                           \
+            (CL)->x[j] = (T)x; (CL)->y[j] = (T)y; (CL)->z[j] = (T)z;                           \
+            (CL)->vx[j] = (T)vx; (CL)->vy[j] = (T)vy; (CL)->vz[j] = (T)vz;                     \
+            (CL)->m[j] = (T)src->mom[c].m;                                                     \
+            for (int k = 0; k < 6; k++) {                                                      \
+                double sk = q_ ? src->mom[c].s[k] * il2 : 0.0, dk = q_ ? cv[3 + k] * il : 0.0; \
+                bad_ |= !(fabs(sk) < R * R && fabs(dk) < R * R);                               \
+                (CL)->s[k][j] = (T)sk;                                                         \
+                (CL)->sd[k][j] = (T)dk;                                                        \
+            }                                                                                  \
+            (CL)->id[j] = -3;                                                                  \
+        }                                                                                      \
+        for (uint32_t j = 0; j < PI->n && !rc_; j++) {                                         \
+            uint32_t k = PI->k[j];                                                             \
+            double x = (src->x[k] - gc[0]) * il, y = (src->y[k] - gc[1]) * il,                 \
+                   z = (src->z[k] - gc[2]) * il;                                               \
+            double vx = js->vx[k] - u[0], vy = js->vy[k] - u[1], vz = js->vz[k] - u[2];        \
+            bad_ |= !(fabs(x) < R && fabs(y) < R && fabs(z) < R && fabs(vx) < R &&             \
+                      fabs(vy) < R && fabs(vz) < R);                                           \
+            (PL)->x[j] = (T)x; (PL)->y[j] = (T)y; (PL)->z[j] = (T)z;                           \
+            (PL)->vx[j] = (T)vx; (PL)->vy[j] = (T)vy; (PL)->vz[j] = (T)vz;                     \
+            (PL)->m[j] = (T)src->m[k];                                                         \
+            for (int kk = 0; kk < 6; kk++) (PL)->s[kk][j] = (PL)->sd[kk][j] = 0;               \
+            (PL)->id[j] = (int32_t)src->id[k];                                                 \
+        }                                                                                      \
+        /* whole lanes: padding is massless and away from the group (adds 0) */                \
+        for (int w = 0; w < 2 && !rc_; w++) {                                                  \
+            __typeof__(CL) L_ = w ? (PL) : (CL);                                               \
+            uint32_t n_ = w ? PI->n : CI->n;                                                   \
+            for (uint32_t j = n_; j < padded(n_); j++) {                                       \
+                L_->x[j] = L_->y[j] = L_->z[j] = (T)1;                                         \
+                L_->vx[j] = L_->vy[j] = L_->vz[j] = L_->m[j] = 0;                              \
+                for (int k = 0; k < 6; k++) L_->s[k][j] = L_->sd[k][j] = 0;                    \
+                L_->id[j] = -2;                                                                \
+            }                                                                                  \
+            L_->n = padded(n_);                                                                \
+        }                                                                                      \
+        rc_ ? rc_ : bad_;                                                                      \
+    })
+
+/* Beyond this (in units of 2^e_len, or of velocity) a float list would lose
+ * the group: the double kernels take it (as the force walk's float modes
+ * hand such a group to double). */
+#define JERK_FLOAT_RANGE 1e15
+
+static int fill_double(const oct_sources *src, const oct_jerk_sources *js,
+                       const oct_walk_params *p, oct_jerk_workspace *ws)
+{
+    const double gc[3] = { 0, 0, 0 }, u[3] = { 0, 0, 0 }, il = 1.0;
+    return FILL_LISTS(double, &ws->cells, &ws->parts, 0);
+}
+
+static int fill_float(const oct_sources *src, const oct_jerk_sources *js,
+                      const oct_walk_params *p, oct_jerk_workspace *ws, const double gc[3],
+                      const double u[3], double il)
+{
+    return FILL_LISTS(float, &ws->cf, &ws->pf, 1);
 }
 
 /* One target against a list: every entry's monopole jerk (a particle skips
@@ -294,70 +358,19 @@ JERK_CLONES static void jerk_particles_f(JERK_ARGS(float, jerk_list_f))
     JERK_KERNEL(float, sqrtf, 16, 4, 0);
 }
 
-/* Beyond this (in units of 2^e_len, or of velocity) a float list would lose
- * the group: the double kernels take it (as the force walk's float modes
- * hand such a group to double). */
-#define JERK_FLOAT_RANGE 1e15
-
-static int grow_f(float **a, uint32_t cap)
-{
-    free(*a);
-    *a = malloc((size_t)cap * sizeof **a);
-    return *a ? 0 : -1;
-}
-
-/* The float copy of list D about centre c and velocity u, lengths times
- * il; returns 1 when a value is out of the float kernels' range, -1 when
- * out of memory. */
-static int to_float(const jerk_list *D, jerk_list_f *F, const double c[3], const double u[3],
-                    double il)
-{
-    if (F->cap < D->n) {
-        float **cols[] = { &F->x, &F->y, &F->z, &F->vx, &F->vy, &F->vz, &F->m,
-                           &F->s[0], &F->s[1], &F->s[2], &F->s[3], &F->s[4], &F->s[5],
-                           &F->sd[0], &F->sd[1], &F->sd[2], &F->sd[3], &F->sd[4], &F->sd[5] };
-        F->cap = 0;
-        for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-            if (grow_f(cols[k], D->cap)) return -1;
-        free(F->id);
-        if (!(F->id = malloc((size_t)D->cap * sizeof *F->id))) return -1;
-        F->cap = D->cap;
-    }
-    const double il2 = il * il, R = JERK_FLOAT_RANGE;
-    int bad = 0;
-    for (uint32_t j = 0; j < D->n; j++) {
-        double x = (D->x[j] - c[0]) * il, y = (D->y[j] - c[1]) * il, z = (D->z[j] - c[2]) * il;
-        double vx = D->vx[j] - u[0], vy = D->vy[j] - u[1], vz = D->vz[j] - u[2];
-        bad |= !(fabs(x) < R && fabs(y) < R && fabs(z) < R && fabs(vx) < R && fabs(vy) < R &&
-                 fabs(vz) < R && D->m[j] < 1e30);
-        F->x[j] = (float)x; F->y[j] = (float)y; F->z[j] = (float)z;
-        F->vx[j] = (float)vx; F->vy[j] = (float)vy; F->vz[j] = (float)vz;
-        F->m[j] = (float)D->m[j];
-        for (int k = 0; k < 6; k++) {
-            double sk = D->s[k][j] * il2, dk = D->sd[k][j] * il;
-            bad |= !(fabs(sk) < 1e30 && fabs(dk) < 1e30);
-            F->s[k][j] = (float)sk;
-            F->sd[k][j] = (float)dk;
-        }
-        F->id[j] = D->id[j];
-    }
-    F->n = D->n;
-    return bad;
-}
-
 /* The float modes' jerk of g's targets, unscaled (times 2^(e_mass -
  * 3 e_len) gives the sum); returns 1 where a value leaves the float range
  * (the caller then takes the double kernels), -1 when out of memory. */
-static int jerk_group_float(const oct_sources *src, const oct_walk_params *p, oct_jerk_workspace *ws,
-                            const oct_group *g, const double *tv, double *jerk)
+static int jerk_group_float(const oct_sources *src, const oct_jerk_sources *js,
+                            const oct_walk_params *p, oct_jerk_workspace *ws, const oct_group *g,
+                            const double *tv, double *jerk)
 {
     const double il = ldexp(1.0, -src->e_len);
     double u[3] = { 0, 0, 0 };
     for (uint32_t t = 0; t < g->n; t++)
         for (int d = 0; d < 3; d++) u[d] += tv[3 * t + d];
     for (int d = 0; d < 3; d++) u[d] /= g->n ? (double)g->n : 1.0;
-    int rc = to_float(&ws->cells, &ws->cf, g->centre, u, il);
-    if (rc == 0) rc = to_float(&ws->parts, &ws->pf, g->centre, u, il);
+    int rc = fill_float(src, js, p, ws, g->centre, u, il);
     if (rc) return rc;
     const float eps2 = (float)(p->eps2 * il * il);
     if (!((double)eps2 < 1e30)) return 1;
@@ -380,10 +393,10 @@ static int jerk_group_float(const oct_sources *src, const oct_walk_params *p, oc
 int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
                    oct_jerk_workspace *ws, const oct_group *g, const double *tv, double *jerk)
 {
-    if (gather(src, js, p, ws, g)) return -1;
+    if (gather(src, p, ws, g)) return -1;
     /* masses are in units of 2^e_mass (oct_sources), float lengths in 2^e_len */
     if (p->prec != OCT_DOUBLE) {
-        int rc = jerk_group_float(src, p, ws, g, tv, jerk);
+        int rc = jerk_group_float(src, js, p, ws, g, tv, jerk);
         if (rc < 0) return -1;
         if (rc == 0) {
             const double scale = p->G * ldexp(1.0, src->e_mass - 3 * src->e_len);
@@ -391,6 +404,7 @@ int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct
             return 0;
         }
     }
+    if (fill_double(src, js, p, ws) < 0) return -1;
     const double scale = p->G * ldexp(1.0, src->e_mass);
     for (uint32_t t = 0; t < g->n; t++) {
         double o[3] = { 0, 0, 0 };
