@@ -5,8 +5,11 @@
  *     shared steps: max_level 0) on an e = 0.5 Kepler orbit and on a
  *     Plummer sphere of N = 64 on cpu-direct;
  *   - block steps with Aarseth's criterion: the error falls with eta;
- *   - a plugin without the jerk (cpu-tree; a 1.0-only plugin) is refused
- *     at the start with a sentence naming it and cpu-direct;
+ *   - a plugin without the jerk (a 1.0-only plugin, cpu-direct with its
+ *     GP_CAP_JERK cleared) is refused at the start with a sentence naming
+ *     it and cpu-direct;
+ *   - on cpu-tree (its jerk from cell velocities) the error becomes
+ *     cpu-direct's as theta falls, and falls with eta at theta 0.5;
  *   - the 1.2 path moves O(n_active) particles across the ABI per block
  *     step: cpu-direct wrapped in a table that counts every particle each
  *     call hands over or back.
