@@ -50,11 +50,16 @@
  * together cost 9-13x a force call (scalar double searches against the
  * vectorised walk; bench/results/abi12-outputs.md), not the same order.
  * The jerk (GP_CAP_JERK) as ABI.md defines a tree's: exact for the sources
- * summed particle by particle, the monopole jerk of an accepted cell moving
- * with its mass-weighted velocity (octree/tree_jerk.c), from a second,
- * double-precision walk of each group that takes the force walk's
- * decisions; sources without a state (set_particles and update_positions
- * only) move with velocity zero.
+ * summed particle by particle, for an accepted cell the monopole jerk of
+ * its mass moving with its mass-weighted velocity plus the time derivative
+ * of its quadrupole force, so that the jerk is the derivative of this
+ * plugin's own acc (octree/tree_jerk.c); a second walk of each group takes
+ * the force walk's decisions (float kernels in the float modes). Sources
+ * without a state (set_particles and update_positions only) move with
+ * velocity zero. An active subset's groups hold its co-active particles, so
+ * a particle's cells change with who else is active; subset_spheres =
+ * whole walks each with its whole tree group's sphere instead, and a
+ * particle gets a full call's bits (what Hermite's derivatives need).
  *
  * Groups are compact runs of the key order (octree/tree_state.c). Float modes
  * work in units of the typical leaf size and of the heaviest source mass
