@@ -582,6 +582,8 @@ static const gp_api *mpi_split_api(const gp_api *r)
     if (GRAVPLUG_API_HAS(r, update_masses)) {   /* 1.1 at most (above) */
         proxy.abi_minor = r->abi_minor < 1 ? r->abi_minor : 1;
         proxy.struct_size = offsetof(gp_api, update_masses) + sizeof proxy.update_masses;
+        /* and so none of 1.2's capability bits */
+        proxy.capabilities &= ~(uint64_t)(GP_CAP_JERK | GP_CAP_NEIGHBOURS);
     }
     proxy.init = px_init;
     proxy.finalize = px_finalize;

@@ -304,29 +304,12 @@ typedef struct jerk_input {
     double *buf;            /* 3 nsrc source velocities + OCT_JERK_CELL ncells */
 } jerk_input;
 
-/* Every source's velocity at the positions' time (zero where the host gave
- * no state) and every cell's mass-weighted one. Returns -1 when out of
- * memory. */
+/* The jerk sources of the tree the walk reads (jerk_input.buf to free). */
 static int jerk_sources_make(gp_solver *s, jerk_input *in)
 {
     const oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
-    const uint32_t ns = st->nsrc, nc = ns ? st->st.ncells : 0;
-    in->buf = malloc((3 * (size_t)ns + OCT_JERK_CELL * (size_t)nc + 1) * sizeof *in->buf);
-    if (!in->buf) return -1;
-    double *vx = in->buf, *vy = vx + ns, *vz = vy + ns, *cv = vz + ns;
-    const gp_particles *p = &s->base.p;
-#pragma omp parallel for schedule(static) num_threads(oct_param_threads(&s->base)) if (ns > 65536)
-    for (uint32_t k = 0; k < ns; k++) {
-        size_t i = s->base.p.src ? s->sub_pid[k] : s->tree.order[st->sid[k]];
-        double v[3];
-        gp_state_velocity(p, i, v);
-        vx[k] = v[0]; vy[k] = v[1]; vz[k] = v[2];
-    }
-    if (nc)
-        oct_cell_velocities(&st->st, st->sx, st->sy, st->sz, st->sm, vx, vy, vz,
-                            oct_param_threads(&s->base), cv);
-    in->js = (oct_jerk_sources){ vx, vy, vz, cv };
-    return 0;
+    return oct_jerk_sources_make(st, s->base.p.src ? s->sub_pid : NULL, &s->base.p,
+                                 oct_param_threads(&s->base), &in->buf, &in->js);
 }
 
 /* One force pass over the target groups. Writes acc/pot (and, with jin,

@@ -15,11 +15,16 @@
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
  * adding in that order; results to acc/pot by slot. lets_only: the LETs
- * alone (engine = cuda-tree, whose local part is added afterwards). */
-static int walk_all(oct_tree *tree, int threads, const oct_walk_params *wp, const mpi_tree_targets *T,
-                    oct_tree *lets, int nlet, int lets_only, double *acc, double *pot,
-                    uint64_t *pp_out, uint64_t *pc_out)
+ * alone (engine = cuda-tree, whose local part is added afterwards). A jerk
+ * pass (ps->js) adds each run's jerk the same way, from the local tree's
+ * jerk sources and the LETs' ljs[0..nlet). */
+static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targets *T,
+                    oct_tree *lets, const oct_jerk_sources *ljs, int nlet, double *acc,
+                    double *pot, uint64_t *pp_out, uint64_t *pc_out)
 {
+    const int threads = ps->threads, lets_only = ps->lets_only;
+    const oct_walk_params *wp = &ps->wp;
+    const int jerk = ps->js != NULL;
     const uint32_t G = tree->max_group ? tree->max_group : 64;
     uint32_t maxrun = 0;
     for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
@@ -33,8 +38,9 @@ static int walk_all(oct_tree *tree, int threads, const oct_walk_params *wp, cons
 #pragma omp parallel num_threads(threads) reduction(+ : pp, pc) reduction(| : failed)
     {
         oct_workspace *ws = oct_workspace_new(W);
-        double *buf = malloc(8 * (size_t)W * sizeof *buf);
-        int ok_mem = ws && buf;
+        double *buf = malloc((jerk ? 14 : 8) * (size_t)W * sizeof *buf);
+        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        int ok_mem = ws && buf && (!jerk || jws);
         if (!ok_mem) failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t r = 0; r < T->nruns; r++) {
@@ -68,8 +74,22 @@ static int walk_all(oct_tree *tree, int threads, const oct_walk_params *wp, cons
                 acc[3 * o] = sum[j]; acc[3 * o + 1] = sum[W + j]; acc[3 * o + 2] = sum[2 * W + j];
                 if (pot) pot[o] = sum[3 * W + j];
             }
+            if (!jerk) continue;
+            /* the same groups, so the same cells: local tree, then the LETs */
+            double *js = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
+            const double *tv = ps->tv + 3 * (size_t)b;
+            int bad = oct_jerk_group(&local, ps->js, wp, jws, &grp, tv, js);
+            for (int k = 0; k < nlet && !bad; k++) {
+                if (remote[k].n == 0) continue;
+                bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, tv, jg);
+                for (uint32_t j = 0; j < 3 * nt; j++) js[j] += jg[j];
+            }
+            if (bad) { failed = 1; continue; }
+            for (uint32_t j = 0; j < nt; j++)
+                for (int d = 0; d < 3; d++) ps->jerk[3 * T->slot[b + j] + d] = js[3 * j + d];
         }
         oct_workspace_free(ws);
+        oct_jerk_workspace_free(jws);
         free(buf);
     }
     free(remote);
@@ -86,7 +106,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     gp_status st = GP_OK;
     const char *fn = ps->fn;
     const int mac = ps->mac;
-    /* the records always: the LETs are cut from them */
+    /* the records always: the LETs are cut from them (and the jerk walks them) */
     oct_tree_prepare_cells(tree, mac, ps->theta, OCT_PREPARE_RECORDS | oct_walk_layouts(ps->wp.prec));
     /* the coarse tree; exchange_domains refines it per neighbour */
     const int maxbox = 2 * ps->let_boxes + 2;
@@ -97,7 +117,9 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     mpi_tree_domain *dom = calloc((size_t)P, sizeof *dom);
     mpi_tree_buf *send = calloc((size_t)P, sizeof *send), *recv = calloc((size_t)P, sizeof *recv);
     oct_tree *lets = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *lets);
-    if (!mine || !r0 || !r1 || !dom || !send || !recv || !lets)
+    oct_jerk_sources *ljs = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *ljs);
+    double **ljbuf = calloc((size_t)(P > 1 ? P - 1 : 1), sizeof *ljbuf);
+    if (!mine || !r0 || !r1 || !dom || !send || !recv || !lets || !ljs || !ljbuf)
         st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for the exchange tables", fn);
     if ((st = mpi_tree_agree(c->base, c->comm, st)) != GP_OK) goto out;
     uint64_t box_bytes = 0;
@@ -111,7 +133,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         uint32_t nc, np;
         /* rank r's domain: refined where it faces another, when r counted
          * this rank as a neighbour; else its coarse tree */
-        if (mpi_tree_let_pack(tree, mac, dom[r].b, dom[r].n, &send[r], &nc, &np))
+        if (mpi_tree_let_pack(tree, mac, dom[r].b, dom[r].n, ps->js, &send[r], &nc, &np))
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
@@ -125,7 +147,8 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == c->rank) continue;
         got += recv[r].n;
-        int rc = mpi_tree_let_unpack(recv[r].p, recv[r].n, &lets[nlet]);
+        int rc = mpi_tree_let_unpack(recv[r].p, recv[r].n, &lets[nlet],
+                                     ps->js ? &ljbuf[nlet] : NULL, &ljs[nlet]);
         if (rc == -1)
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree from rank %d", fn, r);
@@ -134,7 +157,9 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
                          "%s: the local essential tree from rank %d is malformed; please "
                          "report this", fn, r);
         else {
-            oct_tree_prepare_cells(&lets[nlet], mac, ps->theta, oct_walk_layouts(ps->wp.prec));
+            oct_tree_prepare_cells(&lets[nlet], mac, ps->theta,
+                                   oct_walk_layouts(ps->wp.prec) |
+                                       (ps->js ? OCT_PREPARE_RECORDS : 0));
             nlet++;
         }
         mpi_tree_buf_free(&recv[r]);
@@ -145,7 +170,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     traffic->sent_total += sent;
     traffic->recv_total += got;
     if ((st = mpi_tree_agree(c->base, c->comm, st)) != GP_OK) goto out;
-    if (walk_all(tree, ps->threads, &ps->wp, T, lets, nlet, ps->lets_only, acc, pot, pp, pc))
+    if (walk_all(tree, ps, T, lets, ljs, nlet, acc, pot, pp, pc))
         st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
     st = mpi_tree_agree(c->base, c->comm, st);
@@ -161,6 +186,8 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
            (unsigned long long)sent_parts, c->rank, P, rounds);
 out:
     for (int r = 0; r < P - 1 && lets; r++) oct_tree_free(&lets[r]);
+    for (int r = 0; r < P - 1 && ljbuf; r++) free(ljbuf[r]);
+    free(ljs); free(ljbuf);
     for (int r = 0; r < P; r++) {
         if (send) mpi_tree_buf_free(&send[r]);
         if (recv) mpi_tree_buf_free(&recv[r]);

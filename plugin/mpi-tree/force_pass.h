@@ -14,6 +14,7 @@
 #include "comm.h"
 #include "octree/cpu_walk.h"
 #include "octree/tree_state.h"
+#include "octree/tree_jerk.h"
 #include "targets.h"
 
 /* What one pass needs besides the tree and the targets. */
@@ -26,6 +27,12 @@ typedef struct mpi_tree_pass {
     int let_boxes;             /* coarse domain leaves (the parameter)     */
     uint64_t param_hash;       /* the parameters that shape forces         */
     int lets_only;             /* walk the LETs alone (engine = cuda-tree) */
+    /* a jerk pass (on every rank, or on none): the local tree's jerk
+     * sources, the targets' velocities (3 per target slot u) and where the
+     * jerk goes (by the targets' slots); js NULL: no jerk */
+    const oct_jerk_sources *js;
+    const double *tv;
+    double *jerk;
 } mpi_tree_pass;
 
 /* LET bytes of the last pass and in total. */

@@ -75,8 +75,9 @@ static int closed_for_domain(const oct_wcell *wc, int accel, const mpi_tree_box 
     return closed_for_node(wc, accel, box, nbox, 0, 0);
 }
 
-int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox, mpi_tree_buf *out,
-                uint32_t *ncells, uint32_t *npart)
+int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox,
+                      const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,
+                      uint32_t *npart)
 {
     *ncells = *npart = 0;
     if (!box->has || t->nsrc == 0) return 0;
@@ -85,7 +86,7 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
     size_t qcap = 64, qn = 1;
     uint32_t *queue = malloc(qcap * sizeof *queue);
     mpi_tree_let_cell *cells = malloc(qcap * sizeof *cells);
-    mpi_tree_buf parts = { 0 };
+    mpi_tree_buf parts = { 0 }, pvel = { 0 };
     if (!queue || !cells) goto oom;
     queue[0] = 0;
     for (size_t q = 0; q < qn; q++) {
@@ -103,6 +104,14 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
                 *d++ = t->sx[i]; *d++ = t->sy[i]; *d++ = t->sz[i]; *d++ = t->sm[i];
             }
             parts.n += (size_t)cl->count * 4 * sizeof(double);
+            if (js) {
+                if (buf_reserve(&pvel, (size_t)cl->count * 3 * sizeof(double))) goto oom;
+                double *v = (double *)(pvel.p + pvel.n);
+                for (uint32_t i = cl->begin; i < cl->begin + cl->count; i++) {
+                    *v++ = js->vx[i]; *v++ = js->vy[i]; *v++ = js->vz[i];
+                }
+                pvel.n += (size_t)cl->count * 3 * sizeof(double);
+            }
             *npart += cl->count;
         } else {
             if (qn + cl->nchild > qcap) {
@@ -121,29 +130,43 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
         cells[q] = lc;
     }
     *ncells = (uint32_t)qn;
-    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mpi_tree_let_cell) + parts.n;
+    const size_t cjerk = js ? qn * OCT_JERK_CELL * sizeof(double) : 0;
+    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mpi_tree_let_cell) + parts.n + cjerk + pvel.n;
     if (buf_reserve(out, bytes)) goto oom;
     /* masses travel in the sender's unit 2^e_mass (tree_state.c) */
     uint32_t head[3] = { *ncells, *npart, (uint32_t)t->e_mass };
-    memcpy(out->p + out->n, head, sizeof head);
-    memcpy(out->p + out->n + sizeof head, cells, qn * sizeof *cells);
-    if (parts.n) memcpy(out->p + out->n + sizeof head + qn * sizeof *cells, parts.p, parts.n);
+    char *o = out->p + out->n;
+    memcpy(o, head, sizeof head);
+    o += sizeof head;
+    memcpy(o, cells, qn * sizeof *cells);
+    o += qn * sizeof *cells;
+    if (parts.n) memcpy(o, parts.p, parts.n);
+    o += parts.n;
+    /* a jerk pass: every LET cell's velocity and dS/dt, then the particles'
+     * velocities (tree_jerk.h) */
+    for (size_t q = 0; js && q < qn; q++, o += OCT_JERK_CELL * sizeof(double))
+        memcpy(o, &js->cv[OCT_JERK_CELL * (size_t)queue[q]], OCT_JERK_CELL * sizeof(double));
+    if (pvel.n) memcpy(o, pvel.p, pvel.n);
     out->n += bytes;
     free(queue);
     free(cells);
     mpi_tree_buf_free(&parts);
+    mpi_tree_buf_free(&pvel);
     return 0;
 oom:
     free(queue);
     free(cells);
     mpi_tree_buf_free(&parts);
+    mpi_tree_buf_free(&pvel);
     *ncells = *npart = 0;
     return -1;
 }
 
-int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let)
+int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **jerk_buf,
+                        oct_jerk_sources *js)
 {
     memset(let, 0, sizeof *let);
+    if (jerk_buf) *jerk_buf = NULL;
     if (bytes == 0) return 0;
     uint32_t head[3];
     if (bytes < sizeof head) return -2;
@@ -151,7 +174,9 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let)
     size_t nc = head[0], np = head[1];
     int e_mass = (int)(int32_t)head[2];
     if (e_mass < -1100 || e_mass > 1100) return -2;
-    if (nc == 0 || bytes != sizeof head + nc * sizeof(mpi_tree_let_cell) + np * 4 * sizeof(double))
+    const size_t jerk_bytes = jerk_buf ? (nc * OCT_JERK_CELL + np * 3) * sizeof(double) : 0;
+    if (nc == 0 ||
+        bytes != sizeof head + nc * sizeof(mpi_tree_let_cell) + np * 4 * sizeof(double) + jerk_bytes)
         return -2;
     const char *cp = (const char *)data + sizeof head;
     const char *pp = cp + nc * sizeof(mpi_tree_let_cell);
@@ -213,6 +238,32 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let)
         }
     }
     if (oct_tree_alloc_columns(let)) goto oom;
+    if (jerk_buf) {
+        /* source velocities (a closed cell's two halves move with it) and
+         * the cells' numbers, laid out as oct_jerk_sources_make lays them */
+        double *b = malloc((3 * ns + OCT_JERK_CELL * nc) * sizeof *b);
+        if (!b) goto oom;
+        double *vx = b, *vy = vx + ns, *vz = vy + ns, *cv = vz + ns;
+        const char *jp = pp + np * 4 * sizeof(double);
+        memcpy(cv, jp, nc * OCT_JERK_CELL * sizeof(double));
+        const char *vp = jp + nc * OCT_JERK_CELL * sizeof(double);
+        for (size_t i = 0; i < np; i++) {
+            double v[3];
+            memcpy(v, vp + i * sizeof v, sizeof v);
+            vx[i] = v[0]; vy[i] = v[1]; vz[i] = v[2];
+        }
+        for (size_t c = 0; c < nc; c++) {
+            const gp_cell *g = &let->st.cells[c];
+            if (g->nchild || g->begin < np) continue;   /* not a closed cell's halves */
+            for (uint32_t h = 0; h < g->count; h++) {
+                vx[g->begin + h] = cv[OCT_JERK_CELL * c];
+                vy[g->begin + h] = cv[OCT_JERK_CELL * c + 1];
+                vz[g->begin + h] = cv[OCT_JERK_CELL * c + 2];
+            }
+        }
+        *jerk_buf = b;
+        *js = (oct_jerk_sources){ vx, vy, vz, cv };
+    }
     return 0;
 oom:
     oct_tree_free(let);

@@ -30,7 +30,10 @@
  *     uint32 ncells, uint32 nparticles, int32 e_mass (masses, the moments'
  *     m and s, are in the sender's unit 2^e_mass, as in its tree),
  *     ncells x mpi_tree_let_cell (breadth-first: children consecutive),
- *     nparticles x {x, y, z, m} doubles.
+ *     nparticles x {x, y, z, m} doubles,
+ *   and in a jerk pass (every rank knows it is one):
+ *     ncells x OCT_JERK_CELL doubles (velocity, dS/dt: tree_jerk.h),
+ *     nparticles x {vx, vy, vz} doubles.
  */
 #ifndef GP_MPI_TREE_LET_H
 #define GP_MPI_TREE_LET_H
@@ -39,6 +42,7 @@
 #include <stdint.h>
 
 #include "octree/tree_state.h"
+#include "octree/tree_jerk.h"
 
 /* A receiver's domain for one force pass, as all ranks see it (decoded
  * from the wire format of boxes.h, every box rounded outward): a binary
@@ -74,15 +78,21 @@ typedef struct mpi_tree_buf {
 void mpi_tree_buf_free(mpi_tree_buf *b);
 
 /* The LET of tree t (cells prepared for mac by oct_tree_prepare_cells) for
- * the domain tree box[0..nbox), appended to out. *ncells / *npart get what was
- * packed. Returns 0, or -1 when out of memory. */
-int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox, mpi_tree_buf *out,
-                uint32_t *ncells, uint32_t *npart);
+ * the domain tree box[0..nbox), appended to out; with js (a jerk pass, the
+ * jerk sources of t) also each LET cell's OCT_JERK_CELL numbers and each
+ * particle's velocity. *ncells / *npart get what was packed. Returns 0, or
+ * -1 when out of memory. */
+int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox,
+                      const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,
+                      uint32_t *npart);
 
 /* Builds a source-only oct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
  * columns) from one received buffer; ids are -4 (never a local target).
- * bytes == 0 gives an empty tree. Returns 0, -1 when out of memory, -2
- * when the buffer is malformed. Free with oct_tree_free. */
-int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let);
+ * bytes == 0 gives an empty tree. jerk_buf (a jerk pass: the buffer holds
+ * the jerk block): *jerk_buf gets a malloc'd block behind *js, the LET's
+ * jerk sources (NULL for an empty tree). Returns 0, -1 when out of memory,
+ * -2 when the buffer is malformed. Free with oct_tree_free (and free). */
+int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **jerk_buf,
+                        oct_jerk_sources *js);
 
 #endif /* GP_MPI_TREE_LET_H */

@@ -50,8 +50,11 @@
  *
  * ABI 1.2: set_state_jerk, get_velocities and get_neighbours are the
  * base's, agreed over the ranks. compute_forces_ex gives acc and pot
- * exactly as compute_forces, no jerk (GP_ERR_UNSUPPORTED, as cpu-tree),
- * and the neighbour outputs over every rank's sources by gathering them
+ * exactly as compute_forces; the jerk as cpu-tree's (octree/tree_jerk.h),
+ * a pass in which every LET also carries its cells' velocities and dS/dt
+ * and its particles' velocities (let.h), run when any rank asks for the
+ * jerk (with engine = cuda-tree: GP_ERR_UNSUPPORTED, its cells have no
+ * velocities); and the neighbour outputs over every rank's sources by gathering them
  * (outputs_gather.h: O(N) bytes per call, so no GP_CAP_NEIGHBOURS). A
  * source in nn_index and the lists is named by its global index: its
  * index on its rank plus the particle counts of all lower ranks.
@@ -217,16 +220,25 @@ static gp_status engine_apply(gp_solver *s)
 }
 
 /* One collective pass over the targets (force_pass.h). */
+/* A jerk pass's inputs and output (force_pass); js NULL: none. */
+typedef struct jerk_pass {
+    const oct_jerk_sources *js;
+    const double *tv;
+    double *jerk;
+} jerk_pass;
+
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
                             const mpi_tree_targets *T, int lets_only, double *acc, double *pot,
-                            uint64_t *pp, uint64_t *pc)
+                            const jerk_pass *jp, uint64_t *pp, uint64_t *pc)
 {
     mpi_tree_comm c = comm_of(s);
     mpi_tree_pass ps = { .fn = fn, .mac = mac, .theta = theta,
                          .wp = oct_param_walk(&s->base, mac, prepass),
                          .threads = oct_param_threads(&s->base),
                          .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
-                         .param_hash = param_hash(s), .lets_only = lets_only };
+                         .param_hash = param_hash(s), .lets_only = lets_only,
+                         .js = jp ? jp->js : NULL, .tv = jp ? jp->tv : NULL,
+                         .jerk = jp ? jp->jerk : NULL };
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
 
@@ -242,13 +254,13 @@ static const gp_param_info *mpi_tree_describe_params(size_t *count)
  * particles, or m field points) started, the tree pass with theta over the
  * targets T, the engine's results merged; T is freed. */
 static gp_status engine_and_pass(gp_solver *s, const char *fn, int mac, mpi_tree_targets *T, size_t na,
-                                 size_t m, const double *points, double *acc, double *pot, uint64_t *pp,
-                                 uint64_t *pc)
+                                 size_t m, const double *points, double *acc, double *pot,
+                                 const jerk_pass *jp, uint64_t *pp, uint64_t *pc)
 {
     mpi_tree_engine_job job;
     mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, na, m, points, pot != NULL);
     gp_status st = force_pass(s, fn, mac, gp_param_double(&s->base, OCT_P_THETA), 0, T,
-                              s->engine != NULL, acc, pot, pp, pc);
+                              s->engine != NULL, acc, pot, jp, pp, pc);
     mpi_tree_comm c = comm_of(s);
     st = mpi_tree_engine_finish(&job, &c, fn, st, acc, pot);
     mpi_tree_targets_free(T);
@@ -485,10 +497,11 @@ static gp_status mpi_tree_set_active_subset(gp_solver *s, size_t n_active, const
     return st;
 }
 
-static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+/* compute_forces, and compute_forces_ex's acc, pot and (jerk_pass, agreed
+ * by every rank) jerk: the same acc and pot bits either way. */
+static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, int jerk_pass_on,
+                         double *jerk)
 {
-    static const char fn[] = "compute_forces";
-    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
     gp_status st = GP_OK;
     int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
     if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
@@ -520,7 +533,8 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;
             uint64_t pp0 = 0, pc0 = 0;
-            st = force_pass(s, fn, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, 0, acc, NULL, &pp0, &pc0);
+            st = force_pass(s, fn, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, 0, acc, NULL, NULL, &pp0,
+                            &pc0);
             if (st != GP_OK) { mpi_tree_targets_free(&T); return st; }
             for (size_t k = 0; k < na; k++) {
                 const double *a = &acc[3 * k];
@@ -538,11 +552,44 @@ static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
             T.amin[r] = amin;
         }
     }
-    st = engine_and_pass(s, fn, mac, &T, na, 0, NULL, acc, pot, &pp, &pc);
+    /* a jerk pass: the local tree's jerk sources and each target's velocity */
+    double *jbuf = NULL, *tv = NULL;
+    oct_jerk_sources js;
+    jerk_pass jp = { NULL, NULL, jerk };
+    if (jerk_pass_on) {
+        int bad = oct_jerk_sources_make(&s->tree, NULL, &s->base.p, oct_param_threads(&s->base),
+                                        &jbuf, &js);
+        uint32_t nu = 0;
+        for (uint32_t r = 0; r < T.nruns; r++) nu = T.rb[r] + T.rc[r] > nu ? T.rb[r] + T.rc[r] : nu;
+        tv = malloc((3 * (size_t)nu + 1) * sizeof *tv);
+        for (uint32_t u = 0; tv && u < nu; u++)
+            gp_state_velocity(&s->base.p, s->tree.order[T.self[u]], &tv[3 * u]);
+        if (bad || !tv)
+            st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                         "%s: no memory for the velocities of the sources and cells; free memory",
+                         fn);
+        jp.js = &js;
+        jp.tv = tv;
+    }
+    if ((st = agree(s, st)) != GP_OK) {
+        free(jbuf); free(tv);
+        mpi_tree_targets_free(&T);
+        return st;
+    }
+    st = engine_and_pass(s, fn, mac, &T, na, 0, NULL, acc, pot, jerk_pass_on ? &jp : NULL, &pp, &pc);
+    free(jbuf); free(tv);
+    if (st == GP_OK && jerk)
+        st = agree(s, gp_check_outputs(&s->base, fn, na, jerk, NULL));
     if (st != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
     oct_count_force_call(&s->base, &s->age, 0, pp, pc, na, t0);
     return GP_OK;
+}
+
+static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    return compute(s, "compute_forces", acc, pot, 0, NULL);
 }
 
 static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
@@ -578,7 +625,7 @@ static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *po
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
     uint64_t pp = 0, pc = 0;
-    st = engine_and_pass(s, fn, mac, &T, 0, m, points, acc, pot, &pp, &pc);
+    st = engine_and_pass(s, fn, mac, &T, 0, m, points, acc, pot, NULL, &pp, &pc);
     if (st != GP_OK) return st;
     oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
@@ -749,14 +796,23 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
         st = gp_check_outputs_ex(&s->base, &none);
         s->base.p.n_active = keep;
     }
-    if (st == GP_OK && out->jerk)
+    if (st == GP_OK && out->jerk && s->engine)
         st = gp_fail(&s->base, GP_ERR_UNSUPPORTED,
-                     "%s: mpi-tree computes no jerk (its cells carry no velocities, so a "
-                     "cell's jerk would not be honest); leave jerk NULL, or use cpu-direct "
-                     "(GP_CAP_JERK) for Hermite integrators", fn);
+                     "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
+                     "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     gp_neighbours_forget(&s->base);
-    st = mpi_tree_compute_forces(s, out->acc, out->pot);
+    /* a jerk pass when any rank asks (the LETs carry velocities then); a
+     * rank that did not ask sums its jerk into scratch */
+    int asked = out->jerk != NULL, jerk_pass_on = 0;
+    MPI_Allreduce(&asked, &jerk_pass_on, 1, MPI_INT, MPI_MAX, s->comm);
+    size_t na = s->none_active ? 0 : s->base.p.n_active;
+    double *scratch = jerk_pass_on && !asked ? malloc((3 * na + 1) * sizeof *scratch) : NULL;
+    if (jerk_pass_on && !asked && !scratch)
+        st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for a jerk pass", fn);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    st = compute(s, fn, out->acc, out->pot, jerk_pass_on, asked ? out->jerk : scratch);
+    free(scratch);
     if (st != GP_OK) return st;
     /* whether any rank wants a neighbour output, and a pairwise step */
     int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->nb_radius ||
@@ -780,7 +836,7 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 
 static const gp_api api = GP_PLUGIN_API_12(mpi_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI);
+    GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI | GP_CAP_JERK);
 
 GRAVPLUG_EXPORT const gp_api *gravplug_entry(uint32_t abi_major)
 {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/plugin_base.h"
 #include "octree/mac.h"
 
 #define JERK_LANES 16   /* lists padded to 16: the float kernels' lanes, twice the double ones' */
@@ -46,6 +47,26 @@ void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *
         }
         for (int k = 0; k < 6; k++) o[3 + k] = d[k];
     }
+}
+
+int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_particles *p,
+                          int threads, double **buf, oct_jerk_sources *js)
+{
+    const uint32_t ns = t->nsrc, nc = ns ? t->st.ncells : 0;
+    double *b = malloc((3 * (size_t)ns + OCT_JERK_CELL * (size_t)nc + 1) * sizeof *b);
+    *buf = b;
+    if (!b) return -1;
+    double *vx = b, *vy = vx + ns, *vz = vy + ns, *cv = vz + ns;
+#pragma omp parallel for schedule(static) num_threads(threads) if (ns > 65536)
+    for (uint32_t k = 0; k < ns; k++) {
+        size_t i = pid ? pid[k] : t->order[t->sid[k]];
+        double v[3];
+        gp_state_velocity(p, i, v);
+        vx[k] = v[0]; vy[k] = v[1]; vz[k] = v[2];
+    }
+    if (nc) oct_cell_velocities(&t->st, t->sx, t->sy, t->sz, t->sm, vx, vy, vz, threads, cv);
+    *js = (oct_jerk_sources){ vx, vy, vz, cv };
+    return 0;
 }
 
 /* The interaction lists of one group, cells and particles apart:

@@ -32,6 +32,7 @@
 
 #include "octree/cpu_walk.h"
 #include "octree/host_tree.h"
+#include "octree/tree_state.h"
 
 /* Per cell in oct_jerk_sources.cv: its mass-weighted velocity (3), then
  * the time derivative of its second moment about the com (6, the order of
@@ -52,6 +53,15 @@ typedef struct oct_jerk_sources {
 void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
                          const double *z, const double *m, const double *vx, const double *vy,
                          const double *vz, int threads, double *cv);
+
+/* The jerk sources of tree t (moments current): every source's velocity at
+ * the positions' time from the plugin's state (gp_state_velocity: zero for
+ * a particle without one), source k being particle pid[k] (NULL: t's own
+ * t->order[t->sid[k]]), and every cell's numbers, in one malloc'd block
+ * *buf (the caller frees it). Returns 0, or -1 when out of memory. */
+struct gp_particles;
+int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const struct gp_particles *p,
+                          int threads, double **buf, oct_jerk_sources *js);
 
 typedef struct oct_jerk_workspace oct_jerk_workspace;
 
