@@ -267,7 +267,7 @@ static void start_auto(void)
 
 int main(void)
 {
-    plan(9);
+    plan(10);
     start_auto();
 
     /* Kepler e = 0.5 to t = 3 (near apocentre: the pericentre passage's

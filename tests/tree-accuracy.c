@@ -15,6 +15,7 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#include "plugin-by-name.h"
 
 #define N 20000
 #define NS 1000            /* sample checked against direct summation */
@@ -43,30 +44,11 @@ static void plummer(size_t n, double *p, double *m)
     }
 }
 
-static const gp_api *load(const char *name)
-{
-    const char *b = getenv("GP_BUILD");
-    char path[4096], err[1024];
-    snprintf(path, sizeof path, "%s/plugins/gravplug-%s.so", b ? b : "build", name);
-    gp_plugin *pl;
-    if (gp_plugin_open(path, &pl, err, sizeof err) != GP_OK) {
-        diag("%s", err);
-        return NULL;
-    }
-    return gp_plugin_api(pl);
-}
-
 static gp_solver *tree(const char *kv)
 {
     gp_solver *s;
     if (tree_api->init(&s, NULL) != GP_OK) return NULL;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", kv);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        if (tree_api->set_param(s, tok, eq + 1) != GP_OK) diag("set_param %s: %s", tok, tree_api->last_error(s));
-    }
+    tl_set_params(tree_api, s, kv);
     return s;
 }
 
@@ -108,10 +90,10 @@ static errs run(const char *kv)
 
 int main(void)
 {
-    tree_api = load("cpu-tree");
-    direct_api = load("cpu-direct");
+    tree_api = tl_plugin_by_name("cpu-tree");
+    direct_api = tl_plugin_by_name("cpu-direct");
     if (!tree_api || !direct_api) skip_all("cpu-tree or cpu-direct plugin not built");
-    plan(18);
+    plan(20);
     plummer(N, pos, mass);
     for (int k = 0; k < NS; k++) sample[k] = (uint32_t)(k * (N / NS) + (int)(urand() * (N / NS))); /* distinct */
     gp_solver *d;

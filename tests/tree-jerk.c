@@ -17,24 +17,12 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#include "plugin-by-name.h"
 
 #define N 3000
 
 static double pos[3 * N], vel[3 * N], zero[3 * N], mass[N], tzero[N];
 static const gp_api *api;
-
-static const gp_api *load(const char *name)
-{
-    const char *b = getenv("GP_BUILD");
-    char path[4096], err[1024];
-    snprintf(path, sizeof path, "%s/plugins/gravplug-%s.so", b ? b : "build", name);
-    gp_plugin *pl;
-    if (gp_plugin_open(path, &pl, err, sizeof err) != GP_OK) {
-        diag("%s", err);
-        return NULL;
-    }
-    return gp_plugin_api(pl);
-}
 
 /* cpu-tree with eps 0.01, the settings "name=value ..." and every particle
  * given its state at t = 0 (velocities, zero acceleration). */
@@ -44,11 +32,7 @@ static gp_solver *tree(const char *kv)
     if (api->init(&s, NULL) != GP_OK) return NULL;
     char buf[512];
     snprintf(buf, sizeof buf, "eps=0.01 %s", kv);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        if (api->set_param(s, tok, eq + 1) != GP_OK) diag("set_param %s: %s", tok, api->last_error(s));
-    }
+    tl_set_params(api, s, buf);
     if (api->set_particles(s, N, pos, mass) != GP_OK ||
         api->set_state(s, N, NULL, pos, vel, zero, tzero) != GP_OK) {
         diag("%s", api->last_error(s));
@@ -101,8 +85,8 @@ int main(void)
         vel[3 * i] += -0.2 * pos[3 * i + 1];
         vel[3 * i + 1] += 0.2 * pos[3 * i];
     }
-    api = load("cpu-tree");
-    const gp_api *direct = load("cpu-direct");
+    api = tl_plugin_by_name("cpu-tree");
+    const gp_api *direct = tl_plugin_by_name("cpu-direct");
     if (!api || !direct) bail("cannot load cpu-tree and cpu-direct");
     if (!(api->capabilities & GP_CAP_JERK)) bail("cpu-tree does not claim GP_CAP_JERK");
 
