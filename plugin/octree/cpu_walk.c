@@ -578,12 +578,9 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
     /* the root alone, as walk_once tests it */
     {
         const oct_wcell *wc = &src->cells[0];
-        double dx = wc->com[0] - g->centre[0], dy = wc->com[1] - g->centre[1],
-               dz = wc->com[2] - g->centre[2];
-        double d2 = dx * dx + dy * dy + dz * dz;
-        double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
-        int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
-                     gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
+        double d[3], d2;
+        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, d, &d2);
+        const double dx = d[0], dy = d[1], dz = d[2];
         if (accept) {
             if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
             uint32_t j = C->n++;   /* the list is empty here */
@@ -712,8 +709,7 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         const double gc[3] = { g->centre[0], g->centre[1], g->centre[2] };
         const double rg = g->radius;
         const int accel = p->mac == GP_MAC_ACCELERATION;
-        const double alpha_a = p->alpha * g->amin;
-        const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
+        const double gfac = oct_walk_gfac(p, g);
 #ifdef OCT_HAVE_K512
         ws->lists512 = floats && src->col && k512_available();
         if (ws->lists512) {
@@ -726,13 +722,10 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         while (sp > 0) {
             uint32_t c = ws->stack[--sp];
             const oct_wcell *wc = &src->cells[c];
-            double dx = wc->com[0] - gc[0], dy = wc->com[1] - gc[1], dz = wc->com[2] - gc[2];
-            double d2 = dx * dx + dy * dy + dz * dz;
-            /* acceleration: (G M l^2 / alpha_a)^(1/4) = (M l^2)^(1/4) * gfac */
-            double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+            double d[3], d2;
+            int accept = oct_walk_accepts(wc, gc, rg, accel, gfac, d, &d2);
+            const double dx = d[0], dy = d[1], dz = d[2];
             uint32_t nchild = wc->nchild;
-            int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
-                         gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
             if (accept && floats && !(d2 * ws->il * ws->il < (double)src->payf[c].d2max)) return 1;
             if (accept) {
                 push_cell(ws, p, g, quad, src, c, dx, dy, dz);

@@ -41,6 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <math.h>
+
+#include "octree/mac.h"
 #include "octree/moments.h"
 
 #define OCT_LANES 16
@@ -128,6 +131,29 @@ typedef struct oct_group {
     double centre[3], radius, amin;
     double *ax, *ay, *az, *pot;
 } oct_group;
+
+/* The acceleration MAC's factor of group g: (G / (delta_acc min|a_old|))^(1/4),
+ * +inf when it has no |a_old|. */
+static inline double oct_walk_gfac(const oct_walk_params *p, const oct_group *g)
+{
+    const double alpha_a = p->alpha * g->amin;
+    return alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
+}
+
+/* The walk's one test: does the group sphere (gc, rg) accept cell wc?
+ * d = com - gc and d2 = |d|^2 come back for the caller's list. (walk512's
+ * vector form of it takes the same decisions; octree/tree_jerk.c takes
+ * them through this.) */
+static inline int oct_walk_accepts(const oct_wcell *wc, const double gc[3], double rg, int accel,
+                                   double gfac, double d[3], double *d2)
+{
+    d[0] = wc->com[0] - gc[0]; d[1] = wc->com[1] - gc[1]; d[2] = wc->com[2] - gc[2];
+    *d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    /* acceleration: (G M l^2 / alpha_a)^(1/4) = (M l^2)^(1/4) * gfac */
+    double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+    return wc->count > 1 && gp_mac_accept_distance(*d2, rg, rcrit) &&
+           gp_mac_box_clear_rel(wc->blo, wc->bhi, -d[0], -d[1], -d[2], rg);
+}
 
 typedef struct oct_workspace oct_workspace;
 

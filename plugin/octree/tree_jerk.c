@@ -153,8 +153,8 @@ static uint32_t padded(uint32_t n)
     return (n + JERK_LANES - 1) / JERK_LANES * JERK_LANES;
 }
 
-/* The cells and particles the force walk of g sums, as indices:
- * walk_once's traversal (cpu_walk.c) with its tests word for word.
+/* The cells and particles the force walk of g sums, as indices: walk_once's
+ * traversal (cpu_walk.c) with its test (oct_walk_accepts).
  * Returns 0, or -1 when out of memory. */
 static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_workspace *ws,
                   const oct_group *g)
@@ -162,23 +162,17 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
     index_list *C = &ws->ci, *P = &ws->pi;
     C->n = P->n = 0;
     if (src->n == 0) return 0;
-    const double gc[3] = { g->centre[0], g->centre[1], g->centre[2] };
     const double rg = g->radius;
     const int accel = p->mac == GP_MAC_ACCELERATION;
-    const double alpha_a = p->alpha * g->amin;
-    const double gfac = alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
+    const double gfac = oct_walk_gfac(p, g);
     uint32_t sp = 0;
     ws->stack[sp++] = 0;
     while (sp > 0) {
         uint32_t c = ws->stack[--sp];
         const oct_wcell *wc = &src->cells[c];
-        double dx = wc->com[0] - gc[0], dy = wc->com[1] - gc[1], dz = wc->com[2] - gc[2];
-        double d2 = dx * dx + dy * dy + dz * dz;
-        double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+        double d[3], d2;
         uint32_t nchild = wc->nchild;
-        int accept = wc->count > 1 && gp_mac_accept_distance(d2, rg, rcrit) &&
-                     gp_mac_box_clear_rel(wc->blo, wc->bhi, -dx, -dy, -dz, rg);
-        if (accept) {
+        if (oct_walk_accepts(wc, g->centre, rg, accel, gfac, d, &d2)) {
             if (index_reserve(C, C->n + 1)) return -1;
             C->k[C->n++] = c;
         } else if (nchild == 0) {
