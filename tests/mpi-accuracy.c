@@ -596,6 +596,38 @@ static void run_abi12(set *S)
     free(rnn); free(offs); free(lst); free(roffs); free(rlst);
 }
 
+/* subset_spheres = whole: on every rank an active subset's forces are the
+ * bits of the full call's, whoever else is active (the groups keep their
+ * tree groups' spheres; the LETs may differ, the accepted cells do not). */
+static void run_whole(set *S)
+{
+    size_t nl;
+    size_t *gidx = local_indices(S, &nl);
+    size_t nn = nl ? nl : 1, na = 0;
+    double *lpos = malloc(3 * nn * sizeof *lpos), *lmass = malloc(nn * sizeof *lmass);
+    double *full = malloc(3 * nn * sizeof *full), *part = malloc(3 * nn * sizeof *part);
+    uint32_t *act = malloc(nn * sizeof *act);
+    for (size_t k = 0; k < nl; k++) {
+        memcpy(&lpos[3 * k], &S->pos[3 * gidx[k]], 3 * sizeof *lpos);
+        lmass[k] = S->mass[gidx[k]];
+        if (gidx[k] % 7 == 2) act[na++] = (uint32_t)k;
+    }
+    gp_solver *m = make(mpi_api, "0.5");
+    gp_status st = mpi_api->set_param(m, "subset_spheres", "whole");
+    if (st == GP_OK) st = mpi_api->set_particles(m, nl, lpos, lmass);
+    if (st == GP_OK) st = mpi_api->compute_forces(m, full, NULL);
+    if (st == GP_OK) st = mpi_api->set_active_subset(m, na, act);
+    if (st == GP_OK) st = mpi_api->compute_forces(m, part, NULL);
+    unsigned long long bad = st != GP_OK, all = 0;
+    for (size_t k = 0; k < na && st == GP_OK; k++)
+        bad += memcmp(&part[3 * k], &full[3 * act[k]], 3 * sizeof *part) != 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all) diag("  %llu active particles differ from the full call", all);
+    check(all == 0, "%s", "subset_spheres = whole: a 1-in-7 subset gets the full call's bits on every rank");
+    mpi_api->finalize(m);
+    free(gidx); free(lpos); free(lmass); free(full); free(part); free(act);
+}
+
 int main(int argc, char **argv)
 {
     mpi_test_start(&argc, &argv, &rank, &size);
@@ -637,6 +669,8 @@ int main(int argc, char **argv)
     run_abi11(&sets[0]);
     run_abi12(&sets[0]);
     run_abi12(&sets[2]);
+    run_whole(&sets[1]);
+    run_whole(&sets[3]);
     for (int k = 0; k < 3; k++) { free(sets[k].pos); free(sets[k].mass); }
     gp_plugin_close(pm);
     gp_plugin_close(pd);

@@ -108,9 +108,13 @@ static const gp_param_info params[] = {
      "halve i-groups wider than this many times the median group radius (0: keep "
      "cpu-tree's groups exactly); a wide group makes every LET for its rank hold nearly "
      "everything"},
+    {"subset_spheres", GP_PARAM_ENUM, "active", "active|whole",
+     "an active subset's i-group sphere: around its active particles (fewest interactions), or "
+     "around its whole tree group, so that a particle's force does not depend on which others "
+     "are active (for Hermite; wide_split then does not apply)"},
 };
 /* cpu-tree's parameters first (indices: octree/cpu_driver.h), then ours */
-enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, N_PARAMS };
+enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, P_SPHERES, N_PARAMS };
 
 struct gp_solver {
     gp_base base;              /* first: errors, params, particle copy, stats */
@@ -515,7 +519,8 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     int accel = mac == GP_MAC_ACCELERATION;
     if (mpi_tree_targets_forces(&s->tree, s->none_active, p->n_active, p->active,
-                                gp_param_double(&s->base, P_WIDE), &T))
+                                gp_param_double(&s->base, P_WIDE),
+                                gp_param_enum(&s->base, P_SPHERES) == 1, &T))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory to group %zu active particles; free memory", fn, na);
     if (st == GP_OK && accel && T.nruns) {

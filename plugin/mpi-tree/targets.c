@@ -103,7 +103,7 @@ static int split_wide(mpi_tree_targets *T, double wide)
 }
 
 int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const uint32_t *active,
-                            double wide, mpi_tree_targets *T)
+                            double wide, int whole, mpi_tree_targets *T)
 {
     memset(T, 0, sizeof *T);
     if (none_active) return targets_alloc(T, 0, 0);
@@ -126,8 +126,17 @@ int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const
                               T->rb, T->rc, &T->nruns))
             return -1;
     }
+    if (whole && active) {   /* each run with its tree group's sphere (cpu-tree's rule) */
+#pragma omp parallel for schedule(static) if (T->nruns > 256)
+        for (uint32_t r = 0; r < T->nruns; r++) {
+            uint32_t gi = t->group_of[T->self[T->rb[r]]], g0 = t->gbegin[gi];
+            gp_group_sphere(t->x + g0, t->y + g0, t->z + g0, NULL, 0, t->gcount[gi],
+                            &T->centre[3 * r], &T->radius[r]);
+        }
+        return 0;
+    }
     targets_spheres(T);
-    return split_wide(T, wide);
+    return whole ? 0 : split_wide(T, wide);
 }
 
 int mpi_tree_targets_field(const oct_tree *t, size_t m, const double *points, double wide,

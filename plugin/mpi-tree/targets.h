@@ -31,10 +31,12 @@ void mpi_tree_targets_free(mpi_tree_targets *T);
 /* The active particles as targets: the tree's groups when all are active
  * (active == NULL); for a subset active[0..na), the active part of each
  * tree group (cpu-tree's rule); none_active: no target at all. Groups
- * wider than `wide` times the median are halved (wide_split). Returns 0 or
- * -1 (memory). */
+ * wider than `wide` times the median are halved (wide_split). whole
+ * (subset_spheres = whole): every run keeps the sphere of its whole tree
+ * group and none is halved, so a particle's groups do not depend on which
+ * others are active. Returns 0 or -1 (memory). */
 int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const uint32_t *active,
-                            double wide, mpi_tree_targets *T);
+                            double wide, int whole, mpi_tree_targets *T);
 
 /* Field points points[3m] as targets: sorted along the tree's curve (in a
  * cube around the points), runs of group_size, loose runs split (cpu-tree's
