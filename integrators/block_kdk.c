@@ -35,9 +35,13 @@
 
 static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
 
-static int wanted_level(gp_sim *sim, double eps, size_t i, const double *v)
+/* Level wanted by particle i; a_old (NULL: none yet) and dt_prev for the
+ * jerk and min criteria's estimate (a - a_old) / dt_prev, as block-rk2's. */
+static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, double dt_prev,
+                        const double *v)
 {
-    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps, sim->acc + 3 * i, NULL, 0.0, v);
+    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps,
+                                sim->acc + 3 * i, a_old, dt_prev, v);
     return gp_levels_for_dt(&sim->lv, dt);
 }
 
@@ -56,7 +60,7 @@ static void open_all(gp_sim *sim)
     const long long n = (long long)sim->n;
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (long long i = 0; i < n; ++i) {
-        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, sim->vel + 3 * i);
+        sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, NULL, 0.0, sim->vel + 3 * i);
         open_kick(sim, (size_t)i);
     }
     gp_levels_touched(&sim->lv);
@@ -155,8 +159,9 @@ static gp_status step(gp_sim *sim, double t_end)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         const double *xp = sim->work + 3 * (size_t)k;
-        double h = 0.5 * gp_levels_dt(lv, i), vs[3];
+        double h = 0.5 * gp_levels_dt(lv, i), vs[3], a_old[3];
         for (int c = 0; c < 3; ++c) {
+            a_old[c] = sim->acc[3 * i + c];
             sim->pos[3 * i + c] = xp[c];
             sim->acc[3 * i + c] = sim->work2[3 * k + c];
             sim->vel[3 * i + c] += h * sim->acc[3 * i + c];   /* closing kick */
@@ -164,7 +169,7 @@ static gp_status step(gp_sim *sim, double t_end)
         }
         lv->t_last[i] = T;
         int l_old = lv->level[i];
-        if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, vs), T) != l_old
+        if (gp_levels_adjust(lv, i, wanted_level(sim, eps, i, a_old, 2.0 * h, vs), T) != l_old
             && GP_BLOCK_SET(sim)->shadow > 0.0)
             gp_shadow_shift(sim->pos + 3 * i, sim->acc + 3 * i, GP_BLOCK_SET(sim)->shadow, 2.0 * h,
                             gp_levels_dt(lv, i));
