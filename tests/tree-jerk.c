@@ -74,6 +74,56 @@ static void derivative(const char *kv, double med_max, double p99_max)
        set, e.median, med_max, e.p99, p99_max);
 }
 
+/* The jerk of n particles at pos/vel (eps as given), all active, into jk;
+ * the call's status. */
+static gp_status jerk_of(size_t n, const double *p, const double *v, const double *m,
+                         const char *kv, double *jk)
+{
+    static double a[3 * 8], z[3 * 8], t[8];
+    gp_solver *s;
+    if (n > 8 || api->init(&s, NULL) != GP_OK) return GP_ERR_INTERNAL;
+    tl_set_params(api, s, kv);
+    gp_outputs o = { .struct_size = sizeof o, .acc = a, .jerk = jk };
+    gp_status st = api->set_particles(s, n, p, m);
+    if (st == GP_OK) st = api->set_state(s, n, NULL, p, v, z, t);
+    if (st == GP_OK) st = api->compute_forces_ex(s, &o);
+    if (st != GP_OK) diag("%s", api->last_error(s));
+    api->finalize(s);
+    return st;
+}
+
+static int all_finite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* One particle, coincident particles without softening, and velocities
+ * beyond the float kernels' range: a finite jerk, and the exact one. */
+static void edge_cases(void)
+{
+    double jk[3 * 8];
+    const double one[3] = { 0.5, -0.25, 1.0 }, v1[3] = { 1, 2, 3 }, m1[1] = { 1.0 };
+    ok(jerk_of(1, one, v1, m1, "eps=0", jk) == GP_OK && jk[0] == 0 && jk[1] == 0 && jk[2] == 0,
+       "one particle: jerk 0");
+    /* two particles on the same spot (eps 0: they add nothing to each
+     * other) and one at x = 1: particle 1, moving at +y, gets j_y = -1 from
+     * it, particle 0 (at rest, like it) nothing */
+    const double p3[9] = { 0, 0, 0, 0, 0, 0, 1, 0, 0 }, v3[9] = { 0, 0, 0, 0, 1, 0, 0, 0, 0 };
+    const double m3[3] = { 1, 1, 1 };
+    gp_status st = jerk_of(3, p3, v3, m3, "eps=0", jk);
+    ok(st == GP_OK && all_finite(jk, 9) && jk[1] == 0 && jk[4] == -1.0,
+       "coincident particles at eps = 0: finite jerks, each pair's exact (%g, %g)", jk[1], jk[4]);
+    /* velocities of 1e20 (beyond the float lists' range about the group's
+     * mean velocity): the double kernels take them, as exact as double */
+    const double p2[6] = { 0, 0, 0, 1, 0, 0 }, v2[6] = { 0, 0, 0, 0, 1e20, 0 }, m2[2] = { 1, 1 };
+    st = jerk_of(2, p2, v2, m2, "eps=0 precision=mixed", jk);
+    ok(st == GP_OK && all_finite(jk, 6) && fabs(jk[1] / 1e20 - 1) < 1e-15 &&
+       fabs(jk[4] / -1e20 - 1) < 1e-15,
+       "velocities of 1e20 in mixed precision: the pair's jerk, +-1e20 (%g, %g)", jk[1], jk[4]);
+}
+
 int main(void)
 {
     tl_plummer(N, 7, 1.0, 10.0, pos, mass);
@@ -171,5 +221,6 @@ int main(void)
     }
     ok(same && memcmp(j1, j2, sizeof(double) * 3 * (N / 3)) == 0,
        "a subset's jerk has the same bits with 1 and 2 threads");
+    edge_cases();
     done_testing();
 }
