@@ -5,12 +5,13 @@
 # n beyond 32 bits or beyond the machine's memory; switches, output paths
 # and output intervals checked before t = 0; a checkpoint written before a
 # fatal error mid-run; the parameter a plugin complains about named; the
-# signal message's restart command with every option; eps = 0 announced;
+# signal message's restart command with every option; eps = 0 announced,
+# and hermite on a tree with the active particles' spheres;
 # floats printed in their shortest round-trip form; IC files with
 # subnormal masses, binary garbage or duplicate ids.
 NAME=gravhost-limits
 . '@TESTLIB@'
-echo "1..25"
+echo "1..27"
 
 SOLVER='solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };'
 RUN='run = { t_end = 0.5; };'
@@ -95,6 +96,19 @@ printf '%s\n%s\nrun = { t_end = 0.0625; };\nintegrator = { name = "block-rk2"; p
 rc=$?
 [ $rc = 0 ] && [ ! -s "$TMP/eta.err" ]
 ok $? "with eps > 0 there is no warning"
+
+# hermite on cpu-tree: the default subset spheres are announced, whole not
+for sph in active whole; do
+    printf 'solver = { plugin = "cpu-tree"; params = { eps = 0.05; subset_spheres = "%s"; }; };\n%s\nrun = { t_end = 0.0625; };\nintegrator = { name = "hermite"; params = { dt = 0.0625; }; };\n' \
+        "$sph" "$IC" > "$TMP/herm-$sph.cfg"
+    "$GRAVHOST" run "$TMP/herm-$sph.cfg" --output "$TMP/herm-$sph" 2>"$TMP/herm-$sph.err"
+    echo $? > "$TMP/herm-$sph.rc"
+done
+[ "$(cat "$TMP/herm-active.rc")" = 0 ] && grep -q 'warning: hermite on a tree with subset_spheres = "active"' "$TMP/herm-active.err"
+ok $? "hermite on cpu-tree with subset_spheres = active: a warning naming the setting"
+sed 's/^/# /' "$TMP/herm-active.err"
+[ "$(cat "$TMP/herm-whole.rc")" = 0 ] && [ ! -s "$TMP/herm-whole.err" ]
+ok $? "hermite on cpu-tree with subset_spheres = whole: no warning"
 
 # ---- 15: shortest round-trip floats, IC files ---------------------------
 grep '^# integrator' "$TMP/eta/diagnostics.tsv" | sed 's/^/# /'
