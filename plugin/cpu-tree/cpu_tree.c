@@ -102,7 +102,8 @@ static const gp_param_info params[] = {
     {"subset_spheres", GP_PARAM_ENUM, "active", "active|whole",
      "an active subset's i-group sphere: around its active particles (fewest interactions), or "
      "around its whole tree group, so that a particle's force does not depend on which others "
-     "are active (smooth in time between rebuilds: for Hermite)"},
+     "are active (smooth in time between rebuilds: for Hermite; with mac = acceleration the "
+     "group's |a_old| still comes from its active particles)"},
 };
 /* indices: octree/cpu_driver.h, then cpu-tree's own */
 enum { P_SPHERES = OCT_N_PARAMS, N_PARAMS };
@@ -358,14 +359,10 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
             oct_group grp = { .n = nt, .x = x, .y = y, .z = z, .self = self, .amin = amin,
                              .ax = buf + 3 * G, .ay = buf + 4 * G, .az = buf + 5 * G,
                              .pot = buf + 6 * G };
-            if (whole && T->tix) {   /* the sphere of the run's whole tree group */
-                uint32_t gi = t->group_of[T->tix[b]];
-                uint32_t g0 = t->gbegin[gi];
-                gp_group_sphere(t->x + g0, t->y + g0, t->z + g0, NULL, 0, t->gcount[gi],
-                                grp.centre, &grp.radius);
-            } else {
+            if (whole && T->tix)
+                oct_whole_group_sphere(t, T->tix[b], grp.centre, &grp.radius);
+            else
                 gp_group_sphere(x, y, z, NULL, 0, nt, grp.centre, &grp.radius);
-            }
             oct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 acc[3 * out[j]] = grp.ax[j];

@@ -111,7 +111,8 @@ static const gp_param_info params[] = {
     {"subset_spheres", GP_PARAM_ENUM, "active", "active|whole",
      "an active subset's i-group sphere: around its active particles (fewest interactions), or "
      "around its whole tree group, so that a particle's force does not depend on which others "
-     "are active (for Hermite; wide_split then does not apply)"},
+     "are active (for Hermite; wide_split then does not apply; with mac = acceleration the "
+     "group's |a_old| still comes from its active particles)"},
 };
 /* cpu-tree's parameters first (indices: octree/cpu_driver.h), then ours */
 enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, P_SPHERES, N_PARAMS };

@@ -128,11 +128,9 @@ int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const
     }
     if (whole && active) {   /* each run with its tree group's sphere (cpu-tree's rule) */
 #pragma omp parallel for schedule(static) if (T->nruns > 256)
-        for (uint32_t r = 0; r < T->nruns; r++) {
-            uint32_t gi = t->group_of[T->self[T->rb[r]]], g0 = t->gbegin[gi];
-            gp_group_sphere(t->x + g0, t->y + g0, t->z + g0, NULL, 0, t->gcount[gi],
-                            &T->centre[3 * r], &T->radius[r]);
-        }
+        for (uint32_t r = 0; r < T->nruns; r++)
+            oct_whole_group_sphere(t, (uint32_t)T->self[T->rb[r]], &T->centre[3 * r],
+                                   &T->radius[r]);
         return 0;
     }
     targets_spheres(T);

@@ -85,3 +85,9 @@ int oct_field_groups(size_t m, const double *points, gp_key_kind kind, const dou
     *nruns = n;
     return oct_split_loose_groups(x, y, z, nruns, rb, rc) ? -2 : 0;
 }
+
+void oct_whole_group_sphere(const oct_tree *t, uint32_t i, double centre[3], double *radius)
+{
+    const uint32_t g = t->group_of[i], b = t->gbegin[g];
+    gp_group_sphere(t->x + b, t->y + b, t->z + b, NULL, 0, t->gcount[g], centre, radius);
+}

@@ -25,6 +25,11 @@ int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, uint
                       size_t *slot, double *x, double *y, double *z, uint32_t *rb, uint32_t *rc,
                       uint32_t *nruns);
 
+/* The sphere of the whole tree group holding key-sorted particle i
+ * (subset_spheres = whole: a run of active particles walked as its group
+ * would be in a full call). */
+void oct_whole_group_sphere(const oct_tree *t, uint32_t i, double centre[3], double *radius);
+
 /* Field points points[3m] (m > 0) as targets: keys of kind in the cube
  * lo/inv_cell, sorted; target i is point perm[i] at (x, y, z)[i]; runs of
  * G along the curve, loose runs split. perm, x, y, z have room for m;
