@@ -76,17 +76,17 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
             }
             if (!jerk) continue;
             /* the same groups, so the same cells: local tree, then the LETs */
-            double *js = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
+            double *jsum = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
             const double *tv = ps->tv + 3 * (size_t)b;
-            int bad = oct_jerk_group(&local, ps->js, wp, jws, &grp, tv, js);
+            int bad = oct_jerk_group(&local, ps->js, wp, jws, &grp, tv, jsum);
             for (int k = 0; k < nlet && !bad; k++) {
                 if (remote[k].n == 0) continue;
                 bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, tv, jg);
-                for (uint32_t j = 0; j < 3 * nt; j++) js[j] += jg[j];
+                for (uint32_t j = 0; j < 3 * nt; j++) jsum[j] += jg[j];
             }
             if (bad) { failed = 1; continue; }
             for (uint32_t j = 0; j < nt; j++)
-                for (int d = 0; d < 3; d++) ps->jerk[3 * T->slot[b + j] + d] = js[3 * j + d];
+                for (int d = 0; d < 3; d++) ps->jerk[3 * T->slot[b + j] + d] = jsum[3 * j + d];
         }
         oct_workspace_free(ws);
         oct_jerk_workspace_free(jws);
