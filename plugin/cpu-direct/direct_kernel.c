@@ -210,9 +210,12 @@ static inline __attribute__((always_inline)) void point_sum_ex(
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(GP_NO_CLONES)
-/* AVX2 and baseline versions, chosen at load time. Both do the same
- * operations in the same order (no FMA under -std=c11), so they agree. */
-#define GP_DIRECT_CLONES __attribute__((target_clones("avx2", "default")))
+/* Baseline, AVX2 and AVX-512 versions, chosen at load time, as the tree
+ * walk's. All do the same correctly rounded operations in the same order
+ * (-ffp-contract=off: no fused multiply-add), so they agree bit for bit;
+ * the AVX-512 one (masked divisions, 32 registers) is 1.4x faster per pair
+ * than AVX2 on an AMD EPYC (bench/results/abi12-outputs.md). */
+#define GP_DIRECT_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define GP_DIRECT_CLONES
 #endif
