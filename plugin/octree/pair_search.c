@@ -304,7 +304,7 @@ static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, u
     const double W2 = ix->w2_split, eps2 = S->q->eps2, G = S->q->G, mi = S->mi;
     const double xi[3] = { S->x[0], S->x[1], S->x[2] }, vi[3] = { S->v[0], S->v[1], S->v[2] };
     for (uint32_t k = 0; k < LANES; k++) {
-        size_t c = c0 + k;
+        size_t c = (size_t)c0 + k;   /* size_t sum: the lanes are provably contiguous */
         double r2 = 0, wmin2 = 0, wmax2 = 0, smin = 0;
         for (int a = 0; a < 3; a++) {
             double lo = box[(BOX_PLO + a) * nc + c], hi = box[(BOX_PHI + a) * nc + c];
