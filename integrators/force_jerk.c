@@ -48,7 +48,7 @@ gp_status gp_jerk_path_check(gp_sim *sim, const char *scheme)
 
 gp_status gp_jerk_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *jerk)
 {
-    if (m == 0) return GP_OK;
+    /* with nothing to send, a process of a collective solver still takes part */
     return gp_held_send_state(sim, m, idx, sim->acc, jerk);
 }
 

@@ -350,8 +350,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
  * A row holds one particle's complete state, gp_sim_state_columns()
  * doubles: x y z, vx vy vz (as stored: a block-kdk velocity is half-kicked),
  * mass, ax ay az (the last acceleration), level, t_last (the tick of its
- * last correction, its 64 bits stored in a double: copy rows bytewise).
- * The position comes first, so a domain decomposition can sort rows. */
+ * last correction, its 64 bits stored in a double: copy rows bytewise),
+ * then what the integrator keeps per particle between steps (hermite: the
+ * jerk, 3 more; the count depends on the integrator set, so ask after
+ * gp_sim_set_integrator). The position comes first, so a domain
+ * decomposition can sort rows. */
 GRAVPLUG_EXPORT size_t gp_sim_state_columns(const gp_sim *sim);
 /* The level's column (a domain decomposition weighs rows by 2^level). */
 #define GP_SIM_STATE_COL_LEVEL 10

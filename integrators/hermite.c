@@ -84,10 +84,6 @@ static void stop(gp_sim *sim)
 /* priv for sim->n particles, jerks zero. */
 static gp_status alloc_priv(gp_sim *sim)
 {
-    if (sim->reduce)
-        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
-                           "hermite runs on one process: its jerks do not migrate between ranks; "
-                           "use block-rk2, block-kdk, hold or hold-kdk under mpirun");
     stop(sim);
     hermite_priv *p = calloc(1, sizeof *p);
     if (p) {

@@ -6,13 +6,15 @@
  *
  * A row is everything checkpoint.c saves per particle: position, velocity
  * as stored (block-kdk's is half-kicked), mass, last acceleration, level
- * and t_last (its 64 bits copied into a double, never computed with). What
- * is not per particle (time, the level grid, settings, counters, the
- * integrator's few saved doubles) is the same on every process of a run and
- * stays where it is. An integrator's private per-particle arrays are
- * scratch between steps (rk4, rk8pd, hold: hold's per-particle times equal
- * sim->time after every step); they are recreated for the new count through
- * its load callback, as after a checkpoint.
+ * and t_last (its 64 bits copied into a double, never computed with), then
+ * the integrator's own per-particle values where it keeps some between
+ * steps (n_particle_saved: hermite's jerks). What is not per particle
+ * (time, the level grid, settings, counters, the integrator's few saved
+ * doubles) is the same on every process of a run and stays where it is.
+ * An integrator's other private per-particle arrays are scratch between
+ * steps (rk4, rk8pd, hold: hold's per-particle times equal sim->time after
+ * every step); they are recreated for the new count through its load
+ * callback, as after a checkpoint.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,10 +26,15 @@ enum { COL_POS = 0, COL_VEL = 3, COL_MASS = 6, COL_ACC = 7, COL_LEVEL = GP_SIM_S
        NCOL = 12 };
 enum { MAX_SAVED = 16 };   /* checkpoint.c's bound on an integrator's saved doubles */
 
+/* The integrator's per-particle values after the fixed columns. */
+static size_t extra_columns(const gp_sim *sim)
+{
+    return sim && sim->integ ? sim->integ->n_particle_saved : 0;
+}
+
 GRAVPLUG_EXPORT size_t gp_sim_state_columns(const gp_sim *sim)
 {
-    (void)sim;
-    return NCOL;
+    return NCOL + extra_columns(sim);
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, uint64_t *ids)
@@ -38,14 +45,17 @@ GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, u
     if (!rows || !ids)
         return gp_sim_fail(s, GP_ERR_INVALID_ARGUMENT,
                            "gp_sim_export_state needs rows (n * gp_sim_state_columns doubles) and ids (n)");
+    const size_t extra = extra_columns(sim), ncol = NCOL + extra;
+    const double *saved = extra && sim->started ? sim->integ->particle_saved(sim) : NULL;
     for (size_t i = 0; i < sim->n; ++i) {
-        double *r = rows + i * NCOL;
+        double *r = rows + i * ncol;
         memcpy(r + COL_POS, sim->pos + 3 * i, 3 * sizeof *r);
         memcpy(r + COL_VEL, sim->vel + 3 * i, 3 * sizeof *r);
         r[COL_MASS] = sim->mass[i];
         memcpy(r + COL_ACC, sim->acc + 3 * i, 3 * sizeof *r);
         r[COL_LEVEL] = sim->lv.level[i];
         memcpy(r + COL_TLAST, &sim->lv.t_last[i], sizeof *r);
+        for (size_t k = 0; k < extra; ++k) r[NCOL + k] = saved ? saved[i * extra + k] : 0.0;
         ids[i] = sim->ids[i];
     }
     return GP_OK;
@@ -60,13 +70,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
                            "gp_sim_import_state needs n >= 1 rows and their ids (got n = %zu%s)", n,
                            rows && ids ? "" : ", or a NULL array");
     int started = sim->started;
-    if (started && sim->integ->n_particle_saved)
-        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
-                           "gp_sim_import_state: integrator %s keeps per-particle state (%zu values each) "
-                           "that the rows do not carry; synchronise and restart it, or use another scheme",
-                           sim->integ->name, sim->integ->n_particle_saved);
+    const size_t extra = extra_columns(sim), ncol = NCOL + extra;
     for (size_t i = 0; i < n && started; ++i) {
-        const double *r = rows + i * NCOL;
+        const double *r = rows + i * ncol;
         uint64_t t_last;
         memcpy(&t_last, r + COL_TLAST, sizeof t_last);
         double level = r[COL_LEVEL];
@@ -80,6 +86,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
             if (!isfinite(r[COL_ACC + c]))
                 return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                                    "gp_sim_import_state: row %zu has an acceleration that is not finite", i);
+        for (size_t k = 0; k < extra; ++k)
+            if (!isfinite(r[NCOL + k]))
+                return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                                   "gp_sim_import_state: row %zu has a value of %s's own state (column %zu) "
+                                   "that is not finite", i, sim->integ->name, NCOL + k);
     }
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel);
     double *mass = malloc(n * sizeof *mass);
@@ -88,9 +99,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
         return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory importing %zu particles", n);
     }
     for (size_t i = 0; i < n; ++i) {
-        memcpy(pos + 3 * i, rows + i * NCOL + COL_POS, 3 * sizeof *pos);
-        memcpy(vel + 3 * i, rows + i * NCOL + COL_VEL, 3 * sizeof *vel);
-        mass[i] = rows[i * NCOL + COL_MASS];
+        memcpy(pos + 3 * i, rows + i * ncol + COL_POS, 3 * sizeof *pos);
+        memcpy(vel + 3 * i, rows + i * ncol + COL_VEL, 3 * sizeof *vel);
+        mass[i] = rows[i * ncol + COL_MASS];
     }
     /* what stays: the grid and the integrator's saved doubles */
     gp_levels grid = sim->lv;
@@ -102,7 +113,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
     free(pos); free(vel); free(mass);
     if (st != GP_OK || !started) return st;
     for (size_t i = 0; i < n; ++i) {
-        const double *r = rows + i * NCOL;
+        const double *r = rows + i * ncol;
         memcpy(sim->acc + 3 * i, r + COL_ACC, 3 * sizeof *r);
         sim->lv.level[i] = (uint8_t)r[COL_LEVEL];
         memcpy(&sim->lv.t_last[i], r + COL_TLAST, sizeof sim->lv.t_last[i]);
@@ -116,6 +127,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_import_state(gp_sim *sim, size_t n, const doubl
      * with private state and no way to recreate it restarts instead */
     if (sim->integ->load) st = sim->integ->load(sim, saved);
     else if (sim->integ->stop) return GP_OK;
+    if (st == GP_OK && extra) {   /* the scheme's own values, into the arrays load made */
+        double *own = sim->integ->particle_saved(sim);
+        if (!own) return gp_sim_fail(sim, GP_ERR_BAD_STATE, "%s has no room for its imported state", sim->integ->name);
+        for (size_t i = 0; i < n; ++i) memcpy(own + i * extra, rows + i * ncol + NCOL, extra * sizeof *own);
+    }
     if (st == GP_OK) sim->started = 1;
     return st;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mpi-blocksim.c — the block-step integrators (block-kdk, block-rk2) and
+ * mpi-blocksim.c — the block-step integrators (block-kdk, block-rk2, hermite) and
  * HOLD (hold, hold-kdk) of gp_sim under mpirun with mpi-tree, and migration with the whole
  * integrator state, as gravhost-mpi runs them. Every rank runs a gp_sim over its own
  * particles with the collective hook (gp_sim_set_collective: the next
@@ -51,12 +51,15 @@ static gp_sim *make_sim(const char *plugin, const char *integ, int mpi, size_t n
                         const uint64_t *id)
 {
     gp_sim *sim = NULL;
-    const char *names[] = { "eps", "theta" }, *values[] = { "0.05", "0.5" };
+    /* hermite: whole-group spheres, so a particle's force does not depend on
+     * which others are active (docs/INTEGRATORS.md, "On a tree") */
+    const char *names[] = { "eps", "theta", "subset_spheres" }, *values[] = { "0.05", "0.5", "whole" };
+    int nparams = strcmp(integ, "hermite") == 0 ? 3 : 2;
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
     mpi_test_split_rows(n, d, pos, vel, m);
     if (gp_sim_new(&sim)) bail("gp_sim_new failed");
     if (mpi) must(sim, gp_sim_set_collective(sim, reduce_world, NULL));
-    must(sim, gp_sim_open_solver(sim, plugin, 2, names, values));
+    must(sim, gp_sim_open_solver(sim, plugin, nparams, names, values));
     must(sim, gp_sim_set_integrator(sim, integ));
     must(sim, gp_sim_set_integrator_param(sim, "dt", "0.0625"));
     must(sim, gp_sim_set_integrator_param(sim, "eta", "0.05"));   /* several levels */
@@ -164,10 +167,10 @@ int main(int argc, char **argv)
     size_t n = mpi_test_deal_rows(rank, P, N, all, &d, &id);
     if (gp_mpi_decompose(MPI_COMM_WORLD, &n, MPI_TEST_NCOL, &d, &id, err, sizeof err)) bail(err);
 
-    static const char *const schemes[] = { "block-kdk", "block-rk2", "hold", "hold-kdk" };
-    for (int s = 0; s < 4; s++) {
+    static const char *const schemes[] = { "block-kdk", "block-rk2", "hold", "hold-kdk", "hermite" };
+    for (int s = 0; s < 5; s++) {
         const char *integ = schemes[s];
-        int block = s < 2;   /* hold: one gp_sim_step is a whole recursive top step */
+        int block = s != 2 && s != 3;   /* hold: one gp_sim_step is a whole recursive top step */
         result a = run("mpi-tree", integ, 1, 1, n, d, id);   /* migrating */
         result b = run("mpi-tree", integ, 1, 0, n, d, id);   /* staying */
         if (rank != 0) continue;
@@ -189,7 +192,7 @@ int main(int argc, char **argv)
             ok(a.force_calls == a.steps + 1,
                "%s at P = %d: no force call for migrating (%llu force calls = %llu steps + the start)", integ, P,
                (unsigned long long)a.force_calls, (unsigned long long)a.steps);
-        else   /* hold starts without a force call: the same split, the same calls */
+        else   /* the same steps, the same calls: migration adds none */
             ok(a.force_calls == b.force_calls, "%s at P = %d: migrating changes no force call (%llu, as without)",
                integ, P, (unsigned long long)a.force_calls);
         ok(dab < 1e-4, "%s at P = %d: the energy with migration matches without, within tree error", integ, P);

@@ -8,8 +8,8 @@
 # the block-step integrators block-kdk and block-rk2 at P = 2 and 4 against
 # P = 1 (energy, radii), migrating at every dt_max boundary with no force
 # call for it (force calls = steps + 1), and a block-kdk restart at P = 2
-# bit-identical; hold-kdk at P = 2 and 4 against P = 1, and its restart at
-# P = 2 bit-identical; another P, rk8pd
+# bit-identical; hold-kdk and hermite at P = 2 and 4 against P = 1, and
+# their restarts at P = 2 bit-identical; another P, rk8pd
 # and a non-MPI plugin are refused with a
 # sentence, on every rank, without a hang; rank 0 alone opens the config
 # file (counted with strace when it is there); snapshot_files = "per-rank"
@@ -20,7 +20,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..36"
+echo "1..41"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -121,7 +121,7 @@ mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 ok $? "a P = 2 checkpoint at P = 3: refused, saying so once"
 sed 's/"leapfrog"/"rk8pd"/; s/dt = 0.015625;//' "$TMP/p.cfg" > "$TMP/rk8.cfg"
 mpi 2 run "$TMP/rk8.cfg" --output "$TMP/c" 2>"$TMP/e4"
-[ $? != 0 ] && grep -q "adaptive step is not): choose one of them" "$TMP/e4"
+[ $? != 0 ] && grep -q "rk8pd's adaptive step and cc's step graphs are not): choose one of them" "$TMP/e4"
 ok $? "rk8pd at P = 2: refused with a sentence"
 sed 's/mpi-tree/cpu-tree/' "$TMP/p.cfg" > "$TMP/cpu.cfg"
 mpi 2 run "$TMP/cpu.cfg" --output "$TMP/c" 2>"$TMP/e5"
@@ -177,6 +177,18 @@ mpi 2 run "$TMP/hold-kdk.cfg" --output "$TMP/hb" --t-end 0.25 2>>"$TMP/err" &&
 ok $? "hold-kdk at P = 2: to t = 0.25, then restarted from its checkpoint"
 r=$(same_snapshot "$TMP/hold-2/snap_0002.h5" "$TMP/hb/snap_0002.h5")
 [ "$r" = same ]; ok $? "hold-kdk at P = 2: the restarted run ends bit-identical ($r)"
+# hermite: the jerks migrate with the particles and go into every rank's
+# checkpoint (whole-group spheres: a particle's force does not depend on
+# which others are active)
+sed -e 's/name = "block-kdk"/name = "hermite"/' \
+    -e 's/params = { eps = 0.05; theta = 0.5; }/params = { eps = 0.05; theta = 0.5; subset_spheres = "whole"; }/' \
+    "$TMP/block-kdk.cfg" > "$TMP/hermite.cfg"
+"$GH" run "$TMP/hermite.cfg" --output "$TMP/hermite-1" 2>>"$TMP/err" &&
+    mpi 2 run "$TMP/hermite.cfg" --output "$TMP/hermite-2" 2>>"$TMP/err" &&
+    mpi 4 run "$TMP/hermite.cfg" --output "$TMP/hermite-4" 2>>"$TMP/err"
+ok $? "hermite: P = 1, 2 and 4 to t = 0.5"
+matches_p1 hermite "$TMP/hermite"
+restart_p2 "$TMP/hermite.cfg" "$TMP/ha" "$TMP/hr" "hermite at P = 2"
 # snapshot_files = "per-rank": parts and a virtual master, the same
 # particles as the gathered file of the same run
 sed -e 's/t_end = 0.5/t_end = 0.25/' "$TMP/p.cfg" > "$TMP/p1.cfg"

@@ -450,13 +450,15 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
                  "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
         return -1;
     }
-    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk" };
+    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk",
+                                          "hermite" };
     int known = 0;
     for (size_t k = 0; k < sizeof spread / sizeof *spread; ++k) known |= strcmp(integrator, spread[k]) == 0;
     if (!known) {
         snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2, "
-                 "block-kdk, hold and hold-kdk run (their solver calls are agreed across the ranks; rk8pd's "
-                 "adaptive step is not): choose one of them, or run without mpirun", integrator, size_);
+                 "block-kdk, hold, hold-kdk and hermite run (their solver calls are agreed across the ranks; "
+                 "rk8pd's adaptive step and cc's step graphs are not): choose one of them, or run without "
+                 "mpirun", integrator, size_);
         return -1;
     }
     if (n_switches) {
