@@ -170,7 +170,7 @@ int main(int argc, char **argv)
     static const char *const schemes[] = { "block-kdk", "block-rk2", "hold", "hold-kdk", "hermite" };
     for (int s = 0; s < 5; s++) {
         const char *integ = schemes[s];
-        int block = s != 2 && s != 3;   /* hold: one gp_sim_step is a whole recursive top step */
+        int block = strncmp(integ, "hold", 4) != 0;   /* hold: one gp_sim_step is a whole recursive top step */
         result a = run("mpi-tree", integ, 1, 1, n, d, id);   /* migrating */
         result b = run("mpi-tree", integ, 1, 0, n, d, id);   /* staying */
         if (rank != 0) continue;
@@ -244,6 +244,21 @@ int main(int argc, char **argv)
         ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "row 5") &&
            gp_sim_count(sim) == N, "a row off the level grid is refused, naming the row: %s", gp_sim_last_error(sim));
         ok(gp_sim_import_state(sim, 0, rows, ids) == GP_ERR_INVALID_ARGUMENT, "no rows: refused");
+        free(rows); free(ids);
+        gp_sim_free(sim);
+    }
+    if (rank == 0) {   /* hermite's rows carry its jerks: a jerk that is not finite is refused */
+        gp_sim *sim = make_sim("cpu-tree", "hermite", 0, N, all, all_id);
+        must(sim, gp_sim_evolve(sim, DT_MAX));
+        size_t ncol = gp_sim_state_columns(sim);
+        double *rows = malloc(N * ncol * sizeof *rows);
+        uint64_t *ids = malloc(N * sizeof *ids);
+        must(sim, gp_sim_export_state(sim, rows, ids));
+        ok(ncol == 15, "hermite's rows: the 12 columns and its jerk (%zu)", ncol);
+        rows[7 * ncol + 13] = NAN;
+        gp_status st = gp_sim_import_state(sim, N, rows, ids);
+        ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "row 7") &&
+           gp_sim_count(sim) == N, "a jerk that is not finite is refused, naming the row: %s", gp_sim_last_error(sim));
         free(rows); free(ids);
         gp_sim_free(sim);
     }

@@ -289,7 +289,7 @@ static int fill_float(const oct_sources *src, const oct_jerk_sources *js,
             for (uint32_t j1 = j0; j1 < je; j1 += LN) {                                            \
                 _Pragma("omp simd")                                                                \
                 for (int l = 0; l < LN; l++) {                                                     \
-                    size_t j = (size_t)j1 + (size_t)l; /* size_t: contiguous vector loads */ \
+                    size_t j = (size_t)j1 + (size_t)l; /* contiguous: vector loads */              \
                     T dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;                              \
                     T r2 = dx * dx + dy * dy + dz * dz + eps2;                                     \
                     /* the self term and zero distances add nothing, without branches */          \
