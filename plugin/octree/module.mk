@@ -53,6 +53,14 @@ $(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
+# tree-cell-velocities: the cells' velocities and dS/dt that the tree jerk
+# moves cells with, against the sums over each cell's sources.
+TESTS += $(BUILD)/t/tree-cell-velocities.t
+$(BUILD)/obj/tests/tree-cell-velocities.o: CFLAGS += -Itests
+$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
 $(OCTREE_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(OCTREE_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
