@@ -106,6 +106,19 @@ static uint64_t migrate(gp_sim *sim, int mpi)
     return moved;
 }
 
+/* One process's sim evolved over one dt_max, then its n rows (*ncol
+ * columns each) and ids. */
+static double *rows_after_one_leg(gp_sim *sim, size_t n, size_t *ncol, uint64_t **ids)
+{
+    must(sim, gp_sim_evolve(sim, DT_MAX));
+    *ncol = gp_sim_state_columns(sim);
+    double *rows = malloc(n * *ncol * sizeof *rows);
+    *ids = malloc(n * sizeof **ids);
+    if (!rows || !*ids) bail("out of memory");
+    must(sim, gp_sim_export_state(sim, rows, *ids));
+    return rows;
+}
+
 typedef struct result {
     double E0, E;
     uint64_t steps, force_calls, moved, idle;   /* idle: steps a rank had no active particle */
@@ -234,11 +247,9 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {   /* rows that do not belong to the run: refused with a sentence, sim unchanged */
         gp_sim *sim = make_sim("cpu-tree", "block-kdk", 0, N, all, all_id);
-        must(sim, gp_sim_evolve(sim, DT_MAX));
-        size_t ncol = gp_sim_state_columns(sim);
-        double *rows = malloc(N * ncol * sizeof *rows);
-        uint64_t *ids = malloc(N * sizeof *ids);
-        must(sim, gp_sim_export_state(sim, rows, ids));
+        size_t ncol;
+        uint64_t *ids;
+        double *rows = rows_after_one_leg(sim, N, &ncol, &ids);
         rows[5 * ncol + 10] = 99;   /* level 99: beyond max_level 6 */
         gp_status st = gp_sim_import_state(sim, N, rows, ids);
         ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "row 5") &&
@@ -249,11 +260,9 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {   /* hermite's rows carry its jerks: a jerk that is not finite is refused */
         gp_sim *sim = make_sim("cpu-tree", "hermite", 0, N, all, all_id);
-        must(sim, gp_sim_evolve(sim, DT_MAX));
-        size_t ncol = gp_sim_state_columns(sim);
-        double *rows = malloc(N * ncol * sizeof *rows);
-        uint64_t *ids = malloc(N * sizeof *ids);
-        must(sim, gp_sim_export_state(sim, rows, ids));
+        size_t ncol;
+        uint64_t *ids;
+        double *rows = rows_after_one_leg(sim, N, &ncol, &ids);
         ok(ncol == 15, "hermite's rows: the 12 columns and its jerk (%zu)", ncol);
         rows[7 * ncol + 13] = NAN;
         gp_status st = gp_sim_import_state(sim, N, rows, ids);
