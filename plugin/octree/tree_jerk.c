@@ -71,7 +71,8 @@ int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_parti
 
 /* The interaction lists of one group, cells and particles apart:
  * position, velocity and mass, with a cell's S and dS/dt or a particle's
- * id, each padded to whole lanes with massless entries. */
+ * id, each padded to whole lanes with massless entries (a particle list's
+ * s and sd columns are left unfilled: its kernel never reads them). */
 #define JERK_LIST(T, NAME)                                                                      \
     typedef struct NAME {                                                                       \
         T *x, *y, *z, *vx, *vy, *vz, *m, *s[6], *sd[6];                                         \
@@ -227,7 +228,6 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
             (PL)->x[j] = (T)x; (PL)->y[j] = (T)y; (PL)->z[j] = (T)z;                           \
             (PL)->vx[j] = (T)vx; (PL)->vy[j] = (T)vy; (PL)->vz[j] = (T)vz;                     \
             (PL)->m[j] = (T)src->m[k];                                                         \
-            for (int kk = 0; kk < 6; kk++) (PL)->s[kk][j] = (PL)->sd[kk][j] = 0;               \
             (PL)->id[j] = (int32_t)src->id[k];                                                 \
         }                                                                                      \
         /* whole lanes: padding is massless and away from the group (adds 0) */                \
@@ -237,7 +237,7 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
             for (uint32_t j = n_; j < padded(n_); j++) {                                       \
                 L_->x[j] = L_->y[j] = L_->z[j] = (T)1;                                         \
                 L_->vx[j] = L_->vy[j] = L_->vz[j] = L_->m[j] = 0;                              \
-                for (int k = 0; k < 6; k++) L_->s[k][j] = L_->sd[k][j] = 0;                    \
+                for (int k = 0; k < 6 && !w; k++) L_->s[k][j] = L_->sd[k][j] = 0;              \
                 L_->id[j] = -2;                                                                \
             }                                                                                  \
             L_->n = padded(n_);                                                                \
