@@ -16,7 +16,10 @@
  *   - the run with migration ends with the energy of the run without, and
  *     the energy error of cpu-tree in one process, within tree error;
  *   - in one process (cpu-tree, rank 0), importing its own exported rows
- *     at every dt_max boundary continues bit for bit like not doing so.
+ *     at every dt_max boundary continues bit for bit like not doing so
+ *     (for hermite only if its jerks travel in the rows);
+ * and that rows off the level grid, or with a jerk that is not finite,
+ * are refused naming the row.
  */
 #include <math.h>
 #include <mpi.h>
