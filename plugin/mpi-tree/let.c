@@ -31,6 +31,15 @@ static int buf_reserve(mpi_tree_buf *b, size_t extra)
     return 0;
 }
 
+/* A closed cell's moments on the wire: m, com, s (its box and bmax stay
+ * home: let.h). */
+enum { LET_CLOSED_DOUBLES = 10, LET_HEAD = 4 };
+
+static size_t moments_bytes(int closed)
+{
+    return closed ? LET_CLOSED_DOUBLES * sizeof(double) : sizeof(gp_moments);
+}
+
 /* Would every group whose sphere lies inside box accept this cell? The
  * walk's test (octree/cpu_walk.c) at the box's nearest point, with a margin. */
 static int closed_for_box(const oct_wcell *wc, int accel, const mpi_tree_box *box)
@@ -130,16 +139,40 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
         cells[q] = lc;
     }
     *ncells = (uint32_t)qn;
+    /* the receiver's length unit, from the leaves' whole boxes before the
+     * closed ones lose theirs (tree_state.c's rule, in integers: any order) */
+    long long esum = 0, ecount = 0;
+    size_t mbytes = 0;
+    for (size_t q = 0; q < qn; q++) {
+        mbytes += moments_bytes(cells[q].closed);
+        if (cells[q].nchild) continue;
+        double l = gp_moments_size(&cells[q].mo);
+        if (l > 0 && isfinite(l)) { esum += ilogb(l); ecount++; }
+    }
+    const int e_len = oct_length_exponent(esum, ecount, gp_moments_size(&cells[0].mo));
     const size_t cjerk = js ? qn * OCT_JERK_CELL * sizeof(double) : 0;
-    size_t bytes = 3 * sizeof(uint32_t) + qn * sizeof(mpi_tree_let_cell) + parts.n + cjerk + pvel.n;
+    size_t bytes = LET_HEAD * sizeof(uint32_t) + qn * 4 * sizeof(uint32_t) + mbytes + parts.n + cjerk + pvel.n;
     if (buf_reserve(out, bytes)) goto oom;
     /* masses travel in the sender's unit 2^e_mass (tree_state.c) */
-    uint32_t head[3] = { *ncells, *npart, (uint32_t)t->e_mass };
+    uint32_t head[LET_HEAD] = { *ncells, *npart, (uint32_t)t->e_mass, (uint32_t)e_len };
     char *o = out->p + out->n;
     memcpy(o, head, sizeof head);
     o += sizeof head;
-    memcpy(o, cells, qn * sizeof *cells);
-    o += qn * sizeof *cells;
+    for (size_t q = 0; q < qn; q++, o += 4 * sizeof(uint32_t)) {
+        uint32_t f[4] = { cells[q].count, cells[q].nchild, cells[q].first, cells[q].closed };
+        memcpy(o, f, sizeof f);
+    }
+    for (size_t q = 0; q < qn; q++) {
+        const gp_moments *mo = &cells[q].mo;
+        if (cells[q].closed) {
+            double d[LET_CLOSED_DOUBLES] = { mo->m, mo->com[0], mo->com[1], mo->com[2], mo->s[0],
+                                             mo->s[1], mo->s[2], mo->s[3], mo->s[4], mo->s[5] };
+            memcpy(o, d, sizeof d);
+        } else {
+            memcpy(o, mo, sizeof *mo);
+        }
+        o += moments_bytes(cells[q].closed);
+    }
     if (parts.n) memcpy(o, parts.p, parts.n);
     o += parts.n;
     /* a jerk pass: every LET cell's velocity and dS/dt, then the particles'
@@ -168,28 +201,32 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     memset(let, 0, sizeof *let);
     if (jerk_buf) *jerk_buf = NULL;
     if (bytes == 0) return 0;
-    uint32_t head[3];
+    uint32_t head[LET_HEAD];
     if (bytes < sizeof head) return -2;
     memcpy(head, data, sizeof head);
     size_t nc = head[0], np = head[1];
-    int e_mass = (int)(int32_t)head[2];
-    if (e_mass < -1100 || e_mass > 1100) return -2;
+    int e_mass = (int)(int32_t)head[2], e_len = (int)(int32_t)head[3];
+    if (e_mass < -1100 || e_mass > 1100 || e_len < -1000 || e_len > 1000) return -2;
     const size_t jerk_bytes = jerk_buf ? (nc * OCT_JERK_CELL + np * 3) * sizeof(double) : 0;
-    if (nc == 0 ||
-        bytes != sizeof head + nc * sizeof(mpi_tree_let_cell) + np * 4 * sizeof(double) + jerk_bytes)
-        return -2;
-    const char *cp = (const char *)data + sizeof head;
-    const char *pp = cp + nc * sizeof(mpi_tree_let_cell);
+    const size_t fixed = sizeof head + nc * 4 * sizeof(uint32_t);
+    if (nc == 0 || nc > (bytes - sizeof head) / (4 * sizeof(uint32_t))) return -2;
+    const char *fp = (const char *)data + sizeof head;   /* the cells' numbers */
     size_t nclosed = 0;
     for (size_t c = 0; c < nc; c++) {
         mpi_tree_let_cell lc;
-        memcpy(&lc, cp + c * sizeof lc, sizeof lc);
+        uint32_t f[4];
+        memcpy(f, fp + c * sizeof f, sizeof f);
+        lc.count = f[0]; lc.nchild = f[1]; lc.first = f[2]; lc.closed = f[3];
         nclosed += lc.closed != 0;
         if (!lc.closed && lc.nchild == 0 && ((size_t)lc.first + lc.count > np)) return -2;
         if (!lc.closed && lc.nchild > 0 && (lc.nchild > 8 || (size_t)lc.first + lc.nchild > nc ||
                                             lc.first <= c))
             return -2;
     }
+    const size_t mbytes = nclosed * moments_bytes(1) + (nc - nclosed) * moments_bytes(0);
+    if (bytes != fixed + mbytes + np * 4 * sizeof(double) + jerk_bytes) return -2;
+    const char *mp = (const char *)data + fixed;   /* the cells' moments */
+    const char *pp = mp + mbytes;
     size_t ns = np + 2 * nclosed;
     if (ns > UINT32_MAX / 2) return -2;
     let->nsrc = (uint32_t)ns;
@@ -207,6 +244,8 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     let->st.cap = nc;
     let->st.nlevels = 1;
     let->e_mass = e_mass;      /* sm and the moments' m, s are in its unit */
+    let->e_len = e_len;        /* as the receiver would measure it on the whole cells */
+    let->e_len_given = 1;
     for (size_t i = 0; i < np; i++) {
         double q[4];
         memcpy(q, pp + i * sizeof q, sizeof q);
@@ -216,7 +255,21 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     size_t pseudo = np;
     for (size_t c = 0; c < nc; c++) {
         mpi_tree_let_cell lc;
-        memcpy(&lc, cp + c * sizeof lc, sizeof lc);
+        uint32_t f[4];
+        memcpy(f, fp + c * sizeof f, sizeof f);
+        lc.count = f[0]; lc.nchild = f[1]; lc.first = f[2]; lc.closed = f[3];
+        if (lc.closed) {
+            /* m, com, s; a box of zero size at the com (let.h) */
+            double d[LET_CLOSED_DOUBLES];
+            memcpy(d, mp, sizeof d);
+            memset(&lc.mo, 0, sizeof lc.mo);
+            lc.mo.m = d[0];
+            for (int a = 0; a < 3; a++) lc.mo.com[a] = lc.mo.lo[a] = lc.mo.hi[a] = d[1 + a];
+            for (int k = 0; k < 6; k++) lc.mo.s[k] = d[4 + k];
+        } else {
+            memcpy(&lc.mo, mp, sizeof lc.mo);
+        }
+        mp += moments_bytes(lc.closed);
         gp_cell *g = &let->st.cells[c];
         let->st.mom[c] = lc.mo;
         *g = (gp_cell){ .begin = 0, .count = lc.count, .child = 0, .nchild = 0, .level = 0,

@@ -401,9 +401,13 @@ static int length_exponent(const oct_tree *t)
         double l = gp_moments_size(&h->mom[c]);
         if (l > 0 && isfinite(l)) { sum += ilogb(l); count++; }
     }
-    double l0 = gp_moments_size(&h->mom[0]);
+    return oct_length_exponent(sum, count, gp_moments_size(&h->mom[0]));
+}
+
+int oct_length_exponent(long long sum, long long count, double root_size)
+{
     long long e = count ? (sum >= 0 ? sum / count : -((-sum) / count))
-                        : (l0 > 0 && isfinite(l0) ? ilogb(l0) : 0);
+                        : (root_size > 0 && isfinite(root_size) ? ilogb(root_size) : 0);
     return e < -1000 ? -1000 : e > 1000 ? 1000 : (int)e;
 }
 
@@ -425,7 +429,7 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
     /* a layout added to prepared cells (the records a walk's fallback asks
      * for while other threads walk the columns) leaves the length unit and
      * the root's record, which walks are reading, as they are */
-    if (!had) t->e_len = length_exponent(t);
+    if (!had && !t->e_len_given) t->e_len = length_exponent(t);
     /* payload in float: s / L^2 (masses are already in units of 2^e_mass) */
     const double il = ldexp(1.0, -t->e_len);
     const double mscale = ldexp(1.0, t->e_mass);

@@ -41,6 +41,8 @@ typedef struct oct_tree {
     void *col_block;
     int e_len;                          /* float payload length unit 2^e_len
                                            (set by oct_tree_prepare_cells)     */
+    int e_len_given;                    /* 1: e_len came with the tree (a LET:
+                                           its sender's), not measured here   */
     int moments_stale;                  /* refitted without the moments       */
     /* what the cells were last prepared for (oct_tree_prepare_cells):
      * prepared = 0 after a build or new moments */
@@ -96,6 +98,12 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
 /* keys[i] of the interleaved positions pos[3n], as gp_host_make_keys (vectorised). */
 void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
                   double inv_cell, uint64_t *keys);
+
+/* The float length unit's exponent from the leaves' sizes: sum and count
+ * of ilogb(size) over the leaves of positive, finite size, and the root's
+ * size for a tree without such leaves (the rule oct_tree_prepare_cells
+ * applies, and a LET's sender applies to the cells it sends). */
+int oct_length_exponent(long long sum, long long count, double root_size);
 
 /* Fills the cells' walk data for a MAC and theta in the layouts asked for
  * (OCT_PREPARE_RECORDS: t->wcells and the float payload; _COLUMNS: the
