@@ -195,6 +195,14 @@ oom:
     return -1;
 }
 
+/* Cell c's four numbers from the wire (its moments come after all of them). */
+static mpi_tree_let_cell cell_numbers(const char *fp, size_t c)
+{
+    uint32_t f[4];
+    memcpy(f, fp + c * sizeof f, sizeof f);
+    return (mpi_tree_let_cell){ .count = f[0], .nchild = f[1], .first = f[2], .closed = f[3] };
+}
+
 int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **jerk_buf,
                         oct_jerk_sources *js)
 {
@@ -213,10 +221,7 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     const char *fp = (const char *)data + sizeof head;   /* the cells' numbers */
     size_t nclosed = 0;
     for (size_t c = 0; c < nc; c++) {
-        mpi_tree_let_cell lc;
-        uint32_t f[4];
-        memcpy(f, fp + c * sizeof f, sizeof f);
-        lc.count = f[0]; lc.nchild = f[1]; lc.first = f[2]; lc.closed = f[3];
+        mpi_tree_let_cell lc = cell_numbers(fp, c);
         nclosed += lc.closed != 0;
         if (!lc.closed && lc.nchild == 0 && ((size_t)lc.first + lc.count > np)) return -2;
         if (!lc.closed && lc.nchild > 0 && (lc.nchild > 8 || (size_t)lc.first + lc.nchild > nc ||
@@ -254,10 +259,7 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     }
     size_t pseudo = np;
     for (size_t c = 0; c < nc; c++) {
-        mpi_tree_let_cell lc;
-        uint32_t f[4];
-        memcpy(f, fp + c * sizeof f, sizeof f);
-        lc.count = f[0]; lc.nchild = f[1]; lc.first = f[2]; lc.closed = f[3];
+        mpi_tree_let_cell lc = cell_numbers(fp, c);
         if (lc.closed) {
             /* m, com, s; a box of zero size at the com (let.h) */
             double d[LET_CLOSED_DOUBLES];
