@@ -145,9 +145,7 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
     size_t mbytes = 0;
     for (size_t q = 0; q < qn; q++) {
         mbytes += moments_bytes(cells[q].closed);
-        if (cells[q].nchild) continue;
-        double l = gp_moments_size(&cells[q].mo);
-        if (l > 0 && isfinite(l)) { esum += ilogb(l); ecount++; }
+        if (!cells[q].nchild) oct_length_leaf(gp_moments_size(&cells[q].mo), &esum, &ecount);
     }
     const int e_len = oct_length_exponent(esum, ecount, gp_moments_size(&cells[0].mo));
     const size_t cjerk = js ? qn * OCT_JERK_CELL * sizeof(double) : 0;

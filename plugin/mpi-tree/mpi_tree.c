@@ -224,7 +224,6 @@ static gp_status engine_apply(gp_solver *s)
                                   s->engine_plugin, &c);
 }
 
-/* One collective pass over the targets (force_pass.h). */
 /* A jerk pass's inputs and output (force_pass); js NULL: none. */
 typedef struct jerk_pass {
     const oct_jerk_sources *js;
@@ -232,6 +231,7 @@ typedef struct jerk_pass {
     double *jerk;
 } jerk_pass;
 
+/* One collective pass over the targets (force_pass.h). */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
                             const mpi_tree_targets *T, int lets_only, double *acc, double *pot,
                             const jerk_pass *jp, uint64_t *pp, uint64_t *pc)

@@ -398,8 +398,7 @@ static int length_exponent(const oct_tree *t)
 #pragma omp parallel for schedule(static) reduction(+ : sum, count) if (h->ncells > 4096)
     for (uint32_t c = 0; c < h->ncells; c++) {
         if (h->cells[c].nchild) continue;
-        double l = gp_moments_size(&h->mom[c]);
-        if (l > 0 && isfinite(l)) { sum += ilogb(l); count++; }
+        oct_length_leaf(gp_moments_size(&h->mom[c]), &sum, &count);
     }
     return oct_length_exponent(sum, count, gp_moments_size(&h->mom[0]));
 }

@@ -11,6 +11,7 @@
 #ifndef GP_OCTREE_TREE_STATE_H
 #define GP_OCTREE_TREE_STATE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,10 +100,16 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
 void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
                   double inv_cell, uint64_t *keys);
 
-/* The float length unit's exponent from the leaves' sizes: sum and count
- * of ilogb(size) over the leaves of positive, finite size, and the root's
- * size for a tree without such leaves (the rule oct_tree_prepare_cells
- * applies, and a LET's sender applies to the cells it sends). */
+/* The float length unit's exponent from the leaves' sizes: each leaf adds
+ * its size with oct_length_leaf (sum and count of ilogb(size) over the
+ * leaves of positive, finite size, integers: any order), then
+ * oct_length_exponent takes the mean, or the root's size for a tree without
+ * such leaves. oct_tree_prepare_cells applies the rule, and a LET's sender
+ * applies it to the cells it sends (the receiver must get the same unit). */
+static inline void oct_length_leaf(double size, long long *sum, long long *count)
+{
+    if (size > 0 && isfinite(size)) { *sum += ilogb(size); ++*count; }
+}
 int oct_length_exponent(long long sum, long long count, double root_size);
 
 /* Fills the cells' walk data for a MAC and theta in the layouts asked for
