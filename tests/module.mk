@@ -118,6 +118,18 @@ $(BUILD)/t/extreme-scales-portable.t: $(BUILD)/t/extreme-scales.t tests/module.m
 	@chmod +x $@
 TESTS += $(BUILD)/t/extreme-scales-portable.t
 
+# ---- tests/let-wire.c: mpi-tree's local essential tree on the wire --------
+# (plugin/mpi-tree/let.c: pack, unpack, the walk over the result) without
+# MPI: let.c includes no MPI header, so it is built and run with or without
+# mpicc (with it, let.o is the plugin's own object, compiled as
+# plugin/mpi-tree/module.mk compiles it).
+TESTS += $(BUILD)/t/let-wire.t
+$(BUILD)/obj/tests/let-wire.o: CFLAGS += -Itests
+$(BUILD)/t/let-wire.t: $(BUILD)/obj/tests/let-wire.o $(BUILD)/obj/plugin/mpi-tree/let.o \
+                       $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
 # ---- tests/mpi-ic.sh: initial conditions made in slices under mpirun ------
 # (gravhost-mpi at P = 1, 2, 3 against gravhost); built with gravhost-mpi.
 ifneq ($(GRAVHOST_MPI),)

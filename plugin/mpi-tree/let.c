@@ -212,22 +212,40 @@ int mpi_tree_let_unpack(const void *data, size_t bytes, oct_tree *let, double **
     memcpy(head, data, sizeof head);
     size_t nc = head[0], np = head[1];
     int e_mass = (int)(int32_t)head[2], e_len = (int)(int32_t)head[3];
-    if (e_mass < -1100 || e_mass > 1100 || e_len < -1000 || e_len > 1000) return -2;
-    const size_t jerk_bytes = jerk_buf ? (nc * OCT_JERK_CELL + np * 3) * sizeof(double) : 0;
-    const size_t fixed = sizeof head + nc * 4 * sizeof(uint32_t);
+    /* the sender clamps both exponents to +-1000 (tree_state.c) */
+    if (e_mass < -1000 || e_mass > 1000 || e_len < -1000 || e_len > 1000) return -2;
     if (nc == 0 || nc > (bytes - sizeof head) / (4 * sizeof(uint32_t))) return -2;
+    if (np > bytes / (4 * sizeof(double))) return -2;
     const char *fp = (const char *)data + sizeof head;   /* the cells' numbers */
-    size_t nclosed = 0;
+    /* The packer's breadth-first order, exactly: an open cell's children are
+     * the next unclaimed cells and a leaf's particles the next unclaimed
+     * particles, so every cell but the root has one parent and every
+     * particle one leaf; an internal cell holds what its children hold. A
+     * buffer that breaks this would make a tree that counts sources twice
+     * or not at all, so it is refused, not walked. */
+    size_t nclosed = 0, next_cell = 1, next_part = 0;
     for (size_t c = 0; c < nc; c++) {
         mpi_tree_let_cell lc = cell_numbers(fp, c);
-        nclosed += lc.closed != 0;
-        if (!lc.closed && lc.nchild == 0 && ((size_t)lc.first + lc.count > np)) return -2;
-        if (!lc.closed && lc.nchild > 0 && (lc.nchild > 8 || (size_t)lc.first + lc.nchild > nc ||
-                                            lc.first <= c))
-            return -2;
+        if (lc.closed) {
+            if (lc.closed != 1 || lc.nchild != 0 || lc.first != 0 || lc.count == 0) return -2;
+            nclosed++;
+        } else if (lc.nchild == 0) {
+            if (lc.first != next_part || lc.count > np - next_part) return -2;
+            next_part += lc.count;
+        } else {
+            if (lc.nchild > 8 || lc.first != next_cell || lc.nchild > nc - next_cell) return -2;
+            uint64_t held = 0;
+            for (uint32_t k = 0; k < lc.nchild; k++) held += cell_numbers(fp, lc.first + k).count;
+            if (held != lc.count) return -2;
+            next_cell += lc.nchild;
+        }
     }
-    const size_t mbytes = nclosed * moments_bytes(1) + (nc - nclosed) * moments_bytes(0);
-    if (bytes != fixed + mbytes + np * 4 * sizeof(double) + jerk_bytes) return -2;
+    if (next_cell != nc || next_part != np) return -2;
+    /* sizes in 64 bits: on a 32-bit size_t a forged header must not wrap */
+    const uint64_t fixed = sizeof head + (uint64_t)nc * 4 * sizeof(uint32_t);
+    const uint64_t mbytes = (uint64_t)nclosed * moments_bytes(1) + (uint64_t)(nc - nclosed) * moments_bytes(0);
+    const uint64_t jerk_bytes = jerk_buf ? ((uint64_t)nc * OCT_JERK_CELL + (uint64_t)np * 3) * sizeof(double) : 0;
+    if ((uint64_t)bytes != fixed + mbytes + (uint64_t)np * 4 * sizeof(double) + jerk_bytes) return -2;
     const char *mp = (const char *)data + fixed;   /* the cells' moments */
     const char *pp = mp + mbytes;
     size_t ns = np + 2 * nclosed;
