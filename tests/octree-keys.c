@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* octree-keys: Peano-Hilbert and Morton keys are bijective on the 2^21 grid,
  * consecutive PH keys are face-adjacent cells (at every level), keys nest
- * (a level-L prefix names the level-L cell), and quantisation survives
- * extreme coordinates. */
+ * (a level-L prefix names the level-L cell), quantisation survives
+ * extreme coordinates, and gp_host_make_keys (vectorised, threaded, every
+ * target clone) gives gp_key_of_position's keys. */
+#include <math.h>
+#include <stdlib.h>
+
 #include "tap.h"
+#include "octree/host_tree.h"
 #include "octree/keys.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
@@ -22,7 +27,7 @@ static int manhattan(uint32_t a[3], uint32_t b[3])
 
 int main(void)
 {
-    plan(10);
+    plan(12);
     const uint64_t kmask = (UINT64_C(1) << 63) - 1;
 
     int bad_m = 0, bad_p = 0, bad_k = 0;
@@ -94,5 +99,31 @@ int main(void)
     ok(q1 == GP_KEY_GRID - 1 && q2 == 0 && q3 == 0,
        "quantise clamps 1e30, -1e30 and NaN into the grid (%u %u %u)", q1, q2, q3);
     ok(q4 == GP_KEY_GRID / 2, "quantise puts the centre at the middle cell (%u)", q4);
+
+    /* the vectorised maker against one key at a time: rows of 5 doubles
+     * (a stride, as gravhost-mpi's state rows), points spread over 40
+     * decades, outside the cube, on its faces, and NaN */
+    enum { NP = 100003, STRIDE = 5 };
+    double *rows = malloc((size_t)NP * STRIDE * sizeof *rows);
+    uint64_t *keys = malloc((size_t)NP * sizeof *keys);
+    if (!rows || !keys) bail("out of memory");
+    for (size_t i = 0; i < NP; i++)
+        for (int a = 0; a < STRIDE; a++) {
+            double u = (double)(rng() >> 11) * 0x1p-53 * 2.0 - 1.0;
+            rows[i * STRIDE + a] = i % 97 == 0 ? u * 1e20 : i % 89 == 0 ? -1.0 : u * pow(10.0, (double)(i % 40) - 20.0);
+        }
+    rows[7 * STRIDE] = NAN;
+    const double *x = rows, *y = rows + 1, *z = rows + 2;
+    for (int kind = 0; kind < 2; kind++) {
+        gp_key_kind kk = kind ? GP_KEY_MORTON : GP_KEY_PEANO_HILBERT;
+        gp_host_make_keys(NP, x, y, z, STRIDE, kk, lo, inv, keys);
+        int bad = 0;
+        for (size_t i = 0; i < NP; i++)
+            bad += keys[i] != gp_key_of_position(kk, x[i * STRIDE], y[i * STRIDE], z[i * STRIDE], lo, inv);
+        ok(bad == 0, "gp_host_make_keys == gp_key_of_position (%s, %d points, stride %d; %d differ)",
+           kind ? "Morton" : "Peano-Hilbert", NP, STRIDE, bad);
+    }
+    free(rows);
+    free(keys);
     return done_testing();
 }

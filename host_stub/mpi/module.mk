@@ -12,8 +12,11 @@ BINS += $(GRAVHOST_MPI)
 GH_MPI_CFLAGS := $(shell $(GH_MPICC) --showme:compile 2>/dev/null)
 GH_MPI_LIBS   := $(shell $(GH_MPICC) --showme:link 2>/dev/null)
 GH_MPIRUN     := $(shell command -v mpirun 2>/dev/null)
+# The decomposition (decomp.o) takes its keys and radix sort from the tree
+# build's host driver (plugin/octree/host_tree.o): GH_DECOMP_OBJS.
+GH_DECOMP_OBJS := $(BUILD)/obj/host_stub/mpi/decomp.o $(GP_OCTREE_OBJS)
 GH_MPI_OBJS := $(filter-out %/par_serial.o,$(GRAVHOST_OBJS)) $(BUILD)/obj/host_stub/mpi/par_mpi.o \
-               $(BUILD)/obj/host_stub/mpi/decomp.o
+               $(GH_DECOMP_OBJS)
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Iintegrators -Ihost_stub -Ihost_stub/mpi
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CFLAGS += $(GH_MPI_CFLAGS)
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Ihost_stub/ic   # gh_par_set_ic
@@ -47,9 +50,9 @@ endif
 # as cpu-tree alone; own rows re-imported bit for bit), P = 2 and 4.
 GH_BLOCKSIM := $(BUILD)/tests/mpi-blocksim
 $(BUILD)/obj/tests/mpi-blocksim.o: CFLAGS += -I. -Itests $(GH_MPI_CFLAGS)
-$(GH_BLOCKSIM): $(BUILD)/obj/tests/mpi-blocksim.o $(BUILD)/obj/host_stub/mpi/decomp.o $(HOSTLIB)
+$(GH_BLOCKSIM): $(BUILD)/obj/tests/mpi-blocksim.o $(GH_DECOMP_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-blocksim.o $(BUILD)/obj/host_stub/mpi/decomp.o -L$(BUILD)/lib \
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-blocksim.o $(GH_DECOMP_OBJS) -L$(BUILD)/lib \
 	    -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) -ldl $(LDLIBS)
 GH_BLOCKSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-blocksim-p$(p).t)
 TESTS += $(GH_BLOCKSIM_TESTS)

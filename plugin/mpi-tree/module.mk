@@ -86,11 +86,11 @@ $(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) $(BUILD)/l
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 # host_stub/mpi/decomp.c: the Peano-Hilbert decomposition that gives each
 # rank of gravhost-mpi its slice of the curve (host_stub/mpi/module.mk
-# links it); tests at P = 1, 3, 4.
+# links it, with the keys and sort of $(GP_OCTREE_OBJS)); tests at P = 1, 3, 4.
 MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
 $(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/tests/mpi-decomp.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
-$(BUILD)/tests/mpi-decomp: $(BUILD)/obj/tests/mpi-decomp.o $(MPI_DECOMP_OBJ)
+$(BUILD)/tests/mpi-decomp: $(BUILD)/obj/tests/mpi-decomp.o $(MPI_DECOMP_OBJ) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) $(LDLIBS)
 MPI_DECOMP_TESTS := $(foreach p,1 3 4,$(BUILD)/t/mpi-decomp-p$(p).t)
@@ -100,7 +100,7 @@ $(BUILD)/t/mpi-decomp-p%.t: $(BUILD)/tests/mpi-decomp tests/mpi-run.sh plugin/mp
 # tests/mpi-leapfrog.c: mpi-tree + gp_mpi_decompose (migration every 10
 # steps) in a leapfrog, against cpu-tree alone: energy, Lagrangian radii.
 $(BUILD)/obj/tests/mpi-leapfrog.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
-$(BUILD)/tests/mpi-leapfrog: $(BUILD)/obj/tests/mpi-leapfrog.o $(MPI_DECOMP_OBJ) $(GP_LOADER_OBJ)
+$(BUILD)/tests/mpi-leapfrog: $(BUILD)/obj/tests/mpi-leapfrog.o $(MPI_DECOMP_OBJ) $(GP_OCTREE_OBJS) $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS)
 MPI_LEAP_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-leapfrog-p$(p).t)
@@ -111,9 +111,9 @@ $(BUILD)/t/mpi-leapfrog-p%.t: $(BUILD)/tests/mpi-leapfrog $(MPI_TREE_SO) $(BUILD
 # tests/mpi-gpsim.c: gp_sim (leapfrog) on every rank with mpi-tree, particles
 # migrating between legs, against cpu-tree in one process (P = 2, 4).
 $(BUILD)/obj/tests/mpi-gpsim.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
-$(BUILD)/tests/mpi-gpsim: $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) $(BUILD)/lib/libgravplug.so
+$(BUILD)/tests/mpi-gpsim: $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) $(GP_OCTREE_OBJS) $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) -L$(BUILD)/lib -lgravplug \
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-gpsim.o $(MPI_DECOMP_OBJ) $(GP_OCTREE_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 MPI_GPSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-gpsim-p$(p).t)
 TESTS += $(MPI_GPSIM_TESTS)

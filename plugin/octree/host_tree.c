@@ -28,14 +28,55 @@ void gp_host_root_cube(size_t n, const double *x, const double *y, const double 
     *inv_cell = (double)GP_KEY_GRID / side;
 }
 
+/* The keys vectorised: the Peano-Hilbert encoding is branch-free integer
+ * work (~500 operations a key), so 16 keys per AVX-512 vector beat one at a
+ * time by ~5x. Same keys bit for bit as gp_key_of_position (integer
+ * arithmetic). */
+static inline __attribute__((always_inline)) uint64_t ph_encode_unrolled(uint32_t ix, uint32_t iy,
+                                                                           uint32_t iz)
+{
+    /* gp_ph_encode (keys.h) with its loops unrolled, so the loop over
+     * particles vectorises; same operations, same keys */
+    uint32_t X0 = ix & 0x1fffffu, X1 = iy & 0x1fffffu, X2 = iz & 0x1fffffu;
+#pragma GCC unroll 32
+    for (int b = GP_KEY_BITS_PER_AXIS - 1; b > 0; b--) {
+        uint32_t Q = 1u << b, P = Q - 1;
+        uint32_t on = 0u - ((X0 & Q) != 0);
+        X0 ^= P & on;                                  /* i = 0: the swap is a no-op */
+        on = 0u - ((X1 & Q) != 0);
+        X0 ^= P & on;
+        uint32_t t = (X0 ^ X1) & P & ~on;
+        X0 ^= t; X1 ^= t;
+        on = 0u - ((X2 & Q) != 0);
+        X0 ^= P & on;
+        t = (X0 ^ X2) & P & ~on;
+        X0 ^= t; X2 ^= t;
+    }
+    X1 ^= X0;
+    X2 ^= X1;
+    uint32_t t = 0;
+#pragma GCC unroll 32
+    for (int b = GP_KEY_BITS_PER_AXIS - 1; b > 0; b--)
+        t ^= ((1u << b) - 1) & (0u - ((X2 >> b) & 1u));
+    X0 ^= t; X1 ^= t; X2 ^= t;
+    return (gp_key_spread3(X0) << 2) | (gp_key_spread3(X1) << 1) | gp_key_spread3(X2);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#endif
 void gp_host_make_keys(size_t n, const double *x, const double *y, const double *z,
                        size_t stride, gp_key_kind kind, const double lo[3], double inv_cell,
                        uint64_t *keys)
 {
-#pragma omp parallel for schedule(static) if (n > 4096)
-    for (size_t i = 0; i < n; i++)
-        keys[i] = gp_key_of_position(kind, x[i * stride], y[i * stride], z[i * stride], lo,
-                                     inv_cell);
+    const double l0 = lo[0], l1 = lo[1], l2 = lo[2];
+#pragma omp parallel for simd schedule(static) if (n > 4096)
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ix = gp_key_quantise(x[i * stride], l0, inv_cell);
+        uint32_t iy = gp_key_quantise(y[i * stride], l1, inv_cell);
+        uint32_t iz = gp_key_quantise(z[i * stride], l2, inv_cell);
+        keys[i] = kind == GP_KEY_MORTON ? gp_morton_encode(ix, iy, iz) : ph_encode_unrolled(ix, iy, iz);
+    }
 }
 
 int gp_host_sort_keys(size_t n, uint64_t *keys, uint32_t *perm)

@@ -31,7 +31,10 @@ typedef struct gp_host_tree {
 void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
                        size_t stride, double lo[3], double *inv_cell);
 
-/* keys[i] of n points (strided like above). */
+/* keys[i] of n points (strided like above), vectorised (baseline, AVX2 and
+ * AVX-512 builds chosen at load time) and threaded: the same keys as
+ * gp_key_of_position, one at a time. The tree builds and gravhost-mpi's
+ * domain decomposition both take their keys from here. */
 void gp_host_make_keys(size_t n, const double *x, const double *y, const double *z,
                        size_t stride, gp_key_kind kind, const double lo[3], double inv_cell,
                        uint64_t *keys);

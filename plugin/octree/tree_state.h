@@ -96,10 +96,6 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
                    const uint32_t *begin, const uint32_t *count, oct_split_test split,
                    const void *ctx, uint32_t *n_out, uint32_t **begin_out, uint32_t **count_out);
 
-/* keys[i] of the interleaved positions pos[3n], as gp_host_make_keys (vectorised). */
-void oct_make_keys(size_t n, const double *pos, gp_key_kind kind, const double lo[3],
-                  double inv_cell, uint64_t *keys);
-
 /* The float length unit's exponent from the leaves' sizes: each leaf adds
  * its size with oct_length_leaf (sum and count of ilogb(size) over the
  * leaves of positive, finite size, integers: any order), then
