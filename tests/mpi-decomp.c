@@ -6,7 +6,9 @@
  * not depend on how the particles were spread before (round-robin, blocks
  * in reverse, all on rank 0); weighted by 2^level, every rank holds the
  * same weight to one row's, and a row that outweighs every share makes
- * it cut by count. Rank 0 prints TAP.
+ * it cut by count; with every level set balanced (pieces dealt to the
+ * ranks), each set's largest share stays within 1.5x the mean, from any
+ * start, with every row kept. Rank 0 prints TAP.
  */
 #include <math.h>
 #include <mpi.h>
@@ -22,6 +24,8 @@
 
 enum { NCOL = 7 };
 static int rank, P;
+static unsigned long long first_levels_hash;
+static double T_levels;
 
 static void check(int pass, const char *what)
 {
@@ -176,6 +180,84 @@ int main(int argc, char **argv)
         free(d);
         free(id);
     }
+    /* every level set balanced (gp_mpi_decompose_levels): the same levels
+     * by radius, from round-robin and from all rows on rank 0 */
+    unsigned long long worst_contig = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        /* 0: levels, round-robin; 1: levels, all on rank 0; 2: the
+         * contiguous weighted cut, for comparison */
+        size_t n = 0;
+        double *d = malloc(N * NCOL * sizeof *d);
+        uint64_t *id = malloc(N * sizeof *id);
+        for (size_t i = 0; i < N; i++) {
+            if (mode == 1 ? rank != 0 : (int)(i % (size_t)P) != rank) continue;
+            const double *x = &pos[3 * i];
+            double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+            int level = r < 0.05 ? 6 : r < 0.1 ? 5 : r < 0.2 ? 4 : r < 0.4 ? 3 : r < 0.8 ? 2 : r < 1.6 ? 1 : 0;
+            memcpy(&d[n * NCOL], x, 3 * sizeof *d);
+            d[n * NCOL + 3] = (double)level;
+            d[n * NCOL + 4] = d[n * NCOL + 5] = 0.0;
+            d[n * NCOL + 6] = mass[i];
+            id[n++] = i;
+        }
+        char err[256], what[240];
+        int rc = mode < 2 ? gp_mpi_decompose_levels(MPI_COMM_WORLD, &n, NCOL, 3, &d, &id, err, sizeof err)
+                          : gp_mpi_decompose_weighted(MPI_COMM_WORLD, &n, NCOL, 3, &d, &id, err, sizeof err);
+        if (mode < 2) {
+            snprintf(what, sizeof what, "levels (%s): gp_mpi_decompose_levels succeeds",
+                     mode ? "all rows on rank 0" : "round-robin");
+            check(rc == 0, what);
+        }
+        /* rows of level >= c on this rank, c = 0 .. 6 */
+        unsigned long long set[7] = { 0 }, smax[7], ssum[7];
+        for (size_t k = 0; k < n; k++)
+            for (int c = 0; c <= (int)d[k * NCOL + 3]; c++) set[c]++;
+        MPI_Allreduce(set, smax, 7, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(set, ssum, 7, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        /* the worst set among those of >= 20 rows a rank: its largest
+         * share over the mean, in percent */
+        unsigned long long worst = 0;
+        if (rank == 0 && getenv("GP_TEST_VERBOSE"))
+            for (int c = 0; c < 7; c++) diag("mode %d set %d: max %llu sum %llu", mode, c, smax[c], ssum[c]);
+        for (int c = 0; c < 7; c++)
+            if (ssum[c] >= 20ULL * (unsigned long long)P) {
+                unsigned long long pct = 100ULL * smax[c] * (unsigned long long)P / ssum[c];
+                worst = pct > worst ? pct : worst;
+            }
+        /* a dt_max's block steps wait for the busiest rank: T = sum over
+         * the sets of (steps making set c the active one) x largest count */
+        double T = 0;
+        for (int c = 0; c < 7; c++) T += (c ? ldexp(1.0, c - 1) : 1.0) * (double)smax[c];
+        if (mode == 0) T_levels = T;
+        if (mode == 2) {
+            worst_contig = worst;
+            if (P > 1) {
+                snprintf(what, sizeof what, "levels: a dt_max's block steps wait less than with the "
+                         "contiguous weighted cut (T %.0f against %.0f)", T_levels, T);
+                check(T_levels < T, what);
+            }
+        } else {
+            snprintf(what, sizeof what, "levels (%s): every particle kept (%llu), every level set's "
+                     "largest share <= 1.5 x the mean (worst %llu%%)",
+                     mode ? "all rows on rank 0" : "round-robin", ssum[0], worst);
+            check(ssum[0] == N && worst <= 150, what);
+        }
+        if (mode == 0) {
+            /* the same rows on every rank whatever the start: ids hashed */
+            unsigned long long h = 0, hall = 0;
+            for (size_t k = 0; k < n; k++) h += (id[k] * 0x9e3779b97f4a7c15ULL) ^ (unsigned long long)rank;
+            MPI_Allreduce(&h, &hall, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            first_levels_hash = hall;
+        } else if (mode == 1) {
+            unsigned long long h = 0, hall = 0;
+            for (size_t k = 0; k < n; k++) h += (id[k] * 0x9e3779b97f4a7c15ULL) ^ (unsigned long long)rank;
+            MPI_Allreduce(&h, &hall, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            check(hall == first_levels_hash, "levels: every row on the same rank from either start");
+        }
+        free(d);
+        free(id);
+    }
+    if (rank == 0) diag("level sets' worst share over the mean: contiguous weighted cut %llu%%", worst_contig);
     free(first); free(pos); free(mass);
     return mpi_test_done(rank);
 }

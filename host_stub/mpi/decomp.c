@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +100,90 @@ static uint64_t row_weight(const double *row, int level_col)
     return UINT64_C(1) << e;
 }
 
-int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, double **data_io,
-                              uint64_t **id_io, char *err, size_t errlen)
+/* The deepest level set a row belongs to: its level, the last set holding
+ * every deeper one. */
+static int row_top_set(const double *row, int level_col)
+{
+    double l = row[level_col];
+    return l > 0 ? (l < GP_DECOMP_LEVEL_SETS - 1 ? (int)l : GP_DECOMP_LEVEL_SETS - 1) : 0;
+}
+
+/* The level sets' row counts per piece (load[piece * C + c]: rows of level
+ * >= c, the last set every deeper level too), summed over the ranks, and
+ * each piece's owner. The aim is the time of a dt_max of block steps,
+ * T = sum over c of s_c * (the largest count of set c on a rank), where s_c
+ * is how many block steps make set c the active one (1 for c = 0, else
+ * 2^(c - 1)): pieces are dealt largest work first (sum of s_c load), each
+ * to the rank where it raises T least (ties: the rank with the least work,
+ * then fewer pieces, then the lower rank), LPT scheduling over the sets.
+ * Deep sets of a few rows weigh by the steps they cost, not by their
+ * share, so they cannot pin the deal. The same sums on every rank, so the
+ * same owners. Returns 0 or -1 (no memory on some rank: collective). */
+static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t n,
+                         const uint64_t *ck, const uint64_t *ci, const double *d, size_t ncol,
+                         int level_col, int *owner)
+{
+    enum { C = GP_DECOMP_LEVEL_SETS };
+    unsigned long long *load = calloc((size_t)npieces * C, sizeof *load);
+    double *A = calloc((size_t)P * C, sizeof *A), *work = calloc((size_t)P, sizeof *work);
+    int *order = malloc((size_t)npieces * sizeof *order), *held = calloc((size_t)P, sizeof *held);
+    double *big = malloc((size_t)npieces * sizeof *big);
+    int bad = !load || !A || !work || !order || !held || !big, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) { free(load); free(A); free(work); free(order); free(held); free(big); return -1; }
+    for (size_t k = 0, piece = 0; k < n; k++) {
+        while ((int)piece < npieces - 1 && !less(v[k].key, v[k].id, ck[piece], ci[piece])) piece++;
+        int top = row_top_set(&d[v[k].row * ncol], level_col);
+        for (int c = 0; c <= top; c++) load[piece * C + c]++;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, load, npieces * C, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    double steps[C], most[C];
+    for (int c = 0; c < C; c++) {
+        steps[c] = c == 0 ? 1.0 : ldexp(1.0, c - 1);
+        most[c] = 0;
+    }
+    for (int q = 0; q < npieces; q++) {
+        order[q] = q;
+        big[q] = 0;
+        for (int c = 0; c < C; c++) big[q] += steps[c] * (double)load[q * C + c];
+    }
+    /* insertion sort by decreasing work, then index: npieces is small */
+    for (int a = 1; a < npieces; a++)
+        for (int b = a; b > 0 && (big[order[b]] > big[order[b - 1]] ||
+                                  (big[order[b]] == big[order[b - 1]] && order[b] < order[b - 1])); b--) {
+            int t = order[b]; order[b] = order[b - 1]; order[b - 1] = t;
+        }
+    for (int a = 0; a < npieces; a++) {
+        int q = order[a], best = -1;
+        double best_rise = 0;
+        for (int r = 0; r < P; r++) {
+            double rise = 0;
+            for (int c = 0; c < C; c++)
+                rise += steps[c] * fmax(0.0, A[r * C + c] + (double)load[q * C + c] - most[c]);
+            if (best < 0 || rise < best_rise ||
+                (rise == best_rise && (work[r] < work[best] ||
+                                       (work[r] == work[best] && held[r] < held[best])))) {
+                best = r;
+                best_rise = rise;
+            }
+        }
+        owner[q] = best;
+        held[best]++;
+        work[best] += big[q];
+        for (int c = 0; c < C; c++) {
+            A[best * C + c] += (double)load[q * C + c];
+            most[c] = fmax(most[c], A[best * C + c]);
+        }
+    }
+    free(load); free(A); free(work); free(order); free(held); free(big);
+    return 0;
+}
+
+/* The decomposition: the curve cut into P * pieces_per_rank pieces of
+ * equal weight; pieces_per_rank 1: piece q to rank q (contiguous domains),
+ * else the pieces dealt by assign_pieces. */
+static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, int pieces_per_rank,
+                     double **data_io, uint64_t **id_io, char *err, size_t errlen)
 {
     int rank, P;
     MPI_Comm_rank(comm, &rank);
@@ -122,6 +205,7 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
     MPI_Allreduce(&nl, &N, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (N == 0) return 0;
     if (level_col >= (int)ncol) level_col = -1;
+    if (level_col < 0) pieces_per_rank = 1;
     double side = 0, lo[3];
     for (int a = 0; a < 3; a++) side = gmx[a] - gmn[a] > side ? gmx[a] - gmn[a] : side;
     if (!(side > 0)) side = 1.0;
@@ -135,13 +219,33 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
     uint64_t *pw = malloc((n + 1) * sizeof *pw);
     if (fail_all(comm, pw == NULL, err, errlen, "for the weights")) { free(v); free(pw); return -1; }
     pw[0] = 0;
-    for (size_t k = 0; k < n; k++) pw[k + 1] = pw[k] + row_weight(&d[v[k].row * ncol], level_col);
+    if (pieces_per_rank > 1 && level_col >= 0) {
+        /* pieces: each level set weighs the same in all (a row 2^58 / the
+         * set's global count for each set it is in: at most 2^61 in all),
+         * so the few deep rows are cut as finely as the many shallow ones
+         * and every set spans pieces enough to be dealt out evenly */
+        enum { C = GP_DECOMP_LEVEL_SETS };
+        unsigned long long cnt_set[C] = { 0 };
+        uint64_t wset[C];
+        for (size_t k = 0; k < n; k++)
+            for (int c = 0, top = row_top_set(&d[k * ncol], level_col); c <= top; c++) cnt_set[c]++;
+        MPI_Allreduce(MPI_IN_PLACE, cnt_set, C, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+        for (int c = 0; c < C; c++) wset[c] = cnt_set[c] ? (UINT64_C(1) << 58) / cnt_set[c] : 0;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t w = 0;
+            for (int c = 0, top = row_top_set(&d[v[k].row * ncol], level_col); c <= top; c++) w += wset[c];
+            pw[k + 1] = pw[k] + w;
+        }
+    } else {
+        for (size_t k = 0; k < n; k++) pw[k + 1] = pw[k] + row_weight(&d[v[k].row * ncol], level_col);
+    }
     unsigned long long wl = pw[n], W = 0;
     MPI_Allreduce(&wl, &W, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
 
-    /* the P - 1 cut points: the smallest (key, id) with at least
-     * q N / P rows below it, by bisection over keys, then over ids */
-    int nc = P - 1;
+    /* the npieces - 1 cut points: the smallest (key, id) with at least
+     * q W / npieces of the weight below it, by bisection over keys, then
+     * over ids */
+    const int npieces = P * pieces_per_rank, nc = npieces - 1;
     uint64_t *ck = calloc((size_t)(nc ? nc : 1), sizeof *ck), *ci = calloc((size_t)(nc ? nc : 1), sizeof *ci);
     unsigned long long *cnt = malloc((size_t)(nc ? nc : 1) * sizeof *cnt),
                        *tot = malloc((size_t)(nc ? nc : 1) * sizeof *tot);
@@ -164,7 +268,7 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
             }
             MPI_Allreduce(cnt, tot, nc, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
             for (int q = 0; q < nc; q++) {
-                unsigned long long want = (unsigned long long)((unsigned __int128)(q + 1) * W / (unsigned)P);
+                unsigned long long want = (unsigned long long)((unsigned __int128)(q + 1) * W / (unsigned)npieces);
                 uint64_t mid = klo[q] + (khi[q] - klo[q]) / 2;
                 if (tot[q] > want) khi[q] = mid;
                 else klo[q] = mid + 1;
@@ -177,26 +281,46 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
             else ci[q] = klo[q];
         }
     }
-    /* destination of each sorted row: the number of cuts at or below it */
+    /* each piece's rank, then each sorted row's: its piece is the number
+     * of cuts at or below it */
     int *sc = calloc((size_t)P, sizeof *sc), *rc = calloc((size_t)P, sizeof *rc);
     int *sd = calloc((size_t)P, sizeof *sd), *rd = calloc((size_t)P, sizeof *rd);
+    int *owner = malloc((size_t)npieces * sizeof *owner), *dest = malloc((n ? n : 1) * sizeof *dest);
     double *sbuf = malloc((n ? n : 1) * (ncol + 1) * sizeof *sbuf);
-    int bad = !sc || !rc || !sd || !rd || !sbuf || n * (ncol + 1) > (size_t)INT_MAX;
+    int bad = !sc || !rc || !sd || !rd || !sbuf || !owner || !dest || n * (ncol + 1) > (size_t)INT_MAX;
     free(pw);
     pw = NULL;
-    if (fail_all(comm, bad, err, errlen, "for the exchange")) {
+    if (!fail_all(comm, bad, err, errlen, "for the exchange")) {
+        for (int q = 0; q < npieces; q++) owner[q] = q;
+        if (pieces_per_rank > 1 &&
+            assign_pieces(comm, P, npieces, v, n, ck, ci, d, ncol, level_col, owner)) {
+            snprintf(err, errlen, "domain decomposition: no memory for the pieces on some rank; "
+                                  "use more ranks or fewer particles");
+            bad = 1;
+        }
+    } else {
+        bad = 1;
+    }
+    if (bad) {
         free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
-        free(sc); free(rc); free(sd); free(rd); free(sbuf);
+        free(sc); free(rc); free(sd); free(rd); free(sbuf); free(owner); free(dest);
         return -1;
     }
-    int dest = 0;
+    for (size_t k = 0, piece = 0; k < n; k++) {
+        while ((int)piece < nc && !less(v[k].key, v[k].id, ck[piece], ci[piece])) piece++;
+        dest[k] = owner[piece];
+        sc[dest[k]] += (int)(ncol + 1);
+    }
+    /* rows grouped by rank, each group in (key, id) order */
+    for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; }
     for (size_t k = 0; k < n; k++) {
-        while (dest < nc && !less(v[k].key, v[k].id, ck[dest], ci[dest])) dest++;
-        sc[dest] += (int)(ncol + 1);
-        double *row = &sbuf[k * (ncol + 1)];
+        double *row = &sbuf[sd[dest[k]]];
+        sd[dest[k]] += (int)(ncol + 1);
         memcpy(row, &d[v[k].row * ncol], ncol * sizeof *row);
         memcpy(&row[ncol], &v[k].id, sizeof v[k].id);   /* the id rides as 8 bytes */
     }
+    free(owner);
+    free(dest);
     if (level_col >= 0) {
         /* a rank left without rows (one row outweighs a rank's share: few
          * particles on deep levels) would hold nothing: cut by count instead */
@@ -207,7 +331,7 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
         if (empty) {
             free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
             free(sc); free(rc); free(sd); free(rd); free(sbuf);
-            return gp_mpi_decompose_weighted(comm, n_io, ncol, -1, data_io, id_io, err, errlen);
+            return decompose(comm, n_io, ncol, -1, 1, data_io, id_io, err, errlen);
         }
     }
     MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
@@ -245,4 +369,17 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int leve
     free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
     free(sc); free(rc); free(sd); free(rd); free(sbuf); free(rbuf); free(nd); free(ni); free(w);
     return bad ? -1 : 0;
+}
+
+int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, double **data_io,
+                              uint64_t **id_io, char *err, size_t errlen)
+{
+    return decompose(comm, n_io, ncol, level_col, 1, data_io, id_io, err, errlen);
+}
+
+int gp_mpi_decompose_levels(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, double **data_io,
+                            uint64_t **id_io, char *err, size_t errlen)
+{
+    return decompose(comm, n_io, ncol, level_col, GP_DECOMP_PIECES_PER_RANK, data_io, id_io, err,
+                     errlen);
 }

@@ -349,10 +349,11 @@ int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
     else if (gp_sim_export_state(sim, rows, ids) != GP_OK) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
     else rc = 0;
     if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(ids); return -1; }
-    /* weighted by 2^level: each rank gets the same active work per dt_max
-     * (bench/results/mpi-tree.md, "Block steps over the ranks") */
-    if (gp_mpi_decompose_weighted(MPI_COMM_WORLD, &n, ncol, GP_SIM_STATE_COL_LEVEL, &rows, &ids, err,
-                                  errlen) != 0) {
+    /* every level set balanced: each block step's active particles shared
+     * over the ranks (decomp.h; bench/results/mpi-tree.md, "Block steps
+     * over the ranks") */
+    if (gp_mpi_decompose_levels(MPI_COMM_WORLD, &n, ncol, GP_SIM_STATE_COL_LEVEL, &rows, &ids, err,
+                                errlen) != 0) {
         free(rows); free(ids);
         return -1;   /* the same sentence on every rank already */
     }
