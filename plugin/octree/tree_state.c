@@ -310,29 +310,34 @@ int oct_tree_moments(oct_tree *t)
     return 0;
 }
 
-/* The next float above (dir = 1) or below (dir = -1) a finite f: nextafterf
- * without the library call, which cost as much as the rest of a cell's
- * preparation. */
-static float float_step(float f, int dir)
-{
-    if (f == 0.0f) return dir > 0 ? FLT_TRUE_MIN : -FLT_TRUE_MIN;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u = (f > 0) == (dir > 0) ? u + 1 : u - 1;   /* away from or towards 0 */
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
+/* v rounded to a float upward (round_up) or downward (round_down): the
+ * nearest float, then one step in the bit pattern when it fell on the
+ * wrong side. Without branches: each cell rounds nine numbers whose side
+ * is a coin toss, and mispredicted branches took ~40% of the preparation
+ * (perf). A step up is +1 on the bits of a positive float and -1 on a
+ * negative one (a step down the reverse); +0 steps up to the smallest
+ * subnormal, and -0 never needs a step up (a v that rounds to -0 is below
+ * it), nor +0 a step down. */
 static float round_up(double v)
 {
     float f = (float)v;
-    return (double)f < v ? float_step(f, 1) : f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t away = (uint32_t)((int32_t)u >> 31) | 1u;   /* +1, or -1 when negative */
+    u += away & (0u - (uint32_t)((double)f < v));
+    memcpy(&f, &u, sizeof f);
+    return f;
 }
 
 static float round_down(double v)
 {
     float f = (float)v;
-    return (double)f > v ? float_step(f, -1) : f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t away = (uint32_t)((int32_t)u >> 31) | 1u;
+    u -= away & (0u - (uint32_t)((double)f > v));
+    memcpy(&f, &u, sizeof f);
+    return f;
 }
 
 /* The length unit of the float payload and of the float walk: 2^e with e
