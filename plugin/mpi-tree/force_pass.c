@@ -16,7 +16,7 @@
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
  * adding in that order; results to acc/pot by slot. lets_only: the LETs
  * alone (engine = cuda-tree, whose local part is added afterwards). A jerk
- * pass (ps->js) adds each run's jerk the same way, from the local tree's
+ * pass (ps->jk.js) adds each run's jerk the same way, from the local tree's
  * jerk sources and the LETs' ljs[0..nlet). */
 static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targets *T,
                     oct_tree *lets, const oct_jerk_sources *ljs, int nlet, double *acc,
@@ -24,7 +24,7 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
 {
     const int threads = ps->threads, lets_only = ps->lets_only;
     const oct_walk_params *wp = &ps->wp;
-    const int jerk = ps->js != NULL;
+    const int jerk = ps->jk.js != NULL;
     const uint32_t G = tree->max_group ? tree->max_group : 64;
     uint32_t maxrun = 0;
     for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
@@ -77,8 +77,8 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
             if (!jerk) continue;
             /* the same groups, so the same cells: local tree, then the LETs */
             double *jsum = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
-            const double *tv = ps->tv + 3 * (size_t)b;
-            int bad = oct_jerk_group(&local, ps->js, wp, jws, &grp, tv, jsum);
+            const double *tv = ps->jk.tv + 3 * (size_t)b;
+            int bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, tv, jsum);
             for (int k = 0; k < nlet && !bad; k++) {
                 if (remote[k].n == 0) continue;
                 bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, tv, jg);
@@ -86,7 +86,7 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
             }
             if (bad) { failed = 1; continue; }
             for (uint32_t j = 0; j < nt; j++)
-                for (int d = 0; d < 3; d++) ps->jerk[3 * T->slot[b + j] + d] = jsum[3 * j + d];
+                for (int d = 0; d < 3; d++) ps->jk.jerk[3 * T->slot[b + j] + d] = jsum[3 * j + d];
         }
         oct_workspace_free(ws);
         oct_jerk_workspace_free(jws);
@@ -133,7 +133,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         uint32_t nc, np;
         /* rank r's domain: refined where it faces another, when r counted
          * this rank as a neighbour; else its coarse tree */
-        if (mpi_tree_let_pack(tree, mac, dom[r].b, dom[r].n, ps->js, &send[r], &nc, &np))
+        if (mpi_tree_let_pack(tree, mac, dom[r].b, dom[r].n, ps->jk.js, &send[r], &nc, &np))
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);
@@ -148,7 +148,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         if (r == c->rank) continue;
         got += recv[r].n;
         int rc = mpi_tree_let_unpack(recv[r].p, recv[r].n, &lets[nlet],
-                                     ps->js ? &ljbuf[nlet] : NULL, &ljs[nlet]);
+                                     ps->jk.js ? &ljbuf[nlet] : NULL, &ljs[nlet]);
         if (rc == -1)
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree from rank %d", fn, r);
@@ -159,7 +159,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         else {
             oct_tree_prepare_cells(&lets[nlet], mac, ps->theta,
                                    oct_walk_layouts(ps->wp.prec) |
-                                       (ps->js ? OCT_PREPARE_RECORDS : 0));
+                                       (ps->jk.js ? OCT_PREPARE_RECORDS : 0));
             nlet++;
         }
         mpi_tree_buf_free(&recv[r]);

@@ -17,6 +17,15 @@
 #include "octree/tree_jerk.h"
 #include "targets.h"
 
+/* A jerk pass (on every rank, or on none): the local tree's jerk sources,
+ * the targets' velocities (3 per target slot u) and where the jerk goes (by
+ * the targets' slots); js NULL: no jerk. */
+typedef struct mpi_tree_jerk_io {
+    const oct_jerk_sources *js;
+    const double *tv;
+    double *jerk;
+} mpi_tree_jerk_io;
+
 /* What one pass needs besides the tree and the targets. */
 typedef struct mpi_tree_pass {
     const char *fn;            /* the entry's name, for sentences          */
@@ -27,12 +36,7 @@ typedef struct mpi_tree_pass {
     int let_boxes;             /* coarse domain leaves (the parameter)     */
     uint64_t param_hash;       /* the parameters that shape forces         */
     int lets_only;             /* walk the LETs alone (engine = cuda-tree) */
-    /* a jerk pass (on every rank, or on none): the local tree's jerk
-     * sources, the targets' velocities (3 per target slot u) and where the
-     * jerk goes (by the targets' slots); js NULL: no jerk */
-    const oct_jerk_sources *js;
-    const double *tv;
-    double *jerk;
+    mpi_tree_jerk_io jk;       /* jk.js NULL: no jerk                      */
 } mpi_tree_pass;
 
 /* LET bytes of the last pass and in total. */

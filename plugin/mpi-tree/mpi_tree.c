@@ -224,26 +224,18 @@ static gp_status engine_apply(gp_solver *s)
                                   s->engine_plugin, &c);
 }
 
-/* A jerk pass's inputs and output (force_pass); js NULL: none. */
-typedef struct jerk_pass {
-    const oct_jerk_sources *js;
-    const double *tv;
-    double *jerk;
-} jerk_pass;
-
 /* One collective pass over the targets (force_pass.h). */
 static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta, int prepass,
                             const mpi_tree_targets *T, int lets_only, double *acc, double *pot,
-                            const jerk_pass *jp, uint64_t *pp, uint64_t *pc)
+                            const mpi_tree_jerk_io *jp, uint64_t *pp, uint64_t *pc)
 {
     mpi_tree_comm c = comm_of(s);
     mpi_tree_pass ps = { .fn = fn, .mac = mac, .theta = theta,
                          .wp = oct_param_walk(&s->base, mac, prepass),
                          .threads = oct_param_threads(&s->base),
                          .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
-                         .param_hash = param_hash(s), .lets_only = lets_only,
-                         .js = jp ? jp->js : NULL, .tv = jp ? jp->tv : NULL,
-                         .jerk = jp ? jp->jerk : NULL };
+                         .param_hash = param_hash(s), .lets_only = lets_only };
+    if (jp) ps.jk = *jp;
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
 
@@ -260,7 +252,7 @@ static const gp_param_info *mpi_tree_describe_params(size_t *count)
  * targets T, the engine's results merged; T is freed. */
 static gp_status engine_and_pass(gp_solver *s, const char *fn, int mac, mpi_tree_targets *T, size_t na,
                                  size_t m, const double *points, double *acc, double *pot,
-                                 const jerk_pass *jp, uint64_t *pp, uint64_t *pc)
+                                 const mpi_tree_jerk_io *jp, uint64_t *pp, uint64_t *pc)
 {
     mpi_tree_engine_job job;
     mpi_tree_engine_start(&job, s->engine, &s->base, s->in_src, na, m, points, pot != NULL);
@@ -561,7 +553,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     /* a jerk pass: the local tree's jerk sources and each target's velocity */
     double *jbuf = NULL, *tv = NULL;
     oct_jerk_sources js;
-    jerk_pass jp = { NULL, NULL, jerk };
+    mpi_tree_jerk_io jp = { NULL, NULL, jerk };
     if (jerk_pass_on) {
         int bad = oct_jerk_sources_make(&s->tree, NULL, &s->base.p, oct_param_threads(&s->base),
                                         &jbuf, &js);
