@@ -32,6 +32,21 @@ static void check(int pass, const char *what)
     mpi_test_ok(rank, pass, "%s", what);
 }
 
+/* Row i for the weighted decompositions: position, level (column 3; given,
+ * or by radius when level < 0: 0 outside 1.6 .. 6 inside 0.05, deep in the
+ * centre as a galaxy's block steps put them), two zeros, mass. */
+static void level_row(const double *pos, const double *mass, size_t i, int level, double *row)
+{
+    const double *x = &pos[3 * i];
+    double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    if (level < 0)
+        level = r < 0.05 ? 6 : r < 0.1 ? 5 : r < 0.2 ? 4 : r < 0.4 ? 3 : r < 0.8 ? 2 : r < 1.6 ? 1 : 0;
+    memcpy(row, x, 3 * sizeof *row);
+    row[3] = (double)level;
+    row[4] = row[5] = 0.0;
+    row[6] = mass[i];
+}
+
 /* Gathers every rank's ids in rank order to rank 0 (N entries). */
 static uint64_t *gather_ids(size_t n, const uint64_t *id, size_t N, int *counts)
 {
@@ -133,15 +148,8 @@ int main(int argc, char **argv)
         uint64_t *id = malloc(Nw * sizeof *id);
         for (size_t i = 0; i < Nw; i++) {
             if ((int)(i % (size_t)P) != rank) continue;
-            const double *x = &pos[3 * i];
-            double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-            int level = r < 0.05 ? 6 : r < 0.1 ? 5 : r < 0.2 ? 4 : r < 0.4 ? 3 : r < 0.8 ? 2 : r < 1.6 ? 1 : 0;
-            if (extreme) level = i == 0 ? 40 : 0;   /* one row outweighs every share */
-            memcpy(&d[n * NCOL], x, 3 * sizeof *d);
-            d[n * NCOL + 3] = (double)level;
-            d[n * NCOL + 4] = d[n * NCOL + 5] = 0.0;
-            d[n * NCOL + 6] = mass[i];
-            id[n++] = i;
+            level_row(pos, mass, i, extreme ? (i == 0 ? 40 : 0) : -1, &d[n * NCOL]);
+            id[n++] = i;   /* extreme: one row of level 40 outweighs every share */
         }
         char err[256], what[200];
         int rc = gp_mpi_decompose_weighted(MPI_COMM_WORLD, &n, NCOL, 3, &d, &id, err, sizeof err);
@@ -191,13 +199,7 @@ int main(int argc, char **argv)
         uint64_t *id = malloc(N * sizeof *id);
         for (size_t i = 0; i < N; i++) {
             if (mode == 1 ? rank != 0 : (int)(i % (size_t)P) != rank) continue;
-            const double *x = &pos[3 * i];
-            double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-            int level = r < 0.05 ? 6 : r < 0.1 ? 5 : r < 0.2 ? 4 : r < 0.4 ? 3 : r < 0.8 ? 2 : r < 1.6 ? 1 : 0;
-            memcpy(&d[n * NCOL], x, 3 * sizeof *d);
-            d[n * NCOL + 3] = (double)level;
-            d[n * NCOL + 4] = d[n * NCOL + 5] = 0.0;
-            d[n * NCOL + 6] = mass[i];
+            level_row(pos, mass, i, -1, &d[n * NCOL]);
             id[n++] = i;
         }
         char err[256], what[240];
