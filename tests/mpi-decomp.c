@@ -260,6 +260,28 @@ int main(int argc, char **argv)
         free(id);
     }
     if (rank == 0) diag("level sets' worst share over the mean: contiguous weighted cut %llu%%", worst_contig);
+    {
+        /* one row of level 40 among 3P: it outweighs most pieces, which stay
+         * empty, and a rank without rows makes the deal a cut by count */
+        size_t n = 0, Nx = (size_t)P * 3;
+        double *d = malloc(Nx * NCOL * sizeof *d);
+        uint64_t *id = malloc(Nx * sizeof *id);
+        for (size_t i = 0; i < Nx; i++) {
+            if ((int)(i % (size_t)P) != rank) continue;
+            level_row(pos, mass, i, i == 0 ? 40 : 0, &d[n * NCOL]);
+            id[n++] = i;
+        }
+        char err[256], what[200];
+        int rc = gp_mpi_decompose_levels(MPI_COMM_WORLD, &n, NCOL, 3, &d, &id, err, sizeof err);
+        unsigned long long cnt = n, cmin = 0, ctot = 0;
+        MPI_Allreduce(&cnt, &cmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&cnt, &ctot, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        snprintf(what, sizeof what, "levels, one heavy row among 3P: every rank keeps rows (fewest %llu), "
+                 "every row kept (%llu)", cmin, ctot);
+        check(rc == 0 && cmin >= 1 && ctot == Nx, what);
+        free(d);
+        free(id);
+    }
     free(first); free(pos); free(mass);
     return mpi_test_done(rank);
 }

@@ -147,7 +147,7 @@ static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t
         big[q] = 0;
         for (int c = 0; c < C; c++) big[q] += steps[c] * (double)load[q * C + c];
     }
-    /* insertion sort by decreasing work, then index: npieces is small */
+    /* insertion sort by decreasing work, then index: npieces is 4 P */
     for (int a = 1; a < npieces; a++)
         for (int b = a; b > 0 && (big[order[b]] > big[order[b - 1]] ||
                                   (big[order[b]] == big[order[b - 1]] && order[b] < order[b - 1])); b--) {
