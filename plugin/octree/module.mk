@@ -53,6 +53,13 @@ $(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
+# tree-prepare: the float cells the walks read, rounded outward and tight.
+TESTS += $(BUILD)/t/tree-prepare.t
+$(BUILD)/obj/tests/tree-prepare.o: CFLAGS += -Itests
+$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
 # tree-cell-velocities: the cells' velocities and dS/dt that the tree jerk
 # moves cells with, against the sums over each cell's sources.
 TESTS += $(BUILD)/t/tree-cell-velocities.t
