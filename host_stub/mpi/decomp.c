@@ -120,8 +120,7 @@ static int row_top_set(const double *row, int level_col)
  * share, so they cannot pin the deal. The same sums on every rank, so the
  * same owners. Returns 0 or -1 (no memory on some rank: collective). */
 static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t n,
-                         const uint64_t *ck, const uint64_t *ci, const double *d, size_t ncol,
-                         int level_col, int *owner)
+                         const int *piece, const double *d, size_t ncol, int level_col, int *owner)
 {
     enum { C = GP_DECOMP_LEVEL_SETS };
     unsigned long long *load = calloc((size_t)npieces * C, sizeof *load);
@@ -131,10 +130,9 @@ static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t
     int bad = !load || !A || !work || !order || !held || !big, any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) { free(load); free(A); free(work); free(order); free(held); free(big); return -1; }
-    for (size_t k = 0, piece = 0; k < n; k++) {
-        while ((int)piece < npieces - 1 && !less(v[k].key, v[k].id, ck[piece], ci[piece])) piece++;
+    for (size_t k = 0; k < n; k++) {
         int top = row_top_set(&d[v[k].row * ncol], level_col);
-        for (int c = 0; c <= top; c++) load[piece * C + c]++;
+        for (int c = 0; c <= top; c++) load[(size_t)piece[k] * C + c]++;
     }
     MPI_Allreduce(MPI_IN_PLACE, load, npieces * C, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     double steps[C], most[C];
@@ -281,8 +279,8 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
             else ci[q] = klo[q];
         }
     }
-    /* each piece's rank, then each sorted row's: its piece is the number
-     * of cuts at or below it */
+    /* each sorted row's piece (the number of cuts at or below it), each
+     * piece's rank, then each row's rank */
     int *sc = calloc((size_t)P, sizeof *sc), *rc = calloc((size_t)P, sizeof *rc);
     int *sd = calloc((size_t)P, sizeof *sd), *rd = calloc((size_t)P, sizeof *rd);
     int *owner = malloc((size_t)npieces * sizeof *owner), *dest = malloc((n ? n : 1) * sizeof *dest);
@@ -291,9 +289,13 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     free(pw);
     pw = NULL;
     if (!fail_all(comm, bad, err, errlen, "for the exchange")) {
+        for (size_t k = 0, piece = 0; k < n; k++) {   /* dest: each row's piece first */
+            while ((int)piece < nc && !less(v[k].key, v[k].id, ck[piece], ci[piece])) piece++;
+            dest[k] = (int)piece;
+        }
         for (int q = 0; q < npieces; q++) owner[q] = q;
         if (pieces_per_rank > 1 &&
-            assign_pieces(comm, P, npieces, v, n, ck, ci, d, ncol, level_col, owner)) {
+            assign_pieces(comm, P, npieces, v, n, dest, d, ncol, level_col, owner)) {
             snprintf(err, errlen, "domain decomposition: no memory for the pieces on some rank; "
                                   "use more ranks or fewer particles");
             bad = 1;
@@ -306,9 +308,8 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
         free(sc); free(rc); free(sd); free(rd); free(sbuf); free(owner); free(dest);
         return -1;
     }
-    for (size_t k = 0, piece = 0; k < n; k++) {
-        while ((int)piece < nc && !less(v[k].key, v[k].id, ck[piece], ci[piece])) piece++;
-        dest[k] = owner[piece];
+    for (size_t k = 0; k < n; k++) {
+        dest[k] = owner[dest[k]];
         sc[dest[k]] += (int)(ncol + 1);
     }
     /* rows grouped by rank, each group in (key, id) order */

@@ -38,7 +38,10 @@ int gp_mpi_decompose(MPI_Comm comm, size_t *n, size_t ncol, double **data, uint6
  * Peano-Hilbert piece would hold alone, spread over the ranks, and every
  * rank gets about the same active work per dt_max (Gadget-2 balances its
  * domains by work likewise). level_col < 0: every weight 1, which is
- * gp_mpi_decompose. Deterministic: integer weights, exact quantiles. */
+ * gp_mpi_decompose. Deterministic: integer weights, exact quantiles.
+ * gravhost-mpi's migrations balance every level set instead
+ * (gp_mpi_decompose_levels, below); this contiguous cut stays for callers
+ * that want one piece of the curve per rank, and as its yardstick. */
 #define GP_DECOMP_MAX_WEIGHT_LEVEL 24
 int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n, size_t ncol, int level_col, double **data,
                               uint64_t **id, char *err, size_t errlen);
