@@ -35,6 +35,10 @@ typedef struct runner {
     gh_diag diag;
     char out_dir[2048];
     double wall0;
+    double stepping;     /* seconds of this session in steps and migrations:
+                            the run's time less setup and output */
+    int migrated;        /* under MPI: a migration was made in this session, */
+    uint64_t migrated_at;   /* at this step count */
     char err[2048];
     const gh_run_opts *opts;
 } runner;

@@ -6,8 +6,10 @@
  */
 #include "octree/cpu_driver.h"
 
+#include <float.h>
 #include <math.h>
 #include <omp.h>
+#include <string.h>
 
 
 int oct_param_threads(const gp_base *b)
@@ -80,6 +82,7 @@ void oct_tree_built(oct_tree_age *a, const gp_base *b)
     a->keys = (int)oct_param_keys(b);
     a->calls = 0;
     a->excess = 0;
+    memset(a->base_cost, 0, sizeof a->base_cost);
 }
 
 int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
@@ -93,9 +96,14 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
 void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
                           size_t na, double t0)
 {
-    double cost = na ? (double)(pp + pc) / (double)na : 0;
-    if (a->calls == 0 || rebase) a->base_cost = cost;
-    else if (cost > a->base_cost) a->excess += (cost - a->base_cost) * (double)na;
+    if (rebase) memset(a->base_cost, 0, sizeof a->base_cost);
+    if (na) {
+        int bucket = 0;
+        while (bucket < OCT_AGE_BUCKETS - 1 && ((size_t)2 << bucket) <= na) ++bucket;
+        double cost = (double)(pp + pc) / (double)na;
+        if (a->base_cost[bucket] == 0) a->base_cost[bucket] = cost > 0 ? cost : DBL_MIN;
+        else a->excess = fmax(0.0, a->excess + (cost - a->base_cost[bucket]) * (double)na);
+    }
     a->calls += 1;
     b->stats.force_calls += 1;
     b->stats.pp_interactions += pp;

@@ -64,13 +64,19 @@ oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass);
 
 /* How the tree was built and how it has aged since: what decides between
  * keeping, refitting and rebuilding it. */
+#define OCT_AGE_BUCKETS 64
+
 typedef struct oct_tree_age {
     int have;                  /* a tree exists                            */
     int moved;                 /* positions changed since it was made      */
     uint32_t group, leaf;      /* the sizes it was built with              */
     int keys;                  /* and its curve (gp_key_kind)              */
     uint64_t calls;            /* force calls since the build              */
-    double base_cost;          /* interactions per active particle, fresh  */
+    /* interactions per active particle on the fresh tree, by
+     * floor(log2(active count)): in block steps the deep levels are the
+     * dense centre, dearer per particle on any tree, so each active-set
+     * size is compared with itself (cuda-tree keeps the same model) */
+    double base_cost[OCT_AGE_BUCKETS];
     double excess;             /* extra interactions paid since the build  */
 } oct_tree_age;
 
@@ -87,9 +93,11 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n);
 
 /* What a force call of pp + pc interactions on na active particles,
  * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
- * first call after a build, or after a rebase, sets the cost per particle;
- * later calls add what they cost beyond it to a->excess), one more call
- * since the build, and b's statistics. */
+ * first call of its active-set size after a build, or after a rebase, sets
+ * that size's cost per particle; later calls add what they cost beyond it
+ * to a->excess, signed so that the scatter between equal-sized subsets
+ * cancels, never below 0), one more call since the build, and b's
+ * statistics. */
 void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
                           size_t na, double t0);
 
