@@ -7,7 +7,7 @@
 # exact solver is bit-identical; a tree solver stays within its error).
 NAME=gravhost-cli
 . '@TESTLIB@'
-echo "1..18"
+echo "1..19"
 
 BASE='initial_conditions = { model = "plummer"; n = 256; seed = 1; };
 run = { t_end = 0.25; };'
@@ -50,6 +50,17 @@ printf '%s\nsolver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };\noutp
 "$GRAVHOST" run "$TMP/clean.cfg" --output "$TMP/clean" 2>"$TMP/clean.err" | cat
 [ $? = 0 ] && [ ! -s "$TMP/clean.err" ] && [ "$(grep -vc '^#' "$TMP/clean/diagnostics.tsv")" = 4 ]
 ok $? "a run in a pipe prints nothing on stderr and logs t = 0, 0.125, 0.25"
+# --progress ends with the run's time and the steps' own part of it (a
+# run whose steps take a measurable ~0.1 s)
+printf 'initial_conditions = { model = "plummer"; n = 2048; seed = 1; };\nrun = { t_end = 0.125; };\nsolver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };\n' > "$TMP/timed.cfg"
+"$GRAVHOST" run "$TMP/timed.cfg" --output "$TMP/timed" --progress 2>"$TMP/timed.err" >/dev/null
+line=$(grep 'gravhost: done' "$TMP/timed.err")
+echo "# $line"
+echo "$line" | python3 -c "
+import re, sys
+m = re.search(r'force calls, ([0-9.]+) s; this session ([0-9.]+) s, ([0-9.]+) s of it in steps', sys.stdin.read())
+sys.exit(not (m and 0 < float(m.group(3)) <= float(m.group(2)) + 0.05))"
+ok $? "--progress's last line gives the steps' own time, within the session's"
 
 # switches: to the same exact solver (bit-identical), to a tree (within its error)
 cat > "$TMP/one.cfg" <<CFG
