@@ -62,10 +62,11 @@ int oct_moments_threaded(const gp_base *b, oct_tree *t);
  * pass, which walks monopoles only. */
 oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass);
 
-/* How the tree was built and how it has aged since: what decides between
- * keeping, refitting and rebuilding it. */
+/* One rebuild baseline per power of two of the active count. */
 #define OCT_AGE_BUCKETS 64
 
+/* How the tree was built and how it has aged since: what decides between
+ * keeping, refitting and rebuilding it. */
 typedef struct oct_tree_age {
     int have;                  /* a tree exists                            */
     int moved;                 /* positions changed since it was made      */
