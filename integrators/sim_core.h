@@ -198,8 +198,9 @@ static inline double gp_sim_predict_vel3(double v, double a, double j, double dt
  * solver's eps when the setting is negative ("solver"). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);
 
-/* The first id held twice among ids[0..n): 1 with its first two indices
- * in *a < *b, 0 when all are distinct, -1 when out of memory. Particle
+/* The first repeat among ids[0..n), in index order: 1 with *b the
+ * smallest index whose id came before and *a that id's first index
+ * (*a < *b), 0 when all are distinct, -1 when out of memory. Particle
  * ids name particles in snapshots, migrations and restarts, so a copy is
  * a damaged input, never a second particle. */
 int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b);
