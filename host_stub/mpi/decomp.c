@@ -177,6 +177,40 @@ static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t
     return 0;
 }
 
+/* Merging the runs that arrive sorted from each sender: a row on the wire
+ * is its ncol columns, then its id and key as 8 bytes each. */
+typedef struct runs {
+    const double *buf;
+    size_t wide, ncol;
+    size_t *next, *end;   /* each run's current and end row */
+} runs;
+
+/* Is run a's current row before run b's, in (key, id) order? */
+static int run_less(const runs *R, int a, int b)
+{
+    uint64_t ka, ia, kb, ib;
+    memcpy(&ia, &R->buf[R->next[a] * R->wide + R->ncol], sizeof ia);
+    memcpy(&ka, &R->buf[R->next[a] * R->wide + R->ncol + 1], sizeof ka);
+    memcpy(&ib, &R->buf[R->next[b] * R->wide + R->ncol], sizeof ib);
+    memcpy(&kb, &R->buf[R->next[b] * R->wide + R->ncol + 1], sizeof kb);
+    return less(ka, ia, kb, ib);
+}
+
+/* Restores the min-heap h[0..nh) of runs below position c. */
+static void sift_down(const runs *R, int *h, int nh, int c)
+{
+    int top = h[c];
+    for (;;) {
+        int l = 2 * c + 1;
+        if (l >= nh) break;
+        if (l + 1 < nh && run_less(R, h[l + 1], h[l])) l++;
+        if (!run_less(R, h[l], top)) break;
+        h[c] = h[l];
+        c = l;
+    }
+    h[c] = top;
+}
+
 /* The decomposition: the curve cut into P * pieces_per_rank pieces of
  * equal weight; pieces_per_rank 1: piece q to rank q (contiguous domains),
  * else the pieces dealt by assign_pieces. */
@@ -284,8 +318,9 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     int *sc = calloc((size_t)P, sizeof *sc), *rc = calloc((size_t)P, sizeof *rc);
     int *sd = calloc((size_t)P, sizeof *sd), *rd = calloc((size_t)P, sizeof *rd);
     int *owner = malloc((size_t)npieces * sizeof *owner), *dest = malloc((n ? n : 1) * sizeof *dest);
-    double *sbuf = malloc((n ? n : 1) * (ncol + 1) * sizeof *sbuf);
-    int bad = !sc || !rc || !sd || !rd || !sbuf || !owner || !dest || n * (ncol + 1) > (size_t)INT_MAX;
+    const size_t wide = ncol + 2;   /* a row on the wire: its columns, id, key */
+    double *sbuf = malloc((n ? n : 1) * wide * sizeof *sbuf);
+    int bad = !sc || !rc || !sd || !rd || !sbuf || !owner || !dest || n * wide > (size_t)INT_MAX;
     free(pw);
     pw = NULL;
     if (!fail_all(comm, bad, err, errlen, "for the exchange")) {
@@ -310,15 +345,16 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     }
     for (size_t k = 0; k < n; k++) {
         dest[k] = owner[dest[k]];
-        sc[dest[k]] += (int)(ncol + 1);
+        sc[dest[k]] += (int)wide;
     }
     /* rows grouped by rank, each group in (key, id) order */
     for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; }
     for (size_t k = 0; k < n; k++) {
         double *row = &sbuf[sd[dest[k]]];
-        sd[dest[k]] += (int)(ncol + 1);
+        sd[dest[k]] += (int)wide;
         memcpy(row, &d[v[k].row * ncol], ncol * sizeof *row);
-        memcpy(&row[ncol], &v[k].id, sizeof v[k].id);   /* the id rides as 8 bytes */
+        memcpy(&row[ncol], &v[k].id, sizeof v[k].id);   /* id and key ride as 8 bytes each */
+        memcpy(&row[ncol + 1], &v[k].key, sizeof v[k].key);
     }
     free(owner);
     free(dest);
@@ -339,25 +375,33 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     long long rtot = 0;
     for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; rd[r] = (int)rtot; rtot += rc[r]; }
     double *rbuf = malloc((size_t)(rtot ? rtot : 1) * sizeof *rbuf);
-    size_t m = (size_t)rtot / (ncol + 1);
+    size_t m = (size_t)rtot / wide;
     double *nd = malloc((m ? m : 1) * ncol * sizeof *nd);
     uint64_t *ni = malloc((m ? m : 1) * sizeof *ni);
-    kid *w = NULL;
-    bad = !rbuf || !nd || !ni || rtot > INT_MAX;
+    int *heap = malloc((size_t)P * sizeof *heap);
+    size_t *next = malloc((size_t)P * sizeof *next), *end = malloc((size_t)P * sizeof *end);
+    bad = !rbuf || !nd || !ni || !heap || !next || !end || rtot > INT_MAX;
     if (!fail_all(comm, bad, err, errlen, "for the received particles")) {
         MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rc, rd, MPI_DOUBLE, comm);
-        /* the pieces from each rank are sorted; sort the whole by (key, id)
-         * (the ids, 8 bytes after each row, into ni first) */
-        for (size_t k = 0; k < m; k++) memcpy(&ni[k], &rbuf[k * (ncol + 1) + ncol], sizeof *ni);
-        w = sorted_rows(m, rbuf, ncol + 1, ni, lo, inv);
-        bad = fail_all(comm, w == NULL, err, errlen, "for the received particles' keys");
-    } else {
-        bad = 1;
-    }
-    if (!bad) {
+        /* each sender's rows came in (key, id) order: merge the P runs,
+         * reading each run and writing the result in sequence (a gather
+         * in sorted order from the whole buffer took 0.16-0.21 s for 580k
+         * rows at 2^20, P = 2; the same order) */
+        runs R = { rbuf, wide, ncol, next, end };
+        int nh = 0;
+        for (int r = 0; r < P; r++) {
+            next[r] = (size_t)rd[r] / wide;
+            end[r] = next[r] + (size_t)rc[r] / wide;
+            if (next[r] < end[r]) heap[nh++] = r;
+        }
+        for (int c = nh / 2 - 1; c >= 0; c--) sift_down(&R, heap, nh, c);
         for (size_t k = 0; k < m; k++) {
-            memcpy(&nd[k * ncol], &rbuf[w[k].row * (ncol + 1)], ncol * sizeof *nd);
-            ni[k] = w[k].id;
+            int r = heap[0];
+            const double *row = &rbuf[next[r] * wide];
+            memcpy(&nd[k * ncol], row, ncol * sizeof *nd);
+            memcpy(&ni[k], &row[ncol], sizeof *ni);
+            if (++next[r] == end[r]) heap[0] = heap[--nh];
+            if (nh > 0) sift_down(&R, heap, nh, 0);
         }
         free(*data_io);
         free(*id_io);
@@ -366,9 +410,12 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
         *n_io = m;
         nd = NULL;
         ni = NULL;
+    } else {
+        bad = 1;
     }
+    free(heap); free(next); free(end);
     free(v); free(ck); free(ci); free(cnt); free(tot); free(klo); free(khi);
-    free(sc); free(rc); free(sd); free(rd); free(sbuf); free(rbuf); free(nd); free(ni); free(w);
+    free(sc); free(rc); free(sd); free(rd); free(sbuf); free(rbuf); free(nd); free(ni);
     return bad ? -1 : 0;
 }
 
