@@ -383,10 +383,9 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     bad = !rbuf || !nd || !ni || !heap || !next || !end || rtot > INT_MAX;
     if (!fail_all(comm, bad, err, errlen, "for the received particles")) {
         MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rc, rd, MPI_DOUBLE, comm);
-        /* each sender's rows came in (key, id) order: merge the P runs,
-         * reading each run and writing the result in sequence (a gather
-         * in sorted order from the whole buffer took 0.16-0.21 s for 580k
-         * rows at 2^20, P = 2; the same order) */
+        /* each sender's rows came in (key, id) order: merging the P runs
+         * gives the sorted whole without computing the keys again and
+         * sorting (0.03-0.05 s per migration at 2^20, P = 2) */
         runs R = { rbuf, wide, ncol, next, end };
         int nh = 0;
         for (int r = 0; r < P; r++) {
