@@ -99,16 +99,18 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
 }
 
 /* One pass over an open-addressing table of the indices seen so far
- * (index + 1; 0 is empty), at most half full: a migration checks every
- * rank's ids, and a sort of them took 55 ms per 571k ids. */
+ * (index + 1 in 32 bits, as the ABI's subsets index particles; 0 is
+ * empty), at most half full, 8-16 bytes a particle while it runs: a
+ * migration checks every rank's ids, and a sort of them took 55 ms per
+ * 571k ids. */
 int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b)
 {
     if (!ids || n < 2) return 0;
-    if (n > SIZE_MAX / 4) return -1;
+    if (n > UINT32_MAX) return -1;   /* more than set_particles takes */
     int bits = 4;
     while (((size_t)1 << bits) < 2 * n) bits++;
     const size_t mask = ((size_t)1 << bits) - 1;
-    size_t *slot = calloc(mask + 1, sizeof *slot);
+    uint32_t *slot = calloc(mask + 1, sizeof *slot);
     if (!slot) return -1;
     for (size_t j = 0; j < n; j++) {
         /* Fibonacci hashing: the top bits of id * 2^64 / phi spread
@@ -123,7 +125,7 @@ int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b
                 return 1;
             }
         }
-        slot[k] = j + 1;
+        slot[k] = (uint32_t)(j + 1);
     }
     free(slot);
     return 0;
