@@ -26,6 +26,12 @@ for f in build/lib/*.so build/plugins/*.so build/bench/* build/tests/* build/t/*
     ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcuda|libgcc_s|libstdc\+\+)\.so' |
     while read -r lib; do cp -L "$lib" build/devlibs/; done
+# Open MPI's libraries apart, in devlibs/mpi: a GPU machine with mpirun has
+# its own, which must match its mpirun (run-all.sh's mpi stage prefers them)
+mkdir -p build/devlibs/mpi
+for f in build/devlibs/libmpi.so.* build/devlibs/libopen-*.so.* build/devlibs/libhwloc.so.* build/devlibs/libevent*.so.*; do
+    [ -f "$f" ] && mv "$f" build/devlibs/mpi/
+done
 # what a device run reads, in one file small enough to carry
 (cd build && tar -cf - bench bin devlibs lib plugins t tests | gzip -6 > devpack.tar.gz)
 for d in build build/devlibs build/devpack.tar.gz; do du -sh "$d"; done
