@@ -311,6 +311,24 @@ static void test_rejections(void)
     ok(api->set_active_subset(s, 5, again) == GP_OK && api->set_active_subset(s, 5, act) == GP_OK,
        "the indices of the refused lists are accepted in the next one");
     UNCHANGED("accepting them");
+    /* a plugin may remember the last list that passed (a block step hands
+     * the same one to several calls): a changed list, or the same one
+     * after set_particles with fewer particles, is still checked */
+    uint32_t kept[4] = {4, 6, 8, 3};
+    ok(api->set_active_subset(s, 4, kept) == GP_OK, "set_active_subset({4, 6, 8, 3}) succeeds");
+    kept[3] = 6;
+    rejects(api->set_active_subset(s, 4, kept), GP_ERR_INVALID_ARGUMENT, s,
+            "the same array with its last index changed into a repeated one");
+    rejects(api->set_active_subset(s, 5, (uint32_t[5]){4, 6, 8, 3, 4}), GP_ERR_INVALID_ARGUMENT, s,
+            "the accepted list with a repeated index appended");
+    kept[3] = 3;
+    ok(api->set_active_subset(s, 4, kept) == GP_OK && api->set_particles(s, 5, pos, mass) == GP_OK,
+       "the list accepted again, then set_particles(5)");
+    rejects(api->set_active_subset(s, 4, kept), GP_ERR_INVALID_ARGUMENT, s,
+            "the list accepted before set_particles(5), now with indices >= 5");
+    ok(api->set_particles(s, n, pos, mass) == GP_OK && api->set_active_subset(s, 5, act) == GP_OK,
+       "set_particles(%zu) and the first active subset again", n);
+    UNCHANGED("the lists checked again");
     rejects(api->set_active_subset(s, 3, NULL), GP_ERR_INVALID_ARGUMENT, s,
             "set_active_subset(3, NULL)");
     UNCHANGED("set_active_subset(3, NULL)");

@@ -96,6 +96,7 @@ void gp_base_free(gp_base *base)
     free(base->p.mass);
     free(base->p.active);
     free(base->p.seen);
+    free(base->p.checked);
     free(base->p.x0);
     free(base->p.vel);
     free(base->p.acc);

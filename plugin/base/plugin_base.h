@@ -149,6 +149,12 @@ typedef struct gp_particles {
                                between calls, so that a check costs
                                O(n_sub), not O(n), on every block step */
     size_t   seen_words;
+    /* The last index list that passed gp_check_subset, and the n it was
+     * checked against: a block step hands the same list to get_positions,
+     * set_active_subset and set_state, and comparing it (a sequential
+     * read) costs a fraction of checking it again (random bit tests). */
+    uint32_t *checked;
+    size_t   n_checked, checked_cap, checked_for_n;
 } gp_particles;
 
 /* ------------------------------------------------------------------------ */

@@ -18,6 +18,22 @@ gp_status gp_need_particles(gp_base *base, const char *fn)
     return GP_OK;
 }
 
+/* Keeps a copy of a list that passed the check (nothing kept when there
+ * is no memory for it: the next call checks again). */
+static void remember_checked(gp_particles *p, size_t n, size_t n_sub, const uint32_t *index)
+{
+    p->n_checked = 0;
+    if (n_sub > p->checked_cap) {
+        uint32_t *c = realloc(p->checked, n_sub * sizeof *c);
+        if (!c) return;
+        p->checked = c;
+        p->checked_cap = n_sub;
+    }
+    memcpy(p->checked, index, n_sub * sizeof *index);
+    p->n_checked = n_sub;
+    p->checked_for_n = n;
+}
+
 gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uint32_t *index)
 {
     gp_status st = gp_need_particles(base, fn);
@@ -36,6 +52,9 @@ gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uin
                        "%s was given %zu indices but there are only %zu particles; "
                        "an index may appear at most once", fn, n_sub, n);
     gp_particles *p = &base->p;
+    if (p->checked && p->checked_for_n == n && p->n_checked == n_sub &&
+        memcmp(p->checked, index, n_sub * sizeof *index) == 0)
+        return GP_OK;
     const size_t words = (n + 63) / 64;
     if (!p->seen || p->seen_words != words) {
         free(p->seen);
@@ -70,6 +89,7 @@ gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uin
     /* back to all zero: only the bits set above (every index before k is
      * in range) */
     for (size_t j = 0; j < k; ++j) seen[index[j] / 64] = 0;
+    if (st == GP_OK) remember_checked(p, n, n_sub, index);
     return st;
 }
 

@@ -99,7 +99,7 @@ static gp_state_dev_ptrs ptrs(const gp_dstate *ds)
     return p;
 }
 
-gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
+gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev, int host_copy,
                         size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
                         const double *acc, const double *jerk, const double *t)
 {
@@ -122,7 +122,7 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     if ((st = gp_cuda_check(b, e, "storing the state on the GPU")) != GP_OK) return st;
     if ((st = gp_cuda_sync(b, c, "storing the state on the GPU")) != GP_OK) return st;
     ds->any = 1;
-    /* the host copy of these positions, O(n_sub) */
+    if (!host_copy) return GP_OK;
     double *hp = b->p.pos;
     for (size_t k = 0; k < n_sub; ++k)
         memcpy(&hp[3 * (index ? (size_t)index[k] : k)], &pos[3 * k], 3 * sizeof(double));

@@ -38,9 +38,13 @@ void gp_dstate_free(gp_dstate *ds);
 
 /* set_state (jerk NULL) and set_state_jerk: validates (plugin/base's
  * checks and sentences; nothing changes on failure), then uploads the
- * subset and scatters it into the state and into pos_dev. Also keeps
- * base->p.pos of the subset (host copy) in step. */
-gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev,
+ * subset and scatters it into the state and into pos_dev. host_copy 1:
+ * the caller's host copy base->p.pos is current, and the subset's
+ * positions are written there too; 0: it is already older than the
+ * device's (after predict) and stays so, since writing a scattered subset
+ * into it would be random writes across n positions for a copy that is
+ * replaced whole when something needs it. */
+gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, double *pos_dev, int host_copy,
                         size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
                         const double *acc, const double *jerk, const double *t);
 

@@ -569,7 +569,8 @@ static gp_status state_call(gp_solver *s, size_t n_sub, const uint32_t *index, c
         if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
         if ((st = ensure_device(s)) != GP_OK) return st;
     }
-    st = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, n_sub, index, pos, vel, acc, jerk, t);
+    st = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->pinned, s->pos.ptr, !s->host_stale, n_sub, index, pos, vel, acc,
+                       jerk, t);
     if (st == GP_OK && n_sub) s->dev_valid = 0;
     return st;
 }

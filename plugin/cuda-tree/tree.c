@@ -965,7 +965,8 @@ static gp_status set_state_call(gp_solver *s, size_t n_sub, const uint32_t *inde
                               const double *vel, const double *acc, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
-    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc, NULL, t);
+    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
+                                pos, vel, acc, NULL, t);
     if (r == GP_OK && n_sub) positions_moved(s);
     return r;
 }
@@ -1025,8 +1026,8 @@ static gp_status set_state_jerk_call(gp_solver *s, size_t n_sub, const uint32_t 
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
     if (!jerk) /* refused with base's sentence (a no-op for n_sub == 0) */
         return gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
-    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, n_sub, index, pos, vel, acc,
-                                jerk, t);
+    gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
+                                pos, vel, acc, jerk, t);
     if (r == GP_OK && n_sub) positions_moved(s);
     return r;
 }
