@@ -103,9 +103,11 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
                         size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
                         const double *acc, const double *jerk, const double *t)
 {
+    double t0 = gp_wtime();
     gp_status st = jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
                         : gp_state_check(b, n_sub, index, pos, vel, acc, t);
     if (st != GP_OK || n_sub == 0) return st;
+    double t1 = gp_wtime();
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if ((st = alloc_state(b, c, ds, b->p.n)) != GP_OK) return st;
     if (jerk && (st = gp_dbuf_reserve(b, &ds->jerk, 3 * ds->n * sizeof(double), "the held jerks")) != GP_OK)
@@ -116,16 +118,25 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     double *data;
     if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, jerk ? 5 : 4, &idx_dev, &data,
                             "copying the state to the GPU")) != GP_OK) return st;
+    double t2 = gp_wtime();
     int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
                                  jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, ptrs(ds), pos_dev,
                                  c->stream);
     if ((st = gp_cuda_check(b, e, "storing the state on the GPU")) != GP_OK) return st;
     if ((st = gp_cuda_sync(b, c, "storing the state on the GPU")) != GP_OK) return st;
     ds->any = 1;
-    if (!host_copy) return GP_OK;
-    double *hp = b->p.pos;
-    for (size_t k = 0; k < n_sub; ++k)
-        memcpy(&hp[3 * (index ? (size_t)index[k] : k)], &pos[3 * k], 3 * sizeof(double));
+    double t3 = gp_wtime();
+    if (host_copy) {
+        double *hp = b->p.pos;
+        for (size_t k = 0; k < n_sub; ++k)
+            memcpy(&hp[3 * (index ? (size_t)index[k] : k)], &pos[3 * k], 3 * sizeof(double));
+    }
+    /* where a block step's set_state spends its time, for a device run */
+    gp_log(b, GP_LOG_DEBUG,
+           "set_state n_sub=%zu: checks %.3f ms, packing + upload %.3f ms, scatter on the GPU %.3f ms, "
+           "host copy of the positions %s%.3f ms",
+           n_sub, 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2), host_copy ? "" : "(skipped, stale) ",
+           1e3 * (gp_wtime() - t3));
     return GP_OK;
 }
 
@@ -156,12 +167,16 @@ static gp_status subset_to_host(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *
     if (st != GP_OK) return st;
     if (index && (st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
                                              "copying the index list to the GPU")) != GP_OK) return st;
+    double t1 = gp_wtime();
     double *out = (double *)((char *)ds->in.ptr + ibytes);
     int e = fill(ds, arg, index ? (const uint32_t *)ds->in.ptr : NULL, (uint32_t)n_sub, out, c->stream);
     if ((st = gp_cuda_check(b, e, doing)) != GP_OK) return st;
     snprintf(label, sizeof label, "copying %s from the GPU", what);
     st = gp_cuda_download_staged(b, c, stage, dst, out, 3 * n_sub * sizeof(double), label);
-    b->stats.seconds_transfer += gp_wtime() - t0;
+    double t2 = gp_wtime();
+    b->stats.seconds_transfer += t2 - t0;
+    gp_log(b, GP_LOG_DEBUG, "%s of %zu particles: index upload %.3f ms, on the GPU + download %.3f ms", what, n_sub,
+           1e3 * (t1 - t0), 1e3 * (t2 - t1));
     return st;
 }
 
