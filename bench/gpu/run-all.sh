@@ -190,16 +190,19 @@ gravhost_run() {
     # stopped by the timeout still says how far it got
     li=$(awk -v t="$8" 'BEGIN { printf "%.17g", t / 4 }')
     printf 'output = { dir = "%s/out"; log_interval = %s; snapshot_interval = 0.0; };\n' "$d" "$li" >> "$d/run.cfg"
-    timeout -k 5 "$9" build/bin/gravhost run "$d/run.cfg" --no-progress > "$d/log" 2>&1
+    # --progress for the last line's steps' own time (wall_s also holds the
+    # log lines' energies, a full force call each, and the setup)
+    timeout -k 5 "$9" build/bin/gravhost run "$d/run.cfg" --progress > "$d/log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || sed 's/^/# gravhost: /' "$d/log" | tail -n 3
-    awk -F'\t' -v l="$1" -v p="$2" -v i="$4" -v m="$6" -v n="$7" -v rc=$rc '
+    steps=$(sed -n 's/.*, \([0-9.]*\) s of it in steps.*/\1/p' "$d/log" | tail -n 1)
+    awk -F'\t' -v l="$1" -v p="$2" -v i="$4" -v m="$6" -v n="$7" -v rc=$rc -v st="${steps:-nan}" '
         /^#/ { next }
         !h { for (k = 1; k <= NF; k++) c[$k] = k; h = 1; next }
         { last = $0 }
         END { split(last, f, "\t");
-              printf "RESULT,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", l, p, i, m, n, f[c["time"]], f[c["dE_rel"]],
-                     f[c["particle_forces"]], f[c["interactions"]], f[c["wall"]], rc }' "$d/out/diagnostics.tsv" 2>/dev/null
+              printf "RESULT,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", l, p, i, m, n, f[c["time"]], f[c["dE_rel"]],
+                     f[c["particle_forces"]], f[c["interactions"]], f[c["wall"]], st, rc }' "$d/out/diagnostics.tsv" 2>/dev/null
     rm -rf "$d"
 }
 
@@ -208,7 +211,7 @@ gravhost_run() {
 stage_hermite() {
     f="$out/gpu-$tag-hermite.txt"
     header "hermite (gravhost): cuda-direct against cpu-direct with $(nproc) threads" "$f"
-    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,rc" >> "$f"
+    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,steps_s,rc" >> "$f"
     for e in ${HERMITE_N:-16 18}; do
         n=$((1 << e))
         for p in "${GPU_DIRECT:-cuda-direct}|eps = 0.01;" "cpu-direct|eps = 0.01; threads = $(nproc);"; do
@@ -224,7 +227,7 @@ stage_hermite() {
 stage_cores() {
     f="$out/gpu-$tag-cores.txt"
     header "block-rk2 (gravhost): cuda-tree against cpu-tree with $(nproc) threads" "$f"
-    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,rc" >> "$f"
+    echo "# RESULT,label,plugin,integrator,model,N,t,dE_rel,particle_forces,interactions,wall_s,steps_s,rc" >> "$f"
     for p in "${GPU_TREE:-cuda-tree}|eps = 0.01; theta = 0.5;" "cpu-tree|eps = 0.01; theta = 0.5; threads = $(nproc);"; do
         gravhost_run cores "${p%%|*}" "${p#*|}" block-rk2 "dt = 0.25; eta = 0.2;" galaxy "${CORES_N:-1048576}" \
             "${CORES_T:-0.25}" "${CORES_TIMEOUT:-240}" >> "$f"
