@@ -11,7 +11,9 @@
  * particle (ratio 2.5; measured on the emulator). Groups of 32 actives with
  * no bound on their extent, as before the group cells, make ~14400 (ratio
  * 4.9): the bound 3.5 lies between. The subset's forces must also agree
- * with the full call's for the same particles, to tree accuracy.
+ * with the full call's for the same particles, to tree accuracy. The
+ * group_cell parameter bounds the cell: a smaller one must give fewer
+ * interactions per active particle, at the same accuracy.
  */
 #include <math.h>
 #include <string.h>
@@ -73,6 +75,21 @@ int main(void)
     ok(e.median <= 1e-3 && e.max <= 2e-2,
        "subset accelerations against the full call's: median %.2g, max %.2g (at most 1e-3, 2e-2)", e.median,
        e.max);
+
+    /* group_cell: a smaller group cell keeps the scattered groups tighter
+     * (fewer interactions each), at the same accuracy */
+    ok(T->set_param(t, "group_cell", "16") == GP_ERR_INVALID_ARGUMENT, "group_cell 16 refused (at least 32)");
+    gp_stats s3 = {.struct_size = sizeof s3};
+    ok(T->set_param(t, "group_cell", "512") == GP_OK && T->compute_forces(t, sub, NULL) == GP_OK,
+       "the same subset with group_cell 512");
+    T->get_stats(t, &s3);
+    double per_small = (double)(s3.pp_interactions + s3.pc_interactions - s2.pp_interactions - s2.pc_interactions) /
+                       (double)na;
+    ok(per_small < per_sub, "interactions per active particle %.0f with group_cell 512, %.0f with 4096", per_small,
+       per_sub);
+    e = tl_relerr(na, 3, sub, want);
+    ok(e.median <= 1e-3 && e.max <= 2e-2, "  ... accelerations against the full call's: median %.2g, max %.2g",
+       e.median, e.max);
 
     free(want); free(pos); free(mass); free(full); free(sub); free(idx);
     T->finalize(t);

@@ -20,6 +20,11 @@
 #                 active (largest |a|, and random), with get_stats' transfer
 #                 seconds per step; the plugin's debug phases in .txt.log
 #                                                                    ~5-8 min
+#     group-cells cuda-tree's group_cell (the most sources of the cell an
+#                 i-group is cut from) swept over GROUP_CELLS (default 1024
+#                 2048 4096): a 1% block step (random and largest |a|, galaxy
+#                 and Plummer, GC_N = 2^24) and a full call (2^20), walk
+#                 seconds and interactions                           ~5-7 min
 #     ncu         Nsight Compute on the walk kernel of one full call (Plummer
 #                 2^20, bmax theta 0.5): speed of light, occupancy, launch
 #                 stats, and thread instructions per interaction (ncu's
@@ -36,7 +41,7 @@
 #     mpi         mpi-tree at P = 1, 2, 4, ... up to the host's cores, galaxy 2^22
 #                 (MPI_N), a full call and a 1% block step's (cut by weight); needs mpirun
 #                                                                    ~5-10 min
-#     (hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
+#     (group-cells, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
 #     swap the GPU plugin for a dry run on a machine without one)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
@@ -137,6 +142,26 @@ stage_block() {
     build/bench/cudabench block --plugin cuda-direct --model plummer --n $((1 << 20)) --active 0.01 \
         --steps 8 --config "precision=mixed" >> "$f" 2>&1
     echo "block: $f"
+}
+
+# cuda-tree's group_cell, swept: the block step's walk against the full
+# call's (a smaller cell keeps a sparse subset's groups tighter, with
+# fewer members each; only a device can say which costs less).
+stage_group_cells() {
+    f="$out/gpu-$tag-group-cells.txt"
+    header "cuda-tree group_cell swept (bench/gpu/cudabench block and tree)" "$f"
+    for gc in ${GROUP_CELLS:-1024 2048 4096}; do
+        for model in galaxy plummer; do
+            for sel in random accel; do
+                CUDABENCH_LOG=debug build/bench/cudabench block --plugin cuda-tree --model "$model" \
+                    --n "${GC_N:-16777216}" --active 0.01 --steps 8 --select $sel \
+                    --config "mac=bmax theta=0.5 group_cell=$gc" >> "$f" 2>> "$f.log"
+            done
+            build/bench/cudabench tree --model "$model" --n 1048576 --repeats 5 --sample 4096 \
+                --config "mac=bmax theta=0.5 group_cell=$gc" >> "$f" 2>&1
+        done
+    done
+    echo "group-cells: $f"
 }
 
 # Whether a tool a stage needs is here; if not, says so in the stage's file
@@ -276,11 +301,12 @@ for s in $stages; do
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
     tree-large) tree_stage tree-large "${TREE_LARGE:-22 24}" ;;
     block) stage_block ;;
+    group-cells) stage_group_cells ;;
     ncu) stage_ncu ;;
     block-pays) stage_block_pays ;;
     hermite) stage_hermite ;;
     cores) stage_cores ;;
     mpi) stage_mpi ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block ncu block-pays hermite cores mpi)" >&2; exit 2 ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu block-pays hermite cores mpi)" >&2; exit 2 ;;
     esac
 done

@@ -90,12 +90,14 @@
  * the GPU. */
 #define GP_TREE_WORK_TARGET 4096u
 #define GP_TREE_MAX_PARTS 32u
-/* The most sources a group cell holds (make_groups). Measured on an H200
- * at 2^20 (bench/results/gpu-H200.md): 4096 costs a full walk 1-4%
- * over key-prefix groups and takes a 1% random subset's walk from 29.7 to
- * 2.5 ms; 2048 did better on sparse subsets (2.0 ms), 16384 worse (5.1 ms),
- * and scaling the cell with n / n_active (6400 at 1%) gave 3.5 ms. */
-#define GP_TREE_GROUP_CELL 4096u
+/* group_cell's default: the most sources a group cell holds (make_groups).
+ * Measured on an H200 at 2^20 (bench/results/gpu-H200.md): 4096 costs a
+ * full walk 1-4% over key-prefix groups and takes a 1% random subset's
+ * walk from 29.7 to 2.5 ms; 2048 did better on sparse subsets (2.0 ms),
+ * 16384 worse (5.1 ms), and scaling the cell with n / n_active (6400 at
+ * 1%) gave 3.5 ms. At 2^24 on an H100 a random 1% still walks 2.5-3x a
+ * full call's interactions per particle (gpu-H100.md): a parameter, so
+ * that a device run can sweep it. */
 /* Length and mass scales stay 1 (bit-identical to unscaled float data)
  * inside these ranges; outside, the data are divided by a power of two. */
 #define GP_TREE_LEN_RANGE 0x1p20
@@ -118,8 +120,12 @@ static const gp_param_info params[] = {
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float sums; mixed: float interactions, float sums per block of "
      "<= 64 terms added into double; double: double arithmetic"},
+    {"group_cell", GP_PARAM_INT, "4096", "[32,1073741824]",
+     "an i-group of <= 32 active particles is cut from the coarsest tree cell with at most this "
+     "many sources: smaller keeps a sparse subset's groups tighter (fewer interactions each), "
+     "larger fills more of them"},
 };
-enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_ORDER, P_REBUILD, P_PRECISION };
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_ORDER, P_REBUILD, P_PRECISION, P_GROUP_CELL };
 
 typedef struct dev_buffers {
     gp_dbuf pos_in, mass_in;                /* unsorted, as the host gave them */
@@ -578,7 +584,7 @@ static gp_status make_groups(gp_solver *s, size_t ni, const uint64_t *rkeys, con
 {
     dev_buffers *d = &s->d;
     gp_status r;
-    const uint32_t cell_max = GP_TREE_GROUP_CELL;
+    const uint32_t cell_max = (uint32_t)gp_param_int(&s->base, P_GROUP_CELL);
     gp_dbuf *b[] = {&d->g_flag, &d->g_off, &d->g_run, &d->g_gflag, &d->g_goff, &d->g_start};
     for (size_t k = 0; k < sizeof b / sizeof b[0]; ++k)
         if ((r = reserve(s, b[k], (ni + 1) * sizeof(uint32_t), "the i-group table")) != GP_OK) return r;
