@@ -65,6 +65,7 @@
 #include "cuda-base/gp_cuda.h"
 #include "cuda-base/dev_state.h"
 #include "cuda-tree/tree_dev.h"
+#include "octree/cpu_driver.h"
 #include "octree/outputs_ex.h"
 #include "octree/mac.h"
 
@@ -408,18 +409,8 @@ static void model_observe(gp_solver *s, size_t ni, uint64_t interactions)
         memcpy(s->base_key, key, sizeof key);
         memset(s->base_cost, 0, sizeof s->base_cost);
     }
-    if (ni == 0) return;
-    int bucket = 0;
-    while (bucket < 32 && ((size_t)2 << bucket) <= ni) ++bucket;
-    double per = (double)interactions / (double)ni;
-    if (s->base_cost[bucket] == 0) {
-        s->base_cost[bucket] = per > 0 ? per : DBL_MIN;
-        return;
-    }
-    /* signed: the scatter of equal-sized subsets cancels, a degrading
-     * tree adds up */
-    s->excess += (double)interactions - (double)ni * s->base_cost[bucket];
-    if (s->excess < 0) s->excess = 0;
+    if (ni) oct_age_observe(s->base_cost, (int)(sizeof s->base_cost / sizeof s->base_cost[0]), &s->excess, ni,
+                            (double)interactions);
 }
 
 static int model_wants_rebuild(const gp_solver *s)

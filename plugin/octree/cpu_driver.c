@@ -93,17 +93,20 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
            (mode == OCT_REBUILD_AUTO && a->excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
 }
 
+void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions)
+{
+    int bucket = 0;
+    while (bucket < nbuckets - 1 && ((size_t)2 << bucket) <= na) ++bucket;
+    double cost = interactions / (double)na;
+    if (base_cost[bucket] == 0) base_cost[bucket] = cost > 0 ? cost : DBL_MIN;
+    else *excess = fmax(0.0, *excess + (cost - base_cost[bucket]) * (double)na);
+}
+
 void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
                           size_t na, double t0)
 {
     if (rebase) memset(a->base_cost, 0, sizeof a->base_cost);
-    if (na) {
-        int bucket = 0;
-        while (bucket < OCT_AGE_BUCKETS - 1 && ((size_t)2 << bucket) <= na) ++bucket;
-        double cost = (double)(pp + pc) / (double)na;
-        if (a->base_cost[bucket] == 0) a->base_cost[bucket] = cost > 0 ? cost : DBL_MIN;
-        else a->excess = fmax(0.0, a->excess + (cost - a->base_cost[bucket]) * (double)na);
-    }
+    if (na) oct_age_observe(a->base_cost, OCT_AGE_BUCKETS, &a->excess, na, (double)(pp + pc));
     a->calls += 1;
     b->stats.force_calls += 1;
     b->stats.pp_interactions += pp;

@@ -92,6 +92,14 @@ void oct_tree_built(oct_tree_age *a, const gp_base *b);
  * since the build (a->excess) outweigh a build of n particles. */
 int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n);
 
+/* rebuild = auto's measure of an aging tree, shared with cuda-tree: a call
+ * of `interactions` on na > 0 active particles sets the cost per particle
+ * of its size class, base_cost[floor(log2 na)] (nbuckets of them), when
+ * that is still 0, and otherwise adds what it cost beyond that baseline
+ * to *excess, signed so that the scatter between equal-sized subsets
+ * cancels, never below 0. */
+void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions);
+
 /* What a force call of pp + pc interactions on na active particles,
  * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
  * first call of its active-set size after a build, or after a rebase, sets
