@@ -37,13 +37,18 @@
  *
  *   cudabench block [--plugin cuda-tree] [--model galaxy] [--n 16777216]
  *                   [--active 0.01] [--steps 8] [--dt 0.001] [--config "mac=bmax theta=0.5"]
+ *                   [--select random|accel] [--order index|drawn]
  *       one block step as an integrator takes it, through ABI 1.1 and
  *       through 1.0 on the same particles, alternating per step: 1.1 =
  *       predict(T) + get_positions(active) + set_active_subset +
- *       compute_forces + set_state(active) (the state stays on the device);
- *       1.0 = the host predicts all N on one thread (as the 1.0 integrators
- *       do) + update_positions + set_active_subset + compute_forces. A new
- *       random active subset each step. Per path: median seconds per step,
+ *       compute_forces + a kick on the host + set_state(active) (the state
+ *       stays on the device); 1.0 = the host predicts all N on one thread
+ *       (as the 1.0 integrators do) + update_positions + set_active_subset
+ *       + compute_forces. The active set: a new random subset each step
+ *       (random), or the same largest |a| every step (accel, a block step's
+ *       deepest level); handed over in ascending index order (index, what
+ *       gravhost's level bins give) or in the order drawn (drawn: random,
+ *       or by |a| descending). Per path: median seconds per step,
  *       get_stats' transfer / build / moments / walk seconds per step (the
  *       transfer must be O(n_active) through 1.1), and the builds and refits.
  *
@@ -322,6 +327,12 @@ static int run_tree(int argc, char **argv)
 }
 
 /* qsort's comparator has no user pointer: the keys of run_block's sort */
+static int by_index_ascending(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static const double *sort_key;
 static int by_key_descending(const void *a, const void *b)
 {
@@ -332,6 +343,7 @@ static int by_key_descending(const void *a, const void *b)
 static int run_block(int argc, char **argv)
 {
     const char *model = "galaxy", *plugin = "cuda-tree", *config = "mac=bmax theta=0.5", *select = "random";
+    const char *order = "index";
     size_t n = (size_t)1 << 24;
     double active = 0.01, dt = 1e-3;
     int steps = 8;
@@ -344,8 +356,13 @@ static int run_block(int argc, char **argv)
         else if (!strcmp(argv[i], "--dt")) dt = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--config")) config = argv[i + 1];
         else if (!strcmp(argv[i], "--select")) select = argv[i + 1];
+        else if (!strcmp(argv[i], "--order")) order = argv[i + 1];
         else die("unknown option", argv[i]);
     }
+    if (strcmp(order, "index") && strcmp(order, "drawn"))
+        die(order, "--order takes index (ascending, as a block-step integrator's level bins hand the active "
+                   "particles over) or drawn (the order of the selection)");
+    int by_index = !strcmp(order, "index");
     if (strcmp(select, "random") && strcmp(select, "accel"))
         die(select, "--select takes random (a new random subset each step) or accel (the largest |a|, "
                     "as a block step's deepest level)");
@@ -373,10 +390,10 @@ static int run_block(int argc, char **argv)
     memcpy(vel, ic.vel, 3 * n * sizeof *vel);
     for (size_t i = 0; i < n; ++i) t0s[i] = 0;
     check(&v[0], v[0].api->set_state(v[0].s, n, NULL, x0, vel, acc, t0s), "set_state (all)");
-    printf("# block steps of %s, model %s, N = %zu, %zu active (%g, %s), config \"%s\", eps 0.01, dt %g\n", plugin,
-           model, n, na, active, select, config, dt);
+    printf("# block steps of %s, model %s, N = %zu, %zu active (%g, %s, %s order), config \"%s\", eps 0.01, "
+           "dt %g\n", plugin, model, n, na, active, select, by_index ? "index" : "drawn", config, dt);
     printf("# RESULT,block,path,plugin,model,N,active,steps,sec_step,sec_transfer,sec_build,sec_moments,sec_walk,"
-           "builds,refits,select\n");
+           "builds,refits,select,order\n");
     double tt[2][100], phase[6][100];
     gp_stats s0[2], s1[2];
     for (int p = 0; p < 2; ++p) {
@@ -397,6 +414,7 @@ static int run_block(int argc, char **argv)
         qsort(idx, n, sizeof *idx, by_key_descending);
         sort_key = NULL;
         free(a2);
+        if (by_index) qsort(idx, na, sizeof *idx, by_index_ascending);
     }
     for (int k = 0; k < steps; ++k) {
         double T = dt * (double)(k + 1);
@@ -406,6 +424,7 @@ static int run_block(int argc, char **argv)
                 size_t j = i + rng() % (n - i);
                 uint32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
             }
+            if (by_index) qsort(idx, na, sizeof *idx, by_index_ascending);
         }
         /* 1.1, each call timed on its own (ph: the phases' clock readings) */
         double t0 = now(), ph[6];
@@ -417,7 +436,10 @@ static int run_block(int argc, char **argv)
         ph[2] = now();
         check(&v[0], v[0].api->compute_forces(v[0].s, aa, NULL), "compute_forces (1.1)");
         ph[3] = now();
-        for (size_t k2 = 0; k2 < na; ++k2) { /* a kick, as a corrector would */
+        /* a kick, as a corrector would, on the host's threads as gravhost's
+         * step passes are */
+#pragma omp parallel for schedule(static) if (na > 65536)
+        for (size_t k2 = 0; k2 < na; ++k2) {
             for (int c = 0; c < 3; ++c) va[3 * k2 + c] = vel[3 * (size_t)idx[k2] + c] + dt * aa[3 * k2 + c];
             ta[k2] = T;
         }
@@ -461,12 +483,12 @@ static int run_block(int argc, char **argv)
         s1[p].struct_size = sizeof s1[p];
         v[p].api->get_stats(v[p].s, &s1[p]);
         double S = (double)steps;
-        printf("RESULT,block,%s,%s,%s,%zu,%zu,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%s\n", path[p], plugin, model, n, na,
+        printf("RESULT,block,%s,%s,%s,%zu,%zu,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%s,%s\n", path[p], plugin, model, n, na,
                steps, median(tt[p], (size_t)steps), (s1[p].seconds_transfer - s0[p].seconds_transfer) / S,
                (s1[p].seconds_build - s0[p].seconds_build) / S, (s1[p].seconds_moments - s0[p].seconds_moments) / S,
                (s1[p].seconds_walk - s0[p].seconds_walk) / S,
                (unsigned long long)(s1[p].tree_builds - s0[p].tree_builds),
-               (unsigned long long)(s1[p].tree_refits - s0[p].tree_refits), select);
+               (unsigned long long)(s1[p].tree_refits - s0[p].tree_refits), select, order);
         v[p].api->finalize(v[p].s);
         gp_plugin_close(v[p].plug);
     }
@@ -548,6 +570,7 @@ int main(int argc, char **argv)
                     "       cudabench tree --model plummer|galaxy --n N [--repeats R] [--sample K]\n"
                     "                      [--active F] [--seed S] --config \"mac=bmax theta=0.5\" ...\n"
                     "       cudabench block [--plugin cuda-tree] [--model galaxy] [--n N] [--active F]\n"
-                    "                       [--steps S] [--dt DT] [--config \"mac=bmax theta=0.5\"]\n");
+                    "                       [--steps S] [--dt DT] [--config \"mac=bmax theta=0.5\"]\n"
+                    "                       [--select random|accel] [--order index|drawn]\n");
     return 2;
 }

@@ -65,6 +65,9 @@ header() { # what, file
         echo "# date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
         echo "# git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "# host: $(uname -n), $(nproc 2>/dev/null) cores"
+        # whether the cores are hyperthreads decides what P = 16 ranks can reach
+        lscpu 2>/dev/null | grep -E '^(Model name|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\)):' |
+            sed 's/  */ /g; s/^/# lscpu: /'
         nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | sed 's/^/# nvidia-smi: /'
     } > "$2"
 }
@@ -127,8 +130,11 @@ stage_block() {
     f="$out/gpu-$tag-block.txt"
     header "block steps through ABI 1.1 and 1.0 (bench/gpu/cudabench block)" "$f"
     # accel: the 1% with the largest |a| (a block step's deepest level);
-    # random: a new random 1% each step (the sparse worst case). The plugin's
-    # debug lines (phases of each call, i-groups) go to a second file.
+    # random: a new random 1% each step (the sparse worst case). Both handed
+    # over in ascending index order, as gravhost's level bins give them; one
+    # run in the drawn order (by |a|) compares with runs before that option.
+    # The plugin's debug lines (phases of each call, i-groups) go to a
+    # second file.
     for model in galaxy plummer; do
         for e in ${BLOCK_N:-24 20}; do
             for sel in accel random; do
@@ -137,6 +143,8 @@ stage_block() {
             done
         done
     done
+    build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 \
+        --steps 8 --select accel --order drawn --config "mac=bmax theta=0.5" >> "$f" 2>&1
     build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 \
         --steps 8 --config "mac=acceleration delta_acc=0.0078125" >> "$f" 2>&1
     build/bench/cudabench block --plugin cuda-direct --model plummer --n $((1 << 20)) --active 0.01 \
