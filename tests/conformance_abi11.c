@@ -229,6 +229,26 @@ static void test_predict(size_t n, const double *pos, const double *mass)
     ok(api->set_state(s, n, NULL, pos, V, A, T0) == GP_OK && api->predict(s, T1) == GP_OK &&
        api->get_positions(s, n, NULL, got) == GP_OK && same_bits(got, H, 3 * n),
        "set_state(n, NULL) then predict: every particle as the host predicts it");
+
+    /* A predict that overflows a position is refused and moves nothing, bit
+     * for bit: with every particle stated and predicted before (undone to
+     * that prediction), and with a part stated and never predicted (undone
+     * to the state's positions; the rest stay where set_particles put them). */
+    V[3 * (n / 2)] = 1e300;
+    ok(api->set_state(s, n, NULL, pos, V, A, T0) == GP_OK && api->predict(s, T1) == GP_OK &&
+       api->get_positions(s, n, NULL, want) == GP_OK,
+       "set_state(n, NULL) with one speed of 1e300, predict(%g)", T1);
+    rejects(api->predict(s, 1e10), GP_ERR_INVALID_ARGUMENT, s, "predict(1e10) that overflows a position");
+    ok(api->get_positions(s, n, NULL, got) == GP_OK && same_bits(got, want, 3 * n),
+       "the refused predict left every particle at the previous prediction, bit for bit");
+    v[0] = 1e300;
+    ok(api->set_particles(s, n, pos, mass) == GP_OK && api->set_state(s, m, idx, x0, v, a, t0) == GP_OK,
+       "set_particles, then set_state for %zu particles, one with a speed of 1e300", m);
+    rejects(api->predict(s, 1e10), GP_ERR_INVALID_ARGUMENT, s, "predict(1e10) that overflows a position");
+    memcpy(want, pos, 3 * n * sizeof *want);
+    for (size_t k = 0; k < m; ++k) memcpy(&want[3 * (size_t)idx[k]], &x0[3 * k], 3 * sizeof *want);
+    ok(api->get_positions(s, n, NULL, got) == GP_OK && same_bits(got, want, 3 * n),
+       "the refused predict left the stated particles at their states' positions, the rest in place");
     api->finalize(s);
     free(got); free(want); free(idx); free(x0); free(v); free(a); free(t0); free(sub);
     free(host); free(moved); free(V); free(A); free(T0); free(H);
