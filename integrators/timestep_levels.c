@@ -170,16 +170,27 @@ void gp_levels_anchor(gp_levels *lv, double t0, double dt_max, int max_level)
     memset(lv->t_last, 0, lv->n * sizeof *lv->t_last);
 }
 
+/* dt_max / 2^l for 0 <= l <= GP_LEVELS_MAX + 1: a multiplication by a
+ * power of two, rounded as ldexp rounds (exact unless it leaves the normal
+ * range) */
+static double level_dt(double dt_max, int l)
+{
+    uint64_t bits = (uint64_t)(1023 - l) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return dt_max * scale;
+}
+
 int gp_levels_for_dt(const gp_levels *lv, double dt)
 {
     if (!(dt > 0.0) || !isfinite(dt)) return dt == INFINITY ? 0 : lv->max_level;
     if (dt >= lv->dt_max) return 0;
-    /* smallest l with dt_max / 2^l <= dt */
-    double r = ceil(log2(lv->dt_max / dt));
-    if (!(r <= lv->max_level + 1)) return lv->max_level;   /* also a ratio that overflows to inf */
-    int l = (int)r;
-    while (l > 0 && ldexp(lv->dt_max, -(l - 1)) <= dt) --l;   /* log2 rounding */
-    while (l < lv->max_level && ldexp(lv->dt_max, -l) > dt) ++l;
+    /* smallest l with dt_max / 2^l <= dt: the difference of the exponents
+     * (>= 0 as dt < dt_max) is that l or one less (called per particle per
+     * step: no log2) */
+    int l = ilogb(lv->dt_max) - ilogb(dt);
+    if (l > lv->max_level + 1) return lv->max_level;
+    while (l < lv->max_level && level_dt(lv->dt_max, l) > dt) ++l;
     return l > lv->max_level ? lv->max_level : l;
 }
 

@@ -7,6 +7,7 @@
  * active particles without scanning everyone, against the ordered scan
  * (gp_levels_active_scan, the plain loop over level[] it replaces).
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "tap.h"
@@ -64,9 +65,54 @@ static void random_steps(size_t n, int max_level, int steps, uint64_t seed)
     gp_levels_free(&lv);
 }
 
+/* The level of a step by its definition: the smallest l in 0..max_level
+ * with dt_max / 2^l <= dt, else max_level (ldexp, one level at a time). */
+static int level_by_definition(double dt_max, int max_level, double dt)
+{
+    if (dt == INFINITY) return 0;
+    if (!(dt > 0.0) || !isfinite(dt)) return max_level;
+    for (int l = 0; l <= max_level; ++l)
+        if (ldexp(dt_max, -l) <= dt) return l;
+    return max_level;
+}
+
+/* gp_levels_for_dt against the definition on steps around every level
+ * boundary (the boundary itself and its neighbouring doubles) and at
+ * random, for dt_max from 1e-300 to 1e300 and every max_level. */
+static void levels_for_dt_agree(void)
+{
+    uint64_t r = 12345;
+    long long checked = 0, wrong = 0;
+    double first_dt = 0, first_max = 0;
+    for (int e = -996; e <= 996; e += 12) {
+        for (int ml = 0; ml <= GP_LEVELS_MAX; ml += 1 + (ml > 8) * 7) {
+            gp_levels lv = { 0 };
+            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+            double dt_max = ldexp(1.0 + (double)(r >> 11) * 0x1p-53, e);
+            gp_levels_anchor(&lv, 0.0, dt_max, ml);
+            for (int l = -2; l <= ml + 3; ++l) {
+                double b = ldexp(dt_max, -l);
+                double tries[5] = {b, nextafter(b, 0.0), nextafter(b, INFINITY),
+                                   b * (0.5 + (double)((r >> 20) % 1000) / 1000.0), 0.0};
+                r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+                tries[4] = ldexp(1.0 + (double)(r >> 11) * 0x1p-53, e - (int)((r >> 5) % 50));
+                for (int k = 0; k < 5; ++k) {
+                    int got = gp_levels_for_dt(&lv, tries[k]), want = level_by_definition(dt_max, ml, tries[k]);
+                    checked++;
+                    if (got != want && wrong++ == 0) { first_dt = tries[k]; first_max = dt_max; }
+                }
+            }
+        }
+    }
+    ok(wrong == 0, "gp_levels_for_dt equals its definition on %lld steps (dt_max 1e-300 .. 1e300, every "
+       "max_level, level boundaries and their neighbours)%s", checked, wrong ? ": not for all" : "");
+    if (wrong) diag("%lld wrong; the first: dt %.17g with dt_max %.17g", wrong, first_dt, first_max);
+}
+
 int main(void)
 {
-    plan(19);
+    plan(20);
+    levels_for_dt_agree();
     gp_levels lv = { 0 };
     if (gp_levels_alloc(&lv, 4) != 0) bail("out of memory");
     gp_levels_anchor(&lv, 10.0, 1.0, 4);   /* dt_max 1, levels 0..4, 16 ticks per dt_max */
