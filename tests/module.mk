@@ -78,7 +78,7 @@ $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BU
 # ---- script tests (shell, with paths substituted) ------------------------
 GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
 GP_MY_SH_TESTS += readme-first-command license-headers version-agree build-cuda-arch python-wheel
-GP_MY_SH_TESTS += python-amuse-package
+GP_MY_SH_TESTS += python-amuse-package cudabench-emu
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
 $(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)
@@ -87,6 +87,7 @@ $(BUILD)/t/build-cuda-arch.t: $(CUDA_PLUGINS_BUILT)
 $(BUILD)/t/python-wheel.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml
 $(BUILD)/t/python-amuse-package.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/pyproject.toml python/amuse-gravplug/pyproject.toml
 $(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
+$(BUILD)/t/cudabench-emu.t: $(GPU_BENCHES) $(EMU_PLUGINS)
 $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/tap-lib.sh tests/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@ROOT@|$(abspath .)|g' -e 's|@BUILD@|$(abspath $(BUILD))|g' \
