@@ -342,6 +342,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
         oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
         int ok_mem = ws && buf && self && out && (!jerk || jws);
         if (!ok_mem) failed = 1;
+        else oct_workspace_record(ws, jerk != NULL);   /* the jerk reads the walk's lists */
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t k = 0; k < ng; k++) {
             if (!ok_mem) continue;
@@ -378,7 +379,7 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
             double *tv = buf + 7 * G, *jg = buf + 10 * G;
             for (uint32_t u = b, j = 0; u < e; u++, j++)
                 gp_state_velocity(&s->base.p, t->order[T->tix ? T->tix[u] : u], &tv[3 * j]);
-            if (oct_jerk_group(&src, &jin->js, &wp, jws, &grp, tv, jg)) {
+            if (oct_jerk_group(&src, &jin->js, &wp, jws, &grp, oct_walk_recorded(ws, &src, &grp), tv, jg)) {
                 failed = 1;
                 continue;
             }

@@ -78,10 +78,11 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
             /* the same groups, so the same cells: local tree, then the LETs */
             double *jsum = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
             const double *tv = ps->jk.tv + 3 * (size_t)b;
-            int bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, tv, jsum);
+            /* every set is walked before the first jerk: no record to reuse */
+            int bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, NULL, tv, jsum);
             for (int k = 0; k < nlet && !bad; k++) {
                 if (remote[k].n == 0) continue;
-                bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, tv, jg);
+                bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, NULL, tv, jg);
                 for (uint32_t j = 0; j < 3 * nt; j++) jsum[j] += jg[j];
             }
             if (bad) { failed = 1; continue; }

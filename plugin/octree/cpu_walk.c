@@ -34,6 +34,12 @@ struct oct_workspace {
     double il;                /* float modes: 2^-e_len, the length scale's inverse */
     float eps2f;              /* float modes: eps^2 in units of 2^(2 e_len) */
     uint32_t stack[OCT_STACK_CAP];
+    /* the record of the last walk (oct_workspace_record) */
+    int record, rec_ok;
+    const oct_wcell *rec_cells;
+    const oct_group *rec_g;
+    uint32_t *rec_cell, *rec_part, cap_cell, cap_part;
+    oct_walk_lists rec;
 };
 
 /* C11's aligned_alloc wants a size that is a multiple of the alignment
@@ -68,7 +74,50 @@ void oct_workspace_free(oct_workspace *ws)
     if (!ws) return;
     free(ws->cf); free(ws->pf); free(ws->cd); free(ws->pd);
     free(ws->tf); free(ws->td); free(ws->acc); free(ws->accf);
+    free(ws->rec_cell); free(ws->rec_part);
     free(ws);
+}
+
+void oct_workspace_record(oct_workspace *ws, int on)
+{
+    ws->record = on;
+    ws->rec_g = NULL;
+}
+
+const oct_walk_lists *oct_walk_recorded(const oct_workspace *ws, const oct_sources *src,
+                                        const oct_group *g)
+{
+    return ws->record && ws->rec_ok && ws->rec_g == g && ws->rec_cells == src->cells ? &ws->rec : NULL;
+}
+
+/* Room for `more` entries in a record list; on failure the record is
+ * dropped for this walk (rec_ok = 0), never the walk. */
+static inline int rec_room(oct_workspace *ws, uint32_t **list, uint32_t *cap, uint32_t n, uint32_t more)
+{
+    if (n + more <= *cap) return 1;
+    uint32_t c = *cap ? *cap : 4096;
+    while (c < n + more) c *= 2;
+    uint32_t *grown = realloc(*list, (size_t)c * sizeof *grown);
+    if (!grown) { ws->rec_ok = 0; return 0; }
+    *list = grown;
+    *cap = c;
+    return 1;
+}
+
+static inline void rec_cell(oct_workspace *ws, uint32_t c)
+{
+    if (ws->record && ws->rec_ok && rec_room(ws, &ws->rec_cell, &ws->cap_cell, ws->rec.ncell, 1))
+        ws->rec_cell[ws->rec.ncell++] = c;
+}
+
+static inline void rec_leaf(oct_workspace *ws, uint32_t first, uint32_t count)
+{
+    if (!ws->record || !ws->rec_ok) return;
+    const uint32_t n = ws->rec.npart;
+    if (!rec_room(ws, &ws->rec_part, &ws->cap_part, n, count)) return;
+    uint32_t *o = ws->rec_part + n;
+    for (uint32_t k = 0; k < count; k++) o[k] = first + k;
+    ws->rec.npart = n + count;
 }
 
 /* ---- kernels over a list --------------------------------------------------
@@ -590,9 +639,11 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
             C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
             C->id[j] = -1;
             ncell++;
+            rec_cell(ws, 0);
         } else if (wc->nchild == 0) {
             if (w512_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
             npart += wc->count;
+            rec_leaf(ws, wc->first, wc->count);
         } else {
             ws->stack[sp++] = 0;
         }
@@ -651,6 +702,11 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
             uint32_t na = (uint32_t)__builtin_popcount(acc);
             C->n = j + na;
             ncell += na;
+            if (ws->record && ws->rec_ok && rec_room(ws, &ws->rec_cell, &ws->cap_cell, ws->rec.ncell, 8)) {
+                __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)f), lane);
+                _mm256_mask_compressstoreu_epi32(ws->rec_cell + ws->rec.ncell, acc, idx);
+                ws->rec.ncell += na;
+            }
         }
         __mmask8 open = all & (__mmask8)~acc;
         if (!open) continue;
@@ -663,6 +719,7 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
             uint32_t cnt1 = col->count[f + l];
             if (w512_particles(ws, p, g, quad, src, col->first[f + l], cnt1)) return 1;
             npart += cnt1;
+            rec_leaf(ws, col->first[f + l], cnt1);
         }
         if (inner) {
             /* (popped last child first: the order only changes the list order) */
@@ -703,6 +760,9 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         ws->tf[3 * t] = (float)rx; ws->tf[3 * t + 1] = (float)ry; ws->tf[3 * t + 2] = (float)rz;
     }
     ws->cf->n = ws->pf->n = ws->cd->n = ws->pd->n = 0;
+    ws->rec.ncell = ws->rec.npart = 0;
+    ws->rec_ok = 1;
+    ws->rec_g = NULL;
 
     uint64_t ncell = 0, npart = 0;
     if (src->n > 0) {
@@ -730,9 +790,11 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
             if (accept) {
                 push_cell(ws, p, g, quad, src, c, dx, dy, dz);
                 ncell++;
+                rec_cell(ws, c);
             } else if (nchild == 0) {
                 if (push_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
                 npart += wc->count;
+                rec_leaf(ws, wc->first, wc->count);
             } else {
                 /* children pushed in reverse so they are visited in key order */
                 for (uint32_t k = nchild; k-- > 0;) ws->stack[sp++] = wc->first + k;
@@ -765,6 +827,10 @@ sums:
         g->ax[t] = p->G * a0; g->ay[t] = p->G * a1; g->az[t] = p->G * a2;
         if (g->pot) g->pot[t] = p->G * a3;
     }
+    ws->rec.cell = ws->rec_cell;
+    ws->rec.part = ws->rec_part;
+    ws->rec_cells = src->cells;
+    ws->rec_g = g;
     *ncell_out = ncell;
     *npart_out = npart;
     return 0;

@@ -157,6 +157,15 @@ static inline int oct_walk_accepts(const oct_wcell *wc, const double gc[3], doub
 
 typedef struct oct_workspace oct_workspace;
 
+/* What a walk summed, as indices: the accepted cells and the sources of
+ * the opened leaves, each in the order the walk met them. A pass that
+ * walks the same group again with the same decisions (the jerk,
+ * octree/tree_jerk.c) reads these instead of repeating the traversal. */
+typedef struct oct_walk_lists {
+    const uint32_t *cell, *part;
+    uint32_t ncell, npart;
+} oct_walk_lists;
+
 /* A workspace for groups of up to max_group targets; NULL when out of memory. */
 oct_workspace *oct_workspace_new(uint32_t max_group);
 void oct_workspace_free(oct_workspace *ws);
@@ -164,5 +173,15 @@ void oct_workspace_free(oct_workspace *ws);
 /* Walks one group; adds the pp and pc interaction counts. */
 void oct_walk_group(const oct_sources *src, const oct_walk_params *p, oct_workspace *ws,
                    const oct_group *g, uint64_t *pp, uint64_t *pc);
+
+/* Whether the walks of ws record their lists (off after oct_workspace_new).
+ * Recording costs an append per accepted cell and per opened leaf. */
+void oct_workspace_record(oct_workspace *ws, int on);
+
+/* The lists of the last oct_walk_group of ws when it recorded them and it
+ * walked group g over the cells of src; NULL otherwise (not recording, a
+ * later walk, or no memory to record). */
+const oct_walk_lists *oct_walk_recorded(const oct_workspace *ws, const oct_sources *src,
+                                        const oct_group *g);
 
 #endif /* GP_OCTREE_CPU_WALK_H */

@@ -405,10 +405,23 @@ static int jerk_group_float(const oct_sources *src, const oct_jerk_sources *js,
     return 0;
 }
 
-int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
-                   oct_jerk_workspace *ws, const oct_group *g, const double *tv, double *jerk)
+/* The force walk's record as the index lists (a copy: the walk's
+ * workspace moves on to the next group). */
+static int from_record(oct_jerk_workspace *ws, const oct_walk_lists *L)
 {
-    if (gather(src, p, ws, g)) return -1;
+    if (index_reserve(&ws->ci, L->ncell) || index_reserve(&ws->pi, L->npart)) return -1;
+    memcpy(ws->ci.k, L->cell, (size_t)L->ncell * sizeof *L->cell);
+    memcpy(ws->pi.k, L->part, (size_t)L->npart * sizeof *L->part);
+    ws->ci.n = L->ncell;
+    ws->pi.n = L->npart;
+    return 0;
+}
+
+int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
+                   oct_jerk_workspace *ws, const oct_group *g, const oct_walk_lists *lists,
+                   const double *tv, double *jerk)
+{
+    if (lists ? from_record(ws, lists) : gather(src, p, ws, g)) return -1;
     /* masses are in units of 2^e_mass (oct_sources), float lengths in 2^e_len */
     if (p->prec != OCT_DOUBLE) {
         int rc = jerk_group_float(src, js, p, ws, g, tv, jerk);

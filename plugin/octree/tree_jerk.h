@@ -71,8 +71,11 @@ void oct_jerk_workspace_free(oct_jerk_workspace *ws);
 
 /* The jerk of group g's targets (velocities tv[3k]) from the sources src
  * (records prepared for p->mac) moving with js: G applied, written to
- * jerk[3k..3k+2]. Returns 0, or -1 when out of memory. */
+ * jerk[3k..3k+2]. The cells and particles are those the force walk of g
+ * summed: its record when there is one (lists, oct_walk_recorded), else
+ * the same traversal again. Returns 0, or -1 when out of memory. */
 int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
-                   oct_jerk_workspace *ws, const oct_group *g, const double *tv, double *jerk);
+                   oct_jerk_workspace *ws, const oct_group *g, const oct_walk_lists *lists,
+                   const double *tv, double *jerk);
 
 #endif /* GP_OCTREE_TREE_JERK_H */
