@@ -56,8 +56,9 @@
  * summed particle by particle, for an accepted cell the monopole jerk of
  * its mass moving with its mass-weighted velocity plus the time derivative
  * of its quadrupole force, so that the jerk is the derivative of this
- * plugin's own acc (octree/tree_jerk.c); a second walk of each group takes
- * the force walk's decisions (float kernels in the float modes). Sources
+ * plugin's own acc (octree/tree_jerk.c); the jerk pass of each group sums
+ * the cells and particles its force walk recorded (oct_walk_recorded, float
+ * kernels in the float modes). Sources
  * without a state (set_particles and update_positions only) move with
  * velocity zero. An active subset's groups hold its co-active particles, so
  * a particle's cells change with who else is active; subset_spheres =
