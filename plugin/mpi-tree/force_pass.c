@@ -17,7 +17,8 @@
  * adding in that order; results to acc/pot by slot. lets_only: the LETs
  * alone (engine = cuda-tree, whose local part is added afterwards). A jerk
  * pass (ps->jk.js) adds each run's jerk the same way, from the local tree's
- * jerk sources and the LETs' ljs[0..nlet). */
+ * jerk sources and the LETs' ljs[0..nlet), each set's right after its walk
+ * so that it reads the cells and particles that walk recorded. */
 static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targets *T,
                     oct_tree *lets, const oct_jerk_sources *ljs, int nlet, double *acc,
                     double *pot, uint64_t *pp_out, uint64_t *pc_out)
@@ -42,6 +43,7 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
         oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
         int ok_mem = ws && buf && (!jerk || jws);
         if (!ok_mem) failed = 1;
+        else oct_workspace_record(ws, jerk);   /* each jerk reads its set's walk */
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t r = 0; r < T->nruns; r++) {
             if (!ok_mem) continue;
@@ -52,14 +54,23 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
                              .radius = T->radius[r], .ax = buf, .ay = buf + W, .az = buf + 2 * W,
                              .pot = buf + 3 * W };
             memcpy(grp.centre, &T->centre[3 * r], sizeof grp.centre);
+            /* each set's jerk right after its walk, from the walk's record:
+             * local tree, then the LETs (the same order as the sums) */
+            double *jsum = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
+            const double *tv = jerk ? ps->jk.tv + 3 * (size_t)b : NULL;
+            int bad = 0;
             if (lets_only) {   /* engine = cuda-tree adds the local part later */
                 for (uint32_t j = 0; j < 4 * W; j++) sum[j] = 0;
+                if (jerk) bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, NULL, tv, jsum);
             } else {
                 oct_walk_group(&local, wp, ws, &grp, &pp, &pc);
                 for (uint32_t j = 0; j < nt; j++) {
                     sum[j] = grp.ax[j]; sum[W + j] = grp.ay[j];
                     sum[2 * W + j] = grp.az[j]; sum[3 * W + j] = grp.pot[j];
                 }
+                if (jerk)
+                    bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, oct_walk_recorded(ws, &local, &grp),
+                                         tv, jsum);
             }
             for (int k = 0; k < nlet; k++) {
                 if (remote[k].n == 0) continue;
@@ -68,6 +79,10 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
                     sum[j] += grp.ax[j]; sum[W + j] += grp.ay[j];
                     sum[2 * W + j] += grp.az[j]; sum[3 * W + j] += grp.pot[j];
                 }
+                if (!jerk || bad) continue;
+                bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, oct_walk_recorded(ws, &remote[k], &grp),
+                                     tv, jg);
+                for (uint32_t j = 0; j < 3 * nt; j++) jsum[j] += jg[j];
             }
             for (uint32_t j = 0; j < nt; j++) {
                 size_t o = T->slot[b + j];
@@ -75,16 +90,6 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
                 if (pot) pot[o] = sum[3 * W + j];
             }
             if (!jerk) continue;
-            /* the same groups, so the same cells: local tree, then the LETs */
-            double *jsum = buf + 8 * (size_t)W, *jg = buf + 11 * (size_t)W;
-            const double *tv = ps->jk.tv + 3 * (size_t)b;
-            /* every set is walked before the first jerk: no record to reuse */
-            int bad = oct_jerk_group(&local, ps->jk.js, wp, jws, &grp, NULL, tv, jsum);
-            for (int k = 0; k < nlet && !bad; k++) {
-                if (remote[k].n == 0) continue;
-                bad = oct_jerk_group(&remote[k], &ljs[k], wp, jws, &grp, NULL, tv, jg);
-                for (uint32_t j = 0; j < 3 * nt; j++) jsum[j] += jg[j];
-            }
             if (bad) { failed = 1; continue; }
             for (uint32_t j = 0; j < nt; j++)
                 for (int d = 0; d < 3; d++) ps->jk.jerk[3 * T->slot[b + j] + d] = jsum[3 * j + d];
