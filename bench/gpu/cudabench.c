@@ -326,13 +326,13 @@ static int run_tree(int argc, char **argv)
     return 0;
 }
 
-/* qsort's comparator has no user pointer: the keys of run_block's sort */
 static int by_index_ascending(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* qsort's comparator has no user pointer: the keys of run_block's sort */
 static const double *sort_key;
 static int by_key_descending(const void *a, const void *b)
 {

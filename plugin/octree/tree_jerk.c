@@ -186,21 +186,20 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
     return 0;
 }
 
-/* The gathered entries as lists of T: positions about c times il,
- * velocities about u, S times il^2 and dS/dt times il (double: c = u = 0,
- * il = 1). FLOAT: returns 1 when a value leaves the float kernels' range.
- * Returns -1 when out of memory. */
+/* The entries E (cells and particles, as indices) as lists of T:
+ * positions about c times il, velocities about u, S times il^2 and dS/dt
+ * times il (double: c = u = 0, il = 1). FLOAT: returns 1 when a value
+ * leaves the float kernels' range. Returns -1 when out of memory. */
 #define FILL_LISTS(T, CL, PL, FLOAT)                                                           \
     ({                                                                                         \
         int rc_ = 0;                                                                           \
-        const index_list *CI = &ws->ci, *PI = &ws->pi;                                         \
-        if (LIST_RESERVE(CL, T, padded(CI->n)) || LIST_RESERVE(PL, T, padded(PI->n)))          \
+        if (LIST_RESERVE(CL, T, padded(E->ncell)) || LIST_RESERVE(PL, T, padded(E->npart)))    \
             rc_ = -1;                                                                          \
         const double il2 = il * il, R = FLOAT ? JERK_FLOAT_RANGE : HUGE_VAL;                   \
         int bad_ = 0;                                                                          \
         const int q_ = p->quadrupole;                                                          \
-        for (uint32_t j = 0; j < CI->n && !rc_; j++) {                                         \
-            uint32_t c = CI->k[j];                                                             \
+        for (uint32_t j = 0; j < E->ncell && !rc_; j++) {                                      \
+            uint32_t c = E->cell[j];                                                           \
             const double *com = src->cells[c].com, *cv = &js->cv[OCT_JERK_CELL * (size_t)c];   \
             double x = (com[0] - gc[0]) * il, y = (com[1] - gc[1]) * il,                       \
                    z = (com[2] - gc[2]) * il;                                                  \
@@ -218,8 +217,8 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
             }                                                                                  \
             (CL)->id[j] = -3;                                                                  \
         }                                                                                      \
-        for (uint32_t j = 0; j < PI->n && !rc_; j++) {                                         \
-            uint32_t k = PI->k[j];                                                             \
+        for (uint32_t j = 0; j < E->npart && !rc_; j++) {                                      \
+            uint32_t k = E->part[j];                                                           \
             double x = (src->x[k] - gc[0]) * il, y = (src->y[k] - gc[1]) * il,                 \
                    z = (src->z[k] - gc[2]) * il;                                               \
             double vx = js->vx[k] - u[0], vy = js->vy[k] - u[1], vz = js->vz[k] - u[2];        \
@@ -233,7 +232,7 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
         /* whole lanes: padding is massless and away from the group (adds 0) */                \
         for (int w = 0; w < 2 && !rc_; w++) {                                                  \
             __typeof__(CL) L_ = w ? (PL) : (CL);                                               \
-            uint32_t n_ = w ? PI->n : CI->n;                                                   \
+            uint32_t n_ = w ? E->npart : E->ncell;                                             \
             for (uint32_t j = n_; j < padded(n_); j++) {                                       \
                 L_->x[j] = L_->y[j] = L_->z[j] = (T)1;                                         \
                 L_->vx[j] = L_->vy[j] = L_->vz[j] = L_->m[j] = 0;                              \
@@ -251,15 +250,15 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
 #define JERK_FLOAT_RANGE 1e15
 
 static int fill_double(const oct_sources *src, const oct_jerk_sources *js,
-                       const oct_walk_params *p, oct_jerk_workspace *ws)
+                       const oct_walk_params *p, oct_jerk_workspace *ws, const oct_walk_lists *E)
 {
     const double gc[3] = { 0, 0, 0 }, u[3] = { 0, 0, 0 }, il = 1.0;
     return FILL_LISTS(double, &ws->cells, &ws->parts, 0);
 }
 
 static int fill_float(const oct_sources *src, const oct_jerk_sources *js,
-                      const oct_walk_params *p, oct_jerk_workspace *ws, const double gc[3],
-                      const double u[3], double il)
+                      const oct_walk_params *p, oct_jerk_workspace *ws, const oct_walk_lists *E,
+                      const double gc[3], const double u[3], double il)
 {
     return FILL_LISTS(float, &ws->cf, &ws->pf, 1);
 }
@@ -377,15 +376,15 @@ JERK_CLONES static void jerk_particles_f(JERK_ARGS(float, jerk_list_f))
  * 3 e_len) gives the sum); returns 1 where a value leaves the float range
  * (the caller then takes the double kernels), -1 when out of memory. */
 static int jerk_group_float(const oct_sources *src, const oct_jerk_sources *js,
-                            const oct_walk_params *p, oct_jerk_workspace *ws, const oct_group *g,
-                            const double *tv, double *jerk)
+                            const oct_walk_params *p, oct_jerk_workspace *ws, const oct_walk_lists *E,
+                            const oct_group *g, const double *tv, double *jerk)
 {
     const double il = ldexp(1.0, -src->e_len);
     double u[3] = { 0, 0, 0 };
     for (uint32_t t = 0; t < g->n; t++)
         for (int d = 0; d < 3; d++) u[d] += tv[3 * t + d];
     for (int d = 0; d < 3; d++) u[d] /= g->n ? (double)g->n : 1.0;
-    int rc = fill_float(src, js, p, ws, g->centre, u, il);
+    int rc = fill_float(src, js, p, ws, E, g->centre, u, il);
     if (rc) return rc;
     const float eps2 = (float)(p->eps2 * il * il);
     if (!((double)eps2 < 1e30)) return 1;
@@ -405,26 +404,21 @@ static int jerk_group_float(const oct_sources *src, const oct_jerk_sources *js,
     return 0;
 }
 
-/* The force walk's record as the index lists (a copy: the walk's
- * workspace moves on to the next group). */
-static int from_record(oct_jerk_workspace *ws, const oct_walk_lists *L)
-{
-    if (index_reserve(&ws->ci, L->ncell) || index_reserve(&ws->pi, L->npart)) return -1;
-    memcpy(ws->ci.k, L->cell, (size_t)L->ncell * sizeof *L->cell);
-    memcpy(ws->pi.k, L->part, (size_t)L->npart * sizeof *L->part);
-    ws->ci.n = L->ncell;
-    ws->pi.n = L->npart;
-    return 0;
-}
-
 int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct_walk_params *p,
                    oct_jerk_workspace *ws, const oct_group *g, const oct_walk_lists *lists,
                    const double *tv, double *jerk)
 {
-    if (lists ? from_record(ws, lists) : gather(src, p, ws, g)) return -1;
+    /* the force walk's record, read in place; else the same traversal again */
+    oct_walk_lists walked;
+    const oct_walk_lists *E = lists;
+    if (!E) {
+        if (gather(src, p, ws, g)) return -1;
+        walked = (oct_walk_lists){ .cell = ws->ci.k, .part = ws->pi.k, .ncell = ws->ci.n, .npart = ws->pi.n };
+        E = &walked;
+    }
     /* masses are in units of 2^e_mass (oct_sources), float lengths in 2^e_len */
     if (p->prec != OCT_DOUBLE) {
-        int rc = jerk_group_float(src, js, p, ws, g, tv, jerk);
+        int rc = jerk_group_float(src, js, p, ws, E, g, tv, jerk);
         if (rc < 0) return -1;
         if (rc == 0) {
             const double scale = p->G * ldexp(1.0, src->e_mass - 3 * src->e_len);
@@ -432,7 +426,7 @@ int oct_jerk_group(const oct_sources *src, const oct_jerk_sources *js, const oct
             return 0;
         }
     }
-    if (fill_double(src, js, p, ws) < 0) return -1;
+    if (fill_double(src, js, p, ws, E) < 0) return -1;
     const double scale = p->G * ldexp(1.0, src->e_mass);
     for (uint32_t t = 0; t < g->n; t++) {
         double o[3] = { 0, 0, 0 };
