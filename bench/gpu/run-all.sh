@@ -129,6 +129,7 @@ tree_stage() { # name, exponents
 stage_block() {
     f="$out/gpu-$tag-block.txt"
     header "block steps through ABI 1.1 and 1.0 (bench/gpu/cudabench block)" "$f"
+    : > "$f.log" # emptied: the runs below append their debug lines
     # accel: the 1% with the largest |a| (a block step's deepest level);
     # random: a new random 1% each step (the sparse worst case). Both handed
     # over in ascending index order, as gravhost's level bins give them; one
@@ -158,6 +159,7 @@ stage_block() {
 stage_group_cells() {
     f="$out/gpu-$tag-group-cells.txt"
     header "cuda-tree group_cell swept (bench/gpu/cudabench block and tree)" "$f"
+    : > "$f.log"
     for gc in ${GROUP_CELLS:-1024 2048 4096}; do
         for model in galaxy plummer; do
             for sel in random accel; do
