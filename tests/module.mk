@@ -33,13 +33,13 @@ $(BUILD)/t/valgrind-%.t: $(CONFORMANCE) $(BUILD)/plugins/gravplug-%.so tests/val
 
 # ---- compiled tests that link the loader object directly ------------------
 # (not libgravplug.so, so they do not depend on the rest of the host library)
-GP_MY_C_TESTS := physics-direct abi-loader base-params
+GP_MY_C_TESTS := physics-direct abi-loader base-params base-scan
 TESTS += $(GP_MY_C_TESTS:%=$(BUILD)/t/%.t)
 $(GP_MY_C_TESTS:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(BUILD)/t/physics-direct.t $(BUILD)/t/abi-loader.t: $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_LOADER_OBJ) $(BUILD)/plugins/gravplug-cpu-direct.so
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/$*.o $(GP_LOADER_OBJ) -ldl -lpthread $(LDLIBS)
-$(BUILD)/t/base-params.t: $(BUILD)/obj/tests/base-params.o $(GP_BASE_OBJS)
+$(BUILD)/t/base-params.t $(BUILD)/t/base-scan.t: $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_BASE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 

@@ -313,6 +313,14 @@ size_t gp_first_nonfinite(const double *v, size_t count);
 /* The first of n masses that is not finite or is negative, or n. */
 size_t gp_first_bad_mass(const double *mass, size_t n);
 
+/* The finite check and a copy in one pass: copies count doubles from src
+ * to dst and returns 1 if all were finite, else 0 (dst holds the copy all
+ * the same; gp_first_nonfinite finds the culprit for the sentence). For a
+ * GPU plugin packing a block step's state for upload, where a check and
+ * then a copy read the arrays twice. Spread over the threads from 65,536
+ * values. */
+int gp_copy_finite(double *dst, const double *src, size_t count);
+
 /* memcpy of count doubles, split over the threads for large copies. */
 void gp_copy_doubles(double *dst, const double *src, size_t count);
 
@@ -354,6 +362,13 @@ gp_status gp_check_subset(gp_base *base, const char *fn, size_t n_sub, const uin
 gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
                          const double *pos, const double *vel, const double *acc,
                          const double *t);
+/* gp_state_check without the values' finiteness (the subset rules, no
+ * NULL array): for a plugin that checks the values as it copies them
+ * (gp_copy_finite) and calls gp_state_check for the sentence when one is
+ * not finite. */
+gp_status gp_state_check_args(gp_base *base, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *t);
 gp_status gp_masses_check(gp_base *base, size_t n_sub, const uint32_t *index,
                           const double *mass);
 

@@ -9,11 +9,20 @@
 #include <math.h>
 #include <string.h>
 
-/* Blocks of 1024 values: each is scanned branch-free (vectorises); blocks
- * are spread over the threads for large arrays, and the first bad block
- * (smallest index) is searched for its culprit, so the answer is the same
- * for any thread count. */
+/* Blocks of 1024 values. A block is checked by summing x * 0 over it:
+ * that is NaN for an infinite or NaN x and 0 otherwise, so the sum is NaN
+ * when a value is not finite. The sum vectorises (simd lets it be
+ * reordered) even with SSE2 alone, where an isfinite() loop stayed scalar
+ * at -O2 (1.4-2.6x slower on the project's VM). Blocks are spread over
+ * the threads for large arrays, and the first bad block (smallest index)
+ * is searched for its culprit, so the answer is the same for any thread
+ * count. */
 enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
+
+/* gp_copy_finite spreads over the threads from here: its arrays are a
+ * block step's subset (0.5 million values at 167,772 particles), which a
+ * single thread checked and then copied in 4-5 ms on the H100's host. */
+enum { COPY_PARALLEL = 1 << 16 };
 
 static size_t first_bad_block(const double *v, size_t count)
 {
@@ -22,9 +31,10 @@ static size_t first_bad_block(const double *v, size_t count)
 #pragma omp parallel for schedule(static) reduction(min : first) if (count >= SCAN_PARALLEL)
     for (long long b = 0; b < nb; ++b) {
         size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
-        int bad = 0;
-        for (size_t k = s; k < e; ++k) bad |= !isfinite(v[k]);
-        if (bad && b < first) first = b;
+        double z = 0.0; /* NaN when a value is not finite */
+#pragma omp simd reduction(+ : z)
+        for (size_t k = s; k < e; ++k) z += v[k] * 0.0;
+        if (z != z && b < first) first = b;
     }
     return (size_t)first;
 }
@@ -44,6 +54,25 @@ size_t gp_first_bad_mass(const double *mass, size_t n)
     for (long long i = 0; i < (long long)n; ++i)
         if (!(isfinite(mass[i]) && mass[i] >= 0) && i < first) first = i;
     return (size_t)first;
+}
+
+int gp_copy_finite(double *dst, const double *src, size_t count)
+{
+    const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) if (count >= COPY_PARALLEL)
+    for (long long b = 0; b < nb; ++b) {
+        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
+        double z = 0.0; /* NaN when a value is not finite */
+#pragma omp simd reduction(+ : z)
+        for (size_t k = s; k < e; ++k) {
+            double x = src[k];
+            dst[k] = x;
+            z += x * 0.0;
+        }
+        bad |= z != z;
+    }
+    return !bad;
 }
 
 void gp_copy_doubles(double *dst, const double *src, size_t count)

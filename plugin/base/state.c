@@ -47,12 +47,11 @@ static int alloc_state(gp_base *base)
     return 1;
 }
 
-gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
-                         const double *pos, const double *vel, const double *acc,
-                         const double *t)
+gp_status gp_state_check_args(gp_base *base, size_t n_sub, const uint32_t *index,
+                              const double *pos, const double *vel, const double *acc,
+                              const double *t)
 {
-    static const char fn[] = "set_state";
-    gp_status st = gp_check_subset(base, fn, n_sub, index);
+    gp_status st = gp_check_subset(base, "set_state", n_sub, index);
     if (st != GP_OK || n_sub == 0) return st;
     if (!pos || !vel || !acc || !t)
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
@@ -60,6 +59,16 @@ gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
                        "particles of the subset",
                        !pos ? "pos" : !vel ? "vel" : !acc ? "acc" : "t",
                        !t && pos && vel && acc ? "one time each" : "3 doubles each", n_sub);
+    return GP_OK;
+}
+
+gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                         const double *pos, const double *vel, const double *acc,
+                         const double *t)
+{
+    static const char fn[] = "set_state";
+    gp_status st = gp_state_check_args(base, n_sub, index, pos, vel, acc, t);
+    if (st != GP_OK || n_sub == 0) return st;
     if ((st = check_finite(base, fn, "a position", pos, 3 * n_sub, 3)) != GP_OK ||
         (st = check_finite(base, fn, "a velocity", vel, 3 * n_sub, 3)) != GP_OK ||
         (st = check_finite(base, fn, "an acceleration", acc, 3 * n_sub, 3)) != GP_OK ||

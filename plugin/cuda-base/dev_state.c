@@ -12,26 +12,46 @@
 
 static size_t pad8(size_t bytes) { return (bytes + 7) & ~(size_t)7; }
 
+static size_t packed_bytes(size_t n_sub, const uint32_t *index, const size_t *counts, int narrays)
+{
+    size_t total = index ? pad8(n_sub * sizeof(uint32_t)) : 0;
+    for (int k = 0; k < narrays; ++k) total += counts[k] * sizeof(double);
+    return total;
+}
+
+/* A block step's subset fits the pinned stage: packed there in one copy,
+ * its values checked as they are copied (gp_copy_finite). */
+static int fits_stage(size_t total) { return total <= 2 * GP_STAGE_CHUNK; }
+
 /* Uploads [index | data...] packed in the pinned stage to ds->in; returns
- * the device pointers of the index (NULL when index is NULL) and data. */
+ * the device pointers of the index (NULL when index is NULL) and data.
+ * finite (may be NULL): set to 0 when a value packed in the stage was not
+ * finite, and nothing is uploaded; the staged path (!fits_stage) does not
+ * look at the values and sets it to 1. */
 static gp_status upload_packed(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, size_t n_sub,
                                const uint32_t *index, const double *const *arrays, const size_t *counts,
-                               int narrays, uint32_t **idx_dev, double **data_dev, const char *what)
+                               int narrays, uint32_t **idx_dev, double **data_dev, int *finite,
+                               const char *what)
 {
-    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0, total = ibytes;
-    for (int k = 0; k < narrays; ++k) total += counts[k] * sizeof(double);
+    size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0,
+           total = packed_bytes(n_sub, index, counts, narrays);
+    if (finite) *finite = 1;
     gp_status st = gp_dbuf_reserve(b, &ds->in, total, what);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
-    if (total <= 2 * GP_STAGE_CHUNK) {
-        /* a block step's subset: packed in pinned memory, one copy */
+    if (fits_stage(total)) {
         if ((st = gp_hbuf_reserve(b, stage, total, "the pinned staging buffer")) != GP_OK) return st;
         char *h = (char *)stage->ptr;
         if (index) gp_copy_parallel(h, index, n_sub * sizeof(uint32_t));
         size_t off = ibytes;
+        int ok = 1;
         for (int k = 0; k < narrays; ++k) {
-            gp_copy_parallel(h + off, arrays[k], counts[k] * sizeof(double));
+            ok &= gp_copy_finite((double *)(h + off), arrays[k], counts[k]);
             off += counts[k] * sizeof(double);
+        }
+        if (!ok && finite) {
+            *finite = 0;
+            return GP_OK;
         }
         st = gp_cuda_upload(b, c, ds->in.ptr, stage->ptr, total, what);
     } else {
@@ -104,20 +124,29 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
                         const double *acc, const double *jerk, const double *t)
 {
     double t0 = gp_wtime();
-    gp_status st = jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
-                        : gp_state_check(b, n_sub, index, pos, vel, acc, t);
+    const double *arrays[5] = {pos, vel, acc, t, jerk};
+    size_t counts[5] = {3 * n_sub, 3 * n_sub, 3 * n_sub, n_sub, 3 * n_sub};
+    const int narrays = jerk ? 5 : 4;
+    /* a subset that fits the stage has its values checked as they are
+     * packed (one pass over them, not two); the rest first, here */
+    const int packed = fits_stage(packed_bytes(n_sub, index, counts, narrays));
+    gp_status st = packed ? gp_state_check_args(b, n_sub, index, pos, vel, acc, t)
+                 : jerk   ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
+                          : gp_state_check(b, n_sub, index, pos, vel, acc, t);
     if (st != GP_OK || n_sub == 0) return st;
     double t1 = gp_wtime();
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if ((st = alloc_state(b, c, ds, b->p.n)) != GP_OK) return st;
     if (jerk && (st = gp_dbuf_reserve(b, &ds->jerk, 3 * ds->n * sizeof(double), "the held jerks")) != GP_OK)
         return st;
-    const double *arrays[5] = {pos, vel, acc, t, jerk};
-    size_t counts[5] = {3 * n_sub, 3 * n_sub, 3 * n_sub, n_sub, 3 * n_sub};
     uint32_t *idx_dev;
     double *data;
-    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, jerk ? 5 : 4, &idx_dev, &data,
+    int finite;
+    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, narrays, &idx_dev, &data, &finite,
                             "copying the state to the GPU")) != GP_OK) return st;
+    if (!finite) /* nothing was uploaded; the full check says which value */
+        return jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
+                    : gp_state_check(b, n_sub, index, pos, vel, acc, t);
     double t2 = gp_wtime();
     int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
                                  jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, ptrs(ds), pos_dev,
@@ -133,7 +162,7 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     }
     /* where a block step's set_state spends its time, for a device run */
     gp_log(b, GP_LOG_DEBUG,
-           "set_state n_sub=%zu: checks %.3f ms, packing + upload %.3f ms, scatter on the GPU %.3f ms, "
+           "set_state n_sub=%zu: checks %.3f ms, packing (values checked) + upload %.3f ms, scatter on the GPU %.3f ms, "
            "host copy of the positions %s%.3f ms",
            n_sub, 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2), host_copy ? "" : "(skipped, stale) ",
            1e3 * (gp_wtime() - t3));
@@ -274,7 +303,7 @@ gp_status gp_dstate_masses(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage
     size_t counts[1] = {n_sub};
     uint32_t *idx_dev;
     double *data;
-    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, 1, &idx_dev, &data,
+    if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, 1, &idx_dev, &data, NULL,
                             "copying the masses to the GPU")) != GP_OK) return st;
     int e = gp_state_dev_masses(idx_dev, (uint32_t)n_sub, data, mass_dev, c->stream);
     if ((st = gp_cuda_check(b, e, "storing the masses on the GPU")) != GP_OK) return st;
