@@ -32,7 +32,14 @@
  * active — where active_max / active_mean is the load imbalance.
  * GP_ACTIVE_BALANCE=1 cuts the curve by weight instead of by count, the
  * active particles weighing 1/f ("(balanced)" in the line).
+ * GP_ACTIVE_BALANCE=levels decomposes as gravhost-mpi's migrations do
+ * (gp_mpi_decompose_levels, host_stub/mpi/decomp.h): the active particles
+ * on level round(log2(1/f)), the rest on level 0, the curve cut into 4
+ * pieces a rank and the pieces dealt so that both level sets are shared
+ * ("(levels)" in the line). The weight cut leaves a rank inside the
+ * centre with twice the mean of active particles; this one does not.
  */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,7 @@
 #include <time.h>
 
 #include "octree/host_tree.h"
+#include "host_stub/mpi/decomp.h"
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 
@@ -146,7 +154,7 @@ int main(int argc, char **argv)
         free(sorted); free(r2);
     }
     size_t b = n * (size_t)rank / (size_t)size, e = n * (size_t)(rank + 1) / (size_t)size, nl = e - b;
-    if (is_active && getenv("GP_ACTIVE_BALANCE")) {
+    if (is_active && getenv("GP_ACTIVE_BALANCE") && strcmp(getenv("GP_ACTIVE_BALANCE"), "levels") != 0) {
         /* cut the curve by weight, active particles weighing 1/f, the rest
          * 1 (gravhost-mpi weighs by 2^level, the same idea for a block
          * step's mix: decomp.h) */
@@ -162,16 +170,41 @@ int main(int argc, char **argv)
         if (b > e) b = e;
         nl = e - b;
     }
+    const char *bal = getenv("GP_ACTIVE_BALANCE");
+    int levels = is_active && bal && strcmp(bal, "levels") == 0;
+    /* this rank's particles (global indices) */
+    uint32_t *mine = malloc((nl ? nl : 1) * sizeof *mine);
+    for (size_t k = 0; k < nl; k++) mine[k] = perm[b + k];
+    if (levels) {
+        /* rows x y z level, id the global index: gravhost-mpi's cut */
+        const int lev = (int)(log2(1.0 / frac) + 0.5);
+        double *rows = malloc(4 * (nl ? nl : 1) * sizeof *rows);
+        uint64_t *ids = malloc((nl ? nl : 1) * sizeof *ids);
+        for (size_t k = 0; k < nl; k++) {
+            memcpy(&rows[4 * k], &ic.pos[3 * (size_t)mine[k]], 3 * sizeof *rows);
+            rows[4 * k + 3] = is_active[mine[k]] ? lev : 0;
+            ids[k] = mine[k];
+        }
+        if (gp_mpi_decompose_levels(MPI_COMM_WORLD, &nl, 4, 3, &rows, &ids, err, sizeof err)) {
+            fprintf(stderr, "%s\n", err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        free(mine);
+        mine = malloc((nl ? nl : 1) * sizeof *mine);
+        for (size_t k = 0; k < nl; k++) mine[k] = (uint32_t)ids[k];
+        free(rows); free(ids);
+    }
     uint32_t *active = malloc((nl ? nl : 1) * sizeof *active);
     size_t na = 0;
     for (size_t k = 0; k < nl && is_active; k++)
-        if (is_active[perm[b + k]]) active[na++] = (uint32_t)k;
+        if (is_active[mine[k]]) active[na++] = (uint32_t)k;
     free(is_active);
     double *pos = malloc(3 * (nl ? nl : 1) * sizeof *pos), *mass = malloc((nl ? nl : 1) * sizeof *mass);
     for (size_t k = 0; k < nl; k++) {
-        memcpy(&pos[3 * k], &ic.pos[3 * (size_t)perm[b + k]], 3 * sizeof *pos);
-        mass[k] = ic.mass[perm[b + k]];
+        memcpy(&pos[3 * k], &ic.pos[3 * (size_t)mine[k]], 3 * sizeof *pos);
+        mass[k] = ic.mass[mine[k]];
     }
+    free(mine);
     free(keys); free(perm);
     gp_ic_free(&ic);
 
@@ -241,7 +274,7 @@ int main(int argc, char **argv)
         MPI_Reduce(&inter_act, &iasum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
             printf("active\t%s\t%zu\t%d\t%g%s%s\t%llu\t%.0f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\n", model, n, size, frac,
-                   spread ? "(spread)" : "", getenv("GP_ACTIVE_BALANCE") ? "(balanced)" : "", nmax, (double)nsum / size, tu[reps / 2], ta[reps / 2], tac[reps / 2],
+                   spread ? "(spread)" : "", !bal ? "" : strcmp(bal, "levels") == 0 ? "(levels)" : "(balanced)", nmax, (double)nsum / size, tu[reps / 2], ta[reps / 2], tac[reps / 2],
                    (double)asum / size, nsum ? iasum / (double)nsum : 0.0);
         free(tu); free(ta); free(tac);
     }

@@ -39,7 +39,7 @@
 #     cores       block-rk2 (gravhost) on cuda-tree against cpu-tree on every
 #                 host core, galaxy 2^20 (CORES_N), t = 0 .. 1/4      ~2-5 min
 #     mpi         mpi-tree at P = 1, 2, 4, ... up to the host's cores, galaxy 2^22
-#                 (MPI_N), a full call and a 1% block step's (cut by weight); needs mpirun
+#                 (MPI_N), a full call and a 1% block step's (gravhost-mpi's cut); needs mpirun
 #                                                                    ~5-10 min
 #     (group-cells, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
 #     swap the GPU plugin for a dry run on a machine without one)
@@ -273,8 +273,9 @@ stage_cores() {
 # mpi-tree on the GPU machine's host cores (the GPU idle): P = 1, 2, 4, ...
 # up to the cores, one thread a rank, galaxy MPI_N (default 2^22): a full
 # force call (equal counts per rank), and a block step's (the central 1%,
-# the curve cut by weight as gravhost-mpi cuts it: with equal counts the
-# whole centre sits on one rank and a block step cannot scale);
+# decomposed as gravhost-mpi's migrations do, every level set shared over
+# the ranks: with equal counts the whole centre sits on one rank, and a
+# plain cut by weight leaves twice the mean of it on one);
 # bench/mpi-tree-scaling.c says what the columns are. Needs mpirun on the
 # machine. A build carried from elsewhere (pack-for-device.sh) brings Open
 # MPI's libraries in build/devlibs/mpi; the machine's own, when it has
@@ -292,7 +293,7 @@ stage_mpi() {
     while [ "$p" -le "$(nproc)" ]; do
         for frac in "" 0.01; do
             env LD_LIBRARY_PATH="$mpilibs${LD_LIBRARY_PATH:-}" OMPI_ALLOW_RUN_AS_ROOT=1 \
-                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GP_ACTIVE_FRACTION=$frac ${frac:+GP_ACTIVE_BALANCE=1} \
+                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GP_ACTIVE_FRACTION=$frac ${frac:+GP_ACTIVE_BALANCE=levels} \
                 timeout -k 5 "${MPI_TIMEOUT:-120}" mpirun --oversubscribe -np "$p" build/bench/mpi-tree-scaling galaxy \
                 "${MPI_N:-4194304}" 3 >> "$f" 2>&1
         done

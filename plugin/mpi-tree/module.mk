@@ -80,9 +80,9 @@ $(BUILD)/t/extreme-scales-mpi-tree.t: $(BUILD)/t/extreme-scales.t $(MPI_TREE_SO)
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
 BENCHES += $(MPI_BENCH)
 $(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)
-$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) $(BUILD)/lib/libgravplug.so
+$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GH_DECOMP_OBJS) $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GP_OCTREE_OBJS) -L$(BUILD)/lib -lgravplug \
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GH_DECOMP_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 # host_stub/mpi/decomp.c: the Peano-Hilbert decomposition that gives each
 # rank of gravhost-mpi its slice of the curve (host_stub/mpi/module.mk
