@@ -812,8 +812,8 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
     if ((r = gp_cuda_sync(&s->base, &s->cu, "clearing the previous accelerations")) != GP_OK) return r;
     s->dev_valid = 1;
     gp_log(&s->base, GP_LOG_DEBUG,
-           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/base, "
-           "validates again) %.3f ms, mass scale + upload %.3f ms (transfers %.3f ms)",
+           "set_particles n=%zu: validation %.3f ms, device buffers %.3f ms, host copy (plugin/base, not "
+           "validated again) %.3f ms, mass scale + upload %.3f ms (transfers %.3f ms)",
            n, 1e3 * (ph1 - ph0), 1e3 * (ph2 - ph1), 1e3 * (ph3 - ph2), 1e3 * (gp_wtime() - ph3),
            1e3 * (s->base.stats.seconds_transfer - tr0));
     return GP_OK;
