@@ -29,6 +29,9 @@
 #                 2^20, bmax theta 0.5): speed of light, occupancy, launch
 #                 stats, and thread instructions per interaction (ncu's
 #                 count over cudabench's interactions of the same call) ~2 min
+#     ncu-step    Nsight Compute times every kernel of cudabench block (galaxy
+#                 2^24, 1% accel, 2 steps a path): the refit's gather, moments
+#                 and records against the walk; one CSV row a launch  ~3-5 min
 #     block-pays  bench/block-pays.py on cuda-tree: galaxy 2^17, block-rk2 and
 #                 block-kdk at three eta against leapfrog at three dt, to
 #                 equal max |dE/E| (energies from cpu-direct on the host's
@@ -41,7 +44,7 @@
 #     mpi         mpi-tree at P = 1, 2, 4, ... up to the host's cores, galaxy 2^22
 #                 (MPI_N), a full call and a 1% block step's (gravhost-mpi's cut); needs mpirun
 #                                                                    ~5-10 min
-#     (group-cells, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
+#     (group-cells, ncu-step, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
 #     swap the GPU plugin for a dry run on a machine without one)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
@@ -205,6 +208,35 @@ stage_ncu() {
     echo "ncu: $f"
 }
 
+# Every kernel of a block run at 2^24 timed one by one (Nsight Compute,
+# clocks at base, so read ratios): where compute_forces' 3.2 ms "tree
+# refit and records" of a 1% step goes (the particle gather, the
+# level-by-level moments, the walk records), next to the walk. One CSV row
+# a launch, in launch order (the build's kernels first, then per step:
+# predict, gathers, refit, i-records, groups, walk, scatter), and a
+# summary per kernel name.
+stage_ncu_step() {
+    f="$out/gpu-$tag-ncu-step.txt"
+    header "Nsight Compute: every kernel of cudabench block, galaxy 2^24, 1% accel, 2 steps per path" "$f"
+    need ncu "$f" ncu-step || return 0
+    ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --page raw \
+        build/bench/cudabench block --plugin cuda-tree --model galaxy --n $((1 << 24)) --active 0.01 --steps 2 \
+        --select accel --config "mac=bmax theta=0.5" > "$f.csv" 2>> "$f"
+    echo "# kernel, launches, time (sum, ncu units), dram read, dram write (sums)" >> "$f"
+    # Kernel Name and the three metrics, by their header names
+    awk -F'","' 'NR == 1 { for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); c[h] = i } next }
+                 c["Kernel Name"] && $0 ~ /^"/ {
+                     k = $c["Kernel Name"]; sub(/\(.*/, "", k); sub(/^.* /, "", k)
+                     t = $c["gpu__time_duration.sum"]; gsub(/[",]/, "", t)
+                     r = $c["dram__bytes_read.sum"]; gsub(/[",]/, "", r)
+                     w = $c["dram__bytes_write.sum"]; gsub(/[",]/, "", w)
+                     if (t + 0 > 0) { n[k]++; T[k] += t; R[k] += r; W[k] += w }
+                 }
+                 END { for (k in n) printf "%s %d %.6g %.6g %.6g\n", k, n[k], T[k], R[k], W[k] }' "$f.csv" |
+        sort -k3 -g -r >> "$f"
+    echo "ncu-step: $f (each launch in $f.csv)"
+}
+
 stage_block_pays() {
     python3 bench/block-pays.py --plugin cuda-tree --model galaxy --n "${BLOCK_PAYS_N:-131072}" --t 2 \
         --dt 0.25 --schemes block-rk2,block-kdk --etas 0.1,0.15,0.25 --leapfrog 5,6,7 --repeats 1 \
@@ -314,10 +346,11 @@ for s in $stages; do
     block) stage_block ;;
     group-cells) stage_group_cells ;;
     ncu) stage_ncu ;;
+    ncu-step) stage_ncu_step ;;
     block-pays) stage_block_pays ;;
     hermite) stage_hermite ;;
     cores) stage_cores ;;
     mpi) stage_mpi ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu block-pays hermite cores mpi)" >&2; exit 2 ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu ncu-step block-pays hermite cores mpi)" >&2; exit 2 ;;
     esac
 done
