@@ -144,9 +144,15 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     int finite;
     if ((st = upload_packed(b, c, ds, stage, n_sub, index, arrays, counts, narrays, &idx_dev, &data, &finite,
                             "copying the state to the GPU")) != GP_OK) return st;
-    if (!finite) /* nothing was uploaded; the full check says which value */
-        return jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
-                    : gp_state_check(b, n_sub, index, pos, vel, acc, t);
+    if (!finite) { /* nothing was uploaded; the full check says which value */
+        st = jerk ? gp_state_check_jerk(b, n_sub, index, pos, vel, acc, jerk, t)
+                  : gp_state_check(b, n_sub, index, pos, vel, acc, t);
+        return st != GP_OK ? st
+                           : gp_fail(b, GP_ERR_INVALID_ARGUMENT,
+                                     "set_state: a value read as not finite while it was copied and as "
+                                     "finite when checked again (was another thread writing the arrays?); "
+                                     "nothing was stored: call again once the arrays hold their values");
+    }
     double t2 = gp_wtime();
     int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
                                  jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, ptrs(ds), pos_dev,
@@ -162,8 +168,8 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     }
     /* where a block step's set_state spends its time, for a device run */
     gp_log(b, GP_LOG_DEBUG,
-           "set_state n_sub=%zu: checks %.3f ms, packing (values checked) + upload %.3f ms, scatter on the GPU %.3f ms, "
-           "host copy of the positions %s%.3f ms",
+           "set_state n_sub=%zu: checks %.3f ms, packing (values checked) + upload %.3f ms, "
+           "scatter on the GPU %.3f ms, host copy of the positions %s%.3f ms",
            n_sub, 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2), host_copy ? "" : "(skipped, stale) ",
            1e3 * (gp_wtime() - t3));
     return GP_OK;
