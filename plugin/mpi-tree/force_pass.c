@@ -112,8 +112,15 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     gp_status st = GP_OK;
     const char *fn = ps->fn;
     const int mac = ps->mac;
-    /* the records always: the LETs are cut from them (and the jerk walks them) */
-    oct_tree_prepare_cells(tree, mac, ps->theta, OCT_PREPARE_RECORDS | oct_walk_layouts(ps->wp.prec));
+    /* phase clock, for the debug line at the end: where a rank's time
+     * goes at large P (the waits are the agreements that follow a phase) */
+    double ph[8];
+    ph[0] = gp_wtime();
+    /* the layout the walk reads (the LETs are cut from either), and the
+     * records the jerk walks */
+    oct_tree_prepare_cells(tree, mac, ps->theta,
+                           oct_walk_layouts(ps->wp.prec) | (ps->jk.js ? OCT_PREPARE_RECORDS : 0));
+    ph[1] = gp_wtime();
     /* the coarse tree; exchange_domains refines it per neighbour */
     const int maxbox = 2 * ps->let_boxes + 2;
     mpi_tree_box *mine = malloc((size_t)maxbox * sizeof *mine);
@@ -133,6 +140,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     st = mpi_tree_exchange_domains(c, fn, T, mine, nmine, r0, r1, dom, &box_bytes, &rounds, &nodes);
     if (st != GP_OK) goto out;
     double t0 = gp_wtime();
+    ph[2] = t0;
     uint64_t sent = 0, got = 0, sent_cells = 0, sent_parts = 0;
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == c->rank) continue;
@@ -147,8 +155,10 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         sent_cells += nc;
         sent_parts += np;
     }
+    ph[3] = gp_wtime();
     if ((st = mpi_tree_agree(c->base, c->comm, st)) != GP_OK) goto out;
     if ((st = mpi_tree_exchange(c->base, c->comm, P, send, recv)) != GP_OK) goto out;
+    ph[4] = gp_wtime();
     int nlet = 0;
     for (int r = 0; r < P && st == GP_OK; r++) {
         if (r == c->rank) continue;
@@ -176,10 +186,13 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     traffic->sent_total += sent;
     traffic->recv_total += got;
     if ((st = mpi_tree_agree(c->base, c->comm, st)) != GP_OK) goto out;
+    ph[5] = gp_wtime();
     if (walk_all(tree, ps, T, lets, ljs, nlet, acc, pot, pp, pc))
         st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory for the walk buffers; free memory or use fewer threads", fn);
+    ph[6] = gp_wtime();
     st = mpi_tree_agree(c->base, c->comm, st);
+    ph[7] = gp_wtime();
     /* the numbers bench/mpi-tree-scaling and tests/mpi-accuracy read: LET
      * bytes this rank sent and received, its domain's nodes and the bytes
      * of domain boxes it sent (the coarse tree to every rank, the
@@ -190,6 +203,12 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
            fn, (unsigned long long)sent, (unsigned long long)got, nodes,
            (unsigned long long)box_bytes, (unsigned long long)sent_cells,
            (unsigned long long)sent_parts, c->rank, P, rounds);
+    gp_log(c->base, GP_LOG_DEBUG,
+           "%s: phases (ms): cells %.3f, domain boxes %.3f, LET pack %.3f, LET exchange (with the "
+           "wait for the slowest pack) %.3f, LETs unpacked and prepared %.3f, walk %.3f, wait for the "
+           "slowest walk %.3f",
+           fn, 1e3 * (ph[1] - ph[0]), 1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]), 1e3 * (ph[4] - ph[3]),
+           1e3 * (ph[5] - ph[4]), 1e3 * (ph[6] - ph[5]), 1e3 * (ph[7] - ph[6]));
 out:
     for (int r = 0; r < P - 1 && lets; r++) oct_tree_free(&lets[r]);
     for (int r = 0; r < P - 1 && ljbuf; r++) free(ljbuf[r]);
