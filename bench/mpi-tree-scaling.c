@@ -30,8 +30,9 @@
  * line: "active" model N P f active_max active_mean update_s force_s
  * force_cpu_s (slowest rank, median) let_mean_bytes interactions_per_
  * active — where active_max / active_mean is the load imbalance — and a
- * third: "phases" model N P, then the block step's force pass in ms (each
- * rank's median, the largest over the ranks): cells prepared, domain
+ * third: "phases" model N P, then the block step's call in ms (each
+ * rank's median, the largest over the ranks): the tree's refit (with the
+ * wait for the slowest rank), the active groups, the cells prepared, domain
  * boxes, LET pack, LET exchange (with the wait for the slowest pack),
  * LETs unpacked and prepared, walk (the smallest and the largest rank's),
  * wait for the slowest walk.
@@ -58,7 +59,7 @@
 
 static unsigned long long last_sent, last_box, last_cells, last_parts;
 static int last_rounds = -1;   /* -1: a plugin that does not say (before 2026-11-23) */
-static double last_ph[7];      /* the force pass's phases (ms), its debug line */
+static double last_ph[9];      /* tree, groups, then the force pass's phases (ms): debug lines */
 
 static void logger(void *user, int level, const char *msg)
 {
@@ -75,11 +76,17 @@ static void logger(void *user, int level, const char *msg)
     }
     double ph[7];
     if (level == GP_LOG_DEBUG &&
+        sscanf(msg, "mpi-tree: compute_forces: tree (build or refit, with the wait for the slowest rank) "
+               "%lf ms, active groups %lf ms", &ph[0], &ph[1]) == 2) {
+        last_ph[0] = ph[0];
+        last_ph[1] = ph[1];
+    }
+    if (level == GP_LOG_DEBUG &&
         sscanf(msg, "mpi-tree: compute_forces: phases (ms): cells %lf, domain boxes %lf, LET pack %lf, "
                "LET exchange (with the wait for the slowest pack) %lf, LETs unpacked and prepared %lf, "
                "walk %lf, wait for the slowest walk %lf", &ph[0], &ph[1], &ph[2], &ph[3], &ph[4], &ph[5],
                &ph[6]) == 7)
-        memcpy(last_ph, ph, sizeof ph);
+        memcpy(last_ph + 2, ph, sizeof ph);
 }
 
 /* This process's CPU seconds (one OpenMP thread per rank: the rank's). */
@@ -261,7 +268,7 @@ int main(int argc, char **argv)
     if (frac > 0.0 && frac < 1.0) {   /* block-step calls: refit, active subset, forces */
         gp_stats before = stt;
         double *tu = malloc((size_t)reps * sizeof *tu), *ta = malloc((size_t)reps * sizeof *ta);
-        double *tac = malloc((size_t)reps * sizeof *tac), *tph = malloc(7 * (size_t)reps * sizeof *tph);
+        double *tac = malloc((size_t)reps * sizeof *tac), *tph = malloc(9 * (size_t)reps * sizeof *tph);
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
@@ -272,17 +279,17 @@ int main(int argc, char **argv)
             must(api, s, api->compute_forces(s, acc, NULL));
             double t2 = MPI_Wtime(), c2 = cpu_now();
             slowest(t1 - t0, t2 - t1, c2 - c1, r, tu, ta, tac);
-            for (int k = 0; k < 7; k++) tph[(size_t)k * reps + r] = last_ph[k];
+            for (int k = 0; k < 9; k++) tph[(size_t)k * reps + r] = last_ph[k];
         }
         /* each phase's median on this rank, then the largest over the ranks
          * (and the walk's smallest: the spread is the imbalance) */
-        double med[8], mx[8], mn = 0;
-        for (int k = 0; k < 7; k++) {
+        double med[9], mx[9], mn = 0;
+        for (int k = 0; k < 9; k++) {
             qsort(tph + (size_t)k * reps, (size_t)reps, sizeof *tph, cmp_d);
             med[k] = tph[(size_t)k * reps + reps / 2];
         }
-        MPI_Reduce(med, mx, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&med[5], &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_Reduce(med, mx, 9, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&med[7], &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
         free(tph);
         qsort(tu, (size_t)reps, sizeof *tu, cmp_d);
         qsort(ta, (size_t)reps, sizeof *ta, cmp_d);
@@ -301,8 +308,8 @@ int main(int argc, char **argv)
                    spread ? "(spread)" : "", !bal ? "" : strcmp(bal, "levels") == 0 ? "(levels)" : "(balanced)", nmax, (double)nsum / size, tu[reps / 2], ta[reps / 2], tac[reps / 2],
                    (double)asum / size, nsum ? iasum / (double)nsum : 0.0);
         if (rank == 0)
-            printf("phases\t%s\t%zu\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", model, n, size, mx[0],
-                   mx[1], mx[2], mx[3], mx[4], mn, mx[5], mx[6]);
+            printf("phases\t%s\t%zu\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", model, n,
+                   size, mx[0], mx[1], mx[2], mx[3], mx[4], mx[5], mx[6], mn, mx[7], mx[8]);
         free(tu); free(ta); free(tac);
     }
     last_sent = full[0]; last_box = full[1]; last_cells = full[2]; last_parts = full[3];

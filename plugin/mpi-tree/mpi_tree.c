@@ -504,6 +504,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     if (!(nothing && !acc)) st = gp_check_compute(&s->base, acc);
     if (st == GP_OK) st = mpi_tree_engine_check_mac(s->engine, gp_param_enum(&s->base, OCT_P_MAC), &s->base, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
+    const double tt = gp_wtime();   /* the tree's build or refit, for the debug line */
     if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
@@ -521,6 +522,8 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
         if (!T.amin) st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory", fn);
     }
     if ((st = agree(s, st)) != GP_OK) { mpi_tree_targets_free(&T); return st; }
+    gp_log(&s->base, GP_LOG_DEBUG, "%s: tree (build or refit, with the wait for the slowest rank) "
+           "%.3f ms, active groups %.3f ms", fn, 1e3 * (t0 - tt), 1e3 * (gp_wtime() - t0));
     uint64_t pp = 0, pc = 0;
     if (accel) {
         /* GADGET-2's start, on every rank when any rank lacks an |a| */
