@@ -42,7 +42,8 @@
 #     cores       block-rk2 (gravhost) on cuda-tree against cpu-tree on every
 #                 host core, galaxy 2^20 (CORES_N), t = 0 .. 1 (CORES_T) ~2-5 min
 #     mpi         mpi-tree at P = 1, 2, 4, ... up to the host's cores, galaxy 2^22
-#                 (MPI_N), a full call and a 1% block step's (gravhost-mpi's cut); needs mpirun
+#                 (MPI_N), a full call and a 1% block step's (gravhost-mpi's cut; MPI_RUNS=block
+#                 for the block steps alone); needs mpirun
 #                                                                    ~5-10 min
 #     (group-cells, ncu-step, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
 #     swap the GPU plugin for a dry run on a machine without one)
@@ -324,7 +325,11 @@ stage_mpi() {
     echo "# Open MPI: $(mpirun --version 2>&1 | head -n 1); libraries: $libs" >> "$f"
     p=1
     while [ "$p" -le "$(nproc)" ]; do
-        for frac in "" 0.01; do
+        # MPI_RUNS="block" leaves out the full calls (equal counts), which
+        # a 10-minute call could not fit with the block steps up to P = 16
+        for run in ${MPI_RUNS:-full block}; do
+            frac=""
+            [ "$run" = block ] && frac=0.01
             env LD_LIBRARY_PATH="$mpilibs${LD_LIBRARY_PATH:-}" OMPI_ALLOW_RUN_AS_ROOT=1 \
                 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GP_ACTIVE_FRACTION=$frac ${frac:+GP_ACTIVE_BALANCE=levels} \
                 timeout -k 5 "${MPI_TIMEOUT:-120}" mpirun --oversubscribe -np "$p" build/bench/mpi-tree-scaling galaxy \
