@@ -7,7 +7,7 @@ from cpu-direct, outside the timing); leapfrog's wall time and particle
 forces interpolated (log-log) to each block run's error. Writes a Markdown
 table and a plot.
 
-    python3 bench/block-pays.py [--model galaxy] [--n 8000] [--t 2]
+    python3 bench/block-pays.py [--model galaxy] [--n 8000] [--t 2] [--ic NAME=VALUE,...]
         [--plugin cpu-tree] [--threads 2] [--dt 0.25]
         [--schemes block-rk2,block-kdk] [--etas 0.1,0.2,0.3] [--criterion C]
         [--params NAME=VALUE,...]
@@ -42,6 +42,9 @@ HVS = ROOT / "build" / "bench" / "hold-vs-shared"
 def args_parse():
     a = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     a.add_argument("--model", default="galaxy")
+    a.add_argument("--ic", default=None,
+                   help="the model's options, name=value[,name=value...] (docs/IC.md); "
+                        "make run's model is --model galaxy --n 50000 --ic disk_mass=0.1")
     a.add_argument("--n", type=int, default=8000)
     a.add_argument("--t", type=float, default=2.0)
     a.add_argument("--plugin", default="cpu-tree")
@@ -68,6 +71,8 @@ def run_once(o, specs):
            "--eps", o.eps, "--sample", o.sample]
     if o.threads:
         cmd += ["--threads", o.threads]
+    if o.ic:
+        cmd += ["--ic", o.ic]
     if o.solver:
         cmd += ["--solver", o.solver]
     for s in specs:
@@ -135,15 +140,16 @@ def main():
     lf_pf = [float(rows[s]["particle_forces"]) for s in lf]
     lf_cost = statistics.median(w / p for w, p in zip(lf_wall, lf_pf))
 
-    name = f"{o.model}-{o.n}"
-    lines = [f"\n## {o.model} N = {o.n}, {o.plugin}, t = 0 .. {o.t} "
+    name = f"{o.model}-{o.n}" + (f"-{o.ic.replace('=', '-').replace(',', '-')}" if o.ic else "")
+    lines = [f"\n## {o.model} N = {o.n}" + (f" ({o.ic})" if o.ic else "") + f", {o.plugin}, t = 0 .. {o.t} "
              f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC)\n",
              f"- machine: {machine()}; threads {o.threads or 'default'}; "
              f"load average {load0[0]:.2f} before, {load1[0]:.2f} after",
              f"- git {subprocess.run(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}; "
              f"median wall of {o.repeats} repeats; energies from cpu-direct every {o.sample}",
              f"- command: `python3 bench/block-pays.py --model {o.model} --n {o.n} --t {o.t} "
-             f"--plugin {o.plugin} --dt {o.dt} --schemes {o.schemes} --etas {o.etas} "
+             + (f"--ic {o.ic} " if o.ic else "")
+             + f"--plugin {o.plugin} --dt {o.dt} --schemes {o.schemes} --etas {o.etas} "
              f"--leapfrog {o.leapfrog} --repeats {o.repeats}"
              + (f" --threads {o.threads}" if o.threads else "")
              + (f" --criterion {o.criterion}" if o.criterion else "")

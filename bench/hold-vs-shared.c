@@ -6,7 +6,8 @@
  *
  *   hold-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
  *                  [--threads K] [--sample DT] [--model M] [--seed S]
- *                  [--series FILE] [--ic-path FILE] --run SPEC [--run SPEC ...]
+ *                  [--ic NAME=VALUE[,NAME=VALUE...]] [--series FILE] [--ic-path FILE]
+ *                  --run SPEC [--run SPEC ...]
  *
  * SPEC: integrator[:name=value,name=value...], e.g. "hold:dt=0.125,eta=0.2"
  * or "leapfrog:dt=0.0078125". Each run evolves the model to T, sampling
@@ -25,7 +26,8 @@
  * (particle forces, wall time, interactions).
  * --series FILE appends "spec t dE" lines (signed error) for plots;
  * --ic-path FILE reads the particles from a text file (the `file` model,
- * as bench/huayno-hold.py writes it) instead of --model.
+ * as bench/huayno-hold.py writes it) instead of --model; --ic sets the
+ * model's options (docs/IC.md): `--ic disk_mass=0.1` is `make run`'s galaxy.
  */
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +97,9 @@ int main(int argc, char **argv)
     double t_end = 10.0;
     const char *model = "galaxy", *runs[64], *ic_path = NULL;
     int nr = 0;
+    enum { MAX_IC = 16 };
+    gp_param icopt[MAX_IC + 1];
+    int nic = 0;
     unsigned long long seed = 42;
     const bench_options common = {&n, &t_end, &plugin, &eps, &theta, &threads, &seed};
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -104,20 +109,36 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--series")) series = fopen(v, "a");
         else if (!strcmp(a, "--ic-path")) { ic_path = v; model = "file"; n = 0; }
+        else if (!strcmp(a, "--ic")) {
+            /* name=value[,name=value...]; the strings live as long as argv */
+            for (char *p = argv[i + 1]; p && *p;) {
+                char *comma = strchr(p, ','), *eq = strchr(p, '=');
+                if (comma) *comma = '\0';
+                if (!eq || (comma && eq > comma) || nic == MAX_IC) {
+                    fprintf(stderr, "hold-vs-shared: --ic wants name=value[,name=value...] (at most %d)\n", MAX_IC);
+                    return 2;
+                }
+                *eq = '\0';
+                icopt[nic++] = (gp_param){ p, eq + 1 };
+                p = comma ? comma + 1 : NULL;
+            }
+        }
         else if (!strcmp(a, "--run") && nr < 64) runs[nr++] = v;
         else { fprintf(stderr, "hold-vs-shared: unknown option %s\n", a); return 2; }
     }
     gp_ic ic;
     char err[512];
-    gp_param path_opt = { "path", ic_path };
-    gp_ic_opts opts = { &path_opt, 1 };
-    if (gp_ic_make(model, n, seed, ic_path ? &opts : NULL, &ic, err, sizeof err) != 0) {
+    if (ic_path) icopt[nic++] = (gp_param){ "path", ic_path };
+    gp_ic_opts opts = { icopt, (size_t)nic };
+    if (gp_ic_make(model, n, seed, nic ? &opts : NULL, &ic, err, sizeof err) != 0) {
         fprintf(stderr, "hold-vs-shared: %s\n", err);
         return 1;
     }
     double e0 = bench_ic_energy("hold-vs-shared", &ic, eps);
-    printf("# hold-vs-shared: %s n = %zu seed %llu, %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n",
-           model, ic.n, seed, plugin, eps, theta, threads ? threads : "default", t_end, sample);
+    printf("# hold-vs-shared: %s n = %zu seed %llu", model, ic.n, seed);
+    for (int k = 0; k < nic; ++k) printf("%s %s = %s", k ? "," : "", icopt[k].name, icopt[k].value);
+    printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n", plugin, eps, theta,
+           threads ? threads : "default", t_end, sample);
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
            "\tcriterion_pf\tcriterion_pairs\n");
     result r[64];
