@@ -33,15 +33,16 @@
 #include "block_step.h"
 #include "timestep_criteria.h"
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING, GP_BLOCK_JERK_SETTING };
 
 /* Level wanted by particle i; a_old (NULL: none yet) and dt_prev for the
  * jerk and min criteria's estimate (a - a_old) / dt_prev, as block-rk2's. */
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, double dt_prev,
                         const double *v)
 {
-    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps,
-                                sim->acc + 3 * i, a_old, dt_prev, v);
+    const gp_block_settings *set = GP_BLOCK_SET(sim);
+    double dt = gp_criterion_dt(set->criterion, set->eta, eps, sim->acc + 3 * i, a_old, dt_prev, v);
+    dt = gp_jerk_bound(dt, set->eta_jerk, sim->acc + 3 * i, a_old, dt_prev);
     return gp_levels_for_dt(&sim->lv, dt);
 }
 

@@ -32,7 +32,7 @@
 #include "block_step.h"
 #include "timestep_criteria.h"
 
-static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING };
+static const gp_setting settings[] = { GP_BLOCK_SETTINGS, GP_BLOCK_SHADOW_SETTING, GP_BLOCK_JERK_SETTING };
 
 static gp_status criterion_setup(gp_sim *sim, double *eps)
 {
@@ -43,8 +43,10 @@ static gp_status criterion_setup(gp_sim *sim, double *eps)
 /* Level wanted by particle i; a_old/dt_prev for the jerk estimate. */
 static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, double dt_prev)
 {
-    double dt = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, eps, sim->acc + 3 * i,
-                                a_old, dt_prev, sim->vel + 3 * i);
+    const gp_block_settings *set = GP_BLOCK_SET(sim);
+    double dt = gp_criterion_dt(set->criterion, set->eta, eps, sim->acc + 3 * i, a_old, dt_prev,
+                                sim->vel + 3 * i);
+    dt = gp_jerk_bound(dt, set->eta_jerk, sim->acc + 3 * i, a_old, dt_prev);
     return gp_levels_for_dt(&sim->lv, dt);
 }
 

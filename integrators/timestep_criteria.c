@@ -35,3 +35,14 @@ double gp_criterion_dt(int criterion, double eta, double eps,
     if (criterion == GP_CRIT_JERK) return dj;
     return dj < ds ? dj : ds;
 }
+
+double gp_jerk_bound(double dt, double eta_jerk, const double *a, const double *a_old, double dt_prev)
+{
+    if (!(eta_jerk > 0.0) || !a_old || !(dt_prev > 0.0)) return dt;
+    double j[3] = { (a[0] - a_old[0]) / dt_prev, (a[1] - a_old[1]) / dt_prev,
+                    (a[2] - a_old[2]) / dt_prev };
+    double jmag = norm3(j);
+    if (!(jmag > 0.0)) return dt;
+    double dj = eta_jerk * norm3(a) / jmag;
+    return dj < dt ? dj : dt;
+}

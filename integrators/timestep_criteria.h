@@ -40,6 +40,8 @@ typedef struct gp_block_settings {
     int max_level;      /* deepest level below dt_max */
     double shadow;      /* a particle whose level changed moves by shadow *
                          * (h_old^2 - h_new^2) a; 0: not (block-rk2, block-kdk) */
+    double eta_jerk;    /* > 0: no step longer than eta_jerk |a| / |da/dt|
+                         * either (gp_jerk_bound); 0: off (block-rk2, block-kdk) */
 } gp_block_settings;
 
 /* A block scheme's settings in its gp_sim. */
@@ -77,6 +79,26 @@ typedef struct gp_block_settings {
                            "h_new moves by k (h_old^2 - h_new^2) a; 0.125 keeps leapfrog's "      \
                            "shadow energy E - h^2|a|^2/8 continuous (no drift from switches); "   \
                            "0: off")
+
+/* The row of the parameter eta_jerk (block-rk2, block-kdk): 0, the
+ * default, leaves the criterion alone (also what a checkpoint without the
+ * row stores); eta_jerk > 0 also bounds every step by gp_jerk_bound. */
+#define GP_BLOCK_JERK_SETTING                                                                      \
+    GP_SETTING_NONNEGATIVE(gp_block_settings, eta_jerk, "0",                                      \
+                           "also no step longer than eta_jerk |a| / |da/dt|, da/dt from the "    \
+                           "accelerations at both ends of the particle's last step (no extra "   \
+                           "force call): catches a that changes fast where |a| is small, as "    \
+                           "when crossing a thin disk; 1 on make run's model; 0: off")
+
+/* dt, or eta_jerk |a| / |da/dt| when that is shorter, da/dt = (a - a_old)
+ * / dt_prev: a second, independent bound besides the criterion, with its
+ * own eta. The criterion "min" takes the same bound with the criterion's
+ * eta, about 5x too tight for softening's eta: thousands of near-empty
+ * block steps and levels that flicker. With its own eta it shortens only
+ * the steps of particles whose force turns over within a few steps
+ * (docs/INTEGRATORS.md, "The jerk bound"). No bound without a_old or with
+ * dt_prev <= 0 or eta_jerk <= 0. */
+double gp_jerk_bound(double dt, double eta_jerk, const double *a, const double *a_old, double dt_prev);
 
 /* The shadow-energy shift of a particle whose step changed from h_old to
  * h_new right after its correction (x, a synchronised there):
