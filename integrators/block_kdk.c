@@ -22,7 +22,7 @@
  *   2. one force call for the active particles (set_active_subset,
  *      compute_forces);
  *   3. active: x_i = x(T), closing kick v += dt_i/2 a(T); new level from
- *      the criterion (same rules as block-rk2); opening kick
+ *      the criterion and the jerk bound (same rules as block-rk2); opening kick
  *      v += dt_new/2 a(T); through 1.1, set_state(x_i, v_i, a = 0, T).
  */
 #include <math.h>

@@ -16,7 +16,8 @@
  *      set_active_subset, compute_forces; the same bits with a CPU plugin.
  *   4. Correct the active particles (eq. 17):
  *          x_i = x_i(T),   v_i += dt_i/2 (a_i + a_i(T)),   a_i = a_i(T),
- *      and choose their next level from the criterion: deeper at once,
+ *      and choose their next level from the criterion (and the jerk
+ *      bound, eta_jerk > 0: gp_jerk_bound): deeper at once,
  *      shallower only where the larger step's boundaries meet T. With
  *      shadow = k > 0, a particle whose level changed is moved by
  *      k (h_old^2 - h_new^2) a (gp_shadow_shift: no drift from switches).

@@ -87,8 +87,9 @@ typedef struct gp_block_settings {
     GP_SETTING_NONNEGATIVE(gp_block_settings, eta_jerk, "0",                                      \
                            "also no step longer than eta_jerk |a| / |da/dt|, da/dt from the "    \
                            "accelerations at both ends of the particle's last step (no extra "   \
-                           "force call): catches a that changes fast where |a| is small, as "    \
-                           "when crossing a thin disk; 1 on make run's model; 0: off")
+                           "force call): catches a that changes fast where |a| is small; pays "  \
+                           "on make run's model at 1, hurts small N (Plummer 4096, galaxy "      \
+                           "8000: docs/INTEGRATORS.md); 0: off")
 
 /* dt, or eta_jerk |a| / |da/dt| when that is shorter, da/dt = (a - a_old)
  * / dt_prev: a second, independent bound besides the criterion, with its
