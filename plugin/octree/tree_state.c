@@ -14,7 +14,8 @@ void oct_tree_free(oct_tree *t)
     free(t->order); free(t->rank);
     free(t->x); free(t->y); free(t->z); free(t->m);
     free(t->gbegin); free(t->gcount); free(t->group_of);
-    free(t->sx); free(t->sy); free(t->sz); free(t->sm); free(t->sid);
+    if (!t->src_alias) { free(t->sx); free(t->sy); free(t->sz); }
+    free(t->sm); free(t->sid);
     gp_host_tree_free(&t->st);
     free(t->wcells);
     free(t->payf);
@@ -203,6 +204,7 @@ static void fill_sorted(oct_tree *t, const double *pos)
         const double *p = &pos[3 * (size_t)t->order[i]];
         t->x[i] = p[0]; t->y[i] = p[1]; t->z[i] = p[2];
     }
+    if (t->src_alias) return;
 #pragma omp parallel for schedule(static) if (t->nsrc > 8192)
     for (size_t k = 0; k < t->nsrc; k++) {
         uint32_t i = t->sid[k];
@@ -255,8 +257,13 @@ int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
     }
     t->nsrc = nsrc;
     size_t ns = nsrc ? nsrc : 1;
-    t->sx = malloc(ns * sizeof *t->sx); t->sy = malloc(ns * sizeof *t->sy);
-    t->sz = malloc(ns * sizeof *t->sz); t->sm = malloc(ns * sizeof *t->sm);
+    t->src_alias = nsrc == n && n > 0;
+    if (t->src_alias) { t->sx = t->x; t->sy = t->y; t->sz = t->z; }
+    else {
+        t->sx = malloc(ns * sizeof *t->sx); t->sy = malloc(ns * sizeof *t->sy);
+        t->sz = malloc(ns * sizeof *t->sz);
+    }
+    t->sm = malloc(ns * sizeof *t->sm);
     t->sid = malloc(ns * sizeof *t->sid);
     skeys = malloc(ns * sizeof *skeys);
     if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !skeys) goto oom;

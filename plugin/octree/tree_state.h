@@ -35,6 +35,9 @@ typedef struct oct_tree {
                                            rounded down to a power of two, so
                                            moments never overflow (tree_state.c) */
     uint32_t *sid;                      /*   their key-sorted index           */
+    int src_alias;                      /* every particle a source: sx/sy/sz
+                                           are x/y/z (sid the identity), not a
+                                           copy refilled at every refit       */
     gp_host_tree st;                    /* source tree over them              */
     oct_wcell *wcells;                   /* per source cell, for the walk      */
     oct_payload_f *payf;                 /* per source cell, float payload     */
