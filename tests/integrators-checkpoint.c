@@ -138,7 +138,7 @@ static void check_format3(void)
 
 int main(void)
 {
-    plan(17);
+    plan(19);
     small_cluster(N, 7, pos0, vel0, mass0);
     check_restart("leapfrog", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
     check_restart("rk2", "dt", "0.01", NULL, NULL, 0, 0.25, 0.5);
@@ -150,6 +150,9 @@ int main(void)
     /* and a shadow shift */
     check_restart("block-rk2", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
     check_restart("block-kdk", "eta", "0.05", "shadow", "0.125", 7, 0, 1.0);
+    /* and the jerk bound (a setting row after shadow's) */
+    check_restart("block-rk2", "eta", "0.05", "eta_jerk", "0.5", 7, 0, 1.0);
+    check_restart("block-kdk", "eta", "0.05", "eta_jerk", "0.5", 7, 0, 1.0);
     /* hermite: its jerks travel in the checkpoint (format 4); saved
      * synchronised at t = 0.25 and between block steps */
     check_restart("hermite", "eta", "0.02", "dt", "0.125", 0, 0.25, 0.5);
