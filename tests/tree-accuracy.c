@@ -93,7 +93,7 @@ int main(void)
     tree_api = tl_plugin_by_name("cpu-tree");
     direct_api = tl_plugin_by_name("cpu-direct");
     if (!tree_api || !direct_api) skip_all("cpu-tree or cpu-direct plugin not built");
-    plan(21);
+    plan(25);
     plummer(N, pos, mass);
     for (int k = 0; k < NS; k++) sample[k] = (uint32_t)(k * (N / NS) + (int)(urand() * (N / NS))); /* distinct */
     gp_solver *d;
@@ -246,12 +246,96 @@ int main(void)
                   memcmp(part, &full[3 * few[7]], 3 * sizeof(double)) == 0;
         ok(same && one, "subset_spheres = whole: 200 scattered active particles, and one alone, "
            "get a full call's bits");
-        /* the default (spheres around the active particles) does not */
+        /* the default (spheres around the active particles) does not
+         * (direct_max = 0: one particle alone would get its exact sum) */
         tree_api->set_param(s, "subset_spheres", "active");
+        tree_api->set_param(s, "direct_max", "0");
         tree_api->set_active_subset(s, 1, few + 7);
         tree_api->compute_forces(s, part, ppart);
         ok(memcmp(part, &full[3 * few[7]], 3 * sizeof(double)) != 0,
            "subset_spheres = active: one particle alone walks with its own sphere (other bits)");
+        tree_api->finalize(s);
+    }
+
+    /* direct_max: an active subset of at most that many particles gets
+     * its exact sums over every source, and the moved tree is left for the
+     * next larger call (no refit); one more particle goes through the tree */
+    {
+        static double moved[3 * N], xa[3 * 9], xp[9], da[3 * 9], dp[9];
+        for (size_t i = 0; i < 3 * N; i++) moved[i] = pos[i] + 0.002 * (urand() - 0.5);
+        uint32_t few[9];
+        for (int k = 0; k < 9; k++) few[k] = (uint32_t)(k * 2203 + 11);
+        gp_solver *dm;
+        direct_api->init(&dm, NULL);
+        direct_api->set_param(dm, "eps", "0.01");
+        direct_api->set_particles(dm, N, moved, mass);
+        direct_api->set_active_subset(dm, 9, few);
+        direct_api->compute_forces(dm, da, dp);
+        direct_api->finalize(dm);
+        gp_solver *s = tree("eps=0.01 direct_max=8");
+        gp_stats s0 = { .struct_size = sizeof s0 }, s1 = s0, s2 = s0;
+        tree_api->set_particles(s, N, pos, mass);
+        tree_api->compute_forces(s, acc, NULL);
+        tree_api->get_stats(s, &s0);
+        tree_api->update_positions(s, moved);
+        int okc = tree_api->set_active_subset(s, 8, few) == GP_OK &&
+                  tree_api->compute_forces(s, xa, xp) == GP_OK;
+        tree_api->get_stats(s, &s1);
+        double worst = 0;
+        for (int k = 0; k < 8; k++) {
+            double d2 = 0, n2 = 0;
+            for (int c = 0; c < 3; c++) {
+                d2 += (xa[3 * k + c] - da[3 * k + c]) * (xa[3 * k + c] - da[3 * k + c]);
+                n2 += da[3 * k + c] * da[3 * k + c];
+            }
+            double e = sqrt(d2 / n2), ep = fabs(xp[k] - dp[k]) / fabs(dp[k]);
+            worst = e > worst ? e : worst;
+            worst = ep > worst ? ep : worst;
+        }
+        ok(okc && worst < 1e-13 && s1.tree_refits == s0.tree_refits &&
+               s1.tree_builds == s0.tree_builds && s1.pp_interactions - s0.pp_interactions == 8 * (uint64_t)N &&
+               s1.pc_interactions == s0.pc_interactions,
+           "direct_max = 8, 8 active after a move: cpu-direct's forces and potentials (worst %.1e), "
+           "8 x N pairs, no refit", worst);
+        tree_api->set_active_subset(s, 9, few);
+        tree_api->compute_forces(s, xa, NULL);
+        tree_api->get_stats(s, &s2);
+        worst = 0;
+        for (int k = 0; k < 9; k++) {
+            double d2 = 0, n2 = 0;
+            for (int c = 0; c < 3; c++) {
+                d2 += (xa[3 * k + c] - da[3 * k + c]) * (xa[3 * k + c] - da[3 * k + c]);
+                n2 += da[3 * k + c] * da[3 * k + c];
+            }
+            worst = sqrt(d2 / n2) > worst ? sqrt(d2 / n2) : worst;
+        }
+        ok(s2.tree_refits + s2.tree_builds == s1.tree_refits + s1.tree_builds + 1 &&
+               worst > 1e-9 && worst < 1e-2,
+           "9 active: the tree, refitted to the move (worst error %.1e: the tree's)", worst);
+        /* the same bits with 1 and 2 threads, and direct_max = 0 is the tree */
+        static double e1[3 * 8], e2[3 * 8];
+        gp_solver *t1 = tree("eps=0.01 direct_max=8 threads=1"), *t2 = tree("eps=0.01 direct_max=8 threads=2");
+        tree_api->set_particles(t1, N, moved, mass); tree_api->set_active_subset(t1, 8, few);
+        tree_api->set_particles(t2, N, moved, mass); tree_api->set_active_subset(t2, 8, few);
+        int same = tree_api->compute_forces(t1, e1, NULL) == GP_OK &&
+                   tree_api->compute_forces(t2, e2, NULL) == GP_OK && memcmp(e1, e2, sizeof e1) == 0;
+        tree_api->set_param(t1, "direct_max", "0");
+        tree_api->compute_forces(t1, e2, NULL);
+        ok(same && memcmp(e1, e2, sizeof e1) != 0,
+           "8 exact sums: the same bits with 1 and 2 threads; direct_max = 0 walks the tree instead");
+        tree_api->finalize(t1); tree_api->finalize(t2);
+        /* a result beyond double: the tree's refusal with a sentence, not inf */
+        static double big[3 * N], heavy[N];
+        for (size_t i = 0; i < 3 * N; i++) big[i] = pos[i] * 1e-30;
+        for (size_t i = 0; i < N; i++) heavy[i] = mass[i] * 1e300;
+        gp_solver *sb = tree("eps=0 direct_max=8");
+        tree_api->set_particles(sb, N, big, heavy);
+        tree_api->set_active_subset(sb, 8, few);
+        gp_status st = tree_api->compute_forces(sb, xa, NULL);
+        const char *msg = tree_api->last_error(sb);
+        ok(st != GP_OK && msg && *msg,
+           "8 active whose forces overflow double: an error with a sentence (%s)", msg ? msg : "");
+        tree_api->finalize(sb);
         tree_api->finalize(s);
     }
 

@@ -5,6 +5,9 @@
  * driven with OpenMP over i-groups (octree/cpu_walk.c).
  *
  * One compute_forces call:
+ *   0. an active subset of at most direct_max particles gets its exact
+ *      sums over every source instead (exact_few.h): cheaper than the
+ *      O(n) passes a moved tree needs, which wait for the next larger call;
  *   1. make the tree current: a full build after set_particles; after
  *      update_positions either a refit (moments on the old topology) or a
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
@@ -83,6 +86,7 @@
 #include "octree/tree_state.h"
 #include "octree/cpu_walk.h"
 #include "octree/cpu_driver.h"
+#include "cpu-tree/exact_few.h"
 #include "octree/cpu_targets.h"
 #include "octree/outputs_ex.h"
 #include "octree/tree_jerk.h"
@@ -108,9 +112,13 @@ static const gp_param_info params[] = {
      "around its whole tree group, so that a particle's force does not depend on which others "
      "are active (smooth in time between rebuilds: for Hermite; with mac = acceleration the "
      "group's |a_old| still comes from its active particles)"},
+    {"direct_max", GP_PARAM_INT, "8", "[0,1024]",
+     "an active subset of at most this many particles gets exact forces, summed over every "
+     "source, instead of a tree refit that would cost more (0: always the tree; not with "
+     "subset_spheres = whole)"},
 };
 /* indices: octree/cpu_driver.h, then cpu-tree's own */
-enum { P_SPHERES = OCT_N_PARAMS, N_PARAMS };
+enum { P_SPHERES = OCT_N_PARAMS, P_DIRECT, N_PARAMS };
 
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
@@ -125,6 +133,7 @@ struct gp_solver {
     int sub_mass_dirty;
     uint32_t *sub_pid;       /* particle index of each of sub's sources     */
     double *sub_pos, *sub_mass; /* the subset gathered (3 n_src, n_src)     */
+    exact_few_ws exact;      /* sources of the exact sums (exact_few)       */
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
@@ -330,7 +339,10 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
     const uint32_t G = t->max_group;
     int failed = 0;
     uint64_t pp = 0, pc = 0;
-    const double *aold = s->aold;
+    /* only the acceleration MAC reads a group's smallest |a_old|; the
+     * other MACs skip the load, a cache miss per target (key order is not
+     * the particles' order) */
+    const double *aold = mac == GP_MAC_ACCELERATION ? s->aold : NULL;
     const uint32_t ng = T->nruns;
     const int whole = gp_param_enum(&s->base, P_SPHERES) == 1;
 
@@ -411,6 +423,7 @@ static void cpu_tree_finalize(gp_solver *s)
     if (!s) return;
     oct_tree_free(&s->tree);
     sub_free(s);
+    exact_few_free(&s->exact);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
@@ -566,11 +579,44 @@ static gp_status walk_finished(gp_solver *s, const char *fn, int failed, size_t 
     return gp_check_outputs(&s->base, fn, n, acc, pot);
 }
 
+/* A handful of active particles: their exact sums over every source cost
+ * less than the refit, key-order copy and cell preparation a moved tree
+ * needs (cpu-tree/exact_few.h), so the tree is left as it is for the next
+ * larger call. Returns GP_OK with *done = 1 when it answered; *done = 0
+ * when the tree must (too many targets, whole spheres, or a result out of
+ * double's range). */
+static gp_status exact_few(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk,
+                           int *done)
+{
+    const gp_particles *p = &s->base.p;
+    *done = 0;
+    if (!p->active || p->n_active > (size_t)gp_param_int(&s->base, P_DIRECT) ||
+        gp_param_enum(&s->base, P_SPHERES) == 1)
+        return GP_OK;
+    double t0 = gp_wtime(), eps = gp_param_double(&s->base, OCT_P_EPS);
+    int rc = exact_few_forces(&s->exact, p, gp_param_double(&s->base, OCT_P_G), eps * eps,
+                              oct_param_threads(&s->base), acc, pot, jerk);
+    if (rc < 0)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory to gather %zu sources for their exact sums; free "
+                       "memory", fn, p->n);
+    if (rc > 0) return GP_OK;
+    oct_store_abs_acc(&s->base, p->n_active, acc, s->aold);
+    s->base.stats.force_calls += 1;
+    s->base.stats.pp_interactions += (uint64_t)p->n_active * (p->src ? p->n_src : p->n);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    *done = 1;
+    return GP_OK;
+}
+
 /* compute_forces, and compute_forces_ex's acc, pot and jerk (jerk NULL:
  * none; the acc and pot are the same bits either way). */
 static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk)
 {
-    gp_status st = ensure_tree(s);
+    int done;
+    gp_status st = exact_few(s, fn, acc, pot, jerk, &done);
+    if (st != GP_OK || done) return st;
+    st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
     jerk_input jin = { 0 };
@@ -739,6 +785,8 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
         !(out->nb_step > 0))
         return GP_OK;
+    /* an exact call (exact_few) leaves the tree as it was */
+    if ((st = ensure_tree(s)) != GP_OK) return st;
     double t0 = gp_wtime();
     const oct_tree *t = s->base.p.src ? &s->sub : &s->tree;
     uint32_t *pid = s->base.p.src ? NULL : malloc((t->nsrc ? t->nsrc : 1) * sizeof *pid);

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-tree: the OpenMP oct-tree plugin on plugin/octree.
 CPU_TREE_SO   := $(BUILD)/plugins/gravplug-cpu-tree.so
-CPU_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-tree/,cpu_tree.o)
+# exact_few.c sums a handful of active particles' forces with cpu-direct's
+# kernel (direct_kernel.o, its own flags: no fused multiply-add).
+CPU_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-tree/,cpu_tree.o exact_few.o) \
+                 $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o
 PLUGINS     += $(CPU_TREE_SO)
 CPU_PLUGINS += $(CPU_TREE_SO)
-$(CPU_TREE_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
+$(addprefix $(BUILD)/obj/plugin/cpu-tree/,cpu_tree.o exact_few.o): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
 
 $(CPU_TREE_SO): $(CPU_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)

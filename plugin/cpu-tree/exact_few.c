@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * exact_few.c — direct summation for a few targets (exact_few.h).
+ */
+#include "cpu-tree/exact_few.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu-direct/direct_kernel.h"
+
+/* The massive sources (the subset's, when one is set) in the kernel's
+ * form, with their velocities when jerk asks for them. Returns the source
+ * count, or (size_t)-1 when out of memory. */
+static size_t gather(exact_few_ws *ws, const gp_particles *p, int jerk, gp_direct_sources *s,
+                     gp_direct_vel *v)
+{
+    const size_t ns = p->src ? p->n_src : p->n;
+    const size_t w = jerk ? 8 : 5, need = w * (ns ? ns : 1);
+    if (need > ws->cap) {
+        double *b = realloc(ws->buf, need * sizeof *b);
+        if (!b) return (size_t)-1;
+        ws->buf = b;
+        ws->cap = need;
+    }
+    double *b = ws->buf;
+    *s = (gp_direct_sources){ .x = b, .y = b + ns, .z = b + 2 * ns, .m = b + 3 * ns,
+                              .id = b + 4 * ns };
+    double *vx = b + 5 * ns, *vy = b + 6 * ns, *vz = b + 7 * ns;
+    size_t k = 0;
+    for (size_t q = 0; q < ns; q++) {
+        size_t j = p->src ? (size_t)p->src[q] : q;
+        if (!(p->mass[j] > 0)) continue;
+        s->x[k] = p->pos[3 * j]; s->y[k] = p->pos[3 * j + 1]; s->z[k] = p->pos[3 * j + 2];
+        s->m[k] = p->mass[j];
+        s->id[k] = (double)j;
+        if (jerk) {
+            double u[3];
+            gp_state_velocity(p, j, u);
+            vx[k] = u[0]; vy[k] = u[1]; vz[k] = u[2];
+        }
+        k++;
+    }
+    s->n = k;
+    *v = (gp_direct_vel){ vx, vy, vz };
+    return k;
+}
+
+int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
+                     int nthreads, double *acc, double *pot, double *jerk)
+{
+    gp_direct_sources s;
+    gp_direct_vel v;
+    size_t ns = gather(ws, p, jerk != NULL, &s, &v);
+    if (ns == (size_t)-1) return -1;
+    const size_t na = p->n_active;
+    int bad = 0;
+#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) \
+    if (na > 1 && ns * na > 65536)
+    for (size_t k = 0; k < na; k++) {
+        size_t i = p->active ? (size_t)p->active[k] : k;
+        const double *x = &p->pos[3 * i];
+        double o[7];
+        if (jerk) {
+            double u[3];
+            gp_state_velocity(p, i, u);
+            gp_direct_point_jerk(&s, &v, x[0], x[1], x[2], u[0], u[1], u[2], (double)i, eps2, o);
+        } else {
+            gp_direct_point(&s, x[0], x[1], x[2], (double)i, eps2, o);
+        }
+        for (int d = 0; d < 3; d++) {
+            acc[3 * k + d] = G * o[d];
+            bad |= !isfinite(acc[3 * k + d]);
+            if (jerk) {
+                jerk[3 * k + d] = G * o[4 + d];
+                bad |= !isfinite(jerk[3 * k + d]);
+            }
+        }
+        if (pot) {
+            pot[k] = G * o[3];
+            bad |= !isfinite(pot[k]);
+        }
+    }
+    return bad;
+}
+
+void exact_few_free(exact_few_ws *ws)
+{
+    free(ws->buf);
+    ws->buf = NULL;
+    ws->cap = 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * exact_few.h — exact forces on a handful of targets, by direct summation
+ * over every source (no tree).
+ *
+ * Why: a block step with a few active particles pays the tree's O(n)
+ * passes (copy into key order, moments, cell preparation) for a walk of a
+ * few thousand interactions. Summing all n sources for each of those few
+ * targets costs less than those passes (bench/results/block-pays.md,
+ * "Exact forces for a handful of active particles"). The forces are then
+ * exact (Plummer-softened, the ABI's law), not the tree's approximation.
+ *
+ * The sum is cpu-direct's kernel (plugin/cpu-direct/direct_kernel.h), on
+ * the sources gathered into its structure-of-arrays form.
+ */
+#ifndef GP_CPU_TREE_EXACT_FEW_H
+#define GP_CPU_TREE_EXACT_FEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/plugin_base.h"
+
+/* The gathered sources, kept between calls so that a block step does not
+ * allocate (and fault in) them each time. Zero-initialise; free with
+ * exact_few_free. */
+typedef struct exact_few_ws {
+    double *buf;
+    size_t cap;
+} exact_few_ws;
+
+/* acc (3 per target), pot and jerk (3 per target; each NULL: none) of the
+ * active particles of p, in the order of its active list, from every
+ * source: the source subset when one is set, else every massive particle.
+ * A target skips itself. The jerk is ABI.md's exact sum, with the
+ * velocities get_velocities answers (zero for a particle without a
+ * state). G multiplies the sums; eps2 = eps^2. Each target's sum runs over
+ * the sources in index order (the kernel's fixed lanes), so the bits do
+ * not depend on the thread count. Returns 0; 1 when a result is not
+ * finite (the caller then uses the tree, which works in units of its
+ * leaves); -1 when out of memory. */
+int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
+                     int nthreads, double *acc, double *pot, double *jerk);
+
+void exact_few_free(exact_few_ws *ws);
+
+#endif /* GP_CPU_TREE_EXACT_FEW_H */
