@@ -23,7 +23,11 @@ Columns: wall_ratio = block wall / leapfrog wall at the same max |dE/E|
 (below 1: the block run pays); pf_ratio the same for particle forces;
 cost_per_pf = (block wall / block particle forces) / (leapfrog wall /
 leapfrog particle forces), the price of one particle force in a block step
-against one in a shared step (medians over the leapfrog runs).
+against one in a shared step (medians over the leapfrog runs); cpu_ratio
+= wall_ratio with the process's CPU seconds instead of wall seconds
+(the same with the machine to itself; on a shared machine one thread's
+CPU time leaves out the time other tenants held its core). Run it with
+OMP_WAIT_POLICY=passive: OpenMP's spinning threads count as CPU time.
 """
 import argparse
 import datetime
@@ -125,18 +129,22 @@ def main():
     lf = [f"leapfrog:dt={2.0 ** -int(k):.10g}" for k in o.leapfrog.split(",") if k]
     load0 = os.getloadavg()
     walls = {s: [] for s in specs + lf}
+    cpus = {s: [] for s in specs + lf}
     rows = {}
     for r in range(o.repeats):
         cmd, got = run_once(o, specs + lf)
         for s, row in got.items():
             walls[s].append(float(row["wall_s"]))
+            cpus[s].append(float(row["cpu_s"]))
             rows[s] = row
         print(f"block-pays: repeat {r + 1}/{o.repeats} done", file=sys.stderr)
     load1 = os.getloadavg()
     med = {s: statistics.median(w) for s, w in walls.items() if w}
+    cmed = {s: statistics.median(c) for s, c in cpus.items() if c}
 
     lf_err = [float(rows[s]["dE_max"]) for s in lf]
     lf_wall = [med[s] for s in lf]
+    lf_cpu = [cmed[s] for s in lf]
     lf_pf = [float(rows[s]["particle_forces"]) for s in lf]
     lf_cost = statistics.median(w / p for w, p in zip(lf_wall, lf_pf))
 
@@ -146,7 +154,7 @@ def main():
              f"- machine: {machine()}; threads {o.threads or 'default'}; "
              f"load average {load0[0]:.2f} before, {load1[0]:.2f} after",
              f"- git {subprocess.run(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}; "
-             f"median wall of {o.repeats} repeats; energies from cpu-direct every {o.sample}",
+             f"median wall (and CPU) of {o.repeats} repeats; energies from cpu-direct every {o.sample}",
              f"- command: `python3 bench/block-pays.py --model {o.model} --n {o.n} --t {o.t} "
              + (f"--ic {o.ic} " if o.ic else "")
              + f"--plugin {o.plugin} --dt {o.dt} --schemes {o.schemes} --etas {o.etas} "
@@ -156,23 +164,25 @@ def main():
              + (f" --params {o.params}" if o.params else "")
              + (f" --solver {o.solver}" if o.solver else "") + "`\n",
              "| run | max dE/E | steps | particle forces | wall s | leapfrog wall at same dE | "
-             "wall_ratio | pf_ratio | cost_per_pf |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "wall_ratio | pf_ratio | cost_per_pf | cpu s | cpu_ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in lf:
         r = rows[s]
         lines.append(f"| {s} | {float(r['dE_max']):.3e} | {r['steps']} | {r['particle_forces']} | "
-                     f"{med[s]:.3f} | | | | |")
+                     f"{med[s]:.3f} | | | | | {cmed[s]:.3f} | |")
     for s in specs:
         r = rows[s]
         e, pf = float(r["dE_max"]), float(r["particle_forces"])
         w_eq, pf_eq = interp(e, lf_err, lf_wall), interp(e, lf_err, lf_pf)
+        c_eq = interp(e, lf_err, lf_cpu)
         cost = (med[s] / pf) / lf_cost
         if w_eq is None:
             lines.append(f"| {s} | {e:.3e} | {r['steps']} | {r['particle_forces']} | {med[s]:.3f} | "
-                         f"not bracketed | | | {cost:.2f} |")
+                         f"not bracketed | | | {cost:.2f} | {cmed[s]:.3f} | |")
         else:
             lines.append(f"| {s} | {e:.3e} | {r['steps']} | {r['particle_forces']} | {med[s]:.3f} | "
-                         f"{w_eq:.3f} | {med[s] / w_eq:.2f} | {pf / pf_eq:.2f} | {cost:.2f} |")
+                         f"{w_eq:.3f} | {med[s] / w_eq:.2f} | {pf / pf_eq:.2f} | {cost:.2f} | "
+                         f"{cmed[s]:.3f} | {cmed[s] / c_eq:.2f} |")
     try:
         import matplotlib
         matplotlib.use("Agg")

@@ -56,4 +56,9 @@ void bench_fail(const char *prog, const char *what, gp_sim *sim);
 /* Monotonic wall clock in seconds. */
 double bench_now(void);
 
+/* CPU seconds of the whole process (every thread): on a shared machine,
+ * where a single-threaded run's wall time also counts the time other
+ * tenants held its core, the work itself. */
+double bench_cpu_now(void);
+
 #endif

@@ -20,7 +20,9 @@
  * cpu-direct, active x source counts: the source-subset sizes), levels of
  * the last step, wall seconds in evolve, and the share of the time-step
  * criterion calls (hold's criterion, cc's step graph) in particle forces
- * and in active x source pairs. Then, for every run that is
+ * and in active x source pairs, and the process's CPU seconds in evolve
+ * (all threads: on a shared machine a one-thread run's cpu_s leaves out
+ * the time other tenants held its core, which wall_s counts). Then, for every run that is
  * not a leapfrog run, the leapfrog cost at its max error (log-log
  * interpolation between the two bracketing leapfrog runs) and the ratios
  * (particle forces, wall time, interactions).
@@ -41,7 +43,7 @@
 
 typedef struct result {
     char spec[128];
-    double err, err_end, slope, wall;
+    double err, err_end, slope, wall, cpu;
     bench_cost cost;
 } result;
 
@@ -76,9 +78,10 @@ static result run(const gp_ic *ic, const char *spec, double t_end, double e0)
     double st = 0, se = 0, stt = 0, ste = 0;
     int ns = 0;
     for (int k = 1; k * sample <= t_end * (1 + 1e-12); ++k) {
-        double t0 = bench_now();
+        double t0 = bench_now(), c0 = bench_cpu_now();
         if (gp_sim_evolve(sim, k * sample) != GP_OK) die("evolve", sim);
         r.wall += bench_now() - t0;
+        r.cpu += bench_cpu_now() - c0;
         double e = (bench_exact_energy("hold-vs-shared", sim, eps) - e0) / fabs(e0), t = k * sample;
         if (fabs(e) > r.err) r.err = fabs(e);
         r.err_end = fabs(e);
@@ -140,15 +143,16 @@ int main(int argc, char **argv)
     printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n", plugin, eps, theta,
            threads ? threads : "default", t_end, sample);
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
-           "\tcriterion_pf\tcriterion_pairs\n");
+           "\tcriterion_pf\tcriterion_pairs\tcpu_s\n");
     result r[64];
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
-        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\n", r[i].spec, r[i].err,
+        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\t%.4f\n", r[i].spec, r[i].err,
                r[i].err_end, r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
                (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
                (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall,
-               (unsigned long long)r[i].cost.criterion_forces, (unsigned long long)r[i].cost.criterion_pairs);
+               (unsigned long long)r[i].cost.criterion_forces, (unsigned long long)r[i].cost.criterion_pairs,
+               r[i].cpu);
         fflush(stdout);
     }
     printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");
