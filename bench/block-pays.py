@@ -137,7 +137,8 @@ def main():
             walls[s].append(float(row["wall_s"]))
             cpus[s].append(float(row["cpu_s"]))
             rows[s] = row
-        print(f"block-pays: repeat {r + 1}/{o.repeats} done", file=sys.stderr)
+        print(f"block-pays: repeat {r + 1}/{o.repeats} done: " +
+              ", ".join(f"{s} {float(row['wall_s']):.2f} s" for s, row in got.items()), file=sys.stderr)
     load1 = os.getloadavg()
     med = {s: statistics.median(w) for s, w in walls.items() if w}
     cmed = {s: statistics.median(c) for s, c in cpus.items() if c}
