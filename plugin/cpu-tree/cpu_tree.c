@@ -86,10 +86,10 @@
 #include "octree/tree_state.h"
 #include "octree/cpu_walk.h"
 #include "octree/cpu_driver.h"
-#include "cpu-tree/exact_few.h"
 #include "octree/cpu_targets.h"
 #include "octree/outputs_ex.h"
 #include "octree/tree_jerk.h"
+#include "cpu-tree/exact_few.h"
 
 #define PLUGIN_NAME "cpu-tree"
 
