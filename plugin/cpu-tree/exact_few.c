@@ -49,6 +49,7 @@ static size_t gather(exact_few_ws *ws, const gp_particles *p, int jerk, gp_direc
 int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
                      int nthreads, double *acc, double *pot, double *jerk)
 {
+    if (p->n_active == 0) return 0;   /* nothing to sum: no gather either */
     gp_direct_sources s;
     gp_direct_vel v;
     size_t ns = gather(ws, p, jerk != NULL, &s, &v);
