@@ -290,9 +290,12 @@ stage_hermite() {
     echo "hermite: $f"
 }
 
-# The default block scheme on cuda-tree against cpu-tree on every host
-# core: galaxy, CORES_N particles (default 2^20), t = 0 .. CORES_T (default 1,
-# four top steps: at 1/4 the steps were 0.52 s of the GPU run's 8.1 s)
+# block-rk2 at eta 0.2 with the softening criterion alone (the scheme's
+# own defaults otherwise; `make run`'s eta_jerk and shadow are tuned to its
+# 50k heavy disk) on cuda-tree against cpu-tree on every host core: the
+# galaxy with its default disk, CORES_N particles (default 2^20), t = 0 ..
+# CORES_T (default 1, four top steps: at 1/4 the steps were 0.52 s of the
+# GPU run's 8.1 s)
 stage_cores() {
     f="$out/gpu-$tag-cores.txt"
     header "block-rk2 (gravhost): cuda-tree against cpu-tree with $(nproc) threads" "$f"
