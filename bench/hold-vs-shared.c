@@ -22,10 +22,10 @@
  * criterion calls (hold's criterion, cc's step graph) in particle forces
  * and in active x source pairs, and the process's CPU seconds in evolve
  * (all threads: on a shared machine a one-thread run's cpu_s leaves out
- * the time other tenants held its core, which wall_s counts). Then, for every run that is
- * not a leapfrog run, the leapfrog cost at its max error (log-log
- * interpolation between the two bracketing leapfrog runs) and the ratios
- * (particle forces, wall time, interactions).
+ * the time other tenants held its core, which wall_s counts). Then, for
+ * every run that is not a leapfrog run, the leapfrog cost at its max
+ * error (log-log interpolation between the two bracketing leapfrog runs)
+ * and the ratios (particle forces, wall time, interactions).
  * --series FILE appends "spec t dE" lines (signed error) for plots;
  * --ic-path FILE reads the particles from a text file (the `file` model,
  * as bench/huayno-hold.py writes it) instead of --model; --ic sets the

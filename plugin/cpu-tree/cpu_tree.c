@@ -594,8 +594,9 @@ static gp_status exact_few(gp_solver *s, const char *fn, double *acc, double *po
         gp_param_enum(&s->base, P_SPHERES) == 1)
         return GP_OK;
     double t0 = gp_wtime(), eps = gp_param_double(&s->base, OCT_P_EPS);
+    uint64_t pairs;
     int rc = exact_few_forces(&s->exact, p, gp_param_double(&s->base, OCT_P_G), eps * eps,
-                              oct_param_threads(&s->base), acc, pot, jerk);
+                              oct_param_threads(&s->base), acc, pot, jerk, &pairs);
     if (rc < 0)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "%s: no memory to gather %zu sources for their exact sums; free "
@@ -603,7 +604,7 @@ static gp_status exact_few(gp_solver *s, const char *fn, double *acc, double *po
     if (rc > 0) return GP_OK;
     oct_store_abs_acc(&s->base, p->n_active, acc, s->aold);
     s->base.stats.force_calls += 1;
-    s->base.stats.pp_interactions += (uint64_t)p->n_active * (p->src ? p->n_src : p->n);
+    s->base.stats.pp_interactions += pairs;
     s->base.stats.seconds_walk += gp_wtime() - t0;
     *done = 1;
     return GP_OK;

@@ -47,14 +47,16 @@ static size_t gather(exact_few_ws *ws, const gp_particles *p, int jerk, gp_direc
 }
 
 int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
-                     int nthreads, double *acc, double *pot, double *jerk)
+                     int nthreads, double *acc, double *pot, double *jerk, uint64_t *pairs)
 {
+    *pairs = 0;
     if (p->n_active == 0) return 0;   /* nothing to sum: no gather either */
     gp_direct_sources s;
     gp_direct_vel v;
     size_t ns = gather(ws, p, jerk != NULL, &s, &v);
     if (ns == (size_t)-1) return -1;
     const size_t na = p->n_active;
+    *pairs = (uint64_t)na * ns;
     int bad = 0;
 #pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) \
     if (na > 1 && ns * na > 65536)

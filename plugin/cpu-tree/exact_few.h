@@ -36,11 +36,12 @@ typedef struct exact_few_ws {
  * velocities get_velocities answers (zero for a particle without a
  * state). G multiplies the sums; eps2 = eps^2. Each target's sum runs over
  * the sources in index order (the kernel's fixed lanes), so the bits do
- * not depend on the thread count. Returns 0; 1 when a result is not
- * finite (the caller then uses the tree, which works in units of its
- * leaves); -1 when out of memory. */
+ * not depend on the thread count. *pairs gets the pairs summed (targets
+ * x massive sources, as a tree counts its interactions). Returns 0; 1
+ * when a result is not finite (the caller then uses the tree, which works
+ * in units of its leaves); -1 when out of memory. */
 int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
-                     int nthreads, double *acc, double *pot, double *jerk);
+                     int nthreads, double *acc, double *pot, double *jerk, uint64_t *pairs);
 
 void exact_few_free(exact_few_ws *ws);
 
