@@ -143,16 +143,20 @@ int main(int argc, char **argv)
     printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n", plugin, eps, theta,
            threads ? threads : "default", t_end, sample);
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
-           "\tcriterion_pf\tcriterion_pairs\tcpu_s\n");
+           "\tcriterion_pf\tcriterion_pairs\tcpu_s\tpp\tbuilds\trefits\tbuild_s\tmoments_s\twalk_s\n");
     result r[64];
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
-        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\t%.4f\n", r[i].spec, r[i].err,
+        printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\t%.4f"
+               "\t%llu\t%llu\t%llu\t%.3f\t%.3f\t%.3f\n", r[i].spec, r[i].err,
                r[i].err_end, r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
                (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
                (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall,
                (unsigned long long)r[i].cost.criterion_forces, (unsigned long long)r[i].cost.criterion_pairs,
-               r[i].cpu);
+               r[i].cpu, (unsigned long long)r[i].cost.stats.pp_interactions,
+               (unsigned long long)r[i].cost.stats.tree_builds,
+               (unsigned long long)r[i].cost.stats.tree_refits, r[i].cost.stats.seconds_build,
+               r[i].cost.stats.seconds_moments, r[i].cost.stats.seconds_walk);
         fflush(stdout);
     }
     printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");

@@ -12,6 +12,9 @@
  *     are not sources; compute_field; the same bits for 1 and 2 threads;
  *     (0, NULL) restores the very same forces as before; interactions (from
  *     get_stats) scale with the subset, not with n;
+ *   - the acceleration MAC takes |a_old| from the held state's
+ *     accelerations where no earlier call gave one (no bh pass), and runs
+ *     the bh pass where the state's are zero;
  *   - update_masses refits (no build) and equals a fresh set_particles with
  *     the new masses: bit for bit while positions and the set of massive
  *     particles are those of the last build, within tree error (exact at
@@ -227,6 +230,47 @@ static void test_paths(const char *kv, int want_auto_rebuild)
            (unsigned long long)sa.tree_builds, (unsigned long long)sa.tree_refits);
     T->finalize(A);
     T->finalize(B);
+}
+
+/* ---- the acceleration MAC's |a_old| from the held state ------------------- */
+
+/* After set_particles the acceleration MAC has no previous |a|. A held state
+ * (set_state's a_i) supplies it, so no bh pass runs: the forces are those of
+ * an instance whose previous call gave the same |a| (update_positions keeps
+ * |a_old|), bit for bit, with the same interactions. A state with zero
+ * accelerations supplies nothing: the bh pass runs, as without a state. */
+static void test_aold_from_state(void)
+{
+    static double a1[3 * N], a2[3 * N], b1[3 * N], c1[3 * N], d1[3 * N], zero[3 * N], t0[N];
+    const char *kv = "eps=0.01 mac=acceleration delta_acc=0.002";
+    gp_solver *A = make(T, kv), *B = make(T, kv), *C = make(T, kv), *Dd = make(T, kv);
+    gp_status st = T->set_particles(A, N, pos, mass);
+    st |= T->compute_forces(A, a1, NULL);                 /* bh pass, then the MAC */
+    uint64_t i_first = interactions(T, A);
+    st |= T->update_positions(A, pos);
+    st |= T->compute_forces(A, a2, NULL);                 /* |a_old| = |a1| */
+    uint64_t i_second = interactions(T, A) - i_first;
+    st |= T->set_particles(B, N, pos, mass);
+    st |= T->set_state(B, N, NULL, pos, vel, a1, t0);
+    st |= T->compute_forces(B, b1, NULL);                 /* |a_old| from the state */
+    ok(st == GP_OK && memcmp(a2, b1, sizeof a2) == 0,
+       "acceleration MAC after set_particles + set_state: |a_old| from the state's accelerations, "
+       "the same bits as after a call that gave them");
+    ok(st == GP_OK && interactions(T, B) == i_second && i_second < i_first,
+       "... and no bh pass: %llu interactions, as the second call's (the first, with it: %llu)",
+       (unsigned long long)interactions(T, B), (unsigned long long)i_first);
+    st |= T->set_particles(C, N, pos, mass);
+    st |= T->set_state(C, N, NULL, pos, vel, zero, t0);
+    st |= T->compute_forces(C, c1, NULL);
+    st |= T->set_particles(Dd, N, pos, mass);
+    st |= T->update_positions(Dd, pos);
+    st |= T->compute_forces(Dd, d1, NULL);
+    ok(st == GP_OK && memcmp(c1, d1, sizeof c1) == 0 && interactions(T, C) == interactions(T, Dd),
+       "a state with zero accelerations gives no |a_old|: the bh pass runs, as without a state");
+    T->finalize(A);
+    T->finalize(B);
+    T->finalize(C);
+    T->finalize(Dd);
 }
 
 /* ---- source subsets -------------------------------------------------------- */
@@ -486,6 +530,7 @@ int main(void)
     test_paths("eps=0.01", 1);
     test_paths("eps=0.01 rebuild=always", 0);
     test_paths("eps=0.01 rebuild=3 mac=acceleration", 0);
+    test_aold_from_state();
     test_sources();
     test_masses();
     for (int k = 0; k < nplugins; k++) gp_plugin_close(plugins[k]);

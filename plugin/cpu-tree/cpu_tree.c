@@ -21,10 +21,13 @@
  *      sphere around its active particles only;
  *   3. one walk per group (OpenMP, dynamic schedule; each particle's sum is
  *      made by one thread in a fixed order, so results do not depend on the
- *      thread count). The acceleration MAC needs the previous |a|: where a
- *      particle has none yet, a bh pass (monopoles, theta 1) runs first, as in
- *      GADGET-2; its results therefore depend on the previous call, which
- *      is why the default MAC is the stateless bmax.
+ *      thread count). The acceleration MAC needs the previous |a|: from the
+ *      previous call, else from the particle's held state (set_state's
+ *      acceleration, ABI 1.1: the same state gives the same choice, so a
+ *      restart keeps its bits); where a particle has neither, a bh pass
+ *      (monopoles, theta 1) runs first, as in GADGET-2. Its results
+ *      therefore depend on the previous call, which is why the default MAC
+ *      is the stateless bmax.
  *
  * Massless particles are i-particles only: the source tree holds the
  * massive ones. update_masses refits the moments on the old topology: a
@@ -647,12 +650,11 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     uint64_t pp = 0, pc = 0;
     int rc = 0;
     if (mac == GP_MAC_ACCELERATION) {
-        int missing = 0;
-        for (size_t k = 0; k < na && !missing; k++) missing = s->aold[gp_active_index(&s->base, k)] < 0;
-        if (missing) {
-            /* GADGET-2's start: a bh pass gives the |a| the criterion needs;
-               it only sets a tolerance, so a coarse one (OCT_PREPASS_THETA,
-               monopoles) does */
+        if (oct_aold_from_state(&s->base, na, s->aold)) {
+            /* GADGET-2's start, for particles with neither an earlier |a|
+               nor a held state's: a bh pass gives the |a| the criterion
+               needs; it only sets a tolerance, so a coarse one
+               (OCT_PREPASS_THETA, monopoles) does */
             uint64_t pp0 = 0, pc0 = 0;
             rc = force_pass(s, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, acc, NULL, NULL, NULL, &pp0,
                             &pc0);

@@ -45,8 +45,10 @@
  *   - set_particles with n = 0: no particles on this rank (pos and mass
  *     may be NULL), as long as some rank has particles.
  *
- * The acceleration MAC's first call (no previous |a| anywhere) runs the bh
- * pre-pass on every rank when any rank needs it.
+ * The acceleration MAC's |a_old| comes from the previous call, else from
+ * the held state's acceleration (oct_aold_from_state); a call where some
+ * active particle on some rank has neither runs the bh pre-pass on every
+ * rank.
  *
  * ABI 1.2: set_state_jerk, get_velocities and get_neighbours are the
  * base's, agreed over the ranks. compute_forces_ex gives acc and pot
@@ -527,9 +529,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     uint64_t pp = 0, pc = 0;
     if (accel) {
         /* GADGET-2's start, on every rank when any rank lacks an |a| */
-        int missing = 0, any = 0;
-        for (size_t k = 0; k < na && !missing; k++)
-            missing = s->aold[gp_active_index(&s->base, k)] < 0;
+        int missing = oct_aold_from_state(&s->base, na, s->aold) > 0, any = 0;
         MPI_Allreduce(&missing, &any, 1, MPI_INT, MPI_MAX, s->comm);
         if (any) {
             for (uint32_t r = 0; r < T.nruns; r++) T.amin[r] = 0;

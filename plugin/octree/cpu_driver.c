@@ -129,3 +129,20 @@ void oct_store_abs_acc(const gp_base *b, size_t na, const double *acc, double *a
         aold[gp_active_index(b, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
     }
 }
+
+size_t oct_aold_from_state(const gp_base *b, size_t na, double *aold)
+{
+    const gp_particles *p = &b->p;
+    size_t missing = 0;
+    for (size_t k = 0; k < na; k++) {
+        size_t i = gp_active_index(b, k);
+        if (aold[i] >= 0) continue;
+        if (p->stated && p->stated[i]) {
+            const double *a = &p->acc[3 * i];
+            double m = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+            if (m > 0 && isfinite(m)) { aold[i] = m; continue; }
+        }
+        missing++;
+    }
+    return missing;
+}

@@ -117,4 +117,14 @@ void oct_count_field_call(gp_base *b, uint64_t pp, uint64_t pc, double t0);
  * acceleration MAC's |a_old|). */
 void oct_store_abs_acc(const gp_base *b, size_t na, const double *acc, double *aold);
 
+/* The acceleration MAC's |a_old| for the na active particles that have none
+ * from an earlier call (aold < 0: none since set_particles): the |a| of
+ * their held state (set_state's a_i, ABI 1.1), where it is finite and not
+ * zero. That is the particle's last force, the tolerance GADGET's criterion
+ * wants, so the bh pass that would otherwise give it is not needed. It
+ * comes with the state, so a run that sends the same state (a restart from
+ * a checkpoint, which re-sends every particle) makes the same choice and
+ * gets the same bits. Returns how many active particles still have none. */
+size_t oct_aold_from_state(const gp_base *b, size_t na, double *aold);
+
 #endif /* GP_OCTREE_CPU_DRIVER_H */
