@@ -118,6 +118,12 @@ $(BUILD)/t/extreme-scales-portable.t: $(BUILD)/t/extreme-scales.t tests/module.m
 	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so)' > $@
 	@chmod +x $@
 TESTS += $(BUILD)/t/extreme-scales-portable.t
+# tree-accuracy on the portable kernels too: the same bounds on both walks
+$(BUILD)/t/tree-accuracy-portable.t: $(BUILD)/t/tree-accuracy.t tests/module.mk
+	@printf '#!/bin/sh\n# tree-accuracy on cpu-tree with its portable kernels (no AVX-512)\nGRAVPLUG_CPU_TREE_NO_AVX512=1 exec "%s"\n' \
+	    '$(abspath $<)' > $@
+	@chmod +x $@
+TESTS += $(BUILD)/t/tree-accuracy-portable.t
 
 # ---- tests/let-wire.c: mpi-tree's local essential tree on the wire --------
 # (plugin/mpi-tree/let.c: pack, unpack, the walk over the result) without

@@ -123,6 +123,7 @@ static size_t *local_indices(const set *s, size_t *nl)
 
 /* The MAC of the tree solvers in the current set (NULL: their default). */
 static const char *cur_mac;
+static const char *cur_delta, *cur_tmax;   /* delta_acc, theta_max (NULL: defaults) */
 
 /* The jerk of mpi-tree against cpu-tree's at theta 0.25, relative,
  * worst rank: measured median 1.5e-4 to 1.7e-4, 99% 1.7e-3 to 2.2e-3 at
@@ -133,9 +134,12 @@ static const char *cur_mac;
 
 static gp_solver *make(const gp_api *api, const char *theta)
 {
-    gp_param kv[] = { { "theta", theta }, { "eps", "0.001" }, { "mac", cur_mac } };
-    gp_init_args a = { .struct_size = sizeof a, .params = kv, .n_params = cur_mac ? 3 : 2,
-                       .device = -1 };
+    gp_param kv[5] = { { "theta", theta }, { "eps", "0.001" } };
+    size_t nkv = 2;
+    if (cur_mac) kv[nkv++] = (gp_param){ "mac", cur_mac };
+    if (cur_delta) kv[nkv++] = (gp_param){ "delta_acc", cur_delta };
+    if (cur_tmax) kv[nkv++] = (gp_param){ "theta_max", cur_tmax };
+    gp_init_args a = { .struct_size = sizeof a, .params = kv, .n_params = nkv, .device = -1 };
     if (api == direct_api) a.params = kv + 1, a.n_params = 1;   /* eps only */
     gp_solver *s = NULL;
     if (api->init(&s, &a) != GP_OK) bail(api->last_error(NULL));
@@ -237,9 +241,11 @@ static void run_set(set *S, const char *theta)
     }
 
     /* mpi-tree, all active */
-    gp_param kv[4] = { { "theta", theta }, { "eps", "0.001" } };
+    gp_param kv[6] = { { "theta", theta }, { "eps", "0.001" } };
     size_t nkv = 2;
     if (cur_mac) kv[nkv++] = (gp_param){ "mac", cur_mac };
+    if (cur_delta) kv[nkv++] = (gp_param){ "delta_acc", cur_delta };
+    if (cur_tmax) kv[nkv++] = (gp_param){ "theta_max", cur_tmax };
     if (cur_boxes) kv[nkv++] = (gp_param){ "let_boxes", cur_boxes };
     gp_init_args ia = { .struct_size = sizeof ia, .params = kv, .n_params = nkv,
                         .device = -1, .log = logger };
@@ -671,6 +677,13 @@ int main(int argc, char **argv)
     acc_set.name = "galaxy, mac = acceleration";
     cur_mac = "acceleration";
     run_set(&acc_set, "0.5");
+    /* a loose delta_acc bounded by theta_max: the LET must be cut with the
+     * bound too, or the remote cells come at the unbounded criterion's error */
+    acc_set.name = "galaxy, mac = acceleration, delta_acc 0.05, theta_max 0.5";
+    cur_delta = "0.05";
+    cur_tmax = "0.5";
+    run_set(&acc_set, "0.5");
+    cur_delta = cur_tmax = NULL;
     cur_mac = NULL;
     /* domain boxes refined in rounds: with let_boxes = 2 the coarse tree
      * is 3 boxes, so forces within tree error here need every refined box

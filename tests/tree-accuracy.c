@@ -2,7 +2,8 @@
 /* tree-accuracy: cpu-tree against cpu-direct on a 20k Plummer sphere, with
  * error bounds pinned a margin above what was measured (bench/results/
  * has the full tables), so an accuracy regression fails here. Also:
- * quadrupoles beat monopoles, theta = 0 in double is exact, results do not
+ * quadrupoles beat monopoles, the acceleration MAC's theta_max bounds its
+ * error and its potentials' bias, theta = 0 in double is exact, results do not
  * depend on the thread count, refits track rebuilds, rebuild=N counts,
  * active subsets cost in proportion, massless particles source nothing,
  * compute_field goes through the tree.
@@ -58,7 +59,7 @@ static int cmpd(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-typedef struct errs { double med, p99, pot_med; } errs;
+typedef struct errs { double med, p99, pot_med, pot_bias; } errs;
 
 static errs errors(void)
 {
@@ -70,9 +71,13 @@ static errs errors(void)
         e[k] = sqrt(d2 / n2);
         ep[k] = fabs(pot[sample[k]] - rpot[k]) / fabs(rpot[k]);
     }
+    /* the potentials' mean signed error: a MAC whose errors share a sign
+     * shifts the potential energy */
+    double bias = 0;
+    for (int k = 0; k < NS; k++) bias += (pot[sample[k]] - rpot[k]) / fabs(rpot[k]);
     qsort(e, NS, sizeof *e, cmpd);
     qsort(ep, NS, sizeof *ep, cmpd);
-    return (errs){ e[NS / 2], e[(int)(0.99 * NS)], ep[NS / 2] };
+    return (errs){ e[NS / 2], e[(int)(0.99 * NS)], ep[NS / 2], bias / NS };
 }
 
 /* The largest relative error of m vectors a against b (3 each). */
@@ -99,7 +104,8 @@ static errs run(const char *kv)
     tree_api->compute_forces(s, acc, pot);
     tree_api->finalize(s);
     errs e = errors();
-    diag("%-58s median %.3e  99%% %.3e  pot median %.3e", kv, e.med, e.p99, e.pot_med);
+    diag("%-58s median %.3e  99%% %.3e  pot median %.3e  pot bias %+.2e", kv, e.med, e.p99, e.pot_med,
+         e.pot_bias);
     return e;
 }
 
@@ -108,7 +114,7 @@ int main(void)
     tree_api = tl_plugin_by_name("cpu-tree");
     direct_api = tl_plugin_by_name("cpu-direct");
     if (!tree_api || !direct_api) skip_all("cpu-tree or cpu-direct plugin not built");
-    plan(25);
+    plan(27);
     plummer(N, pos, mass);
     for (int k = 0; k < NS; k++) sample[k] = (uint32_t)(k * (N / NS) + (int)(urand() * (N / NS))); /* distinct */
     gp_solver *d;
@@ -132,6 +138,17 @@ int main(void)
     ok(wsm.med < 9e-4 && wsm.p99 < 4e-3, "multipole theta 1.0: median %.2e < 9e-4, 99%% %.2e < 4e-3", wsm.med, wsm.p99);
     errs acc5 = run("eps=0.01 mac=acceleration delta_acc=0.005");
     ok(acc5.med < 4e-4 && acc5.p99 < 1.5e-3, "acceleration 0.005: median %.2e < 4e-4, 99%% %.2e < 1.5e-3", acc5.med, acc5.p99);
+    /* theta_max bounds the acceleration criterion's opening angle: a loose
+     * delta_acc alone accepts far cells at wide angles */
+    errs loose = run("eps=0.01 mac=acceleration delta_acc=0.05 theta_max=0");
+    errs capped = run("eps=0.01 mac=acceleration delta_acc=0.05 theta_max=0.5");
+    errs acc5u = run("eps=0.01 mac=acceleration delta_acc=0.005 theta_max=0");
+    ok(capped.med < 1.2 * bh5q.med && loose.med > 5 * bh5q.med,
+       "theta_max 0.5 bounds a loose acceleration MAC (delta 0.05) to bh 0.5's error: median %.2e "
+       "(bh %.2e; unbounded %.2e)", capped.med, bh5q.med, loose.med);
+    ok(fabs(acc5.pot_bias) < 0.2 * fabs(acc5u.pot_bias),
+       "acceleration 0.005: the default theta_max 1 cuts the potentials' mean error from %.1e to %.1e",
+       acc5u.pot_bias, acc5.pot_bias);
     errs sgl = run("eps=0.01 mac=bh theta=0.5 precision=single");
     ok(sgl.med < 2.0e-4, "single precision bh 0.5: median %.2e < 2.0e-4", sgl.med);
     errs ex = run("eps=0.01 theta=0 precision=double");

@@ -107,6 +107,9 @@ static const gp_param_info params[] = {
      "call's |a| (bh for particles without one), so its results depend on the call history"},
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
      "relative accuracy of the acceleration MAC (Springel 2005)"},
+    {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",
+     "the acceleration MAC also opens every cell seen at more than this angle, l/d > "
+     "theta_max (GADGET-4's ErrTolThetaMax): wide far cells bias the potentials; 0: no bound"},
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "expansion order of cells"},
     {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
      "auto: GOTHIC's model of the walk cost; always; or every N position updates"},
@@ -126,7 +129,7 @@ static const gp_param_info params[] = {
      "many sources: smaller keeps a sparse subset's groups tighter (fewer interactions each), "
      "larger fills more of them"},
 };
-enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_ORDER, P_REBUILD, P_PRECISION, P_GROUP_CELL };
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_THETA_MAX, P_ORDER, P_REBUILD, P_PRECISION, P_GROUP_CELL };
 
 typedef struct dev_buffers {
     gp_dbuf pos_in, mass_in;                /* unsorted, as the host gave them */
@@ -167,7 +170,7 @@ struct gp_solver {
     unsigned updates_since_build;
     double excess;
     double base_cost[33];       /* interactions per active particle, by log2(n_active) */
-    double base_key[4];         /* the MAC parameters the baselines were taken with */
+    double base_key[5];         /* the MAC parameters the baselines were taken with */
 
     gp_dstate ds;               /* ABI 1.1: x0, v, a, t on the device      */
     gp_hbuf stage;              /* pinned staging for the life of the instance */
@@ -403,8 +406,9 @@ static void model_reset(gp_solver *s)
  * only. */
 static void model_observe(gp_solver *s, size_t ni, uint64_t interactions)
 {
-    double key[4] = {(double)gp_param_enum(&s->base, P_MAC), gp_param_double(&s->base, P_THETA),
-                     (double)gp_param_enum(&s->base, P_ORDER), gp_param_double(&s->base, P_DELTA_ACC)};
+    double key[5] = {(double)gp_param_enum(&s->base, P_MAC), gp_param_double(&s->base, P_THETA),
+                     (double)gp_param_enum(&s->base, P_ORDER), gp_param_double(&s->base, P_DELTA_ACC),
+                     gp_param_double(&s->base, P_THETA_MAX)};
     if (memcmp(key, s->base_key, sizeof key) != 0) { /* another MAC: other baselines */
         memcpy(s->base_key, key, sizeof key);
         memset(s->base_cost, 0, sizeof s->base_cost);
@@ -692,6 +696,10 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     a.accel = gp_param_enum(&s->base, P_MAC) == GP_MAC_ACCELERATION;
     a.G = 1.0f; /* G cancels in the acceleration MAC (|a_old| is kept without it) */
     a.delta_acc = (float)gp_param_double(&s->base, P_DELTA_ACC);
+    {
+        double tmax = gp_param_double(&s->base, P_THETA_MAX);
+        a.tmax_inv = tmax > 0 ? (float)(1.0 / tmax) : 0.f;   /* rounds to the nearest float */
+    }
     double eps = gp_param_double(&s->base, P_EPS) / s->len_scale; /* exact: a power of two */
     a.eps2 = eps * eps;
     a.out = d->out.ptr;

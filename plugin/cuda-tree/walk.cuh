@@ -394,7 +394,8 @@ walk_kernel(gp_walk_args A)
                 float ey = fmaxf(fmaxf(lo.y - gy, gy - hi.y), 0.f);
                 float ez = fmaxf(fmaxf(lo.z - gz, gz - hi.z), 0.f);
                 bool clear = ex * ex + ey * ey + ez * ez > rg * rg;
-                float rc = ga > 0.f ? sqrtf(sqrtf(ga * mc.w * hi.w * hi.w)) : lo.w;
+                /* acceleration: (G M l^2 / alpha_a)^(1/4), at least l / theta_max */
+                float rc = ga > 0.f ? fmaxf(sqrtf(sqrtf(ga * mc.w * hi.w * hi.w)), hi.w * A.tmax_inv) : lo.w;
                 float dx = mc.x - gx, dy = mc.y - gy, dz = mc.z - gz;
                 float r = rc + rg;
                 accept = clear && r * r < dx * dx + dy * dy + dz * dz;

@@ -59,6 +59,8 @@ typedef struct gp_walk_args {
     int quad;                               /* quadrupole cells             */
     int accel;                              /* acceleration MAC             */
     float G, delta_acc;
+    float tmax_inv;                         /* acceleration MAC: r_crit >= l x
+                                               this (1 / theta_max); 0: none */
     double eps2;
     gp_d4 *out;                             /* by islot                     */
     float *aold;                            /* by iorig: |a| written back   */

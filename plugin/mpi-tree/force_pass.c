@@ -147,7 +147,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         uint32_t nc, np;
         /* rank r's domain: refined where it faces another, when r counted
          * this rank as a neighbour; else its coarse tree */
-        if (mpi_tree_let_pack(tree, mac, dom[r].b, dom[r].n, ps->jk.js, &send[r], &nc, &np))
+        if (mpi_tree_let_pack(tree, mac, ps->wp.lcap, dom[r].b, dom[r].n, ps->jk.js, &send[r], &nc, &np))
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);

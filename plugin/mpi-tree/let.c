@@ -42,10 +42,10 @@ static size_t moments_bytes(int closed)
 
 /* Would every group whose sphere lies inside box accept this cell? The
  * walk's test (octree/cpu_walk.c) at the box's nearest point, with a margin. */
-static int closed_for_box(const oct_wcell *wc, int accel, const mpi_tree_box *box)
+static int closed_for_box(const oct_wcell *wc, int accel, double lcap, const mpi_tree_box *box)
 {
     if (wc->count <= 1) return 0;
-    double rc = accel ? (double)wc->rcrit * box->gfac : (double)wc->rcrit;
+    double rc = accel ? oct_accel_rcrit(wc, box->gfac, lcap) : (double)wc->rcrit;
     if (!(rc < HUGE_VAL)) return 0;
     double e2 = 0, off2 = 0, diag2 = 0;
     for (int a = 0; a < 3; a++) {
@@ -69,19 +69,20 @@ static int closed_for_box(const oct_wcell *wc, int accel, const mpi_tree_box *bo
     return 0;
 }
 
-static int closed_for_node(const oct_wcell *wc, int accel, const mpi_tree_box *box, int nbox, int k,
-                           int depth)
+static int closed_for_node(const oct_wcell *wc, int accel, double lcap, const mpi_tree_box *box,
+                           int nbox, int k, int depth)
 {
-    if (closed_for_box(wc, accel, &box[k])) return 1;
+    if (closed_for_box(wc, accel, lcap, &box[k])) return 1;
     int l = box[k].left, r = box[k].right;
     if (l <= k || r <= k || l >= nbox || r >= nbox || depth > 64) return 0;
-    return closed_for_node(wc, accel, box, nbox, l, depth + 1) &&
-           closed_for_node(wc, accel, box, nbox, r, depth + 1);
+    return closed_for_node(wc, accel, lcap, box, nbox, l, depth + 1) &&
+           closed_for_node(wc, accel, lcap, box, nbox, r, depth + 1);
 }
 
-static int closed_for_domain(const oct_wcell *wc, int accel, const mpi_tree_box *box, int nbox)
+static int closed_for_domain(const oct_wcell *wc, int accel, double lcap, const mpi_tree_box *box,
+                             int nbox)
 {
-    return closed_for_node(wc, accel, box, nbox, 0, 0);
+    return closed_for_node(wc, accel, lcap, box, nbox, 0, 0);
 }
 
 /* A cell's geometry as the cut reads it: its record when the tree has
@@ -102,7 +103,7 @@ static oct_wcell cell_geometry(const oct_tree *t, uint32_t c)
     return w;
 }
 
-int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int nbox,
+int mpi_tree_let_pack(const oct_tree *t, int mac, double lcap, const mpi_tree_box *box, int nbox,
                       const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,
                       uint32_t *npart)
 {
@@ -121,7 +122,7 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, const mpi_tree_box *box, int n
         const oct_wcell wc = cell_geometry(t, c);
         const gp_cell *cl = &t->st.cells[c];
         mpi_tree_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
-        if (closed_for_domain(&wc, accel, box, nbox)) {
+        if (closed_for_domain(&wc, accel, lcap, box, nbox)) {
             lc.closed = 1;
         } else if (cl->nchild == 0) {
             lc.first = *npart;

@@ -63,6 +63,7 @@ oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass)
         .eps2 = eps * eps,
         .G = gp_param_double(b, OCT_P_G),
         .alpha = gp_param_double(b, OCT_P_DELTA),
+        .lcap = mac == GP_MAC_ACCELERATION ? oct_walk_lcap(gp_param_double(b, OCT_P_TMAX)) : 0.0,
     };
     return w;
 }

@@ -30,6 +30,10 @@
      "error, but results then depend on the previous call)"},                               \
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",                                  \
      "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},            \
+    {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",                                          \
+     "the acceleration criterion also opens every cell seen at more than this angle, "      \
+     "l/d > theta_max (GADGET-4's ErrTolThetaMax): wide far cells bias the potentials; 0: " \
+     "no bound"},                                                                           \
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"}
 #define OCT_PARAM_ROWS_GROUPS                                                               \
     {"group_size", GP_PARAM_INT, "64", "[1,1024]",                                          \
@@ -37,8 +41,8 @@
     {"leaf_size", GP_PARAM_INT, "16", "[1,1024]", "most particles in a source leaf cell"}
 
 /* Indices into the parameter table of a CPU tree plugin. */
-enum { OCT_P_G, OCT_P_EPS, OCT_P_THETA, OCT_P_MAC, OCT_P_DELTA, OCT_P_ORDER, OCT_P_REBUILD,
-       OCT_P_PREC, OCT_P_GROUP, OCT_P_LEAF, OCT_P_KEYS, OCT_P_THREADS, OCT_N_PARAMS };
+enum { OCT_P_G, OCT_P_EPS, OCT_P_THETA, OCT_P_MAC, OCT_P_DELTA, OCT_P_TMAX, OCT_P_ORDER,
+       OCT_P_REBUILD, OCT_P_PREC, OCT_P_GROUP, OCT_P_LEAF, OCT_P_KEYS, OCT_P_THREADS, OCT_N_PARAMS };
 /* The rebuild parameter's values (N is REBUILD_EVERY with its number). */
 enum { OCT_REBUILD_AUTO = 0, OCT_REBUILD_ALWAYS = 1, OCT_REBUILD_EVERY = 2 };
 

@@ -616,6 +616,7 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
                   zero = _mm512_setzero_pd();
     const __m256i one = _mm256_set1_epi32(1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int accel = p->mac == GP_MAC_ACCELERATION;
+    const double lcap = p->lcap;
     const float eps2f = ws->eps2f;
     const __m256 veps2 = _mm256_set1_ps(eps2f);
     const double il = ws->il;
@@ -628,7 +629,7 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
     {
         const oct_wcell *wc = &src->cells[0];
         double d[3], d2;
-        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, d, &d2);
+        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2);
         const double dx = d[0], dy = d[1], dz = d[2];
         if (accept) {
             if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
@@ -658,7 +659,16 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
         __m512d d2 = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy)),
                                    _mm512_mul_pd(dz, dz));
         __m512d rc = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->rcrit + f));
-        if (accel) rc = _mm512_mul_pd(rc, vgfac);
+        if (accel) {
+            rc = _mm512_mul_pd(rc, vgfac);
+            if (lcap > 0) {   /* oct_accel_rcrit: at least the box's side x lcap */
+                __m512d side = zero;
+                for (int a = 0; a < 3; a++)
+                    side = _mm512_max_pd(side, _mm512_sub_pd(_mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[a] + f)),
+                                                             _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[a] + f))));
+                rc = _mm512_max_pd(rc, _mm512_mul_pd(side, _mm512_set1_pd(lcap)));
+            }
+        }
         __m512d r = _mm512_add_pd(rc, vrg);
         __mmask8 acc = _mm512_mask_cmp_pd_mask(all, _mm512_mul_pd(r, r), d2, _CMP_LT_OQ);
         __m256i cnt = _mm256_maskz_loadu_epi32(all, col->count + f);
@@ -783,7 +793,7 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
             uint32_t c = ws->stack[--sp];
             const oct_wcell *wc = &src->cells[c];
             double d[3], d2;
-            int accept = oct_walk_accepts(wc, gc, rg, accel, gfac, d, &d2);
+            int accept = oct_walk_accepts(wc, gc, rg, accel, gfac, p->lcap, d, &d2);
             const double dx = d[0], dy = d[1], dz = d[2];
             uint32_t nchild = wc->nchild;
             if (accept && floats && !(d2 * ws->il * ws->il < (double)src->payf[c].d2max)) return 1;

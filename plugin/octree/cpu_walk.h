@@ -118,6 +118,8 @@ typedef struct oct_walk_params {
     double eps2;
     double G;
     double alpha;            /* delta_acc, for the acceleration MAC         */
+    double lcap;             /* acceleration MAC: r_crit >= lcap x the stored
+                                box's side (oct_accel_rcrit); 0: no bound    */
 } oct_walk_params;
 
 /* One group of targets. x/y/z absolute positions; self[k] the key-sorted
@@ -140,17 +142,43 @@ static inline double oct_walk_gfac(const oct_walk_params *p, const oct_group *g)
     return alpha_a > 0 ? sqrt(sqrt(fabs(p->G) / alpha_a)) : HUGE_VAL;
 }
 
+/* The acceleration MAC's r_crit of cell wc for a group: (M l^2)^(1/4) gfac,
+ * and with theta_max at least l / theta_max (GADGET-4's ErrTolThetaMax:
+ * the relative criterion alone accepts far cells at wide angles, whose
+ * errors share a sign in the potentials). l is read from the stored box,
+ * its largest side over 1 + 2 margins (rounded outward, so never below the
+ * cell's own l): lcap = 1 / ((1 + 2 GP_MAC_BOX_MARGIN) theta_max), 0 for no
+ * bound (oct_walk_lcap). */
+static inline double oct_accel_rcrit(const oct_wcell *wc, double gfac, double lcap)
+{
+    double rc = (double)wc->rcrit * gfac;
+    if (lcap > 0) {
+        double side = 0;
+        for (int a = 0; a < 3; a++) {
+            double s = (double)wc->bhi[a] - (double)wc->blo[a];
+            side = s > side ? s : side;
+        }
+        rc = fmax(rc, side * lcap);
+    }
+    return rc;
+}
+
+static inline double oct_walk_lcap(double theta_max)
+{
+    return theta_max > 0 ? 1.0 / ((1.0 + 2.0 * GP_MAC_BOX_MARGIN) * theta_max) : 0.0;
+}
+
 /* The walk's one test: does the group sphere (gc, rg) accept cell wc?
  * d = com - gc and d2 = |d|^2 come back for the caller's list. (walk512's
  * vector form of it takes the same decisions; octree/tree_jerk.c takes
  * them through this.) */
 static inline int oct_walk_accepts(const oct_wcell *wc, const double gc[3], double rg, int accel,
-                                   double gfac, double d[3], double *d2)
+                                   double gfac, double lcap, double d[3], double *d2)
 {
     d[0] = wc->com[0] - gc[0]; d[1] = wc->com[1] - gc[1]; d[2] = wc->com[2] - gc[2];
     *d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     /* acceleration: (G M l^2 / alpha_a)^(1/4) = (M l^2)^(1/4) * gfac */
-    double rcrit = accel ? (double)wc->rcrit * gfac : (double)wc->rcrit;
+    double rcrit = accel ? oct_accel_rcrit(wc, gfac, lcap) : (double)wc->rcrit;
     return wc->count > 1 && gp_mac_accept_distance(*d2, rg, rcrit) &&
            gp_mac_box_clear_rel(wc->blo, wc->bhi, -d[0], -d[1], -d[2], rg);
 }

@@ -21,7 +21,11 @@
  *                 accept when G M l^2 / d^4 < alpha |a_old|, alpha =
  *                 delta_acc, |a_old| the smallest previous |a| in the group.
  *                 With no previous accelerations the caller runs a bh pass
- *                 first, as GADGET does.
+ *                 first, as GADGET does. The walks also open every cell
+ *                 with l/d > theta_max (GADGET-4's ErrTolThetaMax; the
+ *                 parameter, default 1): alone, the criterion accepts far
+ *                 cells at wide angles, and their errors share a sign in
+ *                 the potentials (octree/cpu_walk.h oct_accel_rcrit).
  *
  * l is the largest side of the cell's tight bounding box (moments.h).
  * Every criterion also requires the group sphere to miss the cell's box

@@ -173,7 +173,7 @@ static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_wor
         const oct_wcell *wc = &src->cells[c];
         double d[3], d2;
         uint32_t nchild = wc->nchild;
-        if (oct_walk_accepts(wc, g->centre, rg, accel, gfac, d, &d2)) {
+        if (oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2)) {
             if (index_reserve(C, C->n + 1)) return -1;
             C->k[C->n++] = c;
         } else if (nchild == 0) {
