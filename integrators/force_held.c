@@ -15,6 +15,8 @@
  * the same bits with a CPU plugin: the plugin evaluates the ABI's
  * prediction expression exactly as gp_sim_predict_coord does here, from
  * the same (x_i, v_i, a_i) and the same t_i = gp_levels_time(t_last[i]).
+ * (Not under a tree's acceleration MAC: the held a_i also gives it the
+ * |a_old| that the 1.0 path's plugin must find with a bh pass.)
  *
  * The plugin is given the full state once after anything that replaced
  * or overwrote its particles (set_particles after new particles, a solver
