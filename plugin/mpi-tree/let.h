@@ -91,9 +91,9 @@ void mpi_tree_buf_free(mpi_tree_buf *b);
 
 /* The LET of tree t (cells prepared for mac by oct_tree_prepare_cells) for
  * the domain tree box[0..nbox), appended to out; lcap is the walk's
- * (oct_walk_params: the acceleration MAC's theta_max bound, 0 for none); with js (a jerk pass, the
- * jerk sources of t) also each LET cell's OCT_JERK_CELL numbers and each
- * particle's velocity. *ncells / *npart get what was packed. Returns 0, or
+ * (oct_walk_params: the acceleration MAC's theta_max bound, 0 for none).
+ * With js (a jerk pass, the jerk sources of t) also each LET cell's
+ * OCT_JERK_CELL numbers and each particle's velocity. *ncells / *npart get what was packed. Returns 0, or
  * -1 when out of memory. */
 int mpi_tree_let_pack(const oct_tree *t, int mac, double lcap, const mpi_tree_box *box, int nbox,
                       const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,

@@ -664,8 +664,11 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
             if (lcap > 0) {   /* oct_accel_rcrit: at least the box's side x lcap */
                 __m512d side = zero;
                 for (int a = 0; a < 3; a++)
-                    side = _mm512_max_pd(side, _mm512_sub_pd(_mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[a] + f)),
-                                                             _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[a] + f))));
+                    /* (a NaN side keeps the last, as the scalar form does:
+                     * max_pd answers its second operand then) */
+                    side = _mm512_max_pd(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->bhi[a] + f)),
+                                                       _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[a] + f))),
+                                         side);
                 rc = _mm512_max_pd(rc, _mm512_mul_pd(side, _mm512_set1_pd(lcap)));
             }
         }
