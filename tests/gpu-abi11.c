@@ -15,6 +15,8 @@
  *     refit (no rebuild) on cuda-tree;
  *   - cuda-tree block steps (set_state, predict, 1% active) refit and never
  *     rebuild;
+ *   - cuda-tree's acceleration MAC takes |a_old| from the held state after
+ *     set_particles, and bh where the state's accelerations are zero;
  *   - rejections (NaN time, bad index, overflow undone exactly), and
  *     set_particles clearing the state;
  *   - both at extreme scales (positions 1e-30..1e30, masses
@@ -361,6 +363,38 @@ static void check_block_bytes(const gp_api *T)
  * 12) rebuilt whenever the subset's scaled cost exceeded the full calls'
  * by 427 n here (4 calls since the build: slope 0.3 D, so 1 >= sqrt(2 *
  * 64 n / (0.3 D)) when D >= 427 n); the diag line says whether it would. */
+/* cuda-tree's acceleration MAC after set_particles: |a_old| from the held
+ * state's accelerations (the same bits as after a call that gave them, and
+ * no bh fallback), and bh where the state's are zero, as without a state */
+static void check_aold_from_state(const gp_api *T)
+{
+    size_t n = 2048;
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *vel = calloc(3 * n, sizeof *vel);
+    double *a1 = malloc(3 * n * sizeof *a1), *a2 = malloc(3 * n * sizeof *a2), *b1 = malloc(3 * n * sizeof *b1);
+    double *c1 = malloc(3 * n * sizeof *c1), *d1 = malloc(3 * n * sizeof *d1), *zero = calloc(3 * n, sizeof *zero);
+    double *t0 = calloc(n, sizeof *t0);
+    if (!pos || !mass || !vel || !a1 || !a2 || !b1 || !c1 || !d1 || !zero || !t0) bail("out of memory");
+    tl_plummer(n, 20261127, 1.0, 30.0, pos, mass);
+    gp_solver *s[4];
+    for (int k = 0; k < 4; ++k) s[k] = gpu_plugin_make(T, "mac", "acceleration", "eps", "0.01");
+    int good = s[0] && s[1] && s[2] && s[3];
+    good = good && T->set_particles(s[0], n, pos, mass) == GP_OK && forces(T, s[0], 0, NULL, a1, NULL) == 0 &&
+           T->update_positions(s[0], pos) == GP_OK && forces(T, s[0], 0, NULL, a2, NULL) == 0;
+    good = good && T->set_particles(s[1], n, pos, mass) == GP_OK &&
+           T->set_state(s[1], n, NULL, pos, vel, a1, t0) == GP_OK && forces(T, s[1], 0, NULL, b1, NULL) == 0;
+    good = good && T->set_particles(s[2], n, pos, mass) == GP_OK &&
+           T->set_state(s[2], n, NULL, pos, vel, zero, t0) == GP_OK && forces(T, s[2], 0, NULL, c1, NULL) == 0;
+    good = good && T->set_particles(s[3], n, pos, mass) == GP_OK && T->update_positions(s[3], pos) == GP_OK &&
+           forces(T, s[3], 0, NULL, d1, NULL) == 0;
+    ok(good && !memcmp(a2, b1, 3 * n * sizeof *a2),
+       "cuda-tree, acceleration MAC after set_particles + set_state: |a_old| from the state, the same bits as "
+       "after a call that gave those accelerations");
+    ok(good && memcmp(a1, b1, 3 * n * sizeof *a1) != 0 && !memcmp(c1, d1, 3 * n * sizeof *c1),
+       "... not the first call's bh fallback; zero state accelerations give bh, as no state does");
+    for (int k = 0; k < 4; ++k) if (s[k]) T->finalize(s[k]);
+    free(pos); free(mass); free(vel); free(a1); free(a2); free(b1); free(c1); free(d1); free(zero); free(t0);
+}
+
 static void check_refit_after_sparse_subset(const gp_api *T)
 {
     size_t n = 2048;
@@ -473,6 +507,7 @@ int main(void)
     check_scales(D.api, R.api, pos, mass);
     check_scales(T.api, R.api, pos, mass);
     check_refit_after_sparse_subset(T.api);
+    check_aold_from_state(T.api);
     check_block_bytes(T.api);
     check_large_state(D.api);
     check_large_state(T.api);

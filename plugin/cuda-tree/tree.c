@@ -104,7 +104,8 @@ static const gp_param_info params[] = {
      "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
     {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
      "multipole acceptance criterion (octree/mac.h); acceleration uses the previous "
-     "call's |a| (bh for particles without one), so its results depend on the call history"},
+     "call's |a|, else the held state's (bh for particles with neither), so its results depend on "
+     "the call history"},
     {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
      "relative accuracy of the acceleration MAC (Springel 2005)"},
     {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",
@@ -879,13 +880,19 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
         s->base.stats.seconds_transfer += gp_wtime() - t0;
         s->idx_valid = 1;
     }
+    /* the acceleration MAC's |a_old| from the held state where the last
+     * call gave none: set_particles cleared both, and a run's resync sends
+     * the state again (cpu-tree does the same, octree/cpu_driver.h) */
+    const double G = fabs(gp_param_double(&s->base, P_G)), afac = s->len_scale * s->len_scale / (G * s->mass_scale);
+    const gp_aold_state as = { s->ds.flag.ptr && isfinite(afac) && afac > 0 ? (const double *)s->ds.acc.ptr : NULL,
+                               (const uint8_t *)s->ds.flag.ptr, afac };
     if (p->src) {
         /* the tree holds the sources only: active particles come from the
          * unsorted positions, in key order for compact groups of 32 */
         const uint32_t *act = p->active ? (const uint32_t *)d->idx.ptr : NULL;
         if ((r = sort_targets(s, d->pos_in.ptr, act, ni, 1, "the active particles")) != GP_OK) return r;
         r = dev(s, gp_tree_irecords_any(d->pos_in.ptr, act, d->fidx_b.ptr, (uint32_t)ni, d->center.ptr,
-                                        1.0 / s->len_scale, d->rank.ptr, d->aold.ptr, d->ipos.ptr, d->islot.ptr,
+                                        1.0 / s->len_scale, d->rank.ptr, d->aold.ptr, &as, d->ipos.ptr, d->islot.ptr,
                                         d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
                 "gathering the active particles");
     } else if (p->active) {
@@ -904,11 +911,11 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
         tmp = d->cub.bytes;
         if ((r = dev(s, gp_tree_sort32(d->cub.ptr, &tmp, d->akey_a.ptr, d->akey_b.ptr, d->aval_a.ptr, d->aval_b.ptr,
                                        (uint32_t)ni, end_bit, st), "sorting the active particles")) != GP_OK) return r;
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, d->akey_b.ptr, d->aval_b.ptr,
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, d->akey_b.ptr, d->aval_b.ptr,
                                            (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
                                            d->iaold.ptr, st), "gathering the active particles");
     } else {
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, NULL, NULL, n, d->ipos.ptr,
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, NULL, NULL, n, d->ipos.ptr,
                                            d->islot.ptr, d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
                 "gathering the particles");
     }

@@ -184,8 +184,19 @@ __global__ void records_kernel(const gp_moments *mom, const gp_cell *cells, uint
 
 /* ---- i-records --------------------------------------------------------- */
 
+/* |a_old| of particle o (gp_aold_state): the last call's, else the held
+ * state's in the walk's units, else 0 (the walk then uses bh) */
+__device__ static inline float aold_of(const float *aold, gp_aold_state as, uint32_t o)
+{
+    float a = aold[o];
+    if (a > 0.f || !as.acc || !as.flag || !as.flag[o]) return a;
+    const double *q = as.acc + 3 * (size_t)o;
+    double m = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) * as.afac;
+    return m > 0 && m < (double)FLT_MAX ? (float)m : 0.f;
+}
+
 __global__ void irec_forces_kernel(const gp_f4 *f4, const uint32_t *perm, const float *aold,
-                                   const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
+                                   gp_aold_state as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                                    gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                                    float *iaold)
 {
@@ -198,7 +209,7 @@ __global__ void irec_forces_kernel(const gp_f4 *f4, const uint32_t *perm, const 
     islot[k] = slot ? slot[k] : o;
     iself[k] = s;
     iorig[k] = o;
-    iaold[k] = aold[o];
+    iaold[k] = aold_of(aold, as, o);
 }
 
 __global__ void active_keys_kernel(const uint32_t *index, const uint32_t *rank, uint32_t ni,
@@ -226,7 +237,8 @@ __global__ void irec_field_kernel(const double *pts, const uint32_t *order, uint
  * subset): k-th in key order is active entry j = order[k], particle o */
 __global__ void irec_any_kernel(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
                                 const double *center, double inv_len, const uint32_t *rank, const float *aold,
-                                gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold)
+                                gp_aold_state as, gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
+                                float *iaold)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= m) return;
@@ -238,7 +250,7 @@ __global__ void irec_any_kernel(const double *pos, const uint32_t *active, const
     islot[k] = j;
     iself[k] = rank[o]; /* GP_TREE_NONE when o is not a source */
     iorig[k] = o;
-    iaold[k] = aold[o];
+    iaold[k] = aold_of(aold, as, o);
 }
 
 /* ---- extern "C" launchers ---------------------------------------------- */
@@ -292,12 +304,12 @@ int gp_tree_sample(const double *pos, const uint32_t *perm, uint32_t n, uint32_t
 
 int gp_tree_irecords_any(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
                          const double *center, double inv_len, const uint32_t *rank, const float *aold,
-                         gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold,
-                         void *stream)
+                         const gp_aold_state *as, gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
+                         float *iaold, void *stream)
 {
     if (m == 0) return 0;
     GP_LAUNCH(irec_any_kernel, blocks_for(m, 256), 256, 256, (cudaStream_t)stream, pos, active, order, m, center,
-              inv_len, rank, aold, ipos, islot, iself, iorig, iaold);
+              inv_len, rank, aold, *as, ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }
 
@@ -381,12 +393,12 @@ int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells
 }
 
 int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
-                            const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
+                            const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream)
 {
     if (ni == 0) return 0;
-    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, perm, aold, ilist, slot, ni,
+    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, perm, aold, *as, ilist, slot, ni,
                                                                              ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }

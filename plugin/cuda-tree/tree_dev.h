@@ -57,13 +57,23 @@ int gp_tree_keys(const double *pos, const uint32_t *sel, uint32_t n, double lo0,
 int gp_tree_sample(const double *pos, const uint32_t *perm, uint32_t n, uint32_t count, const double *center,
                    double *out, double *out_host, void *stream);
 
+/* The acceleration MAC's |a_old| where the last call gave none (aold 0,
+ * as after set_particles): the particle's held state (set_state's a_i)
+ * when flag[o] says it has one, its |a| times afac = len_scale^2 /
+ * (|G| mass_scale), the walk's units. acc or flag NULL: none. */
+typedef struct gp_aold_state {
+    const double *acc;      /* 3n, by particle                             */
+    const uint8_t *flag;    /* n: nonzero where the particle has a state   */
+    double afac;
+} gp_aold_state;
+
 /* i-records for compute_forces with a source subset: the k-th record is
  * active entry j = order[k] (particle o = active ? active[j] : j), read
  * from the unsorted positions; iself = rank[o] (GP_TREE_NONE for a
  * particle outside the tree), islot = j, iorig = o. */
 int gp_tree_irecords_any(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,
                          const double *center, double inv_len, const uint32_t *rank, const float *aold,
-                         gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold,
+                         const gp_aold_state *as, gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig, float *iaold,
                          void *stream);
 
 /* CUB DeviceRadixSort::SortPairs; tmp == NULL asks for *tmp_bytes. */
@@ -108,7 +118,7 @@ int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells
 /* i-records for compute_forces: k < ni takes sorted particle
  * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s]. */
 int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
-                            const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
+                            const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream);
 
