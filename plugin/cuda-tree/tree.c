@@ -882,10 +882,13 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     }
     /* the acceleration MAC's |a_old| from the held state where the last
      * call gave none: set_particles cleared both, and a run's resync sends
-     * the state again (cpu-tree does the same, octree/cpu_driver.h) */
+     * the state again (cpu-tree does the same, octree/cpu_driver.h). Only
+     * flags held for these n particles count (after a change of n the old
+     * buffers stay until the next set_state). */
     const double G = fabs(gp_param_double(&s->base, P_G)), afac = s->len_scale * s->len_scale / (G * s->mass_scale);
-    const gp_aold_state as = { s->ds.flag.ptr && isfinite(afac) && afac > 0 ? (const double *)s->ds.acc.ptr : NULL,
-                               (const uint8_t *)s->ds.flag.ptr, afac };
+    const int held = s->ds.any && s->ds.n == n && s->ds.flag.ptr && isfinite(afac) && afac > 0;
+    const gp_aold_state as = { held ? (const double *)s->ds.acc.ptr : NULL,
+                               held ? (const uint8_t *)s->ds.flag.ptr : NULL, afac };
     if (p->src) {
         /* the tree holds the sources only: active particles come from the
          * unsorted positions, in key order for compact groups of 32 */
