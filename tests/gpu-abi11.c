@@ -16,7 +16,8 @@
  *   - cuda-tree block steps (set_state, predict, 1% active) refit and never
  *     rebuild;
  *   - cuda-tree's acceleration MAC takes |a_old| from the held state after
- *     set_particles, and bh where the state's accelerations are zero;
+ *     set_particles, and bh where the state's accelerations are zero; a
+ *     rebuild at another length scale converts the |a_old| it keeps;
  *   - rejections (NaN time, bad index, overflow undone exactly), and
  *     set_particles clearing the state;
  *   - both at extreme scales (positions 1e-30..1e30, masses
@@ -395,6 +396,34 @@ static void check_aold_from_state(const gp_api *T)
     free(pos); free(mass); free(vel); free(a1); free(a2); free(b1); free(c1); free(d1); free(zero); free(t0);
 }
 
+/* cuda-tree keeps the previous |a| in its walk's units: a rebuild that
+ * picks another length scale converts them. Positions far from 1 (a side
+ * of ~2^40, so the scale follows the median distance) grow 4x between two
+ * calls; the second call must equal a fresh instance given the first
+ * call's accelerations as its state, bit for bit. */
+static void check_aold_rescale(const gp_api *T)
+{
+    size_t n = 1024;
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *vel = calloc(3 * n, sizeof *vel);
+    double *a1 = malloc(3 * n * sizeof *a1), *a2 = malloc(3 * n * sizeof *a2), *c1 = malloc(3 * n * sizeof *c1);
+    double *t0 = calloc(n, sizeof *t0);
+    if (!pos || !mass || !vel || !a1 || !a2 || !c1 || !t0) bail("out of memory");
+    tl_plummer(n, 20261128, 1.0, 30.0, pos, mass);
+    for (size_t i = 0; i < 3 * n; ++i) pos[i] = ldexp(pos[i], 40);
+    gp_solver *a = gpu_plugin_make(T, "mac", "acceleration", "rebuild", "always");
+    gp_solver *c = gpu_plugin_make(T, "mac", "acceleration", "rebuild", "always");
+    int good = a && c && T->set_particles(a, n, pos, mass) == GP_OK && forces(T, a, 0, NULL, a1, NULL) == 0;
+    for (size_t i = 0; i < 3 * n; ++i) pos[i] *= 4.0;
+    good = good && T->update_positions(a, pos) == GP_OK && forces(T, a, 0, NULL, a2, NULL) == 0;
+    good = good && T->set_particles(c, n, pos, mass) == GP_OK &&
+           T->set_state(c, n, NULL, pos, vel, a1, t0) == GP_OK && forces(T, c, 0, NULL, c1, NULL) == 0;
+    ok(good && !memcmp(a2, c1, 3 * n * sizeof *a2),
+       "cuda-tree: a rebuild at a 4x length scale converts the previous |a| (the same bits as the state's)");
+    if (a) T->finalize(a);
+    if (c) T->finalize(c);
+    free(pos); free(mass); free(vel); free(a1); free(a2); free(c1); free(t0);
+}
+
 static void check_refit_after_sparse_subset(const gp_api *T)
 {
     size_t n = 2048;
@@ -508,6 +537,7 @@ int main(void)
     check_scales(T.api, R.api, pos, mass);
     check_refit_after_sparse_subset(T.api);
     check_aold_from_state(T.api);
+    check_aold_rescale(T.api);
     check_block_bytes(T.api);
     check_large_state(D.api);
     check_large_state(T.api);

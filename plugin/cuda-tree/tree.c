@@ -277,6 +277,18 @@ static void choose_mass_scale(gp_solver *s)
     s->mass_scale = scale_for(mmax, GP_TREE_MASS_RANGE);
 }
 
+/* The previous |a| are kept in the walk's units, |a| len_scale^2 /
+ * (G mass_scale): when a build or new masses change a scale (powers of
+ * two), they are converted, so the acceleration MAC keeps its tolerance. */
+static gp_status rescale_aold(gp_solver *s, double old_len, double old_mass)
+{
+    int e = 2 * (ilogb(s->len_scale) - ilogb(old_len)) - (ilogb(s->mass_scale) - ilogb(old_mass));
+    size_t n = s->d.aold.bytes / sizeof(float) < s->base.p.n ? s->d.aold.bytes / sizeof(float) : s->base.p.n;
+    if (e == 0 || !s->d.aold.ptr || n == 0) return GP_OK;
+    return dev(s, gp_tree_scale_exp((float *)s->d.aold.ptr, (uint32_t)n, e, s->cu.stream),
+               "converting the previous accelerations to the new scales");
+}
+
 static gp_status build_tree(gp_solver *s)
 {
     dev_buffers *d = &s->d;
@@ -322,7 +334,9 @@ static gp_status build_tree(gp_solver *s)
     if ((r = dev(s, gp_tree_sort64(d->cub.ptr, &tmp, d->keys_a.ptr, d->keys_b.ptr, d->perm_a.ptr, d->perm.ptr, n, st),
                  "sorting the keys")) != GP_OK) return r;
     if ((r = dev(s, gp_tree_set_center(d->pos_in.ptr, d->perm.ptr, n, d->center.ptr, st), "choosing the centre")) != GP_OK) return r;
+    const double old_len = s->len_scale;
     if ((r = choose_len_scale(s, side)) != GP_OK) return r;
+    if ((r = rescale_aold(s, old_len, s->mass_scale)) != GP_OK) return r;
     if (src) { /* particles outside the tree have no rank */
         int e = (int)cudaMemsetAsync(d->rank.ptr, 0xff, s->base.p.n * sizeof(uint32_t), (cudaStream_t)st);
         if ((r = dev(s, e, "clearing the ranks")) != GP_OK) return r;
@@ -1028,7 +1042,9 @@ static gp_status update_masses_call(gp_solver *s, size_t n_sub, const uint32_t *
     }
     r = gp_dstate_masses(&s->base, &s->cu, &s->ds, &s->stage, s->d.mass_in.ptr, n_sub, index, mass);
     if (r != GP_OK || n_sub == 0) return r;
+    const double old_mass = s->mass_scale;
     choose_mass_scale(s);
+    if ((r = rescale_aold(s, s->len_scale, old_mass)) != GP_OK) return r;
     s->need_refit = 1; /* moments from the new masses on the same tree */
     return GP_OK;
 }

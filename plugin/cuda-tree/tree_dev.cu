@@ -184,6 +184,12 @@ __global__ void records_kernel(const gp_moments *mom, const gp_cell *cells, uint
 
 /* ---- i-records --------------------------------------------------------- */
 
+__global__ void scale_exp_kernel(float *a, uint32_t n, int e)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) a[k] = ldexpf(a[k], e);
+}
+
 /* |a_old| of particle o (gp_aold_state): the last call's, else the held
  * state's in the walk's units, else 0 (the walk then uses bh) */
 __device__ static inline float aold_of(const float *aold, gp_aold_state as, uint32_t o)
@@ -300,6 +306,13 @@ int gp_tree_sample(const double *pos, const uint32_t *perm, uint32_t n, uint32_t
     if (e == cudaSuccess) e = cudaMemcpyAsync(out_host, out, count * sizeof(double), cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     return (int)e;
+}
+
+int gp_tree_scale_exp(float *a, uint32_t n, int e, void *stream)
+{
+    if (n == 0 || e == 0) return 0;
+    GP_LAUNCH(scale_exp_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, a, n, e);
+    CHECK_LAUNCH();
 }
 
 int gp_tree_irecords_any(const double *pos, const uint32_t *active, const uint32_t *order, uint32_t m,

@@ -67,6 +67,9 @@ typedef struct gp_aold_state {
     double afac;
 } gp_aold_state;
 
+/* a[k] *= 2^e for k < n (exact unless it leaves float's range). */
+int gp_tree_scale_exp(float *a, uint32_t n, int e, void *stream);
+
 /* i-records for compute_forces with a source subset: the k-th record is
  * active entry j = order[k] (particle o = active ? active[j] : j), read
  * from the unsorted positions; iself = rank[o] (GP_TREE_NONE for a
