@@ -17,6 +17,7 @@
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "plugin-by-name.h"
+#include "testlib.h"
 
 #define N 20000
 #define NS 1000            /* sample checked against direct summation */
@@ -78,21 +79,6 @@ static errs errors(void)
     qsort(e, NS, sizeof *e, cmpd);
     qsort(ep, NS, sizeof *ep, cmpd);
     return (errs){ e[NS / 2], e[(int)(0.99 * NS)], ep[NS / 2], bias / NS };
-}
-
-/* The largest relative error of m vectors a against b (3 each). */
-static double worst_vec(size_t m, const double *a, const double *b)
-{
-    double w = 0;
-    for (size_t k = 0; k < m; k++) {
-        double d2 = 0, n2 = 0;
-        for (int c = 0; c < 3; c++) {
-            d2 += (a[3 * k + c] - b[3 * k + c]) * (a[3 * k + c] - b[3 * k + c]);
-            n2 += b[3 * k + c] * b[3 * k + c];
-        }
-        w = sqrt(d2 / n2) > w ? sqrt(d2 / n2) : w;
-    }
-    return w;
 }
 
 /* all-particle forces with the given settings; returns the error stats */
@@ -313,7 +299,7 @@ int main(void)
         int okc = tree_api->set_active_subset(s, 8, few) == GP_OK &&
                   tree_api->compute_forces(s, xa, xp) == GP_OK;
         tree_api->get_stats(s, &s1);
-        double worst = worst_vec(8, xa, da);
+        double worst = tl_relerr(8, 3, xa, da).max;
         for (int k = 0; k < 8; k++) {
             double ep = fabs(xp[k] - dp[k]) / fabs(dp[k]);
             worst = ep > worst ? ep : worst;
@@ -326,7 +312,7 @@ int main(void)
         tree_api->set_active_subset(s, 9, few);
         tree_api->compute_forces(s, xa, NULL);
         tree_api->get_stats(s, &s2);
-        worst = worst_vec(9, xa, da);
+        worst = tl_relerr(9, 3, xa, da).max;
         ok(s2.tree_refits + s2.tree_builds == s1.tree_refits + s1.tree_builds + 1 &&
                worst > 1e-9 && worst < 1e-2,
            "9 active: the tree, refitted to the move (worst error %.1e: the tree's)", worst);

@@ -658,10 +658,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
             uint64_t pp0 = 0, pc0 = 0;
             rc = force_pass(s, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, acc, NULL, NULL, NULL, &pp0,
                             &pc0);
-            for (size_t k = 0; k < na && !rc; k++) {
-                const double *a = &acc[3 * k];
-                s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-            }
+            if (!rc) oct_store_abs_acc(&s->base, na, acc, s->aold);
             s->base.stats.pp_interactions += pp0;
             s->base.stats.pc_interactions += pc0;
         }

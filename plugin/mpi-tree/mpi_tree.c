@@ -537,10 +537,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
             st = force_pass(s, fn, GP_MAC_BH, OCT_PREPASS_THETA, 1, &T, 0, acc, NULL, NULL, &pp0,
                             &pc0);
             if (st != GP_OK) { mpi_tree_targets_free(&T); return st; }
-            for (size_t k = 0; k < na; k++) {
-                const double *a = &acc[3 * k];
-                s->aold[gp_active_index(&s->base, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-            }
+            oct_store_abs_acc(&s->base, na, acc, s->aold);
             s->base.stats.pp_interactions += pp0;
             s->base.stats.pc_interactions += pc0;
         }

@@ -127,7 +127,7 @@ void oct_store_abs_acc(const gp_base *b, size_t na, const double *acc, double *a
 {
     for (size_t k = 0; k < na; k++) {
         const double *a = &acc[3 * k];
-        aold[gp_active_index(b, k)] = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        aold[gp_active_index(b, k)] = oct_abs_acc(a);
     }
 }
 
@@ -139,8 +139,7 @@ size_t oct_aold_from_state(const gp_base *b, size_t na, double *aold)
         size_t i = gp_active_index(b, k);
         if (aold[i] >= 0) continue;
         if (p->stated && p->stated[i]) {
-            const double *a = &p->acc[3 * i];
-            double m = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+            double m = oct_abs_acc(&p->acc[3 * i]);
             if (m > 0 && isfinite(m)) { aold[i] = m; continue; }
         }
         missing++;

@@ -11,6 +11,7 @@
 #ifndef GP_OCTREE_CPU_DRIVER_H
 #define GP_OCTREE_CPU_DRIVER_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,6 +117,13 @@ void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, 
 
 /* What a field call of pp + pc interactions started at t0 records. */
 void oct_count_field_call(gp_base *b, uint64_t pp, uint64_t pc, double t0);
+
+/* |a|, as the acceleration MAC keeps it (one expression, so an |a_old|
+ * taken from a held state has the bits of one a call stored). */
+static inline double oct_abs_acc(const double a[3])
+{
+    return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
 
 /* aold[p] = |acc of active particle k| for the active particles (the
  * acceleration MAC's |a_old|). */
