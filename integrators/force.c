@@ -12,12 +12,30 @@
 #include <string.h>
 
 #include "force.h"
+#include "force_held.h"
 
 /* The solver said no: its sentence, after what it refused. */
 static gp_status refused(gp_sim *sim, gp_status st, const char *what)
 {
     return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
                        sim->api->last_error(sim->solver));
+}
+
+/* A tree's acceleration MAC (GADGET's relative criterion, `mac =
+ * "acceleration"`) bounds each particle's error by a fraction of its
+ * previous |a|, which set_particles forgets. A shared-step scheme re-sends
+ * its particles at every step (a resync point, so that restarts keep their
+ * bits), and the plugin would pay a coarse extra pass before every force
+ * call to find |a| again. Where the plugin holds states (ABI 1.1) the last
+ * accelerations therefore go with the positions, as set_state; a restarted
+ * run sends the same ones from its checkpoint. (For cuda-tree that is an
+ * upload of 80 bytes a particle in place of the pass on the device.) */
+static int solver_reads_last_acc(gp_sim *sim)
+{
+    if (!sim->started || !gp_held_path(sim) || !sim->api->get_param) return 0;
+    char mac[32];
+    return sim->api->get_param(sim->solver, "mac", mac, sizeof mac) == GP_OK
+        && strcmp(mac, "acceleration") == 0;
 }
 
 gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
@@ -27,7 +45,8 @@ gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
                            "no gravity solver: open one with gp_sim_open_solver "
                            "(e.g. \"auto\") or pass one to gp_sim_set_solver first");
     gp_status st;
-    if (!sim->solver_fresh) {
+    const int resent = !sim->solver_fresh;
+    if (resent) {
         st = sim->api->set_particles(sim->solver, sim->n, pos, sim->mass);
         if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
     } else {
@@ -37,6 +56,9 @@ gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
     sim->state_fresh = 0;
     if (st != GP_OK)
         return refused(sim, st, "the particle positions");
+    /* (update_positions keeps the plugin's |a|: only after set_particles) */
+    if (resent && solver_reads_last_acc(sim))
+        return gp_held_send_state(sim, sim->n, NULL, pos, sim->acc, NULL);
     return GP_OK;
 }
 

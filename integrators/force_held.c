@@ -68,9 +68,10 @@ static gp_status pack_room(gp_sim *sim, size_t m, size_t per)
     return GP_OK;
 }
 
-gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc,
-                             const double *jerk)
+gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *pos,
+                             const double *acc, const double *jerk)
 {
+    if (!pos) pos = sim->pos;
     /* set_state is collective for a shared solver: a process with nothing
      * to send still takes part, with (0, idx) (state.c: a no-op here) */
     if (m == 0 && !sim->reduce) return GP_OK;
@@ -91,7 +92,7 @@ gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const d
     for (long long k = 0; k < mm; ++k) {
         size_t i = idx ? (size_t)idx[k] : (size_t)k;
         for (int c = 0; c < 3; ++c) {
-            x[3 * k + c] = sim->pos[3 * i + c];
+            x[3 * k + c] = pos[3 * i + c];
             v[3 * k + c] = sim->vel[3 * i + c];
             a[3 * k + c] = acc ? acc[3 * i + c] : 0.0;
             if (jerk) j[3 * k + c] = jerk[3 * i + c];
@@ -110,7 +111,7 @@ gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const d
 
 gp_status gp_held_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc)
 {
-    return gp_held_send_state(sim, m, idx, acc, NULL);
+    return gp_held_send_state(sim, m, idx, NULL, acc, NULL);
 }
 
 /* The plugin gets the particles (if it lost them) and every state. A
@@ -128,7 +129,7 @@ static gp_status send_all(gp_sim *sim, double t, const double *acc, const double
         sim->solver_fresh = 1;
         sim->subset_all = 1;
     }
-    gp_status st = gp_held_send_state(sim, sim->n, NULL, acc, jerk);
+    gp_status st = gp_held_send_state(sim, sim->n, NULL, NULL, acc, jerk);
     if (st != GP_OK) return st;
     sim->state_fresh = 1;
     sim->state_resyncs++;

@@ -30,11 +30,11 @@ gp_status gp_held_force_active(gp_sim *sim, double t, size_t na, const uint32_t 
  * (set_state, compute_forces), with jerks the 1.2 ones (set_state_jerk,
  * get_velocities into vp, compute_forces_ex for anew and jnew);
  * force_jerk.c is the 1.2 caller. gp_held_send_state packs m particles
- * idx[] (NULL: all n) with acc (NULL: zero) and the jerk; gp_held_force
- * makes one block step's force call, sending the full state first if
- * the solver lacks it. */
-gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *acc,
-                             const double *jerk);
+ * idx[] (NULL: all n) at pos[3n] (NULL: sim->pos) with acc (NULL: zero)
+ * and the jerk; gp_held_force makes one block step's force call, sending
+ * the full state first if the solver lacks it. */
+gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const double *pos,
+                             const double *acc, const double *jerk);
 gp_status gp_held_force(gp_sim *sim, double t, size_t na, const uint32_t *idx, const double *acc,
                         const double *jerk, double *xp, double *vp, double *anew, double *jnew);
 

@@ -49,7 +49,7 @@ gp_status gp_jerk_path_check(gp_sim *sim, const char *scheme)
 gp_status gp_jerk_send(gp_sim *sim, size_t m, const uint32_t *idx, const double *jerk)
 {
     /* with nothing to send, a process of a collective solver still takes part */
-    return gp_held_send_state(sim, m, idx, sim->acc, jerk);
+    return gp_held_send_state(sim, m, idx, NULL, sim->acc, jerk);
 }
 
 gp_status gp_jerk_force_active(gp_sim *sim, double t, size_t na, const uint32_t *idx,

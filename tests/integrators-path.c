@@ -6,7 +6,9 @@
  * block-kdk, on cpu-direct and on cpu-tree when it offers 1.1, with a
  * diagnostic in between (a 1.0-style call that makes the 1.1 path resend
  * the full state), and across a checkpoint restart (saved on one path,
- * restarted on the other). A 1.0-only plugin (tests/sim-abi10.c) still
+ * restarted on the other). Shared steps on cpu-tree under the
+ * acceleration MAC hand the plugin their last accelerations (and keep
+ * their bits across restarts). A 1.0-only plugin (tests/sim-abi10.c) still
  * runs through gp_sim, on the 1.0 path, with the same bits as cpu-direct;
  * a plugin shaped exactly like ABI 1.1 (tests/fixtures/abi11.c) runs on
  * the 1.1 path with the bits of its own 1.0 path.
@@ -148,6 +150,78 @@ static void compare_expression(void)
     gp_sim_free(sim);
 }
 
+/* A shared-step scheme on cpu-tree under the acceleration MAC, on solver
+ * path `path`: the opening criterion needs each particle's previous |a|,
+ * which every step's set_particles (a resync point) clears. */
+static gp_sim *tree_accel(const char *integ, const char *dt, const char *path)
+{
+    gp_sim *sim = NULL;
+    if (gp_sim_new(&sim) != GP_OK) return NULL;
+    const char *names[] = { "eps", "mac", "delta_acc" }, *values[] = { "0.05", "acceleration", "0.005" };
+    if (gp_sim_open_solver(sim, "cpu-tree", 3, names, values) != GP_OK
+        || gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) != GP_OK
+        || gp_sim_set_integrator(sim, integ) != GP_OK
+        || gp_sim_set_integrator_param(sim, "dt", dt) != GP_OK
+        || gp_sim_set_solver_path(sim, path) != GP_OK) {
+        diag("%s on cpu-tree, mac = acceleration: %s", integ, gp_sim_last_error(sim));
+        gp_sim_free(sim);
+        return NULL;
+    }
+    return sim;
+}
+
+static uint64_t tree_interactions(gp_sim *sim)
+{
+    gp_stats st = { 0 };
+    st.struct_size = sizeof st;
+    if (!sim || gp_sim_solver_stats(sim, &st) != GP_OK) return 0;
+    return st.pp_interactions + st.pc_interactions;
+}
+
+/* The host sends the last accelerations with set_state after a shared
+ * step's set_particles (force.c), so the plugin skips the coarse pass that
+ * finds |a| without them (the 1.0 path keeps that pass); a restart sends
+ * the same accelerations from its checkpoint, bit for bit. */
+static void shared_steps_last_acc(void)
+{
+    static double pa[3 * N], va[3 * N], pb[3 * N], vb[3 * N];
+    gp_sim *a = tree_accel("leapfrog", "0.015625", "auto"), *b = tree_accel("leapfrog", "0.015625", "1.0");
+    int good = a && b && gp_sim_evolve(a, 0.0) == GP_OK && gp_sim_evolve(b, 0.0) == GP_OK;
+    uint64_t a0 = tree_interactions(a), b0 = tree_interactions(b);
+    good = good && gp_sim_evolve(a, 0.25) == GP_OK && gp_sim_evolve(b, 0.25) == GP_OK
+                && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
+                && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
+    if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
+    double ia = (double)(tree_interactions(a) - a0), ib = (double)(tree_interactions(b) - b0);
+    double dx = max_diff(pa, pb, 3 * N);
+    ok(good && ia < 0.85 * ib && dx < 1e-3,
+       "leapfrog on cpu-tree, mac = acceleration: %.0f interactions in 16 steps with the last "
+       "accelerations sent, %.0f on path 1.0 (a coarse pass per step); positions agree to %.1e",
+       ia, ib, dx);
+    gp_sim_free(a);
+    gp_sim_free(b);
+
+    static const char *const schemes[2][2] = { { "leapfrog", "0.015625" }, { "rk4", "0.03125" } };
+    for (int k = 0; k < 2; ++k) {
+        const char *ckpt = "integrators-path-shared.tmp.ckpt";
+        gp_sim *u = tree_accel(schemes[k][0], schemes[k][1], "auto");
+        gp_sim *r = tree_accel(schemes[k][0], schemes[k][1], "auto");
+        good = u && r && gp_sim_evolve(u, 0.25) == GP_OK
+               && gp_sim_checkpoint_save(u, ckpt, NULL, 0) == GP_OK
+               && gp_sim_evolve(u, 0.5) == GP_OK
+               && gp_sim_checkpoint_load(r, ckpt, NULL, 0, NULL) == GP_OK
+               && gp_sim_evolve(r, 0.5) == GP_OK
+               && gp_sim_get_particles(u, pa, va, NULL, NULL) == GP_OK
+               && gp_sim_get_particles(r, pb, vb, NULL, NULL) == GP_OK;
+        if (!good) diag("%s / %s", u ? gp_sim_last_error(u) : "", r ? gp_sim_last_error(r) : "");
+        ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0,
+           "... %s: restarted at t = 0.25, bit-identical to the run that went on", schemes[k][0]);
+        remove(ckpt);
+        gp_sim_free(u);
+        gp_sim_free(r);
+    }
+}
+
 /* Does the named plugin offer ABI 1.1 (predict in its table)? */
 static int offers_11(const char *plugin)
 {
@@ -168,7 +242,7 @@ static void compare_plugin(const char *plugin, const char *const restarts[4][3])
 
 int main(void)
 {
-    plan(1 + 10 + 10 + 7 + 2);
+    plan(1 + 10 + 13 + 7 + 2);
     small_cluster(N, 5, pos0, vel0, mass0);
     compare_expression();
 
@@ -184,8 +258,9 @@ int main(void)
     compare_plugin("cpu-direct", direct_restarts);
     if (offers_11("cpu-tree")) {
         compare_plugin("cpu-tree", tree_restarts);
+        shared_steps_last_acc();
     } else {
-        skip(10, "cpu-tree does not offer ABI 1.1 in this build (set_state/predict/get_positions)");
+        skip(13, "cpu-tree does not offer ABI 1.1 in this build (set_state/predict/get_positions)");
     }
 
     /* A 1.0-only plugin: the 1.0 path, the same bits as cpu-direct. */
