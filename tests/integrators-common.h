@@ -113,6 +113,24 @@ static TL_UNUSED double max_diff(const double *a, const double *b, size_t m)
     return d;
 }
 
+/* The uninterrupted run a to t_mid, a checkpoint at ckpt, on to t_end; the
+ * restarted b from that checkpoint to t_end; the final states into pa/va
+ * (a) and pb/vb (b). 1 when every call succeeded (else a diagnostic). */
+static TL_UNUSED int evolve_and_restart(gp_sim *a, gp_sim *b, const char *ckpt, double t_mid,
+                                        double t_end, double *pa, double *va, double *pb,
+                                        double *vb)
+{
+    int good = a && b && gp_sim_evolve(a, t_mid) == GP_OK
+               && gp_sim_checkpoint_save(a, ckpt, NULL, 0) == GP_OK
+               && gp_sim_evolve(a, t_end) == GP_OK
+               && gp_sim_checkpoint_load(b, ckpt, NULL, 0, NULL) == GP_OK
+               && gp_sim_evolve(b, t_end) == GP_OK
+               && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
+               && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
+    if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
+    return good;
+}
+
 /* The relative position error of the e = 0.5 Kepler orbit after one period
  * under integrator integ on cpu-direct (eps 0), dt 0.5, with eta and, when
  * not NULL, the integrator's own eps; -1 with a diagnostic on failure. */

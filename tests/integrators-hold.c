@@ -116,14 +116,7 @@ static void check_restart(void)
     uint64_t la[64], lb[64];
     size_t nla = 0, nlb = 0;
     gp_sim *a = make(sim_on_direct("0.01"), "0.1", "0.25", NULL), *b = sim_on_direct("0.01");
-    int good = a && b && gp_sim_evolve(a, 0.75) == GP_OK
-               && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK
-               && gp_sim_evolve(a, 1.5) == GP_OK
-               && gp_sim_checkpoint_load(b, path, NULL, 0, NULL) == GP_OK
-               && gp_sim_evolve(b, 1.5) == GP_OK
-               && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
-               && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
-    if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
+    int good = evolve_and_restart(a, b, path, 0.75, 1.5, pa, va, pb, vb);
     gp_sim_level_counts(a, la, 64, &nla);
     gp_sim_level_counts(b, lb, 64, &nlb);
     ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0 && nla == nlb

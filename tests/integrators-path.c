@@ -206,14 +206,7 @@ static void shared_steps_last_acc(void)
         const char *ckpt = "integrators-path-shared.tmp.ckpt";
         gp_sim *u = tree_accel(schemes[k][0], schemes[k][1], "auto");
         gp_sim *r = tree_accel(schemes[k][0], schemes[k][1], "auto");
-        good = u && r && gp_sim_evolve(u, 0.25) == GP_OK
-               && gp_sim_checkpoint_save(u, ckpt, NULL, 0) == GP_OK
-               && gp_sim_evolve(u, 0.5) == GP_OK
-               && gp_sim_checkpoint_load(r, ckpt, NULL, 0, NULL) == GP_OK
-               && gp_sim_evolve(r, 0.5) == GP_OK
-               && gp_sim_get_particles(u, pa, va, NULL, NULL) == GP_OK
-               && gp_sim_get_particles(r, pb, vb, NULL, NULL) == GP_OK;
-        if (!good) diag("%s / %s", u ? gp_sim_last_error(u) : "", r ? gp_sim_last_error(r) : "");
+        good = evolve_and_restart(u, r, ckpt, 0.25, 0.5, pa, va, pb, vb);
         ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0,
            "... %s: restarted at t = 0.25, bit-identical to the run that went on", schemes[k][0]);
         remove(ckpt);
