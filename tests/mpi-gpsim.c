@@ -8,7 +8,9 @@
  * Peano-Hilbert decomposition (host_stub/mpi/decomp.c, velocities riding
  * along), gp_sim_set_particles. Energies are global reductions of each
  * rank's gp_sim_energies. Rank 0 runs the same in one process with
- * cpu-tree: the energy errors must agree within tree error.
+ * cpu-tree: the energy errors must agree within tree error. Twice: with
+ * bmax, and with the acceleration MAC, under which every step also sends
+ * the last accelerations (integrators/force.c), a collective set_state.
  *
  * The block-step integrators, whose schedule follows each rank's own
  * particles, need the collective hook (gp_sim_set_collective) and are
@@ -29,13 +31,18 @@
 
 static int rank, P;
 
-static gp_sim *make_sim(const char *plugin, size_t n, const double *d, const uint64_t *id, double t)
+/* mac: the tree's opening criterion ("bmax", or "acceleration" at delta_acc
+ * 0.005, whose |a_old| the shared steps send as a state after every
+ * step's set_particles: a collective set_state on mpi-tree) */
+static gp_sim *make_sim(const char *plugin, size_t n, const double *d, const uint64_t *id, double t,
+                        const char *mac)
 {
     gp_sim *sim = NULL;
-    const char *names[] = { "eps", "theta" }, *values[] = { "0.01", "0.5" };
+    const char *names[] = { "eps", "theta", "mac", "delta_acc" },
+               *values[] = { "0.01", "0.5", mac, "0.005" };
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *m = malloc(n * sizeof *m);
     mpi_test_split_rows(n, d, pos, vel, m);
-    if (gp_sim_new(&sim) || gp_sim_open_solver(sim, plugin, 2, names, values) ||
+    if (gp_sim_new(&sim) || gp_sim_open_solver(sim, plugin, 4, names, values) ||
         gp_sim_set_integrator(sim, "leapfrog") || gp_sim_set_integrator_param(sim, "dt", "0.0078125") ||
         gp_sim_set_particles(sim, n, pos, vel, m, id) || gp_sim_set_time(sim, t))
         bail(sim ? gp_sim_last_error(sim) : "gp_sim_new failed");
@@ -54,14 +61,14 @@ static double energy(gp_sim *sim, int mpi)
     return g[0] + g[1];
 }
 
-/* Runs 4 legs of 8 steps; returns |dE/E|. */
-static double run(const char *plugin, int mpi, size_t n, double *d, uint64_t *id)
+/* Runs 4 legs of 8 steps; returns |dE/E|. d and id are freed when mpi. */
+static double run(const char *plugin, int mpi, size_t n, double *d, uint64_t *id, const char *mac)
 {
     char err[256];
     double t = 0, E0 = 0, E = 0;
     for (int leg = 0; leg < 4; leg++) {
         if (mpi && gp_mpi_decompose(MPI_COMM_WORLD, &n, MPI_TEST_NCOL, &d, &id, err, sizeof err)) bail(err);
-        gp_sim *sim = make_sim(plugin, n, d, id, t);
+        gp_sim *sim = make_sim(plugin, n, d, id, t, mac);
         if (leg == 0) E0 = energy(sim, mpi);
         t += 8 * 0.0078125;
         if (gp_sim_evolve(sim, t)) bail(gp_sim_last_error(sim));
@@ -86,18 +93,25 @@ int main(int argc, char **argv)
     const size_t N = 3000;
     double *all = mpi_test_plummer_rows(N, 5);
     /* rank r starts with the i % P == r rows (the decomposition sorts it out) */
-    double *d;
-    uint64_t *id;
-    size_t n = mpi_test_deal_rows(rank, P, N, all, &d, &id);
-    double de_mpi = run("mpi-tree", 1, n, d, id);
-    if (rank == 0) {
-        uint64_t *ids = malloc(N * sizeof *ids);
-        for (size_t i = 0; i < N; i++) ids[i] = i;
-        double de_one = run("cpu-tree", 0, N, all, ids);
-        free(ids);
-        diag("P = %d: gp_sim leapfrog, 32 steps, migration every 8: |dE/E| %.3g (cpu-tree alone %.3g)",
-             P, de_mpi, de_one);
-        ok(de_mpi < 3 * de_one + 1e-4, "gp_sim with mpi-tree: energy error within tree error of one process");
+    static const char *const macs[2] = { "bmax", "acceleration" };
+    for (int k = 0; k < 2; k++) {
+        double *d;
+        uint64_t *id;
+        size_t n = mpi_test_deal_rows(rank, P, N, all, &d, &id);
+        double de_mpi = run("mpi-tree", 1, n, d, id, macs[k]);
+        if (rank == 0) {
+            uint64_t *ids = malloc(N * sizeof *ids);
+            double *copy = malloc(N * MPI_TEST_NCOL * sizeof *copy);
+            for (size_t i = 0; i < N; i++) ids[i] = i;
+            memcpy(copy, all, N * MPI_TEST_NCOL * sizeof *copy);
+            double de_one = run("cpu-tree", 0, N, copy, ids, macs[k]);
+            free(ids);
+            free(copy);
+            diag("P = %d, mac = %s: gp_sim leapfrog, 32 steps, migration every 8: |dE/E| %.3g "
+                 "(cpu-tree alone %.3g)", P, macs[k], de_mpi, de_one);
+            ok(de_mpi < 3 * de_one + 1e-4,
+               "gp_sim with mpi-tree, mac = %s: energy error within tree error of one process", macs[k]);
+        }
     }
     free(all);
     return mpi_test_done(rank);
