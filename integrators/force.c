@@ -26,10 +26,11 @@ static gp_status refused(gp_sim *sim, gp_status st, const char *what)
  * previous |a|, which set_particles forgets. A shared-step scheme re-sends
  * its particles at every step (a resync point, so that restarts keep their
  * bits), and the plugin would pay a coarse extra pass before every force
- * call to find |a| again. Where the plugin holds states (ABI 1.1) the last
- * accelerations therefore go with the positions, as set_state; a restarted
- * run sends the same ones from its checkpoint. (For cuda-tree that is an
- * upload of 80 bytes a particle in place of the pass on the device.) */
+ * call to find |a| again (cpu-tree, mpi-tree; cuda-tree instead walked
+ * every group with bh at theta, so the criterion asked for never ran).
+ * Where the plugin holds states (ABI 1.1) the last accelerations therefore
+ * go with the positions, as set_state; a restarted run sends the same ones
+ * from its checkpoint. */
 static int solver_reads_last_acc(gp_sim *sim)
 {
     if (!sim->started || !gp_held_path(sim) || !sim->api->get_param) return 0;
