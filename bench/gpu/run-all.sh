@@ -32,10 +32,11 @@
 #     ncu-step    Nsight Compute times every kernel of cudabench block (galaxy
 #                 2^24, 1% accel, 2 steps a path): the refit's gather, moments
 #                 and records against the walk; one CSV row a launch  ~3-5 min
-#     block-pays  bench/block-pays.py on cuda-tree: galaxy 2^17, block-rk2 and
-#                 block-kdk at three eta against leapfrog at three dt, to
-#                 equal max |dE/E| (energies from cpu-direct on the host's
-#                 cores, outside the timing)                         ~5-8 min
+#     block-pays  bench/block-pays.py on cuda-tree: make run's galaxy at 2^17,
+#                 block-rk2 with make run's settings at eta 0.2/0.25/0.3
+#                 against leapfrog at three dt, both with make run's
+#                 acceleration MAC, to equal max |dE/E| (energies from
+#                 cpu-direct on the host's cores, outside the timing) ~4-6 min
 #     hermite     hermite (gravhost) on cuda-direct against cpu-direct on every
 #                 host core, Plummer 2^16 and 2^18 (HERMITE_N), t = 0 .. 1/16
 #                                                                    ~3-8 min
@@ -239,9 +240,14 @@ stage_ncu_step() {
 }
 
 stage_block_pays() {
-    python3 bench/block-pays.py --plugin cuda-tree --model galaxy --n "${BLOCK_PAYS_N:-131072}" --t 2 \
-        --dt 0.25 --schemes block-rk2,block-kdk --etas 0.1,0.15,0.25 --leapfrog 5,6,7 --repeats 1 \
-        --sample 0.5 --out "$out/gpu-$tag-block-pays" && echo "block-pays: $out/gpu-$tag-block-pays.md"
+    # make run's model and settings (host_stub/default.cfg: the heavy disk,
+    # block-rk2 with the jerk bound and the level-switch shift, the
+    # acceleration MAC), at make run's eta and on either side of it
+    python3 bench/block-pays.py --plugin "${GPU_TREE:-cuda-tree}" --model galaxy --n "${BLOCK_PAYS_N:-131072}" \
+        --ic disk_mass=0.1 --t 2 --dt 0.25 --schemes block-rk2 --etas 0.2,0.25,0.3 \
+        --params eta_jerk=1,shadow=0.125 --solver mac=acceleration,delta_acc=0.002 \
+        --leapfrog 5,6,7 --repeats 1 --sample 0.5 --out "$out/gpu-$tag-block-pays" \
+        && echo "block-pays: $out/gpu-$tag-block-pays.md"
 }
 
 # One gravhost run as one RESULT line: label, plugin, integrator, model, N,
