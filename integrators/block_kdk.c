@@ -156,7 +156,7 @@ static gp_status step(gp_sim *sim, double t_end)
     double eps;
     gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &eps);
     const long long nact = (long long)na;
-#pragma omp parallel for schedule(static) if (nact > 16384)
+#pragma omp parallel for schedule(static) if (nact > GP_PAR_ACTIVE_MIN)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         const double *xp = sim->work + 3 * (size_t)k;

@@ -126,7 +126,7 @@ static gp_status step(gp_sim *sim, double t_end)
     double eps;
     criterion_setup(sim, &eps);
     const long long nact = (long long)na;
-#pragma omp parallel for schedule(static) if (nact > 16384)
+#pragma omp parallel for schedule(static) if (nact > GP_PAR_ACTIVE_MIN)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         double dt = (double)(T - lv->t_last[i]) * tick, a_old[3];

@@ -88,7 +88,7 @@ gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const d
     double *t = jerk ? j + 3 * m : j;
     const gp_levels *lv = &sim->lv;
     const long long mm = (long long)m;
-#pragma omp parallel for schedule(static) if (mm > 16384)
+#pragma omp parallel for schedule(static) if (mm > GP_PAR_ACTIVE_MIN)
     for (long long k = 0; k < mm; ++k) {
         size_t i = idx ? (size_t)idx[k] : (size_t)k;
         for (int c = 0; c < 3; ++c) {

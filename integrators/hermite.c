@@ -226,7 +226,7 @@ static gp_status step(gp_sim *sim, double t_end)
     st = gp_jerk_force_active(sim, t_new, na, sim->active, p->jerk, sim->work, p->vp, sim->work2, p->jn);
     if (st != GP_OK) return st;
     const long long nact = (long long)na;
-#pragma omp parallel for schedule(static) if (nact > 16384)
+#pragma omp parallel for schedule(static) if (nact > GP_PAR_ACTIVE_MIN)
     for (long long k = 0; k < nact; ++k) {
         size_t i = sim->active[k];
         double dt = (double)(T - lv->t_last[i]) * tick;

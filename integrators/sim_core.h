@@ -136,6 +136,12 @@ struct gp_integrator_def {
     double *(*particle_saved)(const gp_sim *sim);
 };
 
+/* A block step's loops over its active particles (corrector, criterion,
+ * the state sent to the plugin) take OpenMP threads above this many: each
+ * particle is 50-100 ns of work, so 1024 of them outweigh starting a team
+ * (`make run`'s block steps have 5,000 active particles on average). */
+#define GP_PAR_ACTIVE_MIN 1024
+
 /* A descriptor's settings fields from its table and its settings struct. */
 #define GP_SETTINGS_TABLE(TABLE, STRUCT)                                                  \
     .settings = (TABLE), .n_settings = sizeof(TABLE) / sizeof (TABLE)[0],               \
