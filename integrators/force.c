@@ -33,9 +33,16 @@ static gp_status refused(gp_sim *sim, gp_status st, const char *what)
  * from its checkpoint. */
 static int solver_reads_last_acc(gp_sim *sim)
 {
-    if (!sim->started || !gp_held_path(sim) || !sim->api->get_param) return 0;
+    if (!sim->started || !gp_held_path(sim) || !sim->api->describe_params || !sim->api->get_param)
+        return 0;
+    /* a plugin without the parameter (cpu-direct) is not asked: a refused
+     * get_param would leave its sentence as the plugin's last error */
+    size_t np = 0;
+    const gp_param_info *info = sim->api->describe_params(&np);
+    int has = 0;
+    for (size_t k = 0; info && k < np && !has; ++k) has = info[k].name && strcmp(info[k].name, "mac") == 0;
     char mac[32];
-    return sim->api->get_param(sim->solver, "mac", mac, sizeof mac) == GP_OK
+    return has && sim->api->get_param(sim->solver, "mac", mac, sizeof mac) == GP_OK
         && strcmp(mac, "acceleration") == 0;
 }
 

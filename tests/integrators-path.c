@@ -201,6 +201,16 @@ static void shared_steps_last_acc(void)
     gp_sim_free(a);
     gp_sim_free(b);
 
+    /* a plugin without `mac` is not asked for it: no refusal is left as its
+     * last error */
+    gp_sim *d = sim_on_path("cpu-direct", N, pos0, vel0, mass0, "leapfrog", 0, "auto");
+    good = d && gp_sim_evolve(d, 0.25) == GP_OK;
+    const char *why = good ? d->api->last_error(d->solver) : "";
+    ok(good && why && why[0] == '\0',
+       "leapfrog on cpu-direct (path 1.1): no failed get_param behind its steps (last error \"%s\")",
+       why ? why : "(null)");
+    gp_sim_free(d);
+
     static const char *const schemes[2][2] = { { "leapfrog", "0.015625" }, { "rk4", "0.03125" } };
     for (int k = 0; k < 2; ++k) {
         const char *ckpt = "integrators-path-shared.tmp.ckpt";
@@ -235,7 +245,7 @@ static void compare_plugin(const char *plugin, const char *const restarts[4][3])
 
 int main(void)
 {
-    plan(1 + 10 + 13 + 7 + 2);
+    plan(1 + 10 + 14 + 7 + 2);
     small_cluster(N, 5, pos0, vel0, mass0);
     compare_expression();
 
@@ -253,7 +263,7 @@ int main(void)
         compare_plugin("cpu-tree", tree_restarts);
         shared_steps_last_acc();
     } else {
-        skip(13, "cpu-tree does not offer ABI 1.1 in this build (set_state/predict/get_positions)");
+        skip(14, "cpu-tree does not offer ABI 1.1 in this build (set_state/predict/get_positions)");
     }
 
     /* A 1.0-only plugin: the 1.0 path, the same bits as cpu-direct. */
