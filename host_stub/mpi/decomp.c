@@ -178,21 +178,41 @@ static int assign_pieces(MPI_Comm comm, int P, int npieces, const kid *v, size_t
 }
 
 /* Merging the runs that arrive sorted from each sender: a row on the wire
- * is its ncol columns, then its id and key as 8 bytes each. */
+ * is its ncol columns, then its id and key as 8 bytes each. The rows that
+ * stay on this rank never go on the wire: their run (`self`) is read from
+ * the sorted (key, id, row) list `own` and the rows themselves from `d`. */
 typedef struct runs {
     const double *buf;
     size_t wide, ncol;
     size_t *next, *end;   /* each run's current and end row */
+    int self;
+    const kid *own;
+    const double *d;
 } runs;
+
+/* Run r's current row's (key, id) and columns. */
+static void run_head(const runs *R, int r, uint64_t *k, uint64_t *i, const double **row)
+{
+    if (r == R->self) {
+        const kid *o = &R->own[R->next[r]];
+        *k = o->key;
+        *i = o->id;
+        *row = &R->d[o->row * R->ncol];
+        return;
+    }
+    const double *w = &R->buf[R->next[r] * R->wide];
+    memcpy(i, &w[R->ncol], sizeof *i);
+    memcpy(k, &w[R->ncol + 1], sizeof *k);
+    *row = w;
+}
 
 /* Is run a's current row before run b's, in (key, id) order? */
 static int run_less(const runs *R, int a, int b)
 {
     uint64_t ka, ia, kb, ib;
-    memcpy(&ia, &R->buf[R->next[a] * R->wide + R->ncol], sizeof ia);
-    memcpy(&ka, &R->buf[R->next[a] * R->wide + R->ncol + 1], sizeof ka);
-    memcpy(&ib, &R->buf[R->next[b] * R->wide + R->ncol], sizeof ib);
-    memcpy(&kb, &R->buf[R->next[b] * R->wide + R->ncol + 1], sizeof kb);
+    const double *row;
+    run_head(R, a, &ka, &ia, &row);
+    run_head(R, b, &kb, &ib, &row);
     return less(ka, ia, kb, ib);
 }
 
@@ -343,13 +363,20 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
         free(sc); free(rc); free(sd); free(rd); free(sbuf); free(owner); free(dest);
         return -1;
     }
+    size_t nown = 0;   /* rows that stay here */
     for (size_t k = 0; k < n; k++) {
         dest[k] = owner[dest[k]];
-        sc[dest[k]] += (int)wide;
+        if (dest[k] == rank) nown++;
+        else sc[dest[k]] += (int)wide;
     }
-    /* rows grouped by rank, each group in (key, id) order */
+    /* the rows for other ranks grouped by rank, each group in (key, id)
+     * order; the staying ones (most of them after the first migration)
+     * keep their place in v, compacted to its front in the same order,
+     * and skip the send buffer and the exchange: at 2^20 and P = 2 each of
+     * those was a freshly mapped 100 MB copy */
     for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; }
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0, o = 0; k < n; k++) {
+        if (dest[k] == rank) { v[o++] = v[k]; continue; }
         double *row = &sbuf[sd[dest[k]]];
         sd[dest[k]] += (int)wide;
         memcpy(row, &d[v[k].row * ncol], ncol * sizeof *row);
@@ -362,7 +389,7 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
         /* a rank left without rows (one row outweighs a rank's share: few
          * particles on deep levels) would hold nothing: cut by count instead */
         int empty = 0;
-        for (int q = 0; q < P; q++) rc[q] = sc[q] > 0;   /* rows to q from here? */
+        for (int q = 0; q < P; q++) rc[q] = sc[q] > 0 || (q == rank && nown > 0);   /* rows to q from here? */
         MPI_Allreduce(MPI_IN_PLACE, rc, P, MPI_INT, MPI_MAX, comm);
         for (int q = 0; q < P; q++) empty |= rc[q] == 0;
         if (empty) {
@@ -375,7 +402,7 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     long long rtot = 0;
     for (int r = 0, so = 0; r < P; r++) { sd[r] = so; so += sc[r]; rd[r] = (int)rtot; rtot += rc[r]; }
     double *rbuf = malloc((size_t)(rtot ? rtot : 1) * sizeof *rbuf);
-    size_t m = (size_t)rtot / wide;
+    size_t m = (size_t)rtot / wide + nown;
     double *nd = malloc((m ? m : 1) * ncol * sizeof *nd);
     uint64_t *ni = malloc((m ? m : 1) * sizeof *ni);
     int *heap = malloc((size_t)P * sizeof *heap);
@@ -386,19 +413,20 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
         /* each sender's rows came in (key, id) order: merging the P runs
          * gives the sorted whole without computing the keys again and
          * sorting (0.03-0.05 s per migration at 2^20, P = 2) */
-        runs R = { rbuf, wide, ncol, next, end };
+        runs R = { rbuf, wide, ncol, next, end, rank, v, d };
         int nh = 0;
         for (int r = 0; r < P; r++) {
-            next[r] = (size_t)rd[r] / wide;
-            end[r] = next[r] + (size_t)rc[r] / wide;
+            next[r] = r == rank ? 0 : (size_t)rd[r] / wide;
+            end[r] = r == rank ? nown : next[r] + (size_t)rc[r] / wide;
             if (next[r] < end[r]) heap[nh++] = r;
         }
         for (int c = nh / 2 - 1; c >= 0; c--) sift_down(&R, heap, nh, c);
         for (size_t k = 0; k < m; k++) {
             int r = heap[0];
-            const double *row = &rbuf[next[r] * wide];
+            uint64_t key;
+            const double *row;
+            run_head(&R, r, &key, &ni[k], &row);
             memcpy(&nd[k * ncol], row, ncol * sizeof *nd);
-            memcpy(&ni[k], &row[ncol], sizeof *ni);
             if (++next[r] == end[r]) heap[0] = heap[--nh];
             if (nh > 0) sift_down(&R, heap, nh, 0);
         }
