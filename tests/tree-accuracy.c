@@ -100,7 +100,7 @@ int main(void)
     tree_api = tl_plugin_by_name("cpu-tree");
     direct_api = tl_plugin_by_name("cpu-direct");
     if (!tree_api || !direct_api) skip_all("cpu-tree or cpu-direct plugin not built");
-    plan(27);
+    plan(29);
     plummer(N, pos, mass);
     for (int k = 0; k < NS; k++) sample[k] = (uint32_t)(k * (N / NS) + (int)(urand() * (N / NS))); /* distinct */
     gp_solver *d;
@@ -222,6 +222,82 @@ int main(void)
            "rebuild=auto: 200 refits to unchanged positions, the centre (%.0f interactions a particle) "
            "alternating with the outskirts (%.0f): %llu build, %llu refits",
            per_in, per_out, (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
+        tree_api->finalize(s);
+    }
+
+    /* rebuild=auto keeps the cost baselines across its own rebuilds: a
+     * class whose first call after a rebuild comes on an aged tree is
+     * weighed against its cost on the fresher tree before, so that aging
+     * is seen (were the baselines reset at every rebuild, the aged cost
+     * would become the baseline and the tree would go on aging) */
+    {
+        static double p1[3 * N], half_pos[3 * N];
+        static uint32_t half[N / 2];
+        for (uint32_t i = 0; i < N / 2; i++) half[i] = 2 * i;
+        gp_solver *s = tree("eps=0.01 rebuild=auto");
+        gp_stats st = { .struct_size = sizeof st };
+        tree_api->set_particles(s, N, pos, mass);              /* build 1; every particle: fresh */
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p1[i] = pos[i] + 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, p1);                     /* half, on a tree one call old */
+        tree_api->set_active_subset(s, N / 2, half);
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p1[i] += 0.2 * (urand() - 0.5);
+        tree_api->update_positions(s, p1);                     /* half on a scrambled tree: excess */
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) half_pos[i] = p1[i] + 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, half_pos);               /* build 2 (rebuild due) */
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p1[i] = half_pos[i] + 0.2 * (urand() - 0.5);
+        tree_api->update_positions(s, p1);                     /* every particle, scrambled again */
+        tree_api->set_active_subset(s, 0, NULL);
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p1[i] += 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, p1);                     /* build 3: the aging was seen */
+        tree_api->set_active_subset(s, N / 2, half);
+        tree_api->compute_forces(s, acc, NULL);
+        tree_api->get_stats(s, &st);
+        ok(st.tree_builds == 3 && st.tree_refits == 3,
+           "rebuild=auto: a class first called on an aged tree after a rebuild is weighed against its "
+           "cost before it: 3 builds, 3 refits (%llu, %llu)",
+           (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
+        tree_api->finalize(s);
+    }
+
+    /* ... and a call on a tree built for it sets its class's baseline
+     * anew: a baseline first read on an aged tree (the half below, after a
+     * scramble) gives way to the fresh cost, so the next aging is seen */
+    {
+        static double p2[3 * N];
+        static uint32_t half[N / 2];
+        for (uint32_t i = 0; i < N / 2; i++) half[i] = 2 * i;
+        gp_solver *s = tree("eps=0.01 rebuild=auto");
+        gp_stats st = { .struct_size = sizeof st };
+        tree_api->set_particles(s, N, pos, mass);              /* build 1 */
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p2[i] = pos[i] + 0.2 * (urand() - 0.5);
+        tree_api->update_positions(s, p2);                     /* half's baseline, on an aged tree */
+        tree_api->set_active_subset(s, N / 2, half);
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, p2);                     /* every particle: excess */
+        tree_api->set_active_subset(s, 0, NULL);
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, p2);                     /* build 2: half, fresh */
+        tree_api->set_active_subset(s, N / 2, half);
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p2[i] += 0.05 * (urand() - 0.5);
+        tree_api->update_positions(s, p2);                     /* half, aged less than its first */
+        tree_api->compute_forces(s, acc, NULL);
+        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
+        tree_api->update_positions(s, p2);                     /* build 3 */
+        tree_api->compute_forces(s, acc, NULL);
+        tree_api->get_stats(s, &st);
+        ok(st.tree_builds == 3 && st.tree_refits == 3,
+           "rebuild=auto: a call on a tree built for it resets its class's baseline: 3 builds, "
+           "3 refits (%llu, %llu)",
+           (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
         tree_api->finalize(s);
     }
 

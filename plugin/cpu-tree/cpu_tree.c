@@ -140,7 +140,8 @@ struct gp_solver {
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
-static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass)
+/* rebuilt: a rebuild of moved particles (oct_tree_rebuilt), else a new tree */
+static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const double *mass, int rebuilt)
 {
     double t0 = gp_wtime();
     oct_tree fresh;
@@ -155,7 +156,8 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     oct_tree old = s->tree;
     s->tree = fresh;
     oct_tree_free(&old);
-    oct_tree_built(&s->age, &s->base);
+    if (rebuilt) oct_tree_rebuilt(&s->age, &s->base);
+    else oct_tree_built(&s->age, &s->base);
     s->mass_dirty = 0;
     s->sub_state = SUB_BUILD;     /* the subset tree follows the main one */
     s->base.stats.tree_builds += 1;
@@ -270,17 +272,17 @@ static void mark_moved(gp_solver *s)
 static gp_status ensure_main_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    if (oct_layout_changed(&s->age, &s->base)) return build_tree(s, p->n, p->pos, p->mass);
+    if (oct_layout_changed(&s->age, &s->base)) return build_tree(s, p->n, p->pos, p->mass, 0);
     if (!s->age.moved && !s->mass_dirty) return GP_OK;
     int rebuild = oct_rebuild_due(&s->base, &s->age, p->n);
     /* masses alone never rebuild: the moments are refitted */
-    if (rebuild && s->age.moved) return build_tree(s, p->n, p->pos, p->mass);
+    if (rebuild && s->age.moved) return build_tree(s, p->n, p->pos, p->mass, 1);
     double t0 = gp_wtime();
     /* with a source subset the main tree only groups the targets: its
      * moments wait until the subset is cleared (ensure_tree) */
     int rc = oct_refit_threaded(&s->base, &s->tree, p->pos, s->mass_dirty ? p->mass : NULL,
                                 p->src == NULL);
-    if (rc == 1) return build_tree(s, p->n, p->pos, p->mass); /* a massless particle gained mass */
+    if (rc == 1) return build_tree(s, p->n, p->pos, p->mass, 0); /* a massless particle gained mass */
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->age.moved = 0;
@@ -449,7 +451,7 @@ static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *po
     oct_tree keep = s->tree;
     int had = s->age.have;
     memset(&s->tree, 0, sizeof s->tree);
-    st = build_tree(s, n, pos, mass);
+    st = build_tree(s, n, pos, mass, 0);
     if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         oct_tree_free(&s->tree);

@@ -429,7 +429,7 @@ static void model_observe(gp_solver *s, size_t ni, uint64_t interactions)
         memset(s->base_cost, 0, sizeof s->base_cost);
     }
     if (ni) oct_age_observe(s->base_cost, (int)(sizeof s->base_cost / sizeof s->base_cost[0]), &s->excess, ni,
-                            (double)interactions);
+                            (double)interactions, 0);
 }
 
 static int model_wants_rebuild(const gp_solver *s)

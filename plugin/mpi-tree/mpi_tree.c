@@ -147,7 +147,8 @@ static mpi_tree_comm comm_of(gp_solver *s)
 
 /* ---- the local tree ------------------------------------------------------ */
 
-static gp_status build_tree(gp_solver *s)
+/* rebuilt: a rebuild of moved particles (oct_tree_rebuilt), else a new tree */
+static gp_status build_tree(gp_solver *s, int rebuilt)
 {
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
@@ -173,7 +174,8 @@ static gp_status build_tree(gp_solver *s)
                        "more ranks", p->n);
     oct_tree_free(&s->tree);
     s->tree = fresh;
-    oct_tree_built(&s->age, &s->base);
+    if (rebuilt) oct_tree_rebuilt(&s->age, &s->base);
+    else oct_tree_built(&s->age, &s->base);
     s->dirty = 0;
     s->base.stats.tree_builds += 1;
     s->base.stats.seconds_build += gp_wtime() - t0;
@@ -184,14 +186,14 @@ static gp_status build_tree(gp_solver *s)
 static gp_status ensure_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    if (s->dirty || oct_layout_changed(&s->age, &s->base)) return build_tree(s);
+    if (s->dirty || oct_layout_changed(&s->age, &s->base)) return build_tree(s, 0);
     if (!s->age.moved) return GP_OK;
     if (p->n == 0) { s->age.moved = 0; return GP_OK; }
     if (oct_rebuild_due(&s->base, &s->age, p->n))
-        return build_tree(s);
+        return build_tree(s, 1);
     double t0 = gp_wtime();
     int rc = oct_refit_threaded(&s->base, &s->tree, p->pos, NULL, 1);
-    if (rc == 1) return build_tree(s);   /* cannot happen without new masses */
+    if (rc == 1) return build_tree(s, 0);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->age.moved = 0;
     s->base.stats.tree_refits += 1;
@@ -446,7 +448,7 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     gp_particles tmp = { .have = 1, .n = n, .pos = (double *)pos, .mass = (double *)mass,
                          .n_active = n };
     s->base.p = tmp;           /* build_tree reads the particles from base.p */
-    st = aold ? build_tree(s)
+    st = aold ? build_tree(s, 0)
               : gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                         "set_particles: no memory for %zu particles; use more ranks", n);
     s->base.p = old;

@@ -86,6 +86,14 @@ void oct_tree_built(oct_tree_age *a, const gp_base *b)
     memset(a->base_cost, 0, sizeof a->base_cost);
 }
 
+void oct_tree_rebuilt(oct_tree_age *a, const gp_base *b)
+{
+    double keep[OCT_AGE_BUCKETS];
+    memcpy(keep, a->base_cost, sizeof keep);
+    oct_tree_built(a, b);
+    memcpy(a->base_cost, keep, sizeof keep);
+}
+
 int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
 {
     int mode = gp_param_enum(b, OCT_P_REBUILD);
@@ -94,12 +102,13 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
            (mode == OCT_REBUILD_AUTO && a->excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
 }
 
-void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions)
+void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions,
+                     int fresh)
 {
     int bucket = 0;
     while (bucket < nbuckets - 1 && ((size_t)2 << bucket) <= na) ++bucket;
     double cost = interactions / (double)na;
-    if (base_cost[bucket] == 0) base_cost[bucket] = cost > 0 ? cost : DBL_MIN;
+    if (base_cost[bucket] == 0 || fresh) base_cost[bucket] = cost > 0 ? cost : DBL_MIN;
     else *excess = fmax(0.0, *excess + (cost - base_cost[bucket]) * (double)na);
 }
 
@@ -107,7 +116,7 @@ void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, 
                           size_t na, double t0)
 {
     if (rebase) memset(a->base_cost, 0, sizeof a->base_cost);
-    if (na) oct_age_observe(a->base_cost, OCT_AGE_BUCKETS, &a->excess, na, (double)(pp + pc));
+    if (na) oct_age_observe(a->base_cost, OCT_AGE_BUCKETS, &a->excess, na, (double)(pp + pc), a->calls == 0);
     a->calls += 1;
     b->stats.force_calls += 1;
     b->stats.pp_interactions += pp;

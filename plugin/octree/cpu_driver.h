@@ -92,6 +92,18 @@ int oct_layout_changed(const oct_tree_age *a, const gp_base *b);
 /* a after a fresh build with the parameters' sizes and curve. */
 void oct_tree_built(oct_tree_age *a, const gp_base *b);
 
+/* a after a rebuild of moved particles (oct_rebuild_due): as
+ * oct_tree_built, but each size class keeps its cost baseline, and the
+ * first call on the new tree sets its own class's anew. A class's first
+ * call after a build comes some calls later, on a tree already aged; where
+ * the deep levels age fast (a galaxy's centre at 2^20: 1,688 interactions
+ * a particle one call after the build, 6,752 three calls after) a
+ * baseline reset at every rebuild would be read from an aged tree each
+ * time and hide the aging that the rule is there to see. set_particles
+ * still resets them (oct_tree_built), so a restart, which re-sends every
+ * particle, decides as the run it continues. */
+void oct_tree_rebuilt(oct_tree_age *a, const gp_base *b);
+
 /* Whether moved particles rebuild the tree rather than refit it: always,
  * every N calls, or (auto) when the extra interactions an aging tree cost
  * since the build (a->excess) outweigh a build of n particles. */
@@ -102,8 +114,10 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n);
  * of its size class, base_cost[floor(log2 na)] (nbuckets of them), when
  * that is still 0, and otherwise adds what it cost beyond that baseline
  * to *excess, signed so that the scatter between equal-sized subsets
- * cancels, never below 0. */
-void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions);
+ * cancels, never below 0. fresh: the call walked a tree built for it, so
+ * its cost is its class's baseline whatever was there. */
+void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions,
+                     int fresh);
 
 /* What a force call of pp + pc interactions on na active particles,
  * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
