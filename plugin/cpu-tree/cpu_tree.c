@@ -13,9 +13,11 @@
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
  *      aging tree costs exceed what a build costs; both measured in
  *      interactions, so the decision is deterministic; each call is
- *      compared with the first call since the build with about as many
- *      active particles, the same power of two, as cuda-tree does: block
- *      steps' deep levels are the dense centre, dearer on any tree);
+ *      compared with an earlier call with about as many active
+ *      particles, the same power of two, as cuda-tree does: block steps'
+ *      deep levels are the dense centre, dearer on any tree; those
+ *      baselines last from set_particles to set_particles, across auto's
+ *      own rebuilds: oct_tree_rebuilt in octree/cpu_driver.h);
  *   2. the i-groups: the tree's groups when all particles are active; for
  *      an active subset, the active part of each tree group, each with a
  *      sphere around its active particles only;
