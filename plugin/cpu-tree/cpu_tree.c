@@ -288,6 +288,7 @@ static gp_status ensure_main_tree(gp_solver *s)
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->age.moved = 0;
+    s->age.refitted = 1;
     s->mass_dirty = 0;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;

@@ -196,6 +196,7 @@ static gp_status ensure_tree(gp_solver *s)
     if (rc == 1) return build_tree(s, 0);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
     s->age.moved = 0;
+    s->age.refitted = 1;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;

@@ -78,6 +78,7 @@ void oct_tree_built(oct_tree_age *a, const gp_base *b)
 {
     a->have = 1;
     a->moved = 0;
+    a->refitted = 0;
     a->group = (uint32_t)gp_param_int(b, OCT_P_GROUP);
     a->leaf = (uint32_t)gp_param_int(b, OCT_P_LEAF);
     a->keys = (int)oct_param_keys(b);
@@ -116,7 +117,8 @@ void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, 
                           size_t na, double t0)
 {
     if (rebase) memset(a->base_cost, 0, sizeof a->base_cost);
-    if (na) oct_age_observe(a->base_cost, OCT_AGE_BUCKETS, &a->excess, na, (double)(pp + pc), a->calls == 0);
+    if (na) oct_age_observe(a->base_cost, OCT_AGE_BUCKETS, &a->excess, na, (double)(pp + pc),
+                            !a->refitted);
     a->calls += 1;
     b->stats.force_calls += 1;
     b->stats.pp_interactions += pp;

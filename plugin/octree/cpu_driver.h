@@ -75,6 +75,7 @@ oct_walk_params oct_param_walk(const gp_base *b, int mac, int prepass);
 typedef struct oct_tree_age {
     int have;                  /* a tree exists                            */
     int moved;                 /* positions changed since it was made      */
+    int refitted;              /* refitted since it was made: no longer fresh */
     uint32_t group, leaf;      /* the sizes it was built with              */
     int keys;                  /* and its curve (gp_key_kind)              */
     uint64_t calls;            /* force calls since the build              */
@@ -93,8 +94,9 @@ int oct_layout_changed(const oct_tree_age *a, const gp_base *b);
 void oct_tree_built(oct_tree_age *a, const gp_base *b);
 
 /* a after a rebuild of moved particles (oct_rebuild_due): as
- * oct_tree_built, but each size class keeps its cost baseline, and the
- * first call on the new tree sets its own class's anew. A class's first
+ * oct_tree_built, but each size class keeps its cost baseline, and a
+ * call on the new tree before its first refit sets its own class's anew
+ * (oct_age_observe's fresh). A class's first
  * call after a build comes some calls later, on a tree already aged; where
  * the deep levels age fast (a galaxy's centre at 2^20: 1,688 interactions
  * a particle one call after the build, 6,752 three calls after) a
@@ -121,11 +123,11 @@ void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na,
 
 /* What a force call of pp + pc interactions on na active particles,
  * started at t0 (gp_wtime), records: rebuild = auto's bookkeeping (the
- * first call of its active-set size after a build, or after a rebase, sets
- * that size's cost per particle; later calls add what they cost beyond it
- * to a->excess, signed so that the scatter between equal-sized subsets
- * cancels, never below 0), one more call since the build, and b's
- * statistics. */
+ * first call of its active-set size since set_particles or a rebase, and
+ * any call on a tree not refitted since it was made, set that size's cost
+ * per particle; the others add what they cost beyond it to a->excess,
+ * signed so that the scatter between equal-sized subsets cancels, never
+ * below 0), one more call since the build, and b's statistics. */
 void oct_count_force_call(gp_base *b, oct_tree_age *a, int rebase, uint64_t pp, uint64_t pc,
                           size_t na, double t0);
 
