@@ -6,7 +6,8 @@
 # time that gravhost prints last ("... s of it in steps": the block steps
 # and the migrations, without setup, output or the energies of the log
 # lines). One OpenMP thread per rank, passive waiting. Prints one line per
-# run (the time of day, the load average, P, steps seconds, interactions)
+# run (the time of day, the load average, P, steps seconds, the seconds of
+# those in migrations, interactions)
 # and, last, each pair's ratio and the median ratio: the number
 # bench/results/mpi-tree.md quotes as "P = 1 over P = 2".
 # Usage: bench/mpi-block-steps.sh [REPEATS]   (BUILD, CONFIG, PMAX=2)
@@ -20,7 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "# $CONFIG; $(nproc --all) cores; $(uname -m); P = 1 and $PMAX alternated $REPEATS times"
-printf '# time\tload\tP\tsteps_s\tinteractions\n'
+printf '# time\tload\tP\tsteps_s\tmigrations_s\tinteractions\n'
 ratios=""
 r=1
 while [ "$r" -le "$REPEATS" ]; do
@@ -33,7 +34,8 @@ while [ "$r" -le "$REPEATS" ]; do
         secs=$(sed -n 's/.* \([0-9.]*\) s of it in steps.*/\1/p' "$OUT/err")
         [ -n "$secs" ] || { echo "mpi-block-steps: no steps time in gravhost's output:" >&2; cat "$OUT/err" >&2; exit 1; }
         inter=$(grep -v '^#' "$OUT/p$p/diagnostics.tsv" | tail -n 1 | awk -F'\t' '{print $(NF-2)}')
-        printf '%s\t%s\t%s\t%s\t%s\n' "$when" "$load" "$p" "$secs" "$inter"
+        mig=$(sed -n 's/.* s of it in steps, \([0-9.]*\) s of those in.*/\1/p' "$OUT/err")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$when" "$load" "$p" "$secs" "${mig:-0}" "$inter"
         if [ "$p" = 1 ]; then one=$secs; else ratios="$ratios $(echo "$one $secs" | awk '{printf "%.3f", $1 / $2}')"; fi
     done
     r=$((r + 1))

@@ -72,7 +72,9 @@ int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const
 
 /* Re-decomposes the particles, with their whole integrator state, at a
  * solver resync point (gp_sim_at_resync_point; elsewhere it does nothing):
- * migration. The integrator goes on as if nothing moved. */
+ * migration. The integrator goes on as if nothing moved. Returns 1 after
+ * a migration, 0 when none was due (one rank, or not a resync point), -1
+ * with the same sentence on every rank on failure. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen);
 
 /* Makes sim's collective decisions (block time steps, who calls the

@@ -63,10 +63,15 @@ static int migrate(runner *r)
     gp_sim_counter(r->sim, "steps", &steps);
     if (r->migrated && steps == r->migrated_at) return 0;
     double t0 = gh_wall();
-    if (gh_par_migrate(r->sim, r->err, sizeof r->err) != 0) return -1;
+    int moved = gh_par_migrate(r->sim, r->err, sizeof r->err);
+    if (moved < 0) return -1;
     r->migrated = 1;
     r->migrated_at = steps;
     r->stepping += gh_wall() - t0;
+    if (moved) {
+        r->migrating += gh_wall() - t0;
+        r->migrations++;
+    }
     return 0;
 }
 
@@ -394,11 +399,17 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     if (show) {
         uint64_t fc = 0;
         gp_sim_counter(r->sim, "force_calls", &fc);
-        /* the steps' own time apart, for timings that leave setup and output out */
+        /* the steps' own time apart, for timings that leave setup and output
+         * out; under MPI the migrations' share of it, what balancing the
+         * ranks costs (bench/results/mpi-tree.md) */
+        char mig[96] = "";
+        if (gh_par_size() > 1)
+            snprintf(mig, sizeof mig, ", %.2f s of those in %llu migrations", r->migrating,
+                     (unsigned long long)r->migrations);
         fprintf(stderr, "gravhost: done: t = %g, %llu steps, %llu force calls, %.1f s; this session %.1f s, "
-                "%.2f s of it in steps (the rest setup and output); log %s/%s, %llu snapshots\n",
+                "%.2f s of it in steps%s (the rest setup and output); log %s/%s, %llu snapshots\n",
                 gp_sim_time(r->sim), (unsigned long long)steps, (unsigned long long)fc, wall_total(r),
-                gh_wall() - r->wall0, r->stepping,
+                gh_wall() - r->wall0, r->stepping, mig,
                 r->out_dir, cfg->log_name, (unsigned long long)r->st.snap_count);
     }
     rc = 0;

@@ -39,6 +39,8 @@ typedef struct runner {
                             the run's time less setup and output */
     int migrated;        /* under MPI: a migration was made in this session, */
     uint64_t migrated_at;   /* at this step count */
+    double migrating;    /* under MPI: seconds of stepping in migrations */
+    uint64_t migrations; /* and how many */
     char err[2048];
     const gh_run_opts *opts;
 } runner;

@@ -20,7 +20,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..41"
+echo "1..43"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -163,6 +163,11 @@ for scheme in block-kdk block-rk2; do
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) steps, \([0-9]*\) force calls.*/\2/p')
     [ -n "$steps" ] && [ "$steps" -ge 64 ] && [ "$calls" = $((steps + 1)) ]
     ok $? "$scheme at P = 4: $steps block steps migrating at every dt_max boundary, $calls force calls (no restart)"
+    # the steps' time says what the migrations took of it: t = 0 and the
+    # 8 dt_max boundaries, not every call of the output loop
+    mig=$(echo "$line" | sed -n 's/.* s of those in \([0-9]*\) migrations.*/\1/p')
+    [ "$mig" = 9 ]
+    ok $? "$scheme at P = 4: the last line counts $mig migrations (9: t = 0 and every dt_max boundary)"
 done
 # hold-kdk: its recursive split agreed over the ranks
 sed 's/block-kdk/hold-kdk/' "$TMP/block-kdk.cfg" > "$TMP/hold-kdk.cfg"

@@ -360,7 +360,7 @@ int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
     rc = gp_sim_import_state(sim, n, rows, ids) == GP_OK ? 0 : -1;
     if (rc) snprintf(err, errlen, "%s", gp_sim_last_error(sim));
     free(rows); free(ids);
-    return gh_par_agree(rc, err, errlen);
+    return gh_par_agree(rc, err, errlen) == 0 ? 1 : -1;
 }
 
 typedef struct row_ref { uint64_t id; size_t at; } row_ref;
