@@ -35,7 +35,7 @@ static void usage_run(FILE *f)
 {
     fprintf(f,
             "usage: gravhost run CONFIG [--restart [CHECKPOINT]] [--output DIR] [--t-end T]\n"
-            "                           [--progress | --no-progress]\n"
+            "                           [--progress | --no-progress] [--verbose | --debug]\n"
             "Runs the simulation the config file CONFIG describes (docs/CONFIG.md).\n"
             "  --restart [CHECKPOINT]  continue from a checkpoint (default: the config's\n"
             "                          output.checkpoint inside output.dir)\n"
@@ -44,6 +44,10 @@ static void usage_run(FILE *f)
             "  --t-end T               end at time T instead of the config's run.t_end\n"
             "  --progress              a progress line with ETA on stderr, even in a pipe\n"
             "  --no-progress           no progress line, even on a terminal\n"
+            "  --verbose               the plugins' own lines on stderr: the device they\n"
+            "                          use, their warnings\n"
+            "  --debug                 and their per-call lines (mpi-tree's phases and LET\n"
+            "                          bytes, cuda-tree's transfers), every rank's under MPI\n"
             "  -h, --help              this text\n"
             "  --version               gravhost's version\n");
 }
@@ -95,7 +99,7 @@ static int parse_plain(int argc, char **argv, const char *cmd, gh_usage_fn use)
 /* argv[0] is "run"; argv may have been rearranged by MPI's start first. */
 static int cmd_run(int argc, char **argv)
 {
-    enum { O_RESTART = 0x200, O_OUTPUT, O_T_END, O_PROGRESS, O_NO_PROGRESS };
+    enum { O_RESTART = 0x200, O_OUTPUT, O_T_END, O_PROGRESS, O_NO_PROGRESS, O_VERBOSE, O_DEBUG };
     static const struct option longopts[] = {
         GH_CLI_COMMON_OPTIONS,
         { "restart", optional_argument, NULL, O_RESTART },
@@ -103,6 +107,8 @@ static int cmd_run(int argc, char **argv)
         { "t-end", required_argument, NULL, O_T_END },
         { "progress", no_argument, NULL, O_PROGRESS },
         { "no-progress", no_argument, NULL, O_NO_PROGRESS },
+        { "verbose", no_argument, NULL, O_VERBOSE },
+        { "debug", no_argument, NULL, O_DEBUG },
         { 0, 0, 0, 0 }
     };
     gh_run_opts o = { 0 };
@@ -118,6 +124,8 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_PROGRESS: o.progress = 1; break;
         case O_NO_PROGRESS: o.progress = -1; break;
+        case O_VERBOSE: if (o.log_level < GP_LOG_INFO) o.log_level = GP_LOG_INFO; break;
+        case O_DEBUG: o.log_level = GP_LOG_DEBUG; break;
         case O_OUTPUT: o.out_dir = optarg; break;
         case O_T_END: {
             char *end;

@@ -5,6 +5,15 @@
 #include <stdio.h>
 #include <time.h>
 
+/* a progress line is on stderr without its newline (stderr is one) */
+static int line_open;
+
+void gh_progress_break(void)
+{
+    if (line_open) fputc('\n', stderr);
+    line_open = 0;
+}
+
 double gh_wall(void)
 {
     struct timespec ts;
@@ -44,9 +53,11 @@ void gh_progress_update(gh_progress *p, double t, uint64_t steps, int force)
     fprintf(stderr, "\r  t = %-10.5g of %g (%5.1f%%)  steps %-9llu %8.1f steps/s  elapsed %s  ETA %s ",
             t, p->t_end, 100 * frac, (unsigned long long)steps, rate, elapsed, eta);
     fflush(stderr);
+    line_open = 1;
 }
 
 void gh_progress_finish(gh_progress *p)
 {
     if (p->enabled) fputc('\n', stderr);
+    line_open = 0;
 }

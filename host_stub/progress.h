@@ -20,4 +20,9 @@ void gh_progress_start(gh_progress *p, int enabled, double t_start, double t_end
 void gh_progress_update(gh_progress *p, double t, uint64_t steps, int force);
 void gh_progress_finish(gh_progress *p);
 
+/* Ends an unfinished progress line, so that a line written to stderr next
+ * (a plugin's log line) starts on its own; the next update starts a new
+ * progress line below it. */
+void gh_progress_break(void);
+
 #endif

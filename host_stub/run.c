@@ -75,6 +75,18 @@ static int migrate(runner *r)
     return 0;
 }
 
+/* A plugin's log line on stderr (gravhost run --verbose / --debug): its
+ * errors stay out, gravhost says them in its own sentences. Under MPI
+ * each line names its rank. */
+static void plugin_log(void *user, int level, const char *message)
+{
+    const gh_run_opts *o = user;
+    if (level == GP_LOG_ERROR || level > o->log_level) return;
+    gh_progress_break();
+    if (gh_par_size() > 1) fprintf(stderr, "gravhost: rank %d: %s\n", gh_par_rank(), message);
+    else fprintf(stderr, "gravhost: %s\n", message);
+}
+
 /* Log, snapshot, time switches and checkpoint due at the current time. */
 static int handle_events(runner *r)
 {
@@ -237,6 +249,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         return 1;
     }
     gh_par_attach(r->sim);   /* under MPI: the ranks' solver calls agree */
+    if (o->log_level > 0) gp_sim_set_log(r->sim, plugin_log, (void *)o);
     /* Every check and action that can fail on one rank alone goes through
      * AGREED: under MPI all ranks then fail together, with the lowest
      * failing rank's sentence (one process: a plain test). */

@@ -10,6 +10,10 @@ typedef struct gh_run_opts {
     const char *out_dir;   /* NULL: the config's output.dir */
     int have_t_end;
     double t_end;          /* override of run.t_end */
+    int log_level;         /* the plugins' log lines shown up to this
+                              gp_log_level (--verbose: GP_LOG_INFO, --debug:
+                              GP_LOG_DEBUG); 0: none (their errors reach
+                              the user through gravhost's own sentences) */
 } gh_run_opts;
 
 #endif

@@ -184,7 +184,7 @@ int write_checkpoint(runner *r)
 void restart_command(runner *r, char *buf, size_t len)
 {
     const gh_run_opts *o = r->opts;
-    const char *args[8];
+    const char *args[10];
     char t_end[64];
     int n = 0;
     args[n++] = r->cfg->path;
@@ -192,6 +192,7 @@ void restart_command(runner *r, char *buf, size_t len)
     if (o->out_dir) { args[n++] = "--output"; args[n++] = o->out_dir; }
     if (o->have_t_end) { args[n++] = "--t-end"; args[n++] = gh_fmt_double(t_end, sizeof t_end, o->t_end); }
     if (o->progress) args[n++] = o->progress > 0 ? "--progress" : "--no-progress";
+    if (o->log_level) args[n++] = o->log_level >= GP_LOG_DEBUG ? "--debug" : "--verbose";
     size_t k = gh_par_size() > 1 ? (size_t)snprintf(buf, len, "mpirun -np %d gravhost-mpi run", gh_par_size())
                                  : (size_t)snprintf(buf, len, "gravhost run");
     for (int i = 0; i < n && k < len; ++i) {

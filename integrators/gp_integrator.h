@@ -92,6 +92,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
                                              const char *const *names,
                                              const char *const *values);
 
+/* Where the plugins that gp_sim_open_solver opens from now on send their
+ * log lines (gp_init_args.log: the device they use, warnings, per-call
+ * debug lines such as mpi-tree's phases): fn(user, level, message) for
+ * every level, the caller filters. fn NULL (the default): they stay
+ * silent. A solver already open keeps what it was given. */
+GRAVPLUG_EXPORT void gp_sim_set_log(gp_sim *sim, gp_log_fn fn, void *user);
+
 /* Uses an instance the caller created from a plugin it opened itself.
  * take_ownership != 0: gp_sim_free (or the next swap) finalises it.
  * The plugin's .so must stay loaded while the simulation uses it. */

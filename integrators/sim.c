@@ -135,6 +135,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_solver(gp_sim *sim, const gp_api *api,
     return GP_OK;
 }
 
+GRAVPLUG_EXPORT void gp_sim_set_log(gp_sim *sim, gp_log_fn fn, void *user)
+{
+    if (!sim) return;
+    sim->log = fn;
+    sim->log_user = fn ? user : NULL;
+}
+
 /* Creates an instance of an opened plugin with the given parameters. */
 static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
                                const char *const *names, const char *const *values,
@@ -147,7 +154,7 @@ static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
         params[i].name = names[i];
         params[i].value = values[i];
     }
-    gp_init_args args = { sizeof args, params, n_params, NULL, NULL, -1, NULL };
+    gp_init_args args = { sizeof args, params, n_params, sim->log, sim->log_user, -1, NULL };
     gp_status st = api->init(out, &args);
     free(params);
     if (st != GP_OK)

@@ -35,6 +35,8 @@ struct gp_sim {
     double *pack;             /* 1.1: scratch packing a subset's state */
     size_t pack_cap;          /* doubles pack has room for */
     char solver_name[64];
+    gp_log_fn log;            /* given to the plugins it opens (may be NULL) */
+    void *log_user;
 
     /* particles: pos/vel at each particle's own time t_i (= time when
      * synchronised); acc is the acceleration at (pos, t_i). */

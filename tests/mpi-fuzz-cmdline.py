@@ -54,7 +54,8 @@ def mutate(args, other_cfg, missing_cfg, out):
             del a[i:i + (2 if a[i] in ("--output", "--t-end") and i + 1 < len(a) else 1)]
         elif k == 1:                                    # add an option
             i = rng.randrange(1, len(a) + 1)
-            a[i:i] = rng.choice([["--progress"], ["--no-progress"], ["--restart"], ["--restart", out + "/x.gpck"],
+            a[i:i] = rng.choice([["--progress"], ["--no-progress"], ["--verbose"], ["--debug"],
+                                 ["--restart"], ["--restart", out + "/x.gpck"],
                                  ["--t-end", "0.0625"], ["--t-end", "1e-3"], ["--output", out + "-b"],
                                  ["--bogus"], ["-x"], [""], ["--t-end"], ["--t-end", "inf"], ["--t-end", "-1"]])
         elif k == 2 and len(a) > 1:                     # duplicate one

@@ -20,7 +20,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..43"
+echo "1..44"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -169,6 +169,18 @@ for scheme in block-kdk block-rk2; do
     [ "$mig" = 9 ]
     ok $? "$scheme at P = 4: the last line counts $mig migrations (9: t = 0 and every dt_max boundary)"
 done
+# --debug shows the plugin's per-call lines, each rank's named, and
+# changes nothing in the run; without it, or with --verbose alone, none
+mpi 2 run "$TMP/p.cfg" --output "$TMP/dbg" --t-end 0.125 --debug 2>"$TMP/dbg.err" &&
+    mpi 2 run "$TMP/p.cfg" --output "$TMP/vrb" --t-end 0.125 --verbose 2>"$TMP/vrb.err" &&
+    mpi 2 run "$TMP/p.cfg" --output "$TMP/quiet" --t-end 0.125 2>"$TMP/quiet.err"
+rc=$?
+d0=$(grep -c '^gravhost: rank 0: mpi-tree: compute_forces: phases' "$TMP/dbg.err")
+d1=$(grep -c '^gravhost: rank 1: mpi-tree: compute_forces: phases' "$TMP/dbg.err")
+dv=$(grep -c 'compute_forces' "$TMP/vrb.err" "$TMP/quiet.err" | awk -F: '{s += $NF} END {print s}')
+r=$(same_snapshot "$TMP/dbg/snap_0001.h5" "$TMP/quiet/snap_0001.h5")
+[ $rc = 0 ] && [ "$d0" -ge 8 ] && [ "$d1" = "$d0" ] && [ "$dv" = 0 ] && [ "$r" = same ]
+ok $? "--debug at P = 2: each rank's phases, one line a force call ($d0, $d1), none without it ($dv); the run unchanged ($r)"
 # hold-kdk: its recursive split agreed over the ranks
 sed 's/block-kdk/hold-kdk/' "$TMP/block-kdk.cfg" > "$TMP/hold-kdk.cfg"
 "$GH" run "$TMP/hold-kdk.cfg" --output "$TMP/hold-1" 2>>"$TMP/err" &&
