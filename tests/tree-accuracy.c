@@ -60,6 +60,29 @@ static int cmpd(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* rebuild=auto's tests: the positions moved from `from` by up to amp/2 in
+ * each coordinate (into moved_pos), then a force call on na active
+ * particles (0, NULL: all) */
+static double moved_pos[3 * N];
+static void moved_call(gp_solver *s, const double *from, double amp, size_t na, const uint32_t *idx)
+{
+    for (size_t i = 0; i < 3 * N; i++) moved_pos[i] = from[i] + amp * (urand() - 0.5);
+    tree_api->update_positions(s, moved_pos);
+    tree_api->set_active_subset(s, na, idx);
+    tree_api->compute_forces(s, acc, NULL);
+}
+
+/* ... and what they made of the tree: builds and refits, then s freed */
+static void builds_and_refits(gp_solver *s, uint64_t builds, uint64_t refits, const char *what)
+{
+    gp_stats st = { .struct_size = sizeof st };
+    tree_api->get_stats(s, &st);
+    ok(st.tree_builds == builds && st.tree_refits == refits,
+       "rebuild=auto: %s: %llu builds, %llu refits (%llu, %llu)", what, (unsigned long long)builds,
+       (unsigned long long)refits, (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
+    tree_api->finalize(s);
+}
+
 typedef struct errs { double med, p99, pot_med, pot_bias; } errs;
 
 static errs errors(void)
@@ -229,76 +252,39 @@ int main(void)
      * class whose first call after a rebuild comes on an aged tree is
      * weighed against its cost on the fresher tree before, so that aging
      * is seen (were the baselines reset at every rebuild, the aged cost
-     * would become the baseline and the tree would go on aging) */
+     * would become the baseline and the tree would go on aging). Moves of
+     * 0.2 scramble the tree; moves of 1e-6 only make the next call refit
+     * or rebuild. */
     {
-        static double p1[3 * N], half_pos[3 * N];
         static uint32_t half[N / 2];
         for (uint32_t i = 0; i < N / 2; i++) half[i] = 2 * i;
         gp_solver *s = tree("eps=0.01 rebuild=auto");
-        gp_stats st = { .struct_size = sizeof st };
-        tree_api->set_particles(s, N, pos, mass);              /* build 1; every particle: fresh */
+        tree_api->set_particles(s, N, pos, mass);          /* build 1; every particle: fresh */
         tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p1[i] = pos[i] + 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, p1);                     /* half, on a tree one call old */
-        tree_api->set_active_subset(s, N / 2, half);
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p1[i] += 0.2 * (urand() - 0.5);
-        tree_api->update_positions(s, p1);                     /* half on a scrambled tree: excess */
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) half_pos[i] = p1[i] + 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, half_pos);               /* build 2 (rebuild due) */
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p1[i] = half_pos[i] + 0.2 * (urand() - 0.5);
-        tree_api->update_positions(s, p1);                     /* every particle, scrambled again */
-        tree_api->set_active_subset(s, 0, NULL);
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p1[i] += 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, p1);                     /* build 3: the aging was seen */
-        tree_api->set_active_subset(s, N / 2, half);
-        tree_api->compute_forces(s, acc, NULL);
-        tree_api->get_stats(s, &st);
-        ok(st.tree_builds == 3 && st.tree_refits == 3,
-           "rebuild=auto: a class first called on an aged tree after a rebuild is weighed against its "
-           "cost before it: 3 builds, 3 refits (%llu, %llu)",
-           (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
-        tree_api->finalize(s);
+        moved_call(s, pos, 1e-6, N / 2, half);             /* half, on a tree one call old */
+        moved_call(s, moved_pos, 0.2, N / 2, half);        /* half, scrambled: excess */
+        moved_call(s, moved_pos, 1e-6, N / 2, half);       /* build 2 (rebuild due) */
+        moved_call(s, moved_pos, 0.2, 0, NULL);            /* every particle, scrambled again */
+        moved_call(s, moved_pos, 1e-6, N / 2, half);       /* build 3: the aging was seen */
+        builds_and_refits(s, 3, 3, "a class first called on an aged tree after a rebuild is "
+                                   "weighed against its cost before it");
     }
 
     /* ... and a call on a tree built for it sets its class's baseline
      * anew: a baseline first read on an aged tree (the half below, after a
      * scramble) gives way to the fresh cost, so the next aging is seen */
     {
-        static double p2[3 * N];
         static uint32_t half[N / 2];
         for (uint32_t i = 0; i < N / 2; i++) half[i] = 2 * i;
         gp_solver *s = tree("eps=0.01 rebuild=auto");
-        gp_stats st = { .struct_size = sizeof st };
-        tree_api->set_particles(s, N, pos, mass);              /* build 1 */
+        tree_api->set_particles(s, N, pos, mass);          /* build 1 */
         tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p2[i] = pos[i] + 0.2 * (urand() - 0.5);
-        tree_api->update_positions(s, p2);                     /* half's baseline, on an aged tree */
-        tree_api->set_active_subset(s, N / 2, half);
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, p2);                     /* every particle: excess */
-        tree_api->set_active_subset(s, 0, NULL);
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, p2);                     /* build 2: half, fresh */
-        tree_api->set_active_subset(s, N / 2, half);
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p2[i] += 0.05 * (urand() - 0.5);
-        tree_api->update_positions(s, p2);                     /* half, aged less than its first */
-        tree_api->compute_forces(s, acc, NULL);
-        for (size_t i = 0; i < 3 * N; i++) p2[i] += 1e-6 * (urand() - 0.5);
-        tree_api->update_positions(s, p2);                     /* build 3 */
-        tree_api->compute_forces(s, acc, NULL);
-        tree_api->get_stats(s, &st);
-        ok(st.tree_builds == 3 && st.tree_refits == 3,
-           "rebuild=auto: a call on a tree built for it resets its class's baseline: 3 builds, "
-           "3 refits (%llu, %llu)",
-           (unsigned long long)st.tree_builds, (unsigned long long)st.tree_refits);
-        tree_api->finalize(s);
+        moved_call(s, pos, 0.2, N / 2, half);              /* half's baseline, on an aged tree */
+        moved_call(s, moved_pos, 1e-6, 0, NULL);           /* every particle: excess */
+        moved_call(s, moved_pos, 1e-6, N / 2, half);       /* build 2: half, fresh */
+        moved_call(s, moved_pos, 0.05, N / 2, half);       /* half, aged less than its first */
+        moved_call(s, moved_pos, 1e-6, N / 2, half);       /* build 3 */
+        builds_and_refits(s, 3, 3, "a call on a tree built for it resets its class's baseline");
     }
 
     /* active subsets: cost follows the active count */
