@@ -8,9 +8,19 @@
 
 #define N 64
 
+/* gp_sim_set_log's receiver: the lines and the last one */
+static int log_lines;
+static char log_last[256];
+static void count_log(void *user, int level, const char *message)
+{
+    (void)level;
+    ++*(int *)user;
+    snprintf(log_last, sizeof log_last, "%s", message);
+}
+
 int main(void)
 {
-    plan(28);
+    plan(30);
     static double pos[3 * N], vel[3 * N], mass[N];
     small_cluster(N, 11, pos, vel, mass);
     gp_sim *sim = NULL;
@@ -83,6 +93,19 @@ int main(void)
     ok(est == GP_OK && k > 0 && w < 0, "energies: K = %g, W = %g", k, w);
     is_int(gp_sim_checkpoint_load(sim, "/nonexistent/ckpt", NULL, 0, NULL), GP_ERR_INVALID_ARGUMENT,
            "loading a missing checkpoint is refused");
+
+    /* gp_sim_set_log: the plugins opened after it log there (here the
+     * sentence of a refused parameter); NULL silences the next ones */
+    gp_sim_set_log(sim, count_log, &log_lines);
+    gp_sim_open_solver(sim, "cpu-direct", 1, en, ev);
+    gp_sim_set_solver_param(sim, "eps", "-1");
+    ok(log_lines >= 1 && strstr(log_last, "eps"), "a plugin opened after gp_sim_set_log logs there (%d: %s)",
+       log_lines, log_last);
+    gp_sim_set_log(sim, NULL, NULL);
+    gp_sim_open_solver(sim, "cpu-direct", 1, en, ev);
+    int before = log_lines;
+    gp_sim_set_solver_param(sim, "eps", "-1");
+    ok(log_lines == before, "after gp_sim_set_log(NULL) the next plugin is silent (%d lines)", log_lines - before);
     gp_sim_free(sim);
     gp_sim_free(NULL);
     return done_testing();
