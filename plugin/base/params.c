@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,13 @@ int gp_param_index(const gp_base *base, const char *name)
     for (size_t k = 0; k < base->n_params; ++k)
         if (strcmp(base->param_info[k].name, name) == 0) return (int)k;
     return -1;
+}
+
+int gp_param_threads(const gp_base *base)
+{
+    int k = gp_param_index(base, "threads");
+    long long t = k >= 0 ? base->param[k].i : 0;
+    return t > 0 ? (int)t : omp_get_max_threads();
 }
 
 /* "G, eps, theta" into buf. */

@@ -260,6 +260,10 @@ gp_status gp_base_get_param(gp_base *base, const char *name, char *buf, size_t b
 /* Index of a parameter by name (exact match), or -1. */
 int gp_param_index(const gp_base *base, const char *name);
 
+/* The OpenMP threads of one call: the plugin's `threads` parameter where it
+ * has one and it is > 0, else OpenMP's default. */
+int gp_param_threads(const gp_base *base);
+
 /* Current values by index into the plugin's gp_param_info[]. */
 static inline double    gp_param_double(const gp_base *b, int idx) { return b->param[idx].d; }
 static inline long long gp_param_int(const gp_base *b, int idx)    { return b->param[idx].i; }
@@ -381,11 +385,12 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
 
 /* predict: moves every stated particle's source position to time t with
  * the ABI's expression (no FMA: this file is compiled with
- * -ffp-contract=off), OpenMP over particles with nthreads threads (<= 0:
- * the OpenMP default). A non-finite t, or a prediction that overflows, is
+ * -ffp-contract=off), OpenMP over particles on the plugin's threads
+ * (gp_param_threads; each particle alone, so the same bits on any count).
+ * A non-finite t, or a prediction that overflows, is
  * GP_ERR_INVALID_ARGUMENT and leaves every position as it was. *moved
  * (may be NULL) gets the number of particles predicted. */
-gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved);
+gp_status gp_state_predict(gp_base *base, double t, size_t *moved);
 
 /* The ABI's prediction of one coordinate, for backends that loop
  * themselves (the GPU kernels use the same expression with _rn

@@ -20,19 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies of a subset's state spread over the plugin's `threads` (its
- * parameter where it has one, else OpenMP's default) from this many
- * particles: a block step's subsets are a few thousand, and set_state's
- * copy is ~20 ns a particle (cpu-tree in `make run`'s block run: 0.094 s
- * for 5.0 M), so smaller ones stay on one thread. */
+/* Copies of a subset's state spread over the plugin's threads
+ * (gp_param_threads) from this many particles: a block step's subsets are
+ * a few thousand, and set_state's copy is ~20 ns a particle (cpu-tree in
+ * `make run`'s block run: 0.094 s for 5.0 M), so smaller ones stay on one
+ * thread. */
 enum { SUBSET_PAR_MIN = 4096 };
-
-static int subset_threads(const gp_base *base)
-{
-    int k = gp_param_index(base, "threads");
-    long long t = k >= 0 ? base->param[k].i : 0;
-    return t > 0 ? (int)t : omp_get_max_threads();
-}
 
 static gp_status check_finite(gp_base *base, const char *fn, const char *what,
                               const double *v, size_t count, size_t per)
@@ -104,7 +97,7 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
                        base->p.n, base->p.n * (10 * sizeof(double) + 1));
     gp_particles *p = &base->p;
     size_t added = 0;
-#pragma omp parallel for num_threads(subset_threads(base)) schedule(static) reduction(+ : added) \
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) reduction(+ : added) \
     if (n_sub > SUBSET_PAR_MIN)
     for (size_t k = 0; k < n_sub; ++k) {
         size_t i = index ? (size_t)index[k] : k;
@@ -157,7 +150,7 @@ gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
     }
     st = gp_state_set(base, n_sub, index, pos, vel, acc, t);
     if (st != GP_OK) return st;
-#pragma omp parallel for num_threads(subset_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
     for (size_t k = 0; k < n_sub; ++k) {
         size_t i = index ? (size_t)index[k] : k;
         memcpy(&p->jerk[3 * i], &jerk[3 * k], 3 * sizeof *jerk);
@@ -195,7 +188,7 @@ gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, 
                        "get_velocities was given a NULL vel array; pass room for 3*%zu "
                        "doubles", n_sub);
     const gp_particles *p = &base->p;
-#pragma omp parallel for num_threads(subset_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
     for (size_t k = 0; k < n_sub; ++k)
         gp_state_velocity(p, index ? (size_t)index[k] : k, &vel[3 * k]);
     return GP_OK;
@@ -275,7 +268,7 @@ static void predict_undo(gp_particles *p, double tp, int nthreads)
     }
 }
 
-gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved)
+gp_status gp_state_predict(gp_base *base, double t, size_t *moved)
 {
     if (moved) *moved = 0;
     gp_status st = gp_need_particles(base, "predict");
@@ -286,7 +279,7 @@ gp_status gp_state_predict(gp_base *base, double t, int nthreads, size_t *moved)
                        isnan(t) ? "NaN" : "infinite");
     gp_particles *p = &base->p;
     if (p->n_stated == 0) return GP_OK;
-    if (nthreads <= 0) nthreads = omp_get_max_threads();
+    const int nthreads = gp_param_threads(base);
     int bad = p->n_stated == p->n && !p->third ? predict_plain(p, t, nthreads)
                                                 : predict_mixed(p, t, nthreads);
     if (bad) {
@@ -314,7 +307,7 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
         memcpy(pos, p->pos, 3 * n_sub * sizeof *pos);
         return GP_OK;
     }
-#pragma omp parallel for num_threads(subset_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
     for (size_t k = 0; k < n_sub; ++k)
         memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
     return GP_OK;

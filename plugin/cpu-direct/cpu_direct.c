@@ -155,8 +155,7 @@ static gp_status cpu_direct_set_active_subset(gp_solver *s, size_t n_active, con
 
 static int thread_count(const gp_solver *s)
 {
-    long long t = gp_param_int(&s->base, P_THREADS);
-    return t > 0 ? (int)t : omp_get_max_threads();
+    return gp_param_threads(&s->base);
 }
 
 /* ---- ABI 1.1 ------------------------------------------------------------- */
@@ -175,7 +174,7 @@ static gp_status cpu_direct_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     size_t moved;
-    gp_status st = gp_state_predict(&s->base, t, thread_count(s), &moved);
+    gp_status st = gp_state_predict(&s->base, t, &moved);
     if (st == GP_OK && moved) refill(s);
     return st;
 }

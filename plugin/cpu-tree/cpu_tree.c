@@ -506,7 +506,7 @@ static gp_status cpu_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *
 static gp_status cpu_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
-    gp_status st = gp_state_predict(&s->base, t, oct_param_threads(&s->base), NULL);
+    gp_status st = gp_state_predict(&s->base, t, NULL);
     if (st == GP_OK) mark_moved(s);
     return st;
 }

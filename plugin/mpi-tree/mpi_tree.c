@@ -669,7 +669,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
     }
     double t_was = p->t_pred;
     size_t moved = 0;
-    if (st == GP_OK) st = gp_state_predict(&s->base, t, oct_param_threads(&s->base), &moved);
+    if (st == GP_OK) st = gp_state_predict(&s->base, t, &moved);
     gp_status mine = st;
     st = agree(s, st);
     if (st != GP_OK && mine == GP_OK && moved) {

@@ -14,8 +14,7 @@
 
 int oct_param_threads(const gp_base *b)
 {
-    long long t = gp_param_int(b, OCT_P_THREADS);
-    return t > 0 ? (int)t : omp_get_max_threads();
+    return gp_param_threads(b);
 }
 
 gp_key_kind oct_param_keys(const gp_base *b)
