@@ -65,11 +65,12 @@ static int migrate(runner *r)
     double t0 = gh_wall();
     int moved = gh_par_migrate(r->sim, r->err, sizeof r->err);
     if (moved < 0) return -1;
+    double took = gh_wall() - t0;
     r->migrated = 1;
     r->migrated_at = steps;
-    r->stepping += gh_wall() - t0;
+    r->stepping += took;
     if (moved) {
-        r->migrating += gh_wall() - t0;
+        r->migrating += took;
         r->migrations++;
     }
     return 0;
