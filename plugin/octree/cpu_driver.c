@@ -99,7 +99,7 @@ int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n)
     int mode = gp_param_enum(b, OCT_P_REBUILD);
     return mode == OCT_REBUILD_ALWAYS ||
            (mode == OCT_REBUILD_EVERY && a->calls >= (uint64_t)gp_param_int(b, OCT_P_REBUILD)) ||
-           (mode == OCT_REBUILD_AUTO && a->excess > OCT_BUILD_COST_PER_PARTICLE * (double)n);
+           (mode == OCT_REBUILD_AUTO && a->excess > OCT_REBUILD_EXCESS_PER_PARTICLE * (double)n);
 }
 
 void oct_age_observe(double *base_cost, int nbuckets, double *excess, size_t na, double interactions,
