@@ -6,7 +6,9 @@
 #include "tap.h"
 #include "octree/host_tree.h"
 
+#include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t rs = 0x2545F4914F6CDD1Du;
 static double urand(void)
@@ -71,9 +73,38 @@ static int check(const char *what, size_t n, double *x, double *y, double *z, do
     return bad + (maxlevel > GP_KEY_MAX_LEVEL);
 }
 
+/* The radix sort on 1..4 threads: keys in order, each key carried with
+ * its index, ties in input order (stable), the same permutation for every
+ * thread count. Keys from 5000 values spread over all 63 bits, so that
+ * every pass moves keys and ties are many. Returns problems found. */
+static int sort_check_threads(void)
+{
+    size_t n = 100000;
+    uint64_t *orig = malloc(n * sizeof *orig), *keys = malloc(n * sizeof *keys);
+    uint32_t *perm = malloc(n * sizeof *perm), *first = malloc(n * sizeof *first);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        orig[i] = (uint64_t)(urand() * 5000) * UINT64_C(0x0000100001000011) & (UINT64_MAX >> 1);
+    for (int threads = 1; threads <= 4; threads++) {
+        omp_set_num_threads(threads);
+        memcpy(keys, orig, n * sizeof *keys);
+        for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+        int b = gp_host_sort_keys(n, keys, perm) != 0;
+        for (size_t i = 0; i < n; i++) b += keys[i] != orig[perm[i]];
+        for (size_t i = 1; i < n; i++)
+            b += keys[i - 1] > keys[i] || (keys[i - 1] == keys[i] && perm[i - 1] > perm[i]);
+        if (threads == 1) memcpy(first, perm, n * sizeof *perm);
+        else b += memcmp(first, perm, n * sizeof *perm) != 0;
+        if (b) diag("sort on %d threads: %d problems", threads, b);
+        bad += b;
+    }
+    free(orig); free(keys); free(perm); free(first);
+    return bad;
+}
+
 int main(void)
 {
-    plan(6);
+    plan(7);
     size_t n = 20000;
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z),
            *m = malloc(n * sizeof *m);
@@ -94,5 +125,7 @@ int main(void)
        "all particles at one point: valid");
     ok(check("one particle", 1, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0, "one particle: valid");
     free(x); free(y); free(z); free(m);
+    ok(sort_check_threads() == 0,
+       "key sort on 1-4 threads: ordered, stable, the same permutation for every count");
     return done_testing();
 }

@@ -39,7 +39,8 @@ void gp_host_make_keys(size_t n, const double *x, const double *y, const double 
                        size_t stride, gp_key_kind kind, const double lo[3], double inv_cell,
                        uint64_t *keys);
 
-/* Stable LSD radix sort of keys[0..n) carrying perm[] along. Returns -1 on
+/* Stable LSD radix sort of keys[0..n) carrying perm[] along, on OpenMP's
+ * threads from 64k keys (the same result for any number). Returns -1 on
  * allocation failure (inputs untouched). */
 int gp_host_sort_keys(size_t n, uint64_t *keys, uint32_t *perm);
 

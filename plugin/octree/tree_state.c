@@ -269,15 +269,21 @@ int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
     }
     t->sm = malloc(ns * sizeof *t->sm);
     t->sid = malloc(ns * sizeof *t->sid);
-    skeys = malloc(ns * sizeof *skeys);
-    if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !skeys) goto oom;
-    for (size_t i = 0, k = 0; i < n; i++)
-        if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; skeys[k] = keys[i]; k++; }
+    /* every particle a source: the source tree's keys are the keys */
+    const uint64_t *src_keys = keys;
+    if (!t->src_alias) src_keys = skeys = malloc(ns * sizeof *skeys);
+    if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !src_keys) goto oom;
+    if (t->src_alias) {
+        for (size_t i = 0; i < n; i++) t->sid[i] = (uint32_t)i;
+    } else {
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; skeys[k] = keys[i]; k++; }
+    }
     scale_masses(t);
     fill_sorted(t, pos);
     if (make_groups(t, keys, group_size)) goto oom;
     if (nsrc > 0) {
-        if (gp_host_tree_build(&t->st, skeys, nsrc, leaf_size)) goto oom;
+        if (gp_host_tree_build(&t->st, src_keys, nsrc, leaf_size)) goto oom;
         if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;
         t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
         t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);
