@@ -11,8 +11,9 @@
  *   1. make the tree current: a full build after set_particles; after
  *      update_positions either a refit (moments on the old topology) or a
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
- *      aging tree costs exceed what a build costs; both measured in
- *      interactions, so the decision is deterministic; each call is
+ *      aging tree costs pass a third of what a build costs, which measured
+ *      best (octree/tree_state.h); both counted in interactions, so the
+ *      decision is deterministic; each call is
  *      compared with an earlier call with about as many active
  *      particles, the same power of two, as cuda-tree does: block steps'
  *      deep levels are the dense centre, dearer on any tree; those
