@@ -13,10 +13,10 @@
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
  *      aging tree costs pass a third of what a build costs, which measured
  *      best (octree/tree_state.h); both counted in interactions, so the
- *      decision is deterministic; each call is
- *      compared with an earlier call with about as many active
- *      particles, the same power of two, as cuda-tree does: block steps'
- *      deep levels are the dense centre, dearer on any tree; those
+ *      decision is deterministic; each call is compared with an earlier
+ *      call with about as many active particles, the same power of two,
+ *      as cuda-tree does: block steps' deep levels are the dense centre,
+ *      dearer on any tree; those
  *      baselines last from set_particles to set_particles, across auto's
  *      own rebuilds: oct_tree_rebuilt in octree/cpu_driver.h);
  *   2. the i-groups: the tree's groups when all particles are active; for

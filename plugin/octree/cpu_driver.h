@@ -108,7 +108,8 @@ void oct_tree_rebuilt(oct_tree_age *a, const gp_base *b);
 
 /* Whether moved particles rebuild the tree rather than refit it: always,
  * every N calls, or (auto) when the extra interactions an aging tree cost
- * since the build (a->excess) outweigh a build of n particles. */
+ * since the build (a->excess) pass OCT_REBUILD_EXCESS_PER_PARTICLE times n,
+ * a third of what a build of n particles costs (tree_state.h says why). */
 int oct_rebuild_due(const gp_base *b, const oct_tree_age *a, size_t n);
 
 /* rebuild = auto's measure of an aging tree, shared with cuda-tree: a call
