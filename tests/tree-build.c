@@ -2,7 +2,9 @@
 /* tree-build: the level-by-level octree over sorted keys is a valid
  * partition (every cell = the union of its children, leaves small, depth
  * <= 21), its moments enclose their particles, and extreme coordinates
- * (1e30 outliers, all particles at one point) neither crash nor deepen it. */
+ * (1e30 outliers, all particles at one point) neither crash nor deepen it;
+ * the key sort and the moments give the same bits on any number of
+ * threads. */
 #include "tap.h"
 #include "octree/host_tree.h"
 
@@ -102,9 +104,49 @@ static int sort_check_threads(void)
     return bad;
 }
 
+/* The moments of one tree on 1..4 threads: the same bits as on one (the
+ * threaded pass hands whole subtrees to threads and combines the top
+ * after). Returns problems found. */
+static int moments_check_threads(const char *what, size_t n, const double *x, const double *y,
+                                 const double *z, const double *m, uint32_t leaf)
+{
+    double lo[3], inv;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint32_t *perm = malloc(n * sizeof *perm);
+    double *s = malloc(4 * n * sizeof *s);
+    gp_host_root_cube(n, x, y, z, 1, lo, &inv);
+    gp_host_make_keys(n, x, y, z, 1, GP_KEY_PEANO_HILBERT, lo, inv, keys);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    int bad = gp_host_sort_keys(n, keys, perm) != 0;
+    for (size_t i = 0; i < n; i++) {
+        s[i] = x[perm[i]]; s[n + i] = y[perm[i]]; s[2 * n + i] = z[perm[i]]; s[3 * n + i] = m[perm[i]];
+    }
+    gp_host_tree t = { 0 };
+    bad += gp_host_tree_build(&t, keys, (uint32_t)n, leaf) != 0;
+    gp_moments *first = NULL;
+    for (int threads = 1; threads <= 4 && !bad; threads++) {
+        omp_set_num_threads(threads);
+        bad += gp_host_tree_moments(&t, s, s + n, s + 2 * n, s + 3 * n) != 0;
+        if (threads == 1) {
+            first = malloc(t.ncells * sizeof *first);
+            memcpy(first, t.mom, t.ncells * sizeof *first);
+        } else {
+            int b = memcmp(first, t.mom, t.ncells * sizeof *first) != 0;
+            if (b) diag("%s: moments on %d threads differ from one thread's", what, threads);
+            bad += b;
+        }
+        /* a refit must not reuse what the last call left */
+        memset(t.mom, 0xff, t.ncells * sizeof *t.mom);
+    }
+    omp_set_num_threads(1);
+    gp_host_tree_free(&t);
+    free(first); free(keys); free(perm); free(s);
+    return bad;
+}
+
 int main(void)
 {
-    plan(7);
+    plan(10);
     size_t n = 20000;
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z),
            *m = malloc(n * sizeof *m);
@@ -117,10 +159,16 @@ int main(void)
     ok(check("cloud, PH", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0, "PH tree over a cloud is valid");
     ok(check("cloud, Morton", n, x, y, z, m, 8, GP_KEY_MORTON) == 0, "Morton tree over a cloud is valid");
     ok(check("cloud, leaf 1", n, x, y, z, m, 1, GP_KEY_PEANO_HILBERT) == 0, "leaf size 1 tree is valid");
+    ok(moments_check_threads("cloud", n, x, y, z, m, 8) == 0,
+       "moments of a cloud on 1-4 threads: the bits of one thread");
+    ok(moments_check_threads("cloud, leaf 1", n, x, y, z, m, 1) == 0,
+       "moments of a leaf-size-1 tree on 1-4 threads: the bits of one thread");
     x[7] = 1e30; y[7] = -1e30; z[123] = -3e29;
     ok(check("two 1e30 outliers", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0,
        "1e30 outliers: valid, depth bounded");
     for (size_t i = 0; i < n; i++) x[i] = y[i] = z[i] = 0.25;
+    ok(moments_check_threads("one point", n, x, y, z, m, 8) == 0,
+       "moments of a tree with one deepest leaf on 1-4 threads: the bits of one thread");
     ok(check("all at one point", n, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0,
        "all particles at one point: valid");
     ok(check("one particle", 1, x, y, z, m, 8, GP_KEY_PEANO_HILBERT) == 0, "one particle: valid");
