@@ -68,6 +68,14 @@ $(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(a
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
+# tree-groups: a build's i-groups from its source tree (no second tree)
+# against a tree of group-size leaves, and the build on 1-4 threads.
+TESTS += $(BUILD)/t/tree-groups.t
+$(BUILD)/obj/tests/tree-groups.o: CFLAGS += -Itests
+$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
 $(OCTREE_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
 $(OCTREE_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)

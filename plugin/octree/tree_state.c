@@ -9,6 +9,11 @@
 
 #include "octree/mac.h"
 
+/* Below this many particles the build's index passes (ranks, masses,
+ * group_of) stay on one thread: at 50k two threads were slower (the
+ * first touch of freshly allocated arrays dominates). */
+#define BUILD_PASS_PARALLEL_MIN 131072
+
 void oct_tree_free(oct_tree *t)
 {
     free(t->order); free(t->rank);
@@ -50,18 +55,82 @@ int oct_tree_alloc_columns(oct_tree *t)
     return 0;
 }
 
-typedef struct leaf_ref { uint32_t begin, count, parent; } leaf_ref;
-
-static int by_begin(const void *a, const void *b)
+/* The leaves of `tr` cut at group_size (cells of more than group_size
+ * particles opened, the rest taken whole), in key order, with their
+ * parents: emit(begin, count, parent) for each. A tree built with any leaf
+ * size up to group_size has the cells of one built with group_size on top
+ * (a cell is split by its count alone, the same way), so both give the
+ * same leaves. Depth-first with children in order: key order, no sort. */
+static void group_leaves(const gp_host_tree *tr, uint32_t group_size,
+                         void (*emit)(void *ctx, uint32_t b, uint32_t c, uint32_t parent),
+                         void *ctx)
 {
-    uint32_t x = ((const leaf_ref *)a)->begin, y = ((const leaf_ref *)b)->begin;
-    return (x > y) - (x < y);
+    uint32_t stack[8 * (GP_KEY_MAX_LEVEL + 2)];
+    int sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const gp_cell *c = &tr->cells[stack[--sp]];
+        if (c->count > group_size && c->nchild > 0) {
+            for (uint32_t k = c->nchild; k-- > 0;) stack[sp++] = c->child + k;
+            continue;
+        }
+        emit(ctx, c->begin, c->count, c->parent);
+    }
 }
 
-/* i-groups: leaves of a tree with leaf size group_size, in key order;
- * consecutive sibling leaves are merged while they fit in one group (an
- * octree leaf is often far below the size limit), and deepest-level leaves
- * larger than a group are cut into chunks. */
+/* The runs: consecutive leaves of one parent merged while they fit in one
+ * group (an octree leaf is often far below the size limit), deepest-level
+ * leaves larger than a group cut into chunks. Counted first (gb == NULL),
+ * then written. */
+typedef struct runs_acc {
+    uint32_t group_size, ng, cur_parent, *gb, *gc;
+} runs_acc;
+
+static void add_leaf(void *ctx, uint32_t b, uint32_t c, uint32_t parent)
+{
+    runs_acc *r = ctx;
+    if (r->ng > 0 && parent == r->cur_parent && r->gc[r->ng - 1] + c <= r->group_size) {
+        r->gc[r->ng - 1] += c;
+        return;
+    }
+    while (c > 0) {
+        uint32_t take = c < r->group_size ? c : r->group_size;
+        r->gb[r->ng] = b;
+        r->gc[r->ng] = take;
+        r->ng++;
+        b += take;
+        c -= take;
+    }
+    r->cur_parent = parent;
+}
+
+static void count_chunks(void *ctx, uint32_t b, uint32_t c, uint32_t parent)
+{
+    (void)b; (void)parent;
+    runs_acc *r = ctx;
+    r->ng += gp_tree_group_chunks(c, r->group_size);
+}
+
+int oct_runs_of_tree(const gp_host_tree *tr, uint32_t group_size, uint32_t *n_runs,
+                     uint32_t **begin, uint32_t **count)
+{
+    *n_runs = 0;
+    *begin = *count = NULL;
+    runs_acc r = { .group_size = group_size };
+    group_leaves(tr, group_size, count_chunks, &r);
+    size_t cap = r.ng ? r.ng : 1;   /* merging only ever lowers the count */
+    r.gb = malloc(cap * sizeof *r.gb);
+    r.gc = malloc(cap * sizeof *r.gc);
+    if (!r.gb || !r.gc) { free(r.gb); free(r.gc); return -1; }
+    r.ng = 0;
+    r.cur_parent = UINT32_MAX;
+    group_leaves(tr, group_size, add_leaf, &r);
+    *n_runs = r.ng;
+    *begin = r.gb;
+    *count = r.gc;
+    return 0;
+}
+
 int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
                  uint32_t **begin, uint32_t **count)
 {
@@ -69,61 +138,31 @@ int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_
     *n_runs = 0;
     *begin = *count = NULL;
     if (gp_host_tree_build(&gt, keys, n, group_size)) return -1;
-    uint32_t nleaf = 0, nchunk = 0;
-    for (uint32_t c = 0; c < gt.ncells; c++)
-        if (gt.cells[c].nchild == 0) {
-            nleaf++;
-            nchunk += gp_tree_group_chunks(gt.cells[c].count, group_size);
-        }
-    leaf_ref *lv = malloc((nleaf ? nleaf : 1) * sizeof *lv);
-    uint32_t *gb = malloc((nchunk ? nchunk : 1) * sizeof *gb);
-    uint32_t *gc = malloc((nchunk ? nchunk : 1) * sizeof *gc);
-    if (!lv || !gb || !gc) {
-        free(lv); free(gb); free(gc);
-        gp_host_tree_free(&gt);
-        return -1;
-    }
-    uint32_t k = 0;
-    for (uint32_t c = 0; c < gt.ncells; c++)
-        if (gt.cells[c].nchild == 0)
-            lv[k++] = (leaf_ref){ gt.cells[c].begin, gt.cells[c].count, gt.cells[c].parent };
-    qsort(lv, nleaf, sizeof *lv, by_begin);
-    uint32_t ng = 0, cur_parent = UINT32_MAX;
-    for (uint32_t i = 0; i < nleaf; i++) {
-        uint32_t b = lv[i].begin, c = lv[i].count;
-        if (ng > 0 && lv[i].parent == cur_parent && gc[ng - 1] + c <= group_size) {
-            gc[ng - 1] += c;
-            continue;
-        }
-        while (c > 0) {
-            uint32_t take = c < group_size ? c : group_size;
-            gb[ng] = b;
-            gc[ng] = take;
-            ng++;
-            b += take;
-            c -= take;
-        }
-        cur_parent = lv[i].parent;
-    }
-    free(lv);
+    int rc = oct_runs_of_tree(&gt, group_size, n_runs, begin, count);
     gp_host_tree_free(&gt);
-    *n_runs = ng;
-    *begin = gb;
-    *count = gc;
-    return 0;
+    return rc;
 }
 
-static int make_groups(oct_tree *t, const uint64_t *keys, uint32_t group_size)
+static int make_groups(oct_tree *t, const uint64_t *keys, uint32_t group_size, uint32_t leaf_size)
 {
     uint32_t n = (uint32_t)t->n, ng = 0;
     t->group_of = malloc((size_t)(n ? n : 1) * sizeof *t->group_of);
-    if (!t->group_of || oct_make_runs(keys, n, group_size, &ng, &t->gbegin, &t->gcount)) return -1;
+    if (!t->group_of) return -1;
+    /* every particle a source, in leaves no larger than a group: the
+     * source tree's top is the tree of group-size leaves, no second build */
+    int rc = t->src_alias && t->st.ncells > 0 && leaf_size <= group_size
+                 ? oct_runs_of_tree(&t->st, group_size, &ng, &t->gbegin, &t->gcount)
+                 : oct_make_runs(keys, n, group_size, &ng, &t->gbegin, &t->gcount);
+    if (rc) return -1;
     t->ngroups = ng;
     t->max_group = group_size;
     if (oct_split_loose_groups(t->x, t->y, t->z, &t->ngroups, &t->gbegin, &t->gcount)) return -1;
     ng = t->ngroups;
+    const uint32_t *gb = t->gbegin, *gc = t->gcount;
+    uint32_t *gof = t->group_of;
+#pragma omp parallel for schedule(static) if (n >= BUILD_PASS_PARALLEL_MIN)
     for (uint32_t g = 0; g < ng; g++)
-        for (uint32_t i = t->gbegin[g]; i < t->gbegin[g] + t->gcount[g]; i++) t->group_of[i] = g;
+        for (uint32_t i = gb[g]; i < gb[g] + gc[g]; i++) gof[i] = g;
     return 0;
 }
 
@@ -158,15 +197,23 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
 {
     uint32_t cap = n_runs + 16, out = 0;
     uint32_t *nb = malloc(cap * sizeof *nb), *nc = malloc(cap * sizeof *nc);
+    unsigned char *first = malloc(n_runs ? n_runs : 1);
     uint32_t stack[2 * 64][2];
-    if (!nb || !nc) { free(nb); free(nc); return -1; }
+    if (!nb || !nc || !first) { free(nb); free(nc); free(first); return -1; }
+    /* each run's own test, on the threads (a pass over every particle);
+     * the few runs that split are halved below, in order */
+#pragma omp parallel for schedule(static) if (n_runs >= 2048)
+    for (uint32_t g = 0; g < n_runs; g++) first[g] = split(x, y, z, begin[g], count[g], ctx) != 0;
     for (uint32_t g = 0; g < n_runs; g++) {
-        int sp = 0;
+        int sp = 0, top = 1;
         stack[sp][0] = begin[g]; stack[sp][1] = count[g]; sp++;
         while (sp > 0) {
             sp--;
             uint32_t b = stack[sp][0], c = stack[sp][1];
-            if (sp + 2 <= (int)(sizeof stack / sizeof stack[0]) && split(x, y, z, b, c, ctx)) {
+            int halve = sp + 2 <= (int)(sizeof stack / sizeof stack[0]) &&
+                        (top ? first[g] : split(x, y, z, b, c, ctx));
+            top = 0;
+            if (halve) {
                 uint32_t h = c / 2;               /* second half first: key order kept */
                 stack[sp][0] = b + h; stack[sp][1] = c - h; sp++;
                 stack[sp][0] = b; stack[sp][1] = h; sp++;
@@ -176,12 +223,13 @@ int oct_split_runs(const double *x, const double *y, const double *z, uint32_t n
                 cap *= 2;
                 uint32_t *tb = realloc(nb, cap * sizeof *nb), *tc = tb ? realloc(nc, cap * sizeof *nc) : NULL;
                 if (tb) nb = tb;
-                if (!tb || !tc) { free(nb); free(tc ? tc : nc); return -1; }
+                if (!tb || !tc) { free(nb); free(tc ? tc : nc); free(first); return -1; }
                 nc = tc;
             }
             nb[out] = b; nc[out] = c; out++;
         }
     }
+    free(first);
     *begin_out = nb; *count_out = nc; *n_out = out;
     return 0;
 }
@@ -224,15 +272,20 @@ static void fill_sorted(oct_tree *t, const double *pos)
 static void scale_masses(oct_tree *t)
 {
     double mmax = 0;
-    for (uint32_t k = 0; k < t->nsrc; k++) {
-        double m = t->m[t->sid[k]];
+    const uint32_t ns = t->nsrc, *sid = t->sid;
+    const double *ms = t->m;
+#pragma omp parallel for schedule(static) reduction(max : mmax) if (ns >= BUILD_PASS_PARALLEL_MIN)
+    for (uint32_t k = 0; k < ns; k++) {
+        double m = ms[sid[k]];
         mmax = m > mmax ? m : mmax;
     }
     int e = mmax > 0 ? ilogb(mmax) : 0;
     e = e < -1000 ? -1000 : e > 1000 ? 1000 : e;
     t->e_mass = e;
     const double inv = ldexp(1.0, -e);
-    for (uint32_t k = 0; k < t->nsrc; k++) t->sm[k] = t->m[t->sid[k]] * inv;
+    double *sm = t->sm;
+#pragma omp parallel for schedule(static) if (ns >= BUILD_PASS_PARALLEL_MIN)
+    for (uint32_t k = 0; k < ns; k++) sm[k] = ms[sid[k]] * inv;
 }
 
 int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
@@ -254,10 +307,14 @@ int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
     for (size_t i = 0; i < n; i++) t->order[i] = (uint32_t)i;
     if (gp_host_sort_keys(n, keys, t->order)) goto oom;
     uint32_t nsrc = 0;
+    const uint32_t *order = t->order;
+    uint32_t *rank = t->rank;
+    double *ms = t->m;
+#pragma omp parallel for schedule(static) reduction(+ : nsrc) if (n >= BUILD_PASS_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
-        t->rank[t->order[i]] = (uint32_t)i;
-        t->m[i] = mass[t->order[i]];
-        nsrc += t->m[i] > 0;
+        rank[order[i]] = (uint32_t)i;
+        ms[i] = mass[order[i]];
+        nsrc += ms[i] > 0;
     }
     t->nsrc = nsrc;
     size_t ns = nsrc ? nsrc : 1;
@@ -274,16 +331,18 @@ int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
     if (!t->src_alias) src_keys = skeys = malloc(ns * sizeof *skeys);
     if (!t->sx || !t->sy || !t->sz || !t->sm || !t->sid || !src_keys) goto oom;
     if (t->src_alias) {
-        for (size_t i = 0; i < n; i++) t->sid[i] = (uint32_t)i;
+        uint32_t *sid = t->sid;
+#pragma omp parallel for schedule(static) if (n >= BUILD_PASS_PARALLEL_MIN)
+        for (size_t i = 0; i < n; i++) sid[i] = (uint32_t)i;
     } else {
         for (size_t i = 0, k = 0; i < n; i++)
             if (t->m[i] > 0) { t->sid[k] = (uint32_t)i; skeys[k] = keys[i]; k++; }
     }
     scale_masses(t);
     fill_sorted(t, pos);
-    if (make_groups(t, keys, group_size)) goto oom;
+    if (nsrc > 0 && gp_host_tree_build(&t->st, src_keys, nsrc, leaf_size)) goto oom;
+    if (make_groups(t, keys, group_size, leaf_size)) goto oom;
     if (nsrc > 0) {
-        if (gp_host_tree_build(&t->st, src_keys, nsrc, leaf_size)) goto oom;
         if (gp_host_tree_moments(&t->st, t->sx, t->sy, t->sz, t->sm)) goto oom;
         t->wcells = malloc((size_t)t->st.ncells * sizeof *t->wcells);
         t->payf = malloc((size_t)t->st.ncells * sizeof *t->payf);

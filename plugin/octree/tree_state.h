@@ -78,6 +78,12 @@ int oct_tree_moments(oct_tree *t);
 int oct_make_runs(const uint64_t *keys, uint32_t n, uint32_t group_size, uint32_t *n_runs,
                  uint32_t **begin, uint32_t **count);
 
+/* The same runs from a tree already built over those keys with leaf size
+ * at most group_size (its cells of more than group_size particles are the
+ * cells of a tree with that leaf size): no second build. */
+int oct_runs_of_tree(const gp_host_tree *tr, uint32_t group_size, uint32_t *n_runs,
+                     uint32_t **begin, uint32_t **count);
+
 /* Groups must be compact: a group whose sphere is more than 1e4 times the
  * smallest nonzero step between its key-consecutive particles (a particle at 1e30 grouped
  * with a bulk at 1) is cut in halves along the key order until every piece
