@@ -9,6 +9,10 @@
  *   threads (the index passes and the loose-group test run on the threads
  *   from 128k particles), every particle is in exactly one group, and no
  *   group is larger than a group.
+ * - oct_active_groups (cpu_targets.c) puts an active subset in key order
+ *   with each target's slot, and cuts it at the tree groups, for subsets
+ *   sorted by comparison, by a scan of all ranks, and by radix (from 2048,
+ *   threaded from 64k), on 1-4 threads.
  */
 #include <math.h>
 #include <omp.h>
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "octree/cpu_targets.h"
 #include "octree/tree_state.h"
 
 static uint64_t rs = 0x9E3779B97F4A7C15u;
@@ -129,9 +134,56 @@ static int build_threads(size_t n, const double *pos, const double *mass, uint32
     return bad;
 }
 
+/* An active subset of na particles (a random draw without repeats, in
+ * random order) through oct_active_groups on 1..4 threads: targets in key
+ * order, each with its slot in active[] and its position; runs that are
+ * the active part of each tree group. Returns problems found. */
+static int active_groups_check(const oct_tree *t, size_t na)
+{
+    size_t n = t->n;
+    uint32_t *active = malloc(n * sizeof *active), *tix = malloc(na * sizeof *tix);
+    uint32_t *rb = malloc(na * sizeof *rb), *rc = malloc(na * sizeof *rc);
+    uint32_t *first = malloc(na * sizeof *first);
+    size_t *slot = malloc(na * sizeof *slot);
+    double *x = malloc(3 * na * sizeof *x);
+    unsigned char *seen = calloc(na, 1);
+    for (size_t i = 0; i < n; i++) active[i] = (uint32_t)i;
+    for (size_t i = 0; i < na; i++) {   /* a partial Fisher-Yates shuffle */
+        size_t j = i + (size_t)(urand() * (double)(n - i));
+        uint32_t tmp = active[i]; active[i] = active[j]; active[j] = tmp;
+    }
+    int bad = 0;
+    for (int threads = 1; threads <= 4 && !bad; threads++) {
+        uint32_t nr = 0;
+        if (oct_active_groups(t, na, active, threads, tix, slot, x, x + na, x + 2 * na, rb, rc, &nr))
+            return 1;
+        memset(seen, 0, na);
+        for (size_t u = 0; u < na; u++) {
+            bad += u > 0 && tix[u] <= tix[u - 1];
+            bad += slot[u] >= na || seen[slot[u] < na ? slot[u] : 0]++;
+            if (slot[u] < na) bad += tix[u] != t->rank[active[slot[u]]];
+            bad += x[u] != t->x[tix[u]] || x[na + u] != t->y[tix[u]] || x[2 * na + u] != t->z[tix[u]];
+        }
+        size_t next = 0;
+        for (uint32_t r = 0; r < nr; r++) {
+            bad += rb[r] != next || rc[r] == 0;
+            for (uint32_t u = rb[r]; u < rb[r] + rc[r] && u < na; u++)
+                bad += t->group_of[tix[u]] != t->group_of[tix[rb[r]]];
+            if (r > 0) bad += t->group_of[tix[rb[r]]] == t->group_of[tix[rb[r] - 1]];
+            next = rb[r] + rc[r];
+        }
+        bad += next != na;
+        if (threads == 1) memcpy(first, tix, na * sizeof *tix);
+        else bad += memcmp(first, tix, na * sizeof *tix) != 0;
+        if (bad) diag("%zu active on %d threads: %d problems", na, threads, bad);
+    }
+    free(active); free(tix); free(rb); free(rc); free(first); free(slot); free(x); free(seen);
+    return bad;
+}
+
 int main(void)
 {
-    plan(6);
+    plan(7);
     size_t n = 20000;
     double *pos = malloc(3 * 200000 * sizeof *pos), *mass = malloc(200000 * sizeof *mass);
     cloud(n, pos, mass);
@@ -147,6 +199,16 @@ int main(void)
     cloud(n, pos, mass);
     ok(build_threads(n, pos, mass, 64, 16) == 0,
        "a build's groups, ranks and masses on 1-4 threads: the same; a partition, none over 64");
+    {
+        oct_tree t = { 0 };
+        int b = oct_tree_build(&t, n, pos, mass, 64, 16, GP_KEY_PEANO_HILBERT) != 0;
+        const size_t sizes[] = { 1, 100, 1500, 30000, 70000, 200000 };
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && !b; k++)
+            b += active_groups_check(&t, sizes[k]);
+        oct_tree_free(&t);
+        ok(b == 0, "active subsets of 1 to 200,000 (compared, scanned, radix-sorted on 1-4 "
+                   "threads): key order, slots, positions, runs at the tree groups");
+    }
     /* clumps of 12 particles 1e-9 apart: each shares a leaf of the group
      * tree with particles ~1e-2 away, a loose group the build must cut */
     for (size_t k = 0; k < 50; k++) {

@@ -562,7 +562,8 @@ static void subset_groups_free(subset_groups *g)
     memset(g, 0, sizeof *g);
 }
 
-static int make_subset_groups(const oct_tree *t, const gp_particles *p, subset_groups *g)
+static int make_subset_groups(const oct_tree *t, const gp_particles *p, int nthreads,
+                              subset_groups *g)
 {
     size_t na = p->n_active, m = na ? na : 1;
     g->tix = malloc(m * sizeof *g->tix);
@@ -573,8 +574,8 @@ static int make_subset_groups(const oct_tree *t, const gp_particles *p, subset_g
     if (!g->tix || !g->x || !g->slot || !g->rb || !g->rc) return -1;
     g->y = g->x + na;
     g->z = g->x + 2 * na;
-    return oct_active_groups(t, na, p->active, g->tix, g->slot, g->x, g->y, g->z, g->rb, g->rc,
-                             &g->nruns);
+    return oct_active_groups(t, na, p->active, nthreads, g->tix, g->slot, g->x, g->y, g->z, g->rb,
+                             g->rc, &g->nruns);
 }
 
 /* The end of a walk: its buffers could not all be had (failed), or the
@@ -642,7 +643,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
                      .x = t->x, .y = t->y, .z = t->z, .slot = NULL };
     subset_groups sub = { 0 };
     if (!all) {
-        if (make_subset_groups(t, p, &sub)) {
+        if (make_subset_groups(t, p, oct_param_threads(&s->base), &sub)) {
             subset_groups_free(&sub);
             free(jin.buf);
             return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,

@@ -519,7 +519,8 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     int accel = mac == GP_MAC_ACCELERATION;
     if (mpi_tree_targets_forces(&s->tree, s->none_active, p->n_active, p->active,
                                 gp_param_double(&s->base, P_WIDE),
-                                gp_param_enum(&s->base, P_SPHERES) == 1, &T))
+                                gp_param_enum(&s->base, P_SPHERES) == 1,
+                                oct_param_threads(&s->base), &T))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                      "%s: no memory to group %zu active particles; free memory", fn, na);
     if (st == GP_OK && accel && T.nruns) {

@@ -103,7 +103,7 @@ static int split_wide(mpi_tree_targets *T, double wide)
 }
 
 int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const uint32_t *active,
-                            double wide, int whole, mpi_tree_targets *T)
+                            double wide, int whole, int nthreads, mpi_tree_targets *T)
 {
     memset(T, 0, sizeof *T);
     if (none_active) return targets_alloc(T, 0, 0);
@@ -122,8 +122,8 @@ int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const
         T->rc = T->owned[5] = malloc((na ? na : 1) * sizeof *T->rc);
         if (targets_alloc(T, na, (uint32_t)na)) return -1;
         /* self holds the key-sorted index (< 2^31), as the shared code's tix */
-        if (oct_active_groups(t, na, active, (uint32_t *)T->self, T->slot, T->x, T->y, T->z,
-                              T->rb, T->rc, &T->nruns))
+        if (oct_active_groups(t, na, active, nthreads, (uint32_t *)T->self, T->slot, T->x, T->y,
+                              T->z, T->rb, T->rc, &T->nruns))
             return -1;
     }
     if (whole && active) {   /* each run with its tree group's sphere (cpu-tree's rule) */

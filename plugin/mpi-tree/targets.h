@@ -34,9 +34,10 @@ void mpi_tree_targets_free(mpi_tree_targets *T);
  * wider than `wide` times the median are halved (wide_split). whole
  * (subset_spheres = whole): every run keeps the sphere of its whole tree
  * group and none is halved, so a particle's groups do not depend on which
- * others are active. Returns 0 or -1 (memory). */
+ * others are active. A large subset is sorted on up to nthreads threads.
+ * Returns 0 or -1 (memory). */
 int mpi_tree_targets_forces(const oct_tree *t, int none_active, size_t na, const uint32_t *active,
-                            double wide, int whole, mpi_tree_targets *T);
+                            double wide, int whole, int nthreads, mpi_tree_targets *T);
 
 /* Field points points[3m] as targets: sorted along the tree's curve (in a
  * cube around the points), runs of group_size, loose runs split (cpu-tree's

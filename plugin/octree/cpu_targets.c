@@ -6,6 +6,7 @@
  */
 #include "octree/cpu_targets.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,36 +18,66 @@ static int by_rank(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, uint32_t *tix,
-                      size_t *slot, double *x, double *y, double *z, uint32_t *rb, uint32_t *rc,
-                      uint32_t *nruns)
+/* From this many active particles their ranks are radix-sorted
+ * (gp_host_sort_keys: a few passes over them, on the threads from 64k),
+ * not compared: qsort took about a millisecond for 10,000 ranks, and the
+ * scan of all n ranks that served large subsets stayed on one thread. */
+#define ACTIVE_RADIX_MIN 2048
+/* ... and the gather of their positions runs on the threads */
+#define ACTIVE_GATHER_PARALLEL_MIN 65536
+
+int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, int nthreads,
+                      uint32_t *tix, size_t *slot, double *x, double *y, double *z, uint32_t *rb,
+                      uint32_t *rc, uint32_t *nruns)
 {
-    rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
-    if (!rs) return -1;
-    /* the tree's key order: a sort of the ranks, or, for a large subset, one
-     * pass over all ranks (O(n) with a tiny constant beats O(na log na)
-     * once na log2 na > n; ranks are distinct, so both give the same order) */
-    size_t lg = 1;
-    while (lg < 32 && ((size_t)1 << lg) < na) lg++;
-    uint32_t *at = na * lg > t->n ? malloc(t->n * sizeof *at) : NULL;
-    if (at) {
-        memset(at, 0xff, t->n * sizeof *at);
-        for (size_t k = 0; k < na; k++) at[t->rank[active[k]]] = (uint32_t)k;
-        size_t u = 0;
-        for (size_t i = 0; i < t->n; i++)
-            if (at[i] != UINT32_MAX) rs[u++] = (rank_slot){ (uint32_t)i, at[i] };
-        free(at);
+    /* the tree's key order of the active particles (ranks are distinct, so
+     * every way below gives the same order) */
+    if (na >= ACTIVE_RADIX_MIN) {
+        uint64_t *keys = malloc(na * sizeof *keys);
+        uint32_t *perm = malloc(na * sizeof *perm);
+        if (!keys || !perm) { free(keys); free(perm); return -1; }
+        for (size_t k = 0; k < na; k++) { keys[k] = t->rank[active[k]]; perm[k] = (uint32_t)k; }
+        int prev = omp_get_max_threads();
+        omp_set_num_threads(nthreads);
+        int rc_sort = gp_host_sort_keys(na, keys, perm);
+        omp_set_num_threads(prev);
+        if (rc_sort) { free(keys); free(perm); return -1; }
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (na >= ACTIVE_GATHER_PARALLEL_MIN)
+        for (size_t u = 0; u < na; u++) {
+            uint32_t i = (uint32_t)keys[u];
+            tix[u] = i;
+            slot[u] = perm[u];
+            x[u] = t->x[i]; y[u] = t->y[i]; z[u] = t->z[i];
+        }
+        free(keys); free(perm);
     } else {
-        for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[active[k]], (uint32_t)k };
-        qsort(rs, na, sizeof *rs, by_rank);
+        rank_slot *rs = malloc((na ? na : 1) * sizeof *rs);
+        if (!rs) return -1;
+        /* a sort of the ranks, or, for a subset large against n, one pass
+         * over all ranks (O(n) with a tiny constant beats O(na log na) once
+         * na log2 na > n) */
+        size_t lg = 1;
+        while (lg < 32 && ((size_t)1 << lg) < na) lg++;
+        uint32_t *at = na * lg > t->n ? malloc(t->n * sizeof *at) : NULL;
+        if (at) {
+            memset(at, 0xff, t->n * sizeof *at);
+            for (size_t k = 0; k < na; k++) at[t->rank[active[k]]] = (uint32_t)k;
+            size_t u = 0;
+            for (size_t i = 0; i < t->n; i++)
+                if (at[i] != UINT32_MAX) rs[u++] = (rank_slot){ (uint32_t)i, at[i] };
+            free(at);
+        } else {
+            for (size_t k = 0; k < na; k++) rs[k] = (rank_slot){ t->rank[active[k]], (uint32_t)k };
+            qsort(rs, na, sizeof *rs, by_rank);
+        }
+        for (size_t u = 0; u < na; u++) {
+            uint32_t i = rs[u].rank;
+            tix[u] = i;
+            slot[u] = rs[u].k;
+            x[u] = t->x[i]; y[u] = t->y[i]; z[u] = t->z[i];
+        }
+        free(rs);
     }
-    for (size_t u = 0; u < na; u++) {
-        uint32_t i = rs[u].rank;
-        tix[u] = i;
-        slot[u] = rs[u].k;
-        x[u] = t->x[i]; y[u] = t->y[i]; z[u] = t->z[i];
-    }
-    free(rs);
     /* the active part of each tree group */
     uint32_t nr = 0;
     for (size_t u = 0; u < na;) {

@@ -69,10 +69,11 @@ $(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(a
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
 # tree-groups: a build's i-groups from its source tree (no second tree)
-# against a tree of group-size leaves, and the build on 1-4 threads.
+# against a tree of group-size leaves, the build on 1-4 threads, and the
+# groups of active subsets (cpu_targets.c).
 TESTS += $(BUILD)/t/tree-groups.t
 $(BUILD)/obj/tests/tree-groups.o: CFLAGS += -Itests
-$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_targets.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
