@@ -80,8 +80,8 @@ static void group_leaves(const gp_host_tree *tr, uint32_t group_size,
 
 /* The runs: consecutive leaves of one parent merged while they fit in one
  * group (an octree leaf is often far below the size limit), deepest-level
- * leaves larger than a group cut into chunks. Counted first (gb == NULL),
- * then written. */
+ * leaves larger than a group cut into chunks. Counted first (count_chunks,
+ * an upper bound), then written (add_leaf). */
 typedef struct runs_acc {
     uint32_t group_size, ng, cur_parent, *gb, *gc;
 } runs_acc;
