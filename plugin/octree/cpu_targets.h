@@ -20,7 +20,7 @@
  * particle tix[u] at (x, y, z)[u], its result goes to slot[u] (its place
  * in active[]); runs rb/rc (*nruns of them) are the active part of each
  * tree group. Every array has room for na (at least 1). Returns 0, or -1
- * when out of memory. O(na) from 2048 active particles (a radix sort of
+ * when out of memory. O(na) from 256 active particles (a radix sort of
  * their ranks on up to nthreads threads), O(na log na) below. */
 int oct_active_groups(const oct_tree *t, size_t na, const uint32_t *active, int nthreads,
                       uint32_t *tix, size_t *slot, double *x, double *y, double *z, uint32_t *rb,
