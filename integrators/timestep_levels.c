@@ -166,6 +166,7 @@ void gp_levels_anchor(gp_levels *lv, double t0, double dt_max, int max_level)
     lv->max_level = max_level;
     lv->now = 0;
     gp_levels_touched(lv);
+    if (!lv->n) return;   /* no arrays yet: memset must not see their NULL */
     memset(lv->level, 0, lv->n);
     memset(lv->t_last, 0, lv->n * sizeof *lv->t_last);
 }

@@ -155,7 +155,7 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
         oct_pair_query q = { pos, vel, mass, G, eps2, 1, nb_step, hit_add, &h };
         h.n = 0;
         double got = oct_pair_search(ix, &q, (uint32_t)i, HUGE_VAL, wi < n ? &evals : NULL);
-        qsort(h.v, h.n, sizeof *h.v, cmp_u32);
+        if (h.n > 1) qsort(h.v, h.n, sizeof *h.v, cmp_u32);   /* h.v is NULL until a hit */
         if (memcmp(&got, &best, sizeof got) || h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want)))
             bad++;
         q.nb_step = 0;   /* the minimum alone */

@@ -57,6 +57,7 @@ static int cmp_u32(const void *a, const void *b)
 /* Sorted, each index once (a source may be hit by radius and by step). */
 static void sort_unique(hits *h)
 {
+    if (h->n < 2) return;   /* also keeps an empty list's NULL out of qsort */
     qsort(h->v, h->n, sizeof *h->v, cmp_u32);
     size_t w = 0;
     for (size_t r = 0; r < h->n; r++)
