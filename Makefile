@@ -145,7 +145,10 @@ $(GP_CUDA_ARCH_STAMP):
 # -z nodelete: dlclose never unmaps a plugin. OpenMP worker threads (libgomp,
 # pulled in by the plugin) and the static CUDA runtime's exit handlers would
 # otherwise run unmapped code after a host closes the plugin.
-PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined -Wl,-z,nodelete
+# $(LDFLAGS) here, in the host library's link and in the installed programs'
+# links: a distribution's link flags (Debian's hardening: -Wl,-z,relro
+# -Wl,-z,now) reach everything `make install` ships.
+PLUGIN_LDFLAGS = -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefined -Wl,-z,nodelete $(LDFLAGS)
 
 # The host library (HOSTLIB, defined above the includes): everything a host
 # (gravhost, Python, a user's C code) links against. Its exported names all
@@ -154,7 +157,7 @@ PLUGIN_LDFLAGS := -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefi
 # programs linked here (recording the SONAME) run from it through their rpath.
 $(BUILD)/lib/$(HOSTLIB_REAL): $(HOSTLIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -o $@ $^ $(HOSTLIB_LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) $(LDFLAGS) -o $@ $^ $(HOSTLIB_LDLIBS)
 $(HOSTLIB): $(BUILD)/lib/$(HOSTLIB_REAL)
 	ln -sf $(HOSTLIB_REAL) $(dir $@)$(HOSTLIB_SONAME)
 	ln -sf $(HOSTLIB_SONAME) $@

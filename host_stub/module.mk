@@ -15,7 +15,7 @@ $(GRAVHOST_OBJS): CPPFLAGS += -Iintegrators -Ihost_stub/ic -Ihost_stub/snapshot
 $(GRAVHOST_OBJS): CFLAGS += -Wno-format-truncation
 $(GRAVHOST): $(GRAVHOST_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(GRAVHOST_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GRAVHOST_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig $(LDLIBS)
 
 # Tests: tests/gravhost-*.sh and *.py are TAP scripts (copied with their
 # shebang); they find gravhost through GP_BUILD (default: ../ of the script).

@@ -6,7 +6,7 @@ BINS += $(GP_SWAP)
 $(BUILD)/obj/examples/c-swap/swap.o: CPPFLAGS += -Ihost_stub/ic
 $(GP_SWAP): $(BUILD)/obj/examples/c-swap/swap.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 
 .PHONY: swap-example
 swap-example: $(GP_SWAP) $(PLUGINS)

@@ -6,7 +6,7 @@ GP_DEMO := $(BUILD)/bin/gravplug-demo
 BINS += $(GP_DEMO)
 $(GP_DEMO): $(BUILD)/obj/examples/demo/demo.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 
 .PHONY: demo
 demo: $(GP_DEMO) $(PLUGINS)

@@ -22,7 +22,7 @@ $(BUILD)/obj/host_stub/mpi/par_mpi.o: CFLAGS += $(GH_MPI_CFLAGS)
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Ihost_stub/ic   # gh_par_set_ic
 $(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \
 	    $(GH_MPI_LIBS) $(LDLIBS)
 
 # tests/gravhost-mpi.sh: P = 4 against P = 1 (energy error, Lagrangian

@@ -38,6 +38,6 @@ GRAVIC := $(BUILD)/bin/gravic
 BINS += $(GRAVIC)
 $(GRAVIC): $(BUILD)/obj/host_stub/ic/tool/gravic.o $(ICSNAP_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(ICSNAP_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(ICSNAP_LIBS) $(LDLIBS)
 $(BUILD)/obj/host_stub/ic/tool/gravic.o: CPPFLAGS += -Ihost_stub/ic -Ihost_stub/snapshot
 ic snapshot: $(GRAVIC)
