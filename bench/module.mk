@@ -24,7 +24,7 @@ BENCHES += $(LEVEL_BINS)
 $(BUILD)/obj/bench/level-bins.o: CFLAGS += -Iintegrators
 $(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep_levels.o
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ -lm
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS) -lm
 
 # bench/abi12-outputs: compute_forces against compute_forces_ex with acc
 # only and with every per-particle 1.2 output (bench/results/abi12-outputs.md).

@@ -366,14 +366,17 @@ int main()
     /* ---- the direct kernel ------------------------------------------------ */
     {
         const uint32_t n = 700; /* not a multiple of the tile; two i-blocks */
+        /* its own cloud: more particles than the tree tests' N */
+        std::vector<double> p1(3 * n), m1(n, 1.0 / n);
+        plummer_positions(p1);
+        m1[5] = 0; /* a massless particle */
         std::vector<float4> jp(n);
         std::vector<gp_d4> jpd(n);
         for (uint32_t j = 0; j < n; ++j) {
-            jp[j] = float4{(float)(pos[3 * j] - T.center[0]), (float)(pos[3 * j + 1] - T.center[1]),
-                           (float)(pos[3 * j + 2] - T.center[2]), (float)mass[j]};
-            jpd[j] = gp_d4{pos[3 * j] - T.center[0], pos[3 * j + 1] - T.center[1], pos[3 * j + 2] - T.center[2], mass[j]};
+            jp[j] = float4{(float)(p1[3 * j] - T.center[0]), (float)(p1[3 * j + 1] - T.center[1]),
+                           (float)(p1[3 * j + 2] - T.center[2]), (float)m1[j]};
+            jpd[j] = gp_d4{p1[3 * j] - T.center[0], p1[3 * j + 1] - T.center[1], p1[3 * j + 2] - T.center[2], m1[j]};
         }
-        std::vector<double> p1(pos.begin(), pos.begin() + 3 * n), m1(mass.begin(), mass.begin() + n);
         std::vector<long> s1(n);
         for (uint32_t i = 0; i < n; ++i) s1[i] = i;
         for (int e = 0; e < 2; ++e) {

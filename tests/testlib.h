@@ -144,6 +144,17 @@ static TL_UNUSED size_t tl_rss_bytes(void)
 }
 
 /* Running under valgrind? (LD_PRELOAD holds vgpreload_*) */
+/* Built with AddressSanitizer (make sanitize): freed memory waits in its
+ * quarantine, so a process's RSS grows by design. */
+static TL_UNUSED int tl_sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 static TL_UNUSED int tl_under_valgrind(void)
 {
     const char *p = getenv("LD_PRELOAD");

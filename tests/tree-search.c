@@ -165,7 +165,7 @@ static int compare_pairs(size_t n, const double *pos, const double *vel, const d
         q.nb_step = nb_step;
         h.n = 0;
         oct_pair_search(ix, &q, (uint32_t)i, HUGE_VAL, NULL);
-        qsort(h.v, h.n, sizeof *h.v, cmp_u32);
+        if (h.n > 1) qsort(h.v, h.n, sizeof *h.v, cmp_u32);
         if (h.n != nw || (nw && memcmp(h.v, want, nw * sizeof *want))) bad++;
     }
     if (evals_per) *evals_per = n ? (double)evals / (double)n : 0;

@@ -3,6 +3,10 @@
 # The conformance suite under valgrind memcheck, in quick mode (generated
 # from tests/valgrind-wrapper.sh by tests/module.mk). Any memcheck error, or
 # any definitely/indirectly lost block, makes valgrind exit non-zero.
+if [ -n "${GP_SANITIZE:-}" ]; then
+    echo "1..0 # SKIP built with AddressSanitizer (make sanitize), which valgrind cannot run"
+    exit 0
+fi
 if ! command -v valgrind >/dev/null 2>&1; then
     echo "1..0 # SKIP valgrind is not installed (sudo .ci/install-deps)"
     exit 0

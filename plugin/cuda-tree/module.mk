@@ -35,7 +35,7 @@ $(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h tests/testlib
                  plugin/cuda-base/vec4.h $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
-	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_OCTREE_OBJS) -fopenmp -lm
+	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_OCTREE_OBJS) -fopenmp $(LDLIBS) -lm
 TESTS += $(GPU_EMU_TEST)
 
 # ---- both plugins built against a CPU emulation of CUDA (tests only) ------
