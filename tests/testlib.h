@@ -143,7 +143,6 @@ static TL_UNUSED size_t tl_rss_bytes(void)
     return ok ? (size_t)rss * 4096u : 0;
 }
 
-/* Running under valgrind? (LD_PRELOAD holds vgpreload_*) */
 /* Built with AddressSanitizer (make sanitize): freed memory waits in its
  * quarantine, so a process's RSS grows by design. */
 static TL_UNUSED int tl_sanitized(void)
@@ -155,6 +154,7 @@ static TL_UNUSED int tl_sanitized(void)
 #endif
 }
 
+/* Running under valgrind? (LD_PRELOAD holds vgpreload_*) */
 static TL_UNUSED int tl_under_valgrind(void)
 {
     const char *p = getenv("LD_PRELOAD");
