@@ -21,6 +21,7 @@
 
 #include "gravplug.h"
 #include "gravplug_loader.h"
+#include "plugin-by-name.h"
 
 #define N 2000
 #define NF 64   /* field points */
@@ -84,16 +85,6 @@ static void rel_errors(size_t m, const double *a, const double *p, const double 
     *pmed = finite ? ep[m / 2] : NAN;
 }
 
-static const gp_api *open_plugin(const char *path)
-{
-    gp_plugin *pl;
-    char err[1024];
-    if (gp_plugin_open(path, &pl, err, sizeof err) != GP_OK) {
-        diag("%s", err);
-        return NULL;
-    }
-    return gp_plugin_api(pl);
-}
 
 static int has_param(const gp_api *api, const char *name)
 {
@@ -218,7 +209,7 @@ int main(int argc, char **argv)
     }
     char refpath[4096];
     snprintf(refpath, sizeof refpath, "%s/plugins/gravplug-cpu-direct.so", b);
-    ref = open_plugin(refpath);
+    ref = tl_plugin_at(refpath);
     if (!ref) skip_all("cpu-direct (the reference) is not built");
     plan_lazy();
 
@@ -226,7 +217,7 @@ int main(int argc, char **argv)
     plummer(NF, pts, NULL);
 
     for (int k = 0; k < np; k++) {
-        const gp_api *api = open_plugin(paths[k]);
+        const gp_api *api = tl_plugin_at(paths[k]);
         if (!api) {
             ok(0, "%s loads", paths[k]);
             continue;

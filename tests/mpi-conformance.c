@@ -653,6 +653,7 @@ int main(int argc, char **argv)
         }
         real = gp_plugin_api(pl);
         serve();
+        gp_plugin_close(pl);
     }
     MPI_Comm_free(&ctl);
     MPI_Finalize();

@@ -74,8 +74,7 @@ static void poison_columns(const oct_cell_columns *c, size_t nc)
 static int check_set(const char *what, size_t n, const double *pos, const double *mass, int mac)
 {
     oct_tree t;
-    if (oct_tree_build(&t, n, pos, mass, 32, 8, GP_KEY_PEANO_HILBERT) || oct_tree_moments(&t) ||
-        oct_tree_alloc_columns(&t))
+    if (oct_tree_build(&t, n, pos, mass, 32, 8, GP_KEY_PEANO_HILBERT) || oct_tree_moments(&t))
         bail("out of memory");
     oct_tree_prepare_cells(&t, mac, 0.5, OCT_PREPARE_RECORDS | OCT_PREPARE_COLUMNS);
     int bad = 0;

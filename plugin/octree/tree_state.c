@@ -36,6 +36,7 @@ int oct_tree_alloc_columns(oct_tree *t)
     size_t s8 = (nc * sizeof(double) + 63) / 64 * 64, s4 = (nc * sizeof(float) + 63) / 64 * 64;
     char *b = aligned_alloc(64, nc ? 3 * s8 + 19 * s4 : 64);   /* a multiple of 64, never 0 */
     if (!b) return -1;
+    free(t->col_block);   /* a second call replaces the block, not leaks it */
     t->col_block = b;
     oct_cell_columns *c = &t->col;
     c->cx = (double *)(b); c->cy = (double *)(b + s8); c->cz = (double *)(b + 2 * s8);

@@ -144,7 +144,8 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts);
 #define OCT_PREPASS_THETA 1.0
 
 /* Allocates t->col (the AVX-512 walk's cell columns, one 64-byte aligned
- * block) for t->st.ncells cells; 0 on success, -1 out of memory. Also used
+ * block) for t->st.ncells cells, replacing any block t had (oct_tree_build
+ * allocates one); 0 on success, -1 out of memory (t unchanged). Also used
  * by mpi-tree for the trees it receives. */
 int oct_tree_alloc_columns(oct_tree *t);
 
