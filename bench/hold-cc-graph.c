@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     const char *model = "galaxy";
     double eps = 0.01, dt = 0.125, eta = 0.1, eta_p = 0.2;
     int levels = 10;
-    for (int a = 1; a < argc; ++a) {
+    for (int a = 1; a < argc; a += 2) {   /* flag, value */
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!v) { usage(); return 2; }
         if (!strcmp(argv[a], "--n")) n = strtoull(v, NULL, 10);
@@ -79,7 +79,6 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--eta")) eta = atof(v);
         else if (!strcmp(argv[a], "--levels")) levels = atoi(v);
         else { usage(); return 2; }
-        ++a;
     }
     if (n < 2 || !(eps >= 0) || !(dt > 0) || !(eta > 0) || levels < 1 || levels > MAX_LEVELS) {
         fprintf(stderr, "hold-cc-graph: need n >= 2, eps >= 0, dt > 0, eta > 0, 1 <= levels <= %d\n", MAX_LEVELS);

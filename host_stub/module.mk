@@ -12,7 +12,7 @@ INSTALL_MAN1 += docs/gravhost.1
 $(GRAVHOST_OBJS): CPPFLAGS += -Iintegrators -Ihost_stub/ic -Ihost_stub/snapshot
 # Paths and messages are built with snprintf into fixed buffers on purpose
 # (truncation is safe there); silence GCC's guesses about it.
-$(GRAVHOST_OBJS): CFLAGS += -Wno-format-truncation
+$(GRAVHOST_OBJS): CFLAGS += $(NO_TRUNCATION_WARNING)
 $(GRAVHOST): $(GRAVHOST_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GRAVHOST_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig $(LDLIBS)

@@ -108,9 +108,8 @@ static void check_virial(const char *model, size_t nkv, const char *const *kv)
 
 static void check_com(const char *model, const gp_ic *ic)
 {
-    double m = 0, x[3] = {0, 0, 0}, p[3] = {0, 0, 0}, scale = 0;
+    double x[3] = {0, 0, 0}, p[3] = {0, 0, 0}, scale = 0;
     for (size_t i = 0; i < ic->n; ++i) {
-        m += ic->mass[i];
         for (int k = 0; k < 3; ++k) {
             x[k] += ic->mass[i] * ic->pos[3 * i + k];
             p[k] += ic->mass[i] * ic->vel[3 * i + k];

@@ -128,7 +128,7 @@ int main(void)
        && param_is(a, "substeps", "4") && param_is(a, "order", "drift-kick") && param_is(a, "dt", "0.10000000000000001"),
        "good values are taken and printed back");
 
-    double k0, w0, k1, w1;
+    double k0 = 0, w0 = 0, k1 = 0, w1 = 0;   /* printed even when a call failed */
     int good = gp_sim_energies(a, &k0, &w0) == GP_OK && gp_sim_evolve(a, 0.5) == GP_OK
                && gp_sim_energies(a, &k1, &w1) == GP_OK;
     uint64_t steps = 0;

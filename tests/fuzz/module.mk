@@ -18,7 +18,7 @@ FUZZ := $(BUILD)/tests/fuzz-checkpoint-config
 $(BUILD)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -O%,$(CFLAGS)) $(ASAN_CFLAGS) -Iintegrators -Ihost_stub -Ihost_stub/ic -Ihost_stub/snapshot \
-	    $(HDF5_CPPFLAGS) -Wno-format-truncation -MMD -MP -c $< -o $@
+	    $(HDF5_CPPFLAGS) $(NO_TRUNCATION_WARNING) -MMD -MP -c $< -o $@
 
 $(FUZZ): $(ASAN_OBJS)
 	@mkdir -p $(dir $@)
