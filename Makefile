@@ -156,12 +156,13 @@ PLUGIN_LDFLAGS = -shared -Wl,--version-script=plugin/plugin.map -Wl,--no-undefin
 
 # The host library (HOSTLIB, defined above the includes): everything a host
 # (gravhost, Python, a user's C code) links against. Its exported names all
-# start with gp_ (checked in tests).
+# start with gp_ (abi/libgravplug.map enforces it, a test checks it).
 # The build tree holds the same three names as an installed tree, so the
 # programs linked here (recording the SONAME) run from it through their rpath.
-$(BUILD)/lib/$(HOSTLIB_REAL): $(HOSTLIB_OBJS)
+$(BUILD)/lib/$(HOSTLIB_REAL): $(HOSTLIB_OBJS) abi/libgravplug.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) $(LDFLAGS) -o $@ $^ $(HOSTLIB_LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -Wl,--version-script=abi/libgravplug.map \
+	    $(LDFLAGS) -o $@ $(HOSTLIB_OBJS) $(HOSTLIB_LDLIBS)
 $(HOSTLIB): $(BUILD)/lib/$(HOSTLIB_REAL)
 	ln -sf $(HOSTLIB_REAL) $(dir $@)$(HOSTLIB_SONAME)
 	ln -sf $(HOSTLIB_SONAME) $@
