@@ -384,10 +384,10 @@ GRAVPLUG_EXPORT size_t gp_plugin_list(gp_plugin_visit_fn fn, void *user)
             int w = snprintf(path, sizeof path, "%s/%s", l->dir[k], names[i]);
             if (!stop && w > 0 && (size_t)w < sizeof path && is_regular_file(path) &&
                 !seen_name(seen, n_seen, shortname)) {
-                if (n_seen == cap_seen) {
-                    cap_seen = cap_seen ? 2 * cap_seen : 16;
-                    char **ns = realloc(seen, cap_seen * sizeof *ns);
-                    if (ns) seen = ns;
+                if (n_seen == cap_seen) {   /* grown only when realloc succeeds */
+                    size_t cap2 = cap_seen ? 2 * cap_seen : 16;
+                    char **ns = realloc(seen, cap2 * sizeof *ns);
+                    if (ns) { seen = ns; cap_seen = cap2; }
                 }
                 if (n_seen < cap_seen) {
                     seen[n_seen] = strdup(shortname);

@@ -195,6 +195,7 @@ static int get_string(reader *r, const config_setting_t *g, const char *name,
         v = config_setting_get_string(s);
     }
     *out = v ? strdup(v) : NULL;
+    if (v && !*out) return fail(r, s ? s : g, "out of memory copying the string \"%s\"", name);
     return 0;
 }
 

@@ -29,7 +29,7 @@ static void remember_checked(gp_particles *p, size_t n, size_t n_sub, const uint
         p->checked = c;
         p->checked_cap = n_sub;
     }
-    memcpy(p->checked, index, n_sub * sizeof *index);
+    if (n_sub) memcpy(p->checked, index, n_sub * sizeof *index);   /* checked may be NULL */
     p->n_checked = n_sub;
     p->checked_for_n = n;
 }

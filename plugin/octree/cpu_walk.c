@@ -677,7 +677,7 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
         __m256i cnt = _mm256_maskz_loadu_epi32(all, col->count + f);
         acc &= _mm256_cmpgt_epu32_mask(cnt, one);
         /* box test: r = group centre - com = -d; e = distance outside [lo, hi] per axis */
-        __m512d ex, e2 = zero;
+        __m512d ex, e2;
         __m512d rx = _mm512_sub_pd(zero, dx), ry = _mm512_sub_pd(zero, dy), rz = _mm512_sub_pd(zero, dz);
         __m512d lo, hi;
         lo = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(all, col->blo[0] + f));
