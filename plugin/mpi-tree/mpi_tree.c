@@ -812,7 +812,8 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     double *scratch = jerk_pass_on && !asked ? malloc((3 * na + 1) * sizeof *scratch) : NULL;
     if (jerk_pass_on && !asked && !scratch)
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for a jerk pass", fn);
-    if ((st = agree(s, st)) != GP_OK) return st;
+    /* another rank's failure leaves this rank's scratch to free */
+    if ((st = agree(s, st)) != GP_OK) { free(scratch); return st; }
     st = compute(s, fn, out->acc, out->pot, jerk_pass_on, asked ? out->jerk : scratch);
     free(scratch);
     if (st != GP_OK) return st;
