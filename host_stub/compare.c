@@ -219,7 +219,10 @@ int gh_compare(int argc, char **argv)
     if (run_solver(&test, common, nc, testp, nt, &ic, repeat) != 0) goto out;
 
     double *e = malloc(ic.n * sizeof *e);
-    if (!e) goto out;
+    if (!e) {
+        fprintf(stderr, "gravhost compare: out of memory for the errors of %zu particles\n", ic.n);
+        goto out;
+    }
     printf("compare: model %s, n = %zu, seed %llu\n", model, ic.n, seed);
     printf("%-12s %-10s %14s %14s %14s %16s\n", "role", "plugin", "first call s", "repeat call s", "pp inter.", "pc inter.");
     solver_run *both[2] = { &ref, &test };

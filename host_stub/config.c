@@ -236,7 +236,9 @@ static int get_params(reader *r, const config_setting_t *parent, const char *nam
         out->items[out->n].name = strdup(config_setting_name(c));
         out->items[out->n].value = strdup(v);
         out->lines[out->n] = config_setting_source_line(c);
-        out->n++;
+        out->n++;   /* counted before the check, so that free_params frees both */
+        if (!out->items[out->n - 1].name || !out->items[out->n - 1].value)
+            return fail(r, c, "out of memory copying the setting");
     }
     return 0;
 }
@@ -476,8 +478,12 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
     rd.text = strdup(text);   /* for setting_line's look at the source */
     cfg->path = strdup(path);
     char *tmp = strdup(path);
-    cfg->dir = strdup(dirname(tmp));
+    cfg->dir = tmp ? strdup(dirname(tmp)) : NULL;
     free(tmp);
+    if (!rd.text || !cfg->path || !cfg->dir) {
+        fail(r, NULL, "out of memory reading the config");
+        goto done;
+    }
     if (check_names(r, root, top) != 0) goto done;
 
     if (get_group(r, root, "solver", 1, &g) != 0 || check_names(r, g, solver_names) != 0

@@ -20,13 +20,13 @@ const gh_params *params_for(const runner *r, int32_t from)
 
 /* A switch without params of its own inherits solver.params, but only the
  * names the new plugin describes: switching cpu-tree -> cpu-direct must not
- * fail on theta. Parameters written for the plugin itself stay strict. */
-static int plugin_knows(const char *plugin, const char *name)
+ * fail on theta. Parameters written for the plugin itself stay strict.
+ * -1 when the plugin cannot be opened (err says why). */
+static int plugin_knows(const char *plugin, const char *name, char *err, size_t errlen)
 {
     gp_plugin *pl = NULL;
-    char err[256];
-    if (strcmp(plugin, "auto") == 0 || gp_plugin_open(plugin, &pl, err, sizeof err) != GP_OK)
-        return 1; /* let gp_sim_open_solver report it */
+    if (strcmp(plugin, "auto") == 0) return 1; /* gp_sim_open_solver picks and checks it */
+    if (gp_plugin_open(plugin, &pl, err, errlen) != GP_OK) return -1;
     size_t count = 0;
     const gp_param_info *info = gp_plugin_api(pl)->describe_params(&count);
     int known = 0;
@@ -64,9 +64,25 @@ int open_solver_on(runner *r, gp_sim *sim, const char *plugin, const gh_params *
                           const char *where, int line)
 {
     const char **names = calloc(p->n + 1, sizeof *names), **values = calloc(p->n + 1, sizeof *values);
+    if (!names || !values) {
+        free(names);
+        free(values);
+        snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: out of memory passing %zu parameters to %s",
+                 r->cfg->path, line, where, p->n, plugin);
+        return -1;
+    }
     size_t k = 0;
     for (size_t i = 0; i < p->n; ++i) {
-        if (inherited && !plugin_knows(plugin, p->items[i].name)) continue;
+        int knows = inherited ? plugin_knows(plugin, p->items[i].name, r->err, sizeof r->err) : 1;
+        if (knows < 0) {   /* the open's own sentence, with the config line */
+            char why[sizeof r->err];
+            snprintf(why, sizeof why, "%s", r->err);
+            snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, why);
+            free(names);
+            free(values);
+            return -1;
+        }
+        if (!knows) continue;
         names[k] = p->items[i].name;
         values[k++] = p->items[i].value;
     }

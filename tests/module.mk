@@ -43,6 +43,15 @@ $(BUILD)/t/base-params.t $(BUILD)/t/base-scan.t: $(BUILD)/t/%.t: $(BUILD)/obj/te
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
+# The allocation-failure injector tests/gravhost-oom.sh preloads
+# (tests/oom-inject.c). Its own flags: the project's hidden visibility
+# would hide the malloc it must replace.
+GP_OOM_INJECT := $(BUILD)/tests/oom-inject.so
+$(GP_OOM_INJECT): tests/oom-inject.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -fPIC -Wall -Wextra -shared $(LDFLAGS) -o $@ $< -ldl
+$(BUILD)/t/gravhost-oom.t: $(GP_OOM_INJECT)
+
 # The loader test's fixtures: a .so without gravplug_entry, and a plugin
 # that answers NULL for ABI major 1. They live outside build/plugins.
 GP_FIXTURES := $(BUILD)/tests/fixtures/gravplug-noentry.so $(BUILD)/tests/fixtures/gravplug-wrongabi.so \

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * oom-inject.c — an LD_PRELOAD library that makes one allocation fail, so
+ * that a test can walk a program through every out-of-memory path of the
+ * project's own code (tests/oom-sweep.sh).
+ *
+ * Only allocations called from the project's objects count: the caller's
+ * return address must lie in a file whose name holds one of the words of
+ * GP_OOM_OBJECTS (default "gravplug gravhost": libgravplug.so, the
+ * plugins, gravhost). Failing an allocation inside libc, libgomp or HDF5
+ * would test those libraries, and some of them abort by design; so does
+ * the CUDA runtime linked statically into the CUDA plugins, which a
+ * sweep therefore leaves out by naming the CPU plugins alone.
+ *
+ *   GP_OOM_FAIL_AT=k      the k-th counted allocation (1-based) returns
+ *                         NULL with errno = ENOMEM; every other succeeds.
+ *                         0 or unset: none fails.
+ *   GP_OOM_COUNT_FILE=f   at exit, the number of counted allocations is
+ *                         written to f (how far a sweep has to go).
+ *
+ * The real allocators are glibc's __libc_* entry points: dlsym would
+ * itself allocate on its first call. strdup and strndup are caught here
+ * too, since inside libc their malloc has libc as its caller.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static atomic_ulong counted;
+static unsigned long fail_at;
+static int armed = -1;   /* -1: environment not read yet */
+
+static char objects[512] = "gravplug gravhost";
+
+static int ours(const void *caller)
+{
+    Dl_info info;
+    if (!dladdr(caller, &info) || !info.dli_fname) return 0;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    char word[128];
+    for (const char *w = objects; *w;) {   /* each space-separated word */
+        size_t len = strcspn(w, " ");
+        if (len && len < sizeof word) {
+            memcpy(word, w, len);
+            word[len] = '\0';
+            if (strstr(base, word)) return 1;
+        }
+        w += len;
+        w += strspn(w, " ");
+    }
+    return 0;
+}
+
+/* 1 when this allocation, made from `caller`, is the one to fail. */
+static int should_fail(const void *caller)
+{
+    if (armed < 0) {   /* getenv does not allocate */
+        const char *s = getenv("GP_OOM_FAIL_AT"), *o = getenv("GP_OOM_OBJECTS");
+        fail_at = s ? strtoul(s, NULL, 10) : 0;
+        if (o && strlen(o) < sizeof objects) strcpy(objects, o);
+        armed = 1;
+    }
+    if (!ours(caller)) return 0;
+    unsigned long k = atomic_fetch_add(&counted, 1) + 1;
+    if (fail_at && k == fail_at) {
+        errno = ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+void *malloc(size_t n)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t a, size_t b)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : __libc_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : __libc_memalign(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (should_fail(__builtin_return_address(0))) return ENOMEM;
+    void *p = __libc_memalign(align, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+static char *copy(const char *s, size_t n)
+{
+    char *d = __libc_malloc(n + 1);
+    if (d) { memcpy(d, s, n); d[n] = '\0'; }
+    return d;
+}
+
+char *strdup(const char *s)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : copy(s, strlen(s));
+}
+
+char *strndup(const char *s, size_t n)
+{
+    return should_fail(__builtin_return_address(0)) ? NULL : copy(s, strnlen(s, n));
+}
+
+__attribute__((destructor)) static void report(void)
+{
+    const char *path = getenv("GP_OOM_COUNT_FILE");
+    if (!path) return;
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "%lu\n", (unsigned long)atomic_load(&counted));
+    fclose(f);
+}
