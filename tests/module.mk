@@ -51,6 +51,14 @@ $(GP_OOM_INJECT): tests/oom-inject.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -fPIC -Wall -Wextra -shared $(LDFLAGS) -o $@ $< -ldl
 $(BUILD)/t/gravhost-oom.t: $(GP_OOM_INJECT)
+# The same injector under the conformance suite, against the CPU plugins.
+TESTS += $(BUILD)/t/oom-conformance.t
+$(BUILD)/t/oom-conformance.t: tests/oom-conformance.sh $(CONFORMANCE) $(GP_OOM_INJECT) \
+        $(BUILD)/plugins/gravplug-cpu-direct.so $(BUILD)/plugins/gravplug-cpu-tree.so tests/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@CONFORMANCE@|$(abspath $(CONFORMANCE))|' -e 's|@INJECT@|$(abspath $(GP_OOM_INJECT))|' \
+	     -e 's|@PLUGINDIR@|$(abspath $(BUILD)/plugins)|' -e 's|@PLUGINS@|cpu-direct cpu-tree|' $< > $@
+	@chmod +x $@
 
 # The loader test's fixtures: a .so without gravplug_entry, and a plugin
 # that answers NULL for ABI major 1. They live outside build/plugins.
