@@ -816,7 +816,7 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         flush(ws, p, g, quad);
     }
 #ifdef OCT_HAVE_K512
-sums:;   /* a label must precede a statement in C11, not a declaration */
+sums:;   /* in C11 a label is followed by a statement, never a declaration */
 #endif
     /* back to the input's units: a = sum * 2^(e_mass - 2 e_len), phi = sum
      * * 2^(e_mass - e_len) (float modes; double: e_len = 0). One exact
