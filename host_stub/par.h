@@ -26,7 +26,9 @@ uint64_t gh_par_sum_u64(uint64_t x);
 int gh_par_max_int(int x);
 
 /* rc (0 or -1) of every rank: -1 when any rank failed, and then err holds
- * the sentence of the lowest failing rank on every rank. */
+ * the sentence of the lowest failing rank on every rank. A rank that
+ * failed while the others went on (to a collective call of their own)
+ * ends the job after a minute, with its sentence (mpi/par_mpi.c). */
 int gh_par_agree(int rc, char *err, size_t errlen);
 
 /* Every rank started alike: the same arguments, and the same GRAVPLUG_*

@@ -17,6 +17,8 @@
  *                         0 or unset: none fails.
  *   GP_OOM_COUNT_FILE=f   at exit, the number of counted allocations is
  *                         written to f (how far a sweep has to go).
+ *   GP_OOM_TRACE=1        the failing allocation's call stack goes to
+ *                         stderr (where a sweep's finding is).
  *
  * The real allocators are glibc's __libc_* entry points: dlsym would
  * itself allocate on its first call. strdup and strndup are caught here
@@ -25,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,12 @@ static int should_fail(const void *caller)
     if (!ours(caller)) return 0;
     unsigned long k = atomic_fetch_add(&counted, 1) + 1;
     if (fail_at && k == fail_at) {
+        if (getenv("GP_OOM_TRACE")) {   /* backtrace's own allocations are libc's: not counted */
+            void *frames[32];
+            int depth = backtrace(frames, 32);
+            fprintf(stderr, "oom-inject: allocation %lu fails here:\n", k);
+            backtrace_symbols_fd(frames, depth, 2);
+        }
         errno = ENOMEM;
         return 1;
     }

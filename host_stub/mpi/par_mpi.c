@@ -43,6 +43,16 @@
 enum { NCOL = 7 };   /* x y z vx vy vz m */
 static int rank_, size_ = 1;
 
+/* gh_par_agree's own communicator. A rank that failed alone (out of
+ * memory, say) may reach the agreement while the others wait in another
+ * collective call: the plugin's, or the run's next sum. On a communicator
+ * of its own its call cannot be matched with theirs; it waits for them
+ * ALONE_WAIT_S seconds, and then, since they will not come, ends the job
+ * with its sentence rather than leave it hanging until the batch system's
+ * limit. A failure all ranks share meets at once. */
+static MPI_Comm agree_comm = MPI_COMM_NULL;
+enum { ALONE_WAIT_S = 60 };
+
 int gh_par_init(int *argc, char ***argv)
 {
     int up = 0, provided = 0;
@@ -54,6 +64,10 @@ int gh_par_init(int *argc, char ***argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &agree_comm) != MPI_SUCCESS) {
+        fprintf(stderr, "gravhost-mpi: rank %d: MPI_Comm_dup failed\n", rank_);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     return 0;
 }
 
@@ -61,7 +75,9 @@ void gh_par_finalize(void)
 {
     int done = 0;
     MPI_Finalized(&done);
-    if (!done) MPI_Finalize();
+    if (done) return;
+    if (agree_comm != MPI_COMM_NULL) MPI_Comm_free(&agree_comm);
+    MPI_Finalize();
 }
 
 int gh_par_rank(void) { return rank_; }
@@ -91,13 +107,33 @@ int gh_par_max_int(int x)
     return m;
 }
 
+/* A failed rank's wait for the others (see agree_comm). */
+static void wait_or_end_job(MPI_Request *req, const char *err)
+{
+    double t0 = MPI_Wtime();
+    for (;;) {
+        int done = 0;
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        if (MPI_Wtime() - t0 > ALONE_WAIT_S) break;
+        usleep(2000);
+    }
+    fprintf(stderr, "gravhost: rank %d: %s\n"
+            "gravhost: rank %d stopped on that error and the other ranks did not within %d s (they wait for it "
+            "in a call of their own): ending the job\n", rank_, err, rank_, (int)ALONE_WAIT_S);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 int gh_par_agree(int rc, char *err, size_t errlen)
 {
     int mine = rc != 0 ? rank_ : size_, first = size_;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, agree_comm, &req);
+    if (rc == 0 || size_ == 1) MPI_Wait(&req, MPI_STATUS_IGNORE);
+    else wait_or_end_job(&req, err);
     if (first == size_) return 0;
     err[errlen - 1] = '\0';
-    MPI_Bcast(err, (int)errlen, MPI_CHAR, first, MPI_COMM_WORLD);
+    MPI_Bcast(err, (int)errlen, MPI_CHAR, first, agree_comm);
     return -1;
 }
 
