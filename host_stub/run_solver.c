@@ -18,21 +18,12 @@ const gh_params *params_for(const runner *r, int32_t from)
     return &r->cfg->solver_params;
 }
 
-/* A switch without params of its own inherits solver.params, but only the
- * names the new plugin describes: switching cpu-tree -> cpu-direct must not
- * fail on theta. Parameters written for the plugin itself stay strict.
- * -1 when the plugin cannot be opened (err says why). */
-static int plugin_knows(const char *plugin, const char *name, char *err, size_t errlen)
+/* Is name among a plugin's described parameters? */
+static int describes(const gp_param_info *info, size_t count, const char *name)
 {
-    gp_plugin *pl = NULL;
-    if (strcmp(plugin, "auto") == 0) return 1; /* gp_sim_open_solver picks and checks it */
-    if (gp_plugin_open(plugin, &pl, err, errlen) != GP_OK) return -1;
-    size_t count = 0;
-    const gp_param_info *info = gp_plugin_api(pl)->describe_params(&count);
-    int known = 0;
-    for (size_t i = 0; i < count && !known; ++i) known = strcmp(info[i].name, name) == 0;
-    gp_plugin_close(pl);
-    return known;
+    for (size_t i = 0; i < count; ++i)
+        if (strcmp(info[i].name, name) == 0) return 1;
+    return 0;
 }
 
 /* The parameter a plugin's message is about: the one it quotes ('name' or
@@ -71,21 +62,30 @@ int open_solver_on(runner *r, gp_sim *sim, const char *plugin, const gh_params *
                  r->cfg->path, line, where, p->n, plugin);
         return -1;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < p->n; ++i) {
-        int knows = inherited ? plugin_knows(plugin, p->items[i].name, r->err, sizeof r->err) : 1;
-        if (knows < 0) {   /* the open's own sentence, with the config line */
-            char why[sizeof r->err];
-            snprintf(why, sizeof why, "%s", r->err);
+    /* A switch without params of its own inherits solver.params, but only
+     * the names the new plugin describes: switching cpu-tree -> cpu-direct
+     * must not fail on theta. Parameters written for the plugin itself stay
+     * strict, and "auto" is picked and checked by gp_sim_open_solver. */
+    gp_plugin *pl = NULL;
+    const gp_param_info *info = NULL;
+    size_t count = 0;
+    if (inherited && p->n > 0 && strcmp(plugin, "auto") != 0) {
+        char why[sizeof r->err];
+        if (gp_plugin_open(plugin, &pl, why, sizeof why) != GP_OK) {   /* its sentence, with the line */
             snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, why);
             free(names);
             free(values);
             return -1;
         }
-        if (!knows) continue;
+        info = gp_plugin_api(pl)->describe_params(&count);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; ++i) {
+        if (pl && !describes(info, count, p->items[i].name)) continue;
         names[k] = p->items[i].name;
         values[k++] = p->items[i].value;
     }
+    if (pl) gp_plugin_close(pl);
     gp_status st = gp_sim_open_solver(sim, plugin, k, names, values);
     free(names);
     free(values);

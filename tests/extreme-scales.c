@@ -85,7 +85,6 @@ static void rel_errors(size_t m, const double *a, const double *p, const double 
     *pmed = finite ? ep[m / 2] : NAN;
 }
 
-
 static int has_param(const gp_api *api, const char *name)
 {
     size_t np = 0;

@@ -5,7 +5,7 @@
 # preloaded; libc's, OpenMP's, HDF5's and the CUDA runtime's are not
 # counted), then again with one of them failing: every one of the first
 # 100 (start-up: the config, the plugins, the initial conditions), then
-# every 11th (or fewer, about 100 more at most). Each such run must end by
+# every 11th, or sparser so that about 100 more at most. Each run must end by
 # itself, with no signal, and a run that fails must say that memory ran
 # out. A null pointer that is not checked, anywhere on the way, fails
 # this. (A run may also finish: some allocations have a fallback.)

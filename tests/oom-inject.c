@@ -42,7 +42,17 @@ static atomic_ulong counted;
 static unsigned long fail_at;
 static int armed = -1;   /* -1: environment not read yet */
 
+/* GP_OOM_OBJECTS split into words once, when armed (every allocation of
+ * the process asks ours()). */
 static char objects[512] = "gravplug gravhost";
+static const char *words[32];
+static int n_words;
+
+static void split_objects(void)
+{
+    n_words = 0;
+    for (char *w = strtok(objects, " "); w && n_words < 32; w = strtok(NULL, " ")) words[n_words++] = w;
+}
 
 static int ours(const void *caller)
 {
@@ -50,17 +60,8 @@ static int ours(const void *caller)
     if (!dladdr(caller, &info) || !info.dli_fname) return 0;
     const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
-    char word[128];
-    for (const char *w = objects; *w;) {   /* each space-separated word */
-        size_t len = strcspn(w, " ");
-        if (len && len < sizeof word) {
-            memcpy(word, w, len);
-            word[len] = '\0';
-            if (strstr(base, word)) return 1;
-        }
-        w += len;
-        w += strspn(w, " ");
-    }
+    for (int i = 0; i < n_words; ++i)
+        if (strstr(base, words[i])) return 1;
     return 0;
 }
 
@@ -71,6 +72,7 @@ static int should_fail(const void *caller)
         const char *s = getenv("GP_OOM_FAIL_AT"), *o = getenv("GP_OOM_OBJECTS");
         fail_at = s ? strtoul(s, NULL, 10) : 0;
         if (o && strlen(o) < sizeof objects) strcpy(objects, o);
+        split_objects();
         armed = 1;
     }
     if (!ours(caller)) return 0;

@@ -147,8 +147,14 @@ static TL_UNUSED size_t tl_rss_bytes(void)
  * quarantine, so a process's RSS grows by design. */
 static TL_UNUSED int tl_sanitized(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)   /* GCC's name for it */
     return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)   /* clang's */
+    return 1;
+#else
+    return 0;
+#endif
 #else
     return 0;
 #endif
