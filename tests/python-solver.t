@@ -20,6 +20,21 @@ with t.stop_unless("gravplug imports and finds libgravplug.so"):
 t.ok(True, f"gravplug finds libgravplug.so ({lib})")
 G = gravplug
 
+# ---- the exceptions: one per status, each also the built-in it names ----------
+BUILTIN = {G.Status.INVALID_ARGUMENT: ValueError, G.Status.BAD_STATE: RuntimeError,
+           G.Status.OUT_OF_MEMORY: MemoryError, G.Status.DEVICE: RuntimeError,
+           G.Status.UNSUPPORTED: NotImplementedError, G.Status.UNKNOWN_PARAMETER: LookupError,
+           G.Status.ABI_MISMATCH: RuntimeError, G.Status.INTERNAL: RuntimeError}
+for st, builtin in BUILTIN.items():
+    try:
+        e = G.errors.error_for(st, "the plugin's sentence", "a call")
+        good = (isinstance(e, G.GravplugError) and isinstance(e, builtin) and e.status == st
+                and "the plugin's sentence" in str(e) and st.c_name in str(e))
+        detail = repr(e)
+    except Exception as ex:  # a class that cannot be made at all
+        good, detail = False, f"{type(ex).__name__}: {ex}"
+    t.ok(good, f"status {st.c_name} raises a {builtin.__name__} that carries the sentence", detail)
+
 # ---- loading and parameters ---------------------------------------------------
 e = t.raises(G.PluginNotFoundError, lambda: G.Solver("no-such-plugin"),
              "unknown plugin name raises PluginNotFoundError",

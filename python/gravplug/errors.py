@@ -16,9 +16,12 @@ class GravplugError(Exception):
     status = Status.INTERNAL
 
     def __new__(cls, *args, **kwargs):
-        # Keep OSError-derived subclasses from reading our arguments as
-        # (errno, strerror, filename).
-        return super().__new__(cls)
+        # Our arguments are not the built-in's: OSError's would read them as
+        # (errno, strerror, filename). And the constructor must be the one
+        # the instance's layout comes from: OSError's for the OSError family,
+        # the plain exception's for the rest (MemoryError's own refuses a
+        # class that also derives from another exception: "not safe").
+        return (OSError if issubclass(cls, OSError) else Exception).__new__(cls)
 
     def __init__(self, sentence, status=None, where=None):
         if status is not None:
