@@ -240,7 +240,8 @@ GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **o
         dir_list *l = malloc(sizeof *l);
         if (!l) {
             free(p);
-            return say(err, errlen, GP_ERR_OUT_OF_MEMORY, "gp_plugin_open: out of memory");
+            return say(err, errlen, GP_ERR_OUT_OF_MEMORY,
+                       "gp_plugin_open: out of memory for the folders to search for \"%s\"", name_or_path);
         }
         search_dirs(l);
         int found = 0;

@@ -149,7 +149,9 @@ static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
 {
     const gp_api *api = gp_plugin_api(plugin);
     gp_param *params = n_params ? calloc(n_params, sizeof *params) : NULL;
-    if (n_params && !params) return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory");
+    if (n_params && !params)
+        return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory for the %zu parameters of the %s solver",
+                           n_params, api->name);
     for (size_t i = 0; i < n_params; ++i) {
         params[i].name = names[i];
         params[i].value = values[i];
