@@ -25,10 +25,14 @@ void gh_par_sum(double *x, size_t n);
 uint64_t gh_par_sum_u64(uint64_t x);
 int gh_par_max_int(int x);
 
-/* rc (0 or -1) of every rank: -1 when any rank failed, and then err holds
- * the sentence of the lowest failing rank on every rank. A rank that
- * failed while the others went on (to a collective call of their own)
- * ends the job after a minute, with its sentence (mpi/par_mpi.c). */
+/* rc (0, -1, or GH_PAR_ELSEWHERE) of every rank: -1 when any rank failed,
+ * and then err holds the sentence of the lowest failing rank on every
+ * rank, a rank that failed only because another did (GH_PAR_ELSEWHERE:
+ * gp_sim_failed_elsewhere) counting after those that failed for a reason
+ * of their own. A rank that failed while the others went on (to a
+ * collective call of their own) ends the job after a minute, with its
+ * sentence (mpi/par_mpi.c). */
+enum { GH_PAR_ELSEWHERE = -2 };
 int gh_par_agree(int rc, char *err, size_t errlen);
 
 /* Every rank started alike: the same arguments, and the same GRAVPLUG_*

@@ -88,6 +88,16 @@ static void plugin_log(void *user, int level, const char *message)
     else fprintf(stderr, "gravhost: %s\n", message);
 }
 
+/* A failure (failed != 0) agreed over the ranks: 0 when none failed, -1
+ * with the chosen sentence in r->err otherwise. A rank whose library call
+ * failed only because another rank did says so, so that the other's
+ * sentence, which says why, is the one reported. */
+static int agreed(runner *r, int failed)
+{
+    int rc = !failed ? 0 : r->sim && gp_sim_failed_elsewhere(r->sim) ? GH_PAR_ELSEWHERE : -1;
+    return gh_par_agree(rc, r->err, sizeof r->err);
+}
+
 /* Log, snapshot, time switches and checkpoint due at the current time. */
 static int handle_events(runner *r)
 {
@@ -95,7 +105,7 @@ static int handle_events(runner *r)
     double t = gp_sim_time(r->sim);
     /* interval 0: only at the start (index 0) and at the end */
     if (c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0) {
-        if (gh_par_agree(write_log(r), r->err, sizeof r->err) != 0) return -1;
+        if (agreed(r, write_log(r) != 0) != 0) return -1;
         r->st.log_index = c->log_interval > 0 ? next_index(t, c->log_interval) : 1;
     }
     if (c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0) {
@@ -245,8 +255,14 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     gh_progress prog;
     memset(&prog, 0, sizeof prog);
 
-    if (gp_sim_new(&r->sim) != GP_OK) {
-        fprintf(stderr, "gravhost: %s\n", gp_sim_last_error(NULL));
+    /* agreed, like every failure that can strike one rank alone: a rank
+     * that left here would leave the others waiting in their first
+     * collective call */
+    st = gp_sim_new(&r->sim);
+    if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(NULL));
+    if (gh_par_agree(st != GP_OK ? -1 : 0, r->err, sizeof r->err) != 0) {
+        if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);
+        gp_sim_free(r->sim);
         return 1;
     }
     gh_par_attach(r->sim);   /* under MPI: the ranks' solver calls agree */
@@ -254,7 +270,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     /* Every check and action that can fail on one rank alone goes through
      * AGREED: under MPI all ranks then fail together, with the lowest
      * failing rank's sentence (one process: a plain test). */
-#define AGREED(x) (gh_par_agree((x) != 0 ? -1 : 0, r->err, sizeof r->err) != 0)
+#define AGREED(x) (agreed(r, (x) != 0) != 0)
     if (gh_par_check_run(cfg->plugin, cfg->integrator, cfg->n_switches, r->err, sizeof r->err) != 0) goto out;
     if (AGREED(mkdir_p(r->out_dir, r->err, sizeof r->err))) goto out;
 

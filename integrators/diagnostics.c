@@ -94,11 +94,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
         return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);
-    if (kinetic) {
-        gp_status st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
-        if (st != GP_OK) return st;
-        if (!isfinite(*kinetic)) return overflow(sim, "kinetic", *kinetic);
-    }
+    double *acc = NULL, *pot = NULL;
     if (potential) {
         gp_status st = gp_sim_need_solver(sim);
         if (st != GP_OK) return st;
@@ -106,11 +102,26 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
             return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
                                "the %s solver does not compute potentials, so the potential energy is unknown",
                                sim->solver_name);
-        double *acc = malloc(3 * sim->n * sizeof *acc), *pot = malloc(sim->n * sizeof *pot);
-        if (!acc || !pot) {
-            free(acc); free(pot);
-            return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory computing the potential energy");
-        }
+        acc = malloc(3 * sim->n * sizeof *acc);
+        pot = malloc(sim->n * sizeof *pot);
+    }
+    gp_status st = GP_OK;
+    if (potential && (!acc || !pot))
+        st = gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory computing the potential energy");
+    if (st == GP_OK && kinetic) {
+        st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
+        if (st == GP_OK && !isfinite(*kinetic)) st = overflow(sim, "kinetic", *kinetic);
+    }
+    /* The force call below is collective when processes share the solver:
+     * one that failed up to here must not leave the others waiting in it,
+     * so all agree first. */
+    if (potential && gp_sim_global_max(sim, st != GP_OK) && st == GP_OK) {
+        st = gp_sim_fail(sim, GP_ERR_BAD_STATE,
+                         "the potential energy was not computed: another process sharing the solver failed "
+                         "before its force call (its own message says why)");
+        sim->failed_elsewhere = 1;
+    }
+    if (st == GP_OK && potential) {
         uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
         const int resync = !sim->solver_fresh;
         st = gp_force_all(sim, pos, acc, pot);
@@ -123,10 +134,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
             *potential = 0.5 * w;
             if (st == GP_OK && !isfinite(*potential)) st = overflow(sim, "potential", *potential);
         }
-        free(acc); free(pot);
-        if (st != GP_OK) return st;
     }
-    return GP_OK;
+    free(acc); free(pot);
+    return st;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com)

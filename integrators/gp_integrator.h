@@ -352,6 +352,13 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
                                                 int64_t (*reduce)(void *ctx, int64_t x, int op),
                                                 void *ctx);
 
+/* 1 when the last call failed only because another process sharing the
+ * solver failed before a collective solver call (opening the solver, the
+ * potential energy's force call): all of them stop there, and this one's
+ * message says so, while the other's says why. A host that reports one
+ * sentence for all should prefer that one. 0 otherwise. */
+GRAVPLUG_EXPORT int gp_sim_failed_elsewhere(const gp_sim *sim);
+
 /* Moving particles between processes with their integrator state
  * (migrate.c), so a rebalancing does not restart the integrator.
  * A row holds one particle's complete state, gp_sim_state_columns()

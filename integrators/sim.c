@@ -142,23 +142,30 @@ GRAVPLUG_EXPORT void gp_sim_set_log(gp_sim *sim, gp_log_fn fn, void *user)
     sim->log_user = fn ? user : NULL;
 }
 
-/* Creates an instance of an opened plugin with the given parameters. */
-static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, size_t n_params,
-                               const char *const *names, const char *const *values,
-                               gp_solver **out)
+/* The parameter list an opened plugin's init takes (*out NULL when none). */
+static gp_status make_params(gp_sim *sim, gp_plugin *plugin, size_t n_params, const char *const *names,
+                             const char *const *values, gp_param **out)
 {
-    const gp_api *api = gp_plugin_api(plugin);
-    gp_param *params = n_params ? calloc(n_params, sizeof *params) : NULL;
-    if (n_params && !params)
+    *out = NULL;
+    if (n_params == 0) return GP_OK;
+    gp_param *params = calloc(n_params, sizeof *params);
+    if (!params)
         return gp_sim_fail(sim, GP_ERR_OUT_OF_MEMORY, "out of memory for the %zu parameters of the %s solver",
-                           n_params, api->name);
+                           n_params, gp_plugin_api(plugin)->name);
     for (size_t i = 0; i < n_params; ++i) {
         params[i].name = names[i];
         params[i].value = values[i];
     }
+    *out = params;
+    return GP_OK;
+}
+
+/* Creates an instance of an opened plugin with the given parameters. */
+static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, gp_param *params, size_t n_params, gp_solver **out)
+{
+    const gp_api *api = gp_plugin_api(plugin);
     gp_init_args args = { sizeof args, params, n_params, sim->log, sim->log_user, -1, NULL };
     gp_status st = api->init(out, &args);
-    free(params);
     if (st != GP_OK)
         return gp_sim_fail(sim, st, "the %s plugin could not start: %s",
                            api->name, api->last_error(NULL));
@@ -185,15 +192,31 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
     for (size_t k = 0; k < n_try; ++k) {
         const char *name = is_auto ? auto_order[k] : plugin;
         gp_plugin *p = NULL;
+        gp_param *params = NULL;
         gp_status st = gp_plugin_open(name, &p, err, sizeof err);
+        if (st == GP_OK) st = make_params(sim, p, n_params, names, values, &params);
+        else if (!is_auto) gp_sim_fail(sim, st, "%s", err);
+        /* A plugin shared by several processes starts collectively (its
+         * init takes part in their communication): none may go in while
+         * another failed to get there, or it would wait for that one. */
+        if (!is_auto && gp_sim_global_max(sim, st != GP_OK) && st == GP_OK) {
+            st = gp_sim_fail(sim, GP_ERR_BAD_STATE, "the %s solver was not started: another process sharing it "
+                             "could not open it (its own message says why)", name);
+            sim->failed_elsewhere = 1;
+        }
         if (st != GP_OK) {
-            if (!is_auto) return gp_sim_fail(sim, st, "%s", err);
+            const int opened = p != NULL;
+            free(params);
+            if (p) gp_plugin_close(p);
+            if (!is_auto) return st;
             size_t len = strlen(tried);
-            snprintf(tried + len, sizeof tried - len, "%s%s: %s", len ? "; " : "", name, err);
+            if (opened) snprintf(tried + len, sizeof tried - len, "%s%s", len ? "; " : "", sim->err);
+            else snprintf(tried + len, sizeof tried - len, "%s%s: %s", len ? "; " : "", name, err);
             continue;
         }
         gp_solver *s = NULL;
-        st = init_instance(sim, p, n_params, names, values, &s);
+        st = init_instance(sim, p, params, n_params, &s);
+        free(params);
         if (st != GP_OK) {
             gp_plugin_close(p);
             /* A parameter the plugin rejects is the user's error, not a
@@ -226,6 +249,11 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
     sim->reduce = reduce;
     sim->reduce_ctx = reduce ? ctx : NULL;
     return GP_OK;
+}
+
+GRAVPLUG_EXPORT int gp_sim_failed_elsewhere(const gp_sim *sim)
+{
+    return sim ? sim->failed_elsewhere : 0;
 }
 
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)

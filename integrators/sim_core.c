@@ -21,6 +21,7 @@ gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(sim->err, sizeof sim->err, fmt, ap);
     va_end(ap);
+    sim->failed_elsewhere = 0;
     return st;
 }
 

@@ -77,6 +77,9 @@ struct gp_sim {
      * the reductions that keep their solver calls in step; NULL: one process */
     int64_t (*reduce)(void *ctx, int64_t x, int op);
     void *reduce_ctx;
+    /* the last failure was only the agreement with another process's
+     * (gp_sim_failed_elsewhere) */
+    int failed_elsewhere;
 };
 
 /* x reduced over the processes that share the solver (x itself for one

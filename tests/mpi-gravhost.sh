@@ -11,7 +11,8 @@
 # bit-identical; hold-kdk and hermite at P = 2 and 4 against P = 1, and
 # their restarts at P = 2 bit-identical; another P, rk8pd
 # and a non-MPI plugin are refused with a
-# sentence, on every rank, without a hang; rank 0 alone opens the config
+# sentence, on every rank, without a hang, and so is a rank out of memory
+# alone; rank 0 alone opens the config
 # file (counted with strace when it is there); snapshot_files = "per-rank"
 # at P = 2 writes one part per rank and a master of virtual datasets that
 # h5py and gravhost's own reader see as the gathered snapshot. Skipped
@@ -20,7 +21,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..44"
+echo "1..46"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -137,6 +138,26 @@ mkdir -p "$TMP/blocked/checkpoint.gpck.1of2/x"
 mpi 2 run "$TMP/p.cfg" --output "$TMP/blocked" 2>"$TMP/e7"
 [ $? != 0 ] && grep -q 'cannot write the checkpoint .*checkpoint.gpck.1of2' "$TMP/e7" && [ "$(grep -c '^gravhost:' "$TMP/e7")" = 1 ]
 ok $? "rank 1 alone cannot write its checkpoint: every rank stops, one sentence"
+# one rank runs out of memory alone just before a collective call (the
+# simulation, made before the ranks' first agreement; the potential
+# energy's arrays, before its force call): every rank stops at once with
+# that rank's sentence, none waits for it (tests/oom-inject.c fails rank
+# 1's first allocation in that function; a rank left waiting would end
+# the job after a minute with "ending the job")
+INJ="$BUILD/tests/oom-inject.so"
+for fn in gp_sim_new gp_sim_energies; do
+    if [ -n "${GP_SANITIZE:-}" ] || ! [ -f "$INJ" ]; then
+        n=$((n+1)); echo "ok $n # SKIP the allocation-failure injector cannot run here (AddressSanitizer, or not built)"
+        continue
+    fi
+    rm -rf "$TMP/oom"
+    timeout 100 "$MPIRUN" --oversubscribe -np 2 -x GP_OOM_OBJECTS=libgravplug -x GP_OOM_CALLER=$fn -x GP_OOM_RANK=1 \
+        -x LD_PRELOAD="$INJ" "$GHM" run "$TMP/p.cfg" --output "$TMP/oom" 2>"$TMP/e8"
+    rc=$?
+    [ $rc = 1 ] && grep -q '^gravhost: .*out of memory' "$TMP/e8" && ! grep -q 'ending the job' "$TMP/e8" &&
+        [ "$(grep -c '^gravhost:' "$TMP/e8")" = 1 ]
+    ok $? "rank 1 alone out of memory in $fn: every rank stops at once, with its sentence (rc $rc)"
+done
 # block steps: levels agreed over the ranks, migration with the whole
 # integrator state at every dt_max boundary (no restart: one force call a
 # block step plus the start)

@@ -2,7 +2,7 @@
 /*
  * oom-inject.c — an LD_PRELOAD library that makes one allocation fail, so
  * that a test can walk a program through every out-of-memory path of the
- * project's own code (tests/oom-sweep.sh).
+ * project's own code (tests/gravhost-oom.sh, tests/oom-conformance.sh).
  *
  * Only allocations called from the project's objects count: the caller's
  * return address must lie in a file whose name holds one of the words of
@@ -19,6 +19,11 @@
  *                         written to f (how far a sweep has to go).
  *   GP_OOM_TRACE=1        the failing allocation's call stack goes to
  *                         stderr (where a sweep's finding is).
+ *   GP_OOM_CALLER=name    instead of the k-th: the first counted allocation
+ *                         made directly by the function of that name fails
+ *                         (an exported function: dladdr names no other).
+ *   GP_OOM_RANK=r         only in the MPI process of rank r (Open MPI's
+ *                         OMPI_COMM_WORLD_RANK): one rank failing alone.
  *
  * The real allocators are glibc's __libc_* entry points: dlsym would
  * itself allocate on its first call. strdup and strndup are caught here
@@ -40,7 +45,9 @@ extern void *__libc_memalign(size_t, size_t);
 
 static atomic_ulong counted;
 static unsigned long fail_at;
-static int armed = -1;   /* -1: environment not read yet */
+static int armed = -1;   /* -1: environment not read yet; 0: this process fails nothing */
+static const char *fail_caller;
+static atomic_int caller_failed;
 
 /* GP_OOM_OBJECTS split into words once, when armed (every allocation of
  * the process asks ours()). */
@@ -54,12 +61,11 @@ static void split_objects(void)
     for (char *w = strtok(objects, " "); w && n_words < 32; w = strtok(NULL, " ")) words[n_words++] = w;
 }
 
-static int ours(const void *caller)
+static int ours(const void *caller, Dl_info *info)
 {
-    Dl_info info;
-    if (!dladdr(caller, &info) || !info.dli_fname) return 0;
-    const char *base = strrchr(info.dli_fname, '/');
-    base = base ? base + 1 : info.dli_fname;
+    if (!dladdr(caller, info) || !info->dli_fname) return 0;
+    const char *base = strrchr(info->dli_fname, '/');
+    base = base ? base + 1 : info->dli_fname;
     for (int i = 0; i < n_words; ++i)
         if (strstr(base, words[i])) return 1;
     return 0;
@@ -71,13 +77,19 @@ static int should_fail(const void *caller)
     if (armed < 0) {   /* getenv does not allocate */
         const char *s = getenv("GP_OOM_FAIL_AT"), *o = getenv("GP_OOM_OBJECTS");
         fail_at = s ? strtoul(s, NULL, 10) : 0;
+        fail_caller = getenv("GP_OOM_CALLER");
         if (o && strlen(o) < sizeof objects) strcpy(objects, o);
         split_objects();
-        armed = 1;
+        const char *want = getenv("GP_OOM_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+        armed = !want || (rank && strcmp(want, rank) == 0);
     }
-    if (!ours(caller)) return 0;
+    Dl_info info;
+    if (!ours(caller, &info)) return 0;
     unsigned long k = atomic_fetch_add(&counted, 1) + 1;
-    if (fail_at && k == fail_at) {
+    int hit = fail_caller ? info.dli_sname && strcmp(info.dli_sname, fail_caller) == 0 &&
+                                atomic_exchange(&caller_failed, 1) == 0
+                          : fail_at && k == fail_at;
+    if (armed && hit) {
         if (getenv("GP_OOM_TRACE")) {   /* backtrace's own allocations are libc's: not counted */
             void *frames[32];
             int depth = backtrace(frames, 32);

@@ -28,7 +28,8 @@ $(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
 # tests/gravhost-mpi.sh: P = 4 against P = 1 (energy error, Lagrangian
 # radii), a restart at P = 2 bit-identical, refusals; skips without mpirun.
 TESTS += $(BUILD)/t/mpi-gravhost.t
-$(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI) host_stub/mpi/module.mk
+$(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI) $(BUILD)/tests/oom-inject.so \
+                           host_stub/mpi/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@

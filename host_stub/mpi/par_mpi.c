@@ -126,14 +126,16 @@ static void wait_or_end_job(MPI_Request *req, const char *err)
 
 int gh_par_agree(int rc, char *err, size_t errlen)
 {
-    int mine = rc != 0 ? rank_ : size_, first = size_;
+    /* the sentence chosen: the lowest rank that failed for a reason of its
+     * own, else the lowest that failed because another did */
+    int mine = rc == 0 ? 2 * size_ : rc == GH_PAR_ELSEWHERE ? size_ + rank_ : rank_, first = 2 * size_;
     MPI_Request req;
     MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, agree_comm, &req);
     if (rc == 0 || size_ == 1) MPI_Wait(&req, MPI_STATUS_IGNORE);
     else wait_or_end_job(&req, err);
-    if (first == size_) return 0;
+    if (first == 2 * size_) return 0;
     err[errlen - 1] = '\0';
-    MPI_Bcast(err, (int)errlen, MPI_CHAR, first, agree_comm);
+    MPI_Bcast(err, (int)errlen, MPI_CHAR, first % size_, agree_comm);
     return -1;
 }
 
