@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gravplug_loader.h"
+#include "par.h"
 #include "runner.h"
 
 const gh_params *params_for(const runner *r, int32_t from)
@@ -49,19 +50,17 @@ static long blamed_param(const gh_params *p, const char *msg)
 }
 
 /* Opens plugin spec with a params list on sim (r->sim, or a throwaway one
- * to check a switch before the run starts); on failure names the config
- * line. */
+ * to check a switch before the run starts; NULL when that one could not be
+ * made: out of memory, agreed like any failure here); on failure names the
+ * config line. */
 int open_solver_on(runner *r, gp_sim *sim, const char *plugin, const gh_params *p, int inherited,
                           const char *where, int line)
 {
     const char **names = calloc(p->n + 1, sizeof *names), **values = calloc(p->n + 1, sizeof *values);
-    if (!names || !values) {
-        free(names);
-        free(values);
-        snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: out of memory passing %zu parameters to %s",
-                 r->cfg->path, line, where, p->n, plugin);
-        return -1;
-    }
+    int failed = !sim || !names || !values;
+    if (failed)
+        snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: out of memory %s %s", r->cfg->path, line, where,
+                 sim ? "passing the parameters to" : "for a simulation to check", plugin);
     /* A switch without params of its own inherits solver.params, but only
      * the names the new plugin describes: switching cpu-tree -> cpu-direct
      * must not fail on theta. Parameters written for the plugin itself stay
@@ -69,15 +68,19 @@ int open_solver_on(runner *r, gp_sim *sim, const char *plugin, const gh_params *
     gp_plugin *pl = NULL;
     const gp_param_info *info = NULL;
     size_t count = 0;
-    if (inherited && p->n > 0 && strcmp(plugin, "auto") != 0) {
+    if (!failed && inherited && p->n > 0 && strcmp(plugin, "auto") != 0) {
         char why[sizeof r->err];
-        if (gp_plugin_open(plugin, &pl, why, sizeof why) != GP_OK) {   /* its sentence, with the line */
-            snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, why);
-            free(names);
-            free(values);
-            return -1;
-        }
-        info = gp_plugin_api(pl)->describe_params(&count);
+        failed = gp_plugin_open(plugin, &pl, why, sizeof why) != GP_OK;
+        if (failed) snprintf(r->err, sizeof r->err, "%s:%d: %s.plugin: %s", r->cfg->path, line, where, why);
+        else info = gp_plugin_api(pl)->describe_params(&count);
+    }
+    /* Under MPI the plugin's start below is collective: a rank that failed
+     * up to here must not leave the others waiting in it. */
+    if (gh_par_agree(failed ? -1 : 0, r->err, sizeof r->err) != 0) {
+        if (pl) gp_plugin_close(pl);
+        free(names);
+        free(values);
+        return -1;
     }
     size_t k = 0;
     for (size_t i = 0; i < p->n; ++i) {
