@@ -156,10 +156,14 @@ static int cmd_run(int argc, char **argv)
      * rank has the same settings or the same sentence; rank 0 says it) */
     char *text = NULL;
     int read = gh_par_rank() == 0 ? gh_config_read_text(path, &text, err, sizeof err) : 0;
-    int parsed = gh_par_share_text(&text, read, err, sizeof err) == 0
-                 && gh_config_parse(path, text, &cfg, err, sizeof err) == 0;
+    int shared = gh_par_share_text(&text, read, err, sizeof err) == 0;
+    int parsed = shared && gh_config_parse(path, text, &cfg, err, sizeof err) == 0;
     free(text);
-    if (!parsed) {
+    /* the same text parses alike everywhere, but running out of memory in
+     * the parse strikes one rank alone: agreed, so that no rank goes on to
+     * the run's collective calls without the others */
+    if (!shared || gh_par_agree(parsed ? 0 : -1, err, sizeof err) != 0) {
+        if (parsed) gh_config_free(&cfg);
         if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", err);
         return 1;
     }

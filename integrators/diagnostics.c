@@ -112,15 +112,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
         st = blocked_sums(sim, kinetic_terms, vel, NULL, 1, kinetic);
         if (st == GP_OK && !isfinite(*kinetic)) st = overflow(sim, "kinetic", *kinetic);
     }
-    /* The force call below is collective when processes share the solver:
-     * one that failed up to here must not leave the others waiting in it,
-     * so all agree first. */
-    if (potential && gp_sim_global_max(sim, st != GP_OK) && st == GP_OK) {
-        st = gp_sim_fail(sim, GP_ERR_BAD_STATE,
-                         "the potential energy was not computed: another process sharing the solver failed "
-                         "before its force call (its own message says why)");
-        sim->failed_elsewhere = 1;
-    }
+    if (potential) st = gp_sim_agree(sim, st, "the potential energy was not computed");
     if (st == GP_OK && potential) {
         uint64_t fc = sim->force_calls, pf = sim->particle_forces, la = sim->last_active;
         const int resync = !sim->solver_fresh;

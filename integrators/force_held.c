@@ -75,15 +75,16 @@ gp_status gp_held_send_state(gp_sim *sim, size_t m, const uint32_t *idx, const d
     /* set_state is collective for a shared solver: a process with nothing
      * to send still takes part, with (0, idx) (state.c: a no-op here) */
     if (m == 0 && !sim->reduce) return GP_OK;
+    gp_status st = gp_sim_agree(sim, m ? pack_room(sim, m, jerk ? 13 : 10) : GP_OK,
+                                "the particles' state was not sent to the solver");
+    if (st != GP_OK) return st;
     const uint32_t *some = idx ? idx : sim->active;
     if (m == 0) {
-        gp_status st = jerk ? sim->api->set_state_jerk(sim->solver, 0, some, NULL, NULL, NULL, NULL, NULL)
-                            : sim->api->set_state(sim->solver, 0, some, NULL, NULL, NULL, NULL);
+        st = jerk ? sim->api->set_state_jerk(sim->solver, 0, some, NULL, NULL, NULL, NULL, NULL)
+                 : sim->api->set_state(sim->solver, 0, some, NULL, NULL, NULL, NULL);
         return st == GP_OK ? GP_OK : refused(sim, st, jerk ? "the particles' state (set_state_jerk)"
                                                            : "the particles' state (set_state)");
     }
-    gp_status st = pack_room(sim, m, jerk ? 13 : 10);
-    if (st != GP_OK) return st;
     double *x = sim->pack, *v = x + 3 * m, *a = v + 3 * m, *j = a + 3 * m;
     double *t = jerk ? j + 3 * m : j;
     const gp_levels *lv = &sim->lv;

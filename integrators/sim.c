@@ -197,13 +197,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
         if (st == GP_OK) st = make_params(sim, p, n_params, names, values, &params);
         else if (!is_auto) gp_sim_fail(sim, st, "%s", err);
         /* A plugin shared by several processes starts collectively (its
-         * init takes part in their communication): none may go in while
-         * another failed to get there, or it would wait for that one. */
-        if (!is_auto && gp_sim_global_max(sim, st != GP_OK) && st == GP_OK) {
-            st = gp_sim_fail(sim, GP_ERR_BAD_STATE, "the %s solver was not started: another process sharing it "
-                             "could not open it (its own message says why)", name);
-            sim->failed_elsewhere = 1;
-        }
+         * init takes part in their communication). */
+        if (!is_auto) st = gp_sim_agree(sim, st, "the solver was not started");
         if (st != GP_OK) {
             const int opened = p != NULL;
             free(params);

@@ -25,6 +25,15 @@ gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
     return st;
 }
 
+gp_status gp_sim_agree(gp_sim *sim, gp_status st, const char *not_done)
+{
+    if (!gp_sim_global_max(sim, st != GP_OK) || st != GP_OK) return st;
+    st = gp_sim_fail(sim, GP_ERR_BAD_STATE, "%s: another process sharing the solver failed first (its own "
+                     "message says why)", not_done);
+    sim->failed_elsewhere = 1;
+    return st;
+}
+
 gp_status gp_sim_need_solver(gp_sim *sim)
 {
     if (!sim->api || !sim->solver)

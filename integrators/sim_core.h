@@ -159,6 +159,14 @@ struct gp_integrator_def {
 /* Failure with a sentence (printf-like); returns the status. */
 gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Before a collective solver call (several processes sharing the solver,
+ * gp_sim_set_collective), st being this process's status so far: all
+ * agree, so that none goes into the call while another failed before it
+ * and will not come. A process that did not fail itself then fails too,
+ * saying what was not done (not_done) and that another process failed
+ * first (gp_sim_failed_elsewhere). One process: st, unchanged. */
+gp_status gp_sim_agree(gp_sim *sim, gp_status st, const char *not_done);
 /* GP_ERR_BAD_STATE with a sentence when no solver is attached. */
 gp_status gp_sim_need_solver(gp_sim *sim);
 /* Every particle's position and velocity (either may be NULL) at
