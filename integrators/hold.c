@@ -91,6 +91,14 @@ typedef gp_split_priv hold_priv;
 
 static gp_status oom(gp_sim *sim) { return gp_split_oom(sim, "hold"); }
 
+/* st agreed over the processes sharing the solver (gp_sim_agree): hold's
+ * scratch is allocated just before collective calls, and a process out of
+ * memory alone must not leave the others waiting in them. */
+static gp_status agreed(gp_sim *sim, gp_status st)
+{
+    return gp_sim_agree(sim, st, "hold: the step was not taken");
+}
+
 static gp_status make_priv(gp_sim *sim)
 {
     int crit = GP_BLOCK_SET(sim)->criterion;
@@ -154,12 +162,13 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
                               double tm, double *tau)
 {
     double *acc = malloc(3 * (nf ? nf : 1) * sizeof *acc);   /* a process may hold none of f */
-    if (!acc) return oom(sim);
+    gp_status st = agreed(sim, acc ? GP_OK : oom(sim));
+    if (st != GP_OK) { free(acc); return st; }
     for (size_t i = 0; i < sim->n; ++i) {
         double d = tm - p->ptime[i];
         for (int c = 0; c < 3; ++c) sim->work[3 * i + c] = sim->pos[3 * i + c] + d * sim->vel[3 * i + c];
     }
-    gp_status st = gp_force_active(sim, sim->work, nf, f, acc);
+    st = gp_force_active(sim, sim->work, nf, f, acc);
     if (st == GP_OK) {
         sim->criterion_forces += nf;
         sim->criterion_pairs += (uint64_t)nf * sim->n;
@@ -228,8 +237,8 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     size_t room = ns ? ns : 1;
     uint32_t *S = malloc(room * sizeof *S), *F = malloc(room * sizeof *F);
     double *aS = malloc(3 * room * sizeof *aS), *aF = NULL, *tauF = NULL, *cF = NULL;
-    gp_status st = GP_OK;
-    if (!S || !F || !aS) { st = oom(sim); goto out; }
+    gp_status st = agreed(sim, S && F && aS ? GP_OK : oom(sim));
+    if (st != GP_OK) goto out;
     size_t nS = 0, nF = 0;
     double ah = fabs(h);
     for (size_t k = 0; k < ns; ++k) {
@@ -274,7 +283,8 @@ static gp_status hold(gp_sim *sim, hold_priv *p, const uint32_t *s, size_t ns, c
     aF = malloc(3 * froom * sizeof *aF);
     tauF = malloc(froom * sizeof *tauF);
     cF = malloc(3 * froom * sizeof *cF);
-    if (!aF || !tauF || !cF) { st = oom(sim); goto out; }
+    st = agreed(sim, aF && tauF && cF ? GP_OK : oom(sim));
+    if (st != GP_OK) goto out;
     /* both halves split with the criterion at this step's midpoint */
     if (fresh_criterion(depth)) st = criterion(sim, p, F, nF, t, h, tauF);
     else
@@ -308,7 +318,8 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     double h = gp_split_top_step(sim, t_end, &partial), t = sim->time;
     size_t n = sim->n;
     double *tau = malloc(n * sizeof *tau);
-    if (!tau) return oom(sim);
+    st = agreed(sim, tau ? GP_OK : oom(sim));
+    if (st != GP_OK) { free(tau); return st; }
     for (size_t i = 0; i < n; ++i) p->ptime[i] = t;
     /* the cached kick holds while the solver and the masses are those it
      * was computed with (new particles restart the integrator, and a
