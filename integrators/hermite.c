@@ -165,6 +165,8 @@ static gp_status start(gp_sim *sim)
 {
     gp_status st = gp_jerk_path_check(sim, "hermite");
     if (st == GP_OK) st = alloc_priv(sim);
+    /* the first force call below is collective under a shared solver */
+    st = gp_sim_agree(sim, st, "hermite was not started");
     if (st != GP_OK) return st;
     hermite_priv *p = PRIV(sim);
     anchor(sim, sim->time);

@@ -610,7 +610,10 @@ static gp_status ensure_started(gp_sim *sim)
         return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
     gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
-    st = sim->integ->start(sim);
+    /* A start's scratch can fail on one process alone, and its steps call
+     * the solver collectively: agreed (a start that calls the solver after
+     * its allocations agrees before that call itself, as hermite does). */
+    st = gp_sim_agree(sim, sim->integ->start(sim), "the integrator was not started");
     if (st != GP_OK) {
         stop_integrator(sim);
         return st;
