@@ -167,6 +167,7 @@ gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
  * saying what was not done (not_done) and that another process failed
  * first (gp_sim_failed_elsewhere). One process: st, unchanged. */
 gp_status gp_sim_agree(gp_sim *sim, gp_status st, const char *not_done);
+
 /* GP_ERR_BAD_STATE with a sentence when no solver is attached. */
 gp_status gp_sim_need_solver(gp_sim *sim);
 /* Every particle's position and velocity (either may be NULL) at
