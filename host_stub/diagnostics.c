@@ -51,15 +51,12 @@ int gh_diag_measure(gp_sim *sim, const double *fractions, size_t n_fractions,
 {
     size_t n = gp_sim_count(sim);
     memset(v, 0, sizeof *v);
-    int rc = 0;
-    if (gp_sim_energies(sim, &v->K, &v->W) != GP_OK || gp_sim_momenta(sim, v->p, v->L, NULL) != GP_OK) {
-        snprintf(err, errlen, "diagnostics: %s", gp_sim_last_error(sim));
-        rc = gp_sim_failed_elsewhere(sim) ? GH_PAR_ELSEWHERE : -1;
-    }
+    int failed = gp_sim_energies(sim, &v->K, &v->W) != GP_OK || gp_sim_momenta(sim, v->p, v->L, NULL) != GP_OK;
+    if (failed) snprintf(err, errlen, "diagnostics: %s", gp_sim_last_error(sim));
     /* agreed before the sums below, which are collective under MPI: a rank
      * that failed alone (out of memory in its own sums) must not leave the
      * others waiting in them */
-    if (gh_par_agree(rc, err, errlen) != 0) return -1;
+    if (gh_par_agree(gh_par_rc(sim, failed), err, errlen) != 0) return -1;
     /* under MPI: sums over the ranks (one process: unchanged) */
     double sums[8] = { v->K, v->W, v->p[0], v->p[1], v->p[2], v->L[0], v->L[1], v->L[2] };
     gh_par_sum(sums, 8);

@@ -35,6 +35,13 @@ int gh_par_max_int(int x);
 enum { GH_PAR_ELSEWHERE = -2 };
 int gh_par_agree(int rc, char *err, size_t errlen);
 
+/* The rc a failure (failed != 0) of a call on sim (NULL: none made yet)
+ * takes to gh_par_agree. */
+static inline int gh_par_rc(const gp_sim *sim, int failed)
+{
+    return !failed ? 0 : sim && gp_sim_failed_elsewhere(sim) ? GH_PAR_ELSEWHERE : -1;
+}
+
 /* Every rank started alike: the same arguments, and the same GRAVPLUG_*
  * and OMP_* environment variables, which change results. 0, or -1 on
  * every rank with a sentence naming the first rank that differs (a rank

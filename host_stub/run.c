@@ -94,8 +94,7 @@ static void plugin_log(void *user, int level, const char *message)
  * sentence, which says why, is the one reported. */
 static int agreed(runner *r, int failed)
 {
-    int rc = !failed ? 0 : r->sim && gp_sim_failed_elsewhere(r->sim) ? GH_PAR_ELSEWHERE : -1;
-    return gh_par_agree(rc, r->err, sizeof r->err);
+    return gh_par_agree(gh_par_rc(r->sim, failed), r->err, sizeof r->err);
 }
 
 /* Log, snapshot, time switches and checkpoint due at the current time. */
@@ -260,7 +259,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
      * collective call */
     st = gp_sim_new(&r->sim);
     if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(NULL));
-    if (gh_par_agree(st != GP_OK ? -1 : 0, r->err, sizeof r->err) != 0) {
+    if (agreed(r, st != GP_OK) != 0) {
         if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);
         gp_sim_free(r->sim);
         return 1;
