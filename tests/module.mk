@@ -133,18 +133,20 @@ $(BUILD)/t/tree-abi11.t: $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) $(BUIL
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-abi11.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
 TESTS += $(BUILD)/t/tree-abi11.t
-# the same for cpu-tree's portable (non-AVX-512) kernels
-$(BUILD)/t/extreme-scales-portable.t: $(BUILD)/t/extreme-scales.t tests/module.mk
-	@printf '#!/bin/sh\n# extreme-scales on cpu-tree with its portable kernels (no AVX-512)\nGRAVPLUG_CPU_TREE_NO_AVX512=1 exec "%s" "%s"\n' \
-	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so)' > $@
+# the same two on cpu-tree's lower kernel levels (plugin/octree/cpu_lists.h):
+# the portable loops everywhere, the AVX2 kernels where the CPU has AVX2
+# (on an AVX-512 machine the default runs the AVX-512 ones); the same
+# bounds on every level
+CPU_TREE_SIMD_LOWER := portable avx2
+$(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/extreme-scales-%.t): $(BUILD)/t/extreme-scales-%.t: $(BUILD)/t/extreme-scales.t tests/module.mk
+	@printf '#!/bin/sh\n# extreme-scales on cpu-tree with its %s kernels at most\nGRAVPLUG_CPU_TREE_SIMD=%s exec "%s" "%s"\n' \
+	    '$*' '$*' '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so)' > $@
 	@chmod +x $@
-TESTS += $(BUILD)/t/extreme-scales-portable.t
-# tree-accuracy on the portable kernels too: the same bounds on both walks
-$(BUILD)/t/tree-accuracy-portable.t: $(BUILD)/t/tree-accuracy.t tests/module.mk
-	@printf '#!/bin/sh\n# tree-accuracy on cpu-tree with its portable kernels (no AVX-512)\nGRAVPLUG_CPU_TREE_NO_AVX512=1 exec "%s"\n' \
-	    '$(abspath $<)' > $@
+$(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t): $(BUILD)/t/tree-accuracy-%.t: $(BUILD)/t/tree-accuracy.t tests/module.mk
+	@printf '#!/bin/sh\n# tree-accuracy on cpu-tree with its %s kernels at most\nGRAVPLUG_CPU_TREE_SIMD=%s exec "%s"\n' \
+	    '$*' '$*' '$(abspath $<)' > $@
 	@chmod +x $@
-TESTS += $(BUILD)/t/tree-accuracy-portable.t
+TESTS += $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/extreme-scales-%.t) $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t)
 
 # ---- tests/let-wire.c: mpi-tree's local essential tree on the wire --------
 # (plugin/mpi-tree/let.c: pack, unpack, the walk over the result) without
@@ -154,7 +156,7 @@ TESTS += $(BUILD)/t/tree-accuracy-portable.t
 TESTS += $(BUILD)/t/let-wire.t
 $(BUILD)/obj/tests/let-wire.o: CFLAGS += -Itests
 $(BUILD)/t/let-wire.t: $(BUILD)/obj/tests/let-wire.o $(BUILD)/obj/plugin/mpi-tree/let.o \
-                       $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+                       $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 

@@ -108,7 +108,7 @@ static const gp_param_info params[] = {
      "every N force calls and refit in between"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float interactions and sums; mixed: float interactions, double sums (over "
-     "blocks of 4 float terms, 16 on AVX-512); double"},
+     "blocks of 4 float terms, 16 on AVX2 and AVX-512); double"},
     OCT_PARAM_ROWS_GROUPS,
     {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
      "space-filling curve the particles are sorted along"},

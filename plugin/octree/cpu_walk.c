@@ -7,20 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "octree/cpu_lists.h"
 #include "octree/kernels.h"
 #include "octree/mac.h"
 
-#define OCT_LIST_CAP 1024   /* entries per list before a flush (multiple of OCT_LANES) */
 #define OCT_STACK_CAP 512   /* depth 21 x 8 children fits easily */
-
-/* SoA list storage; n is the used length, padding up to a lane multiple is
- * written at flush time. */
-typedef struct list_f { float x[OCT_LIST_CAP], y[OCT_LIST_CAP], z[OCT_LIST_CAP], m[OCT_LIST_CAP];
-                        float s[6][OCT_LIST_CAP]; int32_t id[OCT_LIST_CAP];
-                        float et[OCT_LIST_CAP]; /* AVX-512 cells: eps^2 tr(S) */
-                        uint32_t n; } list_f;
-typedef struct list_d { double x[OCT_LIST_CAP], y[OCT_LIST_CAP], z[OCT_LIST_CAP], m[OCT_LIST_CAP];
-                        double s[6][OCT_LIST_CAP]; int32_t id[OCT_LIST_CAP]; uint32_t n; } list_d;
 
 struct oct_workspace {
     uint32_t max_group;
@@ -30,7 +21,7 @@ struct oct_workspace {
     double *td;
     double *acc;              /* running sums: ax, ay, az, pot (4 * max_group) */
     float *accf;              /* single precision running sums    */
-    int lists512;             /* lists filled by walk512 (cells carry Q): AVX-512 kernels */
+    int cells_q;              /* float lists filled by walk512 or walk256: cells carry Q and et */
     double il;                /* float modes: 2^-e_len, the length scale's inverse */
     float eps2f;              /* float modes: eps^2 in units of 2^(2 e_len) */
     uint32_t stack[OCT_STACK_CAP];
@@ -196,8 +187,8 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
 
 /* ---- AVX-512 list kernels ---------------------------------------------------
  * The float modes' hot loop, written with intrinsics for x86-64 machines
- * with AVX-512F (chosen once at run time; others use the portable loops
- * above). Differences from the portable loops, all for speed:
+ * with AVX-512F (chosen once at run time, cpu_lists.h; AVX2 machines use
+ * cpu_lists_avx2.c, others the portable loops above). Differences from the portable loops, all for speed:
  *   - 1/sqrt from the hardware estimate (vrsqrt14ps, 14 bits) plus one
  *     Newton step (relative error ~1e-7, float rounding): 5 operations
  *     instead of ~14;
@@ -212,8 +203,7 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#include <stdatomic.h>
-#define OCT_HAVE_K512 1
+#define OCT_HAVE_X86_SIMD 1
 #define K512 __attribute__((target("avx512f,avx512dq,fma"), noinline))
 #define K512_INL __attribute__((target("avx512f,avx512dq,fma"), always_inline)) static inline
 #define OCT_BLOCK512 16
@@ -407,19 +397,10 @@ K512 static void k512_pair(const list_f *C, uint32_t nc, int quad, const list_f 
     }
 }
 
-/* Whether the AVX-512 path runs: decided once (threads may race to decide;
- * they all reach the same answer, and the atomic makes that race benign). */
+/* Whether the AVX-512 path runs (cpu_lists.h). */
 static int k512_available(void)
 {
-    static _Atomic int avail = -1;
-    int a = atomic_load_explicit(&avail, memory_order_relaxed);
-    if (a < 0) {
-        __builtin_cpu_init();
-        a = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-            getenv("GRAVPLUG_CPU_TREE_NO_AVX512") == NULL;
-        atomic_store_explicit(&avail, a, memory_order_relaxed);
-    }
-    return a;
+    return oct_simd_level() >= OCT_SIMD_AVX512;
 }
 
 /* Float-mode flush body on AVX-512: every target, cells then particles. */
@@ -469,15 +450,27 @@ OCT_CLONES static void flush(oct_workspace *ws, const oct_walk_params *p, const 
     uint32_t np = (P->n + OCT_LANES - 1) / OCT_LANES * OCT_LANES;
     PAD_LIST(C, float);
     PAD_LIST(P, float);
-#ifdef OCT_HAVE_K512
-    if (ws->lists512) {
+    float eps2 = ws->eps2f;
+#ifdef OCT_HAVE_X86_SIMD
+    if (ws->cells_q) {
         for (uint32_t j = C->n; j < nc; j++) C->et[j] = 0;
-        flush_f512(ws, p, g, quad, nc, np);
+        if (k512_available())
+            flush_f512(ws, p, g, quad, nc, np);
+        else
+            oct_avx2_flush(C, nc, quad, P, np, ws->tf, g->self, nt, eps2, p->prec == OCT_MIXED,
+                           ws->acc, ws->accf);
         C->n = P->n = 0;
         return;
     }
 #endif
-    float eps2 = ws->eps2f;
+    if (oct_simd_level() >= OCT_SIMD_AVX2) {
+        /* the portable walk's lists (a tree without columns) */
+        if (quad) oct_avx2_cells_to_q(C, nc, eps2);
+        oct_avx2_flush(C, nc, quad, P, np, ws->tf, g->self, nt, eps2, p->prec == OCT_MIXED,
+                       ws->acc, ws->accf);
+        C->n = P->n = 0;
+        return;
+    }
     for (uint32_t t = 0; t < nt; t++) {
         float xi = ws->tf[3 * t], yi = ws->tf[3 * t + 1], zi = ws->tf[3 * t + 2];
         int32_t self = g->self ? g->self[t] : -1;
@@ -559,7 +552,7 @@ static inline int push_particles(oct_workspace *ws, const oct_walk_params *p, co
     return 0;
 }
 
-#ifdef OCT_HAVE_K512
+#ifdef OCT_HAVE_X86_SIMD
 /* ---- AVX-512 traversal (float modes) -----------------------------------------
  * Visits the same cells and makes the same decisions as the loop in
  * walk_once, but a cell's children are decided together when the cell is
@@ -746,6 +739,232 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
     *npart_out = npart;
     return 0;
 }
+/* ---- AVX2 traversal (float modes) ---------------------------------------------
+ * walk512 for CPUs with AVX2 and no AVX-512: the same tests on the same
+ * cell columns, a cell's children decided together on two halves of four
+ * doubles, leaves first and then the inner children pushed in ascending
+ * order, so the lists fill in walk512's order. AVX2 has no compress
+ * instruction: the accepted children are packed by a permutation looked up
+ * from their 8-bit mask. */
+#define A2W __attribute__((target("avx2,fma")))
+
+/* The first k (0..4) of four 64-bit lanes, and of four 32-bit lanes. */
+A2W static inline __m256i w256_lanes64(int k)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+A2W static inline __m128i w256_lanes32(int k)
+{
+    return _mm_cmpgt_epi32(_mm_set1_epi32(k), _mm_setr_epi32(0, 1, 2, 3));
+}
+
+/* For each 8-bit mask, the indices of its set bits packed to the front,
+ * one byte each: the permutation that compresses the accepted lanes. */
+#define W256_B(m, l) (((m) >> (l) & 1) ? (uint64_t)(l) << (8 * __builtin_popcount((m) & ((1u << (l)) - 1))) : 0)
+#define W256_P(m) (W256_B(m, 0) | W256_B(m, 1) | W256_B(m, 2) | W256_B(m, 3) | \
+                   W256_B(m, 4) | W256_B(m, 5) | W256_B(m, 6) | W256_B(m, 7))
+#define W256_P4(m) W256_P(m), W256_P((m) + 1), W256_P((m) + 2), W256_P((m) + 3)
+#define W256_P16(m) W256_P4(m), W256_P4((m) + 4), W256_P4((m) + 8), W256_P4((m) + 12)
+#define W256_P64(m) W256_P16(m), W256_P16((m) + 16), W256_P16((m) + 32), W256_P16((m) + 48)
+static const uint64_t w256_pack[256] = { W256_P64(0u), W256_P64(64u), W256_P64(128u), W256_P64(192u) };
+
+/* The first k (0..8) of eight 32-bit lanes. */
+A2W static inline __m256i w256_lanes32x8(int k)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+A2W static inline __m256d w256_loadf(const float *a, __m128i lanes)
+{
+    return _mm256_cvtps_pd(_mm_maskload_ps(a, lanes));
+}
+
+A2W static inline int w256_particles(oct_workspace *ws, const oct_walk_params *p,
+                                     const oct_group *g, int quad, const oct_sources *src,
+                                     uint32_t begin, uint32_t count)
+{
+    list_f *P = ws->pf;
+    /* room for whole vectors: the lanes past count are written and then
+     * overwritten by the next entries or the padding (masked stores are
+     * slow on AMD) */
+    if (P->n + count + 3 > OCT_LIST_CAP) flush(ws, p, g, quad);
+    if (count + 3 > OCT_LIST_CAP) return push_particles(ws, p, g, quad, src, begin, count);
+    const __m256d gx = _mm256_set1_pd(g->centre[0]), gy = _mm256_set1_pd(g->centre[1]),
+                  gz = _mm256_set1_pd(g->centre[2]), range = _mm256_set1_pd(OCT_FLOAT_RANGE),
+                  il = _mm256_set1_pd(ws->il), sign = _mm256_set1_pd(-0.0);
+    uint32_t n = P->n;
+    for (uint32_t i = 0; i < count; i += 4) {
+        int k = count - i >= 4 ? 4 : (int)(count - i);
+        __m256i l64 = w256_lanes64(k);
+        __m128i l32 = w256_lanes32(k);
+        uint32_t s = begin + i;
+        __m256d dx = _mm256_mul_pd(_mm256_sub_pd(_mm256_maskload_pd(src->x + s, l64), gx), il);
+        __m256d dy = _mm256_mul_pd(_mm256_sub_pd(_mm256_maskload_pd(src->y + s, l64), gy), il);
+        __m256d dz = _mm256_mul_pd(_mm256_sub_pd(_mm256_maskload_pd(src->z + s, l64), gz), il);
+        __m256d ok = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, dx), range, _CMP_LT_OQ),
+                                                 _mm256_cmp_pd(_mm256_andnot_pd(sign, dy), range, _CMP_LT_OQ)),
+                                   _mm256_cmp_pd(_mm256_andnot_pd(sign, dz), range, _CMP_LT_OQ));
+        int want = (1 << k) - 1;
+        if ((_mm256_movemask_pd(ok) & want) != want) return 1;
+        _mm_storeu_ps(P->x + n + i, _mm256_cvtpd_ps(dx));
+        _mm_storeu_ps(P->y + n + i, _mm256_cvtpd_ps(dy));
+        _mm_storeu_ps(P->z + n + i, _mm256_cvtpd_ps(dz));
+        _mm_storeu_ps(P->m + n + i, _mm256_cvtpd_ps(_mm256_maskload_pd(src->m + s, l64)));
+        _mm_storeu_si128((__m128i *)(P->id + n + i), _mm_maskload_epi32((const int *)(src->id + s), l32));
+    }
+    P->n = n + count;
+    return 0;
+}
+
+A2W static int walk256(const oct_sources *src, const oct_walk_params *p, oct_workspace *ws,
+                       const oct_group *g, int quad, double gfac, uint64_t *ncell_out,
+                       uint64_t *npart_out)
+{
+    const oct_cell_columns *col = src->col;
+    const double rg = g->radius;
+    const __m256d gx = _mm256_set1_pd(g->centre[0]), gy = _mm256_set1_pd(g->centre[1]),
+                  gz = _mm256_set1_pd(g->centre[2]), vrg = _mm256_set1_pd(rg),
+                  vrg2 = _mm256_set1_pd(rg * rg), vgfac = _mm256_set1_pd(gfac),
+                  zero = _mm256_setzero_pd();
+    const __m128i one = _mm_set1_epi32(1);
+    const int accel = p->mac == GP_MAC_ACCELERATION;
+    const double lcap = p->lcap;
+    const float eps2f = ws->eps2f;
+    const double il = ws->il;
+    const __m256d vil = _mm256_set1_pd(il);
+    uint64_t ncell = 0, npart = 0;
+    list_f *C = ws->cf;
+    uint32_t sp = 0;
+
+    /* the root alone, as walk_once tests it */
+    {
+        const oct_wcell *wc = &src->cells[0];
+        double d[3], d2;
+        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2);
+        if (accept) {
+            if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
+            uint32_t j = C->n++;   /* the list is empty here */
+            C->x[j] = (float)(d[0] * il); C->y[j] = (float)(d[1] * il); C->z[j] = (float)(d[2] * il);
+            C->m[j] = col->m[0];
+            for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
+            C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
+            C->id[j] = -1;
+            ncell++;
+            rec_cell(ws, 0);
+        } else if (wc->nchild == 0) {
+            if (w256_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
+            npart += wc->count;
+            rec_leaf(ws, wc->first, wc->count);
+        } else {
+            ws->stack[sp++] = 0;
+        }
+    }
+    while (sp > 0) {
+        uint32_t c = ws->stack[--sp];
+        uint32_t f = col->first[c], nch = col->nchild[c];
+        unsigned acc = 0;
+        __m128 ox[2], oy[2], oz[2];   /* the children's scaled offsets, by halves */
+        ox[1] = oy[1] = oz[1] = _mm_setzero_ps();
+        for (uint32_t h = 0; h < nch; h += 4) {
+            const int k = nch - h >= 4 ? 4 : (int)(nch - h);
+            const uint32_t b = f + h;
+            const __m256i l64 = w256_lanes64(k);
+            const __m128i l32 = w256_lanes32(k);
+            __m256d dx = _mm256_sub_pd(_mm256_maskload_pd(col->cx + b, l64), gx);
+            __m256d dy = _mm256_sub_pd(_mm256_maskload_pd(col->cy + b, l64), gy);
+            __m256d dz = _mm256_sub_pd(_mm256_maskload_pd(col->cz + b, l64), gz);
+            __m256d d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)),
+                                       _mm256_mul_pd(dz, dz));
+            __m256d rc = w256_loadf(col->rcrit + b, l32);
+            if (accel) {
+                rc = _mm256_mul_pd(rc, vgfac);
+                if (lcap > 0) {   /* oct_accel_rcrit: at least the box's side x lcap */
+                    __m256d side = zero;
+                    for (int a = 0; a < 3; a++)
+                        /* (max_pd answers its second operand for a NaN, as walk512's) */
+                        side = _mm256_max_pd(_mm256_sub_pd(w256_loadf(col->bhi[a] + b, l32),
+                                                           w256_loadf(col->blo[a] + b, l32)),
+                                             side);
+                    rc = _mm256_max_pd(rc, _mm256_mul_pd(side, _mm256_set1_pd(lcap)));
+                }
+            }
+            __m256d r = _mm256_add_pd(rc, vrg);
+            __m256d ok = _mm256_and_pd(_mm256_castsi256_pd(l64), _mm256_cmp_pd(_mm256_mul_pd(r, r), d2, _CMP_LT_OQ));
+            __m128i cnt = _mm_maskload_epi32((const int *)(col->count + b), l32);
+            /* counts stay far below 2^31: a signed compare is the unsigned one */
+            ok = _mm256_and_pd(ok, _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_cmpgt_epi32(cnt, one))));
+            /* box test: r = group centre - com = -d; e = distance outside [lo, hi] per axis */
+            __m256d rx = _mm256_sub_pd(zero, dx), ry = _mm256_sub_pd(zero, dy), rz = _mm256_sub_pd(zero, dz);
+            __m256d lo, hi, ex, e2;
+            lo = w256_loadf(col->blo[0] + b, l32);
+            hi = w256_loadf(col->bhi[0] + b, l32);
+            ex = _mm256_max_pd(_mm256_max_pd(_mm256_sub_pd(lo, rx), _mm256_sub_pd(rx, hi)), zero);
+            e2 = _mm256_mul_pd(ex, ex);
+            lo = w256_loadf(col->blo[1] + b, l32);
+            hi = w256_loadf(col->bhi[1] + b, l32);
+            ex = _mm256_max_pd(_mm256_max_pd(_mm256_sub_pd(lo, ry), _mm256_sub_pd(ry, hi)), zero);
+            e2 = _mm256_add_pd(e2, _mm256_mul_pd(ex, ex));
+            lo = w256_loadf(col->blo[2] + b, l32);
+            hi = w256_loadf(col->bhi[2] + b, l32);
+            ex = _mm256_max_pd(_mm256_max_pd(_mm256_sub_pd(lo, rz), _mm256_sub_pd(rz, hi)), zero);
+            e2 = _mm256_add_pd(e2, _mm256_mul_pd(ex, ex));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd(e2, vrg2, _CMP_GT_OQ));
+            unsigned bits = (unsigned)_mm256_movemask_pd(ok);
+            if (bits) {
+                __m256d d2s = _mm256_mul_pd(_mm256_mul_pd(d2, vil), vil);
+                __m256d far = _mm256_cmp_pd(d2s, w256_loadf(col->d2max + b, l32), _CMP_NLT_UQ);
+                if ((unsigned)_mm256_movemask_pd(far) & bits) return 1;
+                acc |= bits << h;
+            }
+            ox[h / 4] = _mm256_cvtpd_ps(_mm256_mul_pd(dx, vil));
+            oy[h / 4] = _mm256_cvtpd_ps(_mm256_mul_pd(dy, vil));
+            oz[h / 4] = _mm256_cvtpd_ps(_mm256_mul_pd(dz, vil));
+        }
+        if (acc) {
+            if (C->n + 8 > OCT_LIST_CAP) flush(ws, p, g, quad);
+            uint32_t j = C->n;
+            /* (8 entries written, na kept: the list has room for 8) */
+            const __m256i pk = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)w256_pack[acc]));
+            const __m256i l8 = w256_lanes32x8((int)nch);
+#define W256_PUT(dst, v) _mm256_storeu_ps((dst) + j, _mm256_permutevar8x32_ps((v), pk))
+            W256_PUT(C->x, _mm256_set_m128(ox[1], ox[0]));
+            W256_PUT(C->y, _mm256_set_m128(oy[1], oy[0]));
+            W256_PUT(C->z, _mm256_set_m128(oz[1], oz[0]));
+            W256_PUT(C->m, _mm256_maskload_ps(col->m + f, l8));
+            for (int k = 0; k < 6; k++)
+                W256_PUT(C->s[k], quad ? _mm256_maskload_ps(col->s[k] + f, l8) : _mm256_setzero_ps());
+            W256_PUT(C->et, quad ? _mm256_mul_ps(_mm256_set1_ps(eps2f), _mm256_maskload_ps(col->tr + f, l8))
+                                 : _mm256_setzero_ps());
+#undef W256_PUT
+            _mm256_storeu_si256((__m256i *)(C->id + j), _mm256_set1_epi32(-1));
+            uint32_t na = (uint32_t)__builtin_popcount(acc);
+            if (ws->record)
+                for (unsigned a = acc; a; a &= a - 1) rec_cell(ws, f + (unsigned)__builtin_ctz(a));
+            C->n = j + na;
+            ncell += na;
+        }
+        unsigned open = ((1u << nch) - 1) & ~acc;
+        for (unsigned o = open; o; o &= o - 1) {
+            unsigned l = (unsigned)__builtin_ctz(o);
+            if (col->nchild[f + l]) continue;
+            uint32_t cnt1 = col->count[f + l];
+            if (w256_particles(ws, p, g, quad, src, col->first[f + l], cnt1)) return 1;
+            npart += cnt1;
+            rec_leaf(ws, col->first[f + l], cnt1);
+        }
+        /* (popped last child first: the order only changes the list order) */
+        for (unsigned o = open; o; o &= o - 1) {
+            unsigned l = (unsigned)__builtin_ctz(o);
+            if (col->nchild[f + l]) ws->stack[sp++] = f + l;
+        }
+    }
+    flush(ws, p, g, quad);
+    *ncell_out = ncell;
+    *npart_out = npart;
+    return 0;
+}
+
 #endif
 
 /* One walk of group g with parameters p; returns 1 (and leaves the
@@ -783,10 +1002,12 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         const double rg = g->radius;
         const int accel = p->mac == GP_MAC_ACCELERATION;
         const double gfac = oct_walk_gfac(p, g);
-#ifdef OCT_HAVE_K512
-        ws->lists512 = floats && src->col && k512_available();
-        if (ws->lists512) {
-            if (walk512(src, p, ws, g, quad, gfac, &ncell, &npart)) return 1;
+#ifdef OCT_HAVE_X86_SIMD
+        ws->cells_q = floats && src->col && oct_simd_level() >= OCT_SIMD_AVX2;
+        if (ws->cells_q) {
+            int out = k512_available() ? walk512(src, p, ws, g, quad, gfac, &ncell, &npart)
+                                       : walk256(src, p, ws, g, quad, gfac, &ncell, &npart);
+            if (out) return 1;
             goto sums;
         }
 #endif
@@ -815,7 +1036,7 @@ static int walk_once(const oct_sources *src, const oct_walk_params *p, oct_works
         }
         flush(ws, p, g, quad);
     }
-#ifdef OCT_HAVE_K512
+#ifdef OCT_HAVE_X86_SIMD
 sums:;   /* in C11 a label is followed by a statement, never a declaration */
 #endif
     /* back to the input's units: a = sum * 2^(e_mass - 2 e_len), phi = sum
@@ -868,8 +1089,8 @@ void oct_walk_group(const oct_sources *src, const oct_walk_params *p, oct_worksp
 
 int oct_walk_layouts(oct_precision prec)
 {
-#ifdef OCT_HAVE_K512
-    if (prec != OCT_DOUBLE && k512_available()) return OCT_PREPARE_COLUMNS;
+#ifdef OCT_HAVE_X86_SIMD
+    if (prec != OCT_DOUBLE && oct_simd_level() >= OCT_SIMD_AVX2) return OCT_PREPARE_COLUMNS;
 #endif
     return OCT_PREPARE_RECORDS;
 }

@@ -12,17 +12,20 @@
  * partial sum (in mixed mode: float partial sums of 4 terms added to double
  * lane sums), lanes added in a fixed order at the end. That loop vectorises
  * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
- * two with fused multiply-adds; in the float modes on AVX-512 machines an
- * intrinsics version with the hardware 1/sqrt estimate plus one Newton
- * step, two targets per pass, float blocks of 16 terms: cpu_walk.c) and its
+ * two with fused multiply-adds). In the float modes intrinsics take over:
+ * on AVX-512 machines the hardware 1/sqrt estimate plus one Newton step,
+ * two targets per pass, float blocks of 16 terms (cpu_walk.c); on AVX2
+ * machines the same scheme on 8 lanes with a correctly rounded 1/sqrt
+ * (cpu_lists_avx2.c; the levels: cpu_lists.h). Each kernel's
  * order depends only on the group and
  * the tree, never on threads: output is bit-identical whatever
  * OMP_NUM_THREADS is, on a given machine.
  *
- * In the float modes on AVX-512 machines the traversal itself is
- * vectorised too (walk512 in cpu_walk.c): a cell's children are decided
- * together from cell columns (oct_cell_columns), with the same tests and
- * answers as the scalar loop; cells then carry the traceless quadrupole.
+ * In the float modes on AVX-512 and AVX2 machines the traversal itself is
+ * vectorised too (walk512 and walk256 in cpu_walk.c): a cell's children
+ * are decided together from cell columns (oct_cell_columns), with the same
+ * tests and answers as the scalar loop; cells then carry the traceless
+ * quadrupole.
  *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.
@@ -68,7 +71,7 @@ typedef struct oct_payload_f {
 } oct_payload_f;
 
 /* The same cell data as columns (one array per field, indexed by cell),
- * for the AVX-512 walk: the children of a cell are consecutive cells, so
+ * for the AVX walks: the children of a cell are consecutive cells, so
  * one masked vector load per field brings all (up to 8) of them, and the
  * MAC is decided for all children at once without a branch per cell. */
 typedef struct oct_cell_columns {
@@ -83,7 +86,7 @@ typedef struct oct_cell_columns {
 
 /* The cell layouts a walk reads, which oct_tree_prepare_cells fills:
  * records (oct_wcell + oct_payload_f per cell) for the portable walk,
- * columns (oct_cell_columns) for the AVX-512 walk, which reads the root's
+ * columns (oct_cell_columns) for the AVX-512 and AVX2 walks, which read the root's
  * record only. Filling just one halves the preparation, which a block step
  * with few active particles pays in full. */
 enum { OCT_PREPARE_RECORDS = 1, OCT_PREPARE_COLUMNS = 2 };

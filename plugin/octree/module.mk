@@ -21,9 +21,10 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # GP_OCTREE_OBJS), so each rank of mpi-tree works as cpu-tree does.
 # Kernels: -O3 and -fno-math-errno so sqrt vectorises; portable baseline
 # x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
-# picked at load time (target_clones). No -ffast-math: sums stay in the
+# picked at load time (target_clones); cpu_lists_avx2.c's kernels carry
+# their own target attribute and run only where the CPU has AVX2 and FMA. No -ffast-math: sums stay in the
 # coded order.
-GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o \
+GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o \
                         cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o \
                         pair_search.o)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
@@ -49,14 +50,14 @@ TESTS += $(OCTREE_TESTS)
 # brute-force pair_step compiled as the search is: no fused multiply-add).
 TESTS += $(BUILD)/t/tree-search.t
 $(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
 # tree-prepare: the float cells the walks read, rounded outward and tight.
 TESTS += $(BUILD)/t/tree-prepare.t
 $(BUILD)/obj/tests/tree-prepare.o: CFLAGS += -Itests
-$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -64,7 +65,14 @@ $(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD
 # moves cells with, against the sums over each cell's sources.
 TESTS += $(BUILD)/t/tree-cell-velocities.t
 $(BUILD)/obj/tests/tree-cell-velocities.o: CFLAGS += -Itests
-$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
+$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
+
+# octree-lists: the AVX2 list kernel against double sums (skips without AVX2).
+TESTS += $(BUILD)/t/octree-lists.t
+$(BUILD)/obj/tests/octree-lists.o: CFLAGS += -Itests
+$(BUILD)/t/octree-lists.t: $(BUILD)/obj/tests/octree-lists.o $(BUILD)/obj/plugin/octree/cpu_lists_avx2.o
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -73,7 +81,7 @@ $(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(a
 # groups of active subsets (cpu_targets.c).
 TESTS += $(BUILD)/t/tree-groups.t
 $(BUILD)/obj/tests/tree-groups.o: CFLAGS += -Itests
-$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_targets.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o cpu_targets.o) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
