@@ -188,7 +188,8 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
 /* ---- AVX-512 list kernels ---------------------------------------------------
  * The float modes' hot loop, written with intrinsics for x86-64 machines
  * with AVX-512F (chosen once at run time, cpu_lists.h; AVX2 machines use
- * cpu_lists_avx2.c, others the portable loops above). Differences from the portable loops, all for speed:
+ * cpu_lists_avx2.c, others the portable loops above). Differences from the
+ * portable loops, all for speed:
  *   - 1/sqrt from the hardware estimate (vrsqrt14ps, 14 bits) plus one
  *     Newton step (relative error ~1e-7, float rounding): 5 operations
  *     instead of ~14;
@@ -553,6 +554,32 @@ static inline int push_particles(oct_workspace *ws, const oct_walk_params *p, co
 }
 
 #ifdef OCT_HAVE_X86_SIMD
+/* The root of a SIMD walk, tested alone as walk_once tests it: -1 out of
+ * the float range, 0 accepted (appended to the empty cell list in the
+ * SIMD form), 1 a leaf whose particles the caller appends, 2 a cell to
+ * open. */
+static int simd_root(const oct_sources *src, const oct_walk_params *p, oct_workspace *ws,
+                     const oct_group *g, int quad, double gfac)
+{
+    const oct_wcell *wc = &src->cells[0];
+    const oct_cell_columns *col = src->col;
+    double d[3], d2;
+    const double il = ws->il;
+    if (oct_walk_accepts(wc, g->centre, g->radius, p->mac == GP_MAC_ACCELERATION, gfac, p->lcap, d, &d2)) {
+        if (!(d2 * il * il < (double)src->payf[0].d2max)) return -1;
+        list_f *C = ws->cf;
+        uint32_t j = C->n++;
+        C->x[j] = (float)(d[0] * il); C->y[j] = (float)(d[1] * il); C->z[j] = (float)(d[2] * il);
+        C->m[j] = col->m[0];
+        for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
+        C->et[j] = quad ? ws->eps2f * col->tr[0] : 0.0f;
+        C->id[j] = -1;
+        rec_cell(ws, 0);
+        return 0;
+    }
+    return wc->nchild == 0 ? 1 : 2;
+}
+
 /* ---- AVX-512 traversal (float modes) -----------------------------------------
  * Visits the same cells and makes the same decisions as the loop in
  * walk_once, but a cell's children are decided together when the cell is
@@ -618,29 +645,16 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
     list_f *C = ws->cf;
     uint32_t sp = 0;
 
-    /* the root alone, as walk_once tests it */
-    {
-        const oct_wcell *wc = &src->cells[0];
-        double d[3], d2;
-        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2);
-        const double dx = d[0], dy = d[1], dz = d[2];
-        if (accept) {
-            if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
-            uint32_t j = C->n++;   /* the list is empty here */
-            C->x[j] = (float)(dx * il); C->y[j] = (float)(dy * il); C->z[j] = (float)(dz * il);
-            C->m[j] = col->m[0];
-            for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
-            C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
-            C->id[j] = -1;
-            ncell++;
-            rec_cell(ws, 0);
-        } else if (wc->nchild == 0) {
-            if (w512_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
-            npart += wc->count;
-            rec_leaf(ws, wc->first, wc->count);
-        } else {
-            ws->stack[sp++] = 0;
-        }
+    const oct_wcell *root = &src->cells[0];
+    switch (simd_root(src, p, ws, g, quad, gfac)) {
+    case -1: return 1;
+    case 0: ncell++; break;
+    case 1:
+        if (w512_particles(ws, p, g, quad, src, root->first, root->count)) return 1;
+        npart += root->count;
+        rec_leaf(ws, root->first, root->count);
+        break;
+    default: ws->stack[sp++] = 0;
     }
     while (sp > 0) {
         uint32_t c = ws->stack[--sp];
@@ -739,6 +753,7 @@ K512W static int walk512(const oct_sources *src, const oct_walk_params *p, oct_w
     *npart_out = npart;
     return 0;
 }
+
 /* ---- AVX2 traversal (float modes) ---------------------------------------------
  * walk512 for CPUs with AVX2 and no AVX-512: the same tests on the same
  * cell columns, a cell's children decided together on two halves of four
@@ -837,28 +852,16 @@ A2W static int walk256(const oct_sources *src, const oct_walk_params *p, oct_wor
     list_f *C = ws->cf;
     uint32_t sp = 0;
 
-    /* the root alone, as walk_once tests it */
-    {
-        const oct_wcell *wc = &src->cells[0];
-        double d[3], d2;
-        int accept = oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2);
-        if (accept) {
-            if (!(d2 * il * il < (double)src->payf[0].d2max)) return 1;
-            uint32_t j = C->n++;   /* the list is empty here */
-            C->x[j] = (float)(d[0] * il); C->y[j] = (float)(d[1] * il); C->z[j] = (float)(d[2] * il);
-            C->m[j] = col->m[0];
-            for (int k = 0; k < 6; k++) C->s[k][j] = quad ? col->s[k][0] : 0.0f;
-            C->et[j] = quad ? eps2f * col->tr[0] : 0.0f;
-            C->id[j] = -1;
-            ncell++;
-            rec_cell(ws, 0);
-        } else if (wc->nchild == 0) {
-            if (w256_particles(ws, p, g, quad, src, wc->first, wc->count)) return 1;
-            npart += wc->count;
-            rec_leaf(ws, wc->first, wc->count);
-        } else {
-            ws->stack[sp++] = 0;
-        }
+    const oct_wcell *root = &src->cells[0];
+    switch (simd_root(src, p, ws, g, quad, gfac)) {
+    case -1: return 1;
+    case 0: ncell++; break;
+    case 1:
+        if (w256_particles(ws, p, g, quad, src, root->first, root->count)) return 1;
+        npart += root->count;
+        rec_leaf(ws, root->first, root->count);
+        break;
+    default: ws->stack[sp++] = 0;
     }
     while (sp > 0) {
         uint32_t c = ws->stack[--sp];
