@@ -12,7 +12,8 @@
  *   avx2      intrinsics for x86-64 with AVX2 and FMA (cpu_lists_avx2.c)
  *   avx512    intrinsics and a vectorised traversal for AVX-512 (cpu_walk.c)
  * GRAVPLUG_CPU_TREE_SIMD=portable|avx2|avx512 caps the level (tests run the
- * lower paths that way; GRAVPLUG_CPU_TREE_NO_AVX512 caps it at avx2). Each
+ * lower paths that way; any other value caps nothing;
+ * GRAVPLUG_CPU_TREE_NO_AVX512 caps it at avx2). Each
  * kernel sums in an order fixed by the list and the target alone, so the
  * output is bit-identical whatever the thread count; the three give
  * different roundings of the same sums.

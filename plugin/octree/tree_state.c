@@ -448,7 +448,7 @@ int oct_length_exponent(long long sum, long long count, double root_size)
 void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
 {
     /* columns only where they were allocated; the root's record always (the
-     * AVX-512 walk tests the root from it) */
+     * AVX walks test the root from it) */
     if (!t->col_block) layouts = OCT_PREPARE_RECORDS;
     /* a second call on the same moments (the field after the forces, a
      * diagnostic, a block step that moved nothing) finds them ready */
