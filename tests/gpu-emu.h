@@ -4,7 +4,7 @@
  * with g++, for tests on machines without a GPU (tests/gpu-walk-emu.cc).
  *
  * Every CUDA thread of a synchronising group (a warp for warp-level code, a
- * block for __syncthreads code) is a ucontext coroutine; the group runs in
+ * block for __syncthreads code) is a coroutine; the group runs in
  * rounds: each live thread runs until its next barrier or its end. Warp
  * primitives (__shfl_*, __ballot_sync, __syncwarp) and __syncthreads(_or)
  * are barriers plus an exchange array. After every round the scheduler
@@ -22,6 +22,26 @@
 
 #include <sys/mman.h>
 #include <ucontext.h>
+
+/* On x86-64 the coroutines switch stacks by a few instructions of their own
+ * (emu::switch_stack). glibc's swapcontext and getcontext save the signal
+ * mask through a system call each time: millions of them in one test, most
+ * of an emulated kernel's time. AddressSanitizer must see every stack
+ * switch, and intercepts swapcontext alone, so an instrumented build, like
+ * any other CPU, keeps ucontext. */
+#if defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define GP_EMU_ASAN 1
+#  endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#  define GP_EMU_ASAN 1
+#endif
+/* A build marked for shadow stacks (-fcf-protection) keeps it too: a
+ * return into another stack would fault where the kernel enables them. */
+#if defined(__x86_64__) && !defined(GP_EMU_ASAN) && !(defined(__CET__) && (__CET__ & 2))
+#  define GP_EMU_OWN_SWITCH 1
+#endif
 #if defined(__has_include)
 #  if __has_include(<valgrind/valgrind.h>)
 #    include <valgrind/valgrind.h> /* coroutine stacks made known to memcheck */
@@ -72,8 +92,13 @@ namespace emu {
 enum { MAXT = 256, STACK = 256 * 1024 };
 struct state {
     int n = 0, cur = 0;
+#ifdef GP_EMU_OWN_SWITCH
+    void *sched_sp;        /* the scheduler's stack while a thread runs */
+    void *sp[MAXT];        /* each waiting thread's stack */
+#else
     ucontext_t sched;
     ucontext_t ctx[MAXT];
+#endif
     bool done[MAXT];
     long nbar[MAXT];
     uint64_t xchg[MAXT];
@@ -92,12 +117,60 @@ inline idx3 &block_dim() { static thread_local idx3 v; return v; }
 inline idx3 &grid_dim() { static thread_local idx3 v; return v; }
 inline unsigned &tid_base() { static thread_local unsigned v; return v; }
 
+#ifdef GP_EMU_OWN_SWITCH
+/* Pushes the callee-saved registers (System V ABI) on the running stack,
+ * stores its pointer in *from, and resumes the stack `to`: one saved by
+ * an earlier call, or one made by start_stack. MXCSR and the x87 control
+ * word are the same for every coroutine of a host thread, so stay. */
+__attribute__((naked, noinline)) static void switch_stack(void **from, void *to)
+{
+    __asm__ volatile("pushq %rbp\n\t"
+                     "pushq %rbx\n\t"
+                     "pushq %r12\n\t"
+                     "pushq %r13\n\t"
+                     "pushq %r14\n\t"
+                     "pushq %r15\n\t"
+                     "movq %rsp, (%rdi)\n\t"
+                     "movq %rsi, %rsp\n\t"
+                     "popq %r15\n\t"
+                     "popq %r14\n\t"
+                     "popq %r13\n\t"
+                     "popq %r12\n\t"
+                     "popq %rbx\n\t"
+                     "popq %rbp\n\t"
+                     "ret\n\t");
+}
+
+inline void thread_main()
+{
+    state &s = S();
+    s.fn();
+    s.done[s.cur] = true;
+    void *unused;
+    switch_stack(&unused, s.sched_sp); /* never resumed */
+    __builtin_unreachable();
+}
+
+/* A stack [lo, lo + size) that switch_stack starts in thread_main: six
+ * register slots, then thread_main as the return address, above it a null
+ * one, so thread_main begins with the stack aligned as after a call. */
+inline void *start_stack(char *lo, size_t size)
+{
+    uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;
+    *--sp = (void *)&thread_main;
+    for (int r = 0; r < 6; ++r) *--sp = nullptr;
+    return sp;
+}
+#else
 inline void trampoline()
 {
     state &s = S();
     s.fn();
     s.done[s.cur] = true; /* uc_link returns to the scheduler */
 }
+#endif
 
 inline void fail(const char *what)
 {
@@ -136,18 +209,26 @@ inline void run_group(int n, unsigned base, std::function<void()> fn)
     for (int t = 0; t < n; ++t) {
         s.done[t] = false;
         s.nbar[t] = 0;
+#ifdef GP_EMU_OWN_SWITCH
+        s.sp[t] = start_stack(s.stacks + (size_t)t * STACK, STACK);
+#else
         getcontext(&s.ctx[t]);
         s.ctx[t].uc_stack.ss_sp = s.stacks + (size_t)t * STACK;
         s.ctx[t].uc_stack.ss_size = STACK;
         s.ctx[t].uc_link = &s.sched;
         makecontext(&s.ctx[t], trampoline, 0);
+#endif
     }
     for (;;) {
         for (int t = 0; t < n; ++t) {
             if (s.done[t]) continue;
             s.cur = t;
             thread_idx().x = base + (unsigned)t;
+#ifdef GP_EMU_OWN_SWITCH
+            switch_stack(&s.sched_sp, s.sp[t]);
+#else
             swapcontext(&s.sched, &s.ctx[t]);
+#endif
         }
         int ndone = 0;
         long bar = -1;
@@ -168,7 +249,11 @@ inline void barrier()
 {
     state &s = S();
     s.nbar[s.cur]++;
+#ifdef GP_EMU_OWN_SWITCH
+    switch_stack(&s.sp[s.cur], s.sched_sp);
+#else
     swapcontext(&s.ctx[s.cur], &s.sched);
+#endif
 }
 
 template <class T> inline T exchange(T v, int src)

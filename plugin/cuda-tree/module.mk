@@ -37,6 +37,12 @@ $(GPU_EMU_TEST): tests/gpu-walk-emu.cc tests/gpu-emu.h tests/tap.h tests/testlib
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
 	    -Iabi -Iplugin -Itests -o $@ tests/gpu-walk-emu.cc $(GP_OCTREE_OBJS) -fopenmp $(LDLIBS) -lm
 TESTS += $(GPU_EMU_TEST)
+# tests/gpu-emu-self.cc: the emulator's own primitives and failure reports
+$(BUILD)/t/gpu-emu-self.t: tests/gpu-emu-self.cc tests/gpu-emu.h tests/tap.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-parameter -D_GNU_SOURCE \
+	    -Itests -o $@ $< -fopenmp $(LDLIBS) -lm
+TESTS += $(BUILD)/t/gpu-emu-self.t
 
 # ---- both plugins built against a CPU emulation of CUDA (tests only) ------
 # build/emu/plugins/gravplug-cuda-{direct,tree}.so: the plugins' own host
