@@ -115,11 +115,23 @@ int main()
     ok(emu::S().failures - f0 == 1 && strstr(emu::S().first_failure, "finished while others wait"),
        "a lane that skips a full-mask shuffle is reported (%s)", emu::S().first_failure);
 
+    /* a __syncthreads in divergent code: half the block waits at one, half
+     * at another (undefined in CUDA: a hang or a wrong result) */
+    std::vector<int> dvg(64, 0);
+    emu::launch(dim3(1), dim3(64), 64, [&] {
+        unsigned t = threadIdx.x;
+        if (t < 32) { dvg[t] = 1; __syncthreads(); dvg[t] += 10; }
+        else { dvg[t] = 2; __syncthreads(); dvg[t] *= 3; }
+    });
+    ok(emu::S().failures - f0 == 2 && strstr(emu::S().first_failure, "finished while others wait") &&
+           emu::S().last_failure[0] && strstr(emu::S().last_failure, "different __syncthreads"),
+       "threads waiting at two different __syncthreads are reported (%s)", emu::S().last_failure);
+
     /* the abandoned coroutines' stacks are reused by the next launch */
     warp_sum(sum);
     good = 0;
     for (int t = 0; t < 64; ++t) good += sum[t] == 496;
-    ok(good == 64 && emu::S().failures - f0 == 1, "after a failure the next launch runs normally");
+    ok(good == 64 && emu::S().failures - f0 == 2, "after a failure the next launch runs normally");
 
     std::vector<long> dv(32, 0);
     emu::launch(dim3(1), dim3(32), 32, [&] {

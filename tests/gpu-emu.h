@@ -8,9 +8,11 @@
  * rounds: each live thread runs until its next barrier or its end. Warp
  * primitives (__shfl_*, __ballot_sync, __syncwarp) and __syncthreads(_or)
  * are barriers plus an exchange array. After every round the scheduler
- * checks what CUDA requires of full-mask primitives: all threads of the
- * group wait at the same barrier count, or all have finished — a lane that
- * skips a shuffle, or exits while others wait, is reported as a failure.
+ * checks what CUDA requires: no thread of the group has finished while
+ * others wait (a lane that skips a full-mask shuffle, or exits before a
+ * __syncthreads), and threads waiting at a __syncthreads all wait at the
+ * same one (a __syncthreads in divergent code). Warp primitives may wait
+ * at different call sites, as sm_70 and later allow.
  *
  * Deterministic: a kernel runs on the calling OS thread (state is
  * thread_local, so two host threads may each run kernels), and atomics are
@@ -100,12 +102,13 @@ struct state {
     ucontext_t ctx[MAXT];
 #endif
     bool done[MAXT];
-    long nbar[MAXT];
+    const void *site[MAXT]; /* the __syncthreads a thread waits at; null: a warp primitive */
     uint64_t xchg[MAXT];
     char *stacks = nullptr;
     std::function<void()> fn;
     long failures = 0;
     char first_failure[256] = "";
+    char last_failure[256] = "";
     /* a thread that ends (an engine's worker) gives its stacks back */
     ~state() { if (stacks) munmap(stacks, (size_t)MAXT * STACK); }
 };
@@ -176,6 +179,7 @@ inline void fail(const char *what)
 {
     state &s = S();
     if (s.failures++ == 0) snprintf(s.first_failure, sizeof s.first_failure, "%s", what);
+    snprintf(s.last_failure, sizeof s.last_failure, "%s", what);
 #ifdef GP_CUDA_EMU_RUNTIME
     /* inside an emulated plugin nobody would look at the count: stop loudly */
     fprintf(stderr, "gpu-emu: %s\n", what);
@@ -208,7 +212,6 @@ inline void run_group(int n, unsigned base, std::function<void()> fn)
     tid_base() = base;
     for (int t = 0; t < n; ++t) {
         s.done[t] = false;
-        s.nbar[t] = 0;
 #ifdef GP_EMU_OWN_SWITCH
         s.sp[t] = start_stack(s.stacks + (size_t)t * STACK, STACK);
 #else
@@ -230,25 +233,30 @@ inline void run_group(int n, unsigned base, std::function<void()> fn)
             swapcontext(&s.sched, &s.ctx[t]);
 #endif
         }
-        int ndone = 0;
-        long bar = -1;
-        bool same = true;
+        int ndone = 0, live = 0;
+        bool block_bar = false, same = true;
+        const void *at = nullptr;
         for (int t = 0; t < n; ++t) {
             if (s.done[t]) { ++ndone; continue; }
-            if (bar < 0) bar = s.nbar[t];
-            else if (s.nbar[t] != bar) same = false;
+            if (s.site[t]) block_bar = true;
+            if (live++ == 0) at = s.site[t];
+            else if (s.site[t] != at) same = false;
         }
         if (ndone == n) return;
         if (ndone > 0) { fail("some threads finished while others wait at a barrier"); break; }
-        if (!same) { fail("threads of one group wait at different barriers"); break; }
+        if (block_bar && !same) {
+            fail("threads of one block wait at different __syncthreads, or some at a warp primitive");
+            break;
+        }
     }
     /* a failure: the waiting coroutines are abandoned (their stacks reused) */
 }
 
-inline void barrier()
+/* site: the __syncthreads' call site, or null for a warp primitive */
+inline void barrier(const void *site = nullptr)
 {
     state &s = S();
-    s.nbar[s.cur]++;
+    s.site[s.cur] = site;
 #ifdef GP_EMU_OWN_SWITCH
     switch_stack(&s.sp[s.cur], s.sched_sp);
 #else
@@ -293,15 +301,17 @@ inline void launch(dim3 grid, dim3 block, int group, std::function<void()> k)
 static inline int emu_lane() { return emu::S().cur; }
 
 static inline void __syncwarp(unsigned = 0xffffffffu) { emu::barrier(); }
-static inline void __syncthreads() { emu::barrier(); }
-static inline int __syncthreads_or(int p)
+/* not inlined, so that the return address names the call site */
+__attribute__((noinline, unused)) static void __syncthreads() { emu::barrier(__builtin_return_address(0)); }
+__attribute__((noinline, unused)) static int __syncthreads_or(int p)
 {
     emu::state &s = emu::S();
+    const void *site = __builtin_return_address(0);
     s.xchg[s.cur] = p ? 1 : 0;
-    emu::barrier();
+    emu::barrier(site);
     int any = 0;
     for (int t = 0; t < s.n; ++t) any |= (int)s.xchg[t];
-    emu::barrier();
+    emu::barrier(site);
     return any;
 }
 static inline unsigned __ballot_sync(unsigned, int p)
