@@ -3,7 +3,8 @@
  * gpu-emu-self.cc — the CUDA emulator (tests/gpu-emu.h) itself, which every
  * kernel test on a machine without a GPU stands on: warp shuffles, ballots
  * and block barriers give what a GPU gives; a lane that leaves while the
- * others wait at a barrier is reported; a launch after such a failure runs
+ * others wait at a barrier, and a __syncthreads in divergent code, are
+ * reported; a launch after such a failure runs
  * normally on the reused stacks; host threads run kernels side by side;
  * deep calls and large frames inside an emulated thread stay within its
  * stack. A mistake in the emulator's own stack switching shows here first.
