@@ -171,8 +171,8 @@ $(HOSTLIB): $(BUILD)/lib/$(HOSTLIB_REAL)
 # prove runs TEST_JOBS tests at a time; tests/schedule.yml runs the MPI
 # tests first and alone, then the rest side by side, those that run make
 # or pip in the shared trees one after the other. TEST_JOBS=1 runs them all
-# one after the other. Each
-# line says when its test ended and how long it took (--timer).
+# one after the other. Each line says when its test ended and how long it
+# took (--timer).
 TEST_JOBS ?= 2
 PROVE_RUN = HARNESS_RULESFILE=$(abspath tests/schedule.yml) $(PROVE) -j$(TEST_JOBS) --timer -e ''
 test: all
