@@ -12,7 +12,10 @@
  * others wait (a lane that skips a full-mask shuffle, or exits before a
  * __syncthreads), and threads waiting at a __syncthreads all wait at the
  * same one (a __syncthreads in divergent code). Warp primitives may wait
- * at different call sites, as sm_70 and later allow.
+ * at different call sites, as sm_70 and later allow; but a round where
+ * some threads of a block wait at a __syncthreads and others at a warp
+ * primitive is reported too, though legal in CUDA: rounds would release
+ * the __syncthreads before the others reach it.
  *
  * Deterministic: a kernel runs on the calling OS thread (state is
  * thread_local, so two host threads may each run kernels), and atomics are
