@@ -9,7 +9,9 @@
 # config $TMP/NAME.cfg and wants exit 1 before t = 0 (no snapshot), within
 # 60 s (a blocked open fails as a timeout), stderr matching PATTERN;
 # wait_for_log DIR LINES waits until DIR/diagnostics.tsv has LINES data
-# lines (at most 60 s).
+# lines (at most 60 s). Only lines that start with a time count: the column
+# header is written before the run installs its signal handlers, so a
+# signal sent on seeing it could kill the run unsaved.
 BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
 GRAVHOST="$BUILD/bin/gravhost"
 GH="$GRAVHOST"
@@ -30,7 +32,7 @@ expect_error() {
 wait_for_log() {
     i=0
     while [ $i -lt 600 ]; do
-        k=$(grep -vc '^#' "$1/diagnostics.tsv" 2>/dev/null || echo 0)
+        k=$(grep -c '^[0-9]' "$1/diagnostics.tsv" 2>/dev/null)   # empty when the file is not there yet
         [ "${k:-0}" -ge "$2" ] && return 0
         sleep 0.1; i=$((i+1))
     done

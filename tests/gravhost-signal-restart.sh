@@ -37,7 +37,7 @@ interrupt() {  # interrupt SIGNAL LINES: the run $pid in $TMP/b gets SIGNAL afte
 
 "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/b" 2>"$TMP/b.err" &
 pid=$!
-interrupt TERM 3
+interrupt TERM 2
 [ "$rc" = 143 ] && [ -f "$TMP/b/checkpoint.gpck" ]
 ok $? "SIGTERM: exit status $rc (want 143) and a checkpoint written"
 t1=$(sed -n 's/.*stopped by signal [0-9]* at t = \([0-9.e+-]*\);.*/\1/p' "$TMP/b.err")
@@ -47,7 +47,7 @@ ok $? "... it stopped mid-run (t = $t1)"
 
 "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/b" --restart 2>"$TMP/b2.err" &
 pid=$!
-interrupt INT 5
+interrupt INT 4
 t2=$(sed -n 's/.*stopped by signal [0-9]* at t = \([0-9.e+-]*\);.*/\1/p' "$TMP/b2.err")
 sed 's/^/# /' "$TMP/b2.err"
 [ "$rc" = 130 ] || [ "$rc" = 0 ]
@@ -67,7 +67,7 @@ cmp -s "$TMP/a.tsv" "$TMP/b.tsv"; ok $? "the diagnostics (t, K, W, E, dE/E) matc
 
 "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/hup" 2>"$TMP/hup.err" &
 pid=$!
-wait_for_log "$TMP/hup" 2
+wait_for_log "$TMP/hup" 1
 kill -HUP $pid
 wait $pid
 rc=$?
