@@ -37,7 +37,8 @@ output = { log_interval = 1.0; snapshot_interval = 0; };
 CFG
 "$GRAVHOST" run "$TMP/long.cfg" --output "$TMP/long" 2>"$TMP/long.err" &
 pid=$!
-sleep 2
+wait_for_log "$TMP/long" 1   # running, its signal handlers set
+sleep 1
 kill -INT $pid
 wait $pid
 rc=$?
