@@ -31,13 +31,50 @@
 #include "snapshot.h"
 
 static volatile sig_atomic_t got_signal, signal_count;
+static volatile sig_atomic_t setting_up;  /* before the first step: reading, building, first forces */
+static int says;             /* this process prints (rank 0) */
 static double signal_wall;   /* gh_wall() when the first signal was seen */
 static int announced;        /* the stop at the next resync point was said */
 
+/* While the run sets up (a large model's first forces can take minutes) a
+ * signal is kept for the start, where the run stops with a checkpoint at
+ * its first time; a second one ends the process at once, as before the
+ * handlers existed. Only async-signal-safe calls here. */
 static void on_signal(int sig)
 {
     got_signal = sig;
     signal_count++;
+    if (!setting_up) return;
+    if (signal_count > 1) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    static const char msg[] = "gravhost: signal while setting up: the run stops with a checkpoint once its first "
+                              "forces are done; signal again to stop at once, without one\n";
+    if (says) (void)!write(2, msg, sizeof msg - 1);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;   /* a read in the setup (a pipe, a slow file system) goes on */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);   /* the terminal or the session went away */
+    /* a launcher may start us with them blocked (the mask survives exec):
+     * then the run would never hear its stop signal */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
+    /* a file over the size limit (ulimit -f): the write fails with EFBIG
+     * and says so, instead of the signal killing the run unsaid */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 
@@ -170,6 +207,33 @@ static int stop_now(runner *r, gh_progress *prog)
     return 0;
 }
 
+/* After a step, or at an output time: a signal seen by any rank stops them
+ * all here when stop_now says so, with a checkpoint. 1: stopped (exit
+ * status 128 + the signal), 0: go on, -1: the checkpoint failed (r->err). */
+static int signal_stop(runner *r, gh_progress *prog)
+{
+    const gh_config *cfg = r->cfg;
+    if (gh_par_size() > 1) {
+        got_signal = gh_par_max_int(got_signal);
+        signal_count = gh_par_max_int(signal_count);
+    }
+    if (!got_signal || !stop_now(r, prog)) return 0;
+    gh_progress_finish(prog);
+    int resync = gp_sim_at_resync_point(r->sim);
+    if (write_checkpoint(r) != 0) return -1;
+    char cp[4096], cmd[4096];
+    join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
+    restart_command(r, cmd, sizeof cmd);
+    if (gh_par_rank() == 0)
+        fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
+                "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
+    if (!resync && gh_par_rank() == 0)
+        fprintf(stderr, "gravhost: the run stopped between resync points (a second signal, or run.signal_grace "
+                "= %g s passed): the continuation agrees with an uninterrupted run to the solver's "
+                "accuracy, not bit for bit\n", cfg->signal_grace);
+    return 1;
+}
+
 /* Sets up particles and the integrator from the config (a fresh run). */
 static int setup_fresh(runner *r)
 {
@@ -234,6 +298,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     signal_count = 0;
     announced = 0;
     signal_wall = 0;
+    says = gh_par_rank() == 0;
+    setting_up = 1;
+    catch_signals();
     r->cfg = cfg;
     r->opts = o;
     r->wall0 = gh_wall();
@@ -341,16 +408,6 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     }
     r->diag.E0 = r->st.E0;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);   /* the terminal or the session went away */
-    /* a file over the size limit (ulimit -f): the write fails with EFBIG
-     * and says so, instead of the signal killing the run unsaid */
-    signal(SIGXFSZ, SIG_IGN);
-
     int show = gh_par_rank() == 0 && (o->progress > 0 || (o->progress == 0 && cfg->progress == 1)
                || (o->progress == 0 && cfg->progress == 0 && isatty(2)));
     unsigned long long n_all = gh_par_sum_u64(gp_sim_count(r->sim));
@@ -366,8 +423,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         /* under MPI: particles migrate at every output time (synchronised) */
         if (migrate(r) != 0) goto out;
         if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
+        setting_up = 0;
         double t = gp_sim_time(r->sim);
         if (t >= t_end) break;
+        /* a signal during the setup, or the last step before this output */
+        int stopped = signal_stop(r, &prog);
+        if (stopped < 0) goto out;
+        if (stopped > 0) { rc = 128 + got_signal; goto out_quiet; }
         double target = next_event(r, t_end);
         if (target <= t) target = t_end;   /* nothing ahead but the end */
         while (gp_sim_time(r->sim) < target) {
@@ -391,27 +453,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             int long_steps = strncmp(integ, "block-", 6) == 0 || strncmp(integ, "hold", 4) == 0;
             r->stepping += gh_wall() - t_step;
             if (gh_par_size() > 1 && (steps % 16 == 0 || long_steps) && migrate(r) != 0) goto out;
-            if (gh_par_size() > 1) {   /* a signal seen by any rank stops them all at the same step */
-                got_signal = gh_par_max_int(got_signal);
-                signal_count = gh_par_max_int(signal_count);
-            }
-            if (got_signal && stop_now(r, &prog)) {
-                gh_progress_finish(&prog);
-                int resync = gp_sim_at_resync_point(r->sim);
-                if (write_checkpoint(r) != 0) goto out;
-                char cp[4096], cmd[4096];
-                join(cp, sizeof cp, r->out_dir, cfg->ckpt_name);
-                restart_command(r, cmd, sizeof cmd);
-                if (gh_par_rank() == 0)
-                fprintf(stderr, "gravhost: stopped by signal %d at t = %.10g; checkpoint written to %s "
-                        "(continue with: %s)\n", (int)got_signal, gp_sim_time(r->sim), cp, cmd);
-                if (!resync && gh_par_rank() == 0)
-                    fprintf(stderr, "gravhost: the run stopped between resync points (a second signal, or run.signal_grace "
-                            "= %g s passed): the continuation agrees with an uninterrupted run to the solver's "
-                            "accuracy, not bit for bit\n", cfg->signal_grace);
-                rc = 128 + got_signal;
-                goto out_quiet;
-            }
+            int stop = signal_stop(r, &prog);
+            if (stop < 0) goto out;
+            if (stop > 0) { rc = 128 + got_signal; goto out_quiet; }
         }
     }
     /* the end: a last log line and snapshot unless the intervals gave them */
@@ -447,6 +491,7 @@ out:
     gh_progress_finish(&prog);
     if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);   /* every rank has the same sentence */
 out_quiet:
+    setting_up = 0;
     gh_diag_close(&r->diag);
     gp_sim_free(r->sim);
     return rc;

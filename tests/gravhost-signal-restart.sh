@@ -10,10 +10,12 @@
 # SIGTERM far from the next resync point stops it within run.signal_grace
 # seconds anyway (the scheduler's SIGKILL comes next), with a checkpoint
 # that restarts; a file over the size limit (SIGXFSZ) ends it with a
-# sentence, not a kill.
+# sentence, not a kill. And a signal while the run sets up (before its
+# first step): kept until the first forces are done, then a checkpoint at
+# t = 0; a second one ends it at once.
 NAME=gravhost-signal-restart
 . '@TESTLIB@'
-echo "1..13"
+echo "1..16"
 
 # Long enough (several seconds) that the signal lands mid-run; dt = 0.5
 # makes the resync points rare, so the signal falls between them.
@@ -102,6 +104,37 @@ sed 's/signal_grace = 0.5;/signal_grace = -1;/' "$TMP/grace.cfg" > "$TMP/badgrac
 "$GRAVHOST" run "$TMP/badgrace.cfg" --output "$TMP/badgrace" 2>"$TMP/badgrace.err"
 [ $? = 1 ] && grep -q "run.signal_grace: must be 0 to 1e6 seconds" "$TMP/badgrace.err"
 ok $? "signal_grace = -1 is refused with a sentence"
+
+# A signal that comes while the run sets up. To land it there for sure it is
+# sent before gravhost starts, to a process that blocks it and then execs
+# gravhost: the signal waits, blocked, until gravhost unblocks the stop
+# signals as it sets its handlers (a launcher may start it so).
+pending() {  # pending SIGNALS CMD...: runs CMD with SIGNALS (comma-separated names) blocked and pending
+    sigs=$1; shift
+    python3 - "$sigs" "$@" <<'PY'
+import os, signal, sys
+sigs = [getattr(signal, name) for name in sys.argv[1].split(",")]
+signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+for s in sigs:
+    os.kill(os.getpid(), s)
+os.execv(sys.argv[2], sys.argv[2:])
+PY
+}
+pending SIGTERM "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/setup" 2>"$TMP/setup.err"
+rc=$?
+sed 's/^/# /' "$TMP/setup.err"
+[ $rc = 143 ] && [ -f "$TMP/setup/checkpoint.gpck" ] && grep -q "signal while setting up" "$TMP/setup.err" &&
+    grep -q "stopped by signal 15 at t = 0;" "$TMP/setup.err"
+ok $? "SIGTERM while setting up: the first forces done, stopped at t = 0 with a checkpoint (rc $rc)"
+"$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/setup" --restart 2>"$TMP/setup2.err"
+rc=$?
+r=$(same_snapshot "$TMP/a/snap_0001.h5" "$TMP/setup/snap_0001.h5" 2>&1)
+[ $rc = 0 ] && [ "$r" = same ]
+ok $? "... that checkpoint runs on to t = 3, bit-identical with the uninterrupted run (rc $rc, $r)"
+pending SIGTERM,SIGINT "$GRAVHOST" run "$TMP/run.cfg" --output "$TMP/setup-twice" 2>"$TMP/setup-twice.err"
+rc=$?
+{ [ $rc = 130 ] || [ $rc = 143 ]; } && [ ! -e "$TMP/setup-twice/checkpoint.gpck" ]
+ok $? "two signals while setting up: the process ends at once, without a checkpoint (rc $rc)"
 
 # ulimit -f: the first snapshot (about 300 kB) is over 64 blocks
 cat > "$TMP/fsize.cfg" <<CFG
