@@ -298,9 +298,6 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     signal_count = 0;
     announced = 0;
     signal_wall = 0;
-    says = gh_par_rank() == 0;
-    setting_up = 1;
-    catch_signals();
     r->cfg = cfg;
     r->opts = o;
     r->wall0 = gh_wall();
@@ -315,6 +312,9 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         return 1;
     }
     snprintf(r->out_dir, sizeof r->out_dir, "%s", dir);
+    says = gh_par_rank() == 0;
+    setting_up = 1;   /* until the first step; every return from here clears it */
+    catch_signals();
     double t_end = o->have_t_end ? o->t_end : cfg->t_end;
     int rc = 1;
     gp_status st = GP_OK;
@@ -329,6 +329,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     if (agreed(r, st != GP_OK) != 0) {
         if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);
         gp_sim_free(r->sim);
+        setting_up = 0;
         return 1;
     }
     gh_par_attach(r->sim);   /* under MPI: the ranks' solver calls agree */
