@@ -84,6 +84,9 @@ sed 's/dt = 0.5;/dt = 3.0;/; s/t_end = 3.0; }/t_end = 3.0; signal_grace = 0.5; }
 "$GRAVHOST" run "$TMP/grace.cfg" --output "$TMP/grace" 2>"$TMP/grace.err" &
 pid=$!
 wait_for_log "$TMP/grace" 1
+# and past the t = 0 snapshot, written after the log line: a signal before
+# the first step would stop the run right there, at t = 0, a resync point
+i=0; while [ ! -e "$TMP/grace/snap_0000.h5" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.3
 t0=$(date +%s.%N)
 kill -TERM $pid
