@@ -38,8 +38,8 @@ static int announced;        /* the stop at the next resync point was said */
 
 /* While the run sets up (a large model's first forces can take minutes) a
  * signal is kept for the start, where the run stops with a checkpoint at
- * its first time; a second one ends the process at once, as before the
- * handlers existed. Only async-signal-safe calls here. */
+ * its first time; a second one ends the process at once (the default
+ * action). Only async-signal-safe calls here. */
 static void on_signal(int sig)
 {
     got_signal = sig;
@@ -207,7 +207,7 @@ static int stop_now(runner *r, gh_progress *prog)
     return 0;
 }
 
-/* After a step, or at an output time: a signal seen by any rank stops them
+/* After a step, or after the setup: a signal seen by any rank stops them
  * all here when stop_now says so, with a checkpoint. 1: stopped (exit
  * status 128 + the signal), 0: go on, -1: the checkpoint failed (r->err). */
 static int signal_stop(runner *r, gh_progress *prog)
@@ -424,13 +424,15 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         /* under MPI: particles migrate at every output time (synchronised) */
         if (migrate(r) != 0) goto out;
         if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
+        int first = setting_up;   /* the same on every rank */
         setting_up = 0;
         double t = gp_sim_time(r->sim);
         if (t >= t_end) break;
-        /* a signal during the setup, or the last step before this output */
-        int stopped = signal_stop(r, &prog);
-        if (stopped < 0) goto out;
-        if (stopped > 0) { rc = 128 + got_signal; goto out_quiet; }
+        if (first) {   /* a signal during the setup stops the run here, at its start */
+            int stopped = signal_stop(r, &prog);
+            if (stopped < 0) goto out;
+            if (stopped > 0) { rc = 128 + got_signal; goto out_quiet; }
+        }
         double target = next_event(r, t_end);
         if (target <= t) target = t_end;   /* nothing ahead but the end */
         while (gp_sim_time(r->sim) < target) {
