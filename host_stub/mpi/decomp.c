@@ -2,7 +2,6 @@
 /* decomp.c — Peano-Hilbert decomposition by exact (weighted) quantiles (see decomp.h). */
 #include "decomp.h"
 
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -242,14 +241,11 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     MPI_Comm_size(comm, &P);
     size_t n = *n_io;
     const double *d = *data_io;
-    /* the cube around every particle (gp_host_root_cube's rule, globally) */
-    double mn[3] = { DBL_MAX, DBL_MAX, DBL_MAX }, mx[3] = { -DBL_MAX, -DBL_MAX, -DBL_MAX };
-    for (size_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++) {
-            double x = d[i * ncol + a];
-            mn[a] = x < mn[a] ? x : mn[a];
-            mx[a] = x > mx[a] ? x : mx[a];
-        }
+    /* the cube around every particle (gp_host_root_cube's rule, globally:
+     * the one mpi-tree's trees are built in, so the pieces are runs of
+     * their keys) */
+    double mn[3], mx[3];
+    gp_host_bounds(n, d, d + 1, d + 2, ncol, mn, mx);
     double gmn[3], gmx[3];
     MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, comm);
     MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, comm);
@@ -258,12 +254,8 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     if (N == 0) return 0;
     if (level_col >= (int)ncol) level_col = -1;
     if (level_col < 0) pieces_per_rank = 1;
-    double side = 0, lo[3];
-    for (int a = 0; a < 3; a++) side = gmx[a] - gmn[a] > side ? gmx[a] - gmn[a] : side;
-    if (!(side > 0)) side = 1.0;
-    if (!(side <= 0.5 * DBL_MAX)) side = DBL_MAX; else side *= 1.0 + 1e-9;
-    for (int a = 0; a < 3; a++) lo[a] = 0.5 * gmn[a] + 0.5 * gmx[a] - 0.5 * side;
-    double inv = (double)GP_KEY_GRID / side;
+    double lo[3], inv;
+    gp_host_cube_of_bounds(gmn, gmx, lo, &inv);
 
     kid *v = sorted_rows(n, d, ncol, *id_io, lo, inv);
     if (fail_all(comm, v == NULL, err, errlen, "for the keys")) { free(v); return -1; }

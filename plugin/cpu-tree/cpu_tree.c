@@ -151,7 +151,7 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     int rc = oct_build_threaded(&s->base, &fresh, n, pos, mass,
                                 (uint32_t)gp_param_int(&s->base, OCT_P_GROUP),
                                 (uint32_t)gp_param_int(&s->base, OCT_P_LEAF),
-                                oct_param_keys(&s->base));
+                                oct_param_keys(&s->base), NULL);
     if (rc)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "no memory to build the tree of %zu particles; free memory or use "
@@ -218,7 +218,7 @@ static gp_status sub_build(gp_solver *s)
     sub_gather(s, 1);
     oct_tree fresh;
     int rc = oct_build_threaded(&s->base, &fresh, ns, s->sub_pos, s->sub_mass, s->age.group,
-                                s->age.leaf, (gp_key_kind)s->age.keys);
+                                s->age.leaf, (gp_key_kind)s->age.keys, NULL);
     if (rc) {
         sub_free(s);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,

@@ -111,7 +111,7 @@ gp_status mpi_tree_outputs_gather(const mpi_tree_comm *c, const uint8_t *in_src,
         for (size_t k = 0; k < na; ++k) act[k] = (uint32_t)(offset + gp_active_index(b, k));
         if (ns == 0)   /* every rank passed an empty source subset: refused before here */
             st = gp_fail(b, GP_ERR_BAD_STATE, "compute_forces_ex: no rank holds a source");
-        else if (oct_build_threaded(b, &t, ns, spos, smass, group, leaf, keys))
+        else if (oct_build_threaded(b, &t, ns, spos, smass, group, leaf, keys, NULL))
             st = gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                          "compute_forces_ex: no memory for the tree of the %zu gathered sources", ns);
     }

@@ -24,11 +24,11 @@ gp_key_kind oct_param_keys(const gp_base *b)
 
 int oct_build_threaded(const gp_base *b, oct_tree *t, size_t n, const double *pos,
                        const double *mass, uint32_t group_size, uint32_t leaf_size,
-                       gp_key_kind keys)
+                       gp_key_kind keys, const gp_cube *cube)
 {
     int prev = omp_get_max_threads();
     omp_set_num_threads(oct_param_threads(b));
-    int rc = oct_tree_build(t, n, pos, mass, group_size, leaf_size, keys);
+    int rc = oct_tree_build_in(t, n, pos, mass, group_size, leaf_size, keys, cube);
     omp_set_num_threads(prev);
     return rc;
 }

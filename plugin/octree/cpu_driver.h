@@ -53,12 +53,12 @@ int oct_param_threads(const gp_base *b);
 /* The space-filling curve the keys parameter names. */
 gp_key_kind oct_param_keys(const gp_base *b);
 
-/* oct_tree_build, oct_tree_refit and oct_tree_moments (tree_state.h) run
- * on the threads parameter's count of threads; the caller's OpenMP
- * default is restored after. */
+/* oct_tree_build_in, oct_tree_refit and oct_tree_moments (tree_state.h)
+ * run on the threads parameter's count of threads; the caller's OpenMP
+ * default is restored after. cube NULL: the particles' own root cube. */
 int oct_build_threaded(const gp_base *b, oct_tree *t, size_t n, const double *pos,
                        const double *mass, uint32_t group_size, uint32_t leaf_size,
-                       gp_key_kind keys);
+                       gp_key_kind keys, const gp_cube *cube);
 int oct_refit_threaded(const gp_base *b, oct_tree *t, const double *pos, const double *mass,
                        int moments);
 int oct_moments_threaded(const gp_base *b, oct_tree *t);

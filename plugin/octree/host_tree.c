@@ -9,26 +9,40 @@
 #include <omp.h>
 #endif
 
-void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
-                       size_t stride, double lo[3], double *inv_cell)
+void gp_host_bounds(size_t n, const double *x, const double *y, const double *z, size_t stride,
+                    double mn[3], double mx[3])
 {
-    double mn[3] = { x[0], y[0], z[0] }, mx[3] = { x[0], y[0], z[0] };
-    for (size_t i = 1; i < n; i++) {
+    for (int a = 0; a < 3; a++) { mn[a] = DBL_MAX; mx[a] = -DBL_MAX; }
+    for (size_t i = 0; i < n; i++) {
         double p[3] = { x[i * stride], y[i * stride], z[i * stride] };
         for (int a = 0; a < 3; a++) {
             if (p[a] < mn[a]) mn[a] = p[a];
             if (p[a] > mx[a]) mx[a] = p[a];
         }
     }
+}
+
+void gp_host_cube_of_bounds(const double mn[3], const double mx[3], double lo[3], double *inv_cell)
+{
     double side = 0;
     for (int a = 0; a < 3; a++)
         if (mx[a] - mn[a] > side) side = mx[a] - mn[a];
-    /* a span like 1e308 - -1e308 overflows: cap it (outliers then clamp) */
+    /* a span like 1e308 - -1e308 overflows: cap it (outliers then clamp);
+     * no points (mn > mx) gives the unit cube around 0 */
     if (!(side > 0)) side = 1.0;
     if (!(side <= 0.5 * DBL_MAX)) side = DBL_MAX;
     else side *= 1.0 + 1e-9;
-    for (int a = 0; a < 3; a++) lo[a] = 0.5 * mn[a] + 0.5 * mx[a] - 0.5 * side;
+    for (int a = 0; a < 3; a++)
+        lo[a] = mn[a] <= mx[a] ? 0.5 * mn[a] + 0.5 * mx[a] - 0.5 * side : -0.5 * side;
     *inv_cell = (double)GP_KEY_GRID / side;
+}
+
+void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
+                       size_t stride, double lo[3], double *inv_cell)
+{
+    double mn[3], mx[3];
+    gp_host_bounds(n, x, y, z, stride, mn, mx);
+    gp_host_cube_of_bounds(mn, mx, lo, inv_cell);
 }
 
 /* The keys vectorised: the Peano-Hilbert encoding is branch-free integer

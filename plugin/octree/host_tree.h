@@ -27,7 +27,14 @@ typedef struct gp_host_tree {
 
 /* The root cube over n points (x/y/z strided by `stride` doubles): lower
  * corner lo[3] and inv_cell = 2^21 / side. Handles n = 1, coincident points
- * and extreme (finite) coordinates. */
+ * and extreme (finite) coordinates. It is gp_host_cube_of_bounds of
+ * gp_host_bounds; the two halves let MPI ranks agree on one cube (the
+ * bounds reduced over the ranks), so that their trees' cells are cells of
+ * one octree. */
+void gp_host_bounds(size_t n, const double *x, const double *y, const double *z, size_t stride,
+                    double mn[3], double mx[3]);        /* n = 0: mn = DBL_MAX, mx = -DBL_MAX */
+void gp_host_cube_of_bounds(const double mn[3], const double mx[3], double lo[3], double *inv_cell);
+typedef struct gp_cube { double lo[3], inv_cell; } gp_cube;   /* a root cube, as above */
 void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
                        size_t stride, double lo[3], double *inv_cell);
 

@@ -292,6 +292,13 @@ static void scale_masses(oct_tree *t)
 int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
                   uint32_t group_size, uint32_t leaf_size, gp_key_kind keys_kind)
 {
+    return oct_tree_build_in(t, n, pos, mass, group_size, leaf_size, keys_kind, NULL);
+}
+
+int oct_tree_build_in(oct_tree *t, size_t n, const double *pos, const double *mass,
+                      uint32_t group_size, uint32_t leaf_size, gp_key_kind keys_kind,
+                      const gp_cube *cube)
+{
     memset(t, 0, sizeof *t);
     t->n = n;
     t->keys = keys_kind;
@@ -303,7 +310,11 @@ int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
     t->z = malloc(n * sizeof *t->z); t->m = malloc(n * sizeof *t->m);
     if (!keys || !t->order || !t->rank || !t->x || !t->y || !t->z || !t->m) goto oom;
 
-    gp_host_root_cube(n, pos, pos + 1, pos + 2, 3, t->lo, &t->inv_cell);
+    if (cube) {
+        memcpy(t->lo, cube->lo, sizeof t->lo);
+        t->inv_cell = cube->inv_cell;
+    } else
+        gp_host_root_cube(n, pos, pos + 1, pos + 2, 3, t->lo, &t->inv_cell);
     gp_host_make_keys(n, pos, pos + 1, pos + 2, 3, keys_kind, t->lo, t->inv_cell, keys);
     for (size_t i = 0; i < n; i++) t->order[i] = (uint32_t)i;
     if (gp_host_sort_keys(n, keys, t->order)) goto oom;

@@ -58,6 +58,13 @@ typedef struct oct_tree {
  * of memory (t is then empty). t must be zeroed or freed before. */
 int oct_tree_build(oct_tree *t, size_t n, const double *pos, const double *mass,
                   uint32_t group_size, uint32_t leaf_size, gp_key_kind keys);
+/* The same in a given root cube (NULL: the particles' own, as above).
+ * Particles outside it get clamped keys: a correct tree, with looser
+ * cells. mpi-tree builds every rank's tree in one cube, so that a region
+ * two ranks share is split along cells of one octree. */
+int oct_tree_build_in(oct_tree *t, size_t n, const double *pos, const double *mass,
+                      uint32_t group_size, uint32_t leaf_size, gp_key_kind keys,
+                      const gp_cube *cube);
 
 /* Same particles, new positions pos[3n] and, when mass is not NULL, new
  * masses mass[n]: re-sorts nothing, recomputes the moments on the old
