@@ -44,6 +44,9 @@
  * pieces a rank and the pieces dealt so that both level sets are shared
  * ("(levels)" in the line). The weight cut leaves a rank inside the
  * centre with twice the mean of active particles; this one does not.
+ * GP_DRIFT=tau moves every particle by tau times its velocity after the
+ * ranks are cut and before the plugin gets them: the state of a run some
+ * time after its last migration, when particles have crossed the cuts.
  */
 #include <math.h>
 #include <mpi.h>
@@ -136,6 +139,7 @@ int main(int argc, char **argv)
     const char *model = argv[1];
     size_t n = strtoull(argv[2], NULL, 10);
     int reps = argc > 3 ? atoi(argv[3]) : 3;
+    const double drift = getenv("GP_DRIFT") ? atof(getenv("GP_DRIFT")) : 0.0;
     const char *theta = argc > 4 ? argv[4] : "0.5";
     gp_ic ic;
     char err[512];
@@ -221,7 +225,8 @@ int main(int argc, char **argv)
     free(is_active);
     double *pos = malloc(3 * (nl ? nl : 1) * sizeof *pos), *mass = malloc((nl ? nl : 1) * sizeof *mass);
     for (size_t k = 0; k < nl; k++) {
-        memcpy(&pos[3 * k], &ic.pos[3 * (size_t)mine[k]], 3 * sizeof *pos);
+        for (int a = 0; a < 3; a++)
+            pos[3 * k + a] = ic.pos[3 * (size_t)mine[k] + a] + drift * ic.vel[3 * (size_t)mine[k] + a];
         mass[k] = ic.mass[mine[k]];
     }
     free(mine);
