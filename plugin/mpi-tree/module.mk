@@ -39,9 +39,9 @@ mpi-tree: $(MPI_TREE_SO)
 # one OpenMP thread per rank); each wrapper skips when mpirun is missing.
 MPI_ACC := $(BUILD)/tests/mpi-accuracy
 $(BUILD)/obj/tests/mpi-accuracy.o: CFLAGS += -I. -Itests $(MPI_CFLAGS)
-$(MPI_ACC): $(BUILD)/obj/tests/mpi-accuracy.o $(BUILD)/lib/libgravplug.so
+$(MPI_ACC): $(BUILD)/obj/tests/mpi-accuracy.o $(GP_OCTREE_OBJS) $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
+	$(CC) -fopenmp -o $@ $< $(GP_OCTREE_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 
 MPI_TESTS := $(foreach p,1 2 3 4,$(BUILD)/t/mpi-accuracy-p$(p).t)
 TESTS += $(MPI_TESTS)
