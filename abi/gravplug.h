@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gravplug.h — the gravplug plugin ABI, version 1.2.
+ * gravplug.h — the gravplug plugin ABI, version 1.3.
+ *
+ * 1.3 appends the pairwise step made even in the relative velocity
+ * (gp_outputs.pair_step_even, nb_step_even: a time-symmetric split in one
+ * call), source groups (set_source_groups: a target feels no source of its
+ * own group) and the 1.2 outputs at explicit points with one excluded
+ * source each (compute_field_ex, what GRAPE-6's g6calc_* needs).
  *
  * 1.2 appends what GRAPE-6 and Sapporo2 return beside the force: the jerk
  * (set_state_jerk, get_velocities, compute_forces_ex with gp_outputs, for
@@ -80,7 +86,7 @@ extern "C" {
 #endif
 
 #define GRAVPLUG_ABI_MAJOR 1
-#define GRAVPLUG_ABI_MINOR 2
+#define GRAVPLUG_ABI_MINOR 3
 
 /* The name of the one exported symbol, for dlsym. */
 #define GRAVPLUG_ENTRY_SYMBOL "gravplug_entry"
@@ -143,6 +149,9 @@ typedef enum gp_status {
 #define GP_CAP_NEIGHBOURS    (UINT64_C(1) << 11) /* nn, neighbour lists and
                                                     pair_step at a cost of
                                                     the force call's order  */
+#define GP_CAP_SOURCE_GROUPS (UINT64_C(1) << 12) /* ABI 1.3: a call with
+                                                   source groups costs of
+                                                   the order of one without */
 
 /* ------------------------------------------------------------------------ */
 /* Parameters, logging, init arguments, statistics.                         */
@@ -239,7 +248,14 @@ typedef struct gp_stats {
  *              union); the lists are read with get_neighbours.
  * The sources are the massive particles (a massless test particle sources
  * none, so it is nobody's neighbour) of the current source subset, when
- * one is set, as for acc. Neighbours and nn are exact on every plugin. */
+ * one is set, as for acc. Neighbours and nn are exact on every plugin.
+ * ABI 1.3 appends (a plugin reads them only when struct_size covers them;
+ * a host sets them only for a plugin whose abi_minor >= 3):
+ *   pair_step_even  min over sources j of min(tau_ij(r, v), tau_ij(r, -v)):
+ *              the 1.2 step made even in the relative velocity, the
+ *              time-symmetric split's criterion in one call;
+ *   nb_step_even (input) >= 0; > 0: list the sources whose even step is
+ *              below it (a union with nb_radius and nb_step). */
 typedef struct gp_outputs {
     size_t    struct_size;   /* set by the caller: sizeof(gp_outputs)      */
     double   *acc;           /* 3*n_active, required                        */
@@ -250,6 +266,9 @@ typedef struct gp_outputs {
     double   *pair_step;     /* n_active                                    */
     const double *nb_radius; /* n_active radii (input)                      */
     double    nb_step;       /* > 0 (input)                                 */
+    /* ABI 1.3 */
+    double   *pair_step_even; /* n_active                                   */
+    double    nb_step_even;   /* > 0 (input)                                */
 } gp_outputs;
 
 /* ------------------------------------------------------------------------ */
@@ -420,6 +439,36 @@ typedef struct gp_api {
      * as they were. */
     gp_status (*get_neighbours)(gp_solver *s, size_t cap, uint64_t *offset,
                                 uint32_t *list, size_t *needed);
+
+    /* ---- ABI 1.3: appended members. A host checks GRAVPLUG_API_HAS
+     * before calling one of these. ----------------------------------- */
+
+    /* Source groups: group[k] for each of the n particles of set_particles
+     * (n must be that count), or group NULL (n ignored) to clear. While
+     * set, a force call gives target i nothing from a source j with
+     * group[j] == group[i]; UINT32_MAX is in no group and feels every
+     * source. Every output (acc, pot, jerk, nn, pair steps, lists) ranges
+     * over the sources so selected, intersected with the source subset
+     * when one is set. A tree plugin opens every cell holding a source of
+     * the target's group down to those sources. set_particles clears the
+     * groups. GP_CAP_SOURCE_GROUPS: the cost is of the order of a call
+     * without groups. */
+    gp_status (*set_source_groups)(gp_solver *s, size_t n, const uint32_t *group);
+
+    /* compute_forces_ex at n explicit points instead of the active
+     * particles: positions pos[3n], velocities vel[3n] (may be NULL when
+     * neither jerk nor a pair step nor nb_step lists are asked), and
+     * exclude[n] (may be NULL: none), a set_particles index point k must
+     * not feel (its own particle, as GRAPE-6's i-index), or UINT32_MAX.
+     * Every gp_outputs member is filled as for the active particles, in
+     * the order of the points (the lists have n + 1 offsets). The sources
+     * are the held particles at the last predict time (or as last set),
+     * under the source subset and the groups: a point feels the groups'
+     * rule as the particle it excludes would (a point excluding none
+     * feels every source). The held state is not changed. */
+    gp_status (*compute_field_ex)(gp_solver *s, size_t n, const double *pos,
+                                  const double *vel, const uint32_t *exclude,
+                                  const gp_outputs *out);
 } gp_api;
 
 /* Whether a plugin's table has (and fills) an appended member: its
