@@ -449,11 +449,12 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
             gh_progress_update(&prog, gp_sim_time(r->sim), steps, 0);
             /* and between outputs at resync points (gh_par_migrate skips
              * others): every 16th shared step, every dt_max boundary of a
-             * block scheme or top step of hold (each many force calls).
+             * scheme whose step is a whole top step (each many force calls).
              * A rule of the state alone, so a restarted run migrates where
              * the first did. */
-            const char *integ = gp_sim_integrator(r->sim);
-            int long_steps = strncmp(integ, "block-", 6) == 0 || strncmp(integ, "hold", 4) == 0;
+            unsigned flags = 0;
+            (void)gp_integrator_flags(gp_sim_integrator(r->sim), &flags);
+            int long_steps = (flags & GP_SCHEME_TOP_STEPS) != 0;
             r->stepping += gh_wall() - t_step;
             if (gh_par_size() > 1 && (steps % 16 == 0 || long_steps) && migrate(r) != 0) goto out;
             int stop = signal_stop(r, &prog);

@@ -220,20 +220,22 @@ static void warn_zero_eps(runner *r)
             "criterion = \"velocity\" to choose it openly\n", from, crit);
 }
 
-/* hermite on a tree whose active subsets are walked with the co-active
- * particles' spheres: forces that jump with who else is active, which
- * Aarseth's criterion turns into short steps (docs/INTEGRATORS.md, "On a
- * tree"): say so at the start of the run. */
-static void warn_hermite_spheres(runner *r)
+/* A scheme that reads the jerk on a tree whose active subsets are walked
+ * with the co-active particles' spheres: forces that jump with who else is
+ * active, which a jerk criterion (Aarseth's) turns into short steps
+ * (docs/INTEGRATORS.md, "On a tree"): say so at the start of the run. */
+static void warn_jerk_spheres(runner *r)
 {
     char spheres[64];
+    unsigned flags = 0;
     const char *integ = gp_sim_integrator(r->sim);
-    if (!integ || strcmp(integ, "hermite") != 0) return;
+    if (!integ || gp_integrator_flags(integ, &flags) != GP_OK || !(flags & GP_SCHEME_NEEDS_JERK)) return;
     if (gp_sim_get_solver_param(r->sim, "subset_spheres", spheres, sizeof spheres) != GP_OK) return;
     if (strcmp(spheres, "active") != 0) return;
-    fprintf(stderr, "gravhost: warning: hermite on a tree with subset_spheres = \"active\": a particle's force "
+    fprintf(stderr, "gravhost: warning: %s on a tree with subset_spheres = \"active\": a particle's force "
             "then changes with which others are active, and Aarseth's criterion turns those jumps into "
-            "short steps (docs/INTEGRATORS.md, \"On a tree\"); set solver.params.subset_spheres = \"whole\"\n");
+            "short steps (docs/INTEGRATORS.md, \"On a tree\"); set solver.params.subset_spheres = \"whole\"\n",
+            integ);
 }
 
 int preflight(runner *r)
@@ -261,7 +263,7 @@ int preflight(runner *r)
     if (check_intervals(r) != 0) return -1;
     if (gh_par_rank() == 0) {
         warn_zero_eps(r);
-        warn_hermite_spheres(r);
+        warn_jerk_spheres(r);
     }
     return 0;
 }

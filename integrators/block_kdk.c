@@ -190,6 +190,7 @@ static gp_status synchronize(gp_sim *sim)
 
 const gp_integrator_def gp_scheme_block_kdk = {
     .name = "block-kdk",
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI,
     .summary = "kick-drift-kick leapfrog with block (power-of-two) time steps below dt (Gadget-2 style)",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize, .predict = predict,

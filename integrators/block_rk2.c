@@ -151,6 +151,7 @@ static gp_status synchronize(gp_sim *sim)
 
 const gp_integrator_def gp_scheme_block_rk2 = {
     .name = "block-rk2",
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI,
     .summary = "GOTHIC's 2nd-order predictor-corrector with block (power-of-two) time steps below dt",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step, .synchronize = synchronize,

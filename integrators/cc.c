@@ -258,6 +258,8 @@ static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t
 
 const gp_integrator_def gp_scheme_cc = {
     .name = "cc",
+    /* not GP_SCHEME_MPI: its step graphs are built from each rank's own lists */
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS,
     .summary = "CC (Pelupessy et al. 2012, Huayno's CC_SPLIT): connected components of the pairwise time-step graph, each integrated on its own below dt; drift-kick-drift slow steps; needs ABI 1.2 pair steps",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step_dkd, .stop = gp_split_stop, .load = load,
@@ -265,6 +267,7 @@ const gp_integrator_def gp_scheme_cc = {
 
 const gp_integrator_def gp_scheme_cc_kdk = {
     .name = "cc-kdk",
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS,
     .summary = "CC with kick-drift-kick slow steps (Huayno's CC_KDK)",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step_kdk, .stop = gp_split_stop, .load = load,

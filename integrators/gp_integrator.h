@@ -190,6 +190,29 @@ GRAVPLUG_EXPORT size_t gp_integrator_count(void);
 GRAVPLUG_EXPORT const char *gp_integrator_name(size_t index);
 GRAVPLUG_EXPORT const char *gp_integrator_summary(size_t index);
 
+/* What an integrator is, in bits it declares in its own definition, so a
+ * host asks instead of listing names (gp_integrator_flags). */
+enum {
+    GP_SCHEME_BLOCK_STEPS = 1u << 0, /* particles on their own time-step
+                                        levels (per-particle dt) */
+    GP_SCHEME_TOP_STEPS   = 1u << 1, /* one gp_sim_step is a whole top step
+                                        of many force calls, ending where
+                                        every particle is synchronised */
+    GP_SCHEME_MPI         = 1u << 2, /* its solver calls depend only on the
+                                        shared state, so every rank makes
+                                        the same ones: runs under
+                                        gravhost-mpi */
+    GP_SCHEME_NEEDS_JERK  = 1u << 3, /* asks the solver for the jerk, and its
+                                        step criterion reads it */
+    GP_SCHEME_TIME_SYMMETRIC = 1u << 4, /* forward then back returns to
+                                           rounding */
+    GP_SCHEME_BACKWARD    = 1u << 5, /* evolves to an earlier time */
+};
+
+/* The GP_SCHEME_* bits of integrator `name` into *flags.
+ * GP_ERR_INVALID_ARGUMENT for an unknown integrator or flags NULL. */
+GRAVPLUG_EXPORT gp_status gp_integrator_flags(const char *name, unsigned *flags);
+
 /* Parameters of integrator `name`, by index: writes pointers to static
  * strings (any output may be NULL). GP_ERR_INVALID_ARGUMENT past the end
  * or for an unknown integrator. */

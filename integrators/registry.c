@@ -68,6 +68,14 @@ GRAVPLUG_EXPORT const char *gp_integrator_summary(size_t index)
     return index < registry_count ? registry[index]->summary : NULL;
 }
 
+GRAVPLUG_EXPORT gp_status gp_integrator_flags(const char *name, unsigned *flags)
+{
+    const gp_integrator_def *def = gp_integrator_find(name);
+    if (!def || !flags) return GP_ERR_INVALID_ARGUMENT;
+    *flags = def->flags;
+    return GP_OK;
+}
+
 GRAVPLUG_EXPORT gp_status gp_integrator_param(const char *name, size_t index,
                                               const char **param_name,
                                               const char **default_value,

@@ -127,6 +127,8 @@ static gp_status load(gp_sim *sim, const double *in)
 
 const gp_integrator_def gp_scheme_rk8pd = {
     .name = "rk8pd",
+    /* not GP_SCHEME_MPI: its adaptive step is chosen from each rank's own error estimate */
+    .flags = 0,
     .summary = "GSL odeiv2 Prince-Dormand 8(9), adaptive step (reference for few-body accuracy)",
     GP_SETTINGS_TABLE(settings, rk8_settings),
     .start = start, .step = step, .stop = stop, .n_saved = 1, .save = save, .load = load,

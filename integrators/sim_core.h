@@ -107,6 +107,7 @@ static inline int gp_sim_all_active(const gp_sim *sim, size_t na)
 struct gp_integrator_def {
     const char *name;
     const char *summary;
+    unsigned flags;           /* GP_SCHEME_* (gp_integrator.h) */
     /* Its parameters: a table of n_settings rows describing the fields of
      * its own settings struct of settings_size bytes (sim->settings). */
     const gp_setting *settings;

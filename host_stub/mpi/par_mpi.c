@@ -489,15 +489,19 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
                  "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
         return -1;
     }
-    static const char *const spread[] = { "leapfrog", "rk2", "rk4", "block-rk2", "block-kdk", "hold", "hold-kdk",
-                                          "hermite" };
-    int known = 0;
-    for (size_t k = 0; k < sizeof spread / sizeof *spread; ++k) known |= strcmp(integrator, spread[k]) == 0;
-    if (!known) {
-        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only leapfrog, rk2, rk4, block-rk2, "
-                 "block-kdk, hold, hold-kdk and hermite run (their solver calls are agreed across the ranks; "
-                 "rk8pd's adaptive step and cc's step graphs are not): choose one of them, or run without "
-                 "mpirun", integrator, size_);
+    unsigned flags = 0;
+    if (gp_integrator_flags(integrator, &flags) == GP_OK && !(flags & GP_SCHEME_MPI)) {
+        char names[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < gp_integrator_count(); ++k) {
+            unsigned f = 0;
+            const char *name = gp_integrator_name(k);
+            if (gp_integrator_flags(name, &f) != GP_OK || !(f & GP_SCHEME_MPI) || used >= sizeof names) continue;
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
+        }
+        snprintf(err, errlen, "integrator.name is \"%s\", but on %d ranks only the integrators whose solver "
+                 "calls every rank makes alike run (%s): choose one of them, or run without mpirun",
+                 integrator, size_, names);
         return -1;
     }
     if (n_switches) {
