@@ -21,7 +21,7 @@
  *
  * Rounds alternate the three calls; the first round is a warm-up; the
  * median of the others is printed per call, with ex-all / forces.
- * Results: bench/results/abi12-outputs.md.
+ * Results: bench/results/abi-outputs/raw/abi12-outputs.md.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@ table and a plot.
         [--schemes block-rk2,block-kdk] [--etas 0.1,0.2,0.3] [--criterion C]
         [--params NAME=VALUE,...]
         [--leapfrog 5,6,7,8] [--repeats 3] [--sample 0.25]
-        [--out bench/results/block-pays]
+        [--out bench/results/block-steps/raw/block-pays]
 
 --leapfrog K1,K2,...: leapfrog runs at dt = 2^-K. Each run is repeated
 --repeats times (the median wall time is used: this machine is shared).
@@ -66,7 +66,7 @@ def args_parse():
     a.add_argument("--leapfrog", default="5,6,7,8")
     a.add_argument("--repeats", type=int, default=3)
     a.add_argument("--sample", default="0.25")
-    a.add_argument("--out", default=str(ROOT / "bench" / "results" / "block-pays"))
+    a.add_argument("--out", default=str(ROOT / "bench" / "results" / "block-steps" / "raw" / "block-pays"))
     return a.parse_args()
 
 

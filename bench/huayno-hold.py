@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """huayno-hold.py — AMUSE Huayno's HOLD on the N = 1000 Plummer problem
-that bench/hold-vs-shared runs with gravplug's hold (bench/results/hold.md).
+that bench/hold-vs-shared runs with gravplug's hold (bench/results/hold/raw/hold.md).
 
 Run with the AMUSE venv's python (.ci/install-amuse, then
 `pip install --no-build-isolation amuse-huayno==2024.6.0`):

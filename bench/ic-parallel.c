@@ -13,7 +13,7 @@
  * Prints the slowest rank's time, each rank's CPU time and peak resident
  * memory (getrusage; memory before and after), and a digest of the whole set that does
  * not depend on P or the way (a sum of per-particle hashes), so both ways
- * can be seen to make the same particles. bench/results/ic-parallel.md
+ * can be seen to make the same particles. bench/results/ic/raw/ic-parallel.md
  * has the runs.
  */
 #include <limits.h>

@@ -13,7 +13,7 @@
  * particles active at a level-3 boundary (10% active) and at a level-6
  * one (1%). Prints milliseconds per step for each, and the one-off O(n)
  * filing that follows a synchronisation or a restart. Results in
- * bench/results/block-pays.md.
+ * bench/results/block-steps/raw/block-pays.md.
  */
 #include <omp.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 # run (the time of day, the load average, P, steps seconds, the seconds of
 # those in migrations, interactions)
 # and, last, each pair's ratio and the median ratio: the number
-# bench/results/mpi-tree.md quotes as "P = 1 over P = 2".
+# bench/results/mpi-tree/raw/mpi-tree.md quotes as "P = 1 over P = 2".
 # Usage: bench/mpi-block-steps.sh [REPEATS]   (BUILD, CONFIG, PMAX=2)
 set -eu
 GH=${BUILD:-build}/bin/gravhost-mpi

@@ -12,7 +12,7 @@
  *   pair-search [MODEL,...] [N,...] [LEAF] [EPS]
  *
  * Models are gp_ic_make's (uniform, plummer, galaxy, ...). Results:
- * bench/results/abi12-outputs.md.
+ * bench/results/abi-outputs/raw/abi12-outputs.md.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """plot.py -- error against time for sweep results (like GOTHIC's figure 3).
 
-  bench/plot.py bench/results/plummer-100k-1thread.csv [--time cpu|wall] [--out file.png]
+  bench/plot.py bench/results/cpu-tree/raw/plummer-100k-1thread.csv [--time cpu|wall] [--out file.png]
 
 One line per (mac, order), one point per accuracy setting (joined in the
 order of theta or delta_acc); left panel median

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """sweep.py -- run gpbench over a grid of settings and collect its RESULT lines.
 
-  bench/sweep.py --out bench/results/plummer-100k.csv --model plummer --n 100000 \
+  bench/sweep.py --out bench/results/cpu-tree/raw/plummer-100k.csv --model plummer --n 100000 \
       --set eps=0.01 --grid mac=bh,bmax --grid theta=0.5,0.7,0.9 [--grid order=monopole,quadrupole]
       [--repeats 5] [--sample 2000] [--threads 1] [--plugin cpu-tree]
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""table.py -- sweep results as a markdown table (bench/results/*.md).
+"""table.py -- sweep results as a markdown table (bench/results/*/README.md).
 
-  bench/table.py bench/results/plummer-100k-1thread.csv [--sort time]
+  bench/table.py bench/results/cpu-tree/raw/plummer-100k-1thread.csv [--sort time]
 """
 import argparse, csv
 

@@ -478,7 +478,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         gp_sim_counter(r->sim, "force_calls", &fc);
         /* the steps' own time apart, for timings that leave setup and output
          * out; under MPI the migrations' share of it, what balancing the
-         * ranks costs (bench/results/mpi-tree.md) */
+         * ranks costs (bench/results/mpi-tree/raw/mpi-tree.md) */
         char mig[96] = "";
         if (gh_par_size() > 1)
             snprintf(mig, sizeof mig, ", %.2f s of those in %llu migrations", r->migrating,

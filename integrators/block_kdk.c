@@ -6,7 +6,7 @@
  * the active particles are kicked, half a step at each end of their own
  * step. With one level it is the shared leapfrog. With many it is no longer
  * symplectic: particles changing level make its energy drift, measured as
- * large as block-rk2's (bench/results/block-vs-shared.md).
+ * large as block-rk2's (bench/results/block-steps/raw/block-vs-shared.md).
  *
  * Stored state (in gp_sim): pos of each particle at its t_last (the start
  * of its current step); vel its *half-kicked* velocity (after the opening

@@ -24,7 +24,7 @@ $(INTEGRATOR_TESTS): $(BUILD)/t/%.t: tests/%.c $(INTEGRATOR_OBJS) $(GP_LOADER_OB
 integrators: $(INTEGRATOR_TESTS)
 
 # bench/block-vs-shared: block-step against shared-step RK2 at the same
-# energy error (results in bench/results/block-vs-shared.*).
+# energy error (results in bench/results/block-steps/raw/block-vs-shared.*).
 BLOCK_VS_SHARED := $(BUILD)/bench/block-vs-shared
 BENCHES += $(BLOCK_VS_SHARED)
 $(BUILD)/obj/bench/block-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
@@ -55,7 +55,7 @@ $(BUILD)/t/gravhost-solver-path.t: $(SIM_ABI10)
 $(BUILD)/t/integrators-threads.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 # bench/hold-vs-shared: HOLD against the block and shared-step schemes at
-# the same energy error (results in bench/results/hold.md).
+# the same energy error (results in bench/results/hold/raw/hold.md).
 HOLD_VS_SHARED := $(BUILD)/bench/hold-vs-shared
 BENCHES += $(HOLD_VS_SHARED)
 $(BUILD)/obj/bench/hold-vs-shared.o: CPPFLAGS += -Iintegrators -Ihost_stub/ic
@@ -63,7 +63,7 @@ $(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/obj/bench/exact_
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # bench/hold-cc-graph: pairwise fast sets and their connected components
-# on the initial conditions (would CC save over HOLD?), bench/results/hold.md.
+# on the initial conditions (would CC save over HOLD?), bench/results/hold/raw/hold.md.
 HOLD_CC_GRAPH := $(BUILD)/bench/hold-cc-graph
 BENCHES += $(HOLD_CC_GRAPH)
 $(BUILD)/obj/bench/hold-cc-graph.o: CPPFLAGS += -Ihost_stub/ic

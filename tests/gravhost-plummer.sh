@@ -5,7 +5,7 @@
 # radii r25, r50, r75 within 10 % of their initial values at every log time
 # (sampling noise at this N is ~3 %), the energy error bounded (< 2e-4),
 # the virial ratio 2K/|W| within 0.9 .. 1.1. (N = 4096 with tighter numbers:
-# bench/results/plummer-equilibrium.md.)
+# bench/results/plummer-equilibrium/raw/plummer-equilibrium.md.)
 BUILD=${GP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)}
 GRAVHOST="$BUILD/bin/gravhost"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gravhost-plummer.XXXXXX")

@@ -96,7 +96,7 @@ static void check_reversible_on(gp_sim *fresh, const char *solver, double tol, i
  * particle whose step lies that close to a level boundary may be split
  * differently going back. Pairwise steps vary on the pair's own time
  * scale, so that happens sooner: over one top step here, over two or more
- * the cluster came back to 1e-6 .. 7e-4 (bench/results/hold.md). */
+ * the cluster came back to 1e-6 .. 7e-4 (bench/results/hold/raw/hold.md). */
 static void check_reversible(void)
 {
     crit = "softening";

@@ -169,7 +169,7 @@ $(BUILD)/t/mpi-ic.t: tests/mpi-ic.sh tests/mpi-lib.sh $(GRAVHOST_MPI) $(GRAVHOST
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
 # bench/ic-parallel.c: the same ICs made whole on every rank or in slices
-# (bench/results/ic-parallel.md).
+# (bench/results/ic/raw/ic-parallel.md).
 IC_PAR_BENCH := $(BUILD)/bench/ic-parallel
 BENCHES += $(IC_PAR_BENCH)
 $(BUILD)/obj/bench/ic-parallel.o: CPPFLAGS += -Ihost_stub/ic

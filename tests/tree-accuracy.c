@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tree-accuracy: cpu-tree against cpu-direct on a 20k Plummer sphere, with
- * error bounds pinned a margin above what was measured (bench/results/
+ * error bounds pinned a margin above what was measured (bench/results/cpu-tree/
  * has the full tables), so an accuracy regression fails here. Also:
  * quadrupoles beat monopoles, the acceleration MAC's theta_max bounds its
  * error and its potentials' bias, theta = 0 in double is exact, results do not

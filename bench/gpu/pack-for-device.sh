@@ -13,7 +13,7 @@
 #   run(carry=["build/devpack.tar.gz"], command="mkdir -p /work &&
 #       ln -sfn $PWD /work/main && cd /work/main && tar xzf build/devpack.tar.gz -C build &&
 #       NO_BUILD=1 LD_LIBRARY_PATH=$PWD/build/devlibs bench/gpu/run-all.sh tests direct
-#       tree-small; cp bench/results/gpu-* $OUT/")
+#       tree-small; cp bench/results/gpu/raw/gpu-* $OUT/")
 # The symlink is needed because the test wrappers and the loader's
 # build-tree search path are absolute paths of the build machine. Copy
 # the results into $OUT after each stage when a call may run out of time.

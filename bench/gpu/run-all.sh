@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench/gpu/run-all.sh — on a machine with an NVIDIA GPU: build the CUDA
 # plugins, run their tests for real, then the benchmarks, and record
-# everything in bench/results/gpu-<GPU name>-<stage>.txt.
+# everything in bench/results/gpu/raw/gpu-<GPU name>-<stage>.txt.
 #
 #   bench/gpu/run-all.sh            every stage below, in order
 #   bench/gpu/run-all.sh STAGE...   only these stages:
@@ -60,7 +60,7 @@ if [ -n "${CUDA_ARCH:-}" ]; then MAKEARCH="CUDA_ARCH=$CUDA_ARCH"; else MAKEARCH=
 gpu_name=${GPU_NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)}
 [ -n "$gpu_name" ] || gpu_name="unknown-gpu"
 tag=$(printf '%s' "$gpu_name" | tr -c 'A-Za-z0-9._-' '-' | sed 's/--*/-/g; s/-$//')
-out=bench/results
+out=bench/results/gpu/raw
 mkdir -p "$out"
 
 header() { # what, file

@@ -214,7 +214,7 @@ static inline __attribute__((always_inline)) void point_sum_ex(
  * walk's. All do the same correctly rounded operations in the same order
  * (-ffp-contract=off: no fused multiply-add), so they agree bit for bit;
  * the AVX-512 one (masked divisions, 32 registers) is 1.4x faster per pair
- * than AVX2 on an AMD EPYC (bench/results/abi12-outputs.md). */
+ * than AVX2 on an AMD EPYC (bench/results/abi-outputs/raw/abi12-outputs.md). */
 #define GP_DIRECT_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define GP_DIRECT_CLONES

@@ -76,7 +76,7 @@ $(BUILD)/t/extreme-scales-mpi-tree.t: $(BUILD)/t/extreme-scales.t $(MPI_TREE_SO)
 	    '$(abspath $(BUILD)/t/extreme-scales.t)' '$(abspath $(MPI_TREE_SO))' > $@
 	@chmod +x $@
 # bench/mpi-tree-scaling.c: one force evaluation at P ranks (time, LET bytes);
-# bench/results/mpi-tree.md has the runs.
+# bench/results/mpi-tree/raw/mpi-tree.md has the runs.
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
 BENCHES += $(MPI_BENCH)
 $(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)

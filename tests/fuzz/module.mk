@@ -9,7 +9,7 @@
 # otherwise, is tests/mpi-fuzz-cmdline.py (host_stub/mpi/module.mk).
 # `make test` runs 10,000 cases of each of the first (a few seconds); a
 # longer run:
-#   build/tests/fuzz-checkpoint-config 200000 [SEED]  (bench/results/fuzz.md)
+#   build/tests/fuzz-checkpoint-config 200000 [SEED]  (bench/results/fuzz/raw/fuzz.md)
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c tests/fuzz-checkpoint-config.c
 ASAN_OBJS := $(ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
@@ -46,7 +46,7 @@ fuzz: $(BUILD)/t/fuzz-checkpoint-config.t
 # from checkpoints edited with both checksums recomputed, as an attacker
 # would: the same instrumented integrators and loader plus gravhost's run
 # objects, the ICs and the snapshot writer. `make test` runs 1,000 cases
-# (about a minute); the 10,000-case run is in bench/results/fuzz.md:
+# (about a minute); the 10,000-case run is in bench/results/fuzz/raw/fuzz.md:
 #   build/tests/fuzz-gravhost-restart 10000 [SEED]
 RESTART_FUZZ_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c \
     $(addprefix host_stub/,run.c run_checks.c run_output.c run_solver.c diagnostics.c par_serial.c progress.c memory.c) \
