@@ -187,9 +187,9 @@ test: all
 # demo, which loads mpi-tree) run first, without leak checks: OpenMPI's
 # allocations are reachable by suppressions only through the full
 # unwinder, which made mpi-gravhost.t 2.3x slower and once crashed
-# LeakSanitizer's own tracer there (bench/results/sanitizers/raw/sanitizers.md). The Python
-# tests are left out: an interpreter loads instrumented libraries only with
-# the runtime preloaded into all it starts.
+# LeakSanitizer's own tracer there (bench/results/sanitizers/raw/sanitizers.md).
+# The Python tests are left out: an interpreter loads instrumented libraries
+# only with the runtime preloaded into all it starts.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 .PHONY: sanitize sanitize-run
 sanitize:

@@ -32,7 +32,8 @@
  * each path, their ratio, the plugin's own seconds (build, moments, walk)
  * per step, and the median seconds of the part the paths differ in:
  * moving the particles to T (1.0: host prediction + update_positions;
- * 1.1: predict + get_positions). Results go in bench/results/abi11-block-step/raw/abi11-block-step.md.
+ * 1.1: predict + get_positions). Results go in
+ * bench/results/abi11-block-step/raw/abi11-block-step.md.
  */
 #include <math.h>
 #include <omp.h>

@@ -26,7 +26,8 @@
  * CC is HOLD). For comparison it prints the fast set of hold.c's
  * per-particle criterion, eta_p * sqrt(eps / |a_i|) with eta_p = 0.2, from
  * the exact accelerations.
- * O(N^2) time; N = 16384 takes seconds. Results: bench/results/hold/raw/hold.md.
+ * O(N^2) time; N = 16384 takes seconds. Results:
+ * bench/results/hold/raw/hold.md.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,8 @@
 /*
  * hold-vs-shared.c — energy error against force work for any integrators
  * on the same model and solver: HOLD (integrators/hold.c) against the
- * block schemes and the shared-step leapfrog/rk2 (bench/results/hold/raw/hold.md).
+ * block schemes and the shared-step leapfrog/rk2
+ * (bench/results/hold/raw/hold.md).
  *
  *   hold-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
  *                  [--threads K] [--sample DT] [--model M] [--seed S]

@@ -27,7 +27,8 @@ $(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS) -lm
 
 # bench/abi12-outputs: compute_forces against compute_forces_ex with acc
-# only and with every per-particle 1.2 output (bench/results/abi-outputs/raw/abi12-outputs.md).
+# only and with every per-particle 1.2 output
+# (bench/results/abi-outputs/raw/abi12-outputs.md).
 ABI12_OUTPUTS := $(BUILD)/bench/abi12-outputs
 BENCHES += $(ABI12_OUTPUTS)
 $(BUILD)/obj/bench/abi12-outputs.o: CFLAGS += -Ihost_stub/ic
@@ -36,7 +37,8 @@ $(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ) $(HOSTLIB)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
 
 # bench/pair-search: the pruned pair search against the pass over every
-# source, tau_ij evaluated per particle (bench/results/abi-outputs/raw/abi12-outputs.md).
+# source, tau_ij evaluated per particle
+# (bench/results/abi-outputs/raw/abi12-outputs.md).
 PAIR_SEARCH := $(BUILD)/bench/pair-search
 BENCHES += $(PAIR_SEARCH)
 $(BUILD)/obj/bench/pair-search.o: CFLAGS += -Ihost_stub/ic -ffp-contract=off

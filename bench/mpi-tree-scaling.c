@@ -240,7 +240,8 @@ int main(int argc, char **argv)
     }
     const gp_api *api = gp_plugin_api(pl);
     /* GP_LET_BOXES and GP_WIDE_SPLIT override mpi-tree's let_boxes and
-     * wide_split (for the comparisons in bench/results/mpi-tree/raw/mpi-tree.md) */
+     * wide_split (for the comparisons in
+     * bench/results/mpi-tree/raw/mpi-tree.md) */
     const char *boxes = getenv("GP_LET_BOXES"), *wide = getenv("GP_WIDE_SPLIT");
     gp_param kv[3] = { { "theta", theta } };
     size_t nkv = 1;

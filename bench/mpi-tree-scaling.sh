@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench/mpi-tree-scaling.sh — the runs behind bench/results/mpi-tree/raw/mpi-tree.md.
+# bench/mpi-tree-scaling.sh — the runs behind
+# bench/results/mpi-tree/raw/mpi-tree.md.
 # Usage: bench/mpi-tree-scaling.sh [bytes|strong|weak|ablation|boxes|boxes-large] > out.tsv
 # Columns: model N P build_s force_s let_max_bytes let_mean_bytes
 #          box_bytes_sent interactions_per_particle cells_sent particles_sent

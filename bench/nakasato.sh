@@ -5,7 +5,8 @@
 # theta 0.3 0.5 0.7 1.0 and N = 10k 50k 100k 200k, on a three-component
 # disk galaxy (bulge:disk:halo mass 1:2:12), with their setting (monopole,
 # l/theta + s < d, single precision) and with this plugin's default
-# (quadrupole, mixed precision). Appends to bench/results/cpu-tree/raw/nakasato-galaxy.csv.
+# (quadrupole, mixed precision). Appends to
+# bench/results/cpu-tree/raw/nakasato-galaxy.csv.
 #   usage: bench/nakasato.sh [sample]
 cd "$(dirname "$0")/.." || exit 1
 out=bench/results/cpu-tree/raw/nakasato-galaxy.csv

@@ -63,7 +63,8 @@ $(HOLD_VS_SHARED): $(BUILD)/obj/bench/hold-vs-shared.o $(BUILD)/obj/bench/exact_
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 # bench/hold-cc-graph: pairwise fast sets and their connected components
-# on the initial conditions (would CC save over HOLD?), bench/results/hold/raw/hold.md.
+# on the initial conditions (would CC save over HOLD?),
+# bench/results/hold/raw/hold.md.
 HOLD_CC_GRAPH := $(BUILD)/bench/hold-cc-graph
 BENCHES += $(HOLD_CC_GRAPH)
 $(BUILD)/obj/bench/hold-cc-graph.o: CPPFLAGS += -Ihost_stub/ic

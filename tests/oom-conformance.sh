@@ -7,8 +7,8 @@
 # the plugin's own allocations failing (tests/oom-inject.c, preloaded):
 # 20 of them spread over all it makes, 10 for the emulated plugin, whose
 # runs are slower (the full sweeps, run by hand, are in
-# bench/results/sanitizers/raw/sanitizers.md). The suite's own checks then fail, as they
-# should; what must not happen is a signal. A failed call has to leave
+# bench/results/sanitizers/raw/sanitizers.md). The suite's own checks then fail,
+# as they should; what must not happen is a signal. A failed call has to leave
 # the plugin usable and no pointer unchecked.
 # (generated from tests/oom-conformance.sh by tests/module.mk)
 CONFORMANCE="@CONFORMANCE@"

@@ -51,9 +51,10 @@ int gp_mpi_decompose_weighted(MPI_Comm comm, size_t *n, size_t ncol, int level_c
  * step waits for the rank with the most of them; a contiguous cut by weight
  * (above) balances the sum over a dt_max but, in a galaxy, hands the deep
  * levels of the centre to one rank (measured at 2^20, P = 2: 400 against
- * 43000 active particles on the deepest steps, bench/results/mpi-tree/raw/mpi-tree.md).
- * So the curve is cut into GP_DECOMP_PIECES_PER_RANK * P pieces of equal
- * weight, each level set weighing the same in all (a row weighs, for each
+ * 43000 active particles on the deepest steps,
+ * bench/results/mpi-tree/raw/mpi-tree.md). So the curve is cut into
+ * GP_DECOMP_PIECES_PER_RANK * P pieces of equal weight, each level set
+ * weighing the same in all (a row weighs, for each
  * set it is in, 1 / that set's global count), and the pieces are dealt to
  * the ranks to shorten a dt_max: T = sum over the sets c = 0 ..
  * GP_DECOMP_LEVEL_SETS - 1 (the last holding every deeper level) of the

@@ -37,7 +37,8 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI
 # tests/mpi-fuzz-cmdline.py: 2 ranks, rank 1 started with a mutated command
 # line or environment: no hang, both ranks stop, one sentence naming the
 # difference. `make test` runs 30 launches (about half a minute); the long
-# run is in bench/results/fuzz/raw/fuzz.md:  build/t/mpi-fuzz-cmdline.t 10000 [SEED]
+# run is in bench/results/fuzz/raw/fuzz.md:
+#   build/t/mpi-fuzz-cmdline.t 10000 [SEED]
 TESTS += $(BUILD)/t/mpi-fuzz-cmdline.t
 $(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
 	@mkdir -p $(dir $@)

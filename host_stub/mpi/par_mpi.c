@@ -388,8 +388,8 @@ int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
     else rc = 0;
     if (gh_par_agree(rc, err, errlen) != 0) { free(rows); free(ids); return -1; }
     /* every level set balanced: each block step's active particles shared
-     * over the ranks (decomp.h; bench/results/mpi-tree/raw/mpi-tree.md, "Block steps
-     * over the ranks") */
+     * over the ranks (decomp.h; bench/results/mpi-tree/raw/mpi-tree.md, "Block
+     * steps over the ranks") */
     if (gp_mpi_decompose_levels(MPI_COMM_WORLD, &n, ncol, GP_SIM_STATE_COL_LEVEL, &rows, &ids, err,
                                 errlen) != 0) {
         free(rows); free(ids);

@@ -60,9 +60,10 @@
  * particle on Plummer and galaxy models at N = 4096-16384). Still no
  * GP_CAP_NEIGHBOURS: measured at N = 16384, one thread, nn and pair_step
  * together cost 9-13x a force call (scalar double searches against the
- * vectorised walk; bench/results/abi-outputs/raw/abi12-outputs.md), not the same order.
- * The jerk (GP_CAP_JERK) as ABI.md defines a tree's: exact for the sources
- * summed particle by particle, for an accepted cell the monopole jerk of
+ * vectorised walk; bench/results/abi-outputs/raw/abi12-outputs.md), not the
+ * same order. The jerk (GP_CAP_JERK) as ABI.md defines a tree's: exact for
+ * the sources summed particle by particle, for an accepted cell the
+ * monopole jerk of
  * its mass moving with its mass-weighted velocity plus the time derivative
  * of its quadrupole force, so that the jerk is the derivative of this
  * plugin's own acc (octree/tree_jerk.c); the jerk pass of each group sums
@@ -546,8 +547,8 @@ static gp_status cpu_tree_update_masses(gp_solver *s, size_t n_sub, const uint32
  * remedy for the low-N_i regime, was tried: with merged spheres up to 1.5x
  * a tree group's, a random 1% cost 2.5x the interactions for no measurable
  * gain on the shared test machine, and the clustered "inner" case got
- * slower; see bench/results/cpu-tree/raw/cpu-tree.md.) The groups depend only on the
- * particles and the active set, never on threads or on the order the
+ * slower; see bench/results/cpu-tree/raw/cpu-tree.md.) The groups depend only
+ * on the particles and the active set, never on threads or on the order the
  * caller listed them in; memory and work are O(n_active log n_active). */
 typedef struct subset_groups {
     uint32_t nruns, *rb, *rc;

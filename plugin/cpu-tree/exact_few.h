@@ -6,9 +6,10 @@
  * Why: a block step with a few active particles pays the tree's O(n)
  * passes (copy into key order, moments, cell preparation) for a walk of a
  * few thousand interactions. Summing all n sources for each of those few
- * targets costs less than those passes (bench/results/block-steps/raw/block-pays.md,
- * "Exact forces for a handful of active particles"). The forces are then
- * exact (Plummer-softened, the ABI's law), not the tree's approximation.
+ * targets costs less than those passes
+ * (bench/results/block-steps/raw/block-pays.md, "Exact forces for a handful of
+ * active particles"). The forces are then exact (Plummer-softened, the
+ * ABI's law), not the tree's approximation.
  *
  * The sum is cpu-direct's kernel (plugin/cpu-direct/direct_kernel.h), on
  * the sources gathered into its structure-of-arrays form.

@@ -156,7 +156,8 @@ static mpi_tree_comm comm_of(gp_solver *s)
  * tree over all particles would have; trees in cubes of their own cut that
  * region along unrelated planes, and the walk opens both sets of cells
  * deeper (on the galaxy at P = 2: 17% more interactions at 1% active, 9%
- * in a full call, and twice the LET bytes; bench/results/mpi-tree/raw/mpi-tree.md). */
+ * in a full call, and twice the LET bytes;
+ * bench/results/mpi-tree/raw/mpi-tree.md). */
 static void agree_cube(gp_solver *s, size_t n, const double *pos, gp_cube *c)
 {
     static const double none[3];

@@ -139,10 +139,11 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts);
  * 150-190 interactions a particle (keys, sort, two trees, moments; gpbench
  * on the galaxy, 8k to 1M particles, one thread), but rebuilding at a third
  * of that is what measured best: block runs 2-4% faster at 50k and 2^20,
- * the same at 4k-8k (bench/results/block-steps/raw/block-pays.md). Weighing past excess
- * against a build is the right rule when aging grows linearly; the deep
- * levels of a block run age faster than that (4x in two calls at 2^20,
- * bench/results/mpi-tree/raw/mpi-tree.md), so waiting for the full cost comes late; */
+ * the same at 4k-8k (bench/results/block-steps/raw/block-pays.md). Weighing
+ * past excess against a build is the right rule when aging grows linearly;
+ * the deep levels of a block run age faster than that (4x in two calls at
+ * 2^20, bench/results/mpi-tree/raw/mpi-tree.md), so waiting for the full
+ * cost comes late; */
 #define OCT_REBUILD_EXCESS_PER_PARTICLE 50.0
 /* and the opening angle of the bh pass that gives the acceleration MAC its
  * first |a_old|. It only sets a tolerance scale, so a coarse one does:

@@ -8,8 +8,8 @@
 # and the snapshot writer) under build/asan/. The MPI mode, rank 1 started
 # otherwise, is tests/mpi-fuzz-cmdline.py (host_stub/mpi/module.mk).
 # `make test` runs 10,000 cases of each of the first (a few seconds); a
-# longer run:
-#   build/tests/fuzz-checkpoint-config 200000 [SEED]  (bench/results/fuzz/raw/fuzz.md)
+# longer run (bench/results/fuzz/raw/fuzz.md):
+#   build/tests/fuzz-checkpoint-config 200000 [SEED]
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c tests/fuzz-checkpoint-config.c
 ASAN_OBJS := $(ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
