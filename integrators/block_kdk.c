@@ -73,7 +73,7 @@ static void drift_to(const gp_sim *sim, size_t i, double t, double *x)
 {
     double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
     for (int k = 0; k < 3; ++k)
-        x[k] = gp_sim_predict_coord(sim->pos[3 * i + k], sim->vel[3 * i + k], 0.0, dt);
+        x[k] = gp_predict_coord(sim->pos[3 * i + k], sim->vel[3 * i + k], 0.0, dt);
 }
 
 static gp_status start(gp_sim *sim)

@@ -73,8 +73,8 @@ void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)
         for (int k = 0; k < 3; ++k) {
             double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
             /* synchronised particles as stored, others as the integrator predicts */
-            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_sim_predict_coord(x, v, a, dt);
-            if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
+            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_predict_coord(x, v, a, dt);
+            if (vel) vel[3 * i + k] = dt == 0.0 ? v : gp_predict_vel2(v, a, dt);
         }
     }
 }
@@ -102,8 +102,8 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
         for (int k = 0; k < 3; ++k) {
             size_t q = 3 * (size_t)j + (size_t)k;
             double a = acc ? acc[q] : 0.0;
-            out[q] = jerk ? gp_sim_predict_coord3(sim->pos[q], sim->vel[q], a, jerk[q], dt)
-                          : gp_sim_predict_coord(sim->pos[q], sim->vel[q], a, dt);
+            out[q] = jerk ? gp_predict_coord3(sim->pos[q], sim->vel[q], a, jerk[q], dt)
+                          : gp_predict_coord(sim->pos[q], sim->vel[q], a, dt);
         }
     }
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "gp_integrator.h"
+#include "gravplug_predict.h"
 #include "settings.h"
 #include "timestep_levels.h"
 
@@ -177,44 +178,16 @@ gp_status gp_sim_need_solver(gp_sim *sim);
  * (pos, vel, acc) at t_last). */
 void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
 /* Every particle predicted to time t into out[3n] from (pos, vel, acc) at
- * its own time with the ABI's expression (gp_sim_predict_coord); acc NULL:
- * a straight drift (a = 0); with jerk[3n], to third order
- * (gp_sim_predict_coord3). What a 1.1 (1.2) plugin's predict gives, bit
- * for bit. */
+ * its own time with the ABI's expression (gp_predict_coord of
+ * gravplug_predict.h; the integrators are compiled with -ffp-contract=off);
+ * acc NULL: a straight drift (a = 0); with jerk[3n], to third order
+ * (gp_predict_coord3). What a 1.1 (1.2) plugin's predict gives, bit for
+ * bit, signed zeros included. */
 void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const double *jerk,
                         double *out);
 
 /* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
-
-/* The ABI's prediction of one coordinate, evaluated exactly as
- * gp_predict_coord of plugin/base/plugin_base.h (the integrators are
- * compiled with -ffp-contract=off, so no fused multiply-add): a CPU
- * plugin's predict gives the same bits, signed zeros included. */
-static inline double gp_sim_predict_coord(double x, double v, double a, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double xv = x + dt * v;
-    return xv + h * a;
-}
-
-/* The third-order prediction of one coordinate and of its velocity, as
- * the ABI writes it (gravplug.h, set_state_jerk; the integrators are
- * compiled with -ffp-contract=off): what a CPU plugin's predict gives,
- * bit for bit. */
-static inline double gp_sim_predict_coord3(double x, double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
-    double xv = x + dt * v;
-    double xa = xv + h * a;
-    return xa + c * j;
-}
-static inline double gp_sim_predict_vel3(double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double va = v + dt * a;
-    return va + h * j;
-}
 
 /* The softening a time-step criterion uses: the setting eps, or the
  * solver's eps when the setting is negative ("solver"). */

@@ -209,8 +209,8 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
 }
 
 /* Every particle with a second-order state (a block step's usual case):
- * one pass without branches, which the compiler vectorises. The same
- * operations in the same order as predict_one, so the same bits. Returns
+ * one pass without branches, which the compiler vectorises;
+ * gp_predict_coord as in predict_one, so the same bits. Returns
  * whether a position overflowed. */
 static int predict_plain(gp_particles *p, double t, int nthreads)
 {
@@ -220,9 +220,9 @@ static int predict_plain(gp_particles *p, double t, int nthreads)
     int bad = 0;
 #pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) if (n > 32768)
     for (long long i = 0; i < n; ++i) {
-        double dt = t - tt[i], h = 0.5 * dt * dt;
+        double dt = t - tt[i];
         for (int d = 0; d < 3; ++d) {
-            double y = (x0[3 * i + d] + dt * v[3 * i + d]) + h * a[3 * i + d];
+            double y = gp_predict_coord(x0[3 * i + d], v[3 * i + d], a[3 * i + d], dt);
             pos[3 * i + d] = y;
             bad |= !(fabs(y) <= DBL_MAX);
         }
