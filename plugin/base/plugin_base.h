@@ -395,6 +395,14 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
  * (may be NULL) gets the number of particles predicted. */
 gp_status gp_state_predict(gp_base *base, double t, size_t *moved);
 
+/* A successful predict taken back (a plugin whose ranks or devices agree
+ * on success after predicting: another one failed): each particle's
+ * stated mark becomes was[] (p->n bytes, copied before the predict) and
+ * its position what it was, x0 (1) or the prediction to t_was (2), third
+ * order for a particle given a jerk, re-evaluated bit for bit; t_pred
+ * becomes t_was. */
+void gp_state_unpredict(gp_base *base, const uint8_t *was, double t_was);
+
 /* ABI 1.2 set_state_jerk: set_state's checks and a finite jerk[3*n_sub],
  * then the state with the jerk: these particles are predicted to third
  * order (gravplug.h). Nothing changes on failure. */

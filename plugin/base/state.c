@@ -268,6 +268,15 @@ static void predict_undo(gp_particles *p, double tp, int nthreads)
     }
 }
 
+void gp_state_unpredict(gp_base *base, const uint8_t *was, double t_was)
+{
+    gp_particles *p = &base->p;
+    if (!p->have || !p->n_stated) return;
+    if (was != p->stated) memcpy(p->stated, was, p->n);
+    p->t_pred = t_was;
+    predict_undo(p, t_was, gp_param_threads(base));
+}
+
 gp_status gp_state_predict(gp_base *base, double t, size_t *moved)
 {
     if (moved) *moved = 0;
