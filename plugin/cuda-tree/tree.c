@@ -68,6 +68,7 @@
 #include "octree/cpu_driver.h"
 #include "octree/outputs_ex.h"
 #include "octree/mac.h"
+#include "octree/tree_params.h"
 
 #include <cuda_runtime_api.h>
 #include <float.h>
@@ -100,18 +101,7 @@
 static const gp_param_info params[] = {
     GP_PARAM_ROW_G,
     GP_PARAM_ROW_EPS,
-    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
-     "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
-    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
-     "multipole acceptance criterion (octree/mac.h); acceleration uses the previous "
-     "call's |a|, else the held state's (bh for particles with neither), so its results depend on "
-     "the call history"},
-    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
-     "relative accuracy of the acceleration MAC (Springel 2005)"},
-    {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",
-     "the acceleration MAC also opens every cell seen at more than this angle, l/d > "
-     "theta_max (GADGET-4's ErrTolThetaMax): wide far cells bias the potentials; 0: no bound"},
-    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "expansion order of cells"},
+    OCT_PARAM_ROWS_WALK, /* octree/tree_params.h, as cpu-tree and mpi-tree */
     {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
      "auto: GOTHIC's model of the walk cost; always; or every N position updates"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
