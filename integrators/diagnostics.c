@@ -165,20 +165,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     /* the solver must hold the current (predicted) positions */
     gp_sim_predict_state(sim, sim->work, NULL);
     const int resync = !sim->solver_fresh;
-    if (resync) {
-        st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
-        if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
-    } else {
-        st = sim->api->update_positions(sim->solver, sim->work);
+    st = gp_force_send_positions(sim, sim->work);
+    if (st == GP_OK) {
+        st = sim->api->compute_field(sim->solver, m, points, a, pot);
+        if (st != GP_OK)
+            st = gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
+                             sim->solver_name, sim->api->last_error(sim->solver));
     }
-    sim->state_fresh = 0;   /* both calls clear a 1.1 plugin's held state */
-    if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
     keep_resync(sim, resync);
     if (!acc) free(a);
-    if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
-    return GP_OK;
+    return st;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value)
