@@ -90,8 +90,7 @@ static gp_status overflow(gp_sim *sim, const char *which, double value)
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);
     double *acc = NULL, *pot = NULL;
@@ -134,8 +133,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
 GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);
     double S[10];   /* P[3], L[3], C[3] (mass-weighted positions), M */
@@ -156,8 +154,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     if (m == 0 || !points)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_field_at needs m >= 1 points");
     double *a = acc ? acc : malloc(3 * m * sizeof *a);

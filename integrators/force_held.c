@@ -50,8 +50,7 @@ gp_status gp_held_path_check(gp_sim *sim)
 static gp_status refused(gp_sim *sim, gp_status st, const char *call)
 {
     sim->state_fresh = 0;   /* whatever the plugin holds now, resend it all */
-    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, call,
-                       sim->api->last_error(sim->solver));
+    return gp_sim_solver_refused(sim, st, call);
 }
 
 /* Room for m particles' state, `per` doubles each, in sim->pack (its

@@ -42,6 +42,19 @@ gp_status gp_sim_need_solver(gp_sim *sim)
     return GP_OK;
 }
 
+gp_status gp_sim_need_particles(gp_sim *sim)
+{
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    return GP_OK;
+}
+
+gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what)
+{
+    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
+                       sim->api->last_error(sim->solver));
+}
+
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)
 {
     if (setting >= 0.0) { *eps = setting; return GP_OK; }

@@ -172,6 +172,11 @@ gp_status gp_sim_agree(gp_sim *sim, gp_status st, const char *not_done);
 
 /* GP_ERR_BAD_STATE with a sentence when no solver is attached. */
 gp_status gp_sim_need_solver(gp_sim *sim);
+/* GP_ERR_BAD_STATE with a sentence when no particles were given yet. */
+gp_status gp_sim_need_particles(gp_sim *sim);
+/* st (not GP_OK) from the solver refusing what ("the particle
+ * positions", "set_state"): gp_sim_fail with the solver's own sentence. */
+gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what);
 /* Every particle's position and velocity (either may be NULL) at
  * sim->time: synchronised particles as stored, the others as the
  * integrator predicts them (its predict, or second order in position from
