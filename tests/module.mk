@@ -192,8 +192,9 @@ $(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
 endif
 
-# ---- the house's layering: no two modules include or call each other in a
-# loop (tests/layering.py reads the includes and `nm` of the build's objects)
+# ---- the house's layering: each folder uses only the folders its row of
+# tests/layering.py's table allows, and no two modules include or call each
+# other in a loop (it reads the includes and `nm` of the build's objects)
 TESTS += $(BUILD)/t/layering.t
 $(BUILD)/t/layering.t: tests/layering.py tests/module.mk
 	@mkdir -p $(dir $@)
