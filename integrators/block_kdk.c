@@ -18,7 +18,7 @@
  * One block step, to the next block tick T:
  *   1. drift every particle to T: x_i + (T - t_i) v_i (1.0: the host
  *      predicts all and sends them with update_positions; 1.1: the plugin
- *      predicts, solver_state.c, and get_positions returns the active);
+ *      predicts, force_held.c, and get_positions returns the active);
  *   2. one force call for the active particles (set_active_subset,
  *      compute_forces);
  *   3. active: x_i = x(T), closing kick v += dt_i/2 a(T); new level from

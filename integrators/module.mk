@@ -38,7 +38,7 @@ $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(BUILD)/obj/bench/exac
 $(INTEGRATOR_OBJS): CFLAGS += -ffp-contract=off
 
 # tests/sim-abi10.c: cpu-direct dressed as an ABI 1.0 plugin, for the
-# integrator tests of the 1.0 path (not the loader's tests/abi10-plugin.c).
+# integrator tests of the 1.0 path (not the loader's tests/fixtures/abi10.c).
 SIM_ABI10 := $(BUILD)/tests/fixtures/gravplug-sim-abi10.so
 $(SIM_ABI10): tests/sim-abi10.c abi/gravplug.h
 	@mkdir -p $(dir $@)

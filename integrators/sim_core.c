@@ -124,8 +124,8 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
 /* One pass over an open-addressing table of the indices seen so far
  * (index + 1 in 32 bits, as the ABI's subsets index particles; 0 is
  * empty), at most half full, 8-16 bytes a particle while it runs: a
- * migration checks every rank's ids, and the sort it replaced took 68-73 ms for
- * 571k ids. */
+ * migration checks every rank's ids, and a sort of them cost several
+ * times more (bench/results/mpi-tree.md, "duplicate ids"). */
 int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b)
 {
     if (!ids || n < 2) return 0;

@@ -144,10 +144,10 @@ struct gp_integrator_def {
 };
 
 /* A block step's loops over its active particles (corrector, criterion,
- * the state sent to the plugin) take OpenMP threads above this many: the
- * corrector and criterion are ~40 ns a particle (one thread, `make run`'s
- * block run: 0.21 s for 5.0 M corrections), so 1024 of them outweigh
- * starting a team; `make run`'s block steps average 5,000 active. */
+ * the state sent to the plugin) take OpenMP threads above this many: 1024
+ * of them cost more than starting a team does, and a typical block step
+ * has several times that many active (bench/results/abi11-block-step.md,
+ * "GP_PAR_ACTIVE_MIN"). */
 #define GP_PAR_ACTIVE_MIN 1024
 
 /* A descriptor's settings fields from its table and its settings struct. */

@@ -4,7 +4,7 @@
  *
  * Every plugin (cpu-direct, cpu-tree, cuda-direct, cuda-tree) has to do the
  * same book-keeping around its solver: an error sentence per instance, the
- * input validation ABI.md requires (and which must leave the instance
+ * input validation gravplug.h requires (and which must leave the instance
  * unchanged on failure), a parameter table driven by its gp_param_info[],
  * a copy of the particles and of the active index list, and statistics.
  * This file does all of that once so the plugins hold only their algorithm.

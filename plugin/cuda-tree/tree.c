@@ -107,14 +107,11 @@ static const gp_param_info params[] = {
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float sums; mixed: float interactions, float sums per block of "
      "<= 64 terms added into double; double: double arithmetic"},
-    /* group_cell (make_groups), default 4096. Measured on an H200 at 2^20
-     * (bench/results/gpu-H200.md): 4096 costs a full walk 1-4% over
-     * key-prefix groups and takes a 1% random subset's walk from 29.7 to
-     * 2.5 ms; 2048 did better on sparse subsets (2.0 ms), 16384 worse
-     * (5.1 ms), and scaling the cell with n / n_active (6400 at 1%) gave
-     * 3.5 ms. At 2^24 on an H100 a random 1% still walks 2.5-3x a full
-     * call's interactions per particle (gpu-H100.md): a parameter, so that
-     * a device run can sweep it (bench/gpu/run-all.sh group-cells). */
+    /* group_cell (make_groups), default 4096: a sparse subset's walk
+     * gains most from it at a small cost to a full walk, and neither a
+     * smaller or larger cell nor one scaled with n / n_active did better
+     * overall (bench/results/gpu-H200.md, gpu-H100.md). A parameter, so
+     * that a device run can sweep it (bench/gpu/run-all.sh group-cells). */
     {"group_cell", GP_PARAM_INT, "4096", "[32,1073741824]",
      "an i-group of <= 32 active particles is cut from the coarsest tree cell with at most this "
      "many sources: smaller keeps a sparse subset's groups tighter (fewer interactions each), "
