@@ -11,4 +11,4 @@ $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
 
 # Installed by `make install` into $(PREFIX)/include/gravplug (modules
 # append theirs).
-INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h
+INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h abi/gravplug_predict.h

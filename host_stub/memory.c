@@ -17,10 +17,9 @@
  *   cuda-*       96 B on the host (staging; device memory is the plugin's
  *                      own check, it answers GP_ERR_OUT_OF_MEMORY),
  *   any other   256 B;
- * plus 64 MiB for the program, libraries and thread stacks.
- * Measured (max RSS, plummer, t_end = 0, block-rk2; 2-core VM, Nov 2026):
- * cpu-tree 1e6 - 2e5 particles: 411 B/particle (estimate 416); cpu-direct
- * 4e4 - 1e4: 287 B/particle (estimate 288).
+ * plus 64 MiB for the program, libraries and thread stacks. The figures
+ * come from max RSS of real runs (bench/results/cpu-tree/raw/cpu-tree.md, "gravhost's
+ * memory estimate"); the estimate should stay within a few percent.
  */
 #include "memory.h"
 

@@ -18,7 +18,7 @@
  * One block step, to the next block tick T:
  *   1. drift every particle to T: x_i + (T - t_i) v_i (1.0: the host
  *      predicts all and sends them with update_positions; 1.1: the plugin
- *      predicts, solver_state.c, and get_positions returns the active);
+ *      predicts, force_held.c, and get_positions returns the active);
  *   2. one force call for the active particles (set_active_subset,
  *      compute_forces);
  *   3. active: x_i = x(T), closing kick v += dt_i/2 a(T); new level from
@@ -73,7 +73,7 @@ static void drift_to(const gp_sim *sim, size_t i, double t, double *x)
 {
     double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
     for (int k = 0; k < 3; ++k)
-        x[k] = gp_sim_predict_coord(sim->pos[3 * i + k], sim->vel[3 * i + k], 0.0, dt);
+        x[k] = gp_predict_coord(sim->pos[3 * i + k], sim->vel[3 * i + k], 0.0, dt);
 }
 
 static gp_status start(gp_sim *sim)

@@ -10,7 +10,7 @@
  *   2. Predict every j-particle to T from its own t_i (eqs. 15-16):
  *          x_j(T) = x_j + dt_j v_j + dt_j^2/2 a_j,   dt_j = T - t_j.
  *   3. One force call: update_positions(all predicted), set_active_subset
- *      (the active ones), compute_forces. Through ABI 1.1 (solver_state.c)
+ *      (the active ones), compute_forces. Through ABI 1.1 (force_held.c)
  *      the plugin predicts instead: set_state of the particles corrected
  *      in the previous step, predict(T), get_positions(active),
  *      set_active_subset, compute_forces; the same bits with a CPU plugin.

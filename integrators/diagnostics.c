@@ -90,8 +90,7 @@ static gp_status overflow(gp_sim *sim, const char *which, double value)
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);
     double *acc = NULL, *pot = NULL;
@@ -134,8 +133,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *
 GRAVPLUG_EXPORT gp_status gp_sim_momenta(gp_sim *sim, double *p, double *L, double *com)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);
     double S[10];   /* P[3], L[3], C[3] (mass-weighted positions), M */
@@ -156,8 +154,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     if (m == 0 || !points)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_field_at needs m >= 1 points");
     double *a = acc ? acc : malloc(3 * m * sizeof *a);
@@ -165,20 +162,16 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
     /* the solver must hold the current (predicted) positions */
     gp_sim_predict_state(sim, sim->work, NULL);
     const int resync = !sim->solver_fresh;
-    if (resync) {
-        st = sim->api->set_particles(sim->solver, sim->n, sim->work, sim->mass);
-        if (st == GP_OK) { sim->solver_fresh = 1; sim->subset_all = 1; }
-    } else {
-        st = sim->api->update_positions(sim->solver, sim->work);
+    st = gp_force_send_positions(sim, sim->work);
+    if (st == GP_OK) {
+        st = sim->api->compute_field(sim->solver, m, points, a, pot);
+        if (st != GP_OK)
+            st = gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
+                             sim->solver_name, sim->api->last_error(sim->solver));
     }
-    sim->state_fresh = 0;   /* both calls clear a 1.1 plugin's held state */
-    if (st == GP_OK) st = sim->api->compute_field(sim->solver, m, points, a, pot);
     keep_resync(sim, resync);
     if (!acc) free(a);
-    if (st != GP_OK)
-        return gp_sim_fail(sim, st, "the %s solver could not compute the field: %s",
-                           sim->solver_name, sim->api->last_error(sim->solver));
-    return GP_OK;
+    return st;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value)

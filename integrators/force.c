@@ -14,13 +14,6 @@
 #include "force.h"
 #include "force_held.h"
 
-/* The solver said no: its sentence, after what it refused. */
-static gp_status refused(gp_sim *sim, gp_status st, const char *what)
-{
-    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
-                       sim->api->last_error(sim->solver));
-}
-
 /* A tree's acceleration MAC (GADGET's relative criterion, `mac =
  * "acceleration"`) bounds each particle's error by a fraction of its
  * previous |a|, which set_particles forgets. A shared-step scheme re-sends
@@ -63,7 +56,7 @@ gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
     /* either call clears a 1.1 plugin's held state (ABI 1.1) */
     sim->state_fresh = 0;
     if (st != GP_OK)
-        return refused(sim, st, "the particle positions");
+        return gp_sim_solver_refused(sim, st, "the particle positions");
     /* (update_positions keeps the plugin's |a|: only after set_particles) */
     if (resent && solver_reads_last_acc(sim))
         return gp_held_send_state(sim, sim->n, NULL, pos, sim->acc, NULL);
@@ -101,7 +94,7 @@ gp_status gp_force_all(gp_sim *sim, const double *pos, double *acc, double *pot)
     if (!sim->subset_all) {
         st = sim->api->set_active_subset(sim->solver, 0, NULL);
         if (st != GP_OK)
-            return refused(sim, st, "the active subset");
+            return gp_sim_solver_refused(sim, st, "the active subset");
         sim->subset_all = 1;
     }
     return compute(sim, acc, pot, sim->n);
@@ -116,7 +109,7 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
     /* na = 0 with a process's idx (never NULL): none active here */
     st = sim->api->set_active_subset(sim->solver, na, idx);
     if (st != GP_OK)
-        return refused(sim, st, "the active subset");
+        return gp_sim_solver_refused(sim, st, "the active subset");
     sim->subset_all = 0;
     return compute(sim, acc, NULL, na);
 }
@@ -161,20 +154,20 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
         sim->solver_fresh = 0;           /* the real masses go back next time */
         sim->subset_all = 1;
         if (st != GP_OK)
-            return refused(sim, st, "the particles of a source subset");
+            return gp_sim_solver_refused(sim, st, "the particles of a source subset");
     }
     if (st != GP_OK) return st;
     int all_act = gp_sim_all_active(sim, na);
     if (!(all_act && sim->subset_all)) {
         st = sim->api->set_active_subset(sim->solver, all_act ? 0 : na, all_act ? NULL : idx);
         if (st != GP_OK)
-            return refused(sim, st, "the active subset");
+            return gp_sim_solver_refused(sim, st, "the active subset");
         sim->subset_all = all_act;
     }
     if (native && !all_src) {
         st = sim->api->set_source_subset(sim->solver, ns, src);
         if (st != GP_OK)
-            return refused(sim, st, "the source subset");
+            return gp_sim_solver_refused(sim, st, "the source subset");
     }
     st = compute_raw(sim, acc, NULL);
     if (native && !all_src) {

@@ -13,7 +13,7 @@
  * chosen by gp_sim_set_solver_path or by a plugin without the 1.1 calls;
  * force_block.c picks one of the two for the block schemes. Both give
  * the same bits with a CPU plugin: the plugin evaluates the ABI's
- * prediction expression exactly as gp_sim_predict_coord does here, from
+ * prediction with the same gp_predict_coord (gravplug_predict.h), from
  * the same (x_i, v_i, a_i) and the same t_i = gp_levels_time(t_last[i]).
  * (Not under a tree's acceleration MAC: the held a_i also gives it the
  * |a_old| that the 1.0 path's plugin must find with a bh pass.)
@@ -50,8 +50,7 @@ gp_status gp_held_path_check(gp_sim *sim)
 static gp_status refused(gp_sim *sim, gp_status st, const char *call)
 {
     sim->state_fresh = 0;   /* whatever the plugin holds now, resend it all */
-    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, call,
-                       sim->api->last_error(sim->solver));
+    return gp_sim_solver_refused(sim, st, call);
 }
 
 /* Room for m particles' state, `per` doubles each, in sim->pack (its

@@ -34,12 +34,6 @@ int gp_pair_fast(const gp_sim *sim)
     return gp_pair_available(sim, 1) && (sim->api->capabilities & GP_CAP_NEIGHBOURS);
 }
 
-static gp_status refused(gp_sim *sim, gp_status st, const char *what)
-{
-    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
-                       sim->api->last_error(sim->solver));
-}
-
 static gp_status send_velocities(gp_sim *sim, const double *pos, const double *vel, size_t ns,
                                  const uint32_t *src, double t)
 {
@@ -59,7 +53,7 @@ static gp_status send_velocities(gp_sim *sim, const double *pos, const double *v
     }
     gp_status st = sim->api->set_state(sim->solver, ns, ns == sim->n ? NULL : src, x, v, a, tt);
     free(x);
-    return st == GP_OK ? GP_OK : refused(sim, st, "the velocities for pair steps (set_state)");
+    return st == GP_OK ? GP_OK : gp_sim_solver_refused(sim, st, "the velocities for pair steps (set_state)");
 }
 
 gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t na, const uint32_t *idx,
@@ -79,12 +73,12 @@ gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t
     int all_act = na == sim->n, all_src = ns == sim->n;
     if (!(all_act && sim->subset_all)) {
         st = sim->api->set_active_subset(sim->solver, all_act ? 0 : na, all_act ? NULL : idx);
-        if (st != GP_OK) return refused(sim, st, "the active subset");
+        if (st != GP_OK) return gp_sim_solver_refused(sim, st, "the active subset");
         sim->subset_all = all_act;
     }
     if (!all_src) {
         st = sim->api->set_source_subset(sim->solver, ns, src);
-        if (st != GP_OK) return refused(sim, st, "the source subset");
+        if (st != GP_OK) return gp_sim_solver_refused(sim, st, "the source subset");
     }
     gp_outputs out = { .struct_size = sizeof out, .acc = acc, .jerk = jerk, .pair_step = pair_step,
                        .nb_step = nb_step > 0 ? nb_step : 0.0 };
@@ -94,7 +88,7 @@ gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t
                          sim->api->last_error(sim->solver));
     if (!all_src) {
         gp_status back = sim->api->set_source_subset(sim->solver, 0, NULL);
-        if (st == GP_OK && back != GP_OK) st = refused(sim, back, "to restore all sources");
+        if (st == GP_OK && back != GP_OK) st = gp_sim_solver_refused(sim, back, "to restore all sources");
     }
     if (st == GP_OK) {
         gp_force_count_call(sim, na);
@@ -118,7 +112,7 @@ gp_status gp_pair_lists(gp_sim *sim, size_t na, uint64_t *offset, uint32_t **lis
         st = sim->api->get_neighbours(sim->solver, *cap, offset, *list, &needed);
     }
     (void)na;
-    return st == GP_OK ? GP_OK : refused(sim, st, "the neighbour lists (get_neighbours)");
+    return st == GP_OK ? GP_OK : gp_sim_solver_refused(sim, st, "the neighbour lists (get_neighbours)");
 }
 
 int gp_pair_has_jerk(const gp_sim *sim)

@@ -259,8 +259,8 @@ static void predict(const gp_sim *sim, double *pos, double *vel)
         for (int c = 0; c < 3; ++c) {
             size_t k = 3 * (size_t)i + (size_t)c;
             double x = sim->pos[k], v = sim->vel[k], a = sim->acc[k], j = p->jerk[k];
-            if (pos) pos[k] = dt == 0.0 ? x : gp_sim_predict_coord3(x, v, a, j, dt);
-            if (vel) vel[k] = dt == 0.0 ? v : gp_sim_predict_vel3(v, a, j, dt);
+            if (pos) pos[k] = dt == 0.0 ? x : gp_predict_coord3(x, v, a, j, dt);
+            if (vel) vel[k] = dt == 0.0 ? v : gp_predict_vel3(v, a, j, dt);
         }
     }
 }

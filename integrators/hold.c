@@ -204,8 +204,9 @@ static gp_status criterion(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t 
  * from the same positions, so its values are reused (one evaluation per
  * top step saved, the split unchanged; pairwise, F's minimum over all is
  * attained in F, since tau_ij < h makes j fast too). Reusing an enclosing call's values deeper
- * down (every other depth) saved 10-25% more but broke the reversal test
- * on cpu-direct (bench/results/hold/raw/hold.md, 2026-11-23). */
+ * down (every other depth) saved more force work but broke the reversal
+ * test on cpu-direct (bench/results/hold/raw/hold.md, "cutting hold's force
+ * work"). */
 static int fresh_criterion(int depth)
 {
     return depth > 0;

@@ -41,7 +41,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_export_state(const gp_sim *sim, double *rows, u
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     gp_sim *s = (gp_sim *)sim;   /* for the error sentence only */
-    if (sim->n == 0) return gp_sim_fail(s, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(s);
     if (!rows || !ids)
         return gp_sim_fail(s, GP_ERR_INVALID_ARGUMENT,
                            "gp_sim_export_state needs rows (n * gp_sim_state_columns doubles) and ids (n)");

@@ -34,11 +34,11 @@ $(BLOCK_VS_SHARED): $(BUILD)/obj/bench/block-vs-shared.o $(BUILD)/obj/bench/exac
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 
 # The host's prediction must equal a 1.1 plugin's evaluation of the ABI's
-# expression bit for bit (gp_sim_predict_coord): no fused multiply-add.
+# expression bit for bit (gp_predict_coord): no fused multiply-add.
 $(INTEGRATOR_OBJS): CFLAGS += -ffp-contract=off
 
 # tests/sim-abi10.c: cpu-direct dressed as an ABI 1.0 plugin, for the
-# integrator tests of the 1.0 path (not the loader's tests/abi10-plugin.c).
+# integrator tests of the 1.0 path (not the loader's tests/fixtures/abi10.c).
 SIM_ABI10 := $(BUILD)/tests/fixtures/gravplug-sim-abi10.so
 $(SIM_ABI10): tests/sim-abi10.c abi/gravplug.h
 	@mkdir -p $(dir $@)
@@ -77,3 +77,29 @@ $(BUILD)/t/integrators-hold.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 # crosses the ABI, and checks the refusal on cpu-tree.
 $(BUILD)/t/integrators-hermite.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/integrators-hermite.t: CPPFLAGS += -DGP_CPU_DIRECT_SO='"$(abspath $(BUILD))/plugins/gravplug-cpu-direct.so"'
+
+# tests/toy-scheme.sh: an integrator added as one file and one registry
+# line, run by gravhost and gravhost-mpi. The file is
+# tests/fixtures/scheme_toy.c; the line is GP_EXTRA_SCHEMES, given to
+# registry.c when it is compiled for a library of the test's own,
+# build/toy/lib (every other object is the real library's).
+TOY_LIB_DIR := $(BUILD)/toy/lib
+TOY_OBJS := $(BUILD)/toy/obj/registry.o $(BUILD)/toy/obj/scheme_toy.o
+$(BUILD)/toy/obj/registry.o: integrators/registry.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -ffp-contract=off -Iintegrators '-DGP_EXTRA_SCHEMES(X)=X(toy_euler)' -c $< -o $@
+$(BUILD)/toy/obj/scheme_toy.o: tests/fixtures/scheme_toy.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -ffp-contract=off -Iintegrators -c $< -o $@
+$(TOY_LIB_DIR)/$(HOSTLIB_REAL): $(filter-out %/integrators/registry.o,$(HOSTLIB_OBJS)) $(TOY_OBJS) abi/libgravplug.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -Wl,--version-script=abi/libgravplug.map \
+	    $(LDFLAGS) -o $@ $(filter %.o,$^) $(HOSTLIB_LDLIBS)
+	ln -sf $(HOSTLIB_REAL) $(dir $@)$(HOSTLIB_SONAME)
+TESTS += $(BUILD)/t/toy-scheme.t
+$(BUILD)/t/toy-scheme.t: tests/toy-scheme.sh tests/gravhost-lib.sh $(TOY_LIB_DIR)/$(HOSTLIB_REAL) $(GRAVHOST) \
+                         $(GRAVHOST_MPI) integrators/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@TESTLIB@|$(abspath tests/gravhost-lib.sh)|' -e 's|@TOYLIB@|$(abspath $(TOY_LIB_DIR))|' \
+	     -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@

@@ -18,8 +18,16 @@
     X(block_kdk) X(block_rk2) X(cc) X(cc_kdk) X(hermite) X(hold) X(hold_kdk) X(leapfrog) X(rk2) X(rk4) \
     X(rk8pd)
 
+/* A build may add its own line without editing this file, e.g.
+ * -D'GP_EXTRA_SCHEMES(X)=X(toy_euler)' (tests/toy-scheme.sh's library:
+ * a scheme file and this one line, nothing else). */
+#ifndef GP_EXTRA_SCHEMES
+#define GP_EXTRA_SCHEMES(X)
+#endif
+#define GP_ALL_SCHEMES(X) GP_BUILTIN_SCHEMES(X) GP_EXTRA_SCHEMES(X)
+
 #define GP_DECLARE_SCHEME(name) extern const gp_integrator_def gp_scheme_##name;
-GP_BUILTIN_SCHEMES(GP_DECLARE_SCHEME)
+GP_ALL_SCHEMES(GP_DECLARE_SCHEME)
 
 #define GP_MAX_INTEGRATORS 32
 
@@ -45,7 +53,7 @@ int gp_integrator_register_def(const gp_integrator_def *def)
 __attribute__((constructor)) static void register_builtins(void)
 {
 #define GP_REGISTER_SCHEME(name) (void)gp_integrator_register_def(&gp_scheme_##name);
-    GP_BUILTIN_SCHEMES(GP_REGISTER_SCHEME)
+    GP_ALL_SCHEMES(GP_REGISTER_SCHEME)
 }
 
 const gp_integrator_def *gp_integrator_find(const char *name)

@@ -16,7 +16,7 @@ static gp_status step(gp_sim *sim, double t_end)
     double dt = gp_shared_step_dt(sim, t_end, &partial);
     size_t m = 3 * sim->n;
     double *x = sim->pos, *v = sim->vel, *a = sim->acc, *anew = sim->work2;
-    for (size_t k = 0; k < m; ++k) x[k] = x[k] + dt * v[k] + 0.5 * dt * dt * a[k]; /* as block-rk2 */
+    for (size_t k = 0; k < m; ++k) x[k] = gp_predict_coord(x[k], v[k], a[k], dt); /* as block-rk2 */
     gp_status st = gp_force_all(sim, x, anew, NULL);
     if (st != GP_OK) return st;
     for (size_t k = 0; k < m; ++k) {

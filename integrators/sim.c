@@ -398,8 +398,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double 
                                                double *mass, uint64_t *ids)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     gp_sim_predict_state(sim, pos, vel);
     if (mass) memcpy(mass, sim->mass, sim->n * sizeof *mass);
     if (ids) memcpy(ids, sim->ids, sim->n * sizeof *ids);
@@ -419,8 +418,7 @@ static gp_status synchronise(gp_sim *sim)
 GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos, const double *vel)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     if ((pos && !all_finite(pos, 3 * sim->n)) || (vel && !all_finite(vel, 3 * sim->n)))
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_state: values must be finite (found NaN or Inf)");
     gp_status st = synchronise(sim);
@@ -434,8 +432,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos, const
 GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     if (!mass || !all_finite(mass, sim->n))
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "gp_sim_set_masses needs n finite masses");
     for (size_t i = 0; i < sim->n; ++i)
@@ -606,8 +603,7 @@ static void mark_resync_point(gp_sim *sim)
 static gp_status ensure_started(gp_sim *sim)
 {
     if (sim->started) return GP_OK;
-    if (sim->n == 0)
-        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->n == 0) return gp_sim_need_particles(sim);
     gp_status st = gp_sim_need_solver(sim);
     if (st != GP_OK) return st;
     /* A start's scratch can fail on one process alone, and its steps call

@@ -42,6 +42,19 @@ gp_status gp_sim_need_solver(gp_sim *sim)
     return GP_OK;
 }
 
+gp_status gp_sim_need_particles(gp_sim *sim)
+{
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    return GP_OK;
+}
+
+gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what)
+{
+    return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
+                       sim->api->last_error(sim->solver));
+}
+
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)
 {
     if (setting >= 0.0) { *eps = setting; return GP_OK; }
@@ -73,8 +86,8 @@ void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)
         for (int k = 0; k < 3; ++k) {
             double x = sim->pos[3 * i + k], v = sim->vel[3 * i + k], a = sim->acc[3 * i + k];
             /* synchronised particles as stored, others as the integrator predicts */
-            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_sim_predict_coord(x, v, a, dt);
-            if (vel) vel[3 * i + k] = dt == 0.0 ? v : v + dt * a;
+            if (pos) pos[3 * i + k] = dt == 0.0 ? x : gp_predict_coord(x, v, a, dt);
+            if (vel) vel[3 * i + k] = dt == 0.0 ? v : gp_predict_vel2(v, a, dt);
         }
     }
 }
@@ -102,8 +115,8 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
         for (int k = 0; k < 3; ++k) {
             size_t q = 3 * (size_t)j + (size_t)k;
             double a = acc ? acc[q] : 0.0;
-            out[q] = jerk ? gp_sim_predict_coord3(sim->pos[q], sim->vel[q], a, jerk[q], dt)
-                          : gp_sim_predict_coord(sim->pos[q], sim->vel[q], a, dt);
+            out[q] = jerk ? gp_predict_coord3(sim->pos[q], sim->vel[q], a, jerk[q], dt)
+                          : gp_predict_coord(sim->pos[q], sim->vel[q], a, dt);
         }
     }
 }
@@ -111,8 +124,8 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
 /* One pass over an open-addressing table of the indices seen so far
  * (index + 1 in 32 bits, as the ABI's subsets index particles; 0 is
  * empty), at most half full, 8-16 bytes a particle while it runs: a
- * migration checks every rank's ids, and the sort it replaced took 68-73 ms for
- * 571k ids. */
+ * migration checks every rank's ids, and a sort of them cost several
+ * times more (bench/results/mpi-tree/raw/mpi-tree.md, "duplicate ids"). */
 int gp_sim_find_duplicate_id(const uint64_t *ids, size_t n, size_t *a, size_t *b)
 {
     if (!ids || n < 2) return 0;

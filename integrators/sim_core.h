@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "gp_integrator.h"
+#include "gravplug_predict.h"
 #include "settings.h"
 #include "timestep_levels.h"
 
@@ -143,10 +144,10 @@ struct gp_integrator_def {
 };
 
 /* A block step's loops over its active particles (corrector, criterion,
- * the state sent to the plugin) take OpenMP threads above this many: the
- * corrector and criterion are ~40 ns a particle (one thread, `make run`'s
- * block run: 0.21 s for 5.0 M corrections), so 1024 of them outweigh
- * starting a team; `make run`'s block steps average 5,000 active. */
+ * the state sent to the plugin) take OpenMP threads above this many: 1024
+ * of them cost more than starting a team does, and a typical block step
+ * has several times that many active (bench/results/abi11-block-step/raw/abi11-block-step.md,
+ * "GP_PAR_ACTIVE_MIN"). */
 #define GP_PAR_ACTIVE_MIN 1024
 
 /* A descriptor's settings fields from its table and its settings struct. */
@@ -171,50 +172,27 @@ gp_status gp_sim_agree(gp_sim *sim, gp_status st, const char *not_done);
 
 /* GP_ERR_BAD_STATE with a sentence when no solver is attached. */
 gp_status gp_sim_need_solver(gp_sim *sim);
+/* GP_ERR_BAD_STATE with a sentence when no particles were given yet. */
+gp_status gp_sim_need_particles(gp_sim *sim);
+/* st (not GP_OK) from the solver refusing what ("the particle
+ * positions", "set_state"): gp_sim_fail with the solver's own sentence. */
+gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what);
 /* Every particle's position and velocity (either may be NULL) at
  * sim->time: synchronised particles as stored, the others as the
  * integrator predicts them (its predict, or second order in position from
  * (pos, vel, acc) at t_last). */
 void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
 /* Every particle predicted to time t into out[3n] from (pos, vel, acc) at
- * its own time with the ABI's expression (gp_sim_predict_coord); acc NULL:
- * a straight drift (a = 0); with jerk[3n], to third order
- * (gp_sim_predict_coord3). What a 1.1 (1.2) plugin's predict gives, bit
- * for bit. */
+ * its own time with the ABI's expression (gp_predict_coord of
+ * gravplug_predict.h; the integrators are compiled with -ffp-contract=off);
+ * acc NULL: a straight drift (a = 0); with jerk[3n], to third order
+ * (gp_predict_coord3). What a 1.1 (1.2) plugin's predict gives, bit for
+ * bit, signed zeros included. */
 void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const double *jerk,
                         double *out);
 
 /* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
-
-/* The ABI's prediction of one coordinate, evaluated exactly as
- * gp_predict_coord of plugin/base/plugin_base.h (the integrators are
- * compiled with -ffp-contract=off, so no fused multiply-add): a CPU
- * plugin's predict gives the same bits, signed zeros included. */
-static inline double gp_sim_predict_coord(double x, double v, double a, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double xv = x + dt * v;
-    return xv + h * a;
-}
-
-/* The third-order prediction of one coordinate and of its velocity, as
- * the ABI writes it (gravplug.h, set_state_jerk; the integrators are
- * compiled with -ffp-contract=off): what a CPU plugin's predict gives,
- * bit for bit. */
-static inline double gp_sim_predict_coord3(double x, double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
-    double xv = x + dt * v;
-    double xa = xv + h * a;
-    return xa + c * j;
-}
-static inline double gp_sim_predict_vel3(double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double va = v + dt * a;
-    return va + h * j;
-}
 
 /* The softening a time-step criterion uses: the setting eps, or the
  * solver's eps when the setting is negative ("solver"). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_abi11.c — holds a plugin to the ABI 1.1 contract (the end of
- * ABI.md): set_state, predict, get_positions, set_source_subset and
+ * gravplug.h): set_state, predict, get_positions, set_source_subset and
  * update_masses. Part of the conformance program (conformance.c).
  *
  * What "equal" means here, by class:

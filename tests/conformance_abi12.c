@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conformance_abi12.c — holds a plugin to the ABI 1.2 contract (the end of
- * ABI.md; gravplug.h's gp_outputs): set_state_jerk, get_velocities,
+ * gravplug.h, with its gp_outputs): set_state_jerk, get_velocities,
  * compute_forces_ex and get_neighbours. Part of the conformance program
  * (conformance.c).
  *

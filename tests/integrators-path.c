@@ -16,7 +16,8 @@
 #include <dlfcn.h>
 
 #include "integrators-common.h"
-#include "sim_core.h"   /* gp_sim_predict_coord: the host's prediction */
+#include "gravplug_predict.h" /* gp_predict_coord: the ABI's prediction */
+#include "sim_core.h"
 
 #define N 512
 
@@ -141,7 +142,7 @@ static void compare_expression(void)
         double tp = rep ? 0.75 : 2.0;   /* dt = 0 for a third of them, then dt > 0 / < 0 */
         good = api->predict(sim->solver, tp) == GP_OK && api->get_positions(sim->solver, M, NULL, got) == GP_OK;
         for (size_t k = 0; good && k < 3 * M; ++k) {
-            double want = gp_sim_predict_coord(x[k], v[k], a[k], tp - t[k / 3]);
+            double want = gp_predict_coord(x[k], v[k], a[k], tp - t[k / 3]);
             bad += memcmp(&want, &got[k], sizeof want) != 0;
         }
     }

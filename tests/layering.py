@@ -1,6 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""layering.py — no two source files include or call each other in a loop.
+"""layering.py — the house's layering: which folder may use which, and no
+loops.
+
+Two checks over one graph of dependencies:
+
+1. The folder table (FOLDER_RULES below): every edge from one folder's
+   file to another folder's file must be one the table allows. abi/ uses
+   nothing above it; a plugin uses only abi/ and the plugin folders meant
+   for sharing (base, octree, cuda-base), never another plugin's folder;
+   integrators/ and host_stub/ reach plugins only through the ABI (the
+   loader and a plugin's gp_api table). The exceptions the code has today
+   are rows of their own (EXCEPTIONS), each with the reason, so the table
+   says the honest rule. The check first runs on a planted tree with
+   known violations and fails unless it catches them.
+2. No two source files include or call each other in a loop.
 
 A "module" is a source file with its header (sim.c + sim.h are one module,
 a header alone is a module of its own). Module A depends on module B when
@@ -25,7 +39,55 @@ SOURCE_DIRS = ["abi", "plugin", "integrators", "host_stub", "tests", "bench", "e
 SOURCE_EXT = (".c", ".h", ".cu", ".cuh", ".cc")
 # Where #include "x.h" is looked for after the including file's own folder
 # (the -I flags the Makefiles pass).
-INCLUDE_ROOTS = [".", "abi", "plugin", "integrators", "host_stub", "host_stub/ic", "tests"]
+INCLUDE_ROOTS = [".", "abi", "plugin", "integrators", "host_stub", "host_stub/ic",
+                 "host_stub/particles", "host_stub/snapshot", "tests"]
+
+# The folders that count as one unit each (the longest that holds a file
+# names its unit); every plugin/NAME/ is a unit of its own.
+UNITS = ["abi", "plugin/base", "plugin/octree", "plugin/cuda-base", "integrators",
+         "host_stub/particles", "host_stub/snapshot", "host_stub/ic", "host_stub/mpi",
+         "host_stub", "tests", "bench", "examples"]
+SHARED_PLUGIN_FOLDERS = {"plugin/base", "plugin/octree", "plugin/cuda-base"}
+HOST_LIB = {"abi", "integrators", "host_stub/particles", "host_stub/snapshot", "host_stub/ic"}
+# unit -> the units its files may include or call (besides its own).
+# "plugin/*" stands for every plugin/NAME/ folder.
+FOLDER_RULES = {
+    "abi": set(),
+    "plugin/base": {"abi"},
+    "plugin/octree": {"abi", "plugin/base"},
+    "plugin/cuda-base": {"abi", "plugin/base"},
+    "plugin/*": {"abi"} | SHARED_PLUGIN_FOLDERS,
+    "integrators": {"abi"},
+    "host_stub/particles": {"abi"},
+    "host_stub/snapshot": {"abi", "host_stub/particles"},
+    "host_stub/ic": {"abi", "host_stub/particles", "host_stub/snapshot"},
+    "host_stub/mpi": HOST_LIB | {"host_stub"},
+    "host_stub": HOST_LIB | {"host_stub/mpi"},
+    # tests, benchmarks and examples use whatever they test or show
+    "tests": None, "bench": None, "examples": None,
+}
+# Edges the table's rows do not allow but the code has, each with why. A
+# new one is a decision: add it here with its reason, or fix the code.
+EXCEPTIONS = {
+    ("plugin/cpu-tree", "plugin/cpu-direct"):
+        "cpu-tree's exact_few.c sums a few active particles with cpu-direct's "
+        "kernel (direct_kernel.c, linked into cpu-tree): one exact sum, not two",
+    ("host_stub/mpi", "plugin/octree"):
+        "gravhost-mpi's decomposition (decomp.c) cuts the Peano-Hilbert curve with "
+        "octree's keys and radix sort (GP_OCTREE_OBJS, linked in), so the ranks' "
+        "slices follow the curve mpi-tree's trees use; plain functions, no plugin",
+    ("plugin/cuda-base", "plugin/cuda-direct"):
+        "cuda-base's device state (dev_state.c) calls gp_state_dev_*, which "
+        "cuda-base/state_dev.cuh defines and each CUDA plugin's .cu includes once "
+        "(nvcc compiles the kernels in the plugin's unit): cuda-base's own code",
+    ("plugin/cuda-base", "plugin/cuda-tree"): "as for cuda-direct",
+    ("plugin/cuda-base", "tests"):
+        "launch.cuh takes the CPU emulation of CUDA (tests/gpu-emu.h) in the "
+        "emulated test builds only (GP_CUDA_EMULATE); never in a real build",
+    ("plugin/cuda-tree", "tests"):
+        "tree_dev.cu takes CUB's CPU stand-in (tests/gpu-emu-cub.h) in the "
+        "emulated test build only (GP_CUDA_EMULATE)",
+}
 
 
 def module_of(path):
@@ -172,6 +234,87 @@ def cycles(edges):
     return out
 
 
+def unit_of(path):
+    """The unit (UNITS, or plugin/NAME) a source file or module is in."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == "plugin":
+        cand = "plugin/" + parts[1]
+        return cand
+    best = None
+    for u in UNITS:
+        if path == u or path.startswith(u + "/"):
+            if best is None or len(u) > len(best):
+                best = u
+    return best
+
+
+def allowed(a, b):
+    """Whether unit a may use unit b (the table, then the exceptions)."""
+    if a is None or b is None or a == b:
+        return True
+    key = a if a in FOLDER_RULES else ("plugin/*" if a.startswith("plugin/") else None)
+    if key is None:
+        return False
+    rule = FOLDER_RULES[key]
+    if rule is None or b in rule:
+        return True
+    return (a, b) in EXCEPTIONS
+
+
+def folder_violations(edges):
+    """Edges between units that the table does not allow, sorted."""
+    out = []
+    for a, b, why in sorted(edges):
+        ua, ub = unit_of(a), unit_of(b)
+        if not allowed(ua, ub):
+            out.append((ua, ub, a, b, why))
+    return out
+
+
+def planted_check():
+    """The folder check on a small planted tree: it must catch each planted
+    violation and pass each planted legal edge. Returns a list of what it
+    got wrong (empty when right)."""
+    import tempfile
+    planted = {
+        "abi/planted.h": '#include "integrators/sim_core.h"\n',          # abi reaches up
+        "integrators/sim_core.h": "",
+        "plugin/cpu-direct/planted.c": '#include "cpu-tree/tree_bits.h"\n',  # plugin -> plugin
+        "plugin/cpu-tree/tree_bits.h": '#include "base/plugin_base.h"\n',   # legal
+        "plugin/base/plugin_base.h": '#include "gravplug.h"\n',             # legal
+        "abi/gravplug.h": "",
+        "host_stub/planted.c": '#include "octree/keys.h"\n',               # host -> plugin
+        "plugin/octree/keys.h": "",
+        "host_stub/ic/planted.c": '#include "particle_set.h"\n',           # legal
+        "host_stub/particles/particle_set.h": "",
+    }
+    want = {("abi", "integrators"), ("plugin/cpu-direct", "plugin/cpu-tree"),
+            ("host_stub", "plugin/octree")}
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        for rel, text in planted.items():
+            os.makedirs(os.path.join(tmp, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(tmp, rel), "w") as f:
+                f.write(text)
+        os.chdir(tmp)
+        try:
+            got = {(ua, ub) for ua, ub, _, _, _ in folder_violations(include_edges(sorted(planted)))}
+        finally:
+            os.chdir(here)
+    wrong = ["missed %s -> %s" % e for e in sorted(want - got)]
+    wrong += ["flagged the legal %s -> %s" % e for e in sorted(got - want)]
+    return wrong
+
+
+def report_folders(n, edges):
+    bad = folder_violations(edges)
+    print(("ok" if not bad else "not ok"), n,
+          "- every edge between folders is one the table allows (%d edges)" % len(edges))
+    for ua, ub, a, b, why in bad:
+        print("#   %s -> %s: %s -> %s (%s)" % (ua, ub, a, b, why))
+    return not bad
+
+
 def report(n, what, edges):
     found = cycles(edges)
     print(("ok" if not found else "not ok"), n, "-", what)
@@ -187,15 +330,22 @@ def report(n, what, edges):
 def main():
     files = source_files()
     objs = objects()
-    print("1..4")
+    print("1..6")
     inc = include_edges(files)
     calls = call_edges(objs)
-    ok = report(1, "no #include loop among %d source files" % len(files), inc)
-    ok &= report(2, "no call loop among the modules of %d objects" % len(objs), calls)
-    ok &= report(3, "no loop of includes and calls together", inc | calls)
+    wrong = planted_check()
+    print(("ok" if not wrong else "not ok"), 1,
+          "- the folder check catches the violations planted in a scratch tree")
+    for w in wrong:
+        print("#   " + w)
+    ok = not wrong
+    ok &= report_folders(2, inc | calls)
+    ok &= report(3, "no #include loop among %d source files" % len(files), inc)
+    ok &= report(4, "no call loop among the modules of %d objects" % len(objs), calls)
+    ok &= report(5, "no loop of includes and calls together", inc | calls)
     # The check must see something, or it proves nothing.
     seen = len(objs) > 0 and len(calls) > 0
-    print(("ok" if seen else "not ok"), 4, "- objects found under %s/ (build first)" % BUILD)
+    print(("ok" if seen else "not ok"), 6, "- objects found under %s/ (build first)" % BUILD)
     return 0 if ok and seen else 1
 
 

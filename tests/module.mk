@@ -148,6 +148,19 @@ $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t): $(BUILD)/t/tree-accuracy-
 	@chmod +x $@
 TESTS += $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/extreme-scales-%.t) $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t)
 
+# ---- tests/tree-params.c: the tree plugins' walk parameters, one source --
+TREE_PARAMS_OTHERS := $(if $(GP_HAVE_MPI),mpi-tree) $(if $(GP_HAVE_CUDA),$(abspath $(EMU)/plugins/gravplug-cuda-tree.so))
+$(BUILD)/obj/tests/tree-params.o: CFLAGS += -Itests
+$(BUILD)/tests/tree-params: $(BUILD)/obj/tests/tree-params.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/tree-params.t
+$(BUILD)/t/tree-params.t: $(BUILD)/tests/tree-params $(CPU_TREE_SO) $(if $(GP_HAVE_MPI),$(MPI_TREE_SO)) \
+                          $(if $(GP_HAVE_CUDA),$(EMU)/plugins/gravplug-cuda-tree.so) tests/module.mk
+	@printf '#!/bin/sh\n# tree-params: cpu-tree against %s\nexec "%s" %s\n' \
+	    '$(TREE_PARAMS_OTHERS)' '$(abspath $<)' '$(TREE_PARAMS_OTHERS)' > $@
+	@chmod +x $@
+
 # ---- tests/let-wire.c: mpi-tree's local essential tree on the wire --------
 # (plugin/mpi-tree/let.c: pack, unpack, the walk over the result) without
 # MPI: let.c includes no MPI header, so it is built and run with or without
@@ -179,8 +192,9 @@ $(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
 endif
 
-# ---- the house's layering: no two modules include or call each other in a
-# loop (tests/layering.py reads the includes and `nm` of the build's objects)
+# ---- the house's layering: each folder uses only the folders its row of
+# tests/layering.py's table allows, and no two modules include or call each
+# other in a loop (it reads the includes and `nm` of the build's objects)
 TESTS += $(BUILD)/t/layering.t
 $(BUILD)/t/layering.t: tests/layering.py tests/module.mk
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 """The ctypes mirror of the C headers (python/gravplug/_abi.py, ic.py) has
 the C layout: every struct's size and every member's offset, the status
 codes and capability bits, checked against a C program compiled here from
-abi/gravplug.h and host_stub/ic/ic.h."""
+abi/gravplug.h and host_stub/ic/ic.h (gp_ic: host_stub/particles/particle_set.h)."""
 import os
 import shutil
 import subprocess
@@ -46,7 +46,8 @@ with tempfile.TemporaryDirectory() as tmp:
     src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
     Path(src).write_text("\n".join(lines) + "\n")
     r = subprocess.run([cc, "-std=c11", f"-I{REPO / 'abi'}", f"-I{REPO / 'host_stub' / 'ic'}",
-                        src, "-o", exe], capture_output=True, text=True)
+                        f"-I{REPO / 'host_stub' / 'particles'}", src, "-o", exe],
+                       capture_output=True, text=True)
     if not t.ok(r.returncode == 0, "the layout probe compiles", r.stderr[-2000:]):
         t.done_testing()
     got = dict(line.rsplit(" ", 1) for line in

@@ -4,7 +4,7 @@
  * It forwards every 1.0 call to the real cpu-direct (opened from the path
  * GP_CPU_DIRECT_SO) and reports abi_minor 0 and the struct_size of the 1.0
  * table, so a host must take the 1.0 path with it (tests/integrators-path.c,
- * tests/integrators-masses.c). Not the loader's fixture (tests/abi10-plugin.c).
+ * tests/integrators-masses.c). Not the loader's fixture (tests/fixtures/abi10.c).
  */
 #include <dlfcn.h>
 #include <stddef.h>

@@ -72,19 +72,11 @@
 #include <stdint.h>
 
 #include "gravplug.h"
+#include "particle_set.h" /* gp_ic, gp_ic_free */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A set of particles. pos and vel are 3n doubles, interleaved xyz; mass
- * and id are n values. Arrays are owned by the struct: free with
- * gp_ic_free(). */
-typedef struct gp_ic {
-    size_t n;
-    double *pos, *vel, *mass;
-    uint64_t *id;
-} gp_ic;
 
 /* Options for gp_ic_make: name = value pairs, both strings. A later pair
  * overrides an earlier one with the same name. params may be NULL when
@@ -160,9 +152,6 @@ GRAVPLUG_EXPORT int gp_ic_make_range(const char *model, size_t n, uint64_t seed,
  * range (the sampled models), 0 if it makes the whole set each time
  * (kepler, file, snapshot), -1 for an unknown model. */
 GRAVPLUG_EXPORT int gp_ic_makes_ranges(const char *model);
-
-/* Frees the arrays of ic and empties it. NULL and an empty ic are fine. */
-GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic);
 
 /* The names of the models, as a static NULL-terminated array. */
 GRAVPLUG_EXPORT const char *const *gp_ic_models(void);

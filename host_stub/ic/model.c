@@ -202,13 +202,3 @@ void ic_to_com_frame(gp_ic *ic)
     ic_frame_sums(ic->n, ic->pos, ic->vel, ic->mass, total);
     ic_frame_shift(total, 1, ic->n, ic->pos, ic->vel);
 }
-
-GRAVPLUG_EXPORT void gp_ic_free(gp_ic *ic)
-{
-    if (!ic) return;
-    free(ic->pos);
-    free(ic->vel);
-    free(ic->mass);
-    free(ic->id);
-    memset(ic, 0, sizeof *ic);
-}

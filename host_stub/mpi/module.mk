@@ -25,7 +25,7 @@ $(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \
 	    $(GH_MPI_LIBS) $(LDLIBS)
 
-# tests/gravhost-mpi.sh: P = 4 against P = 1 (energy error, Lagrangian
+# tests/mpi-gravhost.sh: P = 4 against P = 1 (energy error, Lagrangian
 # radii), a restart at P = 2 bit-identical, refusals; skips without mpirun.
 TESTS += $(BUILD)/t/mpi-gravhost.t
 $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI) $(BUILD)/tests/oom-inject.so \

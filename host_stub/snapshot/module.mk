@@ -7,13 +7,14 @@ SNAPSHOT_SRCS := $(wildcard host_stub/snapshot/*.c)
 SNAPSHOT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SNAPSHOT_SRCS))
 HOSTLIB_OBJS += $(SNAPSHOT_OBJS)
 HOSTLIB_LDLIBS += $(HDF5_LDLIBS)
-# gp_snapshot_*, exported by libgravplug.so; it includes ic.h (gp_ic).
+# gp_snapshot_*, exported by libgravplug.so; it reads into a gp_ic
+# (host_stub/particles/particle_set.h).
 INSTALL_HEADERS += host_stub/snapshot/snapshot.h
 $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapshot
 
 # The IC and snapshot tests link these objects directly, so they do not
 # depend on the rest of the host library being buildable at that moment.
-ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS) $(GP_FILE_CHECKS_OBJ)
+ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS) $(PARTICLES_OBJS) $(GP_FILE_CHECKS_OBJ)
 ICSNAP_LIBS := -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
 ICSNAP_CTESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/ic-*.c tests/snapshot-*.c))
 ICSNAP_PYTESTS := $(patsubst tests/%.py,$(BUILD)/t/%.t,$(wildcard tests/snapshot-*.py tests/plot-*.py))

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "gravplug.h"
-#include "ic.h"
+#include "particle_set.h" /* gp_ic */
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
  * the plugin's own copy of the particles (subsets.c holds the index lists).
  *
  * Every function checks everything before it changes anything, so a
- * rejected call leaves the instance exactly as it was (ABI.md).
+ * rejected call leaves the instance exactly as it was (gravplug.h).
  */
 #include "base/plugin_base.h"
 

@@ -4,7 +4,7 @@
  *
  * Every plugin (cpu-direct, cpu-tree, cuda-direct, cuda-tree) has to do the
  * same book-keeping around its solver: an error sentence per instance, the
- * input validation ABI.md requires (and which must leave the instance
+ * input validation gravplug.h requires (and which must leave the instance
  * unchanged on failure), a parameter table driven by its gp_param_info[],
  * a copy of the particles and of the active index list, and statistics.
  * This file does all of that once so the plugins hold only their algorithm.
@@ -63,6 +63,7 @@
 #include <stdint.h>
 
 #include "gravplug.h"
+#include "gravplug_predict.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -384,23 +385,23 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
                        const double *t);
 
 /* predict: moves every stated particle's source position to time t with
- * the ABI's expression (no FMA: this file is compiled with
- * -ffp-contract=off), OpenMP over particles on the plugin's threads
- * (gp_param_threads; each particle alone, so the same bits on any count).
+ * the ABI's expression (gp_predict_coord / gp_predict_coord3 of
+ * gravplug_predict.h, which backends that loop themselves call too; no
+ * FMA: state.c is compiled with -ffp-contract=off), OpenMP over particles
+ * on the plugin's threads (gp_param_threads; each particle alone, so the
+ * same bits on any count).
  * A non-finite t, or a prediction that overflows, is
  * GP_ERR_INVALID_ARGUMENT and leaves every position as it was. *moved
  * (may be NULL) gets the number of particles predicted. */
 gp_status gp_state_predict(gp_base *base, double t, size_t *moved);
 
-/* The ABI's prediction of one coordinate, for backends that loop
- * themselves (the GPU kernels use the same expression with _rn
- * intrinsics). */
-static inline double gp_predict_coord(double x, double v, double a, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double xv = x + dt * v;
-    return xv + h * a;
-}
+/* A successful predict taken back (a plugin whose ranks or devices agree
+ * on success after predicting: another one failed): each particle's
+ * stated mark becomes was[] (p->n bytes, copied before the predict) and
+ * its position what it was, x0 (1) or the prediction to t_was (2), third
+ * order for a particle given a jerk, re-evaluated bit for bit; t_pred
+ * becomes t_was. */
+void gp_state_unpredict(gp_base *base, const uint8_t *was, double t_was);
 
 /* ABI 1.2 set_state_jerk: set_state's checks and a finite jerk[3*n_sub],
  * then the state with the jerk: these particles are predicted to third
@@ -411,24 +412,6 @@ gp_status gp_state_check_jerk(gp_base *base, size_t n_sub, const uint32_t *index
 gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
                             const double *pos, const double *vel, const double *acc,
                             const double *jerk, const double *t);
-
-/* The ABI's third-order prediction of one coordinate and of its velocity
- * (left to right, no FMA: compile with -ffp-contract=off), and the
- * second-order velocity. */
-static inline double gp_predict_coord3(double x, double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt, c = (dt * dt * dt) / 6;
-    double xv = x + dt * v;
-    double xa = xv + h * a;
-    return xa + c * j;
-}
-static inline double gp_predict_vel2(double v, double a, double dt) { return v + dt * a; }
-static inline double gp_predict_vel3(double v, double a, double j, double dt)
-{
-    double h = 0.5 * dt * dt;
-    double va = v + dt * a;
-    return va + h * j;
-}
 
 /* The velocity of particle i at the positions' current time: the
  * prediction to the last predict's time, or its stated velocity when it

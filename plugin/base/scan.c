@@ -20,8 +20,9 @@
 enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
 
 /* gp_copy_finite spreads over the threads from here: its arrays are a
- * block step's subset (0.5 million values at 167,772 particles), which a
- * single thread checked and then copied in 4-5 ms on the H100's host. */
+ * block step's subset (0.5 million values at 167,772 particles), which
+ * one thread takes milliseconds to check and copy
+ * (bench/results/gpu/raw/gpu-H100.md, "gp_copy_finite"). */
 enum { COPY_PARALLEL = 1 << 16 };
 
 static size_t first_bad_block(const double *v, size_t count)

@@ -209,8 +209,8 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
 }
 
 /* Every particle with a second-order state (a block step's usual case):
- * one pass without branches, which the compiler vectorises. The same
- * operations in the same order as predict_one, so the same bits. Returns
+ * one pass without branches, which the compiler vectorises;
+ * gp_predict_coord as in predict_one, so the same bits. Returns
  * whether a position overflowed. */
 static int predict_plain(gp_particles *p, double t, int nthreads)
 {
@@ -220,9 +220,9 @@ static int predict_plain(gp_particles *p, double t, int nthreads)
     int bad = 0;
 #pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) if (n > 32768)
     for (long long i = 0; i < n; ++i) {
-        double dt = t - tt[i], h = 0.5 * dt * dt;
+        double dt = t - tt[i];
         for (int d = 0; d < 3; ++d) {
-            double y = (x0[3 * i + d] + dt * v[3 * i + d]) + h * a[3 * i + d];
+            double y = gp_predict_coord(x0[3 * i + d], v[3 * i + d], a[3 * i + d], dt);
             pos[3 * i + d] = y;
             bad |= !(fabs(y) <= DBL_MAX);
         }
@@ -266,6 +266,15 @@ static void predict_undo(gp_particles *p, double tp, int nthreads)
         if (p->stated[i] == 1) memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
         else if (p->stated[i] == 2) predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
     }
+}
+
+void gp_state_unpredict(gp_base *base, const uint8_t *was, double t_was)
+{
+    gp_particles *p = &base->p;
+    if (!p->have || !p->n_stated) return;
+    if (was != p->stated) memcpy(p->stated, was, p->n);
+    p->t_pred = t_was;
+    predict_undo(p, t_was, gp_param_threads(base));
 }
 
 gp_status gp_state_predict(gp_base *base, double t, size_t *moved)

@@ -60,10 +60,9 @@
  * particle on Plummer and galaxy models at N = 4096-16384). Still no
  * GP_CAP_NEIGHBOURS: measured at N = 16384, one thread, nn and pair_step
  * together cost 9-13x a force call (scalar double searches against the
- * vectorised walk; bench/results/abi-outputs/raw/abi12-outputs.md), not the
- * same order. The jerk (GP_CAP_JERK) as ABI.md defines a tree's: exact for
- * the sources summed particle by particle, for an accepted cell the
- * monopole jerk of
+ * vectorised walk; bench/results/abi-outputs/raw/abi12-outputs.md), not the same order.
+ * The jerk (GP_CAP_JERK) as gravplug.h defines a tree's: exact for the sources
+ * summed particle by particle, for an accepted cell the monopole jerk of
  * its mass moving with its mass-weighted velocity plus the time derivative
  * of its quadrupole force, so that the jerk is the derivative of this
  * plugin's own acc (octree/tree_jerk.c); the jerk pass of each group sums

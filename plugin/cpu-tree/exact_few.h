@@ -33,7 +33,7 @@ typedef struct exact_few_ws {
 /* acc (3 per target), pot and jerk (3 per target; each NULL: none) of the
  * active particles of p, in the order of its active list, from every
  * source: the source subset when one is set, else every massive particle.
- * A target skips itself. The jerk is ABI.md's exact sum, with the
+ * A target skips itself. The jerk is gravplug.h's exact sum, with the
  * velocities get_velocities answers (zero for a particle without a
  * state). G multiplies the sums; eps2 = eps^2. Each target's sum runs over
  * the sources in index order (the kernel's fixed lanes), so the bits do

@@ -4,13 +4,13 @@
  * device). Included once by each CUDA plugin's .cu (real CUDA, or the
  * CPU emulation of tests/gpu-emu.h: launch.cuh picks).
  *
- * The prediction uses __dmul_rn / __dadd_rn: nvcc contracts a*b + c into
- * an FMA by default, and the ABI asks for exactly the host's unfused
- * expressions (plugin/base gp_predict_coord, gp_predict_coord3 and the
- * velocities of gp_state_velocity), evaluated left to right.
+ * The prediction and the velocities are gravplug_predict.h's, the host's
+ * expressions: in device code they are built of __dmul_rn / __dadd_rn,
+ * which nvcc never contracts into an FMA, so the bits are the host's.
  */
 #include "cuda-base/launch.cuh"
 #include "cuda-base/state_dev.h"
+#include "gravplug_predict.h"
 
 __global__ void gp_state_scatter_kernel(const uint32_t *index, uint32_t n_sub, const double *in_pos,
                                         const double *in_vel, const double *in_acc, const double *in_jerk,
@@ -32,30 +32,12 @@ __global__ void gp_state_scatter_kernel(const uint32_t *index, uint32_t n_sub, c
     s.third[i] = in_jerk != NULL; /* set_state: second order again */
 }
 
-/* gp_predict_coord, unfused */
-__device__ __forceinline__ double gp_state_predict_coord(double x, double v, double a, double dt)
-{
-    double h = __dmul_rn(__dmul_rn(0.5, dt), dt);
-    double xv = __dadd_rn(x, __dmul_rn(dt, v));
-    return __dadd_rn(xv, __dmul_rn(h, a));
-}
-
-/* gp_predict_coord3, unfused: ((x + dt*v) + h*a) + c*j, c = ((dt*dt)*dt)/6 */
-__device__ __forceinline__ double gp_state_predict_coord3(double x, double v, double a, double j, double dt)
-{
-    double h = __dmul_rn(__dmul_rn(0.5, dt), dt);
-    double c = __ddiv_rn(__dmul_rn(__dmul_rn(dt, dt), dt), 6.0);
-    double xv = __dadd_rn(x, __dmul_rn(dt, v));
-    double xa = __dadd_rn(xv, __dmul_rn(h, a));
-    return __dadd_rn(xa, __dmul_rn(c, j));
-}
-
 /* Coordinate d of particle i predicted dt ahead of its own time. */
 __device__ __forceinline__ double gp_state_predict_one(const gp_state_dev_ptrs &s, size_t i, int d, double dt)
 {
     size_t c = 3 * i + d;
-    return s.third[i] ? gp_state_predict_coord3(s.x0[c], s.vel[c], s.acc[c], s.jerk[c], dt)
-                      : gp_state_predict_coord(s.x0[c], s.vel[c], s.acc[c], dt);
+    return s.third[i] ? gp_predict_coord3(s.x0[c], s.vel[c], s.acc[c], s.jerk[c], dt)
+                      : gp_predict_coord(s.x0[c], s.vel[c], s.acc[c], dt);
 }
 
 __global__ void gp_state_predict_kernel(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad)
@@ -87,7 +69,7 @@ __global__ void gp_state_finish_kernel(uint32_t n, int undo, double t_prev, gp_s
     }
 }
 
-/* gp_state_velocity of plugin/base (gp_predict_vel2 / _vel3), unfused */
+/* gp_state_velocity of plugin/base (gp_predict_vel2 / _vel3) */
 __global__ void gp_state_velocity_kernel(const uint32_t *index, uint32_t n_sub, double t_pred,
                                          gp_state_dev_ptrs s, double *out)
 {
@@ -103,8 +85,8 @@ __global__ void gp_state_velocity_kernel(const uint32_t *index, uint32_t n_sub, 
         } else if (s.flag[i] == 1) {
             v = s.vel[c];
         } else {
-            v = __dadd_rn(s.vel[c], __dmul_rn(dt, s.acc[c]));
-            if (s.third[i]) v = __dadd_rn(v, __dmul_rn(__dmul_rn(__dmul_rn(0.5, dt), dt), s.jerk[c]));
+            v = s.third[i] ? gp_predict_vel3(s.vel[c], s.acc[c], s.jerk[c], dt)
+                           : gp_predict_vel2(s.vel[c], s.acc[c], dt);
         }
         out[3 * (size_t)k + d] = v;
     }

@@ -3,7 +3,7 @@
  * direct_nb.cu — cuda-direct's ABI 1.2 neighbour outputs (direct_nb.h).
  *
  * One thread per active particle walks the sources in index order, as
- * cpu-direct's direct_ex.c does on the host: ascending j gives the lower
+ * cpu-direct's direct_kernel.c does on the host: ascending j gives the lower
  * index on ties with a strict `<`, and the lists come out ascending with no
  * sort. The lists take two launches — a count pass (which also writes nn,
  * nn_dist2 and pair_step), then, after the host has prefix-summed the

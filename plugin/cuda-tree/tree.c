@@ -68,6 +68,7 @@
 #include "octree/cpu_driver.h"
 #include "octree/outputs_ex.h"
 #include "octree/mac.h"
+#include "octree/tree_params.h"
 
 #include <cuda_runtime_api.h>
 #include <float.h>
@@ -100,32 +101,17 @@
 static const gp_param_info params[] = {
     GP_PARAM_ROW_G,
     GP_PARAM_ROW_EPS,
-    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",
-     "opening angle of the bh, bmax and multipole MACs (0: direct summation)"},
-    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",
-     "multipole acceptance criterion (octree/mac.h); acceleration uses the previous "
-     "call's |a|, else the held state's (bh for particles with neither), so its results depend on "
-     "the call history"},
-    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "(0,inf)",
-     "relative accuracy of the acceleration MAC (Springel 2005)"},
-    {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",
-     "the acceleration MAC also opens every cell seen at more than this angle, l/d > "
-     "theta_max (GADGET-4's ErrTolThetaMax): wide far cells bias the potentials; 0: no bound"},
-    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "expansion order of cells"},
+    OCT_PARAM_ROWS_WALK, /* octree/tree_params.h, as cpu-tree and mpi-tree */
     {"rebuild", GP_PARAM_ENUM, "auto", "auto|always|N",
      "auto: GOTHIC's model of the walk cost; always; or every N position updates"},
     {"precision", GP_PARAM_ENUM, "mixed", "single|mixed|double",
      "single: float sums; mixed: float interactions, float sums per block of "
      "<= 64 terms added into double; double: double arithmetic"},
-    /* group_cell (make_groups), default 4096. Measured on an H200 at 2^20
-     * (bench/results/gpu/raw/gpu-H200.md): 4096 costs a full walk 1-4% over
-     * key-prefix groups and takes a 1% random subset's walk from 29.7 to
-     * 2.5 ms; 2048 did better on sparse subsets (2.0 ms), 16384 worse
-     * (5.1 ms), and scaling the cell with n / n_active (6400 at 1%) gave
-     * 3.5 ms. At 2^24 on an H100 a random 1% still walks 2.5-3x a full
-     * call's interactions per particle (bench/results/gpu/raw/gpu-H100.md):
-     * a parameter, so that a device run can sweep it (bench/gpu/run-all.sh
-     * group-cells). */
+    /* group_cell (make_groups), default 4096: a sparse subset's walk
+     * gains most from it at a small cost to a full walk, and neither a
+     * smaller or larger cell nor one scaled with n / n_active did better
+     * overall (bench/results/gpu/raw/gpu-H200.md, gpu-H100.md). A parameter, so
+     * that a device run can sweep it (bench/gpu/run-all.sh group-cells). */
     {"group_cell", GP_PARAM_INT, "4096", "[32,1073741824]",
      "an i-group of <= 32 active particles is cut from the coarsest tree cell with at most this "
      "many sources: smaller keeps a sparse subset's groups tighter (fewer interactions each), "

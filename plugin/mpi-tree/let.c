@@ -88,8 +88,8 @@ static int closed_for_domain(const oct_wcell *wc, int accel, double lcap, const 
 /* A cell's geometry as the cut reads it: its record when the tree has
  * records, else the same numbers from the AVX-512 walk's columns. A force
  * pass prepares only the layout its walk reads: that O(cells) pass is
- * paid on every block step (galaxy 2^20, P = 1: 9 ms of a 67 ms step with
- * the columns alone, 11 ms with the records as well). */
+ * paid on every block step, a sizeable part of it
+ * (bench/results/mpi-tree/raw/mpi-tree.md, "cell_geometry"). */
 static oct_wcell cell_geometry(const oct_tree *t, uint32_t c)
 {
     if (t->prepared_layouts & OCT_PREPARE_RECORDS) return t->wcells[c];

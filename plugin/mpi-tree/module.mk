@@ -120,6 +120,16 @@ TESTS += $(MPI_GPSIM_TESTS)
 $(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
                           tests/mpi-run.sh plugin/mpi-tree/module.mk
 	$(call mpi_run_test,$*,$(BUILD)/tests/mpi-gpsim,)
+# tests/mpi-predict-undo.c: a predict that fails on one rank is undone on
+# the others, bit for bit, jerked particles included (P = 2).
+$(BUILD)/obj/tests/mpi-predict-undo.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(BUILD)/tests/mpi-predict-undo: $(BUILD)/obj/tests/mpi-predict-undo.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/mpi-predict-undo-p2.t
+$(BUILD)/t/mpi-predict-undo-p2.t: $(BUILD)/tests/mpi-predict-undo $(MPI_TREE_SO) tests/mpi-run.sh \
+                                  plugin/mpi-tree/module.mk
+	$(call mpi_run_test,2,$(BUILD)/tests/mpi-predict-undo,)
 # tests/mpi-engine-cuda.c: engine = cuda-tree at P = 1, 2 with cuda-tree
 # built on the CPU emulation of CUDA ($(EMU), plugin/cuda-tree/module.mk),
 # and the real (device-less here) build's refusal. Needs the CUDA toolkit.

@@ -709,15 +709,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
     st = agree(s, st);
     if (st != GP_OK && mine == GP_OK && moved) {
         /* another rank failed: undo this rank's prediction exactly */
-        for (size_t i = 0; i < p->n; i++) {
-            if (was[i] == 1) memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
-            else if (was[i] == 2)
-                for (int d = 0; d < 3; d++)
-                    p->pos[3 * i + d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d],
-                                                         p->acc[3 * i + d], t_was - p->t[i]);
-        }
-        memcpy(p->stated, was, p->n);
-        p->t_pred = t_was;
+        gp_state_unpredict(&s->base, was, t_was);
     } else if (st == GP_OK && moved) {
         s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);

@@ -18,24 +18,10 @@
 #include "base/plugin_base.h"
 #include "octree/cpu_walk.h"
 #include "octree/keys.h"
+#include "octree/tree_params.h"
 #include "octree/tree_state.h"
 
-/* The parameter rows of a CPU tree walk that cpu-tree and mpi-tree share
- * word for word (the rows between them differ in their wording). */
-#define OCT_PARAM_ROWS_WALK                                                                 \
-    {"theta", GP_PARAM_DOUBLE, "0.5", "[0,inf)",                                            \
-     "opening angle of the bh, bmax and multipole criteria (0: direct summation)"},         \
-    {"mac", GP_PARAM_ENUM, "bmax", "bh|bmax|multipole|acceleration",                        \
-     "cell acceptance: bh l/d<theta, bmax l/theta+s<d, multipole Warren-Salmon with B2, "   \
-     "acceleration GADGET-2 relative to the previous |a| (fewest interactions for a given " \
-     "error, but results then depend on the previous call)"},                               \
-    {"delta_acc", GP_PARAM_DOUBLE, "0.0078125", "[0,inf)",                                  \
-     "accuracy of the acceleration criterion: G M l^2/d^4 < delta_acc |a_old|"},            \
-    {"theta_max", GP_PARAM_DOUBLE, "1", "[0,inf)",                                          \
-     "the acceleration criterion also opens every cell seen at more than this angle, "      \
-     "l/d > theta_max (GADGET-4's ErrTolThetaMax): wide far cells bias the potentials; 0: " \
-     "no bound"},                                                                           \
-    {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"}
+/* The CPU trees' i-group and leaf sizes (their walk's rows: tree_params.h). */
 #define OCT_PARAM_ROWS_GROUPS                                                               \
     {"group_size", GP_PARAM_INT, "64", "[1,1024]",                                          \
      "most particles in one i-group (the unit of the walk)"},                               \

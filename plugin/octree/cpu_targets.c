@@ -19,9 +19,8 @@ static int by_rank(const void *a, const void *b)
 
 /* From this many active particles their ranks are radix-sorted
  * (gp_host_sort_keys: a few passes over them, on the threads from 64k),
- * below that compared. Measured on one thread: 100 ranks 2.5 us by qsort
- * against 7.9 us by radix, 1,000 ranks 38 against 13 us; 10,000 ranks
- * of a 2^20 tree 0.85 against 0.14 ms. */
+ * below that compared: qsort wins for a hundred, radix from about a
+ * thousand (bench/results/cpu-tree/raw/cpu-tree.md, "ACTIVE_RADIX_MIN"). */
 #define ACTIVE_RADIX_MIN 256
 /* ... and the gather of their positions runs on the threads */
 #define ACTIVE_GATHER_PARALLEL_MIN 65536

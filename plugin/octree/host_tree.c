@@ -304,8 +304,9 @@ int gp_host_tree_moments(gp_host_tree *t, const double *x, const double *y, cons
     /* Cells holding more than `cap` particles are the top of the tree;
      * their children that hold fewer are the roots of subtrees, each done
      * whole by one thread in a single parallel region. (A region per level
-     * costs a fork and a join each, about 7 a refit at 50k, and on a VM
-     * with OMP_WAIT_POLICY=passive ~45 us each: more than the work.) The
+     * costs a fork and a join each, about 7 a refit at 50k, and with
+     * OMP_WAIT_POLICY=passive they cost more than the work:
+     * bench/results/cpu-tree/raw/cpu-tree.md, "moments in one region".) The
      * top is combined afterwards, children before parents. Every cell is
      * computed by the same formula from the same inputs: the same bits
      * for any number of threads. */

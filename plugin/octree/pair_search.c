@@ -37,10 +37,11 @@ enum { LANES = 8 };
 #define OCT_PAIR_SPLIT (1.0 / 1024)
 
 /* From how many searches on the velocity tree pays for its build: below,
- * each search finds its slow pairs by a scan of every source's velocity
- * (vectorised: about 3 us a search at 16384 sources, against some 2.5 ms
- * for the build there, galaxy model, one AVX-512 core; set low, as the
- * scan's cost grows with the sources and the tree walk's does not). */
+ * each search finds its slow pairs by a vectorised scan of every
+ * source's velocity, which costs far less than the build until there are
+ * hundreds of searches (bench/results/cpu-tree/raw/cpu-tree.md, "OCT_PAIR_VTREE_TARGETS");
+ * set low, as the scan's cost grows with the sources and the tree walk's
+ * does not. */
 #define OCT_PAIR_VTREE_TARGETS 256
 
 static void pair_cells(const oct_tree *t, const oct_pair_columns *src, oct_pair_cell *pc)

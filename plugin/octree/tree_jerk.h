@@ -3,7 +3,7 @@
  * tree_jerk.h — the jerk (da/dt) of a tree walk, for Hermite integrators
  * on cpu-tree (ABI 1.2's GP_CAP_JERK).
  *
- * ABI.md defines a tree's jerk: the sources summed particle by particle
+ * gravplug.h defines a tree's jerk: the sources summed particle by particle
  * give their exact pairwise jerk, an accepted cell gives the monopole jerk
  * of its mass at its centre of mass moving with its mass-weighted velocity,
  *     j = G m [ v / r2^(3/2) - 3 (r.v) r / r2^(5/2) ],  r2 = |r|^2 + eps^2,

@@ -252,7 +252,8 @@ static void fill_sorted(oct_tree *t, const double *pos)
     for (size_t i = 0; i < n; i++) {
         /* the host's order is not the key order (a galaxy's initial
          * conditions: random), so each read misses the cache at large n;
-         * asking early overlaps the misses (2^20: 2-3 ms of a refit) */
+         * asking early overlaps the misses (bench/results/cpu-tree/raw/cpu-tree.md,
+         * "refit prefetch") */
         if (i + 16 < n) __builtin_prefetch(&pos[3 * (size_t)t->order[i + 16]]);
         const double *p = &pos[3 * (size_t)t->order[i]];
         t->x[i] = p[0]; t->y[i] = p[1]; t->z[i] = p[2];

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Initial conditions from libgravplug.so (host_stub/ic/ic.h).
+"""Initial conditions from libgravplug.so (host_stub/ic/ic.h; the gp_ic set:
+host_stub/particles/particle_set.h).
 
     from gravplug import ic
     p = ic.make("plummer", 4096, seed=42)           # N-body (Henon) units
