@@ -64,10 +64,12 @@ $(BUILD)/t/oom-conformance.t: tests/oom-conformance.sh $(CONFORMANCE) $(GP_OOM_I
 	     -e 's|@PLUGINS@|$(abspath $(GP_OOM_PLUGINS))|' $< > $@
 	@chmod +x $@
 
-# The loader test's fixtures: a .so without gravplug_entry, and a plugin
+# The loader test's fixtures: a .so without gravplug_entry, a table with a
+# NULL 1.0 member (nullmember.c), and a plugin
 # that answers NULL for ABI major 1. They live outside build/plugins.
 GP_FIXTURES := $(BUILD)/tests/fixtures/gravplug-noentry.so $(BUILD)/tests/fixtures/gravplug-wrongabi.so \
-               $(BUILD)/tests/fixtures/gravplug-abi10.so $(BUILD)/tests/fixtures/gravplug-abi11.so
+               $(BUILD)/tests/fixtures/gravplug-abi10.so $(BUILD)/tests/fixtures/gravplug-abi11.so \
+               $(BUILD)/tests/fixtures/gravplug-nullmember.so
 $(BUILD)/tests/fixtures/gravplug-%.so: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -o $@ $<

@@ -26,6 +26,14 @@ class PluginHandle:
                 f"plugin {path} has a gp_api table of {api.struct_size} bytes, "
                 f"smaller than the {_abi.API_SIZE_1_0} of ABI 1.0; rebuild the "
                 f"plugin against abi/gravplug.h", None, "gravplug")
+        # as libgravplug's loader does (abi/gravplug_loader.c): the 1.0
+        # members are called without asking, so none may be NULL
+        for member in _abi.REQUIRED_1_0:
+            if not getattr(api, member):
+                raise AbiMismatchError(
+                    f"plugin {path} leaves the member {member} of its gp_api table NULL, and every "
+                    f"ABI {_abi.ABI_MAJOR}.0 member must be filled; fix the plugin's table or rebuild "
+                    f"it against abi/gravplug.h", None, "gravplug")
         self.api = api
         self.path = path
         self._keepalive = keepalive
@@ -45,11 +53,25 @@ def _open_path(path):
         raise PluginNotFoundError(f"no plugin file at {path}", None, "gravplug")
     # as libgravplug's loader does (docs/TRUST.md): loading runs the code
     real = os.path.realpath(path)
-    for what, p in (("", real), ("its directory ", os.path.dirname(real))):
-        if os.stat(p).st_mode & 0o002:
-            raise PluginNotFoundError(
-                f"refusing to load plugin {path}: {what}{p} is writable by every user; keep plugins in a "
-                "directory only you (or root) can write, e.g. chmod o-w", None, "gravplug")
+    st = os.stat(real)
+    why = None
+    if st.st_mode & 0o002:
+        why = f"{real} is writable by every user"
+    elif st.st_uid not in (0, os.geteuid()):
+        why = f"{real} belongs to user id {st.st_uid}, neither you nor root"
+    d, own = os.path.dirname(real), True
+    while why is None:
+        mode = os.stat(d).st_mode
+        if mode & 0o002 and (own or not mode & 0o1000):
+            why = (f"its directory {d} is writable by every user" if own else
+                   f"the directory {d} above it is writable by every user without the sticky bit")
+        if d == os.path.dirname(d):
+            break
+        d, own = os.path.dirname(d), False
+    if why:
+        raise PluginNotFoundError(
+            f"refusing to load plugin {path}: {why}; keep plugins in a directory only you (or root) "
+            "can write, e.g. chmod o-w", None, "gravplug")
     try:
         lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
     except OSError as exc:
