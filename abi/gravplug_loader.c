@@ -217,14 +217,14 @@ static int untrusted_dirs(const char *real, char *why, size_t len)
     }
 }
 
-/* A name for descriptor fd that no loaded object has ever had. dlopen
- * answers a name it has seen (as an object's name, or one added to it
- * when the same file was opened again) with that object, opening nothing,
- * and plugins stay loaded (-z nodelete) after their descriptor is closed
- * and its number reused: "/proc/self/fd/N" alone could name an old
- * plugin. So each load spells the directory its own way, the load's
- * serial number in binary as "/." and "/../fd" steps (all of them
- * /proc/self/fd), which keeps the names short and never repeats one. */
+/* The next name for descriptor fd. dlopen answers a name it has seen (an
+ * object's name, or one added to it when the same file was opened again)
+ * with that object, opening nothing, and plugins stay loaded (-z nodelete)
+ * after their descriptor is closed and its number reused, so
+ * "/proc/self/fd/N" alone may name an old plugin. Each call spells the
+ * directory its own way, a serial number in binary as "/." and "/../fd"
+ * steps (all of them /proc/self/fd): short names that this copy of the
+ * loader never repeats (open_checked skips those another copy used). */
 static void fd_name(char *buf, size_t len, int fd)
 {
     static _Atomic unsigned long serial;
@@ -261,6 +261,17 @@ int gp_mapped_file(const void *addr, unsigned long *ino, char *path, size_t len)
     return rc;
 }
 
+/* Is the object behind handle mapped from the file fst describes? Its
+ * dynamic section's mapping in /proc/self/maps, by inode (not by device:
+ * overlayfs shows the layer's device there, fstat the overlay's). */
+static int same_file(void *handle, const struct stat *fst)
+{
+    struct link_map *lm = NULL;
+    unsigned long ino = 0;
+    return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
+           gp_mapped_file(lm->l_ld, &ino, NULL, 0) == 0 && ino == (unsigned long)fst->st_ino;
+}
+
 /* dlerror's text with the descriptor's name replaced by the user's path. */
 static void shown_dlerror(const char *msg, const char *fdname, const char *path, char *out, size_t len)
 {
@@ -272,13 +283,10 @@ static void shown_dlerror(const char *msg, const char *fdname, const char *path,
 
 /* Opens path once, checks the file on that descriptor and every directory
  * above it, and dlopens that descriptor (glibc has no fdlopen: the
- * descriptor's /proc/self/fd entry under a name of its own, fd_name).
- * The object handed back is then checked to be that file: a fresh load
- * carries that name; one loaded before (dlopen finds the same file by its
- * device and inode, and answers with the object it has) is mapped, as
- * /proc/self/maps says, from the descriptor's inode (the device is not
- * compared: overlayfs shows the layer's device there, stat the overlay's).
- * NULL with a sentence in err and the status in *st. */
+ * descriptor's /proc/self/fd entry under a name of its own, fd_name). The
+ * object handed back is checked to be the file checked (same_file), so a
+ * path re-pointed after the check changes nothing. NULL with a sentence in
+ * err and the status in *st. */
 static void *open_checked(const char *path, char *err, size_t errlen, gp_status *st)
 {
     *st = GP_ERR_INVALID_ARGUMENT;
@@ -308,25 +316,36 @@ static void *open_checked(const char *path, char *err, size_t errlen, gp_status 
             "(or root) can write, e.g. chmod o-w", path, why);
         return NULL;
     }
-    fd_name(fdname, sizeof fdname, fd);
-    dlerror(); /* clear */
-    void *handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        char msg[GP_PATH_MAX + 512];
-        shown_dlerror(dlerror(), fdname, path, msg, sizeof msg);
-        close(fd);
-        say(err, errlen, *st = GP_ERR_UNSUPPORTED, "cannot load plugin '%s': %s; check that it was built "
-            "for this machine and that the libraries it needs are installed", path, msg);
-        return NULL;
+    /* A name dlopen already knows answers with its object: the file
+     * itself when it is loaded already, else an old plugin that once had
+     * the name (another copy of this loader, linked into a plugin, counts
+     * its own serials). Such a name is skipped for the next one. */
+    void *handle = NULL;
+    int fresh = 0;
+    for (int tries = 0; tries < 64 && !handle; ++tries) {
+        fd_name(fdname, sizeof fdname, fd);
+        handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (handle && !same_file(handle, &fst)) {
+            dlclose(handle);
+            handle = NULL;
+            continue;
+        }
+        if (handle) break;
+        dlerror(); /* clear */
+        handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            char msg[GP_PATH_MAX + 512];
+            shown_dlerror(dlerror(), fdname, path, msg, sizeof msg);
+            close(fd);
+            say(err, errlen, *st = GP_ERR_UNSUPPORTED, "cannot load plugin '%s': %s; check that it was "
+                "built for this machine and that the libraries it needs are installed", path, msg);
+            return NULL;
+        }
+        fresh = 1;
     }
-    struct link_map *lm = NULL;
-    unsigned long ino = 0;
-    int same = dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
-               ((lm->l_name && strcmp(lm->l_name, fdname) == 0) ||
-                (gp_mapped_file(lm->l_ld, &ino, NULL, 0) == 0 && ino == (unsigned long)fst.st_ino));
     close(fd);
-    if (!same) {
-        dlclose(handle);
+    if (!handle || (fresh && !same_file(handle, &fst))) {
+        if (handle) dlclose(handle);
         say(err, errlen, *st = GP_ERR_INTERNAL, "refusing plugin '%s': the dynamic linker handed back "
             "another object than the file that was checked; please report this", path);
         return NULL;

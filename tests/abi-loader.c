@@ -4,32 +4,16 @@
  * and paths, GRAVPLUG_PATH, a sentence for each failure, listing, and two
  * plugins side by side.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "dlopen-swap.h"
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "tap.h"
-
-/* The loader is linked into this program, so its dlopen is this one: when
- * armed, it re-points a symbolic link just before the real dlopen runs,
- * as an attacker racing the loader between its check and its load would. */
-static const char *swap_link, *swap_to;
-void *dlopen(const char *file, int mode)
-{
-    static void *(*real)(const char *, int);
-    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "dlopen");
-    if (swap_link) {
-        remove(swap_link);
-        if (symlink(swap_to, swap_link) != 0) diag("cannot re-point %s", swap_link);
-        swap_link = NULL;
-    }
-    return real(file, mode);
-}
 
 static int count_cb(const char *path, const char *name, void *user)
 {
@@ -211,10 +195,9 @@ int main(void)
             snprintf(bad, sizeof bad, "%s/gravplug-abi11.so", inner);
             snprintf(cmd, sizeof cmd, "cp '%s/gravplug-abi11.so' '%s' && chmod 0666 '%s'", fixtures, bad, bad);
             int made = system(cmd) == 0 && symlink(copy, sw) == 0;
-            swap_link = sw;
-            swap_to = bad;
+            dlopen_swap_arm(sw, bad);
             st = gp_plugin_open(sw, &t, err, sizeof err);
-            swap_link = NULL;
+            dlopen_swap_arm(NULL, NULL);
             ok(made && (st != GP_OK || (t && gp_plugin_api(t)->abi_minor == 0)),
                "a link re-pointed between the check and the load: the checked file or nothing is loaded (%s)",
                st == GP_OK ? (gp_plugin_api(t)->abi_minor == 0 ? "the checked file" : "THE NEW TARGET") : err);

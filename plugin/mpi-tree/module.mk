@@ -23,7 +23,7 @@ endef
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
 MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o targets.o domains.o \
                    force_pass.o let.o boxes.o comm.o engine_cuda.o engine_job.o outputs_gather.o)
-MPI_TREE_LINK := $(MPI_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) \
+MPI_TREE_LINK := $(MPI_TREE_OBJS) $(GP_LOADER_OBJ) $(GP_OCTREE_CPU_OBJS) \
                  $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 PLUGINS += $(MPI_TREE_SO)
 $(MPI_TREE_OBJS): CFLAGS += -O3 -fno-math-errno $(MPI_CFLAGS)
