@@ -58,6 +58,27 @@ if os.path.exists(nullplug):
 else:
     t.skip(2, f"{nullplug} not built")
 
+# The bare-file loader's trust rules are the library's: every directory up
+# to / counts (one above the plugin's may be world-writable only when
+# sticky), and the file it checked is the file it loads.
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from gravplug import _plugin  # noqa: E402
+top = tempfile.mkdtemp()
+shared = os.path.join(top, "shared")
+os.makedirs(os.path.join(shared, "mine"))
+copy = os.path.join(shared, "mine", "gravplug-cpu-direct.so")
+shutil.copy(G.Solver("cpu-direct").path, copy)
+os.chmod(shared, 0o777)
+t.raises(G.PluginNotFoundError, lambda: _plugin._open_path(copy),
+         "bare-file loader: a world-writable folder above without the sticky bit is refused",
+         lambda e: "sticky" in str(e) and shared in str(e))
+os.chmod(shared, 0o1777)
+h = _plugin._open_path(copy)
+t.ok(h.name == "cpu-direct" and h.path == copy, "with the sticky bit it loads, the path as given", h.path)
+os.chmod(shared, 0o755)
+shutil.rmtree(top)
+
 s = G.Solver("cpu-direct", eps=0.0)
 t.ok(s.name == "cpu-direct" and G.Capability.EXACT in s.capabilities,
      "Solver('cpu-direct') opens, reports EXACT", repr(s))
