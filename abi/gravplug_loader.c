@@ -272,6 +272,14 @@ static int same_file(void *handle, const struct stat *fst)
            gp_mapped_file(lm->l_ld, &ino, NULL, 0) == 0 && ino == (unsigned long)fst->st_ino;
 }
 
+/* Was the object behind handle loaded under this name, i.e. mapped when
+ * dlopen opened it (a fresh load under a name it did not know)? */
+static int named(void *handle, const char *name)
+{
+    struct link_map *lm = NULL;
+    return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && strcmp(lm->l_name, name) == 0;
+}
+
 /* dlerror's text with the descriptor's name replaced by the user's path. */
 static void shown_dlerror(const char *msg, const char *fdname, const char *path, char *out, size_t len)
 {
@@ -284,8 +292,10 @@ static void shown_dlerror(const char *msg, const char *fdname, const char *path,
 /* Opens path once, checks the file on that descriptor and every directory
  * above it, and dlopens that descriptor (glibc has no fdlopen: the
  * descriptor's /proc/self/fd entry under a name of its own, fd_name). The
- * object handed back is checked to be the file checked (same_file), so a
- * path re-pointed after the check changes nothing. NULL with a sentence in
+ * object handed back is checked to be the file checked: one already
+ * loaded by its inode (same_file), a fresh load by its name (named: it
+ * was mapped from the descriptor), so a path re-pointed after the check
+ * changes nothing. NULL with a sentence in
  * err and the status in *st. */
 static void *open_checked(const char *path, char *err, size_t errlen, gp_status *st)
 {
@@ -344,7 +354,7 @@ static void *open_checked(const char *path, char *err, size_t errlen, gp_status 
         fresh = 1;
     }
     close(fd);
-    if (!handle || (fresh && !same_file(handle, &fst))) {
+    if (!handle || (fresh && !named(handle, fdname))) {
         if (handle) dlclose(handle);
         say(err, errlen, *st = GP_ERR_INTERNAL, "refusing plugin '%s': the dynamic linker handed back "
             "another object than the file that was checked; please report this", path);
