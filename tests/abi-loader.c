@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "dlopen-swap.h"
 #include "gravplug.h"
@@ -186,6 +187,57 @@ int main(void)
                 if (chown(copy, 0, 0) != 0) diag("cannot give %s back to root", copy);
             } else {
                 skip(1, "not root: no file of another user to try");
+            }
+
+            /* The same rules for a plain user (root makes one here): root's
+             * file loads, another user's is refused, and a folder above
+             * writable by all without the sticky bit is refused. */
+            if (geteuid() == 0) {
+                chmod(top, 0755);
+                int status = -1;
+                pid_t kid = fork();
+                if (kid == 0) {
+                    int good = setgid(65534) == 0 && setuid(65534) == 0;
+                    gp_plugin *u = NULL;
+                    good = good && gp_plugin_open(copy, &u, err, sizeof err) == GP_OK;
+                    gp_plugin_close(u);
+                    u = NULL;
+                    _exit(good ? 0 : 1);
+                }
+                waitpid(kid, &status, 0);
+                ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                   "as a plain user (uid 65534): root's plugin loads");
+                int refused = 0;
+                if (chown(copy, 54321, 54321) == 0) {
+                    kid = fork();
+                    if (kid == 0) {
+                        gp_plugin *u = NULL;
+                        int good = setgid(65534) == 0 && setuid(65534) == 0 &&
+                                   gp_plugin_open(copy, &u, err, sizeof err) == GP_ERR_INVALID_ARGUMENT &&
+                                   !u && strstr(err, "54321");
+                        _exit(good ? 0 : 1);
+                    }
+                    waitpid(kid, &status, 0);
+                    refused = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+                    if (chown(copy, 0, 0) != 0) diag("cannot give %s back to root", copy);
+                }
+                ok(refused, "as a plain user: a plugin of another user is refused");
+                chmod(shared, 0777);
+                kid = fork();
+                if (kid == 0) {
+                    gp_plugin *u = NULL;
+                    int good = setgid(65534) == 0 && setuid(65534) == 0 &&
+                               gp_plugin_open(copy, &u, err, sizeof err) == GP_ERR_INVALID_ARGUMENT &&
+                               !u && strstr(err, "sticky");
+                    _exit(good ? 0 : 1);
+                }
+                waitpid(kid, &status, 0);
+                ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                   "as a plain user: a world-writable folder above without the sticky bit is refused");
+                chmod(shared, 0755);
+                chmod(top, 0700);
+            } else {
+                skip(3, "not root: no plain user to become");
             }
 
             /* Check and load the same file: a link re-pointed at a
