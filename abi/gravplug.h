@@ -371,7 +371,9 @@ typedef struct gp_api {
      * set_particles or update_positions stays where it is, bit for bit).
      * Runs where the particles live (on the GPU for a GPU plugin, with no
      * host transfer); a tree plugin then refits or rebuilds by its rebuild
-     * policy. t must be finite. */
+     * policy. t must be finite. A prediction whose position or velocity
+     * overflows double is refused (GP_ERR_INVALID_ARGUMENT, naming the
+     * quantity) and moves nothing. */
     gp_status (*predict)(gp_solver *s, double t);
 
     /* Copies the current source positions of a subset (same index rules;

@@ -4,15 +4,19 @@
  * gravplug_loader.h for the search order and the error policy).
  */
 #include "gravplug_loader.h"
+#include "mapped_file.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef GP_BUILD_PLUGIN_DIR
 #define GP_BUILD_PLUGIN_DIR ""
@@ -154,34 +158,229 @@ static int is_regular_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* ---- the trust rules (docs/TRUST.md) ------------------------------------ */
+
 /* Loading a plugin runs its code (its constructors run inside dlopen,
- * before any ABI check), so only a file that nobody but its owner can
- * rewrite is loaded: neither the file nor the directory it is in may be
- * writable by all users (docs/TRUST.md). Symbolic links are followed to
- * the file itself. 0, or -1 with the reason in why. */
-static int untrusted(const char *path, char *why, size_t len)
+ * before any ABI check), so only a file nobody but its owner can rewrite
+ * or swap is loaded. The file is opened once and everything is checked on
+ * that descriptor, then the same descriptor is loaded: a path re-pointed
+ * after the check changes nothing. */
+
+/* The file itself: a regular file, owned by root or by the user, not
+ * writable by every user. 0, or -1 with the reason in why. */
+static int untrusted_file(const struct stat *st, char *why, size_t len)
 {
-    char *real = realpath(path, NULL);
-    if (!real) {
-        snprintf(why, len, "%s", strerror(errno));
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(why, len, "it is not a regular file");
         return -1;
     }
-    struct stat st;
-    int rc = 0;
-    if (stat(real, &st) == 0 && (st.st_mode & S_IWOTH)) {
-        snprintf(why, len, "%s is writable by every user, so anyone could replace its code", real);
-        rc = -1;
-    } else {
-        char *slash = strrchr(real, '/');
-        if (slash) *(slash == real ? slash + 1 : slash) = '\0';
-        if (stat(real, &st) == 0 && (st.st_mode & S_IWOTH)) {
+    if (st->st_mode & S_IWOTH) {
+        snprintf(why, len, "it is writable by every user, so anyone could replace its code");
+        return -1;
+    }
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, len, "it belongs to user id %u, neither you nor root, so its owner could replace its code",
+                 (unsigned)st->st_uid);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every directory from the file's own up to /: none writable by every
+ * user, except, above the file's own, one with the sticky bit (as /tmp),
+ * where nobody may rename or remove what others own. real is the file's
+ * canonical path. 0, or -1 with the reason in why. */
+static int untrusted_dirs(const char *real, char *why, size_t len)
+{
+    char dir[GP_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    for (int own = 1;; own = 0) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) return 0;
+        *(slash == dir ? slash + 1 : slash) = '\0';
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            snprintf(why, len, "its directory %s cannot be checked (%s)", dir, strerror(errno));
+            return -1;
+        }
+        if ((st.st_mode & S_IWOTH) && own) {
             snprintf(why, len, "its directory %s is writable by every user, so anyone could put other code "
-                     "in its place", real);
-            rc = -1;
+                     "in its place", dir);
+            return -1;
+        }
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+            snprintf(why, len, "the directory %s above it is writable by every user without the sticky bit, "
+                     "so anyone could swap the folders below it for others", dir);
+            return -1;
+        }
+        if (slash == dir) return 0;
+    }
+}
+
+/* The next name for descriptor fd. dlopen answers a name it has seen (an
+ * object's name, or one added to it when the same file was opened again)
+ * with that object, opening nothing, and plugins stay loaded (-z nodelete)
+ * after their descriptor is closed and its number reused, so
+ * "/proc/self/fd/N" alone may name an old plugin. Each call spells the
+ * directory its own way, a serial number in binary as "/." and "/../fd"
+ * steps (all of them /proc/self/fd): short names that this copy of the
+ * loader never repeats (open_checked skips those another copy used). */
+static void fd_name(char *buf, size_t len, int fd)
+{
+    static _Atomic unsigned long serial;
+    unsigned long k = ++serial;
+    size_t w = (size_t)snprintf(buf, len, "/proc/self/fd");
+    for (; k && w < len; k >>= 1) w += (size_t)snprintf(buf + w, len - w, (k & 1) ? "/../fd" : "/.");
+    if (w < len) snprintf(buf + w, len - w, "/%d", fd);
+}
+
+int gp_mapped_file(const void *addr, unsigned long *ino, char *path, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return -1;
+    char line[GP_PATH_MAX + 128];
+    int rc = -1;
+    uintptr_t at = (uintptr_t)addr;
+    while (rc != 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, node;
+        int name = 0;
+        if (sscanf(line, "%lx-%lx %*s %*x %*x:%*x %lu %n", &lo, &hi, &node, &name) == 3 && at >= lo && at < hi) {
+            rc = 0;
+            if (ino) *ino = node;
+            if (path && len) {
+                size_t k = name > 0 ? strcspn(line + name, "\n") : 0;
+                snprintf(path, len, "%.*s", (int)k, name > 0 ? line + name : "");
+            }
+        }
+        if (!strchr(line, '\n')) { /* a line longer than the buffer: skip its rest */
+            int c;
+            while ((c = fgetc(f)) != EOF && c != '\n') {}
         }
     }
-    free(real);
+    fclose(f);
     return rc;
+}
+
+/* Is the object behind handle mapped from the file fst describes? Its
+ * dynamic section's mapping in /proc/self/maps, by inode (not by device:
+ * overlayfs shows the layer's device there, fstat the overlay's). */
+static int same_file(void *handle, const struct stat *fst)
+{
+    struct link_map *lm = NULL;
+    unsigned long ino = 0;
+    return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
+           gp_mapped_file(lm->l_ld, &ino, NULL, 0) == 0 && ino == (unsigned long)fst->st_ino;
+}
+
+/* Was the object behind handle loaded under this name, i.e. mapped when
+ * dlopen opened it (a fresh load under a name it did not know)? */
+static int named(void *handle, const char *name)
+{
+    struct link_map *lm = NULL;
+    return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && strcmp(lm->l_name, name) == 0;
+}
+
+/* dlerror's text with the descriptor's name replaced by the user's path. */
+static void shown_dlerror(const char *msg, const char *fdname, const char *path, char *out, size_t len)
+{
+    const char *at = msg ? strstr(msg, fdname) : NULL;
+    if (!msg) snprintf(out, len, "dlopen failed");
+    else if (!at) snprintf(out, len, "%s", msg);
+    else snprintf(out, len, "%.*s%s%s", (int)(at - msg), msg, path, at + strlen(fdname));
+}
+
+/* Opens path once, checks the file on that descriptor and every directory
+ * above it, and dlopens that descriptor (glibc has no fdlopen: the
+ * descriptor's /proc/self/fd entry under a name of its own, fd_name). The
+ * object handed back is checked to be the file checked: one already
+ * loaded by its inode (same_file), a fresh load by its name (named: it
+ * was mapped from the descriptor), so a path re-pointed after the check
+ * changes nothing. NULL with a sentence in
+ * err and the status in *st. */
+static void *open_checked(const char *path, char *err, size_t errlen, gp_status *st)
+{
+    *st = GP_ERR_INVALID_ARGUMENT;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        say(err, errlen, *st, "cannot open plugin '%s': %s; check the path, or give a short name "
+            "like \"cpu-direct\"", path, strerror(errno));
+        return NULL;
+    }
+    char why[GP_PATH_MAX + 200], fdname[512], real[GP_PATH_MAX];
+    struct stat fst;
+    ssize_t rl = -1;
+    snprintf(fdname, sizeof fdname, "/proc/self/fd/%d", fd);
+    if (fstat(fd, &fst) != 0)
+        snprintf(why, sizeof why, "it cannot be examined (%s)", strerror(errno));
+    else if (untrusted_file(&fst, why, sizeof why) == 0 &&
+             (rl = readlink(fdname, real, sizeof real - 1)) <= 0)
+        snprintf(why, sizeof why, "%s cannot be read (%s), and a plugin is loaded only through it; "
+                 "mount /proc", fdname, rl < 0 ? strerror(errno) : "empty");
+    if (rl > 0) {
+        real[rl] = '\0';
+        if (untrusted_dirs(real, why, sizeof why) != 0) rl = -1;
+    }
+    if (rl <= 0) {
+        close(fd);
+        say(err, errlen, *st, "refusing to load plugin '%s': %s; keep plugins in a directory only you "
+            "(or root) can write, e.g. chmod o-w", path, why);
+        return NULL;
+    }
+    /* A name dlopen already knows answers with its object: the file
+     * itself when it is loaded already, else an old plugin that once had
+     * the name (another copy of this loader, linked into a plugin, counts
+     * its own serials). Such a name is skipped for the next one. */
+    void *handle = NULL;
+    int fresh = 0;
+    for (int tries = 0; tries < 64 && !handle; ++tries) {
+        fd_name(fdname, sizeof fdname, fd);
+        handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (handle && !same_file(handle, &fst)) {
+            dlclose(handle);
+            handle = NULL;
+            continue;
+        }
+        if (handle) break;
+        dlerror(); /* clear */
+        handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            char msg[GP_PATH_MAX + 512];
+            shown_dlerror(dlerror(), fdname, path, msg, sizeof msg);
+            close(fd);
+            say(err, errlen, *st = GP_ERR_UNSUPPORTED, "cannot load plugin '%s': %s; check that it was "
+                "built for this machine and that the libraries it needs are installed", path, msg);
+            return NULL;
+        }
+        fresh = 1;
+    }
+    close(fd);
+    if (!handle || (fresh && !named(handle, fdname))) {
+        if (handle) dlclose(handle);
+        say(err, errlen, *st = GP_ERR_INTERNAL, "refusing plugin '%s': the dynamic linker handed back "
+            "another object than the file that was checked; please report this", path);
+        return NULL;
+    }
+    *st = GP_OK;
+    return handle;
+}
+
+/* The first of the members every plugin must fill that its table leaves
+ * NULL, or NULL when none: the 1.0 layout, which hosts call without asking.
+ * The appended members (1.1 on) may be NULL: GRAVPLUG_API_HAS asks. */
+static const char *missing_member(const gp_api *api)
+{
+    const struct { const char *name; int null; } need[] = {
+        { "name", !api->name },                   { "version", !api->version },
+        { "describe_params", !api->describe_params }, { "init", !api->init },
+        { "finalize", !api->finalize },           { "set_param", !api->set_param },
+        { "get_param", !api->get_param },         { "set_particles", !api->set_particles },
+        { "update_positions", !api->update_positions }, { "set_active_subset", !api->set_active_subset },
+        { "compute_forces", !api->compute_forces }, { "compute_field", !api->compute_field },
+        { "get_stats", !api->get_stats },         { "last_error", !api->last_error },
+    };
+    for (size_t k = 0; k < sizeof need / sizeof need[0]; ++k)
+        if (need[k].null) return need[k].name;
+    return NULL;
 }
 
 /* A short name is a plain word: letters, digits, '-', '_', '.'. */
@@ -263,24 +462,11 @@ GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **o
         free(l);
     }
 
-    char distrust[600];
-    if (untrusted(p->path, distrust, sizeof distrust) != 0) {
-        gp_status st = say(err, errlen, GP_ERR_INVALID_ARGUMENT,
-                           "refusing to load plugin '%s': %s; keep plugins in a directory only you (or root) "
-                           "can write, e.g. chmod o-w", p->path, distrust);
-        free(p);
-        return st;
-    }
-    dlerror(); /* clear */
-    p->handle = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
+    gp_status lst;
+    p->handle = open_checked(p->path, err, errlen, &lst);
     if (!p->handle) {
-        const char *why = dlerror();
-        gp_status st = say(err, errlen, GP_ERR_UNSUPPORTED,
-                           "cannot load plugin '%s': %s; check that it was built "
-                           "for this machine and that the libraries it needs are "
-                           "installed", p->path, why ? why : "dlopen failed");
         free(p);
-        return st;
+        return lst;
     }
     dlerror();
     void *sym = dlsym(p->handle, GRAVPLUG_ENTRY_SYMBOL);
@@ -312,6 +498,12 @@ GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **o
                  "plugin '%s' has a function table of %zu bytes, smaller than "
                  "the ABI %d.0 layout; rebuild the plugin against this gravplug.h",
                  p->path, api->struct_size, GRAVPLUG_ABI_MAJOR);
+    const char *hole = st == GP_OK ? missing_member(api) : NULL;
+    if (hole)
+        st = say(err, errlen, GP_ERR_ABI_MISMATCH,
+                 "plugin '%s' leaves the member %s of its gp_api table NULL, and every ABI %d.0 member "
+                 "must be filled; fix the plugin's table or rebuild it against this gravplug.h",
+                 p->path, hole, GRAVPLUG_ABI_MAJOR);
     if (st != GP_OK) {
         dlclose(p->handle);
         free(p);

@@ -21,12 +21,18 @@
  *   Duplicates are dropped. gp_plugin_search_path lists the directories.
  *
  * Opening a plugin
- *   First the trust check (docs/TRUST.md): a plugin file, or its
- *   directory, writable by every user is refused (GP_ERR_INVALID_ARGUMENT)
- *   before dlopen, since dlopen runs the library's constructors. Then
- *   dlopen(path, RTLD_NOW | RTLD_LOCAL), then dlsym("gravplug_entry"),
- *   then entry(GRAVPLUG_ABI_MAJOR). The table must report the same major
- *   version and a struct_size covering the 1.0 layout. Each failure returns
+ *   The file is opened once and the trust checks (docs/TRUST.md) are made
+ *   on that descriptor, before dlopen, since dlopen runs the library's
+ *   constructors: a regular file owned by root or the user, not writable
+ *   by every user, in a directory not writable by every user, below
+ *   directories up to / that are not, or have the sticky bit; otherwise
+ *   GP_ERR_INVALID_ARGUMENT. Then that descriptor is loaded,
+ *   dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL) under a name no
+ *   loaded object has, and the object is checked to be mapped from it;
+ *   then dlsym("gravplug_entry"), then entry(GRAVPLUG_ABI_MAJOR). The
+ *   table must report the same major version, a struct_size covering the
+ *   1.0 layout and no NULL among the 1.0 members (name, version and the
+ *   1.0 calls; GP_ERR_ABI_MISMATCH naming it). Each failure returns
  *   a status and writes a sentence into err (what went wrong, what to do):
  *   file not found (naming the directories searched), dlopen's own message,
  *   not a gravplug plugin (no entry symbol), ABI major mismatch.
@@ -35,8 +41,8 @@
  *
  * Threads
  *   gp_plugin_open / gp_plugin_close may be called from any thread; the
- *   loader keeps no global mutable state (it reads GRAVPLUG_PATH with
- *   getenv at each call). A gp_plugin handle may be shared between threads
+ *   loader's only global state is an atomic counter that names each load
+ *   (it reads GRAVPLUG_PATH with getenv at each call). A gp_plugin handle may be shared between threads
  *   once opened: gp_plugin_api and gp_plugin_path only read it.
  *
  * Ownership
@@ -66,16 +72,21 @@ typedef struct gp_plugin gp_plugin;
  *                            lists the directories searched);
  *   GP_ERR_UNSUPPORTED       dlopen refused the file (its message quoted:
  *                            e.g. a missing libcudart, wrong architecture);
- *   GP_ERR_ABI_MISMATCH      not a gravplug plugin (no gravplug_entry), or
- *                            it does not speak this ABI major version;
- *   GP_ERR_OUT_OF_MEMORY. */
+ *   GP_ERR_ABI_MISMATCH      not a gravplug plugin (no gravplug_entry), it
+ *                            does not speak this ABI major version, or its
+ *                            table leaves a 1.0 member NULL;
+ *   GP_ERR_OUT_OF_MEMORY;
+ *   GP_ERR_INTERNAL          no free descriptor, or the dynamic linker
+ *                            handed back another object than the file. */
 GRAVPLUG_EXPORT gp_status gp_plugin_open(const char *name_or_path, gp_plugin **out,
                                          char *err, size_t errlen);
 
 /* The plugin's function table (never NULL for an open plugin). */
 GRAVPLUG_EXPORT const gp_api *gp_plugin_api(const gp_plugin *p);
 
-/* The path the plugin was loaded from (as resolved, not canonicalised). */
+/* The path the plugin was found at (as given or found on the search
+ * path, not canonicalised; it was loaded through the descriptor opened
+ * there). */
 GRAVPLUG_EXPORT const char *gp_plugin_path(const gp_plugin *p);
 
 /* Closes the plugin (dlclose) and frees the handle. NULL is a no-op. Every

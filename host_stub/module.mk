@@ -28,6 +28,8 @@ $(BUILD)/t/gravhost-%.t: tests/gravhost-%.sh tests/gravhost-lib.sh $(GRAVHOST)
 $(BUILD)/t/gravhost-%.t: tests/gravhost-%.py $(GRAVHOST)
 	@mkdir -p $(dir $@)
 	cp $< $@ && chmod +x $@
+# gravhost-cli.t runs info and run on the loader's NULL-member fixture.
+$(BUILD)/t/gravhost-cli.t: $(GP_FIXTURES)
 
 .PHONY: gravhost run
 gravhost: $(GRAVHOST) $(GRAVHOST_TESTS)

@@ -2,6 +2,8 @@
 /* par_serial.c — par.h for one process (gravhost): every call trivial. */
 #include "par.h"
 
+#include "ckpt_path.h"
+
 #include "ic.h"
 #include "memory.h"
 
@@ -118,7 +120,5 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
 
 int gh_par_ckpt_path(const char *base, int restart, char *out, size_t len, char *err, size_t errlen)
 {
-    (void)restart; (void)err; (void)errlen;
-    snprintf(out, len, "%s", base);
-    return 0;
+    return gh_ckpt_path(base, 0, 1, restart, out, len, err, errlen);
 }

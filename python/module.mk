@@ -15,6 +15,9 @@ $(PY_TESTS): $(BUILD)/t/%.t: tests/%.t python/module.mk | $(BUILD)/lib/libgravpl
 	  'GRAVPLUG_BUILD="$(abspath $(BUILD))" GRAVPLUG_PATH="$(abspath $(BUILD))/plugins" PYTHONPATH="$(abspath python)$${PYTHONPATH:+:$$PYTHONPATH}" exec $(PYTHON) "$(abspath $<)" "$$@"' > $@
 	@chmod +x $@
 
+# python-solver.t opens the loader's NULL-member fixture.
+$(BUILD)/t/python-solver.t: $(BUILD)/tests/fixtures/gravplug-nullmember.so
+
 .PHONY: python-test
 python-test: $(PY_TESTS)
 	$(PROVE) -e '' $(PY_TESTS)

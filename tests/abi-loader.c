@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include "dlopen-swap.h"
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "tap.h"
@@ -148,6 +150,130 @@ int main(void)
         } else {
             skip(3, "no temporary directory");
         }
+
+        /* Every directory up to / counts: a 0755 folder inside one anyone
+         * may write (no sticky bit) could be swapped for another. */
+        char top[] = "/tmp/gp-trust-XXXXXX", shared[64], inner[96], sw[160], bad[160];
+        if (mkdtemp(top)) {
+            snprintf(shared, sizeof shared, "%s/shared", top);
+            snprintf(inner, sizeof inner, "%s/mine", shared);
+            mkdir(shared, 0755);
+            mkdir(inner, 0755);
+            snprintf(copy, sizeof copy, "%s/gravplug-abi10.so", inner);
+            snprintf(cmd, sizeof cmd, "cp '%s/gravplug-abi10.so' '%s'", fixtures, copy);
+            int copied = system(cmd) == 0;
+            gp_plugin *t = NULL;
+            chmod(shared, 0777);
+            st = gp_plugin_open(copy, &t, err, sizeof err);
+            ok(copied && st == GP_ERR_INVALID_ARGUMENT && !t && strstr(err, shared) && strstr(err, "sticky") &&
+               strstr(err, copy), "a plugin below a world-writable folder without the sticky bit is refused: %s", err);
+            gp_plugin_close(t);
+            t = NULL;
+            chmod(shared, 01777);
+            st = gp_plugin_open(copy, &t, err, sizeof err);
+            ok(st == GP_OK && t, "with the sticky bit (as /tmp) it loads (%s)", st == GP_OK ? "ok" : err);
+            gp_plugin_close(t);
+            t = NULL;
+            chmod(shared, 0755);
+
+            /* The file's owner: root or the user (only root can make a
+             * file of another user's here). */
+            if (geteuid() == 0 && chown(copy, 54321, 54321) == 0) {
+                st = gp_plugin_open(copy, &t, err, sizeof err);
+                ok(st == GP_ERR_INVALID_ARGUMENT && !t && strstr(err, "54321"),
+                   "a plugin owned by another user is refused: %s", err);
+                gp_plugin_close(t);
+                t = NULL;
+                if (chown(copy, 0, 0) != 0) diag("cannot give %s back to root", copy);
+            } else {
+                skip(1, "not root: no file of another user to try");
+            }
+
+            /* The same rules for a plain user (root makes one here): root's
+             * file loads, another user's is refused, and a folder above
+             * writable by all without the sticky bit is refused. */
+            if (geteuid() == 0) {
+                chmod(top, 0755);
+                int status = -1;
+                pid_t kid = fork();
+                if (kid == 0) {
+                    int good = setgid(65534) == 0 && setuid(65534) == 0;
+                    gp_plugin *u = NULL;
+                    good = good && gp_plugin_open(copy, &u, err, sizeof err) == GP_OK;
+                    gp_plugin_close(u);
+                    u = NULL;
+                    _exit(good ? 0 : 1);
+                }
+                waitpid(kid, &status, 0);
+                ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                   "as a plain user (uid 65534): root's plugin loads");
+                int refused = 0;
+                if (chown(copy, 54321, 54321) == 0) {
+                    kid = fork();
+                    if (kid == 0) {
+                        gp_plugin *u = NULL;
+                        int good = setgid(65534) == 0 && setuid(65534) == 0 &&
+                                   gp_plugin_open(copy, &u, err, sizeof err) == GP_ERR_INVALID_ARGUMENT &&
+                                   !u && strstr(err, "54321");
+                        _exit(good ? 0 : 1);
+                    }
+                    waitpid(kid, &status, 0);
+                    refused = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+                    if (chown(copy, 0, 0) != 0) diag("cannot give %s back to root", copy);
+                }
+                ok(refused, "as a plain user: a plugin of another user is refused");
+                chmod(shared, 0777);
+                kid = fork();
+                if (kid == 0) {
+                    gp_plugin *u = NULL;
+                    int good = setgid(65534) == 0 && setuid(65534) == 0 &&
+                               gp_plugin_open(copy, &u, err, sizeof err) == GP_ERR_INVALID_ARGUMENT &&
+                               !u && strstr(err, "sticky");
+                    _exit(good ? 0 : 1);
+                }
+                waitpid(kid, &status, 0);
+                ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                   "as a plain user: a world-writable folder above without the sticky bit is refused");
+                chmod(shared, 0755);
+                chmod(top, 0700);
+            } else {
+                skip(3, "not root: no plain user to become");
+            }
+
+            /* Check and load the same file: a link re-pointed at a
+             * world-writable plugin between the check and dlopen loads
+             * the file that was checked, never the new target. */
+            snprintf(sw, sizeof sw, "%s/gravplug-swapped.so", inner);
+            snprintf(bad, sizeof bad, "%s/gravplug-abi11.so", inner);
+            snprintf(cmd, sizeof cmd, "cp '%s/gravplug-abi11.so' '%s' && chmod 0666 '%s'", fixtures, bad, bad);
+            int made = system(cmd) == 0 && symlink(copy, sw) == 0;
+            dlopen_swap_arm(sw, bad);
+            st = gp_plugin_open(sw, &t, err, sizeof err);
+            dlopen_swap_arm(NULL, NULL);
+            ok(made && (st != GP_OK || (t && gp_plugin_api(t)->abi_minor == 0)),
+               "a link re-pointed between the check and the load: the checked file or nothing is loaded (%s)",
+               st == GP_OK ? (gp_plugin_api(t)->abi_minor == 0 ? "the checked file" : "THE NEW TARGET") : err);
+            ok(st != GP_OK || strcmp(gp_plugin_path(t), sw) == 0, "the path reported is the one given");
+            gp_plugin_close(t);
+            t = NULL;
+            remove(sw);
+            remove(bad);
+            remove(copy);
+            rmdir(inner);
+            rmdir(shared);
+            rmdir(top);
+        } else {
+            skip(5, "no temporary directory");
+        }
+
+        /* A table of the right size with a NULL 1.0 member is refused at
+         * load, naming the member: no host calls through it. */
+        snprintf(path, sizeof path, "%s/gravplug-nullmember.so", fixtures);
+        gp_plugin *nm = NULL;
+        st = gp_plugin_open(path, &nm, err, sizeof err);
+        ok(st == GP_ERR_ABI_MISMATCH && !nm && strstr(err, "describe_params") && strstr(err, path),
+           "a table with describe_params NULL is refused: %s", err);
+        gp_plugin_close(nm);
 
         /* A plugin built against ABI 1.0 loads under this 1.1 host; the
          * host sees none of the 1.1 members (its table ends at a guard

@@ -249,6 +249,25 @@ static void test_predict(size_t n, const double *pos, const double *mass)
     for (size_t k = 0; k < m; ++k) memcpy(&want[3 * (size_t)idx[k]], &x0[3 * k], 3 * sizeof *want);
     ok(api->get_positions(s, n, NULL, got) == GP_OK && same_bits(got, want, 3 * n),
        "the refused predict left the stated particles at their states' positions, the rest in place");
+
+    /* A predict whose velocity overflows while every position stays finite
+     * (v = a = 1.2e308, dt = 0.5: x + 0.75e308, v + 0.6e308 = inf) is
+     * refused too, naming the velocity, and moves nothing: it used to
+     * return GP_OK with get_velocities inf. */
+    memset(V, 0, 3 * n * sizeof *V);
+    memset(A, 0, 3 * n * sizeof *A);
+    memset(T0, 0, n * sizeof *T0);
+    V[3 * (n / 3)] = A[3 * (n / 3)] = 1.2e308;
+    ok(api->set_particles(s, n, pos, mass) == GP_OK && api->set_state(s, n, NULL, pos, V, A, T0) == GP_OK &&
+       api->predict(s, 0.25) == GP_OK && api->get_positions(s, n, NULL, want) == GP_OK,
+       "set_state with one speed and acceleration of 1.2e308, predict(0.25)");
+    if (rejects(api->predict(s, 0.5), GP_ERR_INVALID_ARGUMENT, s, "predict(0.5) whose velocity overflows"))
+        ok(strstr(api->last_error(s), "velocity") != NULL, "the sentence names the velocity: %s",
+           api->last_error(s));
+    else
+        skip(1, "not refused");
+    ok(api->get_positions(s, n, NULL, got) == GP_OK && same_bits(got, want, 3 * n),
+       "the refused predict left every particle at the previous prediction, bit for bit");
     api->finalize(s);
     free(got); free(want); free(idx); free(x0); free(v); free(a); free(t0); free(sub);
     free(host); free(moved); free(V); free(A); free(T0); free(H);

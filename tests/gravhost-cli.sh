@@ -7,7 +7,7 @@
 # exact solver is bit-identical; a tree solver stays within its error).
 NAME=gravhost-cli
 . '@TESTLIB@'
-echo "1..19"
+echo "1..21"
 
 BASE='initial_conditions = { model = "plummer"; n = 256; seed = 1; };
 run = { t_end = 0.25; };'
@@ -34,6 +34,16 @@ ok $? "--t-end inf is refused before anything runs, as run.t_end = inf is"
 
 "$GRAVHOST" info cpu-direct > "$TMP/info" 2>&1 && grep -q '^eps ' "$TMP/info" && grep -q 'usable   yes' "$TMP/info"
 ok $? "info cpu-direct prints its parameter table"
+# a plugin table with a NULL 1.0 member (describe_params): refused at load,
+# naming it, by info and by run (it used to crash both with SIGSEGV)
+NULLPLUG="$BUILD/tests/fixtures/gravplug-nullmember.so"
+"$GRAVHOST" info "$NULLPLUG" > "$TMP/nullinfo" 2>&1
+rc=$?
+[ $rc != 0 ] && [ $rc -lt 128 ] && grep -q 'describe_params' "$TMP/nullinfo"
+ok $? "info on a table with describe_params NULL: a sentence naming it (rc $rc)"
+sed 's/^/# /' "$TMP/nullinfo"
+printf '%s\nsolver = { plugin = "%s"; };\n' "$BASE" "$NULLPLUG" > "$TMP/nullplug.cfg"
+expect_error nullplug "nullplug.cfg:3: solver.plugin: .*describe_params"
 "$GRAVHOST" list > "$TMP/list" 2>&1 && grep -q '^cpu-direct ' "$TMP/list"
 ok $? "list finds cpu-direct"
 "$GRAVHOST" integrators > "$TMP/integ" 2>&1 && grep -q '^block-rk2 ' "$TMP/integ" && grep -q '^rk8pd ' "$TMP/integ"

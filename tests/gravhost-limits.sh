@@ -11,7 +11,7 @@
 # subnormal masses, binary garbage or duplicate ids.
 NAME=gravhost-limits
 . '@TESTLIB@'
-echo "1..27"
+echo "1..29"
 
 SOLVER='solver = { plugin = "cpu-direct"; params = { eps = 0.05; }; };'
 RUN='run = { t_end = 0.5; };'
@@ -151,8 +151,20 @@ with h5py.File(sys.argv[1], 'r+') as f:
     del g['ParticleIDs']; g['ParticleIDs'] = a" "$TMP/eta/snap_0000.h5"
     sed 's/dupsnap/negid/' "$TMP/dupsnap.cfg" > "$TMP/negid.cfg"
     expect_error negid "ParticleIDs in '.*snap_0000.h5' holds -1 at row 3; it must be >= 0"
+    # float ids with a fraction or a NaN (HDF5 would make 0.5 0 and NaN 2^63)
+    for bad in 0.5 nan; do
+        python3 -c "
+import h5py, sys, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    g = f['PartType1']; a = np.arange(len(g['ParticleIDs']), dtype=np.float64); a[4] = float(sys.argv[2])
+    del g['ParticleIDs']; g['ParticleIDs'] = a" "$TMP/eta/snap_0000.h5" "$bad"
+        sed "s/dupsnap/floatid$bad/" "$TMP/dupsnap.cfg" > "$TMP/floatid$bad.cfg"
+        expect_error "floatid$bad" "ParticleIDs in '.*snap_0000.h5' holds $bad at row 4; it must hold whole numbers"
+    done
 else
     ok 0 "# SKIP h5py missing: duplicate ids in a snapshot not tested"
     ok 0 "# SKIP h5py missing: negative ids in a snapshot not tested"
+    ok 0 "# SKIP h5py missing: float ids in a snapshot not tested"
+    ok 0 "# SKIP h5py missing: NaN ids in a snapshot not tested"
 fi
 exit $fail

@@ -53,9 +53,21 @@ static const char *write_file(const char *name, const char *text)
     return path;
 }
 
+static const char *write_bytes(const char *name, const void *bytes, size_t n)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *fp = fopen(path, "wb");
+    if (fp) {
+        fwrite(bytes, 1, n, fp);
+        fclose(fp);
+    }
+    return path;
+}
+
 int main(void)
 {
-    plan(33);
+    plan(36);
     char err[512];
     gp_ic a, b, c;
     if (!mkdtemp(tmpdir)) bail("cannot create a temporary directory");
@@ -166,6 +178,19 @@ int main(void)
     p = write_file("neg.txt", "1 0 0 0 0 0 -1\n");
     rc = make_kv("file", 0, 1, &a, err, sizeof err, "path", p, NULL, NULL);
     refuses("a negative mass in a file", rc, &a, err, "line 1: the mass is negative");
+    /* Bytes no text of numbers holds: a NUL (what precedes it was kept),
+     * and UTF-16, with or without a byte-order mark ("holds no particles"). */
+    static const char nul[] = "1 0 0 0 0 0 1\n2 0 0\0 0 0 0 1\n";
+    rc = make_kv("file", 0, 1, &a, err, sizeof err, "path", write_bytes("nul.txt", nul, sizeof nul - 1), NULL, NULL);
+    refuses("a NUL byte, naming line and column", rc, &a, err, "line 2, column 6");
+    static const char bom16[] = "\xff\xfe" "1\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "1\0\n\0";
+    rc = make_kv("file", 0, 1, &a, err, sizeof err, "path", write_bytes("bom16.txt", bom16, sizeof bom16 - 1),
+                 NULL, NULL);
+    refuses("UTF-16 with a byte-order mark", rc, &a, err, "looks like UTF-16; save it as UTF-8/ASCII");
+    static const char be16[] = "\0" "1\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "0\0 \0" "1\0\n";
+    rc = make_kv("file", 0, 1, &a, err, sizeof err, "path", write_bytes("be16.txt", be16, sizeof be16 - 1),
+                 NULL, NULL);
+    refuses("UTF-16 (big-endian) without a byte-order mark", rc, &a, err, "looks like UTF-16");
     rc = make_kv("file", 5, 1, &a, err, sizeof err, "path", write_file("two.txt", "1 0 0 0 0 0 1\n2 0 0 0 0 0 1\n"),
                  NULL, NULL);
     refuses("a count that does not match the file", rc, &a, err, "holds 2 particles but 5");

@@ -21,7 +21,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-gravhost
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..46"
+echo "1..47"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -120,6 +120,13 @@ mpi 3 run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3"
 [ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3" &&
     [ "$(grep -c '^gravhost:' "$TMP/e3")" = 1 ]
 ok $? "a P = 2 checkpoint at P = 3: refused, saying so once"
+# the same checkpoint files and plain gravhost (one process): the same
+# sentence and how to restart them, not "no such file"
+timeout 60 "$BUILD/bin/gravhost" run "$TMP/p.cfg" --output "$TMP/b" --restart 2>"$TMP/e3s"
+[ $? != 0 ] && grep -q "written on 2 ranks: a checkpoint restarts only on the rank count that wrote it" "$TMP/e3s" &&
+    grep -q "restart it with gravhost-mpi on 2 ranks" "$TMP/e3s"
+ok $? "a P = 2 checkpoint restarted by gravhost: written on 2 ranks, restart it with gravhost-mpi on 2 ranks"
+sed 's/^/# /' "$TMP/e3s"
 sed 's/"leapfrog"/"rk8pd"/; s/dt = 0.015625;//' "$TMP/p.cfg" > "$TMP/rk8.cfg"
 mpi 2 run "$TMP/rk8.cfg" --output "$TMP/c" 2>"$TMP/e4"
 [ $? != 0 ] && grep -q "run (block-kdk, block-rk2, hermite, hold, hold-kdk, leapfrog, rk2, rk4): choose one of them" "$TMP/e4"

@@ -33,10 +33,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -61,11 +63,61 @@ static void split_objects(void)
     for (char *w = strtok(objects, " "); w && n_words < 32; w = strtok(NULL, " ")) words[n_words++] = w;
 }
 
+/* gravplug's loader loads a plugin through its descriptor, so dladdr names
+ * it "/proc/self/fd/..."; the file it was mapped from is in
+ * /proc/self/maps, read here with plain system calls (nothing allocated)
+ * and remembered by the object's base address. */
+static struct { const void *base; char name[256]; } mapped[64];
+static int n_mapped;
+static atomic_flag mapped_lock = ATOMIC_FLAG_INIT;
+
+static void maps_name(const void *base, char *out, size_t len)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char buf[8192], line[4352];
+    size_t used = 0;
+    ssize_t got;
+    while (!out[0] && (got = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t k = 0; k < got && !out[0]; ++k) {
+            if (buf[k] != '\n') {
+                if (used + 1 < sizeof line) line[used++] = buf[k];
+                continue;
+            }
+            line[used] = '\0';
+            used = 0;
+            unsigned long lo = strtoul(line, NULL, 16);
+            const char *path = strchr(line, '/');
+            if ((const void *)lo == base && path) snprintf(out, len, "%s", path);
+        }
+    }
+    close(fd);
+}
+
+static const char *object_name(const Dl_info *info)
+{
+    if (strncmp(info->dli_fname, "/proc/self/", 11) != 0) return info->dli_fname;
+    while (atomic_flag_test_and_set(&mapped_lock)) {}
+    const char *name = info->dli_fname;
+    int k = 0;
+    while (k < n_mapped && mapped[k].base != info->dli_fbase) ++k;
+    if (k == n_mapped && k < 64) {
+        maps_name(info->dli_fbase, mapped[k].name, sizeof mapped[k].name);
+        mapped[k].base = info->dli_fbase;
+        ++n_mapped;
+    }
+    if (k < n_mapped && mapped[k].name[0]) name = mapped[k].name;
+    atomic_flag_clear(&mapped_lock);
+    return name;
+}
+
 static int ours(const void *caller, Dl_info *info)
 {
     if (!dladdr(caller, info) || !info->dli_fname) return 0;
-    const char *base = strrchr(info->dli_fname, '/');
-    base = base ? base + 1 : info->dli_fname;
+    const char *file = object_name(info);
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
     for (int i = 0; i < n_words; ++i)
         if (strstr(base, words[i])) return 1;
     return 0;

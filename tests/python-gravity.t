@@ -51,6 +51,18 @@ dup[300] = 7
 t.raises(G.InvalidArgumentError, lambda: g.set_particles(p.pos, p.vel, p.mass, ids=dup),
          "set_particles with an id held twice raises InvalidArgumentError naming both particles",
          lambda e: "7 and 300" in str(e) and "id 7" in str(e))
+# Ids are converted exactly or refused, naming the value: never truncated
+# (0.5 -> 0), wrapped (-1 -> 2**64-1) or read from a string.
+for bad, exc, said in (([0.5], ValueError, "0.5"), ([-1], ValueError, "-1"),
+                       ([float("nan")], ValueError, "nan"), (["7"], TypeError, "ids[511] is '7'"),
+                       ([7, "x"], TypeError, "ids[511] is 'x'")):
+    ids = list(range(511)) + bad if len(bad) == 1 else list(range(510)) + bad
+    t.raises(exc, lambda ids=ids: g.set_particles(p.pos, p.vel, p.mass, ids=ids),
+             f"set_particles refuses ids ending {bad!r}, naming the value",
+             lambda e, said=said: said in str(e) and "ids" in str(e))
+g_ids = G.Gravity("cpu-direct", "leapfrog", eps=0.05, dt=1 / 128)
+g_ids.set_particles(p.pos[:2], p.vel[:2], p.mass[:2], ids=[3.0, 2**62 * 1.0])
+t.ok(g_ids.n == 2, "integral float ids (3.0, 2.0**62) are taken exactly")
 
 # ---- energy conservation, leapfrog and block-rk2 -------------------------------
 g.particles.add_particles(p.pos, p.vel, p.mass)

@@ -7,6 +7,8 @@ python/ next to this file and libgravplug.so from the build tree
 (GRAVPLUG_BUILD, set by python/module.mk, or <repo>/build).
 """
 
+import os
+
 import pyprelude  # noqa: E402,F401  (python/ on the path; skips without numpy)
 import numpy as np  # noqa: E402
 
@@ -43,6 +45,39 @@ t.ok(e is not None and "GRAVPLUG_PATH" in e.sentence,
      "its sentence says where to look (GRAVPLUG_PATH)", e and e.sentence)
 t.raises(G.PluginNotFoundError, lambda: G.Solver("/nonexistent/gravplug-x.so"),
          "a missing plugin path raises PluginNotFoundError")
+# A table with a NULL 1.0 member (describe_params) is refused at load,
+# naming it, through libgravplug and through the bare-file fallback: it
+# used to crash Solver with SIGSEGV.
+nullplug = os.path.join(os.path.dirname(os.path.dirname(lib)), "tests", "fixtures", "gravplug-nullmember.so")
+if os.path.exists(nullplug):
+    from gravplug import _plugin
+    t.raises(G.GravplugError, lambda: G.Solver(nullplug), "Solver on a table with describe_params NULL",
+             lambda e: "describe_params" in str(e))
+    t.raises(G.AbiMismatchError, lambda: _plugin._open_path(nullplug),
+             "the bare-file loader refuses it too", lambda e: "describe_params" in str(e))
+else:
+    t.skip(2, f"{nullplug} not built")
+
+# The bare-file loader's trust rules are the library's: every directory up
+# to / counts (one above the plugin's may be world-writable only when
+# sticky), and the file it checked is the file it loads.
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from gravplug import _plugin  # noqa: E402
+top = tempfile.mkdtemp()
+shared = os.path.join(top, "shared")
+os.makedirs(os.path.join(shared, "mine"))
+copy = os.path.join(shared, "mine", "gravplug-cpu-direct.so")
+shutil.copy(G.Solver("cpu-direct").path, copy)
+os.chmod(shared, 0o777)
+t.raises(G.PluginNotFoundError, lambda: _plugin._open_path(copy),
+         "bare-file loader: a world-writable folder above without the sticky bit is refused",
+         lambda e: "sticky" in str(e) and shared in str(e))
+os.chmod(shared, 0o1777)
+h = _plugin._open_path(copy)
+t.ok(h.name == "cpu-direct" and h.path == copy, "with the sticky bit it loads, the path as given", h.path)
+os.chmod(shared, 0o755)
+shutil.rmtree(top)
 
 s = G.Solver("cpu-direct", eps=0.0)
 t.ok(s.name == "cpu-direct" and G.Capability.EXACT in s.capabilities,

@@ -102,6 +102,11 @@ t.raises(G.InvalidArgumentError, lambda: s.compute_forces_ex(nb_step=-1.0),
          "a negative nb_step is refused")
 t.raises(G.InvalidArgumentError, lambda: s.compute_forces_ex(nb_radius=[0.1, np.nan, 0.1]),
          "a NaN radius is refused")
+# A radius is a number, as nb_step is: not a string, not a boolean.
+for bad in ("0.3", True, ["0.3", "0.3", "0.3"], [True, False, True]):
+    t.raises(TypeError, lambda bad=bad: s.compute_forces_ex(nb_radius=bad),
+             f"nb_radius={bad!r} is refused like nb_step='0.3'", lambda e: "nb_radius" in str(e))
+t.raises(TypeError, lambda: s.compute_forces_ex(nb_step="0.3"), "nb_step='0.3' is refused")
 t.raises(G.InvalidArgumentError,
          lambda: s.set_state_jerk(pos, vel, acc, np.full((n, 3), np.nan), tt),
          "a NaN jerk is refused")

@@ -84,6 +84,20 @@ static int check_unique_ids(const char *path, const growing *g, char *err, size_
                    path, g->lines[a], g->lines[b], (unsigned long long)g->ids[a]);
 }
 
+/* A first line of UTF-16: a byte-order mark (FF FE or FE FF), or a NUL
+ * byte after (or before) every other byte, as ASCII saved as UTF-16 is. */
+static int looks_utf16(const unsigned char *b, size_t n)
+{
+    if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF))) return 1;
+    if (n < 4) return 0;
+    int odd = 1, even = 1;
+    for (size_t k = 0; k + 1 < n; k += 2) { /* the last byte may be the '\n' getline stopped at */
+        even &= b[k] == 0;
+        odd &= b[k + 1] == 0;
+    }
+    return odd || even;
+}
+
 static int read_file(const char *path, growing *g, int *has_ids, char *err, size_t errlen)
 {
     char why[128];
@@ -95,8 +109,21 @@ static int read_file(const char *path, growing *g, int *has_ids, char *err, size
     int rc = 0;
     *has_ids = -1;
     static const char *const names[] = {"x", "y", "z", "vx", "vy", "vz", "m", "id"};
-    while (getline(&line, &cap, fp) >= 0) {
+    ssize_t got;
+    while ((got = getline(&line, &cap, fp)) >= 0) {
         ++lineno;
+        if (lineno == 1 && looks_utf16((const unsigned char *)line, (size_t)got)) {
+            rc = ic_fail(err, errlen, "%s looks like UTF-16; save it as UTF-8/ASCII (it starts with a "
+                         "byte-order mark, or a NUL byte beside every character).", path);
+            break;
+        }
+        const char *nul = memchr(line, '\0', (size_t)got);
+        if (nul) {
+            rc = ic_fail(err, errlen, "%s line %ld, column %ld (counting bytes): a NUL byte, which a text file "
+                         "of numbers never holds; fix or regenerate the file.",
+                         path, lineno, (long)(nul - line) + 1);
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
         double row[7];

@@ -28,7 +28,6 @@
  */
 #include "par.h"
 
-#include <glob.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -36,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ckpt_path.h"
 #include "decomp.h"
 #include "ic.h"
 #include "memory.h"
@@ -512,34 +512,7 @@ int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switch
     return 0;
 }
 
-/* The rank count whose checkpoint files exist for base, or 0. */
-static int written_by(const char *base)
-{
-    if (access(base, R_OK) == 0) return 1;
-    char pat[4200];
-    snprintf(pat, sizeof pat, "%s.0of*", base);
-    glob_t g;
-    int q = 0;
-    if (glob(pat, 0, NULL, &g) == 0) {
-        if (g.gl_pathc > 0) q = atoi(g.gl_pathv[0] + strlen(base) + 4);
-        globfree(&g);
-    }
-    return q;
-}
-
 int gh_par_ckpt_path(const char *base, int restart, char *out, size_t len, char *err, size_t errlen)
 {
-    if (size_ == 1) snprintf(out, len, "%s", base);
-    else snprintf(out, len, "%s.%dof%d", base, rank_, size_);
-    if (!restart || access(out, R_OK) == 0) return 0;
-    int q = written_by(base);
-    if (q > 0 && q != size_)
-        snprintf(err, errlen, "%s: no checkpoint for %d rank%s (%s is missing), but one written on %d rank%s: a "
-                 "checkpoint restarts only on the rank count that wrote it (each rank's file holds that rank's "
-                 "particles); restart with mpirun -np %d%s", base, size_, size_ > 1 ? "s" : "", out, q,
-                 q > 1 ? "s" : "", q, q == 1 ? " (or gravhost without mpirun)" : "");
-    else
-        snprintf(err, errlen, "cannot read the checkpoint %s: no such file; check the path or the output directory",
-                 out);
-    return -1;
+    return gh_ckpt_path(base, rank_, size_, restart, out, len, err, errlen);
 }

@@ -602,9 +602,12 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     hid_t ftype = H5Dget_type(d);
     const int signed_to_unsigned = H5Tequal(memtype, H5T_NATIVE_UINT64) > 0 && H5Tget_class(ftype) == H5T_INTEGER
                                    && H5Tget_sign(ftype) == H5T_SGN_2;
+    /* and a float dataset read as uint64 (HDF5 would make 0.5 0 and NaN
+     * 2^63) is read as double and taken only where exactly integral */
+    const int float_to_unsigned = H5Tequal(memtype, H5T_NATIVE_UINT64) > 0 && H5Tget_class(ftype) == H5T_FLOAT;
     H5Tclose(ftype);
-    if (count > 0 && H5Dread(d, signed_to_unsigned ? H5T_NATIVE_INT64 : memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                             *buf) < 0) {
+    hid_t readtype = signed_to_unsigned ? H5T_NATIVE_INT64 : float_to_unsigned ? H5T_NATIVE_DOUBLE : memtype;
+    if (count > 0 && H5Dread(d, readtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0) {
         char why[160];
         H5Dclose(d);
         free(*buf);
@@ -620,6 +623,16 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
             return fail(err, errlen, "%s in '%s' holds %lld at row %zu; it must be >= 0.", name, path, v,
                         i / (size_t)cols);
         }
+    for (size_t i = 0; float_to_unsigned && i < count; ++i) {
+        double v = ((const double *)*buf)[i];
+        if (!(v >= 0 && v < 18446744073709551616.0 && v == floor(v))) {
+            free(*buf);
+            *buf = NULL;
+            return fail(err, errlen, "%s in '%s' holds %.17g at row %zu; it must hold whole numbers from 0 to "
+                        "2^64-1 (floats only when exactly integral).", name, path, v, i / (size_t)cols);
+        }
+        ((uint64_t *)*buf)[i] = (uint64_t)v;
+    }
     return 0;
 }
 

@@ -390,8 +390,9 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
  * FMA: state.c is compiled with -ffp-contract=off), OpenMP over particles
  * on the plugin's threads (gp_param_threads; each particle alone, so the
  * same bits on any count).
- * A non-finite t, or a prediction that overflows, is
- * GP_ERR_INVALID_ARGUMENT and leaves every position as it was. *moved
+ * A non-finite t, or a prediction whose position or velocity overflows,
+ * is GP_ERR_INVALID_ARGUMENT (naming the quantity and the first such
+ * particle) and leaves every position as it was. *moved
  * (may be NULL) gets the number of particles predicted. */
 gp_status gp_state_predict(gp_base *base, double t, size_t *moved);
 

@@ -159,6 +159,19 @@ gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
     return GP_OK;
 }
 
+/* The velocity of stated particle i predicted to time tp. */
+static inline void velocity_at(const gp_particles *p, size_t i, double tp, double out[3])
+{
+    double dt = tp - p->t[i];
+    const double *v = &p->vel[3 * i], *a = &p->acc[3 * i];
+    if (p->third && p->third[i]) {
+        const double *j = &p->jerk[3 * i];
+        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel3(v[d], a[d], j[d], dt);
+    } else {
+        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel2(v[d], a[d], dt);
+    }
+}
+
 void gp_state_velocity(const gp_particles *p, size_t i, double out[3])
 {
     if (!p->stated || !p->stated[i]) {
@@ -169,14 +182,7 @@ void gp_state_velocity(const gp_particles *p, size_t i, double out[3])
         memcpy(out, &p->vel[3 * i], 3 * sizeof *out);
         return;
     }
-    double dt = p->t_pred - p->t[i];
-    const double *v = &p->vel[3 * i], *a = &p->acc[3 * i];
-    if (p->third && p->third[i]) {
-        const double *j = &p->jerk[3 * i];
-        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel3(v[d], a[d], j[d], dt);
-    } else {
-        for (int d = 0; d < 3; ++d) out[d] = gp_predict_vel2(v[d], a[d], dt);
-    }
+    velocity_at(p, i, p->t_pred, out);
 }
 
 gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, double *vel)
@@ -211,7 +217,7 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
 /* Every particle with a second-order state (a block step's usual case):
  * one pass without branches, which the compiler vectorises;
  * gp_predict_coord as in predict_one, so the same bits. Returns
- * whether a position overflowed. */
+ * whether a position or velocity overflowed. */
 static int predict_plain(gp_particles *p, double t, int nthreads)
 {
     const long long n = (long long)p->n;
@@ -223,8 +229,9 @@ static int predict_plain(gp_particles *p, double t, int nthreads)
         double dt = t - tt[i];
         for (int d = 0; d < 3; ++d) {
             double y = gp_predict_coord(x0[3 * i + d], v[3 * i + d], a[3 * i + d], dt);
+            double w = gp_predict_vel2(v[3 * i + d], a[3 * i + d], dt);
             pos[3 * i + d] = y;
-            bad |= !(fabs(y) <= DBL_MAX);
+            bad |= !(fabs(y) <= DBL_MAX) | !(fabs(w) <= DBL_MAX);
         }
     }
     if (!bad) memset(p->stated, 2, p->n);
@@ -242,9 +249,11 @@ static int predict_mixed(gp_particles *p, double t, int nthreads)
 #pragma omp for schedule(static) reduction(| : bad)
         for (long long i = 0; i < n; ++i) {
             if (!p->stated[i]) continue;
-            double x[3];
+            double x[3], w[3];
             predict_one(p, (size_t)i, t, x);
-            bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]);
+            velocity_at(p, (size_t)i, t, w);
+            bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]) |
+                   !isfinite(w[0]) | !isfinite(w[1]) | !isfinite(w[2]);
             p->pos[3 * i] = x[0];
             p->pos[3 * i + 1] = x[1];
             p->pos[3 * i + 2] = x[2];
@@ -254,6 +263,25 @@ static int predict_mixed(gp_particles *p, double t, int nthreads)
             if (!bad && p->stated[i]) p->stated[i] = 2;
     }
     return bad;
+}
+
+/* The first stated particle whose position or velocity at t overflows
+ * (after predict found one), and which of the two. */
+static size_t first_overflow(const gp_particles *p, double t, const char **what)
+{
+    for (size_t i = 0; i < p->n; ++i) {
+        if (!p->stated[i]) continue;
+        double x[3], w[3];
+        predict_one(p, i, t, x);
+        velocity_at(p, i, t, w);
+        int xb = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]);
+        if (xb || !isfinite(w[0]) || !isfinite(w[1]) || !isfinite(w[2])) {
+            *what = xb ? "position" : "velocity";
+            return i;
+        }
+    }
+    *what = "state";
+    return 0;
 }
 
 /* After an overflow, each position back to what it was: x0 (stated 1) or
@@ -292,11 +320,13 @@ gp_status gp_state_predict(gp_base *base, double t, size_t *moved)
     int bad = p->n_stated == p->n && !p->third ? predict_plain(p, t, nthreads)
                                                 : predict_mixed(p, t, nthreads);
     if (bad) {
+        const char *what;
+        size_t i = first_overflow(p, t, &what);
         predict_undo(p, p->t_pred, nthreads);
         return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "predict: predicting to t = %.17g overflows a position (a "
+                       "predict: predicting to t = %.17g overflows the %s of particle %zu (a "
                        "time far from the particles' own times, or huge velocities "
-                       "or accelerations); nothing was moved", t);
+                       "or accelerations); nothing was moved", t, what, i);
     }
     p->t_pred = t;
     if (moved) *moved = p->n_stated;

@@ -261,9 +261,10 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     uint32_t n = (uint32_t)ds->n;
     int e = gp_state_dev_predict(n, t, ptrs(ds), pos_dev, (int *)ds->bad.ptr, c->stream);
     if ((st = gp_cuda_check(b, e, "predicting the positions")) != GP_OK) return st;
-    int bad = 0;
+    int flags[2] = {0, 0}; /* a position, a velocity overflowed */
     double t0 = gp_wtime();
-    st = gp_cuda_download(b, c, &bad, ds->bad.ptr, sizeof bad, "reading the prediction's overflow flag");
+    st = gp_cuda_download(b, c, flags, ds->bad.ptr, sizeof flags, "reading the prediction's overflow flags");
+    int bad = flags[0] || flags[1];
     b->stats.seconds_transfer += gp_wtime() - t0;
     if (st != GP_OK) return st;
     e = gp_state_dev_finish(n, bad, ds->t_pred, ptrs(ds), pos_dev, c->stream);
@@ -271,8 +272,9 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     if (bad) {
         if ((st = gp_cuda_sync(b, c, "undoing the prediction")) != GP_OK) return st;
         return gp_fail(b, GP_ERR_INVALID_ARGUMENT,
-                       "predict: predicting to t = %.17g overflows a position (a time far from the "
-                       "particles' own times, or huge velocities or accelerations); nothing was moved", t);
+                       "predict: predicting to t = %.17g overflows the %s of a particle (a time far from "
+                       "the particles' own times, or huge velocities or accelerations); nothing was moved", t,
+                       flags[0] ? "position" : "velocity");
     }
     ds->t_pred = t;
     *moved = 1;

@@ -26,7 +26,7 @@ typedef struct gp_dstate {
     gp_dbuf x0, vel, acc, t, flag;   /* n particles, allocated at the first set_state */
     gp_dbuf third, jerk;             /* ABI 1.2: third with the state, jerk at the
                                         first set_state_jerk                         */
-    gp_dbuf in, bad;                 /* a packed subset; the predict overflow flag   */
+    gp_dbuf in, bad;                 /* a packed subset; the predict overflow flags  */
     size_t n;                        /* particles the buffers hold                   */
     int any;                         /* some flag != 0 on the device                 */
     double t_pred;                   /* time of the last good predict                */

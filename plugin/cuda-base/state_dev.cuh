@@ -45,13 +45,20 @@ __global__ void gp_state_predict_kernel(uint32_t n, double tp, gp_state_dev_ptrs
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || !s.flag[i]) return;
     double dt = __dsub_rn(tp, s.t[i]);
-    int nonfinite = 0;
+    int nonfinite = 0, fast = 0;
     for (int d = 0; d < 3; ++d) {
+        size_t c = 3 * i + d;
         double x = gp_state_predict_one(s, i, d, dt);
+        /* the velocity gp_state_velocity_kernel will give at tp */
+        double v = __dadd_rn(s.vel[c], __dmul_rn(dt, s.acc[c]));
+        if (s.third[i]) v = __dadd_rn(v, __dmul_rn(__dmul_rn(__dmul_rn(0.5, dt), dt), s.jerk[c]));
         nonfinite |= !isfinite(x);
+        fast |= !isfinite(v);
         pos[3 * (size_t)i + d] = x;
     }
-    if (nonfinite) *bad = 1; /* the same value from every writer: no race */
+    /* the same value from every writer: no race; bad[1]: a velocity */
+    if (nonfinite) bad[0] = 1;
+    if (fast) bad[1] = 1;
 }
 
 __global__ void gp_state_finish_kernel(uint32_t n, int undo, double t_prev, gp_state_dev_ptrs s, double *pos)
@@ -124,7 +131,7 @@ int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in
 int gp_state_dev_predict(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad, void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
-    cudaError_t e = cudaMemsetAsync(bad, 0, sizeof(int), st);
+    cudaError_t e = cudaMemsetAsync(bad, 0, 2 * sizeof(int), st);
     if (e != cudaSuccess || n == 0) return (int)e;
     GP_LAUNCH(gp_state_predict_kernel, (n + 255) / 256, 256, 256, st, n, tp, s, pos, bad);
     return (int)cudaGetLastError();

@@ -42,8 +42,9 @@ int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in
 /* pos[i] of every flagged particle = x0 + dt*v + (0.5*dt*dt)*a, plus
  * ((dt*dt*dt)/6)*j when third[i], dt = tp - t[i], left to right with
  * IEEE double rounding and no fused multiply-add (__dmul_rn/__dadd_rn),
- * exactly gp_predict_coord / gp_predict_coord3 of gravplug_predict.h. *bad
- * (zeroed by the launcher) becomes 1 if any result is not finite. */
+ * exactly gp_predict_coord / gp_predict_coord3 of gravplug_predict.h.
+ * bad[0] (bad[0..1] zeroed by the launcher) becomes 1 if a position is
+ * not finite, bad[1] if a velocity at tp (gp_state_dev_velocity's) is not. */
 int gp_state_dev_predict(uint32_t n, double tp, gp_state_dev_ptrs s, double *pos, int *bad,
                          void *stream);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "engine_cuda.h"
+#include "gravplug_loader.h"
+#include "mapped_file.h"
 
 #define CUDA_TREE_FILE "gravplug-cuda-tree.so"
 
@@ -23,7 +25,7 @@ const char *const mpi_tree_engine_mapped_params[] = { "G", "eps", "theta", "mac"
 enum { N_MAPPED = 6 };
 
 struct mpi_tree_engine {
-    void *dl;
+    gp_plugin *plugin;      /* through the loader: its trust rules and checks */
     const gp_api *api;
     gp_solver *sub;
     char path[4096];
@@ -86,11 +88,16 @@ void mpi_tree_engine_wait(mpi_tree_engine *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-/* Where mpi-tree's .so lives: cuda-tree is looked for beside it. */
+/* Where mpi-tree's .so lives: cuda-tree is looked for beside it (the
+ * mapped file, since the loader loads through /proc/self/fd). */
 static void default_path(char *out, size_t len)
 {
-    Dl_info info;
-    const char *me = dladdr((void *)default_path, &info) && info.dli_fname ? info.dli_fname : "";
+    char me[4096] = "";
+    if (gp_mapped_file((const void *)default_path, NULL, me, sizeof me) != 0) {
+        Dl_info info;
+        if (dladdr((void *)default_path, &info) && info.dli_fname)
+            snprintf(me, sizeof me, "%s", info.dli_fname);
+    }
     const char *slash = strrchr(me, '/');
     if (slash)
         snprintf(out, len, "%.*s/%s", (int)(slash - me), me, CUDA_TREE_FILE);
@@ -112,7 +119,7 @@ void mpi_tree_engine_close(mpi_tree_engine *e)
         pthread_mutex_destroy(&e->mu);
     }
     if (e->sub && e->api) e->api->finalize(e->sub);
-    if (e->dl) dlclose(e->dl);
+    gp_plugin_close(e->plugin);
     free(e);
 }
 
@@ -127,20 +134,16 @@ int mpi_tree_engine_open(mpi_tree_engine **out, const char *path, int device, ch
     }
     if (path && path[0]) snprintf(e->path, sizeof e->path, "%s", path);
     else default_path(e->path, sizeof e->path);
-    dlerror();
-    e->dl = dlopen(e->path, RTLD_NOW | RTLD_LOCAL);
-    if (!e->dl) {
-        const char *d = dlerror();
+    char msg[2048];
+    if (gp_plugin_open(e->path, &e->plugin, msg, sizeof msg) != GP_OK) {
         snprintf(why, len, "engine cuda-tree: cannot load the cuda-tree plugin %s (%s); build it "
                            "(make cuda), point engine_plugin at it, or use engine = cpu-tree",
-                 e->path, d ? d : "dlopen failed");
+                 e->path, msg);
         mpi_tree_engine_close(e);
         return -1;
     }
-    const gp_api *(*entry)(uint32_t) = NULL;
-    *(void **)&entry = dlsym(e->dl, "gravplug_entry");
-    e->api = entry ? entry(GRAVPLUG_ABI_MAJOR) : NULL;
-    if (!e->api || e->api->struct_size < sizeof(gp_api) || !e->api->init) {
+    e->api = gp_plugin_api(e->plugin);
+    if (e->api->struct_size < sizeof(gp_api)) {
         snprintf(why, len, "engine cuda-tree: %s is not a gravplug plugin of ABI %d.%d or later; "
                            "point engine_plugin at gravplug-cuda-tree.so or use engine = cpu-tree",
                  e->path, GRAVPLUG_ABI_MAJOR, GRAVPLUG_ABI_MINOR);

@@ -191,6 +191,12 @@ class GpApi(Structure):
 
 EntryFn = CFUNCTYPE(POINTER(GpApi), c_uint32)
 
+# The members of the 1.0 layout a plugin must fill (hosts call them without
+# asking); libgravplug's loader refuses a table that leaves one NULL.
+REQUIRED_1_0 = ("name", "version", "describe_params", "init", "finalize", "set_param", "get_param",
+                "set_particles", "update_positions", "set_active_subset", "compute_forces",
+                "compute_field", "get_stats", "last_error")
+
 # Sizes of the first published layouts (ABI 1.0) on this platform: a plugin
 # table smaller than this is rejected before any member is touched.
 API_SIZE_1_0 = GpApi.set_state.offset

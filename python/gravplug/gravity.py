@@ -30,7 +30,7 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint64, c_voi
 import numpy as np
 
 from . import _abi
-from ._arrays import as_scalars, as_vectors, dptr
+from ._arrays import as_ids, as_scalars, as_vectors, dptr
 from ._closing import Closing
 from ._lib import load_library
 from .errors import (BadStateError, InvalidArgumentError, UnknownParameterError,
@@ -344,9 +344,7 @@ class Gravity(Closing):
         mass = as_scalars(mass, "mass", n)
         idp = None
         if ids is not None:
-            ids = np.ascontiguousarray(ids, dtype=np.uint64)
-            if ids.shape != (n,):
-                raise ValueError(f"ids must have shape ({n},), got {ids.shape}")
+            ids = as_ids(ids, "ids", n)
             idp = ids.ctypes.data_as(_u64p)
         with self._lock:
             h = self._h()

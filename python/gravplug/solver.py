@@ -578,6 +578,9 @@ class Solver(Closing):
         fn = self._need("compute_forces_ex")
         if isinstance(nb_step, (bool, np.bool_)) or not isinstance(nb_step, numbers.Real):
             raise TypeError(f"compute_forces_ex: nb_step must be a number, got {nb_step!r}")
+        if isinstance(nb_radius, (bool, np.bool_, str, bytes)):
+            raise TypeError(f"compute_forces_ex: nb_radius must be a number or n_active numbers, "
+                            f"got {nb_radius!r}")
         with self._lock:
             h = self._h("compute forces")
             if self._n == 0:

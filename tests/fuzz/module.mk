@@ -49,7 +49,7 @@ fuzz: $(BUILD)/t/fuzz-checkpoint-config.t
 # (about a minute); the 10,000-case run is in bench/results/fuzz/raw/fuzz.md:
 #   build/tests/fuzz-gravhost-restart 10000 [SEED]
 RESTART_FUZZ_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c \
-    $(addprefix host_stub/,run.c run_checks.c run_output.c run_solver.c diagnostics.c par_serial.c progress.c memory.c) \
+    $(addprefix host_stub/,run.c run_checks.c run_output.c run_solver.c diagnostics.c par_serial.c ckpt_path.c progress.c memory.c) \
     $(IC_SRCS) $(SNAPSHOT_SRCS) $(PARTICLES_SRCS) tests/fuzz-gravhost-restart.c
 RESTART_FUZZ_OBJS := $(RESTART_FUZZ_SRCS:%.c=$(BUILD)/asan/obj/%.o)
 RESTART_FUZZ := $(BUILD)/tests/fuzz-gravhost-restart
