@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
@@ -357,7 +358,20 @@ static hid_t begin_file(const char *tmp, double time, size_t n, const gp_snapsho
                         char *err, size_t errlen)
 {
     char why[160];
-    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* H5Fcreate takes a path and would follow a link at tmp: the file is
+     * made here, new and never through a link, and HDF5 opens that very
+     * file by its descriptor's name (the core driver would hold the whole
+     * snapshot in memory, and also writes by path) */
+    int fd = gp_file_create_new(tmp, why, sizeof why);
+    if (fd < 0) {
+        fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+                          "exists and is writable.", tmp, why);
+        return -1;
+    }
+    char by_fd[64];
+    snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", fd);
+    hid_t file = H5Fcreate(by_fd, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    close(fd);   /* HDF5 holds its own descriptor of the file */
     if (file < 0) {
         fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
                           "exists and is writable.", tmp, h5_reason(why));
