@@ -18,6 +18,7 @@
 #include <hdf5.h>
 
 #include "file_checks.h"
+#include "h5_sources.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -586,8 +587,14 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
                         size_t *n, void **buf, const char *path, char *err, size_t errlen)
 {
     if (H5Lexists(grp, name, H5P_DEFAULT) <= 0) return 1;
+    /* before HDF5 follows a link or opens what the dataset names */
+    if (gp_h5_link_ok(grp, name, name, path, err, errlen) != 0) return -1;
     hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
     if (d < 0) return fail(err, errlen, "Cannot open dataset %s in '%s'.", name, path);
+    if (gp_h5_dataset_ok(d, path, err, errlen) != 0 || gp_h5_numeric(d, path, err, errlen) != 0) {
+        H5Dclose(d);
+        return -1;
+    }
     hid_t space = H5Dget_space(d);
     int rank = H5Sget_simple_extent_ndims(space);
     hsize_t dims[2] = {0, 0};
@@ -620,10 +627,11 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     if (count > 0 && H5Dread(d, signed_to_unsigned ? H5T_NATIVE_INT64 : memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                              *buf) < 0) {
         char why[160];
+        gp_h5_read_failed(d, path, h5_reason(why), err, errlen);
         H5Dclose(d);
         free(*buf);
         *buf = NULL;
-        return fail(err, errlen, "Cannot read %s from '%s': %s.", name, path, h5_reason(why));
+        return -1;
     }
     H5Dclose(d);
     for (size_t i = 0; signed_to_unsigned && i < count; ++i)
@@ -675,6 +683,7 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     double *pos = NULL, *vel = NULL, *mass = NULL;
     uint64_t *id = NULL;
     hid_t file = -1, grp = -1, hdr = -1;
+    unsigned plugins = (unsigned)-1;
     /* a FIFO or a device first: HDF5 would open it blocking */
     FILE *fp = gp_file_open_regular(path, "rb", why, sizeof why);
     if (!fp) {
@@ -691,6 +700,9 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
         }
         goto out;
     }
+    /* a filter HDF5 would load from HDF5_PLUGIN_PATH is code nobody named */
+    H5PLget_loading_state(&plugins);
+    H5PLset_loading_state(0);
     file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
         rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, h5_reason(why));
@@ -703,8 +715,13 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
                                "it is not a gravplug/Gadget/SWIFT snapshot.", path, gname, part_type);
         goto out;
     }
+    int hdr_link = gp_h5_link_ok(file, "Header", "Header", path, err, errlen);
+    if (gp_h5_link_ok(file, gname, gname, path, err, errlen) != 0 || hdr_link < 0) {
+        rc = -1;
+        goto out;
+    }
     grp = H5Gopen2(file, gname, H5P_DEFAULT);
-    if (H5Lexists(file, "Header", H5P_DEFAULT) > 0) hdr = H5Gopen2(file, "Header", H5P_DEFAULT);
+    if (hdr_link == 0) hdr = H5Gopen2(file, "Header", H5P_DEFAULT);
     size_t n = (size_t)-1;
     int r = read_dataset(grp, "Coordinates", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&pos,
                          path, err, errlen);
@@ -755,6 +772,7 @@ out:
     if (hdr >= 0) H5Gclose(hdr);
     if (grp >= 0) H5Gclose(grp);
     if (file >= 0) H5Fclose(file);
+    if (plugins != (unsigned)-1) H5PLset_loading_state(plugins);
     quiet_end(&q);
     free(pos);
     free(vel);
