@@ -232,6 +232,8 @@ def main():
     bad = []
     shown = 0
     for i in range(cases):
+        if i and i % 1000 == 0:
+            print(f"# {i} cases: {counts}, {len(bad)} bad", file=sys.stderr, flush=True)
         d = os.path.join(work, "case")
         if os.path.exists(d):
             shutil.rmtree(d)
