@@ -61,8 +61,9 @@ int open_out_dir(runner *r)
     /* the path libgravplug's writers and HDF5 are given: the directory
      * opened here, whatever its name points to later */
     snprintf(r->out_io, sizeof r->out_io, "/proc/self/fd/%d", r->out_fd);
-    if (access(r->out_io, W_OK) != 0) {
-        snprintf(r->err, sizeof r->err, "cannot write into the output directory %s through %s (%s): gravhost "
+    /* whether it can be written is preflight's to say, naming the output */
+    if (access(r->out_io, F_OK) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot reach the output directory %s through %s (%s): gravhost "
                  "writes its outputs relative to the directory it opened, which needs Linux's /proc", r->out_dir,
                  r->out_io, strerror(errno));
         close_out_dir(r);
