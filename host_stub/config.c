@@ -445,6 +445,57 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     return rc;
 }
 
+/* libconfig opens the files @include names itself (fopen: a FIFO would
+ * block it for ever), from the include directory even when the name is
+ * absolute before 1.7, and says "cannot open include file" without naming
+ * it. So each include, nested ones too (at most libconfig's 10 deep), is
+ * checked here first: a regular file that can be read, or a sentence
+ * naming it. An @include inside a comment is checked as well. */
+static int check_includes(const char *path, const char *incdir, const char *text, int depth, char *err,
+                          size_t errlen)
+{
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *p = line + strspn(line, " \t");
+        if (strncmp(p, "@include", 8) != 0) continue;
+        p += 8;
+        p += strspn(p, " \t");
+        const char *close = *p == '"' ? strchr(p + 1, '"') : NULL;
+        const char *eol = strchr(p, '\n');
+        if (!close || (eol && close > eol)) continue;   /* libconfig's syntax error says it */
+        char name[1024], full[4096], why[128];
+        snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
+#if LIBCONFIG_VER_MAJOR == 1 && LIBCONFIG_VER_MINOR < 7
+        if (name[0] == '/') {
+            snprintf(err, errlen, "%s: @include \"%s\": the libconfig gravhost is built with (%d.%d) reads "
+                     "every include from the config's folder (%s), so an absolute path cannot be included: "
+                     "give it relative to that folder", path, name, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR,
+                     incdir);
+            return -1;
+        }
+        snprintf(full, sizeof full, "%s/%s", incdir, name);
+#else
+        if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
+        else snprintf(full, sizeof full, "%s/%s", incdir, name);
+#endif
+        FILE *fp = gp_file_open_regular(full, "r", why, sizeof why);
+        if (!fp) {
+            snprintf(err, errlen, "%s: @include \"%s\": cannot read %s: %s", path, name, full, why);
+            return -1;
+        }
+        fclose(fp);
+        if (depth >= 10) {
+            snprintf(err, errlen, "%s: @include \"%s\": includes are nested more than 10 deep", path, name);
+            return -1;
+        }
+        char *inner;
+        if (gh_config_read_text(full, &inner, err, errlen) != 0) return -1;
+        int rc = check_includes(full, incdir, inner, depth + 1, err, errlen);
+        free(inner);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
 int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -453,7 +504,17 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
     config_init(&lc);
     /* @include paths are relative to the config file, as config_read_file has them */
     char *incdir = strdup(path);
-    if (incdir) config_set_include_dir(&lc, dirname(incdir));
+    if (!incdir) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        config_destroy(&lc);
+        return -1;
+    }
+    config_set_include_dir(&lc, dirname(incdir));
+    if (check_includes(path, config_get_include_dir(&lc), text, 1, err, errlen) != 0) {
+        free(incdir);
+        config_destroy(&lc);
+        return -1;
+    }
     int parsed = config_read_string(&lc, text) == CONFIG_TRUE;
     free(incdir);
     if (!parsed) {

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* diagnostics.c — the diagnostics log (see the header, docs/CONFIG.md). */
 #include "diagnostics.h"
-
 #include "file_checks.h"
 #include "par.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct rm { double r, m; } rm;
 
@@ -96,12 +98,28 @@ static int truncate_after(const char *path, double t_keep, char *err, size_t err
         snprintf(err, errlen, "cannot use the diagnostics log %s: %s", path, why);
         return -1;
     }
-    FILE *in = fopen(path, "r");
-    if (!in) return 0;   /* no old log: start a fresh one */
+    /* never read through a link: its target's lines would be copied into the log */
+    int ifd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (ifd < 0 && errno == ELOOP) {
+        snprintf(err, errlen, "cannot use the diagnostics log %s: it is a symbolic link, which gravhost never "
+                 "reads or writes through", path);
+        return -1;
+    }
+    FILE *in = ifd >= 0 ? fdopen(ifd, "r") : NULL;
+    if (!in) {
+        if (ifd >= 0) close(ifd);
+        return 0;   /* no old log: start a fresh one */
+    }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *out = fopen(tmp, "w");
-    if (!out) { fclose(in); snprintf(err, errlen, "cannot write %s", tmp); return -1; }
+    int ofd = gp_file_create_new(tmp, why, sizeof why);
+    FILE *out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
+    if (!out) {
+        if (ofd >= 0) close(ofd);
+        fclose(in);
+        snprintf(err, errlen, "cannot write %s: %s", tmp, ofd >= 0 ? strerror(errno) : why);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, in) > 0) {
@@ -134,9 +152,9 @@ int gh_diag_open(gh_diag *d, const char *path, int append, double t_keep,
         snprintf(err, errlen, "cannot write the diagnostics log %s: %s", path, why);
         return -1;
     }
-    d->f = fopen(path, existed ? "a" : "w");
+    d->f = gp_file_open_log(path, existed, why, sizeof why);
     if (!d->f) {
-        snprintf(err, errlen, "cannot write the diagnostics log %s: %m", path);
+        snprintf(err, errlen, "cannot write the diagnostics log %s: %s", path, why);
         return -1;
     }
     if (!existed) {

@@ -292,6 +292,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
 {
     runner R, *r = &R;
     memset(r, 0, sizeof *r);
+    r->out_fd = -1;
     /* a run starts with no signal seen: a caller may run one after another
      * in one process (tests/fuzz-gravhost-restart.c) */
     got_signal = 0;
@@ -339,13 +340,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
      * failing rank's sentence (one process: a plain test). */
 #define AGREED(x) (agreed(r, (x) != 0) != 0)
     if (gh_par_check_run(cfg->plugin, cfg->integrator, cfg->n_switches, r->err, sizeof r->err) != 0) goto out;
-    if (AGREED(mkdir_p(r->out_dir, r->err, sizeof r->err))) goto out;
+    if (AGREED(open_out_dir(r))) goto out;
 
     char ckpt_path[4200];
     if (o->restart) {
         char base[4096];
         if (o->restart[0]) snprintf(base, sizeof base, "%s", o->restart);
-        else join(base, sizeof base, r->out_dir, cfg->ckpt_name);
+        else join(base, sizeof base, r->out_io, cfg->ckpt_name);
         if (AGREED(gh_par_ckpt_path(base, 1, ckpt_path, sizeof ckpt_path, r->err, sizeof r->err))) goto out;
         /* peek at the blob first: the solver in use at the checkpoint */
         gh_state s;
@@ -391,7 +392,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     if (AGREED(preflight(r))) goto out;
 
     char log_path[4096], meta[2048];
-    join(log_path, sizeof log_path, r->out_dir, cfg->log_name);
+    join(log_path, sizeof log_path, r->out_io, cfg->log_name);
     describe(r, meta, sizeof meta);
     /* the log is rank 0's alone */
     if (AGREED(gh_par_rank() == 0 && gh_diag_open(&r->diag, log_path, o->restart != NULL, gp_sim_time(r->sim), meta,
@@ -493,10 +494,12 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     goto out_quiet;
 out:
     gh_progress_finish(&prog);
+    unalias_out_dir(r);
     if (gh_par_rank() == 0) fprintf(stderr, "gravhost: %s\n", r->err);   /* every rank has the same sentence */
 out_quiet:
     setting_up = 0;
     gh_diag_close(&r->diag);
     gp_sim_free(r->sim);
+    close_out_dir(r);
     return rc;
 }

@@ -243,14 +243,14 @@ int preflight(runner *r)
     const gh_config *c = r->cfg;
     char path[4096], name[600];
     if (check_switches(r) != 0) return -1;
-    join(path, sizeof path, r->out_dir, c->ckpt_name);
+    join(path, sizeof path, r->out_io, c->ckpt_name);
     if (dir_writable(r, path, "output.checkpoint", 0) != 0) return -1;
     /* a FIFO or a device where an output goes: never written or replaced */
     const char *outs[] = { c->ckpt_name, c->log_name };
     static const char *const keys[] = { "output.checkpoint", "output.log" };
     for (int k = 0; k < 2; ++k) {
         char why[160];
-        join(path, sizeof path, r->out_dir, outs[k]);
+        join(path, sizeof path, r->out_io, outs[k]);
         if (gp_file_output_ok(path, why, sizeof why) != 0) {
             snprintf(r->err, sizeof r->err, "%s: %s: %s is not a file gravhost can write: %s", c->path, keys[k],
                      path, why);
@@ -258,7 +258,7 @@ int preflight(runner *r)
         }
     }
     snprintf(name, sizeof name, "%s_0000.h5", c->snap_prefix);
-    join(path, sizeof path, r->out_dir, name);
+    join(path, sizeof path, r->out_io, name);
     if (dir_writable(r, path, "output.snapshot_prefix", 0) != 0) return -1;
     if (check_intervals(r) != 0) return -1;
     if (gh_par_rank() == 0) {

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "file_checks.h"
 #include "numfmt.h"
 #include "par.h"
 #include "progress.h"
@@ -42,6 +44,61 @@ void join(char *buf, size_t len, const char *dir, const char *name)
 {
     if (name[0] == '/') snprintf(buf, len, "%s", name);
     else snprintf(buf, len, "%s/%s", dir, name);
+}
+
+int open_out_dir(runner *r)
+{
+    r->out_fd = -1;
+    r->out_io[0] = '\0';
+    if (mkdir_p(r->out_dir, r->err, sizeof r->err) != 0) return -1;
+    int shared = 0;
+    char why[256];
+    r->out_fd = gp_file_open_dir(r->out_dir, &shared, why, sizeof why);
+    if (r->out_fd < 0) {
+        snprintf(r->err, sizeof r->err, "cannot use the output directory %s: %s", r->out_dir, why);
+        return -1;
+    }
+    /* the path libgravplug's writers and HDF5 are given: the directory
+     * opened here, whatever its name points to later */
+    snprintf(r->out_io, sizeof r->out_io, "/proc/self/fd/%d", r->out_fd);
+    /* whether it can be written is preflight's to say, naming the output */
+    if (access(r->out_io, F_OK) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot reach the output directory %s through %s (%s): gravhost "
+                 "writes its outputs relative to the directory it opened, which needs Linux's /proc", r->out_dir,
+                 r->out_io, strerror(errno));
+        close_out_dir(r);
+        return -1;
+    }
+    if (shared && gh_par_rank() == 0)
+        fprintf(stderr, "gravhost: warning: the output directory %s can be changed by other users (it is "
+                "writable by all, or another user's): gravhost never writes through the links they may put "
+                "there, but they can replace or remove its outputs; use a directory of your own "
+                "(docs/TRUST.md)\n", r->out_dir);
+    return 0;
+}
+
+void close_out_dir(runner *r)
+{
+    if (r->out_fd >= 0) close(r->out_fd);
+    r->out_fd = -1;
+}
+
+void unalias_out_dir(runner *r)
+{
+    size_t k = strlen(r->out_io);
+    if (!k) return;
+    char buf[sizeof r->err];
+    size_t o = 0;
+    for (const char *p = r->err; *p && o + 1 < sizeof buf; ) {
+        if (strncmp(p, r->out_io, k) == 0 && (p[k] == '/' || p[k] == '\0' || p[k] == ' ')) {
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s", r->out_dir);
+            p += k;
+        } else {
+            buf[o++] = *p++;
+        }
+    }
+    buf[o < sizeof buf ? o : sizeof buf - 1] = '\0';
+    snprintf(r->err, sizeof r->err, "%s", buf);
 }
 
 double wall_total(runner *r) { return r->st.wall + (gh_wall() - r->wall0); }
@@ -85,7 +142,7 @@ static int write_snapshot_parts(runner *r)
         gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
         snprintf(name, sizeof name, "%s_%04llu.r%04d.h5", r->cfg->snap_prefix,
                  (unsigned long long)r->st.snap_count, me);
-        join(path, sizeof path, r->out_dir, name);
+        join(path, sizeof path, r->out_io, name);
         char err[512];
         rc = gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err);
         if (rc != 0) snprintf(r->err, sizeof r->err, "%s", err);
@@ -111,7 +168,7 @@ static int write_snapshot_parts(runner *r)
             }
             gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
             snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
-            join(path, sizeof path, r->out_dir, name);
+            join(path, sizeof path, r->out_io, name);
             char err[512];
             rc = gp_snapshot_write_virtual(path, gp_sim_time(r->sim), (size_t)P, counts, names, &ex, err,
                                            sizeof err);
@@ -144,7 +201,7 @@ int write_snapshot(runner *r)
     } else if (pos && vel && mass && ids) {
         char name[512], path[4096];
         snprintf(name, sizeof name, "%s_%04llu.h5", r->cfg->snap_prefix, (unsigned long long)r->st.snap_count);
-        join(path, sizeof path, r->out_dir, name);
+        join(path, sizeof path, r->out_io, name);
         char comment[256];
         gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
         char err[512];
@@ -164,7 +221,7 @@ int write_snapshot(runner *r)
 int write_checkpoint(runner *r)
 {
     char base[4096], path[4200];
-    join(base, sizeof base, r->out_dir, r->cfg->ckpt_name);
+    join(base, sizeof base, r->out_io, r->cfg->ckpt_name);
     gh_par_ckpt_path(base, 0, path, sizeof path, r->err, sizeof r->err);   /* one file per rank */
     gh_state s = r->st;
     /* the plugin by its short name only: a restart opens the config's */
@@ -219,7 +276,7 @@ void save_on_failure(runner *r, int in_step)
 {
     char msg[2048], path[4096], cmd[4096];
     snprintf(msg, sizeof msg, "%s", r->err);
-    join(path, sizeof path, r->out_dir, r->cfg->ckpt_name);
+    join(path, sizeof path, r->out_io, r->cfg->ckpt_name);
     int ok;
     if (in_step) {
         size_t len = strlen(path);

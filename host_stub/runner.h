@@ -33,7 +33,10 @@ typedef struct runner {
     gp_sim *sim;
     gh_state st;
     gh_diag diag;
-    char out_dir[2048];
+    char out_dir[2048];  /* as the user named it: for sentences */
+    int out_fd;          /* the output directory, opened once (open_out_dir) */
+    char out_io[64];     /* "/proc/self/fd/N": outputs are made under it, so
+                            relative to out_fd whatever the name points to later */
     double wall0;
     double stepping;     /* seconds of this session in steps and migrations:
                             the run's time less setup and output */
@@ -64,6 +67,13 @@ int do_switch(runner *r, size_t i);
 int mkdir_p(const char *dir, char *err, size_t errlen);
 /* name under dir (name itself when absolute) into buf. */
 void join(char *buf, size_t len, const char *dir, const char *name);
+/* Creates and opens the output directory (r->out_fd, r->out_io): 0, or -1
+ * with a sentence in r->err. A directory other users can write into is
+ * warned about (docs/TRUST.md). close_out_dir undoes it. */
+int open_out_dir(runner *r);
+void close_out_dir(runner *r);
+/* r->err with r->out_io written back as the directory the user named. */
+void unalias_out_dir(runner *r);
 /* Wall-clock seconds of the run, those of earlier legs included. */
 double wall_total(runner *r);
 int write_log(runner *r);

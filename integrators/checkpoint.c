@@ -168,9 +168,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
         free(tmp);
         return st;
     }
-    FILE *f = fopen(tmp, "wb");
+    /* a new file, never through a link someone put at tmp */
+    int fd = gp_file_create_new(tmp, why, sizeof why);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot write the checkpoint %s: %m", tmp);
+        if (fd >= 0) { snprintf(why, sizeof why, "%s", strerror(errno)); close(fd); }
+        gp_status st = gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "cannot write the checkpoint %s: %s", tmp, why);
         free(tmp);
         return st;
     }

@@ -260,7 +260,12 @@ def main():
                 for line in calls:
                     if "openat(" in line and "= " in line:
                         try:
-                            fds[line.rsplit("= ", 1)[1].split()[0]] = line.split('"')[1]
+                            path = line.split('"')[1]
+                            # outputs are made under /proc/self/fd/N, N the output directory opened once
+                            if path.startswith("/proc/self/fd/"):
+                                head, _, rest = path[len("/proc/self/fd/"):].partition("/")
+                                path = fds.get(head, path) + ("/" + rest if rest else "")
+                            fds[line.rsplit("= ", 1)[1].split()[0]] = path
                         except IndexError:
                             pass
                     elif "fsync(" in line or "fdatasync(" in line:

@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
 #include "file_checks.h"
+#include "h5_sources.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -357,7 +359,20 @@ static hid_t begin_file(const char *tmp, double time, size_t n, const gp_snapsho
                         char *err, size_t errlen)
 {
     char why[160];
-    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* H5Fcreate takes a path and would follow a link at tmp: the file is
+     * made here, new and never through a link, and HDF5 opens that very
+     * file by its descriptor's name (the core driver would hold the whole
+     * snapshot in memory, and also writes by path) */
+    int fd = gp_file_create_new(tmp, why, sizeof why);
+    if (fd < 0) {
+        fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+                          "exists and is writable.", tmp, why);
+        return -1;
+    }
+    char by_fd[64];
+    snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", fd);
+    hid_t file = H5Fcreate(by_fd, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    close(fd);   /* HDF5 holds its own descriptor of the file */
     if (file < 0) {
         fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
                           "exists and is writable.", tmp, h5_reason(why));
@@ -572,8 +587,14 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
                         size_t *n, void **buf, const char *path, char *err, size_t errlen)
 {
     if (H5Lexists(grp, name, H5P_DEFAULT) <= 0) return 1;
+    /* before HDF5 follows a link or opens what the dataset names */
+    if (gp_h5_link_ok(grp, name, name, path, err, errlen) != 0) return -1;
     hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
     if (d < 0) return fail(err, errlen, "Cannot open dataset %s in '%s'.", name, path);
+    if (gp_h5_dataset_ok(d, path, err, errlen) != 0 || gp_h5_numeric(d, path, err, errlen) != 0) {
+        H5Dclose(d);
+        return -1;
+    }
     hid_t space = H5Dget_space(d);
     int rank = H5Sget_simple_extent_ndims(space);
     hsize_t dims[2] = {0, 0};
@@ -609,10 +630,11 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     hid_t readtype = signed_to_unsigned ? H5T_NATIVE_INT64 : float_to_unsigned ? H5T_NATIVE_DOUBLE : memtype;
     if (count > 0 && H5Dread(d, readtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0) {
         char why[160];
+        gp_h5_read_failed(d, path, h5_reason(why), err, errlen);
         H5Dclose(d);
         free(*buf);
         *buf = NULL;
-        return fail(err, errlen, "Cannot read %s from '%s': %s.", name, path, h5_reason(why));
+        return -1;
     }
     H5Dclose(d);
     for (size_t i = 0; signed_to_unsigned && i < count; ++i)
@@ -674,6 +696,7 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     double *pos = NULL, *vel = NULL, *mass = NULL;
     uint64_t *id = NULL;
     hid_t file = -1, grp = -1, hdr = -1;
+    unsigned plugins = (unsigned)-1;
     /* a FIFO or a device first: HDF5 would open it blocking */
     FILE *fp = gp_file_open_regular(path, "rb", why, sizeof why);
     if (!fp) {
@@ -690,6 +713,9 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
         }
         goto out;
     }
+    /* a filter HDF5 would load from HDF5_PLUGIN_PATH is code nobody named */
+    H5PLget_loading_state(&plugins);
+    H5PLset_loading_state(0);
     file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
         rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, h5_reason(why));
@@ -702,8 +728,13 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
                                "it is not a gravplug/Gadget/SWIFT snapshot.", path, gname, part_type);
         goto out;
     }
+    int hdr_link = gp_h5_link_ok(file, "Header", "Header", path, err, errlen);
+    if (gp_h5_link_ok(file, gname, gname, path, err, errlen) != 0 || hdr_link < 0) {
+        rc = -1;
+        goto out;
+    }
     grp = H5Gopen2(file, gname, H5P_DEFAULT);
-    if (H5Lexists(file, "Header", H5P_DEFAULT) > 0) hdr = H5Gopen2(file, "Header", H5P_DEFAULT);
+    if (hdr_link == 0) hdr = H5Gopen2(file, "Header", H5P_DEFAULT);
     size_t n = (size_t)-1;
     int r = read_dataset(grp, "Coordinates", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&pos,
                          path, err, errlen);
@@ -754,6 +785,7 @@ out:
     if (hdr >= 0) H5Gclose(hdr);
     if (grp >= 0) H5Gclose(grp);
     if (file >= 0) H5Fclose(file);
+    if (plugins != (unsigned)-1) H5PLset_loading_state(plugins);
     quiet_end(&q);
     free(pos);
     free(vel);
