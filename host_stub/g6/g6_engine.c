@@ -32,6 +32,12 @@ int g6_engine_open(g6_engine *e, const g6_config *cfg, int device)
         g6_engine_close(e);
         return -1;
     }
+    if (!(a->capabilities & GP_CAP_JERK)) {
+        (void)FAIL(e, "plugin %s computes no jerk (GP_CAP_JERK), which every g6calc returns; "
+                      "choose cuda-direct, cpu-direct or cpu-tree (GRAVPLUG_G6_PLUGIN)", a->name);
+        g6_engine_close(e);
+        return -1;
+    }
     int have_field = GRAVPLUG_API_HAS(a, compute_field_ex);
     if (cfg->route == G6_ROUTE_FIELD && !have_field) {
         (void)FAIL(e, "route = field asked, but plugin %s has no compute_field_ex (ABI 1.3); "
