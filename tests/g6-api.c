@@ -7,7 +7,8 @@
  * predictor (x + dt v + dt^2 a2 + dt^3 j6, v + 2 dt a2 + 3 dt^2 j6), sums
  * acc, jerk, pot over addresses [0, nj) whose index is not the
  * i-particle's, and finds the nearest neighbour (by index) and the lists
- * (|r|^2 < h2, sorted by index) by brute force. Cases: nj < N, eps2
+ * (|r|^2 < h2, sorted by index) by brute force, massless j-particles
+ * (every 37th) included as GRAPE-6 lists them. Cases: nj < N, eps2
  * changes, j updates between calls, later times, j-memory growing past
  * its first allocation, repeated i-indices, field points (index -1),
  * list overflow, and the error returns. GP_G6_TEST_REL: the tolerance on
@@ -53,7 +54,7 @@ static void make_particle(tl_rng *r, int a, double t0)
         J6[a][k] = 0.05 * (tl_uniform(r) - 0.5);
     }
     T[a] = t0 - 0.01 * tl_uniform(r);
-    M[a] = (0.5 + tl_uniform(r)) / 800.0;
+    M[a] = a % 37 == 5 ? 0.0 : (0.5 + tl_uniform(r)) / 800.0; /* some massless */
     IDX[a] = 1000 + 7 * a; /* not the address: the library must map */
 }
 
@@ -90,19 +91,18 @@ static void reference(int nj, double ti, int index, const double *xi, const doub
             d2 += r[k] * r[k];
             rv += r[k] * w[k];
         }
-        if (M[a] > 0) {
-            double r2 = d2 + eps2, rinv = 1 / sqrt(r2), rinv3 = rinv * rinv * rinv;
-            for (int k = 0; k < 3; ++k) {
-                o->acc[k] += M[a] * r[k] * rinv3;
-                o->jerk[k] += M[a] * (w[k] * rinv3 - 3 * rv * r[k] * rinv3 * rinv * rinv);
-            }
-            o->pot -= M[a] * rinv;
-            if (d2 < o->nn_d2) {
-                o->nn_d2 = d2;
-                o->nn = IDX[a];
-            }
-            if (d2 < h2) o->list[o->nlist++] = IDX[a];
+        double r2 = d2 + eps2, rinv = 1 / sqrt(r2), rinv3 = rinv * rinv * rinv;
+        for (int k = 0; k < 3; ++k) {
+            o->acc[k] += M[a] * r[k] * rinv3;
+            o->jerk[k] += M[a] * (w[k] * rinv3 - 3 * rv * r[k] * rinv3 * rinv * rinv);
         }
+        o->pot -= M[a] * rinv;
+        /* by distance alone: massless j-particles are neighbours too */
+        if (d2 < o->nn_d2) {
+            o->nn_d2 = d2;
+            o->nn = IDX[a];
+        }
+        if (d2 < h2) o->list[o->nlist++] = IDX[a];
     }
     for (int p = 1; p < o->nlist; ++p) /* insertion sort by index */
         for (int q = p; q > 0 && o->list[q - 1] > o->list[q]; --q) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* g6_engine.c — see g6_engine.h. */
 #include "g6_engine.h"
+#include "g6_massless.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 
 #define FAIL(e, ...) (snprintf((e)->err, sizeof (e)->err, __VA_ARGS__), -1)
 
-static int plugin_fail(g6_engine *e, const char *call, gp_status st)
+int g6_engine_plugin_fail(g6_engine *e, const char *call, gp_status st)
 {
     return FAIL(e, "%s on plugin %s failed (%s): %s", call, e->api->name, gp_status_name(st),
                 e->api->last_error(e->s));
@@ -25,7 +26,8 @@ int g6_engine_open(g6_engine *e, const g6_config *cfg, int device)
     const gp_api *a = e->api;
     if (!GRAVPLUG_API_HAS(a, set_state_jerk) || !GRAVPLUG_API_HAS(a, predict) ||
         !GRAVPLUG_API_HAS(a, set_source_subset) || !GRAVPLUG_API_HAS(a, compute_forces_ex) ||
-        !GRAVPLUG_API_HAS(a, get_neighbours) || !GRAVPLUG_API_HAS(a, update_masses)) {
+        !GRAVPLUG_API_HAS(a, get_neighbours) || !GRAVPLUG_API_HAS(a, update_masses) ||
+        !GRAVPLUG_API_HAS(a, get_positions)) {
         (void)FAIL(e, "plugin %s speaks ABI %u.%u without the held state, jerk and lists of ABI 1.2 "
                 "that GRAPE-6's calls need; choose another plugin (GRAVPLUG_G6_PLUGIN)",
              a->name, a->abi_major, a->abi_minor);
@@ -113,7 +115,7 @@ static int send_states(g6_engine *e, const g6_jmem *jm, size_t n, const uint32_t
         t[k] = jm->t[q];
     }
     gp_status st = e->api->set_state_jerk(e->s, n, addr, x, v, a, j, t);
-    return st == GP_OK ? 0 : plugin_fail(e, "set_state_jerk", st);
+    return st == GP_OK ? 0 : g6_engine_plugin_fail(e, "set_state_jerk", st);
 }
 
 /* The whole j-memory into a plugin of jm->cap j-slots. */
@@ -142,7 +144,7 @@ static int reload(g6_engine *e, g6_jmem *jm)
     free(all_mass);
     if (st != GP_OK) {
         free(mass);
-        return plugin_fail(e, "set_particles", st);
+        return g6_engine_plugin_fail(e, "set_particles", st);
     }
     free(e->mass);
     e->mass = mass;
@@ -188,7 +190,7 @@ static int upload(g6_engine *e, g6_jmem *jm)
     }
     if (nm) {
         gp_status st = e->api->update_masses(e->s, nm, maddr, mval);
-        if (st != GP_OK) return plugin_fail(e, "update_masses", st);
+        if (st != GP_OK) return g6_engine_plugin_fail(e, "update_masses", st);
         for (size_t k = 0; k < nm; ++k) e->mass[maddr[k]] = mval[k];
     }
     if (send_states(e, jm, n, jm->pend)) return -1;
@@ -205,7 +207,7 @@ static int prepare(g6_engine *e, g6_jmem *jm, double ti, size_t nj, double eps2)
     gp_status st;
     if (!e->predicted || e->pred_t != ti) {
         st = e->api->predict(e->s, ti);
-        if (st != GP_OK) return plugin_fail(e, "predict", st);
+        if (st != GP_OK) return g6_engine_plugin_fail(e, "predict", st);
         e->predicted = 1;
         e->pred_t = ti;
     }
@@ -214,14 +216,14 @@ static int prepare(g6_engine *e, g6_jmem *jm, double ti, size_t nj, double eps2)
         if (want != SIZE_MAX && reserve(e, want)) return -1;
         st = want == SIZE_MAX ? e->api->set_source_subset(e->s, 0, NULL)
                               : e->api->set_source_subset(e->s, want, e->iota);
-        if (st != GP_OK) return plugin_fail(e, "set_source_subset", st);
+        if (st != GP_OK) return g6_engine_plugin_fail(e, "set_source_subset", st);
         e->src_n = want;
     }
     if (!e->eps_set || e->eps2 != eps2) {
         char buf[64];
         snprintf(buf, sizeof buf, "%.17g", sqrt(eps2));
         st = e->api->set_param(e->s, "eps", buf);
-        if (st != GP_OK) return plugin_fail(e, "set_param eps", st);
+        if (st != GP_OK) return g6_engine_plugin_fail(e, "set_param eps", st);
         e->eps2 = eps2;
         e->eps_set = 1;
     }
@@ -246,7 +248,7 @@ static int take_lists(g6_engine *e, size_t n, const size_t *k_of, const g6_jmem 
         e->list_cap = needed;
         st = e->api->get_neighbours(e->s, e->list_cap, e->offset, e->list, &needed);
     }
-    if (st != GP_OK) return plugin_fail(e, "get_neighbours", st);
+    if (st != GP_OK) return g6_engine_plugin_fail(e, "get_neighbours", st);
     for (size_t p = 0; p < n; ++p)
         if (g6_lists_put(lists, k_of[p], e->list + e->offset[p], (size_t)(e->offset[p + 1] - e->offset[p]),
                          jm->index))
@@ -260,7 +262,8 @@ static int take_lists(g6_engine *e, size_t n, const size_t *k_of, const g6_jmem 
  * particles active[] (set by the caller). */
 static int force_pass(g6_engine *e, const g6_jmem *jm, size_t n, const size_t *k_of, const double *x,
                       const double *v, const uint32_t *exclude, const uint32_t *active, const double *radius,
-                      double *acc, double *jerk, double *pot, int *nn, g6_lists *lists)
+                      double *acc, double *jerk, double *pot, uint32_t *nn_addr, double *nn_d2,
+                      g6_lists *lists)
 {
     double *oa = malloc(n * 8 * sizeof *oa);
     uint32_t *onn = malloc(n * sizeof *onn);
@@ -288,13 +291,14 @@ static int force_pass(g6_engine *e, const g6_jmem *jm, size_t n, const size_t *k
         st = e->api->set_active_subset(e->s, n, active);
         if (st == GP_OK) st = e->api->compute_forces_ex(e->s, &out);
     }
-    int rc = st == GP_OK ? 0 : plugin_fail(e, call, st);
+    int rc = st == GP_OK ? 0 : g6_engine_plugin_fail(e, call, st);
     for (size_t p = 0; rc == 0 && p < n; ++p) {
         size_t k = k_of[p];
         memcpy(acc + 3 * k, oa + 3 * p, 3 * sizeof(double));
         if (jerk) memcpy(jerk + 3 * k, oj + 3 * p, 3 * sizeof(double));
         if (pot) pot[k] = op[p];
-        if (nn) nn[k] = onn[p] == UINT32_MAX ? -1 : jm->index[onn[p]];
+        nn_addr[k] = onn[p];
+        nn_d2[k] = od[p];
     }
     free(oa);
     free(onn);
@@ -329,13 +333,14 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
     size_t *k_of = malloc(ni * sizeof *k_of);
     uint32_t *own = malloc(ni * 2 * sizeof *own);
     double *radius = want_lists ? malloc(ni * sizeof *radius) : NULL;
-    double *px = malloc(ni * 6 * sizeof *px);
-    if (!k_of || !own || !px || (want_lists && !radius)) {
-        free(k_of); free(own); free(radius); free(px);
+    double *px = malloc(ni * 7 * sizeof *px);
+    uint32_t *nn_addr = malloc(ni * sizeof *nn_addr);
+    if (!k_of || !own || !px || !nn_addr || (want_lists && !radius)) {
+        free(k_of); free(own); free(radius); free(px); free(nn_addr);
         return FAIL(e, "no memory for %zu i-particles", ni);
     }
     uint32_t *ids = own + ni;
-    double *pv = px + 3 * ni;
+    double *pv = px + 3 * ni, *nn_d2 = pv + 3 * ni;
     size_t jlim = nj < jm->n ? nj : jm->n;
     for (size_t k = 0; k < ni; ++k) {
         uint32_t q = index[k] < 0 ? UINT32_MAX : g6_index_map_get(&jm->map, index[k]);
@@ -347,7 +352,7 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
             k_of[k] = k;
             if (radius) radius[k] = h2[k] > 0 ? sqrt(h2[k]) : 0.0;
         }
-        rc = force_pass(e, jm, ni, k_of, x, v, own, NULL, radius, acc, jerk, pot, nn, lists);
+        rc = force_pass(e, jm, ni, k_of, x, v, own, NULL, radius, acc, jerk, pot, nn_addr, nn_d2, lists);
     } else {
         /* pass p: the p-th occurrence of each j-address, and (p = 0) the
          * points without one in the massless slots */
@@ -389,14 +394,20 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
             for (size_t q = 0; q < m; ++q)
                 if (ids[q] < e->jcap) g6_jmem_mark(jm, ids[q]);
             if (st != GP_OK) {
-                rc = plugin_fail(e, "set_state_jerk", st);
+                rc = g6_engine_plugin_fail(e, "set_state_jerk", st);
                 break;
             }
-            rc = force_pass(e, jm, m, k_of, px, pv, NULL, ids, radius, acc, jerk, pot, nn, lists);
+            rc = force_pass(e, jm, m, k_of, px, pv, NULL, ids, radius, acc, jerk, pot, nn_addr, nn_d2, lists);
         }
         free(occ);
     }
-    free(k_of); free(own); free(radius); free(px);
+    /* GRAPE-6 lists massless j-particles too; the plugin's sources leave
+     * them out */
+    if (rc == 0 && g6_massless_add(e, jm, jlim, ni, x, own, want_lists ? h2 : NULL, nn_addr, nn_d2,
+                                   want_lists ? lists : NULL))
+        rc = -1;
+    for (size_t k = 0; rc == 0 && nn && k < ni; ++k) nn[k] = nn_addr[k] == UINT32_MAX ? -1 : jm->index[nn_addr[k]];
+    free(k_of); free(own); free(radius); free(px); free(nn_addr);
     if (rc == 0 && lists) {
         if (want_lists) g6_lists_finish(lists);
         else lists->ni = 0;

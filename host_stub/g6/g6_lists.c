@@ -25,7 +25,7 @@ int g6_lists_begin(g6_lists *l, size_t ni)
     return 0;
 }
 
-int g6_lists_put(g6_lists *l, size_t k, const uint32_t *addr, size_t n, const int *index)
+static int reserve(g6_lists *l, size_t n)
 {
     if (l->n_pool + n > l->cap_pool) {
         size_t cap = l->cap_pool ? l->cap_pool : 4096;
@@ -35,9 +35,27 @@ int g6_lists_put(g6_lists *l, size_t k, const uint32_t *addr, size_t n, const in
         l->pool = p;
         l->cap_pool = cap;
     }
+    return 0;
+}
+
+int g6_lists_put(g6_lists *l, size_t k, const uint32_t *addr, size_t n, const int *index)
+{
+    if (reserve(l, n)) return -1;
     l->start[k] = l->n_pool;
     l->len[k] = n;
     for (size_t q = 0; q < n; ++q) l->pool[l->n_pool++] = index[addr[q]];
+    return 0;
+}
+
+int g6_lists_add(g6_lists *l, size_t k, const int *index, size_t n)
+{
+    /* the list moves to the end of the pool, where it can grow */
+    if (reserve(l, l->len[k] + n)) return -1;
+    memmove(l->pool + l->n_pool, l->pool + l->start[k], l->len[k] * sizeof(int));
+    memcpy(l->pool + l->n_pool + l->len[k], index, n * sizeof(int));
+    l->start[k] = l->n_pool;
+    l->len[k] += n;
+    l->n_pool += l->len[k];
     return 0;
 }
 

@@ -23,6 +23,8 @@ typedef struct g6_lists {
 int g6_lists_begin(g6_lists *l, size_t ni);
 /* The list of pipe k: n addresses, given as client indices through index[]. */
 int g6_lists_put(g6_lists *l, size_t k, const uint32_t *addr, size_t n, const int *index);
+/* Appends n client indices to the list of pipe k (after its put). */
+int g6_lists_add(g6_lists *l, size_t k, const int *index, size_t n);
 /* Sorts every list; the lists become readable. */
 void g6_lists_finish(g6_lists *l);
 /* The longest list. */
