@@ -99,7 +99,7 @@ $(BUILD)/obj/tests/abi-loader.o: CPPFLAGS += -DGP_TEST_FIXTURES='"$(abspath $(BU
 # ---- script tests (shell, with paths substituted) ------------------------
 GP_MY_SH_TESTS := abi-hostlib-exports build-install examples-demo
 GP_MY_SH_TESTS += readme-first-command license-headers version-agree build-cuda-arch python-wheel
-GP_MY_SH_TESTS += python-amuse-package cudabench-emu g6-clients
+GP_MY_SH_TESTS += python-amuse-package cudabench-emu g6-clients g6-exports
 TESTS += $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t)
 $(BUILD)/t/abi-hostlib-exports.t: $(HOSTLIB)
 $(BUILD)/t/build-install.t: $(HOSTLIB) $(PLUGINS) $(BINS)
@@ -110,6 +110,7 @@ $(BUILD)/t/python-amuse-package.t: $(HOSTLIB) $(PLUGINS) python/setup.py python/
 $(BUILD)/t/examples-demo.t: $(GP_DEMO) $(PLUGINS)
 $(BUILD)/t/cudabench-emu.t: $(GPU_BENCHES) $(EMU_PLUGINS)
 $(BUILD)/t/g6-clients.t: $(G6_STATIC) $(BUILD)/plugins/gravplug-cpu-direct.so .ci/build-g6-workers tests/g6_clients.py
+$(BUILD)/t/g6-exports.t: $(G6_STATIC) $(G6_SHARED) host_stub/g6/g6.syms
 $(GP_MY_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/%.sh tests/tap-lib.sh tests/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@ROOT@|$(abspath .)|g' -e 's|@BUILD@|$(abspath $(BUILD))|g' \
