@@ -267,6 +267,20 @@ int main(void)
     }
     fails += check_call("repeated indices and field points", n, ti, 20, index, xi, vi, eps2, h2, 1);
 
+    /* nj = 0: no sources, no neighbours */
+    {
+        int nj0 = 0, n4 = 4;
+        double acc[4][3], jerk[4][3], pot[4];
+        int inn[4];
+        ni = ni_of(4, n, index, xi, vi, ti, 0);
+        int rc = g6calc_lasthalf2_(&clid, &nj0, &n4, index, xi, vi, &eps2, h2, acc, jerk, pot, inn);
+        int zero = 1;
+        for (int k = 0; k < 4; ++k)
+            zero &= acc[k][0] == 0 && acc[k][1] == 0 && acc[k][2] == 0 && jerk[k][0] == 0 && pot[k] == 0 &&
+                    inn[k] == -1;
+        ok(rc == 0 && zero, "nj = 0: zero acc, jerk and pot, no nearest neighbour");
+    }
+
     /* no lists without h2 > 0 */
     ni = ni_of(16, n, index, xi, vi, ti, 0);
     fails += check_call("h2 = 0", n, ti, ni, index, xi, vi, eps2, NULL, 0);

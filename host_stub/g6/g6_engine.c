@@ -328,6 +328,19 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
         if (lists) g6_lists_finish(lists);
         return 0;
     }
+    if (nj == 0) { /* no sources: nothing to sum, nobody near */
+        memset(acc, 0, 3 * ni * sizeof *acc);
+        if (jerk) memset(jerk, 0, 3 * ni * sizeof *jerk);
+        for (size_t k = 0; k < ni; ++k) {
+            if (pot) pot[k] = 0.0;
+            if (nn) nn[k] = -1;
+        }
+        if (lists) {
+            if (want_lists) g6_lists_finish(lists);
+            else lists->ni = 0;
+        }
+        return 0;
+    }
     if (prepare(e, jm, ti, nj, eps2)) return -1;
 
     size_t *k_of = malloc(ni * sizeof *k_of);
