@@ -10,7 +10,7 @@
 
 #define FAIL(e, ...) (snprintf((e)->err, sizeof (e)->err, __VA_ARGS__), -1)
 
-int g6_engine_plugin_fail(g6_engine *e, const char *call, gp_status st)
+static int plugin_fail(g6_engine *e, const char *call, gp_status st)
 {
     return FAIL(e, "%s on plugin %s failed (%s): %s", call, e->api->name, gp_status_name(st),
                 e->api->last_error(e->s));
@@ -115,7 +115,7 @@ static int send_states(g6_engine *e, const g6_jmem *jm, size_t n, const uint32_t
         t[k] = jm->t[q];
     }
     gp_status st = e->api->set_state_jerk(e->s, n, addr, x, v, a, j, t);
-    return st == GP_OK ? 0 : g6_engine_plugin_fail(e, "set_state_jerk", st);
+    return st == GP_OK ? 0 : plugin_fail(e, "set_state_jerk", st);
 }
 
 /* The whole j-memory into a plugin of jm->cap j-slots. */
@@ -144,7 +144,7 @@ static int reload(g6_engine *e, g6_jmem *jm)
     free(all_mass);
     if (st != GP_OK) {
         free(mass);
-        return g6_engine_plugin_fail(e, "set_particles", st);
+        return plugin_fail(e, "set_particles", st);
     }
     free(e->mass);
     e->mass = mass;
@@ -190,7 +190,7 @@ static int upload(g6_engine *e, g6_jmem *jm)
     }
     if (nm) {
         gp_status st = e->api->update_masses(e->s, nm, maddr, mval);
-        if (st != GP_OK) return g6_engine_plugin_fail(e, "update_masses", st);
+        if (st != GP_OK) return plugin_fail(e, "update_masses", st);
         for (size_t k = 0; k < nm; ++k) e->mass[maddr[k]] = mval[k];
     }
     if (send_states(e, jm, n, jm->pend)) return -1;
@@ -207,7 +207,7 @@ static int prepare(g6_engine *e, g6_jmem *jm, double ti, size_t nj, double eps2)
     gp_status st;
     if (!e->predicted || e->pred_t != ti) {
         st = e->api->predict(e->s, ti);
-        if (st != GP_OK) return g6_engine_plugin_fail(e, "predict", st);
+        if (st != GP_OK) return plugin_fail(e, "predict", st);
         e->predicted = 1;
         e->pred_t = ti;
     }
@@ -216,14 +216,14 @@ static int prepare(g6_engine *e, g6_jmem *jm, double ti, size_t nj, double eps2)
         if (want != SIZE_MAX && reserve(e, want)) return -1;
         st = want == SIZE_MAX ? e->api->set_source_subset(e->s, 0, NULL)
                               : e->api->set_source_subset(e->s, want, e->iota);
-        if (st != GP_OK) return g6_engine_plugin_fail(e, "set_source_subset", st);
+        if (st != GP_OK) return plugin_fail(e, "set_source_subset", st);
         e->src_n = want;
     }
     if (!e->eps_set || e->eps2 != eps2) {
         char buf[64];
         snprintf(buf, sizeof buf, "%.17g", sqrt(eps2));
         st = e->api->set_param(e->s, "eps", buf);
-        if (st != GP_OK) return g6_engine_plugin_fail(e, "set_param eps", st);
+        if (st != GP_OK) return plugin_fail(e, "set_param eps", st);
         e->eps2 = eps2;
         e->eps_set = 1;
     }
@@ -248,7 +248,7 @@ static int take_lists(g6_engine *e, size_t n, const size_t *k_of, const g6_jmem 
         e->list_cap = needed;
         st = e->api->get_neighbours(e->s, e->list_cap, e->offset, e->list, &needed);
     }
-    if (st != GP_OK) return g6_engine_plugin_fail(e, "get_neighbours", st);
+    if (st != GP_OK) return plugin_fail(e, "get_neighbours", st);
     for (size_t p = 0; p < n; ++p)
         if (g6_lists_put(lists, k_of[p], e->list + e->offset[p], (size_t)(e->offset[p + 1] - e->offset[p]),
                          jm->index))
@@ -291,7 +291,7 @@ static int force_pass(g6_engine *e, const g6_jmem *jm, size_t n, const size_t *k
         st = e->api->set_active_subset(e->s, n, active);
         if (st == GP_OK) st = e->api->compute_forces_ex(e->s, &out);
     }
-    int rc = st == GP_OK ? 0 : g6_engine_plugin_fail(e, call, st);
+    int rc = st == GP_OK ? 0 : plugin_fail(e, call, st);
     for (size_t p = 0; rc == 0 && p < n; ++p) {
         size_t k = k_of[p];
         memcpy(acc + 3 * k, oa + 3 * p, 3 * sizeof(double));
@@ -303,6 +303,27 @@ static int force_pass(g6_engine *e, const g6_jmem *jm, size_t n, const size_t *k
     free(oa);
     free(onn);
     if (rc == 0 && radius && lists) rc = take_lists(e, n, k_of, jm, lists);
+    return rc;
+}
+
+/* g6_massless.h's additions, at the positions the plugin holds. */
+static int add_massless(g6_engine *e, const g6_jmem *jm, size_t jlim, size_t ni, const double *x,
+                        const uint32_t *own, const double *h2, uint32_t *nn_addr, double *nn_d2, g6_lists *lists)
+{
+    uint32_t *addr;
+    size_t m = g6_massless_find(jm, jlim, &addr);
+    if (m == 0) return 0;
+    if (m == (size_t)-1) return FAIL(e, "no memory for the massless j-particles");
+    double *pos = malloc(3 * m * sizeof *pos);
+    int rc = pos ? 0 : FAIL(e, "no memory for %zu massless j-particles", m);
+    if (rc == 0) {
+        gp_status st = e->api->get_positions(e->s, m, addr, pos);
+        if (st != GP_OK) rc = plugin_fail(e, "get_positions", st);
+    }
+    if (rc == 0 && g6_massless_add(jm, m, addr, pos, ni, x, own, h2, nn_addr, nn_d2, lists))
+        rc = FAIL(e, "no memory for the neighbour lists");
+    free(addr);
+    free(pos);
     return rc;
 }
 
@@ -407,7 +428,7 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
             for (size_t q = 0; q < m; ++q)
                 if (ids[q] < e->jcap) g6_jmem_mark(jm, ids[q]);
             if (st != GP_OK) {
-                rc = g6_engine_plugin_fail(e, "set_state_jerk", st);
+                rc = plugin_fail(e, "set_state_jerk", st);
                 break;
             }
             rc = force_pass(e, jm, m, k_of, px, pv, NULL, ids, radius, acc, jerk, pot, nn_addr, nn_d2, lists);
@@ -416,9 +437,8 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
     }
     /* GRAPE-6 lists massless j-particles too; the plugin's sources leave
      * them out */
-    if (rc == 0 && g6_massless_add(e, jm, jlim, ni, x, own, want_lists ? h2 : NULL, nn_addr, nn_d2,
-                                   want_lists ? lists : NULL))
-        rc = -1;
+    if (rc == 0) rc = add_massless(e, jm, jlim, ni, x, own, want_lists ? h2 : NULL, nn_addr, nn_d2,
+                                   want_lists ? lists : NULL);
     for (size_t k = 0; rc == 0 && nn && k < ni; ++k) nn[k] = nn_addr[k] == UINT32_MAX ? -1 : jm->index[nn_addr[k]];
     free(k_of); free(own); free(radius); free(px); free(nn_addr);
     if (rc == 0 && lists) {

@@ -70,7 +70,4 @@ int g6_engine_calc(g6_engine *e, g6_jmem *jm, double ti, size_t nj, size_t ni,
                    const double *h2, double *acc, double *jerk, double *pot, int *nn,
                    g6_lists *lists);
 
-/* A plugin call's failure as e->err's sentence; returns -1. */
-int g6_engine_plugin_fail(g6_engine *e, const char *call, gp_status st);
-
 #endif
