@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$ROOT/tests/tap-lib.sh"
 sort "$ROOT/host_stub/g6/g6.syms" > "$tmp/want"
-echo 1..3
+echo 1..6
 t 1 "libgravplug-g6.a defines the names of g6.syms and no other" sh -c "
     nm -g --defined-only '$BUILD/lib/libgravplug-g6.a' | awk 'NF >= 3 { print \$3 }' | sort > '$tmp/a' &&
     diff '$tmp/want' '$tmp/a'"
@@ -22,4 +22,18 @@ t 2 "libgravplug-g6.so exports the names of g6.syms and no other" sh -c "
 t 3 "a client defining the C by-value names links the archive (as ph4's grape.cc does)" sh -c "
     printf 'int g6_open_(int *);\nint g6_open(int id) { return g6_open_(&id); }\nint g6_npipes(void) { return 0; }\nint main(void) { return g6_open(0) ? 0 : 0; }\n' > '$tmp/c.c' &&
     cc -o '$tmp/c' '$tmp/c.c' '$BUILD/lib/libgravplug-g6.a' -ldl -lm"
+prefix=$tmp/prefix
+t 4 "make install-g6 puts both libraries, gravplug-g6.pc and sapporo_light.pc in PREFIX/lib" sh -c "
+    @MAKE@ -s -C '$ROOT' BUILD='$BUILD' install-g6 PREFIX='$prefix' &&
+    test -f '$prefix/lib/libgravplug-g6.a' -a -f '$prefix/lib/libgravplug-g6.so' &&
+    test -f '$prefix/lib/pkgconfig/gravplug-g6.pc' -a -f '$prefix/lib/pkgconfig/sapporo_light.pc'"
+if command -v pkg-config >/dev/null 2>&1; then
+    t 5 "the client links with pkg-config --libs sapporo_light alone" sh -c "
+        cc -o '$tmp/c2' '$tmp/c.c' \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --libs sapporo_light)"
+else
+    echo "ok 5 # SKIP pkg-config is not installed"
+fi
+t 6 "make uninstall-g6 leaves no file behind" sh -c "
+    @MAKE@ -s -C '$ROOT' BUILD='$BUILD' uninstall-g6 PREFIX='$prefix' &&
+    left=\$(find '$prefix' ! -type d) && test -z \"\$left\" || { echo \"left behind: \$left\"; exit 1; }"
 exit $fail
