@@ -67,9 +67,9 @@ fuzz: $(BUILD)/t/fuzz-gravhost-restart.t
 # types, external storage, external and soft links and virtual datasets,
 # read by gravic (model snapshot: the reader gravhost uses) built with the
 # same sanitizers. `make test` runs 300 cases (about a minute); the
-# 10,000-case run is in bench/results/fuzz.md:
+# 10,000-case run is in bench/results/fuzz/raw/fuzz.md:
 #   GP_BUILD=build tests/fuzz-snapshot-ic.py 10000 [SEED]
-GRAVIC_ASAN_SRCS := host_stub/ic/tool/gravic.c $(IC_SRCS) $(SNAPSHOT_SRCS) abi/file_checks.c
+GRAVIC_ASAN_SRCS := host_stub/ic/tool/gravic.c $(IC_SRCS) $(SNAPSHOT_SRCS) $(PARTICLES_SRCS) abi/file_checks.c
 GRAVIC_ASAN_OBJS := $(GRAVIC_ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
 GRAVIC_ASAN := $(BUILD)/tests/gravic-asan
 $(GRAVIC_ASAN): $(GRAVIC_ASAN_OBJS)
