@@ -21,27 +21,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-try:
-    import numpy as np
-    import amuse  # noqa: F401
-    from amuse.rfi import python_code  # noqa: F401  (needs mpi4py)
-except ImportError as exc:
-    # .ci/install-amuse puts a venv here; GRAVPLUG_AMUSE_PYTHON overrides it
-    venv = os.environ.get("GRAVPLUG_AMUSE_VENV",
-                          os.path.expanduser("~/.local/share/gravplug/amuse-venv"))
-    default = os.path.join(venv, "bin", "python")
-    alt = os.environ.get("GRAVPLUG_AMUSE_PYTHON") or (default if os.path.exists(default) else None)
-    if alt and os.path.abspath(alt) != os.path.abspath(sys.executable) \
-            and not os.environ.get("GRAVPLUG_AMUSE_REEXEC"):
-        os.environ["GRAVPLUG_AMUSE_REEXEC"] = "1"
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(HERE.parents[1] / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-        # the venv's mpich (mpiexec) before any system MPI: AMUSE's C workers need it
-        os.environ["PATH"] = os.pathsep.join([os.path.dirname(alt), os.environ.get("PATH", "")])
-        os.execv(alt, [alt, str(HERE)])
-    print(f"1..0 # SKIP AMUSE not usable here ({exc}); set GRAVPLUG_AMUSE_PYTHON "
-          f"to a Python with amuse-framework and mpi4py, or run .ci/install-amuse")
-    sys.exit(0)
+from gravplug._tap import reexec_under_amuse  # noqa: E402
+
+reexec_under_amuse(HERE)
+import numpy as np  # noqa: E402
 
 import functools  # noqa: E402
 

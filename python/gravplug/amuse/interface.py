@@ -45,9 +45,11 @@ def _whole_arrays(base, name):
 class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
                         GravityFieldInterface, StoppingConditionInterface,
                         LiteratureReferencesMixIn):
-    """The low-level AMUSE interface; the code runs in a Python worker."""
+    """The low-level AMUSE interface; the code runs in a Python worker.
+    solver= and integrator= (optional) choose the plugin and integrator
+    at once, as set_solver/set_integrator would."""
 
-    def __init__(self, **options):
+    def __init__(self, solver=None, integrator=None, **options):
         options.setdefault("channel_type", "sockets")
         # One Python process needs no MPI: started directly, not through
         # mpiexec (faster, and immune to a system mpiexec AMUSE may have
@@ -62,6 +64,11 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         # name_of_the_worker=None: AMUSE writes the worker script itself.
         PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
         LiteratureReferencesMixIn.__init__(self)
+        for setter, value in ((self.set_solver, solver), (self.set_integrator, integrator)):
+            if value is not None and setter(str(value)) != 0:
+                message = self.get_last_error()["message"]
+                self.stop()
+                raise ValueError(message)
 
     # GravitationalDynamicsInterface's per-particle functions, taking whole
     # arrays (one message for N particles)

@@ -81,6 +81,10 @@ class GravplugImplementation:
     error reply whose text is the gravplug sentence (and keeps running)."""
 
     def __init__(self):
+        # AMUSE's citation list at exit is the caller's to print, not the
+        # worker's (its stdout is the caller's terminal or TAP stream)
+        from amuse.support.literature import TrackLiteratureReferences
+        TrackLiteratureReferences.suppress_output()
         self.g = None
         self.last_error = ""
         self.solver, self.integrator = "cpu-tree", "leapfrog"
