@@ -247,10 +247,14 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
 
 /* ---- running ------------------------------------------------------------ */
 
-/* Advances to time t_end (>= current time) and leaves every particle
- * synchronised at t_end. Under block-rk2, t_end on the dt_max grid costs
- * nothing extra; elsewhere the particles are brought to t_end with one
- * synchronising step and the level grid restarts there. */
+/* Advances to time t_end and leaves every particle synchronised at t_end.
+ * Under block-rk2, t_end on the dt_max grid costs nothing extra; elsewhere
+ * the particles are brought to t_end with one synchronising step and the
+ * level grid restarts there. An earlier t_end integrates backward where
+ * the integrator has GP_SCHEME_BACKWARD (the forward run of the state with
+ * time and velocities reversed, reversed back; the integrator restarts at
+ * both ends), and is refused with a sentence naming those that can where
+ * it has not. */
 GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end);
 
 /* One integrator step (one block step under block-rk2), not past t_end. */
