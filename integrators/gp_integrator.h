@@ -312,7 +312,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *count
 
 /* AMUSE-style stopping conditions. Enabled ones are checked after every
  * integrator step of gp_sim_evolve (every block step under block-rk2) on
- * the state at the simulation time; when one is met, gp_sim_evolve returns
+ * the state at the simulation time, and collisions also after every drift
+ * inside a step of hold, hold-kdk and cc (their fast pairs meet and part
+ * within one step); when one is met, gp_sim_evolve returns
  * GP_OK early, at that step's time (particles not synchronised there are
  * predicted on read, as gp_sim_get_particles says). The conditions met are
  * cleared when the next gp_sim_evolve begins. Radii and settings are not
