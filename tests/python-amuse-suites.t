@@ -230,6 +230,8 @@ def main():
                 c["todo"] += 1
                 t.n += 1
                 print(f"{'' if outcome == 'ok' else 'not '}ok {t.n} - {label} # TODO {reason}")
+                if outcome != "ok":
+                    t.diag(text)
                 sys.stdout.flush()
                 continue
             c["passed"] += outcome == "ok"
