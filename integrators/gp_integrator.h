@@ -302,6 +302,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *                     direct-summation plugin); both not kept in checkpoints */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
+/* Each particle's time step now into dt[0..n): dt_max / 2^level under
+ * block steps (the first step's levels before the first evolve: the
+ * integrator starts, one force call), the shared dt otherwise;
+ * GP_ERR_UNSUPPORTED for an integrator with neither (rk8pd). */
+GRAVPLUG_EXPORT gp_status gp_sim_particle_timesteps(gp_sim *sim, double *dt);
+
 /* Particles per time-step level now: counts[l] for l = 0 (dt_max) to
  * max_count-1; *n_levels gets the number of levels in use (deepest + 1).
  * Shared-step integrators put everybody on level 0. */

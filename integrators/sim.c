@@ -720,6 +720,28 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
     return GP_OK;
 }
 
+GRAVPLUG_EXPORT gp_status gp_sim_particle_timesteps(gp_sim *sim, double *dt)
+{
+    if (!sim || !dt) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->integ->flags & GP_SCHEME_BLOCK_STEPS) {
+        gp_status st = ensure_started(sim);          /* the levels of the first step */
+        if (st != GP_OK) return st;
+        for (size_t i = 0; i < sim->n; ++i) dt[i] = gp_levels_dt(&sim->lv, i);
+        return GP_OK;
+    }
+    char buf[64];
+    if (gp_sim_get_integrator_param(sim, "dt", buf, sizeof buf) != GP_OK)
+        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                           "integrator %s chooses its step as it goes (no dt, no levels): "
+                           "it has no per-particle time step to report", sim->integ->name);
+    sim->err[0] = '\0';
+    double shared = strtod(buf, NULL);
+    for (size_t i = 0; i < sim->n; ++i) dt[i] = shared;
+    return GP_OK;
+}
+
 GRAVPLUG_EXPORT void gp_sim_request_stop(gp_sim *sim)
 {
     if (sim) sim->stop_requested = 1;

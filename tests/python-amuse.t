@@ -480,6 +480,13 @@ t.ok(isinstance(h.parameters.eta, float) and h.parameters.criterion == "auto"
      and isinstance(h.parameters.max_level, int),
      f"hold's parameters are AMUSE parameters, typed (eta {h.parameters.eta!r}, "
      f"criterion {h.parameters.criterion!r}, max_level {h.parameters.max_level!r})")
+hp = new_plummer_model(30)
+h.particles.add_particles(hp)
+h.evolve_model(0.125 | T)
+steps = h.particles.timestep.value_in(T)
+levels = np.log2(h.parameters.timestep.value_in(T) / steps)
+t.ok(len(steps) == 30 and np.all(steps > 0) and np.allclose(levels, np.round(levels)),
+     f"hold: particles.timestep reads each particle's step (dt / 2^level; {sorted(set(np.round(levels).astype(int)))})")
 h.parameters.timestep_parameter = 0.03
 t.ok(abs(h.parameters.eta - 0.03) < 1e-15, "hold: timestep_parameter is Huayno's (eta itself)")
 t.ok("Pelupessy, F. I., J" in h.legacy_interface.all_literature_references_string(),

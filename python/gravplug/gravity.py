@@ -89,6 +89,7 @@ def _bind():
                                     _abi.c_double_p, _abi.c_double_p]),
         "gp_sim_counter": (c_int, [c_void_p, c_char_p, _u64p]),
         "gp_sim_level_counts": (c_int, [c_void_p, _u64p, c_size_t, POINTER(c_size_t)]),
+        "gp_sim_particle_timesteps": (c_int, [c_void_p, _abi.c_double_p]),
         "gp_sim_checkpoint_save": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t]),
         "gp_sim_checkpoint_load": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t,
                                            POINTER(c_size_t)]),
@@ -478,6 +479,15 @@ class Gravity(Closing):
             self._check(self._lib.gp_sim_level_counts(self._h(), counts.ctypes.data_as(_u64p),
                                                       64, ctypes.byref(used)), "level_counts")
         return counts[:used.value].copy()
+
+    def particle_timesteps(self):
+        """(n,) each particle's time step now: dt_max / 2^level under block
+        steps, the shared dt otherwise (gp_sim_particle_timesteps)."""
+        self._need_particles("particle_timesteps")
+        dt = np.zeros(self.n)
+        with self._lock:
+            self._check(self._lib.gp_sim_particle_timesteps(self._h(), dptr(dt)), "particle_timesteps")
+        return dt
 
     def solver_stats(self):
         st = _abi.GpStats()

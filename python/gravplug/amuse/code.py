@@ -156,6 +156,8 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         # "potential" is taken by AMUSE's own particles.potential() method)
         handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
         handler.add_getter("particles", "get_potential", names=("potential_in_code",))
+        handler.add_getter("particles", "get_particle_timestep", names=("timestep",))
+        handler.add_setter("particles", "set_particle_timestep", names=("timestep",))
         # a copy of the particles copied back writes them: the values read are
         # taken as no change, others refused (worker.py, _derived)
         handler.add_setter("particles", "set_acceleration", names=("ax", "ay", "az"))
@@ -165,6 +167,7 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
     def define_state(self, handler):
         GravitationalDynamics.define_state(self, handler)
         handler.add_method("RUN", "get_acceleration")
+        handler.add_method("RUN", "get_particle_timestep")
         GravityFieldCode.define_state(self, handler)
         for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
                   "set_time_step", "set_plugin_parameter", "get_plugin_parameter",
@@ -262,5 +265,9 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
                                                 nbody_system.acceleration, nbody_system.acceleration),
                            (handler.ERROR_CODE,))
         handler.add_method("set_potential", (handler.INDEX, nbody_system.potential),
+                           (handler.ERROR_CODE,))
+        handler.add_method("get_particle_timestep", (handler.INDEX,),
+                           (nbody_system.time, handler.ERROR_CODE))
+        handler.add_method("set_particle_timestep", (handler.INDEX, nbody_system.time),
                            (handler.ERROR_CODE,))
         self.stopping_conditions.define_methods(handler)

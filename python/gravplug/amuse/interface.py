@@ -137,6 +137,18 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         return f
 
     @legacy_function
+    def get_particle_timestep():
+        f = _spec(("index_of_the_particle", "int32", IN), ("timestep", "float64", OUT))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
+    def set_particle_timestep():
+        f = _spec(("index_of_the_particle", "int32", IN), ("timestep", "float64", IN))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
     def get_epsilon_squared():
         return _spec(("epsilon_squared", "float64", OUT))
 

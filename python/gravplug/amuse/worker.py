@@ -400,9 +400,20 @@ class GravplugImplementation:
         self._report(rows, potential_in_code=potential.value)
         return OK
 
+    def get_particle_timestep(self, index_of_the_particle, timestep):
+        """Each particle's step now (ph4's and Huayno's particles.timestep)."""
+        rows = self._rows(index_of_the_particle)
+        self._guard(self._push)
+        timestep.value = self._guard(self.g.particle_timesteps)[rows]
+        self._report(rows, timestep=timestep.value)
+        return OK
+
+    def set_particle_timestep(self, index_of_the_particle, timestep):
+        return self._derived(index_of_the_particle, timestep=timestep)
+
     def _derived(self, index, **values):
-        """A write of a derived attribute (ax..., potential_in_code): the
-        code computes them from the positions, so only the values it last
+        """A write of a derived attribute (ax..., potential_in_code,
+        timestep): the code computes them, so only the values it last
         reported are taken (a copy of its particles copied back), as no
         change; any other value is refused, saying why."""
         ids = self.ids[self._rows(index)].tolist()
@@ -412,8 +423,8 @@ class GravplugImplementation:
                 # a copy in other units comes back rounded: equal to 1e-12
                 if i not in seen or not abs(x - seen[i]) <= 1e-12 * max(abs(seen[i]), 1e-300):
                     self._fail(ValueError(
-                        f"{name} of particle {i} is computed by the code from the positions and "
-                        f"cannot be set (got {x!r}); set positions or masses instead"))
+                        f"{name} of particle {i} is computed by the code and cannot be set "
+                        f"(got {x!r}); set positions, velocities or masses instead"))
         return OK
 
     def set_acceleration(self, index_of_the_particle, ax, ay, az):
