@@ -492,6 +492,25 @@ t.ok(abs(h.parameters.eta - 0.03) < 1e-15, "hold: timestep_parameter is Huayno's
 t.ok("Pelupessy, F. I., J" in h.legacy_interface.all_literature_references_string(),
      "literature_references name Pelupessy et al. for hold")
 h.stop()
+# ---- the worker's start: forked from the warm fork server, or AMUSE's own script ----
+from gravplug.amuse import forkserver  # noqa: E402
+wd = os.path.join(__import__("tempfile").gettempdir(), f"gravplug-amuse-{os.getuid()}")
+launcher = forkserver.launcher(wd)
+sock = open(launcher).read().split("SOCK, PY, SERVER, PATH = ")[1].split(",")[0].strip("'\" ")
+t.ok(os.path.exists(sock), f"the codes above started a fork server ({os.path.basename(sock)})")
+times = {}
+for mode in ("1", "0"):
+    os.environ["GRAVPLUG_AMUSE_FORKSERVER"] = mode
+    t0 = time.perf_counter()
+    c = Gravplug(solver="cpu-direct", integrator="leapfrog")
+    times[mode] = time.perf_counter() - t0
+    c.particles.add_particles(new_plummer_model(10))
+    c.evolve_model(0.125 | T)
+    t.ok(abs(c.model_time - (0.125 | T)) < (1e-12 | T),
+         f"a worker {'from the fork server' if mode == '1' else 'from AMUSE script (GRAVPLUG_AMUSE_FORKSERVER=0)'} "
+         f"runs (started in {times[mode]:.2f} s)")
+    c.stop()
+del os.environ["GRAVPLUG_AMUSE_FORKSERVER"]
 if have_tree:
     two = Particles(2)
     two.mass = 10.0 | nb.mass

@@ -11,6 +11,7 @@ from amuse.community.interface.stopping_conditions import StoppingConditionInter
 from amuse.rfi.core import LegacyFunctionSpecification, PythonCodeInterface, legacy_function
 from amuse.support.literature import LiteratureReferencesMixIn
 
+from . import forkserver
 from .worker import GravplugImplementation
 
 
@@ -87,8 +88,14 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
             wd = os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}")
             os.makedirs(wd, exist_ok=True)
             options["worker_dir"] = wd
-        # name_of_the_worker=None: AMUSE writes the worker script itself.
-        PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
+        # The worker: forked from a warm fork server (forkserver.py) where the
+        # sockets channel runs it without MPI; GRAVPLUG_AMUSE_FORKSERVER=0,
+        # or MPI, gets AMUSE's own worker script (name None: AMUSE writes it).
+        name = None
+        if (options["channel_type"] == "sockets" and not options["initialize_mpi"]
+                and os.environ.get("GRAVPLUG_AMUSE_FORKSERVER", "1") != "0"):
+            name = forkserver.launcher(options["worker_dir"])
+        PythonCodeInterface.__init__(self, GravplugImplementation, name, **options)
         LiteratureReferencesMixIn.__init__(self)
         try:
             for setter, value in ((self.set_solver, solver), (self.set_integrator, integrator)):
