@@ -4,6 +4,7 @@ the AMUSE Python worker process that the legacy interface (interface.py)
 starts, and drives a gravplug.Gravity there. AMUSE's worker script imports
 this module by name; importing it also gives the worker's socket
 TCP_NODELAY (see _worker_socket_without_delay)."""
+import functools
 import json
 import math
 import sys
@@ -165,7 +166,10 @@ class GravplugImplementation:
         return p
 
     @staticmethod
+    @functools.lru_cache(maxsize=None)
     def _param_info(solver):
+        """A plugin's parameter table (read once per plugin name: the
+        constructor and every parameter call ask)."""
         import gravplug
         return {i.name: i for i in gravplug.describe_params(solver)}
 
