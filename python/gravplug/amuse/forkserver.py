@@ -136,6 +136,8 @@ def serve(sock_path):
     import amuse.rfi.python_code  # noqa: F401 — the imports a worker would pay
     import gravplug.amuse.interface  # noqa: F401 — Python only: the library
     import gravplug.amuse.worker  # noqa: F401   and plugins load in the child
+    from amuse.support.literature import TrackLiteratureReferences
+    TrackLiteratureReferences.suppress_output()      # no citation list at its exit
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.bind(sock_path)
@@ -147,6 +149,7 @@ def serve(sock_path):
         except OSError:
             os.unlink(sock_path)  # a dead server's socket
             server.bind(sock_path)
+    os.chmod(sock_path, 0o600)           # the owner's workers only
     server.listen(16)
     server.settimeout(IDLE_S)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children reaped by the kernel
@@ -155,7 +158,13 @@ def serve(sock_path):
             try:
                 conn, _ = server.accept()
             except socket.timeout:
-                return
+                if server.gettimeout() != IDLE_S:
+                    return
+                # idle: no new launcher finds the socket now; serve those
+                # that connected just before it went
+                os.unlink(sock_path)
+                server.settimeout(0.5)
+                continue
             try:
                 head, fds, _, _ = socket.recv_fds(conn, 8, 3)
                 size = int.from_bytes(head, "little")
@@ -177,10 +186,6 @@ def serve(sock_path):
                 os.close(fd)
     finally:
         server.close()
-        try:
-            os.unlink(sock_path)
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":
