@@ -177,6 +177,8 @@ def tests_of(module, file):
 
 
 def main():
+    from amuse.support.literature import TrackLiteratureReferences
+    TrackLiteratureReferences.suppress_output()   # no citation list in the TAP stream
     where = suites_dir()
     if not (where / FILES[0]).exists():
         t.skip_all(f"AMUSE's test files are not in {where}: .ci/install-amuse unpacks "
@@ -185,8 +187,6 @@ def main():
         import gravplug
         gravplug.where()
         install_swaps()
-        from amuse.support.literature import TrackLiteratureReferences
-        TrackLiteratureReferences.suppress_output()
     listed = table()
     files = os.environ.get("GRAVPLUG_AMUSE_SUITES", "").split() or FILES
     only = set(os.environ.get("GRAVPLUG_AMUSE_ONLY", "").split())
