@@ -107,6 +107,7 @@ def run_worker(argv):
 
 def _child(conn, fds, request):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)   # the server's, not a worker's
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for fd, target in zip(fds, (0, 1, 2)):
         os.dup2(fd, target)
         os.close(fd)
@@ -153,6 +154,8 @@ def serve(sock_path):
     server.listen(16)
     server.settimeout(IDLE_S)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children reaped by the kernel
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    listed = True                        # sock_path is still this server's
     try:
         while True:
             try:
@@ -163,6 +166,7 @@ def serve(sock_path):
                 # idle: no new launcher finds the socket now; serve those
                 # that connected just before it went
                 os.unlink(sock_path)
+                listed = False
                 server.settimeout(0.5)
                 continue
             try:
@@ -186,6 +190,11 @@ def serve(sock_path):
                 os.close(fd)
     finally:
         server.close()
+        if listed:
+            try:
+                os.unlink(sock_path)
+            except OSError:
+                pass
 
 
 if __name__ == "__main__":
