@@ -247,10 +247,14 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
 
 /* ---- running ------------------------------------------------------------ */
 
-/* Advances to time t_end (>= current time) and leaves every particle
- * synchronised at t_end. Under block-rk2, t_end on the dt_max grid costs
- * nothing extra; elsewhere the particles are brought to t_end with one
- * synchronising step and the level grid restarts there. */
+/* Advances to time t_end and leaves every particle synchronised at t_end.
+ * Under block-rk2, t_end on the dt_max grid costs nothing extra; elsewhere
+ * the particles are brought to t_end with one synchronising step and the
+ * level grid restarts there. An earlier t_end integrates backward where
+ * the integrator has GP_SCHEME_BACKWARD (the forward run of the state with
+ * time and velocities reversed, reversed back; the integrator restarts at
+ * both ends), and is refused with a sentence naming those that can where
+ * it has not. */
 GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end);
 
 /* One integrator step (one block step under block-rk2), not past t_end. */
@@ -298,6 +302,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *                     direct-summation plugin); both not kept in checkpoints */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
+/* Each particle's time step now into dt[0..n): dt_max / 2^level under
+ * block steps (the first step's levels before the first evolve: the
+ * integrator starts, one force call), the shared dt otherwise;
+ * GP_ERR_UNSUPPORTED for an integrator with neither (rk8pd). */
+GRAVPLUG_EXPORT gp_status gp_sim_particle_timesteps(gp_sim *sim, double *dt);
+
 /* Particles per time-step level now: counts[l] for l = 0 (dt_max) to
  * max_count-1; *n_levels gets the number of levels in use (deepest + 1).
  * Shared-step integrators put everybody on level 0. */
@@ -308,7 +318,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_level_counts(const gp_sim *sim, uint64_t *count
 
 /* AMUSE-style stopping conditions. Enabled ones are checked after every
  * integrator step of gp_sim_evolve (every block step under block-rk2) on
- * the state at the simulation time; when one is met, gp_sim_evolve returns
+ * the state at the simulation time, and collisions also after every drift
+ * inside a step of hold, hold-kdk and cc (their fast pairs meet and part
+ * within one step); when one is met, gp_sim_evolve returns
  * GP_OK early, at that step's time (particles not synchronised there are
  * predicted on read, as gp_sim_get_particles says). The conditions met are
  * cleared when the next gp_sim_evolve begins. Radii and settings are not

@@ -280,7 +280,7 @@ static double *particle_saved(const gp_sim *sim)
 
 const gp_integrator_def gp_scheme_hermite = {
     .name = "hermite",
-    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_MPI | GP_SCHEME_NEEDS_JERK,
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_MPI | GP_SCHEME_NEEDS_JERK | GP_SCHEME_BACKWARD,
     .summary = "4th-order Hermite predictor-corrector (Makino & Aarseth 1992), block time steps "
                "below dt, Aarseth's criterion; needs a plugin with the jerk (ABI 1.2, e.g. cpu-direct)",
     GP_SETTINGS_TABLE(settings, hermite_settings),

@@ -344,7 +344,7 @@ static gp_status step_kdk(gp_sim *sim, double t_end) { return step_either(sim, t
 
 const gp_integrator_def gp_scheme_hold = {
     .name = "hold",
-    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI,
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI | GP_SCHEME_BACKWARD | GP_SCHEME_TIME_SYMMETRIC,
     .summary = "HOLD (Pelupessy et al. 2012): symplectic individual time steps, recursive slow/fast split below dt (pairwise steps from the plugin), drift-kick-drift slow steps",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step_dkd, .stop = gp_split_stop, .n_saved = 1, .save = save, .load = load,
@@ -352,7 +352,7 @@ const gp_integrator_def gp_scheme_hold = {
 
 const gp_integrator_def gp_scheme_hold_kdk = {
     .name = "hold-kdk",
-    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI,
+    .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS | GP_SCHEME_MPI | GP_SCHEME_BACKWARD | GP_SCHEME_TIME_SYMMETRIC,
     .summary = "HOLD with kick-drift-kick slow steps (Huayno's HOLD_KDK): two kicks a level, the leapfrog on one level",
     GP_SETTINGS_TABLE(settings, gp_block_settings),
     .start = start, .step = step_kdk, .stop = gp_split_stop, .n_saved = 1, .save = save, .load = load,

@@ -26,4 +26,4 @@ static gp_status step(gp_sim *sim, double t_end)
 const gp_integrator_def gp_scheme_leapfrog =
     GP_SHARED_STEP_SCHEME("leapfrog",
                           "kick-drift-kick leapfrog, shared fixed step dt (symplectic, 2nd order)",
-                          .flags = GP_SCHEME_MPI, .start = gp_shared_step_start, .step = step);
+                          .flags = GP_SCHEME_MPI | GP_SCHEME_BACKWARD | GP_SCHEME_TIME_SYMMETRIC, .start = gp_shared_step_start, .step = step);

@@ -29,4 +29,4 @@ static gp_status step(gp_sim *sim, double t_end)
 const gp_integrator_def gp_scheme_rk2 =
     GP_SHARED_STEP_SCHEME("rk2",
                           "GOTHIC's 2nd-order predictor-corrector, shared fixed step dt",
-                          .flags = GP_SCHEME_MPI, .start = gp_shared_step_start, .step = step);
+                          .flags = GP_SCHEME_MPI | GP_SCHEME_BACKWARD | GP_SCHEME_TIME_SYMMETRIC, .start = gp_shared_step_start, .step = step);

@@ -79,5 +79,5 @@ static gp_status step(gp_sim *sim, double t_end)
 const gp_integrator_def gp_scheme_rk4 =
     GP_SHARED_STEP_SCHEME("rk4",
                           "classical 4th-order Runge-Kutta, shared fixed step dt (4 force calls a step)",
-                          .flags = GP_SCHEME_MPI, .start = start, .step = step, .stop = stop,
+                          .flags = GP_SCHEME_MPI | GP_SCHEME_BACKWARD, .start = start, .step = step, .stop = stop,
                           .load = alloc_state);

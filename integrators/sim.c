@@ -650,15 +650,55 @@ GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
     return st;
 }
 
+/* Time and every velocity negated: gravity depends on the positions
+ * alone, so the run from the mirrored state forward over a span is the run
+ * backward over it, mirrored. The integrator restarts (its held state, a
+ * jerk, a level, is of the other direction). */
+static void mirror_time(gp_sim *sim)
+{
+    for (size_t k = 0; k < 3 * sim->n; ++k) sim->vel[k] = -sim->vel[k];
+    sim->time = -sim->time;
+    restart_integrator(sim);
+}
+
+/* Backward, where the scheme declares it can (GP_SCHEME_BACKWARD): the
+ * scheme's own steps run forward on the mirrored state, so the backward
+ * trajectory is the forward one with the velocities reversed, step for
+ * step. */
+static gp_status evolve_backward(gp_sim *sim, double t_end)
+{
+    if (!(sim->integ->flags & GP_SCHEME_BACKWARD)) {
+        char can[256] = "";
+        for (size_t i = 0; i < gp_integrator_count(); ++i) {
+            unsigned f = 0;
+            const char *name = gp_integrator_name(i);
+            if (gp_integrator_flags(name, &f) == GP_OK && (f & GP_SCHEME_BACKWARD))
+                snprintf(can + strlen(can), sizeof can - strlen(can), "%s%s", can[0] ? ", " : "", name);
+        }
+        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                           "integrator %s cannot evolve backwards (the simulation is at t = %.17g, "
+                           "the end time is %.17g): choose one that can (%s)",
+                           sim->integ->name, sim->time, t_end, can);
+    }
+    gp_status st = synchronise(sim);
+    if (st != GP_OK) return st;
+    mirror_time(sim);
+    st = gp_sim_evolve(sim, -t_end);
+    gp_status back = synchronise(sim);
+    mirror_time(sim);
+    return st != GP_OK ? st : back;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (!isfinite(t_end))
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the end time must be finite");
-    if (t_end < sim->time)
-        return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
-                           "cannot evolve backwards: the simulation is at t = %.17g and the end time is %.17g",
-                           sim->time, t_end);
+    if (t_end < sim->time) {
+        if (sim->n == 0)
+            return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+        return evolve_backward(sim, t_end);
+    }
     gp_status st = ensure_started(sim);
     if (st == GP_OK) st = gp_stopping_begin(sim);
     if (st != GP_OK) return st;
@@ -673,6 +713,28 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
         mark_resync_point(sim);
         if (gp_sim_global_max(sim, gp_stopping_after_step(sim))) break;
     }
+    return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_particle_timesteps(gp_sim *sim, double *dt)
+{
+    if (!sim || !dt) return GP_ERR_INVALID_ARGUMENT;
+    if (sim->n == 0)
+        return gp_sim_fail(sim, GP_ERR_BAD_STATE, "no particles yet: call gp_sim_set_particles first");
+    if (sim->integ->flags & GP_SCHEME_BLOCK_STEPS) {
+        gp_status st = ensure_started(sim);          /* the levels of the first step */
+        if (st != GP_OK) return st;
+        for (size_t i = 0; i < sim->n; ++i) dt[i] = gp_levels_dt(&sim->lv, i);
+        return GP_OK;
+    }
+    char buf[64];
+    if (gp_sim_get_integrator_param(sim, "dt", buf, sizeof buf) != GP_OK)
+        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                           "integrator %s chooses its step as it goes (no dt, no levels): "
+                           "it has no per-particle time step to report", sim->integ->name);
+    sim->err[0] = '\0';
+    double shared = strtod(buf, NULL);
+    for (size_t i = 0; i < sim->n; ++i) dt[i] = shared;
     return GP_OK;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "split_step.h"
+#include "stopping.h"
 
 #include "timestep_criteria.h"
 
@@ -100,6 +101,7 @@ void gp_split_drift(gp_sim *sim, const uint32_t *a, size_t na, double dt, double
         for (int c = 0; c < 3; ++c) sim->pos[3 * i + c] += dt * sim->vel[3 * i + c];
         p->ptime[i] = t;
     }
+    gp_stopping_after_drift(sim, a, na);
 }
 
 void gp_split_levels(gp_sim *sim, const uint32_t *a, size_t na, int depth)

@@ -303,6 +303,19 @@ static void sort_order(gp_stopping *s, size_t n)
     s->order_valid = 1;
 }
 
+/* Records the pair (i, j) once, by ids, lower index first. */
+static void record_pair(gp_sim *sim, gp_stopping *s, size_t i, size_t j)
+{
+    s->set |= GP_STOP_COLLISION;
+    uint64_t a = sim->ids[i < j ? i : j], b = sim->ids[i < j ? j : i];
+    for (size_t k = 0; k < s->n_pairs; ++k)
+        if (s->first[k] == a && s->second[k] == b) return;   /* both active, each the other's nearest */
+    if (s->n_pairs == GP_STOP_MAX_ENTRIES) return;
+    s->first[s->n_pairs] = a;
+    s->second[s->n_pairs] = b;
+    s->n_pairs++;
+}
+
 static void find_collisions(gp_sim *sim, gp_stopping *s)
 {
     const double *p = s->pos, *r = s->radius;
@@ -318,12 +331,36 @@ static void find_collisions(gp_sim *sim, gp_stopping *s)
             double dx = p[3 * i] - p[3 * j], dy = p[3 * i + 1] - p[3 * j + 1],
                    dz = p[3 * i + 2] - p[3 * j + 2], rr = r[i] + r[j];
             if (dx * dx + dy * dy + dz * dz >= rr * rr) continue;
-            s->set |= GP_STOP_COLLISION;
-            if (s->n_pairs == GP_STOP_MAX_ENTRIES) return;
-            size_t lo = i < j ? i : j, hi = i < j ? j : i;
-            s->first[s->n_pairs] = sim->ids[lo];
-            s->second[s->n_pairs] = sim->ids[hi];
-            s->n_pairs++;
+            record_pair(sim, s, i, j);  /* once: a drift may have found it already */
+        }
+    }
+}
+
+/* Collisions among the na particles a[] an integrator has just moved to
+ * one time (a drift inside a step: a hierarchical step moves the fast
+ * pairs many times between two checks after a step, and two bodies can
+ * meet and part within it). Their positions are sim->pos; a sweep in x
+ * over them alone, on the scratch of the check after a step. */
+void gp_stopping_after_drift(gp_sim *sim, const uint32_t *a, size_t na)
+{
+    gp_stopping *s = sim->stopping;
+    if (!s || !(s->enabled & GP_STOP_COLLISION) || !s->radius || !s->order || na < 2) return;
+    const double *p = sim->pos, *r = s->radius;
+    for (size_t k = 0; k < na; ++k) {
+        s->order[k] = a[k];
+        s->lower[a[k]] = p[3 * a[k]] - r[a[k]];
+    }
+    sort_key = s->lower;
+    qsort(s->order, na, sizeof *s->order, by_key);
+    s->order_valid = 0;                  /* order[] no longer the whole set's */
+    for (size_t u = 0; u < na; ++u) {
+        size_t i = s->order[u];
+        double upper = p[3 * i] + r[i];
+        for (size_t v = u + 1; v < na && s->lower[s->order[v]] < upper; ++v) {
+            size_t j = s->order[v];
+            double dx = p[3 * i] - p[3 * j], dy = p[3 * i + 1] - p[3 * j + 1],
+                   dz = p[3 * i + 2] - p[3 * j + 2], rr = r[i] + r[j];
+            if (dx * dx + dy * dy + dz * dz < rr * rr) record_pair(sim, s, i, j);
         }
     }
 }
@@ -351,19 +388,6 @@ void gp_stopping_nn_done(gp_sim *sim, size_t na, const uint32_t *idx)
     s->nn_all = idx == NULL;
     if (idx) memcpy(s->nn_of, idx, na * sizeof *idx);
     s->nn_fresh = 1;
-}
-
-/* Records the pair (i, j) once, by ids, lower index first. */
-static void record_pair(gp_sim *sim, gp_stopping *s, size_t i, size_t j)
-{
-    s->set |= GP_STOP_COLLISION;
-    uint64_t a = sim->ids[i < j ? i : j], b = sim->ids[i < j ? j : i];
-    for (size_t k = 0; k < s->n_pairs; ++k)
-        if (s->first[k] == a && s->second[k] == b) return;   /* both active, each the other's nearest */
-    if (s->n_pairs == GP_STOP_MAX_ENTRIES) return;
-    s->first[s->n_pairs] = a;
-    s->second[s->n_pairs] = b;
-    s->n_pairs++;
 }
 
 /* The pairs (i, nn_i) of the last force call's active particles. */

@@ -16,6 +16,12 @@ gp_status gp_stopping_begin(gp_sim *sim);
 int gp_stopping_after_step(gp_sim *sim);
 void gp_stopping_free(gp_sim *sim);
 
+/* Collisions among the na particles a[] that a drift inside a step has
+ * just moved to one time (split_step.c's drifts: hold, hold-kdk, cc): the
+ * pairs found are reported with those of the check after the step, which
+ * then stops the evolve. Nothing unless collision detection is on. */
+void gp_stopping_after_drift(gp_sim *sim, const uint32_t *a, size_t na);
+
 /* Collisions by nearest neighbours (stopping.c): a force call through
  * compute_forces_ex asks for the buffer (na entries for its active
  * particles; NULL: collisions are not wanted that way now, or no memory)

@@ -16,7 +16,7 @@ from .errors import (AbiMismatchError, BadStateError, DeviceError, GravplugError
                      InternalError, InvalidArgumentError, LibraryNotFoundError,
                      OutOfMemoryError, PluginNotFoundError, UnknownParameterError,
                      UnsupportedError)
-from .gravity import Gravity, Particles, integrator_params, integrators
+from .gravity import Gravity, Particles, integrator_flags, integrator_params, integrators
 from .solver import Outputs, ParamInfo, Solver, Stats, describe_params
 
 
@@ -53,7 +53,7 @@ def where():
 
 
 __all__ = ["Solver", "Outputs", "Gravity", "Particles", "ParamInfo", "Stats", "ic",
-           "describe_params", "integrators", "integrator_params", "list_plugins",
+           "describe_params", "integrators", "integrator_flags", "integrator_params", "list_plugins",
            "search_path", "status_name", "where", "Capability", "ParamType", "Status",
            "GravplugError", "InvalidArgumentError", "BadStateError", "OutOfMemoryError",
            "DeviceError", "UnsupportedError", "UnknownParameterError", "AbiMismatchError",

@@ -5,8 +5,39 @@ skip_all, diag, done_testing, and stop_unless for a file's first steps.
 Not part of the public API."""
 import contextlib
 import math
+import os
 import sys
 import traceback
+
+
+def reexec_under_amuse(script):
+    """For the AMUSE tests: returns if AMUSE (with mpi4py) imports here;
+    otherwise re-runs `script` under the venv's Python that
+    .ci/install-amuse builds ($GRAVPLUG_AMUSE_VENV, default
+    ~/.local/share/gravplug/amuse-venv; GRAVPLUG_AMUSE_PYTHON overrides
+    it), or skips the whole file with the reason."""
+    try:
+        import numpy  # noqa: F401
+        import amuse  # noqa: F401
+        from amuse.rfi import python_code  # noqa: F401  (needs mpi4py)
+        return
+    except ImportError as exc:
+        reason = exc
+    venv = os.environ.get("GRAVPLUG_AMUSE_VENV",
+                          os.path.expanduser("~/.local/share/gravplug/amuse-venv"))
+    default = os.path.join(venv, "bin", "python")
+    alt = os.environ.get("GRAVPLUG_AMUSE_PYTHON") or (default if os.path.exists(default) else None)
+    if alt and os.path.abspath(alt) != os.path.abspath(sys.executable) \
+            and not os.environ.get("GRAVPLUG_AMUSE_REEXEC"):
+        os.environ["GRAVPLUG_AMUSE_REEXEC"] = "1"
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [here] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        # the venv's mpich (mpiexec) before any system MPI: AMUSE's C workers need it
+        os.environ["PATH"] = os.pathsep.join([os.path.dirname(alt), os.environ.get("PATH", "")])
+        os.execv(alt, [alt, str(script)])
+    Tap.skip_all(f"AMUSE not usable here ({reason}); set GRAVPLUG_AMUSE_PYTHON "
+                 f"to a Python with amuse-framework and mpi4py, or run .ci/install-amuse")
 
 
 class Tap:

@@ -72,6 +72,7 @@ def _bind():
         "gp_integrator_count": (c_size_t, []),
         "gp_integrator_name": (c_char_p, [c_size_t]),
         "gp_integrator_summary": (c_char_p, [c_size_t]),
+        "gp_integrator_flags": (c_int, [c_char_p, POINTER(ctypes.c_uint)]),
         "gp_integrator_param": (c_int, [c_char_p, c_size_t, POINTER(c_char_p),
                                         POINTER(c_char_p), POINTER(c_char_p)]),
         "gp_sim_set_integrator": (c_int, [c_void_p, c_char_p]),
@@ -88,6 +89,7 @@ def _bind():
                                     _abi.c_double_p, _abi.c_double_p]),
         "gp_sim_counter": (c_int, [c_void_p, c_char_p, _u64p]),
         "gp_sim_level_counts": (c_int, [c_void_p, _u64p, c_size_t, POINTER(c_size_t)]),
+        "gp_sim_particle_timesteps": (c_int, [c_void_p, _abi.c_double_p]),
         "gp_sim_checkpoint_save": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t]),
         "gp_sim_checkpoint_load": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t,
                                            POINTER(c_size_t)]),
@@ -104,6 +106,22 @@ def integrators():
     lib = _bind()
     return {_s(lib.gp_integrator_name(i)): _s(lib.gp_integrator_summary(i))
             for i in range(lib.gp_integrator_count())}
+
+
+# gp_integrator_flags' bits (integrators/gp_integrator.h)
+SCHEME_FLAGS = {"block_steps": 1 << 0, "top_steps": 1 << 1, "mpi": 1 << 2,
+                "needs_jerk": 1 << 3, "time_symmetric": 1 << 4, "backward": 1 << 5}
+
+
+def integrator_flags(name):
+    """The set of what integrator `name` is (SCHEME_FLAGS' names: "backward"
+    where it evolves to an earlier time, "time_symmetric", ...)."""
+    bits = ctypes.c_uint(0)
+    if _bind().gp_integrator_flags(str(name).encode(), ctypes.byref(bits)) != 0:
+        raise UnknownParameterError(
+            f"no integrator named '{name}'; known: {', '.join(integrators())}",
+            None, "integrator")
+    return {k for k, b in SCHEME_FLAGS.items() if bits.value & b}
 
 
 def integrator_params(name):
@@ -459,6 +477,15 @@ class Gravity(Closing):
             self._check(self._lib.gp_sim_level_counts(self._h(), counts.ctypes.data_as(_u64p),
                                                       64, ctypes.byref(used)), "level_counts")
         return counts[:used.value].copy()
+
+    def particle_timesteps(self):
+        """(n,) each particle's time step now: dt_max / 2^level under block
+        steps, the shared dt otherwise (gp_sim_particle_timesteps)."""
+        self._need_particles("particle_timesteps")
+        dt = np.zeros(self.n)
+        with self._lock:
+            self._check(self._lib.gp_sim_particle_timesteps(self._h(), dptr(dt)), "particle_timesteps")
+        return dt
 
     def solver_stats(self):
         st = _abi.GpStats()

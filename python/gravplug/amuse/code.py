@@ -17,8 +17,29 @@ from .interface import GravplugInterface
 # Names AMUSE already uses: a plugin parameter of the same name is exposed
 # as plugin_<name>. eps is epsilon_squared's root.
 _RESERVED = {"eps", "epsilon_squared", "timestep", "dt", "opening_angle", "solver",
-             "integrator", "begin_time"}
+             "integrator", "begin_time", "timestep_parameter", "is_time_reversed_allowed"}
 
+
+def _typed(text):
+    """An integrator parameter's value typed from its text, as the plugin
+    parameters are from their table: int, float, else the string."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except (TypeError, ValueError):
+            pass
+    return text
+
+
+
+def _text(value):
+    """A parameter value as the worker takes it: bools as true/false,
+    floats exactly (repr), the rest as str."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return str(value)
 
 
 class _PluginDefault(ModuleMethodParameterDefinition):
@@ -68,6 +89,27 @@ class _PluginParameter(_PluginDefault):
         parameter.is_set = True
 
 
+class _IntegratorParameter(_PluginDefault):
+    """One parameter of the integrator as an AMUSE parameter (eta,
+    criterion, max_level, ...): read with get_integrator_parameter, written
+    with set_integrator_parameter, typed from its default's text."""
+
+    def __init__(self, name, integrator_name, default, doc):
+        self.integrator_name = integrator_name
+        _PluginDefault.__init__(
+            self, "get_integrator_parameter", "set_integrator_parameter", name,
+            f"integrator parameter {integrator_name}: {doc}", _typed(default))
+
+    def get_value(self, parameter, object):
+        text = object.get_integrator_parameter(self.integrator_name)
+        return None if text == "" else _typed(text)   # None: not in the current integrator
+
+    def set_value(self, parameter, object, value):
+        object.set_integrator_parameter(self.integrator_name,
+                                        repr(value) if isinstance(value, float) else str(value))
+        parameter.is_set = True
+
+
 class Gravplug(GravitationalDynamics, GravityFieldCode):
     """AMUSE gravity code: Gravplug(unit_converter=None, solver="cpu-tree",
     integrator="leapfrog", plugin_params=None, **options).
@@ -84,16 +126,17 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
     def __init__(self, unit_converter=None, solver="cpu-tree",
                  integrator="leapfrog", plugin_params=None, **options):
         self.stopping_conditions = StoppingConditions(self)
-        legacy = GravplugInterface(**options)
+        # solver and integrator straight to the worker, not through the
+        # parameters: a new code stays UNINITIALIZED, as AMUSE's codes do
+        legacy = GravplugInterface(solver=solver, integrator=integrator, **options)
         try:
             table, err = legacy.describe_plugin(str(solver))
             self._plugin_table = json.loads(table) if err == 0 else []
+            table, err = legacy.describe_integrator(str(integrator))
+            self._integrator_table = json.loads(table) if err == 0 else []
             GravitationalDynamics.__init__(self, legacy, unit_converter, **options)
-            self.parameters.solver = solver
-            self.parameters.integrator = integrator
             for k, v in dict(plugin_params or {}).items():
-                self.set_plugin_parameter(k, v if isinstance(v, str) else
-                                          repr(float(v)) if isinstance(v, float) else str(v))
+                legacy.set_plugin_parameter(str(k), _text(v))
         except BaseException:
             legacy.stop()
             raise
@@ -101,11 +144,11 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
     def set_plugin_parameter(self, name, value):
         """Sets a plugin parameter by its plugin name; value may be a number,
         a bool or a string (as the constructor's plugin_params take them)."""
-        if isinstance(value, (bool, np.bool_)):
-            value = "true" if value else "false"
-        elif isinstance(value, (float, np.floating)):
-            value = repr(float(value))
-        return self.overridden().set_plugin_parameter(str(name), str(value))
+        return self.overridden().set_plugin_parameter(str(name), _text(value))
+
+    def set_integrator_parameter(self, name, value):
+        """Sets an integrator parameter by its name (eta, criterion, ...)."""
+        return self.overridden().set_integrator_parameter(str(name), _text(value))
 
     def define_particle_sets(self, handler):
         GravitationalDynamics.define_particle_sets(self, handler)
@@ -113,16 +156,26 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         # "potential" is taken by AMUSE's own particles.potential() method)
         handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
         handler.add_getter("particles", "get_potential", names=("potential_in_code",))
+        handler.add_getter("particles", "get_particle_timestep", names=("timestep",))
+        handler.add_setter("particles", "set_particle_timestep", names=("timestep",))
+        # a copy of the particles copied back writes them: the values read are
+        # taken as no change, others refused (worker.py, _derived)
+        handler.add_setter("particles", "set_acceleration", names=("ax", "ay", "az"))
+        handler.add_setter("particles", "set_potential", names=("potential_in_code",))
         self.stopping_conditions.define_particle_set(handler)
 
     def define_state(self, handler):
         GravitationalDynamics.define_state(self, handler)
         handler.add_method("RUN", "get_acceleration")
+        handler.add_method("RUN", "get_particle_timestep")
         GravityFieldCode.define_state(self, handler)
         for m in ("get_solver", "set_solver", "get_integrator", "set_integrator",
                   "set_time_step", "set_plugin_parameter", "get_plugin_parameter",
                   "get_opening_angle", "set_opening_angle", "get_last_error",
-                  "describe_plugin"):
+                  "describe_plugin", "describe_integrator", "set_integrator_parameter",
+                  "get_integrator_parameter", "get_timestep_parameter", "set_timestep_parameter",
+                  "get_is_time_reversed_allowed", "set_is_time_reversed_allowed",
+                  "get_epsilon_squared", "set_epsilon_squared"):
             handler.add_method("!UNINITIALIZED!STOPPED", m)
         self.stopping_conditions.define_state(handler)
 
@@ -146,22 +199,40 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
             "get_opening_angle", "set_opening_angle", "opening_angle",
             "tree opening angle: the plugin's theta (kept, unused, by direct plugins)",
             default_value=0.5))
-        handler.add_method_parameter(
+        # the constructor's choice stays (not overwritten by a default at commit)
+        handler.definitions["parameters"].append(_PluginDefault(
             "get_solver", "set_solver", "solver",
             "gravplug plugin: short name (cpu-direct, cpu-tree, cuda-tree) or path",
-            default_value="cpu-tree")
-        handler.add_method_parameter(
+            default_value="cpu-tree"))
+        handler.definitions["parameters"].append(_PluginDefault(
             "get_integrator", "set_integrator", "integrator",
             "gravplug integrator name (leapfrog, rk4, block-rk2, ...)",
-            default_value="leapfrog")
+            default_value="leapfrog"))
+        handler.definitions["parameters"].append(_PluginDefault(
+            "get_timestep_parameter", "set_timestep_parameter", "timestep_parameter",
+            "the integrator's accuracy in the meaning of the code replaced: ph4's under "
+            "hermite (eta = timestep_parameter**2), Huayno's under hold (eta itself); "
+            "nan for fixed-step integrators", default_value=float("nan")))
+        handler.definitions["parameters"].append(_PluginDefault(
+            "get_is_time_reversed_allowed", "set_is_time_reversed_allowed",
+            "is_time_reversed_allowed",
+            "evolve_model to an earlier time integrates backward (on by default where "
+            "the integrator can; it cannot be turned on where it cannot)", default_value=True))
         self.stopping_conditions.define_parameters(handler)
+        plugin_names = set()
         for name, kind, default, allowed, doc in getattr(self, "_plugin_table", []):
             if name == "eps":
                 continue
             entry = f"plugin_{name}" if name in _RESERVED else name
+            plugin_names.add(entry)
             handler.definitions["parameters"].append(
                 _PluginParameter(entry, name, kind, default,
                                  f"{doc}" + (f" (allowed: {allowed})" if allowed else "")))
+        for name, default, doc in getattr(self, "_integrator_table", []):
+            if name in ("dt", "eps"):       # timestep; the plugin's eps
+                continue
+            entry = f"integrator_{name}" if name in _RESERVED or name in plugin_names else name
+            handler.definitions["parameters"].append(_IntegratorParameter(entry, name, default, doc))
 
     def define_methods(self, handler):
         GravitationalDynamics.define_methods(self, handler)
@@ -180,4 +251,23 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         handler.add_method("get_plugin_parameter", (handler.NO_UNIT,),
                            (handler.NO_UNIT, handler.ERROR_CODE))
         handler.add_method("get_last_error", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("get_epsilon_squared", (), (nbody_system.length ** 2, handler.ERROR_CODE))
+        handler.add_method("set_epsilon_squared", (nbody_system.length ** 2,), (handler.ERROR_CODE,))
+        handler.add_method("get_timestep_parameter", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_timestep_parameter", (handler.NO_UNIT,), (handler.ERROR_CODE,))
+        handler.add_method("get_is_time_reversed_allowed", (), (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_is_time_reversed_allowed", (handler.NO_UNIT,), (handler.ERROR_CODE,))
+        handler.add_method("set_integrator_parameter", (handler.NO_UNIT, handler.NO_UNIT),
+                           (handler.ERROR_CODE,))
+        handler.add_method("get_integrator_parameter", (handler.NO_UNIT,),
+                           (handler.NO_UNIT, handler.ERROR_CODE))
+        handler.add_method("set_acceleration", (handler.INDEX, nbody_system.acceleration,
+                                                nbody_system.acceleration, nbody_system.acceleration),
+                           (handler.ERROR_CODE,))
+        handler.add_method("set_potential", (handler.INDEX, nbody_system.potential),
+                           (handler.ERROR_CODE,))
+        handler.add_method("get_particle_timestep", (handler.INDEX,),
+                           (nbody_system.time, handler.ERROR_CODE))
+        handler.add_method("set_particle_timestep", (handler.INDEX, nbody_system.time),
+                           (handler.ERROR_CODE,))
         self.stopping_conditions.define_methods(handler)

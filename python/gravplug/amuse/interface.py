@@ -11,6 +11,7 @@ from amuse.community.interface.stopping_conditions import StoppingConditionInter
 from amuse.rfi.core import LegacyFunctionSpecification, PythonCodeInterface, legacy_function
 from amuse.support.literature import LiteratureReferencesMixIn
 
+from . import forkserver
 from .worker import GravplugImplementation
 
 
@@ -42,12 +43,40 @@ def _whole_arrays(base, name):
     return legacy_function(spec)
 
 
+# The methods' papers, by what uses them: a plugin of a tree, an
+# integrator. AMUSE lists a code's references from class docstrings, so
+# each instance registers the class of its own choice (_cited).
+REFERENCES = {
+    "tree": ("Barnes & Hut (1986), the tree", "ADS:1986Natur.324..446B", "Barnes, J. & Hut, P., 1986"),
+    "hermite": ("Makino & Aarseth (1992), the Hermite scheme", "ADS:1992PASJ...44..141M",
+                "Makino, J. & Aarseth, S. J., 1992"),
+    "hold": ("Pelupessy et al. (2012), HOLD", "ADS:2012NewA...17..711P",
+             "Pelupessy, F. I., Jänes, J. & Portegies Zwart, S., 2012"),
+}
+_USES = {"cpu-tree": "tree", "cuda-tree": "tree", "mpi-tree": "tree",
+         "hermite": "hermite", "hold": "hold", "hold-kdk": "hold"}
+
+
+def _cited(solver, integrator):
+    """A class whose docstring names the papers of the methods used by
+    solver and integrator (none for a direct plugin and leapfrog, say)."""
+    keys = [_USES[k] for k in (os.path.basename(str(solver)).removeprefix("gravplug-")
+                               .removesuffix(".so"), str(integrator)) if k in _USES]
+    refs = "\n".join(f"    .. [#] {REFERENCES[k][1]} ({REFERENCES[k][2]}: {REFERENCES[k][0]})"
+                     for k in keys)
+    return type("Gravplug-methods", (), {"__doc__": f"The methods Gravplug uses here.\n\n{refs}\n"}) \
+        if keys else None
+
+
 class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
                         GravityFieldInterface, StoppingConditionInterface,
                         LiteratureReferencesMixIn):
-    """The low-level AMUSE interface; the code runs in a Python worker."""
+    """The low-level AMUSE interface; the code runs in a Python worker.
+    solver= and integrator= (optional) choose the plugin and integrator
+    at once, as set_solver/set_integrator would. literature_references
+    name the papers of the methods in use (REFERENCES)."""
 
-    def __init__(self, **options):
+    def __init__(self, solver=None, integrator=None, **options):
         options.setdefault("channel_type", "sockets")
         # One Python process needs no MPI: started directly, not through
         # mpiexec (faster, and immune to a system mpiexec AMUSE may have
@@ -59,9 +88,30 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
             wd = os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}")
             os.makedirs(wd, exist_ok=True)
             options["worker_dir"] = wd
-        # name_of_the_worker=None: AMUSE writes the worker script itself.
-        PythonCodeInterface.__init__(self, GravplugImplementation, None, **options)
+        # The worker: forked from a warm fork server (forkserver.py) where the
+        # sockets channel runs it without MPI; GRAVPLUG_AMUSE_FORKSERVER=0,
+        # or MPI, gets AMUSE's own worker script (name None: AMUSE writes it).
+        name = None
+        if (options["channel_type"] == "sockets" and not options["initialize_mpi"]
+                and os.environ.get("GRAVPLUG_AMUSE_FORKSERVER", "1") != "0"):
+            name = forkserver.launcher(options["worker_dir"])
+        PythonCodeInterface.__init__(self, GravplugImplementation, name, **options)
         LiteratureReferencesMixIn.__init__(self)
+        try:
+            for setter, value in ((self.set_solver, solver), (self.set_integrator, integrator)):
+                if value is not None:
+                    setter(str(value))
+        except BaseException:
+            self.stop()
+            raise
+        self.cite(solver or "cpu-tree", integrator or "leapfrog")
+
+    def cite(self, solver, integrator):
+        """Registers the papers of the methods solver and integrator use."""
+        cls = _cited(solver, integrator)
+        if cls is not None:
+            from amuse.support.literature import TrackLiteratureReferences
+            TrackLiteratureReferences.default().register_class(cls)
 
     # GravitationalDynamicsInterface's per-particle functions, taking whole
     # arrays (one message for N particles)
@@ -79,6 +129,67 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
     set_velocity = _whole_arrays(GravitationalDynamicsInterface, "set_velocity")
     get_acceleration = _whole_arrays(GravitationalDynamicsInterface, "get_acceleration")
     get_potential = _whole_arrays(GravitationalDynamicsInterface, "get_potential")
+
+    @legacy_function
+    def set_acceleration():
+        f = _spec(("index_of_the_particle", "int32", IN), ("ax", "float64", IN),
+                  ("ay", "float64", IN), ("az", "float64", IN))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
+    def set_potential():
+        f = _spec(("index_of_the_particle", "int32", IN), ("potential", "float64", IN))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
+    def get_particle_timestep():
+        f = _spec(("index_of_the_particle", "int32", IN), ("timestep", "float64", OUT))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
+    def set_particle_timestep():
+        f = _spec(("index_of_the_particle", "int32", IN), ("timestep", "float64", IN))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
+    def get_epsilon_squared():
+        return _spec(("epsilon_squared", "float64", OUT))
+
+    @legacy_function
+    def set_epsilon_squared():
+        return _spec(("epsilon_squared", "float64", IN))
+
+    @legacy_function
+    def get_timestep_parameter():
+        return _spec(("value", "float64", OUT))
+
+    @legacy_function
+    def set_timestep_parameter():
+        return _spec(("value", "float64", IN))
+
+    @legacy_function
+    def describe_integrator():
+        return _spec(("integrator", "string", IN), ("table", "string", OUT))
+
+    @legacy_function
+    def set_integrator_parameter():
+        return _spec(("name", "string", IN), ("value", "string", IN))
+
+    @legacy_function
+    def get_integrator_parameter():
+        return _spec(("name", "string", IN), ("value", "string", OUT))
+
+    @legacy_function
+    def get_is_time_reversed_allowed():
+        return _spec(("value", "bool", OUT))
+
+    @legacy_function
+    def set_is_time_reversed_allowed():
+        return _spec(("value", "bool", IN))
 
     @legacy_function
     def get_solver():

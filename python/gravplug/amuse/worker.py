@@ -4,6 +4,7 @@ the AMUSE Python worker process that the legacy interface (interface.py)
 starts, and drives a gravplug.Gravity there. AMUSE's worker script imports
 this module by name; importing it also gives the worker's socket
 TCP_NODELAY (see _worker_socket_without_delay)."""
+import functools
 import json
 import math
 import sys
@@ -68,6 +69,23 @@ _worker_socket_without_delay()
 _COLLISION, _TIMEOUT, _STEPS, _OUT_OF_BOX = 0, 3, 4, 5
 _STOP_BITS = {_COLLISION: 1, _STEPS: 2, _TIMEOUT: 4, _OUT_OF_BOX: 8}
 
+# Plugin parameters whose default differs under AMUSE: the codes Gravplug
+# stands in for (BHTree, ph4) answer in double, so the tree plugins do too
+# unless precision is set.
+AMUSE_PLUGIN_DEFAULTS = {"precision": "double"}
+
+
+def timestep_parameter_to_eta(integrator, value):
+    """The integrator's eta for AMUSE's timestep_parameter, in the meaning
+    of the code replaced: ph4's for hermite (eta = timestep_parameter^2,
+    ph4's 0.14 giving hermite's 0.02), Huayno's (the same eta) for hold,
+    hold-kdk and the other schemes that have an eta."""
+    return value * value if integrator == "hermite" else value
+
+
+def eta_to_timestep_parameter(integrator, eta):
+    return math.sqrt(eta) if integrator == "hermite" else eta
+
 def _plain(v, unit):
     """A float or array in N-body units, whether v carries units or not."""
     return np.asarray(v.value_in(unit) if is_quantity(v) else v, dtype=np.float64)
@@ -81,6 +99,10 @@ class GravplugImplementation:
     error reply whose text is the gravplug sentence (and keeps running)."""
 
     def __init__(self):
+        # AMUSE's citation list at exit is the caller's to print, not the
+        # worker's (its stdout is the caller's terminal or TAP stream)
+        from amuse.support.literature import TrackLiteratureReferences
+        TrackLiteratureReferences.suppress_output()
         self.g = None
         self.last_error = ""
         self.solver, self.integrator = "cpu-tree", "leapfrog"
@@ -88,6 +110,8 @@ class GravplugImplementation:
         self.opening_angle = None     # None: the plugin's own theta
         self.plugin_params = {}
         self.stop_enabled = set()
+        self.time_reversed = None     # None: as the integrator's flags allow
+        self.reported = {}            # attribute -> {particle id: value} last read
         self.stop_params = {}         # the gas conditions gravplug has no use for
         self._empty()
 
@@ -135,13 +159,17 @@ class GravplugImplementation:
         the rest keep its own defaults."""
         known = self._param_info(solver)
         p = {"eps": math.sqrt(self.eps2)}
+        p.update({k: v for k, v in AMUSE_PLUGIN_DEFAULTS.items() if k in known})
         p.update({k: v for k, v in self.plugin_params.items() if k in known})
         if self.opening_angle is not None and "theta" in known:
             p["theta"] = self.opening_angle
         return p
 
     @staticmethod
+    @functools.lru_cache(maxsize=None)
     def _param_info(solver):
+        """A plugin's parameter table (read once per plugin name: the
+        constructor and every parameter call ask)."""
         import gravplug
         return {i.name: i for i in gravplug.describe_params(solver)}
 
@@ -221,8 +249,14 @@ class GravplugImplementation:
     def evolve_model(self, time):
         t = float(_plain(time, nbody_system.time))
         self.stops = []
-        if not t > self.time:            # as BHTree/Huayno: the time is kept
+        if t == self.time:
             return OK
+        if t < self.time and not self._reversed_allowed():
+            self._fail(ValueError(
+                f"cannot evolve from t = {self.time!r} back to {t!r}: "
+                + (f"integrator {self.integrator} does not integrate backward (those that do: "
+                   f"{', '.join(self._backward_integrators())})"
+                   if not self._can_reverse() else "is_time_reversed_allowed is off")))
         self._guard(self._push)
         if not self.in_c:
             self.time = t
@@ -352,16 +386,56 @@ class GravplugImplementation:
             self.cache = {"accelerations": acc, "potentials": pot}
         return self.cache[name]
 
+    def _report(self, rows, **values):
+        ids = self.ids[rows]
+        for name, v in values.items():
+            self.reported.setdefault(name, {}).update(zip(ids.tolist(), np.asarray(v).tolist()))
+
     def get_acceleration(self, index_of_the_particle, ax, ay, az):
         rows = self._rows(index_of_the_particle)
         a = self._per_particle("accelerations")[rows]
         ax.value, ay.value, az.value = a[:, 0], a[:, 1], a[:, 2]
+        self._report(rows, ax=a[:, 0], ay=a[:, 1], az=a[:, 2])
         return OK
 
     def get_potential(self, index_of_the_particle, potential):
         rows = self._rows(index_of_the_particle)
         potential.value = self._per_particle("potentials")[rows]
+        self._report(rows, potential_in_code=potential.value)
         return OK
+
+    def get_particle_timestep(self, index_of_the_particle, timestep):
+        """Each particle's step now (ph4's and Huayno's particles.timestep)."""
+        rows = self._rows(index_of_the_particle)
+        self._guard(self._push)
+        timestep.value = self._guard(self.g.particle_timesteps)[rows]
+        self._report(rows, timestep=timestep.value)
+        return OK
+
+    def set_particle_timestep(self, index_of_the_particle, timestep):
+        return self._derived(index_of_the_particle, timestep=timestep)
+
+    def _derived(self, index, **values):
+        """A write of a derived attribute (ax..., potential_in_code,
+        timestep): the code computes them, so only the values it last
+        reported are taken (a copy of its particles copied back), as no
+        change; any other value is refused, saying why."""
+        ids = self.ids[self._rows(index)].tolist()
+        for name, v in values.items():
+            seen = self.reported.get(name, {})
+            for i, x in zip(ids, np.broadcast_to(np.asarray(v, np.float64), (len(ids),)).tolist()):
+                # a copy in other units comes back rounded: equal to 1e-12
+                if i not in seen or not abs(x - seen[i]) <= 1e-12 * max(abs(seen[i]), 1e-300):
+                    self._fail(ValueError(
+                        f"{name} of particle {i} is computed by the code and cannot be set "
+                        f"(got {x!r}); set positions, velocities or masses instead"))
+        return OK
+
+    def set_acceleration(self, index_of_the_particle, ax, ay, az):
+        return self._derived(index_of_the_particle, ax=ax, ay=ay, az=az)
+
+    def set_potential(self, index_of_the_particle, potential):
+        return self._derived(index_of_the_particle, potential_in_code=potential)
 
     # ---- global quantities --------------------------------------------------
     def _energies(self):
@@ -411,26 +485,108 @@ class GravplugImplementation:
         self.cache = {}
         return OK
 
+    # BHTree's legacy names of the same (GravitationalDynamicsInterface's get_eps2)
+    def get_epsilon_squared(self, epsilon_squared):
+        return self.get_eps2(epsilon_squared)
+
+    def set_epsilon_squared(self, epsilon_squared):
+        return self.set_eps2(epsilon_squared)
+
+    def _integrator_info(self, name=None):
+        import gravplug
+        return {k: (d, doc) for k, d, doc in gravplug.integrator_params(name or self.integrator)}
+
+    def get_timestep_parameter(self, value):
+        """nan where the integrator has no eta (leapfrog, rk*: fixed steps)."""
+        if "eta" not in self._integrator_info():
+            value.value = float("nan")
+            return OK
+        eta = float(self._guard(self._gravity().get_integrator_param, "eta"))
+        value.value = eta_to_timestep_parameter(self.integrator, eta)
+        return OK
+
+    def set_timestep_parameter(self, value):
+        v = float(value)
+        if "eta" not in self._integrator_info():
+            self._fail(ValueError(
+                f"integrator {self.integrator} has no accuracy parameter (eta) for timestep_parameter: "
+                f"its step is timestep; choose hermite, hold or a block-step integrator"))
+        if not (v > 0 and math.isfinite(v)):
+            self._fail(ValueError(f"timestep_parameter must be finite and > 0 (got {v})"))
+        self._guard(self._gravity().set_integrator_param, "eta",
+                    repr(timestep_parameter_to_eta(self.integrator, v)))
+        return OK
+
+    def describe_integrator(self, integrator, table):
+        """JSON [[name, default, doc], ...] of an integrator's parameters."""
+        info = self._guard(self._integrator_info, str(integrator))
+        table.value = json.dumps([[k, d, doc] for k, (d, doc) in info.items()])
+        return OK
+
+    def set_integrator_parameter(self, name, value):
+        name, value = str(name), str(value)
+        if name == "dt":
+            return self.set_time_step(float(value))
+        self._guard(self._gravity().set_integrator_param, name, value)
+        return OK
+
+    def get_integrator_parameter(self, name, value):
+        name = str(name)
+        if name not in self._integrator_info():
+            value.value = ""     # a parameter of the constructor's integrator, not this one's
+            return OK
+        value.value = self._guard(self._gravity().get_integrator_param, name)
+        return OK
+
+    @staticmethod
+    def _backward_integrators():
+        import gravplug
+        return [n for n in gravplug.integrators() if "backward" in gravplug.integrator_flags(n)]
+
+    def _can_reverse(self):
+        import gravplug
+        return "backward" in gravplug.integrator_flags(self.integrator)
+
+    def _reversed_allowed(self):
+        return self._can_reverse() if self.time_reversed is None else \
+            (self.time_reversed and self._can_reverse())
+
+    def get_is_time_reversed_allowed(self, value):
+        value.value = bool(self._reversed_allowed())
+        return OK
+
+    def set_is_time_reversed_allowed(self, value):
+        on = bool(value)
+        if on and not self._can_reverse():
+            self._fail(ValueError(
+                f"integrator {self.integrator} does not integrate backward (those that do: "
+                f"{', '.join(self._backward_integrators())})"))
+        self.time_reversed = on
+        return OK
+
     def get_total_mass(self, mass):
         mass.value = float(self.mass.sum())
         return OK
 
-    def _com(self, a):
+    def _com(self, name):
+        """The mass-weighted mean of self.pos or self.vel (by name: the
+        arrays are read after the pull, not before it)."""
         self._pull()
+        a = getattr(self, name)
         m = self.mass.sum()
         return (self.mass @ a) / m if m > 0 else np.zeros(3)
 
     def get_center_of_mass_position(self, x, y, z):
-        x.value, y.value, z.value = self._com(self.pos)
+        x.value, y.value, z.value = self._com("pos")
         return OK
 
     def get_center_of_mass_velocity(self, vx, vy, vz):
-        vx.value, vy.value, vz.value = self._com(self.vel)
+        vx.value, vy.value, vz.value = self._com("vel")
         return OK
 
     def get_total_radius(self, radius):
-        radius.value = float(np.sqrt(((self.pos - self._com(self.pos)) ** 2).sum(1)).max()) \
-            if len(self.ids) else 0.0
+        com = self._com("pos")
+        radius.value = float(np.sqrt(((self.pos - com) ** 2).sum(1)).max()) if len(self.ids) else 0.0
         return OK
 
     def get_number_of_particles(self, number_of_particles):
@@ -624,7 +780,8 @@ class GravplugImplementation:
         """JSON [[name, type, default, allowed, doc], ...] of a plugin's
         describe_params; raises (unknown plugin) with the loader's sentence."""
         info = self._guard(self._param_info, str(solver))
-        table.value = json.dumps([[i.name, i.type.name.lower(), i.default, i.allowed, i.doc]
+        table.value = json.dumps([[i.name, i.type.name.lower(),
+                                   AMUSE_PLUGIN_DEFAULTS.get(i.name, i.default), i.allowed, i.doc]
                                   for i in info.values()])
         return OK
 
