@@ -519,14 +519,25 @@ static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outpu
     return st;
 }
 
-/* acc and pot exactly as compute_forces makes them (the same bits), with
- * the jerk, the nearest source and the pairwise step from the same pass;
- * then the neighbour lists, if asked, in one more pass (direct_lists.c). */
+/* 1.2's outputs alone, or with 1.3's (groups, even steps) */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    return gp_outputs_want_13(&s->base, &o) ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+}
+
+/* acc and pot exactly as compute_forces makes them (the same bits), with
+ * the jerk, the nearest source and the pairwise step from the same pass;
+ * then the neighbour lists, if asked, in one more pass (direct_lists.c). */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    gp_status st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
     const int nbr = out->nn_index || out->nn_dist2 || out->pair_step;
     if (out->jerk || nbr) {
@@ -551,8 +562,39 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API_12(cpu_direct, PLUGIN_NAME,
+/* ---- ABI 1.3 ------------------------------------------------------------- */
+
+static gp_exact_sources exact_sources(const gp_solver *s)
+{
+    const double eps = gp_param_double(&s->base, P_EPS);
+    gp_exact_sources src = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps,
+                             thread_count(s) };
+    return src;
+}
+
+/* Groups, the even step or lists by it, through the exact pass
+ * (base/exact_ex.c), of compute_forces' order: GP_CAP_SOURCE_GROUPS. */
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
+{
+    const gp_exact_sources src = exact_sources(s);
+    return gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
+}
+
+GP_PLUGIN_13_ENTRIES(cpu_direct, PLUGIN_NAME)
+
+/* Exact at the points, over the same sources (base/exact_ex.c). */
+static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                         const double *vel, const uint32_t *exclude,
+                                         const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
+    const gp_exact_sources src = exact_sources(s);
+    return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+}
+
+static const gp_api api = GP_PLUGIN_API_13(cpu_direct, PLUGIN_NAME,
     GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS);
+    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS |
+    GP_CAP_SOURCE_GROUPS);
 
 GP_PLUGIN_ENTRY(api)

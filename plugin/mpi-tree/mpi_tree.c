@@ -79,6 +79,7 @@
 #include "force_pass.h"
 #include "octree/cpu_driver.h"
 #include "octree/mac.h"
+#include "exact_gather.h"
 #include "outputs_gather.h"
 #include "targets.h"
 
@@ -812,7 +813,10 @@ static gp_status mpi_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *off
 }
 
 /* acc and pot from compute_forces (the same bits), then the neighbour
- * outputs over every rank's sources (outputs_gather.c). */
+ * outputs over every rank's sources (outputs_gather.c); 1.3's through
+ * exact_gather.c. */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+
 static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     static const char fn[] = "compute_forces_ex";
@@ -836,6 +840,40 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
                      "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
                      "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
     if ((st = agree(s, st)) != GP_OK) return st;
+    /* ABI 1.3 when any rank has groups or asks for an even step */
+    gp_outputs o = gp_outputs_read(out);
+    int want13[2] = { gp_outputs_want_13(&s->base, &o), s->base.p.group != NULL }, any13[2] = { 0, 0 };
+    MPI_Allreduce(want13, any13, 2, MPI_INT, MPI_MAX, s->comm);
+    if (!any13[0]) return forces_ex_12(s, &o);
+    if (!any13[1]) {
+        gp_outputs f;
+        memset(&f, 0, sizeof f);
+        f.struct_size = sizeof f;
+        f.acc = o.acc;
+        f.pot = o.pot;
+        f.jerk = o.jerk;
+        if ((st = forces_ex_12(s, &f)) != GP_OK) return st;
+    }
+    double t0 = gp_wtime();
+    mpi_tree_comm c = comm_of(s);
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 0, 0, NULL, NULL, NULL, &o, any13[1],
+                               gp_param_double(&s->base, OCT_P_G), eps * eps,
+                               oct_param_threads(&s->base), fn);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    if (st == GP_OK && any13[1]) {
+        s->base.stats.force_calls++;
+        size_t na = s->none_active ? 0 : s->base.p.n_active;
+        st = gp_check_outputs(&s->base, fn, na, o.acc, o.pot);
+    }
+    return agree(s, st);
+}
+
+/* 1.2's outputs, after compute_forces_ex's checks */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    static const char fn[] = "compute_forces_ex";
+    gp_status st = GP_OK;
     gp_neighbours_forget(&s->base);
     /* a jerk pass when any rank asks (the LETs carry velocities then); a
      * rank that did not ask sums its jerk into scratch */
@@ -870,7 +908,43 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API_12(mpi_tree, PLUGIN_NAME,
+/* ---- ABI 1.3 (collective; indices as exact_gather.h) ---- */
+
+static gp_status mpi_tree_set_source_groups(gp_solver *s, size_t n, const uint32_t *group)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_groups");
+    return agree(s, gp_groups_set(&s->base, n, group));
+}
+
+/* Exact at each rank's points over every rank's sources (exact_gather.c);
+ * a rank with no points passes n = 0 and takes part. */
+static gp_status mpi_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                           const double *vel, const uint32_t *exclude,
+                                           const gp_outputs *out)
+{
+    static const char fn[] = "compute_field_ex";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st == GP_OK && out->jerk && s->engine)
+        st = gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                     "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
+                     "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    double t0 = gp_wtime();
+    mpi_tree_comm c = comm_of(s);
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 1, n, pos, vel, exclude, &o, 1, gp_param_double(&s->base, OCT_P_G), eps * eps,
+                               oct_param_threads(&s->base), fn);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    if (st == GP_OK) {
+        s->base.stats.field_calls++;
+        st = gp_check_outputs(&s->base, fn, n, o.acc, o.pot);
+    }
+    return agree(s, st);
+}
+
+static const gp_api api = GP_PLUGIN_API_13(mpi_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI | GP_CAP_JERK);
 
