@@ -790,7 +790,8 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
     gp_outputs o = gp_outputs_read(out);
-    return gp_outputs_want_13(&s->base, &o) ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+    /* the even step is the tree search's too; groups take the exact pass */
+    return s->base.p.group ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
 }
 
 /* 1.2's outputs */
@@ -800,8 +801,8 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     gp_neighbours_forget(&s->base);
     st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk);
     if (st != GP_OK) return st;
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
-        !(out->nb_step > 0))
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->pair_step_even &&
+        !out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0))
         return GP_OK;
     /* an exact call (exact_few) leaves the tree as it was */
     if ((st = ensure_tree(s)) != GP_OK) return st;
@@ -832,8 +833,9 @@ static gp_exact_sources exact_sources(const gp_solver *s)
     return src;
 }
 
-/* Groups, the even step or lists by it, through the exact pass
- * (base/exact_ex.c: O(n_active n), hence no GP_CAP_SOURCE_GROUPS). */
+/* Groups through the exact pass (base/exact_ex.c: O(n_active n), hence
+ * no GP_CAP_SOURCE_GROUPS): every output exact, so no cell is ever
+ * approximated across a group's exclusion. */
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 {
     const gp_exact_sources src = exact_sources(s);

@@ -1091,7 +1091,7 @@ static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
     gp_status r = sync_host_positions(s);
     if (r != GP_OK) return r;
     double *vel = NULL;
-    if (out->pair_step || out->nb_step > 0) {
+    if (out->pair_step || out->nb_step > 0 || out->pair_step_even || out->nb_step_even > 0) {
         if ((r = reserve(s, &s->vel, 3 * p->n * sizeof(double), "the velocities")) != GP_OK) return r;
         if ((r = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return r;
         if (!(vel = malloc(3 * (p->n ? p->n : 1) * sizeof *vel)))
@@ -1155,7 +1155,8 @@ static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out)
     if (r != GP_OK) return r;
     if (out->jerk) return no_jerk(s, "compute_forces_ex");
     gp_outputs o = gp_outputs_read(out);
-    return gp_outputs_want_13(&s->base, &o) ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+    /* the even step is the host tree search's too; groups take the exact pass */
+    return s->base.p.group ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
 }
 
 /* 1.2's outputs */
@@ -1165,19 +1166,20 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     if ((r = compute_forces_call(s, out->acc, out->pot)) != GP_OK) return r;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); host_neighbours replaces them when asked. */
-    const int lists = out->nb_radius || out->nb_step > 0;
+    const int lists = out->nb_radius || out->nb_step > 0 || out->nb_step_even > 0;
     if (!lists) gp_neighbours_forget(&s->base);
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !lists) return GP_OK;
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->pair_step_even && !lists)
+        return GP_OK;
     return host_neighbours(s, out);
 }
 
 /* ---- ABI 1.3 ------------------------------------------------------------ */
 
-/* Groups, the even step or lists by it, and outputs at points: the exact
- * pass on the host (base/exact_ex.c) over host copies of the device's
- * positions and velocities: exact, so never above the tree's bounds and
- * never a cell approximated across a group's exclusion, but O(n_active n)
- * on the host and O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
+/* Groups and outputs at points: the exact pass on the host
+ * (base/exact_ex.c) over host copies of the device's positions and
+ * velocities: exact, so never above the tree's bounds and never a cell
+ * approximated across a group's exclusion, but O(n_active n) on the host
+ * and O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
 static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
 {
     const double eps = gp_param_double(&s->base, P_EPS);

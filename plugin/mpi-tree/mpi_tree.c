@@ -840,28 +840,21 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
                      "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
                      "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
     if ((st = agree(s, st)) != GP_OK) return st;
-    /* ABI 1.3 when any rank has groups or asks for an even step */
+    /* groups on any rank: the exact pass over every rank's particles
+     * (exact_gather.c); else the even step is outputs_gather.c's tree
+     * search's, as the 1.2 outputs are */
     gp_outputs o = gp_outputs_read(out);
-    int want13[2] = { gp_outputs_want_13(&s->base, &o), s->base.p.group != NULL }, any13[2] = { 0, 0 };
-    MPI_Allreduce(want13, any13, 2, MPI_INT, MPI_MAX, s->comm);
-    if (!any13[0]) return forces_ex_12(s, &o);
-    if (!any13[1]) {
-        gp_outputs f;
-        memset(&f, 0, sizeof f);
-        f.struct_size = sizeof f;
-        f.acc = o.acc;
-        f.pot = o.pot;
-        f.jerk = o.jerk;
-        if ((st = forces_ex_12(s, &f)) != GP_OK) return st;
-    }
+    int grouped = s->base.p.group != NULL, any_grouped = 0;
+    MPI_Allreduce(&grouped, &any_grouped, 1, MPI_INT, MPI_MAX, s->comm);
+    if (!any_grouped) return forces_ex_12(s, &o);
     double t0 = gp_wtime();
     mpi_tree_comm c = comm_of(s);
     double eps = gp_param_double(&s->base, OCT_P_EPS);
-    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 0, 0, NULL, NULL, NULL, &o, any13[1],
+    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 0, 0, NULL, NULL, NULL, &o, 1,
                                gp_param_double(&s->base, OCT_P_G), eps * eps,
                                oct_param_threads(&s->base), fn);
     s->base.stats.seconds_walk += gp_wtime() - t0;
-    if (st == GP_OK && any13[1]) {
+    if (st == GP_OK) {
         s->base.stats.force_calls++;
         size_t na = s->none_active ? 0 : s->base.p.n_active;
         st = gp_check_outputs(&s->base, fn, na, o.acc, o.pot);
@@ -889,9 +882,10 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     free(scratch);
     if (st != GP_OK) return st;
     /* whether any rank wants a neighbour output, and a pairwise step */
-    int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->nb_radius ||
-                        out->nb_step > 0,
-                    out->pair_step || out->nb_step > 0 };
+    int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->pair_step_even ||
+                        out->nb_radius || out->nb_step > 0 || out->nb_step_even > 0,
+                    out->pair_step || out->nb_step > 0 || out->pair_step_even ||
+                        out->nb_step_even > 0 };
     int any[2] = { 0, 0 };
     MPI_Allreduce(want, any, 2, MPI_INT, MPI_MAX, s->comm);
     if (!any[0]) return GP_OK;
