@@ -287,6 +287,7 @@ static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
  * summation: acc and pot have compute_forces' bits in every kind. */
 typedef struct pass_kind {
     int W, jerk, step, prune;
+    int even;                    /* the step is ABI 1.3's even one    */
     const gp_direct_vel *svel;   /* sources' velocities (W > 4)       */
     const double *tvel;          /* targets' velocities, 3 per target */
     const double *mass;          /* particle masses (W = GP_EX_W)     */
@@ -339,7 +340,7 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
         return;
     }
     const gp_direct_target t = {x[0], x[1], x[2], u[0], u[1], u[2], self,
-                                pk->mass[(size_t)self], pk->G, pk->prune};
+                                pk->mass[(size_t)self], pk->G, pk->prune, pk->even};
     gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, pk->step, out, NULL);
 }
 
@@ -433,7 +434,7 @@ static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *p
 static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
                          uint64_t *calls)
 {
-    const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0};
     const sink o = {acc, pot, NULL, NULL, NULL, NULL};
     return compute_pass(s, t, &pk, fn, &o, calls);
 }
@@ -490,7 +491,7 @@ static int prunable(const gp_solver *s, double G, const double *sv, const double
  * where asked, with every particle's velocity at the positions' time from
  * the held state (a particle without state: 0). */
 static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outputs *out,
-                                  int nbr)
+                                  int nbr, double *step_out, int even, uint64_t *calls)
 {
     const gp_particles *p = &s->base.p;
     const size_t ns = s->src.n, m = t->m;
@@ -510,11 +511,11 @@ static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outpu
     for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
     gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
     const double G = gp_param_double(&s->base, P_G);
-    const int step = out->pair_step != NULL;
+    const int step = step_out != NULL;
     const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
-                          step && prunable(s, G, sv, tv, m), &vel, tv, p->mass, G};
-    const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, out->pair_step, out->nn_index};
-    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
+                          step && prunable(s, G, sv, tv, m), even, &vel, tv, p->mass, G};
+    const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, step_out, out->nn_index};
+    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, calls);
     free(sv); free(tv);
     return st;
 }
@@ -539,12 +540,16 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 {
     gp_status st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
-    const int nbr = out->nn_index || out->nn_dist2 || out->pair_step;
+    /* the kernel's one step: pair_step, or else (ABI 1.3, no groups, no
+     * lists by it: forces_ex_13) the even one */
+    const int even = !out->pair_step && out->pair_step_even;
+    double *step = even ? out->pair_step_even : out->pair_step;
+    const int nbr = out->nn_index || out->nn_dist2 || step;
     if (out->jerk || nbr) {
-        st = compute_with_vel(s, &t, out, nbr);
+        st = compute_with_vel(s, &t, out, nbr, step, even, &s->base.stats.force_calls);
     } else {
         const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
-        const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+        const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0};
         st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     }
     if (st != GP_OK) return st;
@@ -576,6 +581,28 @@ static gp_exact_sources exact_sources(const gp_solver *s)
  * (base/exact_ex.c), of compute_forces' order: GP_CAP_SOURCE_GROUPS. */
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 {
+    if (!s->base.p.group && !(out->nb_step_even > 0)) {
+        /* the even step from the kernel's pruned pass (direct_kernel.c):
+         * alone, in the pass of acc; beside pair_step, in one more */
+        gp_status st = forces_ex_12(s, out);
+        if (st != GP_OK || !out->pair_step || !out->pair_step_even) return st;
+        const size_t m = s->base.p.n_active;
+        double *scratch = malloc((3 * m + 1) * sizeof *scratch);
+        if (!scratch)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "compute_forces_ex: no memory for the even step's pass over %zu "
+                           "particles; free memory", m);
+        gp_outputs e;
+        memset(&e, 0, sizeof e);
+        e.struct_size = sizeof e;
+        e.acc = scratch;
+        e.pair_step_even = out->pair_step_even;
+        targets t = {m, NULL, s->base.p.active, s->base.p.pos};
+        uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
+        st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &same_call);
+        free(scratch);
+        return st;
+    }
     const gp_exact_sources src = exact_sources(s);
     return gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
 }

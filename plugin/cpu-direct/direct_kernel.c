@@ -74,7 +74,9 @@
             double Gmu = G * (mi + m[j]);                                   \
             long c = (keep != 0.0) &                                        \
                      !(gp_step_bound_pair_ok(rinv, dv2) &                   \
-                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu));  \
+                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu) &  \
+                       ((!with_even) |                                      \
+                        gp_step_bound_passes(&bound, rinv, -rv3, dv2, Gmu))); \
             cand[l] = c;                                                    \
             any |= c;                                                       \
         }                                                                   \
@@ -151,10 +153,13 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
         double Gmu = t->G * (t->m + src->m[j]);
         /* an earlier lane may have lowered the minimum: test again */
         double r2 = dx * dx + dy * dy + dz * dz + eps2;
-        if (gp_step_bound_holds(bound, 1.0 / sqrt(r2), dx * dvx + dy * dvy + dz * dvz,
-                                dvx * dvx + dvy * dvy + dvz * dvz, Gmu))
+        double c = 1.0 / sqrt(r2), rv = dx * dvx + dy * dvy + dz * dvz;
+        double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;
+        if (gp_step_bound_holds(bound, c, rv, dv2, Gmu) &&
+            (!t->even || gp_step_bound_holds(bound, c, -rv, dv2, Gmu)))
             continue;
-        double tau = gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
+        double tau = t->even ? gp_pair_step_even(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu)
+                             : gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
         ++*evals;
         if (tau < *step) {
             *step = tau;
@@ -168,7 +173,8 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
  * point_sum's bits. */
 static inline __attribute__((always_inline)) void point_sum_ex(
     const gp_direct_sources *src, const gp_direct_vel *vel, const gp_direct_target *t,
-    double eps2, const int with_jerk, const int with_step, double *out, size_t *evals)
+    double eps2, const int with_jerk, const int with_step, const int with_even, double *out,
+    size_t *evals)
 {
     enum { L = GP_DIRECT_LANES };
     const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
@@ -242,13 +248,16 @@ void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
 {
     size_t evals = 0;
     /* one instance per kind, so that no loop tests what it computes */
-    if (with_jerk && with_step)
-        point_sum_ex(src, vel, t, eps2, 1, 1, out, &evals);
+    if (with_step && t->even)
+        if (with_jerk) point_sum_ex(src, vel, t, eps2, 1, 1, 1, out, &evals);
+        else point_sum_ex(src, vel, t, eps2, 0, 1, 1, out, &evals);
+    else if (with_jerk && with_step)
+        point_sum_ex(src, vel, t, eps2, 1, 1, 0, out, &evals);
     else if (with_jerk)
-        point_sum_ex(src, vel, t, eps2, 1, 0, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 1, 0, 0, out, &evals);
     else if (with_step)
-        point_sum_ex(src, vel, t, eps2, 0, 1, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 0, 1, 0, out, &evals);
     else
-        point_sum_ex(src, vel, t, eps2, 0, 0, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 0, 0, 0, out, &evals);
     if (exact_evals) *exact_evals = evals;
 }

@@ -52,6 +52,8 @@ typedef struct gp_direct_target {
     double m, G;
     int prune;                /* gp_step_bound_range_ok held for the whole
                                  computation (else every pair is exact) */
+    int even;                 /* ABI 1.3: the step is gp_pair_step_even,
+                                 pruned over both signs of r.v */
 } gp_direct_target;
 
 enum {
