@@ -29,7 +29,8 @@
  * backward step from the other end finds the same graph to O(h^2).
  *
  * Calls: a graph (three compute_forces_ex, active and sources s: the
- * acceleration for the midpoint velocities, the lists with +v and -v) per
+ * acceleration for the midpoint velocities, the lists with +v and -v;
+ * two on an ABI 1.3 plugin, whose lists by nb_step_even are their union) per
  * call of two or more particles; a kick is one plugin call for R (sources s)
  * and one per component (sources s minus C_i): the ABI has one source set
  * per call, so m components cost m calls. On cpu-direct the pair work is

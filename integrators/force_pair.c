@@ -180,15 +180,19 @@ gp_status gp_pair_midpoint(gp_sim *sim, const uint32_t *s, size_t ns, double h, 
             const double a = acc[3 * k + c], j = jerk[3 * k + c];
             x[i] += d * sim->vel[i] + d2 * a + d3 * j;
         }
-    if (!(nb_step > 0) && gp_pair_even(sim)) {
-        /* ABI 1.3: min(tau(v), tau(-v)) from one call, the same bits as
-         * the two below */
+    if (gp_pair_even(sim)) {
+        /* ABI 1.3: min(tau(v), tau(-v)) and the union of both lists from
+         * one call, the same bits and pairs as the two below */
         for (size_t k = 0; k < ns; ++k)
             for (int c = 0; c < 3; ++c) {
                 size_t i = 3 * (size_t)s[k] + c;
                 v[i] = sim->vel[i] + d * acc[3 * k + c] + d2 * jerk[3 * k + c];
             }
-        st = pair_call(sim, x, v, ns, s, ns, s, 0.0, scratch, NULL, step, 1);
+        st = pair_call(sim, x, v, ns, s, ns, s, nb_step, scratch, NULL, step, 1);
+        if (st == GP_OK && nb_step > 0) st = gp_pair_lists(sim, ns, offset, &list, &cap);
+        if (st == GP_OK && nb_step > 0)
+            for (size_t k = 0; k < ns; ++k)
+                for (uint64_t e = offset[k]; e < offset[k + 1]; ++e) edge(ctx, k, list[e]);
         goto out;
     }
     for (int pass = 0; pass < 2 && st == GP_OK; ++pass) {

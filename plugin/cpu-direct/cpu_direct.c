@@ -555,7 +555,7 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     if (st != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); gp_direct_lists replaces them when asked. */
-    if (!out->nb_radius && !(out->nb_step > 0)) {
+    if (!out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0)) {
         gp_neighbours_forget(&s->base);
         return GP_OK;
     }
@@ -577,13 +577,15 @@ static gp_exact_sources exact_sources(const gp_solver *s)
     return src;
 }
 
-/* Groups, the even step or lists by it, through the exact pass
- * (base/exact_ex.c), of compute_forces' order: GP_CAP_SOURCE_GROUPS. */
+/* The even step and its lists from the kernel and direct_lists.c; groups
+ * through the exact pass (base/exact_ex.c), of compute_forces' order:
+ * GP_CAP_SOURCE_GROUPS. */
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 {
-    if (!s->base.p.group && !(out->nb_step_even > 0)) {
+    if (!s->base.p.group) {
         /* the even step from the kernel's pruned pass (direct_kernel.c):
-         * alone, in the pass of acc; beside pair_step, in one more */
+         * alone, in the pass of acc; beside pair_step, in one more; the
+         * lists by it from direct_lists.c */
         gp_status st = forces_ex_12(s, out);
         if (st != GP_OK || !out->pair_step || !out->pair_step_even) return st;
         const size_t m = s->base.p.n_active;
