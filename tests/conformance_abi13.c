@@ -429,6 +429,12 @@ static void test_groups(setup *u)
     ref13 r = reference(&w, &t, rad, 0.1 * st_med, 0.1 * ev_med);
     got13 g = run(u->s, NULL, n, rad, 0.1 * st_med, 0.1 * ev_med);
     judge(&g, &r, n, 1, "groups, all active");
+    {   /* compute_forces follows the groups too, as compute_forces_ex does */
+        double *ga = malloc(3 * n * sizeof *ga), *gp = malloc(n * sizeof *gp);
+        ok(g.st == GP_OK && api->compute_forces(u->s, ga, gp) == GP_OK && same_bits(ga, g.acc, 3 * n) &&
+           same_bits(gp, g.pot, n), "groups: compute_forces gives compute_forces_ex's acc and pot");
+        free(ga); free(gp);
+    }
     got_free(&g); ref_free(&r);
     free(x); free(v); free(self);
 

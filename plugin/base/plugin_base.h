@@ -524,6 +524,14 @@ static inline uint32_t gp_group_of(const uint32_t *group, uint32_t i)
     return group && i != UINT32_MAX ? group[i] : UINT32_MAX;
 }
 
+/* compute_forces while groups are set (the rule holds for every force
+ * call): the plugin's compute_forces_ex with these outputs, acc and pot. */
+static inline gp_outputs gp_outputs_forces(double *acc, double *pot)
+{
+    gp_outputs o = { sizeof o, acc, pot, NULL, NULL, NULL, NULL, NULL, 0.0, NULL, 0.0 };
+    return o;
+}
+
 /* Whether compute_forces_ex needs ABI 1.3's exact pass: groups are set,
  * or out (as gp_outputs_read gives it) asks for an even step or lists by
  * it. */

@@ -439,9 +439,15 @@ static gp_status compute(gp_solver *s, const targets *t, const char *fn, double 
     return compute_pass(s, t, &pk, fn, &o, calls);
 }
 
+static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return cpu_direct_compute_forces_ex(s, &o);
+    }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};

@@ -524,9 +524,15 @@ static gp_status forces(gp_solver *s, const char *fn, double *acc, double *pot, 
     return GP_OK;
 }
 
+static gp_status cuda_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return cuda_direct_compute_forces_ex(s, &o);
+    }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;

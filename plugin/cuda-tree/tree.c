@@ -870,9 +870,15 @@ static int bits_for(uint32_t n)
     return b;
 }
 
+static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out);
+
 static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return compute_forces_ex_call(s, &o);
+    }
     gp_status r = gp_check_compute(&s->base, acc);
     if (r != GP_OK) return r;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;

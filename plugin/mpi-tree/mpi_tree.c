@@ -133,6 +133,7 @@ struct gp_solver {
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
+    int any_groups;            /* some rank has source groups (agreed)      */
     mpi_tree_engine *engine;   /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     mpi_tree_let_traffic let;  /* LET bytes of the last call and in total   */
@@ -453,6 +454,7 @@ static gp_status particles_empty(gp_base *base)
     p->active = p->src = NULL;
     p->n = p->n_active = p->n_src = p->n_stated = 0;
     p->have = 1;
+    gp_groups_clear(base);
     return GP_OK;
 }
 
@@ -504,6 +506,7 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     free(s->aold);
     s->aold = aold;
     s->none_active = 0;
+    s->any_groups = 0;         /* set_particles clears the groups, on every rank */
     mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
@@ -622,9 +625,15 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     return GP_OK;
 }
 
+static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->any_groups) {   /* the groups' rule (on some rank): through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return mpi_tree_compute_forces_ex(s, &o);
+    }
     return compute(s, "compute_forces", acc, pot, 0, NULL);
 }
 
@@ -907,7 +916,10 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 static gp_status mpi_tree_set_source_groups(gp_solver *s, size_t n, const uint32_t *group)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_groups");
-    return agree(s, gp_groups_set(&s->base, n, group));
+    gp_status st = agree(s, gp_groups_set(&s->base, n, group));
+    int mine = s->base.p.group != NULL;
+    MPI_Allreduce(&mine, &s->any_groups, 1, MPI_INT, MPI_MAX, s->comm);
+    return st;
 }
 
 /* Exact at each rank's points over every rank's sources (exact_gather.c);
