@@ -186,8 +186,10 @@ static void check_refusal(void)
 }
 
 /* cpu-direct cut to ABI 1.2: the graph's lists with +v and -v from two
- * calls, against 1.3's union from one: the same components, so the same
- * trajectory bit for bit, in fewer force calls. */
+ * calls and a kick call per component, against 1.3's union from one call
+ * (the same components) and every component kicked in one call with
+ * source groups: the same trajectory to rounding (the sums run over other
+ * chunks of sources), in fewer force calls. */
 static void check_abi12(void)
 {
     static double p1[3 * N], v1[3 * N], p2[3 * N], v2[3 * N];
@@ -208,10 +210,11 @@ static void check_abi12(void)
         gp_sim_counter(a, "force_calls", &fa);
         gp_sim_counter(b, "force_calls", &fb);
     }
-    ok(good && memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0 && fb < fa,
-       "%s: the graph from one call's even lists (ABI 1.3) gives the two-call 1.2 trajectory bit "
-       "for bit, in %llu force calls instead of %llu", integ, (unsigned long long)fb,
-       (unsigned long long)fa);
+    double d = good ? fmax(max_diff(p1, p2, 3 * N), max_diff(v1, v2, 3 * N)) : -1;
+    ok(good && d < 1e-12 && fb < fa,
+       "%s: the graph from one call's even lists and the grouped kick (ABI 1.3) give the 1.2 "
+       "trajectory to rounding (%.1e), in %llu force calls instead of %llu", integ, d,
+       (unsigned long long)fb, (unsigned long long)fa);
     gp_sim_free(a);
     gp_sim_free(b);
     gp_plugin_close(plug);

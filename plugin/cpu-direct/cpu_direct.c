@@ -277,7 +277,8 @@ static inline const double *target(const targets *t, size_t k, double *self)
 static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
 {
     size_t j0 = c * GP_CHUNK, j1 = j0 + GP_CHUNK < src->n ? j0 + GP_CHUNK : src->n;
-    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0, 0};
+    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0, 0,
+                           src->g ? src->g + j0 : NULL};
     return v;
 }
 
@@ -292,6 +293,8 @@ typedef struct pass_kind {
     const double *tvel;          /* targets' velocities, 3 per target */
     const double *mass;          /* particle masses (W = GP_EX_W)     */
     double G;
+    const uint32_t *groups;      /* ABI 1.3 (W = 4): the particles'
+                                    groups, the sources' in src.g      */
 } pass_kind;
 
 /* Where a pass's results go (the outputs not asked for are NULL). */
@@ -329,7 +332,13 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
 {
     gp_direct_sources v = chunk(src, c);
     if (pk->W == 4) {
-        gp_direct_point(&v, x[0], x[1], x[2], self, eps2, out);
+        if (pk->groups) {   /* ABI 1.3: the target's group is skipped */
+            uint32_t gi = pk->groups[(size_t)self];
+            gp_direct_point_grouped(&v, x[0], x[1], x[2], self, gi == UINT32_MAX ? -1.0 : (double)gi,
+                                    eps2, out);
+        } else {
+            gp_direct_point(&v, x[0], x[1], x[2], self, eps2, out);
+        }
         return;
     }
     size_t j0 = c * GP_CHUNK;
@@ -434,7 +443,7 @@ static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *p
 static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
                          uint64_t *calls)
 {
-    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0};
+    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, NULL};
     const sink o = {acc, pot, NULL, NULL, NULL, NULL};
     return compute_pass(s, t, &pk, fn, &o, calls);
 }
@@ -519,7 +528,7 @@ static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outpu
     const double G = gp_param_double(&s->base, P_G);
     const int step = step_out != NULL;
     const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
-                          step && prunable(s, G, sv, tv, m), even, &vel, tv, p->mass, G};
+                          step && prunable(s, G, sv, tv, m), even, &vel, tv, p->mass, G, NULL};
     const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, step_out, out->nn_index};
     gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, calls);
     free(sv); free(tv);
@@ -555,7 +564,7 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
         st = compute_with_vel(s, &t, out, nbr, step, even, &s->base.stats.force_calls);
     } else {
         const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
-        const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0};
+        const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, NULL};
         st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     }
     if (st != GP_OK) return st;
@@ -583,36 +592,78 @@ static gp_exact_sources exact_sources(const gp_solver *s)
     return src;
 }
 
-/* The even step and its lists from the kernel and direct_lists.c; groups
- * through the exact pass (base/exact_ex.c), of compute_forces' order:
+/* The even step and its lists from the kernel and direct_lists.c; acc and
+ * pot under groups from the kernel too, the other outputs under groups
+ * from the exact pass (base/exact_ex.c), of compute_forces' order:
  * GP_CAP_SOURCE_GROUPS. */
+/* acc and pot alone under groups: the kernel with the sources' groups
+ * beside them (as doubles, exact). */
+static gp_status forces_grouped(gp_solver *s, const gp_outputs *out)
+{
+    const size_t ns = s->src.n;
+    double *sg = malloc((ns ? ns : 1) * sizeof *sg);
+    if (!sg)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the groups of %zu sources; free memory", ns);
+    for (size_t k = 0; k < ns; ++k) sg[k] = (double)s->base.p.group[(size_t)s->src.id[k]];
+    s->src.g = sg;
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, s->base.p.group};
+    const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
+    gp_status st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
+    s->src.g = NULL;
+    free(sg);
+    if (st == GP_OK) gp_neighbours_forget(&s->base);
+    return st;
+}
+
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 {
-    if (!s->base.p.group) {
-        /* the even step from the kernel's pruned pass (direct_kernel.c):
-         * alone, in the pass of acc; beside pair_step, in one more; the
-         * lists by it from direct_lists.c */
-        gp_status st = forces_ex_12(s, out);
-        if (st != GP_OK || !out->pair_step || !out->pair_step_even) return st;
+    if (s->base.p.group) {
+        /* acc and pot from the kernel (compute_forces' bits under groups
+         * too), the rest from the exact pass (the jerk with its own acc) */
+        gp_status st = forces_grouped(s, out);
+        if (st != GP_OK) return st;
+        if (!out->jerk && !out->nn_index && !out->nn_dist2 && !out->pair_step &&
+            !out->pair_step_even && !out->nb_radius && !(out->nb_step > 0) &&
+            !(out->nb_step_even > 0))
+            return GP_OK;
         const size_t m = s->base.p.n_active;
-        double *scratch = malloc((3 * m + 1) * sizeof *scratch);
-        if (!scratch)
+        gp_outputs rest = *out;
+        rest.acc = out->jerk ? malloc((3 * m + 1) * sizeof *rest.acc) : out->acc;
+        rest.pot = NULL;
+        if (!rest.acc)
             return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                           "compute_forces_ex: no memory for the even step's pass over %zu "
-                           "particles; free memory", m);
-        gp_outputs e;
-        memset(&e, 0, sizeof e);
-        e.struct_size = sizeof e;
-        e.acc = scratch;
-        e.pair_step_even = out->pair_step_even;
-        targets t = {m, NULL, s->base.p.active, s->base.p.pos};
-        uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
-        st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &same_call);
-        free(scratch);
+                           "compute_forces_ex: no memory for the jerk's pass over %zu particles; "
+                           "free memory", m);
+        const gp_exact_sources src = exact_sources(s);
+        double t0 = gp_wtime();
+        st = gp_exact_active(&s->base, &src, &rest, out->jerk != NULL, "compute_forces_ex");
+        s->base.stats.seconds_walk += gp_wtime() - t0;
+        if (out->jerk) free(rest.acc);
         return st;
     }
-    const gp_exact_sources src = exact_sources(s);
-    return gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
+    /* the even step from the kernel's pruned pass (direct_kernel.c):
+     * alone, in the pass of acc; beside pair_step, in one more; the
+     * lists by it from direct_lists.c */
+    gp_status st = forces_ex_12(s, out);
+    if (st != GP_OK || !out->pair_step || !out->pair_step_even) return st;
+    const size_t m = s->base.p.n_active;
+    double *scratch = malloc((3 * m + 1) * sizeof *scratch);
+    if (!scratch)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the even step's pass over %zu "
+                       "particles; free memory", m);
+    gp_outputs e;
+    memset(&e, 0, sizeof e);
+    e.struct_size = sizeof e;
+    e.acc = scratch;
+    e.pair_step_even = out->pair_step_even;
+    targets t = {m, NULL, s->base.p.active, s->base.p.pos};
+    uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
+    st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &same_call);
+    free(scratch);
+    return st;
 }
 
 GP_PLUGIN_13_ENTRIES(cpu_direct, PLUGIN_NAME)

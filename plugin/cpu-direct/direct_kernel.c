@@ -20,8 +20,10 @@
 #define LANE_ACC(j, l)                                                      \
         double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
         double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
-        /* skip the self term and zero distances, without branches */      \
-        double keep = (double)((r2 > 0.0) & (id[j] != self));               \
+        /* skip the self term, zero distances and (ABI 1.3, a constant  \
+         * after inlining) the target's group, without branches */         \
+        double keep = (double)((r2 > 0.0) & (id[j] != self) &               \
+                               (with_groups ? g[j] != gi : 1));             \
         double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);                     \
         double mr = m[j] * rinv;                                            \
         double mr3 = mr * rinv * rinv;                                      \
@@ -116,9 +118,10 @@ static inline __attribute__((always_inline)) void lanes_out(
 static inline __attribute__((always_inline)) void point_sum(
     const gp_direct_sources *src, const gp_direct_vel *vel, double xi, double yi, double zi,
     double vxi, double vyi, double vzi, double self, double eps2, const int with_jerk,
-    double *out)
+    const int with_groups, double gi, double *out)
 {
     enum { L = GP_DIRECT_LANES };
+    const double *restrict g = with_groups ? src->g : NULL;
     const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
     const double *restrict m = src->m, *restrict id = src->id;
     const double *restrict vx = with_jerk ? vel->vx : NULL;
@@ -182,6 +185,8 @@ static inline __attribute__((always_inline)) void point_sum_ex(
     const double *restrict vx = vel->vx, *restrict vy = vel->vy, *restrict vz = vel->vz;
     const double xi = t->x, yi = t->y, zi = t->z, vxi = t->vx, vyi = t->vy, vzi = t->vz;
     const double self = t->self, mi = t->m, G = t->G;
+    const int with_groups = 0;              /* LANE_ACC's: no groups here */
+    const double *restrict g = NULL, gi = 0.0;
     double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
     double jx[L] = {0}, jy[L] = {0}, jz[L] = {0};
     double nd[L], ni[L];
@@ -230,7 +235,14 @@ GP_DIRECT_CLONES
 void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
                      double self, double eps2, double out[4])
 {
-    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, out);
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, 0, 0.0, out);
+}
+
+GP_DIRECT_CLONES
+void gp_direct_point_grouped(const gp_direct_sources *src, double xi, double yi, double zi,
+                             double self, double gi, double eps2, double out[4])
+{
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, 1, gi, out);
 }
 
 GP_DIRECT_CLONES
@@ -238,7 +250,7 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double yi, double zi, double vxi, double vyi, double vzi,
                           double self, double eps2, double out[7])
 {
-    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, out);
+    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, 0, 0.0, out);
 }
 
 GP_DIRECT_CLONES
