@@ -467,7 +467,12 @@ typedef struct gp_api {
      * are the held particles at the last predict time (or as last set),
      * under the source subset and the groups: a point feels the groups'
      * rule as the particle it excludes would (a point excluding none
-     * feels every source). The held state is not changed. */
+     * feels every source). The held state is not changed. n = 0 is an
+     * empty call (pos, vel and exclude may be NULL; out is still
+     * checked), so that an MPI process without points takes part; the
+     * refusals: out as compute_forces_ex's, pos NULL or not finite, vel
+     * NULL or not finite while jerk, a pair step or nb_step(_even) asks
+     * for it, exclude[k] >= n_particles and not UINT32_MAX. */
     gp_status (*compute_field_ex)(gp_solver *s, size_t n, const double *pos,
                                   const double *vel, const uint32_t *exclude,
                                   const gp_outputs *out);

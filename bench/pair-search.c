@@ -72,7 +72,7 @@ int main(int argc, char **argv)
             oct_pair_index ix;
             if (oct_pair_index_build(&ix, &t, pid, ic.pos, ic.vel, ic.mass, n)) return 1;
             double t_index = now() - t0;
-            oct_pair_query q = { ic.pos, ic.vel, ic.mass, 1.0, eps2, 1, 0, NULL, NULL };
+            oct_pair_query q = { ic.pos, ic.vel, ic.mass, 1.0, eps2, 1, 0, NULL, NULL, 0 };
             for (size_t i = 0; i < n; i++) {
                 uint32_t nn;
                 double d2, seed = HUGE_VAL;

@@ -29,10 +29,13 @@
  * backward step from the other end finds the same graph to O(h^2).
  *
  * Calls: a graph (three compute_forces_ex, active and sources s: the
- * acceleration for the midpoint velocities, the lists with +v and -v) per
+ * acceleration for the midpoint velocities, the lists with +v and -v;
+ * two on an ABI 1.3 plugin, whose lists by nb_step_even are their union) per
  * call of two or more particles; a kick is one plugin call for R (sources s)
  * and one per component (sources s minus C_i): the ABI has one source set
- * per call, so m components cost m calls. On cpu-direct the pair work is
+ * per call, so m components cost m calls; with ABI 1.3 source groups at a
+ * call's cost (GP_CAP_SOURCE_GROUPS: cpu-direct) one call, groups = the
+ * components (the same forces, to rounding). On cpu-direct the pair work is
  * what the scheme needs; each call also sends every position
  * (update_positions), so a level with many components costs O(N) a call
  * on the host, and on a tree plugin a tree build per call.
@@ -161,6 +164,19 @@ static gp_status kick_split(gp_sim *sim, gp_split_priv *p, const uint32_t *s, si
     uint32_t *others = malloc(ns * sizeof *others);
     gp_status st = GP_OK;
     if (!acc || !others) { st = oom(sim); goto out; }
+    if (m > 0 && gp_force_has_groups(sim)) {
+        /* ABI 1.3: the rest and every component in one call, a component's
+         * members grouped so that they feel s minus itself */
+        uint32_t *group = malloc(sim->n * sizeof *group);
+        if (!group) { st = oom(sim); goto out; }
+        for (size_t i = 0; i < sim->n; ++i) group[i] = UINT32_MAX;
+        for (size_t i = 0; i < m; ++i)
+            for (size_t k = bounds[i]; k < bounds[i + 1]; ++k) group[order[k]] = (uint32_t)i;
+        st = gp_force_grouped(sim, sim->pos, ns, order, ns, s, group, acc);
+        free(group);
+        if (st == GP_OK) gp_split_kick(sim, order, ns, acc, dt);
+        goto out;
+    }
     if (nr) {
         st = gp_force_from_sources(sim, sim->pos, nr, order + bounds[m], ns, s, p->mask, acc);
         if (st != GP_OK) goto out;

@@ -179,3 +179,36 @@ gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const
     if (st == GP_OK) gp_force_count_call(sim, na);
     return st;
 }
+
+int gp_force_has_groups(const gp_sim *sim)
+{
+    const gp_api *api = sim->api;
+    return api && sim->solver && !sim->reduce && api->abi_minor >= 3 &&
+           GRAVPLUG_API_HAS(api, set_source_groups) && gp_force_has_source_subset(sim) &&
+           (api->capabilities & GP_CAP_SOURCE_GROUPS);
+}
+
+gp_status gp_force_grouped(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                           size_t ns, const uint32_t *src, const uint32_t *group, double *acc)
+{
+    if (na == 0) return GP_OK;
+    gp_status st = gp_force_send_positions(sim, pos);   /* set_particles would clear groups */
+    if (st != GP_OK) return st;
+    /* idx in its own order (a permutation of all, say): acc comes back in it */
+    st = sim->api->set_active_subset(sim->solver, na, idx);
+    if (st != GP_OK) return refused(sim, st, "the active subset");
+    sim->subset_all = 0;
+    int all_src = gp_sim_all_active(sim, ns);
+    if (!all_src && (st = sim->api->set_source_subset(sim->solver, ns, src)) != GP_OK)
+        return refused(sim, st, "the source subset");
+    st = sim->api->set_source_groups(sim->solver, sim->n, group);
+    if (st != GP_OK) st = refused(sim, st, "the source groups");
+    if (st == GP_OK) st = compute_raw(sim, acc, NULL);
+    gp_status back = sim->api->set_source_groups(sim->solver, 0, NULL);
+    if (back == GP_OK && !all_src) back = sim->api->set_source_subset(sim->solver, 0, NULL);
+    if (st == GP_OK && back != GP_OK)
+        st = gp_sim_fail(sim, back, "the %s solver could not clear the groups and sources: %s",
+                         sim->solver_name, sim->api->last_error(sim->solver));
+    if (st == GP_OK) gp_force_count_call(sim, na);
+    return st;
+}

@@ -21,6 +21,15 @@ gp_status gp_force_active(gp_sim *sim, const double *pos, size_t na,
  * mass_mask: n doubles of scratch). acc[3na] in idx order. (hold.c) */
 gp_status gp_force_from_sources(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
                                 size_t ns, const uint32_t *src, double *mass_mask, double *acc);
+
+/* ABI 1.3 source groups: whether the solver takes them at a call's cost
+ * (GP_CAP_SOURCE_GROUPS, one process); and one call giving the na
+ * particles idx[] the forces of the ns sources src[] outside their own
+ * group (group[n] by particle, UINT32_MAX: none), acc[3na] in idx order.
+ * (cc.c: every component kicked from the others at once) */
+int gp_force_has_groups(const gp_sim *sim);
+gp_status gp_force_grouped(gp_sim *sim, const double *pos, size_t na, const uint32_t *idx,
+                           size_t ns, const uint32_t *src, const uint32_t *group, double *acc);
 int gp_force_has_source_subset(const gp_sim *sim);
 /* The positions pos[3n] to the solver: set_particles when its copy is
  * stale, else update_positions (either clears a 1.1 plugin's held state). */

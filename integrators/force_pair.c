@@ -6,7 +6,7 @@
  *   set_particles / update_positions(every position)   as force.c does
  *   set_state(the sources: x, v, a = 0, t)             velocities, O(ns)
  *   set_active_subset, set_source_subset
- *   compute_forces_ex(acc, pair_step, nb_step)
+ *   compute_forces_ex(acc, pair_step, nb_step)  (1.3: or the even ones)
  *   set_source_subset(all)
  *
  * update_positions clears every held state, so the particles outside the
@@ -56,9 +56,26 @@ static gp_status send_velocities(gp_sim *sim, const double *pos, const double *v
     return st == GP_OK ? GP_OK : gp_sim_solver_refused(sim, st, "the velocities for pair steps (set_state)");
 }
 
+int gp_pair_even(const gp_sim *sim)
+{
+    return gp_pair_available(sim, 0) && sim->api->abi_minor >= 3;
+}
+
+/* gp_pair_call; even: the step (and lists by nb_step) ABI 1.3's even one */
+static gp_status pair_call(gp_sim *sim, const double *pos, const double *vel, size_t na,
+                           const uint32_t *idx, size_t ns, const uint32_t *src, double nb_step,
+                           double *acc, double *jerk, double *pair_step, int even);
+
 gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t na, const uint32_t *idx,
                        size_t ns, const uint32_t *src, double nb_step, double *acc, double *jerk,
                        double *pair_step)
+{
+    return pair_call(sim, pos, vel, na, idx, ns, src, nb_step, acc, jerk, pair_step, 0);
+}
+
+static gp_status pair_call(gp_sim *sim, const double *pos, const double *vel, size_t na,
+                           const uint32_t *idx, size_t ns, const uint32_t *src, double nb_step,
+                           double *acc, double *jerk, double *pair_step, int even)
 {
     if (!gp_pair_available(sim, nb_step > 0))
         return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
@@ -80,8 +97,14 @@ gp_status gp_pair_call(gp_sim *sim, const double *pos, const double *vel, size_t
         st = sim->api->set_source_subset(sim->solver, ns, src);
         if (st != GP_OK) return gp_sim_solver_refused(sim, st, "the source subset");
     }
-    gp_outputs out = { .struct_size = sizeof out, .acc = acc, .jerk = jerk, .pair_step = pair_step,
-                       .nb_step = nb_step > 0 ? nb_step : 0.0 };
+    gp_outputs out = { .struct_size = sizeof out, .acc = acc, .jerk = jerk };
+    if (even) {
+        out.pair_step_even = pair_step;
+        out.nb_step_even = nb_step > 0 ? nb_step : 0.0;
+    } else {
+        out.pair_step = pair_step;
+        out.nb_step = nb_step > 0 ? nb_step : 0.0;
+    }
     st = sim->api->compute_forces_ex(sim->solver, &out);
     if (st != GP_OK)
         st = gp_sim_fail(sim, st, "the %s solver failed to compute pair steps: %s", sim->solver_name,
@@ -151,6 +174,21 @@ gp_status gp_pair_midpoint(gp_sim *sim, const uint32_t *s, size_t ns, double h, 
             const double a = acc[3 * k + c], j = jerk[3 * k + c];
             x[i] += d * sim->vel[i] + d2 * a + d3 * j;
         }
+    if (gp_pair_even(sim)) {
+        /* ABI 1.3: min(tau(v), tau(-v)) and the union of both lists from
+         * one call, the same bits and pairs as the two below */
+        for (size_t k = 0; k < ns; ++k)
+            for (int c = 0; c < 3; ++c) {
+                size_t i = 3 * (size_t)s[k] + c;
+                v[i] = sim->vel[i] + d * acc[3 * k + c] + d2 * jerk[3 * k + c];
+            }
+        st = pair_call(sim, x, v, ns, s, ns, s, nb_step, scratch, NULL, step, 1);
+        if (st == GP_OK && nb_step > 0) st = gp_pair_lists(sim, ns, offset, &list, &cap);
+        if (st == GP_OK && nb_step > 0)
+            for (size_t k = 0; k < ns; ++k)
+                for (uint64_t e = offset[k]; e < offset[k + 1]; ++e) edge(ctx, k, list[e]);
+        goto out;
+    }
     for (int pass = 0; pass < 2 && st == GP_OK; ++pass) {
         double sign = pass ? -1.0 : 1.0;
         for (size_t k = 0; k < ns; ++k)

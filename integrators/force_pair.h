@@ -44,9 +44,16 @@ typedef void (*gp_pair_edge)(void *ctx, size_t k, uint32_t j);
  * the forward direction, and extrapolates over the pair's own step, not
  * over h). step[k] (eta = 1; NULL: not asked) is the smaller of the two;
  * with nb_step > 0 every pair listed by either call goes to edge(ctx, k, j).
- * Three force calls of ns particles. */
+ * Three force calls of ns particles; two where gp_pair_even (the lists
+ * then by the even step, each pair once). */
 gp_status gp_pair_midpoint(gp_sim *sim, const uint32_t *s, size_t ns, double h, double nb_step, double *step,
                            gp_pair_edge edge, void *ctx);
+
+/* Whether the solver gives ABI 1.3's even step (pair_step_even,
+ * nb_step_even): then gp_pair_midpoint takes the step or the lists from
+ * one call at the midpoint instead of two (the same bits; the same
+ * pairs, each listed once). */
+int gp_pair_even(const gp_sim *sim);
 
 /* The lists of the last gp_pair_call (na active): offset[na + 1] and the
  * neighbours (set_particles indices) in *list, grown with realloc

@@ -32,7 +32,8 @@
  * plugin's approach-rate correction takes the forward direction with
  * eta = 1 (it extrapolates over the pair's own step, not over eta times
  * it), so it is asked with the velocities and with their opposites and
- * the smaller step kept (gp_pair_midpoint: three plugin calls). Taken at
+ * the smaller step kept (gp_pair_midpoint: three plugin calls; two with
+ * an ABI 1.3 plugin, whose pair_step_even is that minimum). Taken at
  * the start, as Huayno does, the split was not reversible (the reversal
  * test came back to 0.16 instead of rounding).
  *

@@ -51,6 +51,7 @@ $(BUILD)/t/integrators-path.t: CPPFLAGS += -DGP_ABI11_FIXTURE='"$(abspath $(BUIL
 $(BUILD)/t/integrators-path.t: CFLAGS += -ffp-contract=off
 $(BUILD)/t/python-solver11.t: $(SIM_ABI10)
 $(BUILD)/t/python-solver12.t: $(BUILD)/tests/fixtures/gravplug-abi11.so
+$(BUILD)/t/python-solver13.t: $(BUILD)/tests/fixtures/gravplug-abi12.so
 $(BUILD)/t/gravhost-solver-path.t: $(SIM_ABI10)
 $(BUILD)/t/integrators-threads.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/integrators-masses.t: $(BUILD)/plugins/gravplug-cpu-tree.so

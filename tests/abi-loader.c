@@ -331,8 +331,43 @@ int main(void)
         } else {
             skip(4, "the 1.1 fixture did not load");
         }
+
+        /* A plugin built against ABI 1.2 loads under this 1.3 host; the
+         * host sees its 1.2 members and none of the 1.3 ones (its table
+         * ends at get_neighbours, before a guard page), and a host's
+         * 1.3-sized gp_outputs is read as 1.2's. */
+        snprintf(path, sizeof path, "%s/gravplug-abi12.so", fixtures);
+        st = gp_plugin_open(path, &old, err, sizeof err);
+        ok(st == GP_OK, "a 1.2 plugin loads under a 1.3 host (%s)", st == GP_OK ? "ok" : err);
+        if (st == GP_OK) {
+            const gp_api *oa = gp_plugin_api(old);
+            ok(oa->abi_minor == 2 && oa->struct_size == offsetof(gp_api, get_neighbours) + sizeof oa->get_neighbours,
+               "it reports abi_minor 2 and the 1.2 struct_size (%zu)", oa->struct_size);
+            ok(GRAVPLUG_API_HAS(oa, set_state_jerk) && GRAVPLUG_API_HAS(oa, get_velocities) &&
+               GRAVPLUG_API_HAS(oa, compute_forces_ex) && GRAVPLUG_API_HAS(oa, get_neighbours),
+               "GRAVPLUG_API_HAS says yes for every 1.2 member");
+            ok(!GRAVPLUG_API_HAS(oa, set_source_groups) && !GRAVPLUG_API_HAS(oa, compute_field_ex),
+               "... and no for every 1.3 member, without reading past struct_size");
+            gp_solver *os = NULL;
+            double p2[6] = {0, 0, 0, 1, 0, 0}, m2[2] = {1, 2}, a2[6], v2[6] = {0, 0, 0, 0, 1, 0};
+            double t2[2] = {0}, st2[2], even[2] = {-7, -7};
+            gp_outputs o;
+            memset(&o, 0, sizeof o);
+            o.struct_size = sizeof o;
+            o.acc = a2;
+            o.pair_step = st2;
+            o.pair_step_even = even;   /* a 1.2 plugin leaves it alone */
+            ok(oa->init(&os, NULL) == GP_OK && oa->set_particles(os, 2, p2, m2) == GP_OK &&
+               oa->set_state(os, 2, NULL, p2, v2, a2, t2) == GP_OK && oa->compute_forces_ex(os, &o) == GP_OK &&
+               a2[0] == 2.0 && a2[3] == -1.0 && st2[0] > 0 && st2[0] == st2[1] && even[0] == -7 && even[1] == -7,
+               "and computes through the 1.2 calls, leaving the 1.3 outputs alone");
+            oa->finalize(os);
+            gp_plugin_close(old);
+        } else {
+            skip(4, "the 1.2 fixture did not load");
+        }
     } else {
-        skip(14, "GP_FIXTURES_DIR not set");
+        skip(19, "GP_FIXTURES_DIR not set");
     }
 
     is_string(gp_status_name(GP_ERR_BAD_STATE), "GP_ERR_BAD_STATE", "gp_status_name");

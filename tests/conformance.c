@@ -46,6 +46,7 @@
 #include "conformance_checks.h"
 #include "conformance_abi11.h"
 #include "conformance_abi12.h"
+#include "conformance_abi13.h"
 
 /* ---- 1. the table and its parameters ----------------------------------- */
 
@@ -56,7 +57,7 @@ static void test_table(const char *path)
        "struct_size %zu covers the 1.0 table", api->struct_size);
     ok(api->name && api->name[0], "name is set ('%s')", api->name ? api->name : "");
     ok(api->version && api->version[0], "version is set ('%s')", api->version ? api->version : "");
-    ok((api->capabilities & ~(uint64_t)0xfff) == 0, "capabilities use only defined bits");
+    ok((api->capabilities & ~(uint64_t)0x1fff) == 0, "capabilities use only defined bits");
     ok(has_cap(GP_CAP_EXACT) != has_cap(GP_CAP_TREE), "exactly one of EXACT and TREE is set");
     ok(api->describe_params && api->init && api->finalize && api->set_param && api->get_param &&
        api->set_particles && api->update_positions && api->set_active_subset &&
@@ -847,6 +848,7 @@ int main(int argc, char **argv)
     test_extremes();
     test_abi11();
     test_abi12();
+    test_abi13();
 
     gp_plugin_close(plug);
     return done_testing();

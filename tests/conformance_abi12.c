@@ -116,8 +116,8 @@ static int at_second_order(const double *x, const double *vel, size_t na, const 
 
 /* Huayno's timestep_ij (Pelupessy et al. 2012; AMUSE's huayno evolve.c),
  * transcribed with dt_param = 1, dir = +1 and mu = G (m_i + m_j): the
- * reference for pair_step and the lists by step. */
-static double huayno_tau(const double *xi, const double *vi, double mi, const double *xj,
+ * reference for pair_step and the lists by step (conformance_abi13.c's too). */
+double conf_huayno_tau(const double *xi, const double *vi, double mi, const double *xj,
                          const double *vj, double mj, double G, double eps2)
 {
     const double dt_param = 1.0, dir = 1.0;
@@ -194,7 +194,7 @@ static ref12 reference(size_t n, const double *pos, const double *vel, const dou
             double rx = xj[0] - xi[0], ry = xj[1] - xi[1], rz = xj[2] - xi[2];
             double d2 = rx * rx + ry * ry + rz * rz;
             if (d2 < best) { best = d2; nn = (uint32_t)j; }
-            double tau = huayno_tau(xi, vi, mass[i], xj, vj, mass[j], G, eps2);
+            double tau = conf_huayno_tau(xi, vi, mass[i], xj, vj, mass[j], G, eps2);
             if (tau < step) step = tau;
             int listed = (radius && d2 < radius[k] * radius[k]) || (nb_step > 0 && tau < nb_step);
             if (listed) {

@@ -203,8 +203,9 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
     vel.vx = svx; vel.vy = svy; vel.vz = svz;
     const double G = 1.0;
     size_t bad_step = 0, bad_nn = 0, bad_seed = 0, bad_sums = 0, evals = 0, pairs = 0;
+    size_t bad_even = 0;
     for (size_t i = 0; i < n; ++i) {
-        double best = HUGE_VAL, bestd = HUGE_VAL, bestid = -1;
+        double best = HUGE_VAL, bestd = HUGE_VAL, bestid = -1, best_even = HUGE_VAL;
         for (size_t j = 0; j < ns; ++j) {
             if (sid[j] == (double)i) continue;
             double dx = sx[j] - X[i], dy = sy[j] - Y[i], dz = sz[j] - Z[i];
@@ -213,8 +214,18 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
             double tau = gp_pair_step(-dx, -dy, -dz, VX[i] - svx[j], VY[i] - svy[j],
                                       VZ[i] - svz[j], eps2, G * (M[i] + sm[j]));
             if (tau < best) best = tau;
+            double tev = gp_pair_step_even(-dx, -dy, -dz, VX[i] - svx[j], VY[i] - svy[j],
+                                           VZ[i] - svz[j], eps2, G * (M[i] + sm[j]));
+            if (tev < best_even) best_even = tev;
         }
-        gp_direct_target t = {X[i], Y[i], Z[i], VX[i], VY[i], VZ[i], (double)i, M[i], G, 1};
+        gp_direct_target t = {X[i], Y[i], Z[i], VX[i], VY[i], VZ[i], (double)i, M[i], G, 1, 0};
+        /* ABI 1.3's even step, pruned over both signs of r.v */
+        gp_direct_target te = t;
+        te.even = 1;
+        double oe[GP_EX_W];
+        oe[GP_EX_STEP] = HUGE_VAL;
+        gp_direct_point_ex(&src, &vel, &te, eps2, (int)(i % 2), 1, oe, NULL);
+        bad_even += memcmp(&oe[GP_EX_STEP], &best_even, sizeof best_even) != 0;
         double out[GP_EX_W];
         size_t e = 0;
         out[GP_EX_STEP] = HUGE_VAL;
@@ -245,6 +256,8 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
        "(%zu differ)", what, bad_step);
     ok(bad_nn == 0, "%s: nearest source and its d2 equal the brute force (%zu differ)", what,
        bad_nn);
+    ok(bad_even == 0, "%s: the even step is the brute-force minimum of gp_pair_step_even, bit "
+       "for bit (%zu differ)", what, bad_even);
     ok(bad_seed == 0, "%s: seeded with the minimum: the same bits; with half of it: the seed",
        what);
     ok(bad_sums == 0, "%s: acc, pot and jerk are gp_direct_point(_jerk)'s bits (%zu differ)",
@@ -256,7 +269,7 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
 
 int main(void)
 {
-    plan(4 + 3 * 5 + 4);
+    plan(4 + 3 * 6 + 5);
     test_bound();
     test_kernel("1003 moving, eps 0.01", 1003, 1, 1e-4);
     test_kernel("1003 at rest, eps 0.01", 1003, 0, 1e-4);

@@ -184,6 +184,40 @@ static void check_abi10(void)
     gp_plugin_close(plug);
 }
 
+/* cpu-direct with its table cut to ABI 1.2 (no pair_step_even): the pair
+ * criterion's two midpoint calls (v and -v) against 1.3's one call, the
+ * same trajectory bit for bit with fewer force calls. */
+static void check_abi12(void)
+{
+    static double p1[3 * N], v1[3 * N], p2[3 * N], v2[3 * N];
+    char err[1024];
+    gp_plugin *plug = NULL;
+    gp_solver *solver = NULL;
+    static gp_api old;
+    int good = cpu_direct_as_abi(2, offsetof(gp_api, set_source_groups), &plug, &old, &solver, err,
+                                 sizeof err);
+    crit = "pair";
+    gp_sim *a = NULL, *b = make(sim_on_direct("0.01"), "0.1", "0.25", NULL);
+    if (good && gp_sim_new(&a) == GP_OK && gp_sim_set_solver(a, &old, solver, 1) == GP_OK)
+        a = make(a, "0.1", "0.25", NULL);
+    crit = "auto";
+    good = good && a && b && gp_sim_evolve(a, 1.0) == GP_OK && gp_sim_evolve(b, 1.0) == GP_OK
+           && gp_sim_get_particles(a, p1, v1, NULL, NULL) == GP_OK
+           && gp_sim_get_particles(b, p2, v2, NULL, NULL) == GP_OK;
+    if (!good) diag("%s", a ? gp_sim_last_error(a) : err);
+    uint64_t fa = 0, fb = 0;
+    if (good) {
+        gp_sim_counter(a, "force_calls", &fa);
+        gp_sim_counter(b, "force_calls", &fb);
+    }
+    ok(good && memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0 && fb < fa,
+       "%s: the even step from one call (ABI 1.3) gives the two-call 1.2 trajectory bit for bit, "
+       "in %llu force calls instead of %llu", integ, (unsigned long long)fb, (unsigned long long)fa);
+    gp_sim_free(a);
+    gp_sim_free(b);
+    gp_plugin_close(plug);
+}
+
 /* eta * min_k tau_ik at the midpoint of a step h from (x, v), for all i. */
 static void ref_steps(const double *x, const double *v, double eta, double h, double *tau)
 {
@@ -292,7 +326,7 @@ static void check_bad_params(void)
 
 int main(void)
 {
-    plan(31);
+    plan(33);
     small_cluster(N, 11, pos0, vel0, mass0);
     check_pair_criterion();
     check_pair_symmetry();
@@ -303,6 +337,7 @@ int main(void)
         check_reversible();
         check_restart();
         check_abi10();
+        check_abi12();
     }
     integ = "hold-kdk";
     check_leapfrog();

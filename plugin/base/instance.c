@@ -106,5 +106,6 @@ void gp_base_free(gp_base *base)
     free(base->p.third);
     gp_neighbours_forget(base);
     free(base->p.src);
+    gp_groups_clear(base);
     memset(&base->p, 0, sizeof base->p);
 }

@@ -51,4 +51,15 @@ static inline GP_PAIR_HD double gp_pair_step(double dx, double dy, double dz, do
     return step;
 }
 
+/* ABI 1.3's even step: tau_ij made even in the relative velocity,
+ * min(tau(r, v), tau(r, -v)), the time-symmetric split's criterion. */
+static inline GP_PAIR_HD double gp_pair_step_even(double dx, double dy, double dz, double dvx,
+                                                  double dvy, double dvz, double eps2,
+                                                  double Gmu)
+{
+    double a = gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
+    double b = gp_pair_step(dx, dy, dz, -dvx, -dvy, -dvz, eps2, Gmu);
+    return b < a ? b : a;
+}
+
 #endif /* GP_PAIR_STEP_H */

@@ -152,6 +152,7 @@ gp_status gp_particles_store(gp_base *base, size_t n, const double *pos, const d
     free(p->src);
     p->src = NULL;
     p->n_src = n;
+    gp_groups_clear(base);   /* ABI 1.3: set_particles clears the groups */
     return GP_OK;
 }
 

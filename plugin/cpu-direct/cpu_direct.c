@@ -277,7 +277,8 @@ static inline const double *target(const targets *t, size_t k, double *self)
 static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
 {
     size_t j0 = c * GP_CHUNK, j1 = j0 + GP_CHUNK < src->n ? j0 + GP_CHUNK : src->n;
-    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0, 0};
+    gp_direct_sources v = {j1 - j0, src->x + j0, src->y + j0, src->z + j0, src->m + j0, src->id + j0, 0,
+                           src->g ? src->g + j0 : NULL};
     return v;
 }
 
@@ -287,10 +288,13 @@ static inline gp_direct_sources chunk(const gp_direct_sources *src, size_t c)
  * summation: acc and pot have compute_forces' bits in every kind. */
 typedef struct pass_kind {
     int W, jerk, step, prune;
+    int even;                    /* the step is ABI 1.3's even one    */
     const gp_direct_vel *svel;   /* sources' velocities (W > 4)       */
     const double *tvel;          /* targets' velocities, 3 per target */
     const double *mass;          /* particle masses (W = GP_EX_W)     */
     double G;
+    const uint32_t *groups;      /* ABI 1.3 (W = 4): the particles'
+                                    groups, the sources' in src.g      */
 } pass_kind;
 
 /* Where a pass's results go (the outputs not asked for are NULL). */
@@ -328,7 +332,13 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
 {
     gp_direct_sources v = chunk(src, c);
     if (pk->W == 4) {
-        gp_direct_point(&v, x[0], x[1], x[2], self, eps2, out);
+        if (pk->groups) {   /* ABI 1.3: the target's group is skipped */
+            uint32_t gi = pk->groups[(size_t)self];
+            gp_direct_point_grouped(&v, x[0], x[1], x[2], self, gi == UINT32_MAX ? -1.0 : (double)gi,
+                                    eps2, out);
+        } else {
+            gp_direct_point(&v, x[0], x[1], x[2], self, eps2, out);
+        }
         return;
     }
     size_t j0 = c * GP_CHUNK;
@@ -339,7 +349,7 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
         return;
     }
     const gp_direct_target t = {x[0], x[1], x[2], u[0], u[1], u[2], self,
-                                pk->mass[(size_t)self], pk->G, pk->prune};
+                                pk->mass[(size_t)self], pk->G, pk->prune, pk->even};
     gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, pk->step, out, NULL);
 }
 
@@ -433,14 +443,20 @@ static gp_status compute_pass(gp_solver *s, const targets *t, const pass_kind *p
 static gp_status compute(gp_solver *s, const targets *t, const char *fn, double *acc, double *pot,
                          uint64_t *calls)
 {
-    const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, NULL};
     const sink o = {acc, pot, NULL, NULL, NULL, NULL};
     return compute_pass(s, t, &pk, fn, &o, calls);
 }
 
+static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return cpu_direct_compute_forces_ex(s, &o);
+    }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
@@ -490,7 +506,7 @@ static int prunable(const gp_solver *s, double G, const double *sv, const double
  * where asked, with every particle's velocity at the positions' time from
  * the held state (a particle without state: 0). */
 static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outputs *out,
-                                  int nbr)
+                                  int nbr, double *step_out, int even, uint64_t *calls)
 {
     const gp_particles *p = &s->base.p;
     const size_t ns = s->src.n, m = t->m;
@@ -510,36 +526,51 @@ static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outpu
     for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
     gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
     const double G = gp_param_double(&s->base, P_G);
-    const int step = out->pair_step != NULL;
+    const int step = step_out != NULL;
     const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
-                          step && prunable(s, G, sv, tv, m), &vel, tv, p->mass, G};
-    const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, out->pair_step, out->nn_index};
-    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
+                          step && prunable(s, G, sv, tv, m), even, &vel, tv, p->mass, G, NULL};
+    const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, step_out, out->nn_index};
+    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, calls);
     free(sv); free(tv);
     return st;
 }
 
-/* acc and pot exactly as compute_forces makes them (the same bits), with
- * the jerk, the nearest source and the pairwise step from the same pass;
- * then the neighbour lists, if asked, in one more pass (direct_lists.c). */
+/* 1.2's outputs alone, or with 1.3's (groups, even steps) */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    return gp_outputs_want_13(&s->base, &o) ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+}
+
+/* acc and pot exactly as compute_forces makes them (the same bits), with
+ * the jerk, the nearest source and the pairwise step from the same pass;
+ * then the neighbour lists, if asked, in one more pass (direct_lists.c). */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    gp_status st;
     targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
-    const int nbr = out->nn_index || out->nn_dist2 || out->pair_step;
+    /* the kernel's one step: pair_step, or else (ABI 1.3, no groups, no
+     * lists by it: forces_ex_13) the even one */
+    const int even = !out->pair_step && out->pair_step_even;
+    double *step = even ? out->pair_step_even : out->pair_step;
+    const int nbr = out->nn_index || out->nn_dist2 || step;
     if (out->jerk || nbr) {
-        st = compute_with_vel(s, &t, out, nbr);
+        st = compute_with_vel(s, &t, out, nbr, step, even, &s->base.stats.force_calls);
     } else {
         const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
-        const pass_kind pk = {4, 0, 0, 0, NULL, NULL, NULL, 0.0};
+        const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, NULL};
         st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     }
     if (st != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); gp_direct_lists replaces them when asked. */
-    if (!out->nb_radius && !(out->nb_step > 0)) {
+    if (!out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0)) {
         gp_neighbours_forget(&s->base);
         return GP_OK;
     }
@@ -551,8 +582,105 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API_12(cpu_direct, PLUGIN_NAME,
+/* ---- ABI 1.3 ------------------------------------------------------------- */
+
+static gp_exact_sources exact_sources(const gp_solver *s)
+{
+    const double eps = gp_param_double(&s->base, P_EPS);
+    gp_exact_sources src = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps,
+                             thread_count(s) };
+    return src;
+}
+
+/* The even step and its lists from the kernel and direct_lists.c; acc and
+ * pot under groups from the kernel too, the other outputs under groups
+ * from the exact pass (base/exact_ex.c), of compute_forces' order:
+ * GP_CAP_SOURCE_GROUPS. */
+/* acc and pot alone under groups: the kernel with the sources' groups
+ * beside them (as doubles, exact). */
+static gp_status forces_grouped(gp_solver *s, const gp_outputs *out)
+{
+    const size_t ns = s->src.n;
+    double *sg = malloc((ns ? ns : 1) * sizeof *sg);
+    if (!sg)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the groups of %zu sources; free memory", ns);
+    for (size_t k = 0; k < ns; ++k) sg[k] = (double)s->base.p.group[(size_t)s->src.id[k]];
+    s->src.g = sg;
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, s->base.p.group};
+    const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
+    gp_status st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
+    s->src.g = NULL;
+    free(sg);
+    if (st == GP_OK) gp_neighbours_forget(&s->base);
+    return st;
+}
+
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
+{
+    if (s->base.p.group) {
+        /* acc and pot from the kernel (compute_forces' bits under groups
+         * too), the rest from the exact pass (the jerk with its own acc) */
+        gp_status st = forces_grouped(s, out);
+        if (st != GP_OK) return st;
+        if (!out->jerk && !out->nn_index && !out->nn_dist2 && !out->pair_step &&
+            !out->pair_step_even && !out->nb_radius && !(out->nb_step > 0) &&
+            !(out->nb_step_even > 0))
+            return GP_OK;
+        const size_t m = s->base.p.n_active;
+        gp_outputs rest = *out;
+        rest.acc = out->jerk ? malloc((3 * m + 1) * sizeof *rest.acc) : out->acc;
+        rest.pot = NULL;
+        if (!rest.acc)
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                           "compute_forces_ex: no memory for the jerk's pass over %zu particles; "
+                           "free memory", m);
+        const gp_exact_sources src = exact_sources(s);
+        double t0 = gp_wtime();
+        st = gp_exact_active(&s->base, &src, &rest, out->jerk != NULL, "compute_forces_ex");
+        s->base.stats.seconds_walk += gp_wtime() - t0;
+        if (out->jerk) free(rest.acc);
+        return st;
+    }
+    /* the even step from the kernel's pruned pass (direct_kernel.c):
+     * alone, in the pass of acc; beside pair_step, in one more; the
+     * lists by it from direct_lists.c */
+    gp_status st = forces_ex_12(s, out);
+    if (st != GP_OK || !out->pair_step || !out->pair_step_even) return st;
+    const size_t m = s->base.p.n_active;
+    double *scratch = malloc((3 * m + 1) * sizeof *scratch);
+    if (!scratch)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "compute_forces_ex: no memory for the even step's pass over %zu "
+                       "particles; free memory", m);
+    gp_outputs e;
+    memset(&e, 0, sizeof e);
+    e.struct_size = sizeof e;
+    e.acc = scratch;
+    e.pair_step_even = out->pair_step_even;
+    targets t = {m, NULL, s->base.p.active, s->base.p.pos};
+    uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
+    st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &same_call);
+    free(scratch);
+    return st;
+}
+
+GP_PLUGIN_13_ENTRIES(cpu_direct, PLUGIN_NAME)
+
+/* Exact at the points, over the same sources (base/exact_ex.c). */
+static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                         const double *vel, const uint32_t *exclude,
+                                         const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
+    const gp_exact_sources src = exact_sources(s);
+    return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+}
+
+static const gp_api api = GP_PLUGIN_API_13(cpu_direct, PLUGIN_NAME,
     GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
-    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS);
+    GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS |
+    GP_CAP_SOURCE_GROUPS);
 
 GP_PLUGIN_ENTRY(api)

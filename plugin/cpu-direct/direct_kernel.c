@@ -20,8 +20,10 @@
 #define LANE_ACC(j, l)                                                      \
         double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
         double r2 = dx * dx + dy * dy + dz * dz + eps2;                     \
-        /* skip the self term and zero distances, without branches */      \
-        double keep = (double)((r2 > 0.0) & (id[j] != self));               \
+        /* skip the self term, zero distances and (ABI 1.3, a constant  \
+         * after inlining) the target's group, without branches */         \
+        double keep = (double)((r2 > 0.0) & (id[j] != self) &               \
+                               (with_groups ? g[j] != gi : 1));             \
         double rinv = keep / sqrt(r2 > 0.0 ? r2 : 1.0);                     \
         double mr = m[j] * rinv;                                            \
         double mr3 = mr * rinv * rinv;                                      \
@@ -74,7 +76,9 @@
             double Gmu = G * (mi + m[j]);                                   \
             long c = (keep != 0.0) &                                        \
                      !(gp_step_bound_pair_ok(rinv, dv2) &                   \
-                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu));  \
+                       gp_step_bound_passes(&bound, rinv, rv3, dv2, Gmu) &  \
+                       ((!with_even) |                                      \
+                        gp_step_bound_passes(&bound, rinv, -rv3, dv2, Gmu))); \
             cand[l] = c;                                                    \
             any |= c;                                                       \
         }                                                                   \
@@ -114,9 +118,10 @@ static inline __attribute__((always_inline)) void lanes_out(
 static inline __attribute__((always_inline)) void point_sum(
     const gp_direct_sources *src, const gp_direct_vel *vel, double xi, double yi, double zi,
     double vxi, double vyi, double vzi, double self, double eps2, const int with_jerk,
-    double *out)
+    const int with_groups, double gi, double *out)
 {
     enum { L = GP_DIRECT_LANES };
+    const double *restrict g = with_groups ? src->g : NULL;
     const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
     const double *restrict m = src->m, *restrict id = src->id;
     const double *restrict vx = with_jerk ? vel->vx : NULL;
@@ -151,10 +156,13 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
         double Gmu = t->G * (t->m + src->m[j]);
         /* an earlier lane may have lowered the minimum: test again */
         double r2 = dx * dx + dy * dy + dz * dz + eps2;
-        if (gp_step_bound_holds(bound, 1.0 / sqrt(r2), dx * dvx + dy * dvy + dz * dvz,
-                                dvx * dvx + dvy * dvy + dvz * dvz, Gmu))
+        double c = 1.0 / sqrt(r2), rv = dx * dvx + dy * dvy + dz * dvz;
+        double dv2 = dvx * dvx + dvy * dvy + dvz * dvz;
+        if (gp_step_bound_holds(bound, c, rv, dv2, Gmu) &&
+            (!t->even || gp_step_bound_holds(bound, c, -rv, dv2, Gmu)))
             continue;
-        double tau = gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
+        double tau = t->even ? gp_pair_step_even(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu)
+                             : gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
         ++*evals;
         if (tau < *step) {
             *step = tau;
@@ -168,7 +176,8 @@ static void settle(const gp_direct_sources *src, const gp_direct_vel *vel,
  * point_sum's bits. */
 static inline __attribute__((always_inline)) void point_sum_ex(
     const gp_direct_sources *src, const gp_direct_vel *vel, const gp_direct_target *t,
-    double eps2, const int with_jerk, const int with_step, double *out, size_t *evals)
+    double eps2, const int with_jerk, const int with_step, const int with_even, double *out,
+    size_t *evals)
 {
     enum { L = GP_DIRECT_LANES };
     const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
@@ -176,6 +185,8 @@ static inline __attribute__((always_inline)) void point_sum_ex(
     const double *restrict vx = vel->vx, *restrict vy = vel->vy, *restrict vz = vel->vz;
     const double xi = t->x, yi = t->y, zi = t->z, vxi = t->vx, vyi = t->vy, vzi = t->vz;
     const double self = t->self, mi = t->m, G = t->G;
+    const int with_groups = 0;              /* LANE_ACC's: no groups here */
+    const double *restrict g = NULL, gi = 0.0;
     double ax[L] = {0}, ay[L] = {0}, az[L] = {0}, ph[L] = {0};
     double jx[L] = {0}, jy[L] = {0}, jz[L] = {0};
     double nd[L], ni[L];
@@ -224,7 +235,14 @@ GP_DIRECT_CLONES
 void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
                      double self, double eps2, double out[4])
 {
-    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, out);
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, 0, 0.0, out);
+}
+
+GP_DIRECT_CLONES
+void gp_direct_point_grouped(const gp_direct_sources *src, double xi, double yi, double zi,
+                             double self, double gi, double eps2, double out[4])
+{
+    point_sum(src, NULL, xi, yi, zi, 0, 0, 0, self, eps2, 0, 1, gi, out);
 }
 
 GP_DIRECT_CLONES
@@ -232,7 +250,7 @@ void gp_direct_point_jerk(const gp_direct_sources *src, const gp_direct_vel *vel
                           double yi, double zi, double vxi, double vyi, double vzi,
                           double self, double eps2, double out[7])
 {
-    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, out);
+    point_sum(src, vel, xi, yi, zi, vxi, vyi, vzi, self, eps2, 1, 0, 0.0, out);
 }
 
 GP_DIRECT_CLONES
@@ -242,13 +260,16 @@ void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
 {
     size_t evals = 0;
     /* one instance per kind, so that no loop tests what it computes */
-    if (with_jerk && with_step)
-        point_sum_ex(src, vel, t, eps2, 1, 1, out, &evals);
+    if (with_step && t->even)
+        if (with_jerk) point_sum_ex(src, vel, t, eps2, 1, 1, 1, out, &evals);
+        else point_sum_ex(src, vel, t, eps2, 0, 1, 1, out, &evals);
+    else if (with_jerk && with_step)
+        point_sum_ex(src, vel, t, eps2, 1, 1, 0, out, &evals);
     else if (with_jerk)
-        point_sum_ex(src, vel, t, eps2, 1, 0, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 1, 0, 0, out, &evals);
     else if (with_step)
-        point_sum_ex(src, vel, t, eps2, 0, 1, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 0, 1, 0, out, &evals);
     else
-        point_sum_ex(src, vel, t, eps2, 0, 0, out, &evals);
+        point_sum_ex(src, vel, t, eps2, 0, 0, 0, out, &evals);
     if (exact_evals) *exact_evals = evals;
 }

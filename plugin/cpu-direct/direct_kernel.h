@@ -23,6 +23,8 @@ typedef struct gp_direct_sources {
     size_t n;
     double *x, *y, *z, *m, *id;
     size_t cap;               /* allocated length (0 in chunk views) */
+    const double *g;          /* ABI 1.3: each source's group as a double,
+                                 for gp_direct_point_grouped (else NULL) */
 } gp_direct_sources;
 
 /* ABI 1.2: the sources' velocities (vx[j] .. of source j), for the jerk. */
@@ -35,6 +37,13 @@ typedef struct gp_direct_vel {
  * out[0..2] = sum m (x_j - x_i) / r^3, out[3] = -sum m / r (G not applied). */
 void gp_direct_point(const gp_direct_sources *src, double xi, double yi, double zi,
                      double self, double eps2, double out[4]);
+
+/* gp_direct_point skipping, beside self, every source j with
+ * src->g[j] == gi (ABI 1.3's source groups: pass gi = -1 for a target in
+ * no group). The same operations in the same order: without a skipped
+ * group, gp_direct_point's bits. */
+void gp_direct_point_grouped(const gp_direct_sources *src, double xi, double yi, double zi,
+                             double self, double gi, double eps2, double out[4]);
 
 /* The same sum with the jerk beside it, for a target moving with velocity
  * (vxi, vyi, vzi): out[0..3] exactly gp_direct_point's (the same operations
@@ -52,6 +61,8 @@ typedef struct gp_direct_target {
     double m, G;
     int prune;                /* gp_step_bound_range_ok held for the whole
                                  computation (else every pair is exact) */
+    int even;                 /* ABI 1.3: the step is gp_pair_step_even,
+                                 pruned over both signs of r.v */
 } gp_direct_target;
 
 enum {

@@ -6,7 +6,8 @@
  * For each active particle i, one loop over the sources j in index order,
  * with r = x_j - x_i and v = v_j - v_i at the positions' current time
  * (velocities from the held state, gp_state_velocity): j is listed when
- * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h).
+ * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h), or
+ * (ABI 1.3) its even step < nb_step_even.
  * The exact tau_ij is evaluated only for the pairs that
  * pair_step_bound.h cannot prove to have tau_ij >= nb_step. Lists are made
  * in two passes (count, then fill), so they need no reallocation and come
@@ -30,6 +31,7 @@ typedef struct list_pass {
     double G, eps2;
     const gp_outputs *out;
     gp_step_bound bound;     /* proves tau_ij >= nb_step */
+    gp_step_bound bound_even;/* ABI 1.3: the even step >= nb_step_even */
 } list_pass;
 
 static int is_source(const list_pass *e, size_t j)
@@ -37,17 +39,25 @@ static int is_source(const list_pass *e, size_t j)
     return e->p->mass[j] > 0.0 && (!e->in_src || e->in_src[j]);
 }
 
-/* tau_ij < nb_step, evaluated exactly only where the bound cannot say no. */
-static int step_below(const list_pass *e, size_t i, size_t j, double rx, double ry, double rz)
+/* tau_ij < nb_step (even: the even step < nb_step_even), evaluated
+ * exactly only where the bound cannot say no (for both signs of r.v when
+ * even). */
+static int step_below(const list_pass *e, size_t i, size_t j, double rx, double ry, double rz,
+                      int even)
 {
     const double *vi = &e->vel[3 * i], *vj = &e->vel[3 * j];
     double vx = vj[0] - vi[0], vy = vj[1] - vi[1], vz = vj[2] - vi[2];
     double Gmu = e->G * (e->p->mass[i] + e->p->mass[j]);
     double r2 = rx * rx + ry * ry + rz * rz + e->eps2;
+    const gp_step_bound *bd = even ? &e->bound_even : &e->bound;
     if (r2 > 0.0) {
-        double rv = rx * vx + ry * vy + rz * vz, v2 = vx * vx + vy * vy + vz * vz;
-        if (gp_step_bound_holds(&e->bound, 1.0 / sqrt(r2), rv, v2, Gmu)) return 0;
+        double c = 1.0 / sqrt(r2), rv = rx * vx + ry * vy + rz * vz, v2 = vx * vx + vy * vy + vz * vz;
+        if (gp_step_bound_holds(bd, c, rv, v2, Gmu) &&
+            (!even || gp_step_bound_holds(bd, c, -rv, v2, Gmu)))
+            return 0;
     }
+    if (even)
+        return gp_pair_step_even(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < e->out->nb_step_even;
     return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < e->out->nb_step;
 }
 
@@ -64,7 +74,8 @@ static size_t one(const list_pass *e, size_t k, size_t i, uint32_t *list)
         if (j == i || !is_source(e, j)) continue;
         double rx = p->pos[3 * j] - xi[0], ry = p->pos[3 * j + 1] - xi[1], rz = p->pos[3 * j + 2] - xi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
-        if ((o->nb_radius && d2 < rad2) || (e->vel && step_below(e, i, j, rx, ry, rz))) {
+        if ((o->nb_radius && d2 < rad2) || (o->nb_step > 0 && step_below(e, i, j, rx, ry, rz, 0)) ||
+            (o->nb_step_even > 0 && step_below(e, i, j, rx, ry, rz, 1))) {
             if (list) list[nl] = (uint32_t)j;
             nl++;
         }
@@ -77,7 +88,7 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
-    const int need_tau = out->nb_step > 0;
+    const int need_tau = out->nb_step > 0 || out->nb_step_even > 0;
     double *vel = need_tau ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
     uint64_t *offset = malloc((na + 1) * sizeof *offset);
     if ((need_tau && !vel) || !offset) {
@@ -89,7 +100,8 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
     if (vel)
         for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
     list_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
-                  .bound = gp_step_bound_for(need_tau ? out->nb_step : HUGE_VAL) };
+                  .bound = gp_step_bound_for(out->nb_step > 0 ? out->nb_step : HUGE_VAL),
+                  .bound_even = gp_step_bound_for(out->nb_step_even > 0 ? out->nb_step_even : HUGE_VAL) };
     const long long m = (long long)na;
     /* Threads only for work worth waking them (each k is independent, so
      * the results do not depend on it). */

@@ -10,7 +10,8 @@
 
 #include "base/plugin_base.h"
 
-/* The lists that out->nb_radius and out->nb_step ask for, for the active
+/* The lists that out->nb_radius, out->nb_step and (read by
+ * gp_outputs_read) out->nb_step_even ask for, for the active
  * particles of b, over the massive particles of b->p (those with
  * in_src[i] != 0 when in_src is not NULL), kept in b (gp_neighbours_keep).
  * Returns GP_OK or GP_ERR_OUT_OF_MEMORY (sentence set; nothing kept). */

@@ -684,9 +684,15 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     return GP_OK;
 }
 
+static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return cpu_tree_compute_forces_ex(s, &o);
+    }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     return compute(s, "compute_forces", acc, pot, NULL);
@@ -781,16 +787,28 @@ static gp_status cpu_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint3
 
 /* acc and pot from compute_forces (the same bits), then the neighbour
  * outputs (outputs_ex.c) over the tree of the current sources. */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
+
 static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    /* the even step is the tree search's too; groups take the exact pass */
+    return s->base.p.group ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+}
+
+/* 1.2's outputs */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    gp_status st;
     gp_neighbours_forget(&s->base);
     st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk);
     if (st != GP_OK) return st;
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->nb_radius &&
-        !(out->nb_step > 0))
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->pair_step_even &&
+        !out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0))
         return GP_OK;
     /* an exact call (exact_few) leaves the tree as it was */
     if ((st = ensure_tree(s)) != GP_OK) return st;
@@ -811,7 +829,39 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API_12(cpu_tree, PLUGIN_NAME,
+/* ---- ABI 1.3 ------------------------------------------------------------- */
+
+static gp_exact_sources exact_sources(const gp_solver *s)
+{
+    const double eps = gp_param_double(&s->base, OCT_P_EPS);
+    gp_exact_sources src = { NULL, NULL, gp_param_double(&s->base, OCT_P_G), eps * eps,
+                             oct_param_threads(&s->base) };
+    return src;
+}
+
+/* Groups through the exact pass (base/exact_ex.c: O(n_active n), hence
+ * no GP_CAP_SOURCE_GROUPS): every output exact, so no cell is ever
+ * approximated across a group's exclusion. */
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
+{
+    const gp_exact_sources src = exact_sources(s);
+    return gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
+}
+
+GP_PLUGIN_13_ENTRIES(cpu_tree, PLUGIN_NAME)
+
+/* Exact at the points (base/exact_ex.c), as the neighbour outputs are:
+ * the tree is not touched. */
+static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                         const double *vel, const uint32_t *exclude,
+                                         const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
+    const gp_exact_sources src = exact_sources(s);
+    return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+}
+
+static const gp_api api = GP_PLUGIN_API_13(cpu_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK);
 

@@ -524,9 +524,15 @@ static gp_status forces(gp_solver *s, const char *fn, double *acc, double *pot, 
     return GP_OK;
 }
 
+static gp_status cuda_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status cuda_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return cuda_direct_compute_forces_ex(s, &o);
+    }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
@@ -739,11 +745,22 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
 
 /* acc and pot as compute_forces makes them (the same bits; with the jerk
  * from the same pass), then the neighbour outputs on the device. */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
+
 static gp_status cuda_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    return gp_outputs_want_13(&s->base, &o) ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+}
+
+/* 1.2's outputs */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    gp_status st;
     if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
     if ((st = forces(s, "compute_forces_ex", out->acc, out->pot, out->jerk)) != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
@@ -754,7 +771,53 @@ static gp_status cuda_direct_compute_forces_ex(gp_solver *s, const gp_outputs *o
     return neighbours(s, out);
 }
 
-static const gp_api api = GP_PLUGIN_API_12(cuda_direct, PLUGIN_NAME,
+/* ---- ABI 1.3 ------------------------------------------------------------ */
+
+/* Groups, the even step or lists by it, and outputs at points: the exact
+ * pass on the host (base/exact_ex.c), in double, over host copies of the
+ * device's positions and velocities (24 n bytes each way down): exact, as
+ * cuda-direct is, but O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
+static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
+{
+    const double eps = gp_param_double(&s->base, P_EPS);
+    gp_exact_sources e = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps, 0 };
+    *src = e;
+    gp_status st = gp_cuda_enter(&s->base, &s->cu);
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    st = gp_exact_fetch(s, &s->base, cuda_direct_get_positions, cuda_direct_get_velocities, src, buf);
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    return st;
+}
+
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
+{
+    gp_exact_sources src;
+    double *buf = NULL;
+    gp_status st = exact_sources(s, &src, &buf);
+    if (st == GP_OK) st = gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
+    free(buf);
+    return st;
+}
+
+GP_PLUGIN_13_ENTRIES(cuda_direct, PLUGIN_NAME)
+
+static gp_status cuda_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                              const double *vel, const uint32_t *exclude,
+                                              const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
+    gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st != GP_OK) return st;
+    gp_exact_sources src;
+    double *buf = NULL;
+    if ((st = exact_sources(s, &src, &buf)) == GP_OK)
+        st = gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    free(buf);
+    return st;
+}
+
+static const gp_api api = GP_PLUGIN_API_13(cuda_direct, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_EXACT | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
     GP_CAP_POTENTIAL | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET | GP_CAP_JERK | GP_CAP_NEIGHBOURS);
 

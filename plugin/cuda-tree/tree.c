@@ -857,9 +857,15 @@ static int bits_for(uint32_t n)
     return b;
 }
 
+static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out);
+
 static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return compute_forces_ex_call(s, &o);
+    }
     gp_status r = gp_check_compute(&s->base, acc);
     if (r != GP_OK) return r;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
@@ -1078,7 +1084,7 @@ static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
     gp_status r = sync_host_positions(s);
     if (r != GP_OK) return r;
     double *vel = NULL;
-    if (out->pair_step || out->nb_step > 0) {
+    if (out->pair_step || out->nb_step > 0 || out->pair_step_even || out->nb_step_even > 0) {
         if ((r = reserve(s, &s->vel, 3 * p->n * sizeof(double), "the velocities")) != GP_OK) return r;
         if ((r = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return r;
         if (!(vel = malloc(3 * (p->n ? p->n : 1) * sizeof *vel)))
@@ -1123,23 +1129,88 @@ static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
     return r;
 }
 
+/* cuda-tree's one refusal of the 1.2 and 1.3 outputs, for fn. */
+static gp_status no_jerk(gp_solver *s, const char *fn)
+{
+    return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                   "%s: cuda-tree computes no jerk (its cells carry no velocities, so a "
+                   "cell's jerk would not be honest); leave jerk NULL, or use cuda-direct (GP_CAP_JERK) "
+                   "for Hermite integrators", fn);
+}
+
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
+
 static gp_status compute_forces_ex_call(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
     gp_status r = gp_check_outputs_ex(&s->base, out);
     if (r != GP_OK) return r;
-    if (out->jerk)
-        return gp_fail(&s->base, GP_ERR_UNSUPPORTED,
-                       "compute_forces_ex: cuda-tree computes no jerk (its cells carry no velocities, so a "
-                       "cell's jerk would not be honest); leave jerk NULL, or use cuda-direct (GP_CAP_JERK) "
-                       "for Hermite integrators");
+    if (out->jerk) return no_jerk(s, "compute_forces_ex");
+    gp_outputs o = gp_outputs_read(out);
+    /* the even step is the host tree search's too; groups take the exact pass */
+    return s->base.p.group ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
+}
+
+/* 1.2's outputs */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    gp_status r;
     if ((r = compute_forces_call(s, out->acc, out->pot)) != GP_OK) return r;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); host_neighbours replaces them when asked. */
-    const int lists = out->nb_radius || out->nb_step > 0;
+    const int lists = out->nb_radius || out->nb_step > 0 || out->nb_step_even > 0;
     if (!lists) gp_neighbours_forget(&s->base);
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !lists) return GP_OK;
+    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->pair_step_even && !lists)
+        return GP_OK;
     return host_neighbours(s, out);
+}
+
+/* ---- ABI 1.3 ------------------------------------------------------------ */
+
+/* Groups and outputs at points: the exact pass on the host
+ * (base/exact_ex.c) over host copies of the device's positions and
+ * velocities: exact, so never above the tree's bounds and never a cell
+ * approximated across a group's exclusion, but O(n_active n) on the host
+ * and O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
+static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
+{
+    const double eps = gp_param_double(&s->base, P_EPS);
+    gp_exact_sources e = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps, 0 };
+    *src = e;
+    gp_status r = gp_cuda_enter(&s->base, &s->cu);
+    if (r != GP_OK) return r;
+    double t0 = gp_wtime();
+    r = gp_exact_fetch(s, &s->base, get_positions_call, get_velocities_call, src, buf);
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    return r;
+}
+
+static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
+{
+    gp_exact_sources src;
+    double *buf = NULL;
+    gp_status r = exact_sources(s, &src, &buf);
+    if (r == GP_OK) r = gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
+    free(buf);
+    return r;
+}
+
+GP_PLUGIN_13_ENTRIES(cuda_tree, PLUGIN_NAME)
+
+static gp_status compute_field_ex_call(gp_solver *s, size_t n, const double *pos, const double *vel,
+                                       const uint32_t *exclude, const gp_outputs *out)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
+    gp_status r = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (r != GP_OK) return r;
+    if (out->jerk) return no_jerk(s, "compute_field_ex");
+    gp_exact_sources src;
+    double *buf = NULL;
+    if ((r = exact_sources(s, &src, &buf)) == GP_OK)
+        r = gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    free(buf);
+    return r;
 }
 
 /* The entry points that may copy: each logs the bytes it moved each way
@@ -1172,8 +1243,10 @@ BYTES_LOGGED(set_state_jerk, (gp_solver *s, size_t n_sub, const uint32_t *index,
              (s, n_sub, index, pos, vel, acc, jerk, t))
 BYTES_LOGGED(get_velocities, (gp_solver *s, size_t n_sub, const uint32_t *index, double *vel), (s, n_sub, index, vel))
 BYTES_LOGGED(compute_forces_ex, (gp_solver *s, const gp_outputs *out), (s, out))
+BYTES_LOGGED(compute_field_ex, (gp_solver *s, size_t n, const double *pos, const double *vel,
+                                const uint32_t *exclude, const gp_outputs *out), (s, n, pos, vel, exclude, out))
 
-static const gp_api api = GP_PLUGIN_API_12(cuda_tree, PLUGIN_NAME,
+static const gp_api api = GP_PLUGIN_API_13(cuda_tree, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |
     GP_CAP_POTENTIAL | GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_SOURCE_SUBSET);
 

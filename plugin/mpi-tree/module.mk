@@ -22,7 +22,8 @@ endef
 
 MPI_TREE_SO   := $(BUILD)/plugins/gravplug-mpi-tree.so
 MPI_TREE_OBJS := $(addprefix $(BUILD)/obj/plugin/mpi-tree/,mpi_tree.o targets.o domains.o \
-                   force_pass.o let.o boxes.o comm.o engine_cuda.o engine_job.o outputs_gather.o)
+                   force_pass.o let.o boxes.o comm.o engine_cuda.o engine_job.o outputs_gather.o \
+                   exact_gather.o)
 MPI_TREE_LINK := $(MPI_TREE_OBJS) $(GP_LOADER_OBJ) $(GP_OCTREE_CPU_OBJS) \
                  $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 PLUGINS += $(MPI_TREE_SO)
@@ -61,7 +62,7 @@ $(BUILD)/t/mpi-boxes.t: $(BUILD)/obj/tests/mpi-boxes.o $(BUILD)/obj/plugin/mpi-t
 MPI_CONF := $(BUILD)/tests/mpi-conformance
 $(BUILD)/obj/tests/mpi-conformance.o: CFLAGS += -Itests $(MPI_CFLAGS)
 $(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance_checks.o $(BUILD)/obj/tests/conformance_abi11.o \
-          $(BUILD)/obj/tests/conformance_abi12.o $(GP_LOADER_OBJ)
+          $(BUILD)/obj/tests/conformance_abi12.o $(BUILD)/obj/tests/conformance_abi13.o $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS)
 TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t

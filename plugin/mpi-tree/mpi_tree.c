@@ -79,6 +79,7 @@
 #include "force_pass.h"
 #include "octree/cpu_driver.h"
 #include "octree/mac.h"
+#include "exact_gather.h"
 #include "outputs_gather.h"
 #include "targets.h"
 
@@ -132,6 +133,7 @@ struct gp_solver {
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
     int none_active;           /* set_active_subset(0, non-NULL)             */
+    int any_groups;            /* some rank has source groups (agreed)      */
     mpi_tree_engine *engine;   /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     mpi_tree_let_traffic let;  /* LET bytes of the last call and in total   */
@@ -453,6 +455,7 @@ static gp_status particles_empty(gp_base *base)
     p->active = p->src = NULL;
     p->n = p->n_active = p->n_src = p->n_stated = 0;
     p->have = 1;
+    gp_groups_clear(base);
     return GP_OK;
 }
 
@@ -504,6 +507,7 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     free(s->aold);
     s->aold = aold;
     s->none_active = 0;
+    s->any_groups = 0;         /* set_particles clears the groups, on every rank */
     mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
@@ -622,9 +626,15 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     return GP_OK;
 }
 
+static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out);
+
 static gp_status mpi_tree_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    if (s->any_groups) {   /* the groups' rule (on some rank): through compute_forces_ex */
+        gp_outputs o = gp_outputs_forces(acc, pot);
+        return mpi_tree_compute_forces_ex(s, &o);
+    }
     return compute(s, "compute_forces", acc, pot, 0, NULL);
 }
 
@@ -805,7 +815,10 @@ static gp_status mpi_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *off
 }
 
 /* acc and pot from compute_forces (the same bits), then the neighbour
- * outputs over every rank's sources (outputs_gather.c). */
+ * outputs over every rank's sources (outputs_gather.c); 1.3's through
+ * exact_gather.c. */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out);
+
 static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     static const char fn[] = "compute_forces_ex";
@@ -829,6 +842,33 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
                      "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
                      "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
     if ((st = agree(s, st)) != GP_OK) return st;
+    /* groups on any rank: the exact pass over every rank's particles
+     * (exact_gather.c); else the even step is outputs_gather.c's tree
+     * search's, as the 1.2 outputs are */
+    gp_outputs o = gp_outputs_read(out);
+    int grouped = s->base.p.group != NULL, any_grouped = 0;
+    MPI_Allreduce(&grouped, &any_grouped, 1, MPI_INT, MPI_MAX, s->comm);
+    if (!any_grouped) return forces_ex_12(s, &o);
+    double t0 = gp_wtime();
+    mpi_tree_comm c = comm_of(s);
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 0, 0, NULL, NULL, NULL, &o, 1,
+                               gp_param_double(&s->base, OCT_P_G), eps * eps,
+                               oct_param_threads(&s->base), fn);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    if (st == GP_OK) {
+        s->base.stats.force_calls++;
+        size_t na = s->none_active ? 0 : s->base.p.n_active;
+        st = gp_check_outputs(&s->base, fn, na, o.acc, o.pot);
+    }
+    return agree(s, st);
+}
+
+/* 1.2's outputs, after compute_forces_ex's checks */
+static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
+{
+    static const char fn[] = "compute_forces_ex";
+    gp_status st = GP_OK;
     gp_neighbours_forget(&s->base);
     /* a jerk pass when any rank asks (the LETs carry velocities then); a
      * rank that did not ask sums its jerk into scratch */
@@ -844,9 +884,10 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     free(scratch);
     if (st != GP_OK) return st;
     /* whether any rank wants a neighbour output, and a pairwise step */
-    int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->nb_radius ||
-                        out->nb_step > 0,
-                    out->pair_step || out->nb_step > 0 };
+    int want[2] = { out->nn_index || out->nn_dist2 || out->pair_step || out->pair_step_even ||
+                        out->nb_radius || out->nb_step > 0 || out->nb_step_even > 0,
+                    out->pair_step || out->nb_step > 0 || out->pair_step_even ||
+                        out->nb_step_even > 0 };
     int any[2] = { 0, 0 };
     MPI_Allreduce(want, any, 2, MPI_INT, MPI_MAX, s->comm);
     if (!any[0]) return GP_OK;
@@ -863,7 +904,46 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     return st;
 }
 
-static const gp_api api = GP_PLUGIN_API_12(mpi_tree, PLUGIN_NAME,
+/* ---- ABI 1.3 (collective; indices as exact_gather.h) ---- */
+
+static gp_status mpi_tree_set_source_groups(gp_solver *s, size_t n, const uint32_t *group)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "set_source_groups");
+    gp_status st = agree(s, gp_groups_set(&s->base, n, group));
+    int mine = s->base.p.group != NULL;
+    MPI_Allreduce(&mine, &s->any_groups, 1, MPI_INT, MPI_MAX, s->comm);
+    return st;
+}
+
+/* Exact at each rank's points over every rank's sources (exact_gather.c);
+ * a rank with no points passes n = 0 and takes part. */
+static gp_status mpi_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                           const double *vel, const uint32_t *exclude,
+                                           const gp_outputs *out)
+{
+    static const char fn[] = "compute_field_ex";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st == GP_OK && out->jerk && s->engine)
+        st = gp_fail(&s->base, GP_ERR_UNSUPPORTED,
+                     "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
+                     "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
+    if ((st = agree(s, st)) != GP_OK) return st;
+    gp_outputs o = gp_outputs_read(out);
+    double t0 = gp_wtime();
+    mpi_tree_comm c = comm_of(s);
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = mpi_tree_exact_gather(&c, s->in_src, s->none_active, 1, n, pos, vel, exclude, &o, 1, gp_param_double(&s->base, OCT_P_G), eps * eps,
+                               oct_param_threads(&s->base), fn);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    if (st == GP_OK) {
+        s->base.stats.field_calls++;
+        st = gp_check_outputs(&s->base, fn, n, o.acc, o.pot);
+    }
+    return agree(s, st);
+}
+
+static const gp_api api = GP_PLUGIN_API_13(mpi_tree, PLUGIN_NAME,
     GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD | GP_CAP_POTENTIAL |
     GP_CAP_REFIT | GP_CAP_PREDICT | GP_CAP_MPI | GP_CAP_JERK);
 

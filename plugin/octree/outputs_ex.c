@@ -70,19 +70,20 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, con
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
-    const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
-    const int pass = out->pair_step || by_step;
-    double *held = pass && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
+    const int by_step = out->nb_step > 0, by_even = out->nb_step_even > 0;
+    const int lists = out->nb_radius || by_step || by_even;
+    const int pass = out->pair_step || by_step, pass_even = out->pair_step_even || by_even;
+    double *held = (pass || pass_even) && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
     const double *vel = vel_in ? vel_in : held;
     oct_pair_index ix = { 0 };
     hits *h = lists ? calloc(na ? na : 1, sizeof *h) : NULL;
     int no_index = 0;
-    if (pass && vel) {
+    if ((pass || pass_even) && vel) {
         if (held)
             for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &held[3 * i]);
         no_index = oct_pair_index_build(&ix, t, pid, p->pos, vel, p->mass, na) != 0;
     }
-    if ((pass && (!vel || no_index)) || (lists && !h)) {
+    if (((pass || pass_even) && (!vel || no_index)) || (lists && !h)) {
         free(held); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the neighbour search of %zu particles; "
@@ -109,18 +110,25 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, con
                 h[k].n += c;
             }
         }
-        if (pass && !failed) {
-            oct_pair_query q = { p->pos, vel, p->mass, G, eps2, out->pair_step != NULL,
-                                 out->nb_step, hit_push, lists ? &h[k] : NULL };
-            double seed = HUGE_VAL;   /* the nearest source's tau, when known */
+        /* tau_ij, then (ABI 1.3) the even step: one pruned search each */
+        for (int even = 0; even < 2; ++even) {
+            if (failed || !(even ? pass_even : pass)) continue;
+            double *dst = even ? out->pair_step_even : out->pair_step;
+            oct_pair_query q = { p->pos, vel, p->mass, G, eps2, dst != NULL,
+                                 even ? out->nb_step_even : out->nb_step, hit_push,
+                                 lists ? &h[k] : NULL, even };
+            double seed = HUGE_VAL;   /* the nearest source's step, when known */
             if (nn != UINT32_MAX && p->mass[nn] > 0) {
                 const double *vi = &vel[3 * i], *xj = &p->pos[3 * (size_t)nn], *vj = &vel[3 * (size_t)nn];
-                seed = gp_pair_step(x[0] - xj[0], x[1] - xj[1], x[2] - xj[2], vi[0] - vj[0],
-                                    vi[1] - vj[1], vi[2] - vj[2], eps2, G * (p->mass[i] + p->mass[nn]));
+                double dx = x[0] - xj[0], dy = x[1] - xj[1], dz = x[2] - xj[2];
+                double dvx = vi[0] - vj[0], dvy = vi[1] - vj[1], dvz = vi[2] - vj[2];
+                double Gmu = G * (p->mass[i] + p->mass[nn]);
+                seed = even ? gp_pair_step_even(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu)
+                            : gp_pair_step(dx, dy, dz, dvx, dvy, dvz, eps2, Gmu);
             }
             double step = oct_pair_search(&ix, &q, (uint32_t)i, seed, NULL);
             if (isnan(step)) failed = 1;
-            else if (out->pair_step) out->pair_step[k] = step;
+            else if (dst) dst[k] = step;
         }
         if (lists && !failed) sort_unique(&h[k]);
     }

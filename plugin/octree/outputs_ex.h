@@ -13,9 +13,11 @@
 #include "base/plugin_base.h"
 #include "octree/tree_state.h"
 
-/* For the active particles of b: out->nn_index, nn_dist2 and pair_step
- * (those not NULL) and, when nb_radius or nb_step asks, the neighbour
- * lists (kept in b). t is the tree of the current sources, pid[k] the
+/* For the active particles of b: out->nn_index, nn_dist2, pair_step and
+ * pair_step_even (those not NULL) and, when nb_radius, nb_step or
+ * nb_step_even asks, the neighbour lists (kept in b). out as
+ * gp_outputs_read gives it (its 1.3 members present or absent); no
+ * groups (a grouped call takes base/exact_ex.c's pass). t is the tree of the current sources, pid[k] the
  * particle index of its k-th source. vel: every particle's velocity (3
  * doubles each), or NULL to take them from b's held state
  * (gp_state_velocity); cuda-tree, whose state lives on the GPU, passes

@@ -224,8 +224,10 @@ static double threshold(const search *S)
 static int visit(search *S, uint32_t j, const double dx[3], const double dv[3], double mj)
 {
     const oct_pair_query *q = S->q;
-    double tau = gp_pair_step(dx[0], dx[1], dx[2], dv[0], dv[1], dv[2], q->eps2,
-                              q->G * (S->mi + mj));
+    double tau = q->even ? gp_pair_step_even(dx[0], dx[1], dx[2], dv[0], dv[1], dv[2], q->eps2,
+                                             q->G * (S->mi + mj))
+                         : gp_pair_step(dx[0], dx[1], dx[2], dv[0], dv[1], dv[2], q->eps2,
+                                        q->G * (S->mi + mj));
     S->evals++;
     if (tau < S->best) {
         S->best = tau;
@@ -242,6 +244,14 @@ static int visit(search *S, uint32_t j, const double dx[3], const double dv[3], 
  * the pairs before it have lowered. Nonzero: hit() said stop. */
 enum { BLOCK = 32 };
 
+/* Whether the bound proves the pair at or above the threshold: for the
+ * even step, the step with the velocity reversed (r.v negated) too. */
+static inline int pair_holds(const gp_step_bound *bd, int even, double c, double s, double v2,
+                             double Gmu)
+{
+    return gp_step_bound_holds(bd, c, s, v2, Gmu) & ((!even) | gp_step_bound_holds(bd, c, -s, v2, Gmu));
+}
+
 /* need[u] = 0 where source b0+u is on the other side, massless, or its
  * pair proven at or above the threshold. */
 static PAIR_CLONES void screen(const search *S, const oct_pair_columns *c, uint32_t b0,
@@ -253,6 +263,7 @@ static PAIR_CLONES void screen(const search *S, const oct_pair_columns *c, uint3
     const double *cx = c->x + b0, *cy = c->y + b0, *cz = c->z + b0;
     const double *cvx = c->vx + b0, *cvy = c->vy + b0, *cvz = c->vz + b0, *cm = c->m + b0;
     const gp_step_bound bd = S->bound;
+    const int even = S->q->even;
     for (uint32_t u = 0; u < nb; u++) {
         double dx = xi - cx[u], dy = yi - cy[u], dz = zi - cz[u];
         double dvx = vxi - cvx[u], dvy = vyi - cvy[u], dvz = vzi - cvz[u];
@@ -261,7 +272,7 @@ static PAIR_CLONES void screen(const search *S, const oct_pair_columns *c, uint3
         double s = dx * dvx + dy * dvy + dz * dvz;
         int other_side = (v2 < w2_split) != slow;
         need[u] = !(other_side | !(cm[u] > 0) |
-                    gp_step_bound_holds(&bd, 1.0 / sqrt(r2), s, v2, G * (mi + cm[u])));
+                    pair_holds(&bd, even, 1.0 / sqrt(r2), s, v2, G * (mi + cm[u])));
     }
 }
 
@@ -282,10 +293,9 @@ static int leaf_pairs(search *S, const oct_pair_columns *c, const uint32_t *ids,
             double dx[3] = { xi - cx[u], yi - cy[u], zi - cz[u] };
             double dv[3] = { vxi - cvx[u], vyi - cvy[u], vzi - cvz[u] };
             double r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + eps2;
-            if (gp_step_bound_holds(&S->bound, 1.0 / sqrt(r2),
-                                    dx[0] * dv[0] + dx[1] * dv[1] + dx[2] * dv[2],
-                                    dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2],
-                                    G * (mi + cm[u])))
+            if (pair_holds(&S->bound, S->q->even, 1.0 / sqrt(r2),
+                           dx[0] * dv[0] + dx[1] * dv[1] + dx[2] * dv[2],
+                           dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2], G * (mi + cm[u])))
                 continue;
             if (visit(S, ids[b0 + u], dx, dv, cm[u])) return 1;
         }
@@ -304,9 +314,10 @@ static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, u
     const double *restrict box = ix->box;
     const double W2 = ix->w2_split, eps2 = S->q->eps2, G = S->q->G, mi = S->mi;
     const double xi[3] = { S->x[0], S->x[1], S->x[2] }, vi[3] = { S->v[0], S->v[1], S->v[2] };
+    const int even = S->q->even;
     for (uint32_t k = 0; k < LANES; k++) {
         size_t c = (size_t)c0 + k;   /* size_t sum: the lanes are provably contiguous */
-        double r2 = 0, wmin2 = 0, wmax2 = 0, smin = 0;
+        double r2 = 0, wmin2 = 0, wmax2 = 0, smin = 0, smax = 0;
         for (int a = 0; a < 3; a++) {
             double lo = box[(BOX_PLO + a) * nc + c], hi = box[(BOX_PHI + a) * nc + c];
             double x = xi[a], e = x < lo ? lo - x : (x > hi ? x - hi : 0);
@@ -318,9 +329,16 @@ static PAIR_CLONES void cell_bounds(const oct_pair_index *ix, const search *S, u
             wmax2 += g * g;
             double p = oct_pair_rv_min_axis(x, lo, hi, v, vl, vh);
             smin = a ? smin + p : p;
+            /* the even step: the velocity box mirrored, -max(r.v) */
+            double pm = oct_pair_rv_min_axis(x, lo, hi, -v, -vh, -vl);
+            smax = a ? smax + pm : pm;
         }
+        /* the largest approach rate: -(r.v) at most -smin; with the
+         * velocities reversed too, r.v at most -smax */
+        double sneg = smin < 0 ? -smin : 0;
+        if (even && smax < 0 && -smax > sneg) sneg = -smax;
         double b = oct_pair_step_bound(r2, eps2, sqrt(wmin2 < W2 ? W2 : wmin2), sqrt(wmax2),
-                                       G * (mi + box[BOX_MMAX * nc + c]), smin < 0 ? -smin : 0);
+                                       G * (mi + box[BOX_MMAX * nc + c]), sneg);
         bound[k] = wmax2 < W2 ? HUGE_VAL : b;
     }
 }

@@ -91,6 +91,10 @@ typedef struct oct_pair_query {
     double nb_step;                   /* > 0: hit() each source below it   */
     int (*hit)(void *ctx, uint32_t j);/* nonzero return: stop (no memory)  */
     void *ctx;
+    int even;                         /* ABI 1.3: the even step
+                                         (gp_pair_step_even) instead of
+                                         tau_ij, every bound taken over
+                                         both signs of the velocity        */
 } oct_pair_query;
 
 /* For particle i: calls q->hit for each source j with tau_ij < nb_step

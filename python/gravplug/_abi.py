@@ -12,7 +12,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 2
+ABI_MINOR = 3
 ENTRY_SYMBOL = "gravplug_entry"
 
 
@@ -48,6 +48,7 @@ class Capability(enum.IntFlag):
     MPI = 1 << 9
     JERK = 1 << 10
     NEIGHBOURS = 1 << 11
+    SOURCE_GROUPS = 1 << 12    # ABI 1.3
 
 
 class ParamType(enum.IntEnum):
@@ -113,7 +114,8 @@ c_uint32_p = POINTER(c_uint32)
 
 
 class GpOutputs(Structure):
-    """ABI 1.2: the outputs of compute_forces_ex (gravplug.h)."""
+    """ABI 1.2 (1.3's two members appended): the outputs of
+    compute_forces_ex and compute_field_ex (gravplug.h)."""
     _fields_ = [
         ("struct_size", c_size_t),
         ("acc", c_double_p),
@@ -124,6 +126,9 @@ class GpOutputs(Structure):
         ("pair_step", c_double_p),
         ("nb_radius", c_double_p),
         ("nb_step", c_double),
+        # ABI 1.3: set only for a plugin with abi_minor >= 3
+        ("pair_step_even", c_double_p),
+        ("nb_step_even", c_double),
     ]
 
 DescribeParamsFn = CFUNCTYPE(POINTER(GpParamInfo), POINTER(c_size_t))
@@ -153,6 +158,10 @@ GetVelocitiesFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p, c_doub
 ComputeForcesExFn = CFUNCTYPE(gp_status, gp_solver_p, POINTER(GpOutputs))
 GetNeighboursFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, POINTER(c_uint64), c_uint32_p,
                             POINTER(c_size_t))
+# ABI 1.3
+SetSourceGroupsFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_uint32_p)
+ComputeFieldExFn = CFUNCTYPE(gp_status, gp_solver_p, c_size_t, c_double_p, c_double_p,
+                             c_uint32_p, POINTER(GpOutputs))
 
 
 class GpApi(Structure):
@@ -186,6 +195,9 @@ class GpApi(Structure):
         ("get_velocities", GetVelocitiesFn),
         ("compute_forces_ex", ComputeForcesExFn),
         ("get_neighbours", GetNeighboursFn),
+        # ABI 1.3: the same rule
+        ("set_source_groups", SetSourceGroupsFn),
+        ("compute_field_ex", ComputeFieldExFn),
     ]
 
 

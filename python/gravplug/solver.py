@@ -177,7 +177,8 @@ class Params:
 #: What Solver.compute_forces_ex returns: each field an array in active
 #: order, or None when it was not asked for.
 Outputs = collections.namedtuple(
-    "Outputs", ["acc", "pot", "jerk", "nn_index", "nn_dist2", "pair_step"])
+    "Outputs", ["acc", "pot", "jerk", "nn_index", "nn_dist2", "pair_step", "pair_step_even"],
+    defaults=(None,))
 
 
 def describe_params(plugin):
@@ -454,7 +455,7 @@ class Solver(Closing):
         return _abi.api_has(self._api, call)
 
     _MINOR_OF = {"set_state_jerk": 2, "get_velocities": 2, "compute_forces_ex": 2,
-                 "get_neighbours": 2}
+                 "get_neighbours": 2, "set_source_groups": 3, "compute_field_ex": 3}
 
     def _need(self, call):
         if not _abi.api_has(self._api, call):
@@ -565,47 +566,120 @@ class Solver(Closing):
         return vel
 
     def compute_forces_ex(self, potential=False, jerk=False, nn=False, pair_step=False,
-                          nb_radius=None, nb_step=0.0):
+                          nb_radius=None, nb_step=0.0, pair_step_even=False, nb_step_even=0.0):
         """compute_forces with ABI 1.2's outputs, for the active particles in
         active order. Returns Outputs(acc, pot, jerk, nn_index, nn_dist2,
-        pair_step), each None unless asked for: potential, jerk (n_active, 3),
-        nn (nn_index uint32 with 2**32 - 1 for none, nn_dist2 the squared
-        unsoftened distance), pair_step (Huayno's pairwise step with eta = 1,
-        minimised over the sources). nb_radius (n_active radii, or a scalar
-        for all) and nb_step > 0 ask for neighbour lists (sources strictly
-        inside the radius, or with a pairwise step below nb_step; both: the
-        union), read with get_neighbours()."""
+        pair_step, pair_step_even), each None unless asked for: potential,
+        jerk (n_active, 3), nn (nn_index uint32 with 2**32 - 1 for none,
+        nn_dist2 the squared unsoftened distance), pair_step (Huayno's
+        pairwise step with eta = 1, minimised over the sources) and, ABI
+        1.3, pair_step_even (the step made even in the relative velocity,
+        min of tau(r, v) and tau(r, -v)). nb_radius (n_active radii, or a
+        scalar for all), nb_step > 0 and nb_step_even > 0 (ABI 1.3) ask for
+        neighbour lists (sources strictly inside the radius, or with a
+        pairwise or even step below the bound; several: the union), read
+        with get_neighbours()."""
         fn = self._need("compute_forces_ex")
-        if isinstance(nb_step, (bool, np.bool_)) or not isinstance(nb_step, numbers.Real):
-            raise TypeError(f"compute_forces_ex: nb_step must be a number, got {nb_step!r}")
-        if isinstance(nb_radius, (bool, np.bool_, str, bytes)):
-            raise TypeError(f"compute_forces_ex: nb_radius must be a number or n_active numbers, "
-                            f"got {nb_radius!r}")
         with self._lock:
             h = self._h("compute forces")
             if self._n == 0:
                 raise BadStateError("compute_forces_ex before set_particles; set the "
                                     "particles first", None, self.name)
             k = self._n_active
-            acc = np.empty((k, 3))
-            pot = np.empty(k) if self._wants_pot(potential) else None
-            jk = np.empty((k, 3)) if jerk else None
-            nni = np.empty(k, dtype=np.uint32) if nn else None
-            nnd = np.empty(k) if nn else None
-            ps = np.empty(k) if pair_step else None
-            rad = None if nb_radius is None else as_scalars(
-                np.full(k, float(nb_radius)) if isinstance(nb_radius, numbers.Real)
-                else nb_radius, "nb_radius", k)
-            o = _abi.GpOutputs()
-            o.struct_size = ctypes.sizeof(_abi.GpOutputs)
-            o.acc, o.pot, o.jerk = dptr(acc), dptr(pot), dptr(jk)
-            o.nn_index, o.nn_dist2, o.pair_step = uptr(nni), dptr(nnd), dptr(ps)
-            o.nb_radius = dptr(rad)
-            o.nb_step = float(nb_step)
+            o, out = self._outputs("compute_forces_ex", k, potential, jerk, nn, pair_step,
+                                   nb_radius, nb_step, pair_step_even, nb_step_even)
             self._check(fn(h, ctypes.byref(o)), "compute_forces_ex")
             # the plugin keeps lists for this call's active rows, or none
-            self._nb_rows = k if (rad is not None or nb_step > 0) else None
-        return Outputs(acc, pot, jk, nni, nnd, ps)
+            self._nb_rows = k if (o.nb_radius or nb_step > 0 or nb_step_even > 0) else None
+        return out
+
+    def _outputs(self, what, k, potential, jerk, nn, pair_step, nb_radius, nb_step,
+                 pair_step_even, nb_step_even):
+        """A GpOutputs for k rows and the Outputs its arrays fill."""
+        for name, x in (("nb_step", nb_step), ("nb_step_even", nb_step_even)):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+                raise TypeError(f"{what}: {name} must be a number, got {x!r}")
+        if isinstance(nb_radius, (bool, np.bool_, str, bytes)):
+            raise TypeError(f"{what}: nb_radius must be a number or one number a row, got {nb_radius!r}")
+        if (pair_step_even or nb_step_even) and self.abi_version[1] < 3:
+            major, minor = self.abi_version
+            raise UnsupportedError(
+                f"{self.name} (ABI {major}.{minor}) has no even pair step, an ABI 1.3 output; "
+                f"use a plugin built for ABI 1.3", None, self.name)
+        acc = np.empty((k, 3))
+        pot = np.empty(k) if self._wants_pot(potential) else None
+        jk = np.empty((k, 3)) if jerk else None
+        nni = np.empty(k, dtype=np.uint32) if nn else None
+        nnd = np.empty(k) if nn else None
+        ps = np.empty(k) if pair_step else None
+        pe = np.empty(k) if pair_step_even else None
+        rad = None if nb_radius is None else as_scalars(
+            np.full(k, float(nb_radius)) if isinstance(nb_radius, numbers.Real)
+            else nb_radius, "nb_radius", k)
+        o = _abi.GpOutputs()
+        o.struct_size = ctypes.sizeof(_abi.GpOutputs)
+        o.acc, o.pot, o.jerk = dptr(acc), dptr(pot), dptr(jk)
+        o.nn_index, o.nn_dist2, o.pair_step = uptr(nni), dptr(nnd), dptr(ps)
+        o.nb_radius = dptr(rad)
+        o.nb_step = float(nb_step)
+        o.pair_step_even, o.nb_step_even = dptr(pe), float(nb_step_even)
+        o._keep = rad   # the radii live as long as the struct
+        return o, Outputs(acc, pot, jk, nni, nnd, ps, pe)
+
+    # ---- ABI 1.3: source groups, outputs at points ------------------------------
+    def set_source_groups(self, group=None):
+        """Source groups: group[i] (uint32) for each particle, or None to
+        clear them. While set, a particle feels no source of its own group
+        (2**32 - 1: in no group, feels every source), in every output.
+        set_particles clears them."""
+        fn = self._need("set_source_groups")
+        with self._lock:
+            h = self._h("set the source groups")
+            if group is None:
+                self._check(fn(h, 0, None), "set_source_groups")
+                return
+            if self._n == 0:
+                raise BadStateError("set_source_groups before set_particles; set the "
+                                    "particles first", None, self.name)
+            g = np.ascontiguousarray(group)
+            if g.shape != (self._n,) or not np.issubdtype(g.dtype, np.integer) or \
+                    (g.size and (g.min() < 0 or g.max() > 0xFFFFFFFF)):
+                raise ValueError(f"set_source_groups: group must be {self._n} integers in "
+                                 f"[0, 2**32 - 1], one per particle")
+            g = g.astype(np.uint32)
+            self._check(fn(h, g.shape[0], uptr(g)), "set_source_groups")
+
+    def compute_field_ex(self, points, vel=None, exclude=None, potential=False, jerk=False,
+                         nn=False, pair_step=False, nb_radius=None, nb_step=0.0,
+                         pair_step_even=False, nb_step_even=0.0):
+        """compute_forces_ex's outputs at explicit points (m, 3), moving with
+        vel (m, 3; needed for jerk, pair steps and lists by step), each
+        excluding the particle exclude[k] (its own: it then feels the groups
+        as that particle does; 2**32 - 1 or exclude None: none). The held
+        state is not changed. Returns Outputs, lists for get_neighbours()."""
+        fn = self._need("compute_field_ex")
+        with self._lock:
+            h = self._h("compute the field")
+            if self._n == 0:
+                raise BadStateError("compute_field_ex before set_particles; set the "
+                                    "particles first", None, self.name)
+            pts = as_vectors(points, "points", None)
+            m = pts.shape[0]
+            v = None if vel is None else as_vectors(vel, "vel", m)
+            ex = None
+            if exclude is not None:
+                ex = np.ascontiguousarray(exclude)
+                if ex.shape != (m,) or not np.issubdtype(ex.dtype, np.integer) or \
+                        (ex.size and (ex.min() < 0 or ex.max() > 0xFFFFFFFF)):
+                    raise ValueError(f"compute_field_ex: exclude must be {m} particle indices "
+                                     f"(2**32 - 1: none)")
+                ex = ex.astype(np.uint32)
+            o, out = self._outputs("compute_field_ex", m, potential, jerk, nn, pair_step,
+                                   nb_radius, nb_step, pair_step_even, nb_step_even)
+            self._check(fn(h, m, dptr(pts), dptr(v), uptr(ex), ctypes.byref(o)),
+                        "compute_field_ex")
+            self._nb_rows = m if (o.nb_radius or nb_step > 0 or nb_step_even > 0) else None
+        return out
 
     def get_neighbours(self):
         """The neighbour lists of the last compute_forces_ex that asked for
