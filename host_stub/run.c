@@ -134,23 +134,48 @@ static int agreed(runner *r, int failed)
     return gh_par_agree(gh_par_rc(r->sim, failed), r->err, sizeof r->err);
 }
 
+/* What handle_events does at t, each a rule of the run state alone.
+ * interval 0: only at the start (index 0) and at the end. */
+static int log_due(const runner *r, double t)
+{
+    const gh_config *c = r->cfg;
+    return c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0;
+}
+
+static int snap_due(const runner *r, double t)
+{
+    const gh_config *c = r->cfg;
+    return c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0;
+}
+
+static int switch_due(const runner *r, size_t i, double t)
+{
+    const gh_switch *w = &r->cfg->switches[i];
+    return w->by_time && !(r->st.switch_fired >> i & 1) && t >= w->at_time;
+}
+
+static int events_due(const runner *r, double t)
+{
+    int any = log_due(r, t) || snap_due(r, t) || due(t, r->cfg->ckpt_interval, r->st.ckpt_index);
+    for (size_t i = 0; i < r->cfg->n_switches; ++i) any |= switch_due(r, i, t);
+    return any;
+}
+
 /* Log, snapshot, time switches and checkpoint due at the current time. */
 static int handle_events(runner *r)
 {
     const gh_config *c = r->cfg;
     double t = gp_sim_time(r->sim);
-    /* interval 0: only at the start (index 0) and at the end */
-    if (c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0) {
+    if (log_due(r, t)) {
         if (agreed(r, write_log(r) != 0) != 0) return -1;
         r->st.log_index = c->log_interval > 0 ? next_index(t, c->log_interval) : 1;
     }
-    if (c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0) {
+    if (snap_due(r, t)) {
         if (write_snapshot(r) != 0) return -1;
         r->st.snap_index = c->snap_interval > 0 ? next_index(t, c->snap_interval) : 1;
     }
     for (size_t i = 0; i < c->n_switches; ++i)
-        if (c->switches[i].by_time && !(r->st.switch_fired >> i & 1) && t >= c->switches[i].at_time)
-            if (do_switch(r, i) != 0) return -1;
+        if (switch_due(r, i, t) && do_switch(r, i) != 0) return -1;
     if (due(t, c->ckpt_interval, r->st.ckpt_index)) {
         r->st.ckpt_index = next_index(t, c->ckpt_interval);
         if (write_checkpoint(r) != 0) return -1;
@@ -378,6 +403,10 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         if (AGREED(st)) goto out;
         if (AGREED(check_restart_integrator(r, ckpt_path))) goto out;
         if (AGREED(check_same_run(r, ckpt_path))) goto out;
+        /* each rank keeps the particles its file holds: the split the run
+         * that went on had at this step (no migration until its next one) */
+        r->migrated = 1;
+        gp_sim_counter(r->sim, "steps", &r->migrated_at);
     } else {
         if (AGREED(open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line))) goto out;
         if (AGREED(setup_fresh(r))) goto out;
@@ -421,8 +450,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim), gp_sim_time(r->sim), t_end, r->out_dir);
 
     for (;;) {
-        /* under MPI: particles migrate at every output time (synchronised) */
-        if (migrate(r) != 0) goto out;
+        /* under MPI: particles migrate at every output time (synchronised),
+         * but not at an end that is no output time: a run that goes on past
+         * it does not migrate there, and the checkpoint written at the end
+         * must hold the ranks' split that run has (mpi-tree's sums depend on
+         * it), so that the restart continues it bit for bit */
+        double t_now = gp_sim_time(r->sim);
+        if ((t_now < t_end || events_due(r, t_now)) && migrate(r) != 0) goto out;
         if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
         int first = setting_up;   /* the same on every rank */
         setting_up = 0;

@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "file_checks.h"
 #include "numfmt.h"
 #include "par.h"
 #include "progress.h"
@@ -161,11 +164,36 @@ int write_snapshot(runner *r)
     return gh_par_agree(rc, r->err, sizeof r->err);
 }
 
+/* Makes a rename in path's directory durable (0, or -1 with errno). */
+static int sync_dir_of(const char *path)
+{
+    char dir[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Under MPI a checkpoint is a set of rank files, and a restart needs the
+ * whole set from one stop: the new set replaces the old only once every
+ * rank holds its new file in full. Each rank saves to FILE.new
+ * (gp_sim_checkpoint_save: a temporary file, fsync, rename), and checks
+ * that FILE itself can be replaced; the ranks agree; only then does each
+ * rename FILE.new over FILE. A failure on any rank before the agreement
+ * (a full disk, EIO, a rank killed) removes the FILE.new files and leaves
+ * the last complete set as it was. */
 int write_checkpoint(runner *r)
 {
-    char base[4096], path[4200];
+    char base[4096], path[4200], staged[4300];
     join(base, sizeof base, r->out_dir, r->cfg->ckpt_name);
     gh_par_ckpt_path(base, 0, path, sizeof path, r->err, sizeof r->err);   /* one file per rank */
+    const int set = gh_par_size() > 1;
+    snprintf(staged, sizeof staged, set ? "%s.new" : "%s", path);
     gh_state s = r->st;
     /* the plugin by its short name only: a restart opens the config's */
     snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
@@ -173,8 +201,24 @@ int write_checkpoint(runner *r)
     s.interactions = r->st.interactions + solver_interactions(r);
     /* the restarted run's new solver instance counts from zero */
     int rc = 0;
-    if (gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) != GP_OK) {
+    char why[128];
+    if (gp_sim_checkpoint_save(r->sim, staged, &s, sizeof s) != GP_OK) {
         snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        rc = -1;
+    } else if (set && gp_file_output_ok(path, why, sizeof why) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot write the checkpoint %s: %s", path, why);
+        rc = -1;
+    }
+    if (!set) return gh_par_agree(rc, r->err, sizeof r->err);
+    if (gh_par_agree(rc, r->err, sizeof r->err) != 0) {
+        remove(staged);   /* the previous set stays whole */
+        return -1;
+    }
+    rc = 0;
+    if (rename(staged, path) != 0 || sync_dir_of(path) != 0) {
+        snprintf(r->err, sizeof r->err, "replacing the checkpoint %s by the complete %s failed: %s (every "
+                 "rank's new file was written: rename each FILE.new left over FILE by hand to continue from "
+                 "it)", path, staged, strerror(errno));
         rc = -1;
     }
     return gh_par_agree(rc, r->err, sizeof r->err);

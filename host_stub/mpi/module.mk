@@ -34,6 +34,15 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
 
+# tests/mpi-checkpoint-set.sh: P = 2 checkpoint sets replaced whole (rank 1
+# alone unable to write: the last complete set kept and restartable), and
+# restarts off the checkpoint grid (--t-end, SIGTERM to one rank) bit for bit.
+TESTS += $(BUILD)/t/mpi-checkpoint-set.t
+$(BUILD)/t/mpi-checkpoint-set.t: tests/mpi-checkpoint-set.sh tests/mpi-lib.sh $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
+	@chmod +x $@
+
 # tests/mpi-fuzz-cmdline.py: 2 ranks, rank 1 started with a mutated command
 # line or environment: no hang, both ranks stop, one sentence naming the
 # difference. `make test` runs 30 launches (about half a minute); the long
