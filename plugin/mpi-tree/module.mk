@@ -67,6 +67,17 @@ $(MPI_CONF): $(BUILD)/obj/tests/mpi-conformance.o $(BUILD)/obj/tests/conformance
 TESTS += $(BUILD)/t/conformance-mpi-tree-p2.t
 $(BUILD)/t/conformance-mpi-tree-p2.t: $(MPI_CONF) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
 	$(call mpi_run_test,2,$(MPI_CONF),$(abspath $(MPI_TREE_SO)))
+# tests/mpi-collectives.c (P = 2): parameters that differ between the ranks
+# (at init, by set_param) refused on every rank before any collective they
+# start; two threads making and using an instance each at once.
+MPI_COLL := $(BUILD)/tests/mpi-collectives
+$(BUILD)/obj/tests/mpi-collectives.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_COLL): $(BUILD)/obj/tests/mpi-collectives.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS) -lm
+TESTS += $(BUILD)/t/mpi-collectives-p2.t
+$(BUILD)/t/mpi-collectives-p2.t: $(MPI_COLL) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
+	$(call mpi_run_test,2,$(MPI_COLL),$(abspath $(MPI_TREE_SO)))
 # extreme-scales on mpi-tree, a singleton (P = 1: each rank of a larger run
 # would hold its own copy of the test's particles): results that overflow
 # double are refused on every rank, not answered with inf.
