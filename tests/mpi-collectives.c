@@ -8,6 +8,10 @@
  * was; two threads that create and use an instance each at once, on one
  * communicator, finish with the forces of one instance made alone, bit for
  * bit. An alarm turns a hang into a failure.
+ *
+ *   mpi-collectives PLUGIN                 the cases above
+ *   mpi-collectives PLUGIN fuzz CASES SEED one rank's parameter other than
+ *                                          the rest (bench/results/fuzz.md)
  */
 #include <math.h>
 #include <mpi.h>
@@ -73,6 +77,96 @@ static void *thread_job(void *arg)
     return NULL;
 }
 
+/* ---- fuzz mode: one rank's parameter other than the rest ----------------- */
+
+/* A value for a parameter: one of its enum words, a number in or out of
+ * its range, or text that is no value at all. */
+static const char *fuzz_value(const gp_param_info *p, tl_rng *r, char *buf, size_t len)
+{
+    static const char *const odd[] = { "", "abc", "nan", "inf", "-inf", "-1", "0", "1e300", "1e-300", "0x10",
+                                       "1,5", " 0.5", "0.5 ", "true", "2147483648", "/nonexistent/x.so" };
+    uint64_t k = tl_next(r) % 4;
+    if (k == 0 || !p) return odd[tl_next(r) % (sizeof odd / sizeof *odd)];
+    if (k == 1 && p->default_value) return p->default_value;
+    if (p->type == GP_PARAM_ENUM && p->allowed) {
+        /* the n-th word of "a|b|c" */
+        int words = 1, want;
+        for (const char *c = p->allowed; *c; c++) words += *c == '|';
+        want = (int)(tl_next(r) % (uint64_t)words);
+        const char *c = p->allowed;
+        for (int w = 0; w < want; w++) c = strchr(c, '|') + 1;
+        snprintf(buf, len, "%.*s", (int)strcspn(c, "|"), c);
+        return buf;
+    }
+    snprintf(buf, len, "%.17g", ldexp(tl_uniform(r), (int)(tl_next(r) % 12) - 6));
+    return buf;
+}
+
+/* CASES cases from SEED: a parameter, drawn with its value on rank 0, and
+ * on one rank (drawn) another value or the same, given at init or by
+ * set_param. Every rank must get the same status, and the same sentence
+ * when refused; the instance then still computes (status agreed); no case
+ * hangs (alarm). */
+static int fuzz(int cases, uint64_t seed)
+{
+    size_t np = 0;
+    const gp_param_info *info = api->describe_params(&np);
+    static double acc[3 * N];
+    gp_solver *s = NULL;
+    if (make(&s, "cpu-tree") != GP_OK) bail(api->last_error(NULL));
+    int failures = 0, tally[3] = { 0, 0, 0 };   /* accepted, refused as differing, refused as invalid */
+    for (int c = 0; c < cases; c++) {
+        alarm(60);
+        tl_rng r = { seed * 1000003u + (uint64_t)c };   /* the same draws on every rank */
+        size_t k = tl_next(&r) % (np + 1);
+        const gp_param_info *p = k < np ? &info[k] : NULL;
+        const char *name = p ? p->name : "engine_plugin";
+        int odd_rank = (int)(tl_next(&r) % (uint64_t)size), differ = tl_next(&r) % 10 < 7, at_init = tl_next(&r) % 3 == 0;
+        char b0[64], b1[64];
+        const char *v0 = fuzz_value(p, &r, b0, sizeof b0), *v1 = differ ? fuzz_value(p, &r, b1, sizeof b1) : v0;
+        const char *v = rank == odd_rank ? v1 : v0;
+        gp_status st;
+        const char *why;
+        gp_solver *t = NULL;
+        if (at_init) {
+            gp_param kv[] = { { "eps", "0.01" }, { name, v } };
+            gp_init_args a = { .struct_size = sizeof a, .params = kv, .n_params = 2, .device = -1 };
+            st = api->init(&t, &a);
+            why = st == GP_OK ? "" : api->last_error(NULL);
+        } else {
+            st = api->set_param(s, name, v);
+            why = st == GP_OK ? "" : api->last_error(s);
+        }
+        int sts[2] = { (int)st, -(int)st }, agreed[2];
+        MPI_Allreduce(sts, agreed, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int same_words = same_sentence(why);   /* collective: on every rank, every case */
+        int pass = agreed[0] == -agreed[1] && same_words;
+        gp_solver *use = at_init ? t : s;
+        gp_status fs = use ? forces(use, acc) : GP_OK;
+        int fss[2] = { (int)fs, -(int)fs }, fagreed[2];
+        MPI_Allreduce(fss, fagreed, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        pass = pass && fagreed[0] == -fagreed[1];
+        if (t) api->finalize(t);
+        /* back to the default on every rank (engine_plugin: the path make gives) */
+        if (!at_init) api->set_param(s, name, p && p->default_value ? p->default_value
+                                                 : "/nonexistent/gravplug-cuda-tree.so");
+        int all = 0;
+        MPI_Allreduce(&pass, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        failures += !all;
+        tally[st == GP_OK ? 0 : strstr(why, "then holds other parameter values") ? 1 : 2]++;
+        if (rank == 0 && (!all || c < 20 || c % 1000 == 0))
+            diag("case %d: %s = '%s' (rank %d: '%s') by %s: %s%s%s", c, name, v0, odd_rank, v1,
+                 at_init ? "init" : "set_param", all ? "agreed" : "NOT AGREED", *why ? ": " : "", why);
+    }
+    alarm(0);
+    api->finalize(s);
+    if (rank == 0) diag("%d accepted, %d refused as differing between the ranks, %d refused as invalid", tally[0],
+                        tally[1], tally[2]);
+    if (rank == 0) ok(failures == 0, "%d parameter cases (seed %llu): every status and sentence agreed, no hang (%d not)",
+                      cases, (unsigned long long)seed, failures);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0;
@@ -88,6 +182,11 @@ int main(int argc, char **argv)
     tl_plummer(N, 7, 1.0, 20.0, pos, mass);
     lo = N * (size_t)rank / (size_t)size;
     hi = N * (size_t)(rank + 1) / (size_t)size;
+    if (argc > 2 && !strcmp(argv[2], "fuzz")) {
+        fuzz(argc > 3 ? atoi(argv[3]) : 200, argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
+        gp_plugin_close(pm);
+        return mpi_test_done(rank);
+    }
 
     /* the reference: one instance, made alone */
     static double ref[3 * N], acc[3 * N];

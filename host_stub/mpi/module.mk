@@ -52,6 +52,17 @@ $(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) host_st
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
 	@chmod +x $@
+
+# tests/mpi-fuzz-failures.py: 2 ranks, one rank's write (a file size limit,
+# a name taken) or read (its checkpoint damaged) failing alone: no hang, a
+# sentence, and the set left restartable to a bit-identical end. `make
+# test` runs 6 cases; the long run is in bench/results/fuzz.md:
+# build/t/mpi-fuzz-failures.t CASES [SEED]
+TESTS += $(BUILD)/t/mpi-fuzz-failures.t
+$(BUILD)/t/mpi-fuzz-failures.t: tests/mpi-fuzz-failures.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@
 endif
 
 # tests/mpi-blocksim.c: block-kdk and block-rk2 in gp_sim on every rank with
