@@ -259,6 +259,45 @@ static int signal_stop(runner *r, gh_progress *prog)
     return 1;
 }
 
+/* A checkpoint set whose renames were cut short (a rank stopped after the
+ * ranks agreed that every FILE.new was complete, before its own rename:
+ * write_checkpoint) holds the new set under FILE on some ranks and under
+ * FILE.new on the others. After the set under FILE was found mixed, each
+ * rank with a FILE.new loads it instead; when that set is one stop's, the
+ * renames are finished and the run continues from it. 0, or -1 with
+ * check_same_run's first sentence (collective). */
+static int take_cut_short_set(runner *r, const char *path)
+{
+    char mixed[sizeof r->err], staged[4300];
+    snprintf(mixed, sizeof mixed, "%s", r->err);
+    snprintf(staged, sizeof staged, "%s.new", path);
+    int have = access(staged, F_OK) == 0, rc = 0;
+    if (!gh_par_max_int(have)) return -1;
+    if (have) {
+        gh_state s;
+        size_t len = 0;
+        if (gp_sim_checkpoint_load(r->sim, staged, &s, sizeof s, &len) != GP_OK || len != sizeof s
+            || memcmp(s.magic, "GHSTATE1", 8) != 0)
+            rc = -1;
+        else {
+            snprintf(s.plugin, sizeof s.plugin, "%s", r->st.plugin);   /* the config's, as opened */
+            r->st = s;
+        }
+    }
+    if (agreed(r, rc) != 0 || agreed(r, check_same_run(r, have ? staged : path) != 0) != 0) {
+        snprintf(r->err, sizeof r->err, "%s", mixed);
+        return -1;
+    }
+    rc = have && rename(staged, path) != 0;
+    if (rc) snprintf(r->err, sizeof r->err, "cannot rename %s to %s: %s", staged, path, strerror(errno));
+    if (agreed(r, rc) != 0) return -1;
+    if (gh_par_rank() == 0)
+        fprintf(stderr, "gravhost: note: the checkpoint set %s was cut short between the ranks' renames; the new "
+                "set (t = %.10g) was complete on every rank, and the run continues from it\n", path,
+                gp_sim_time(r->sim));
+    return 0;
+}
+
 /* Sets up particles and the integrator from the config (a fresh run). */
 static int setup_fresh(runner *r)
 {
@@ -402,7 +441,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
         if (AGREED(st)) goto out;
         if (AGREED(check_restart_integrator(r, ckpt_path))) goto out;
-        if (AGREED(check_same_run(r, ckpt_path))) goto out;
+        if (AGREED(check_same_run(r, ckpt_path)) && take_cut_short_set(r, ckpt_path) != 0) goto out;
         /* each rank keeps the particles its file holds: the split the run
          * that went on had at this step (no migration until its next one) */
         r->migrated = 1;

@@ -5,7 +5,8 @@
 # cannot write its next file (a file size limit, as a full disk: EFBIG),
 # the run stops with its sentence, the last complete set is left as it
 # was, no staged file stays behind, and the restart from it ends
-# bit-identical to an uninterrupted run. A restart from a stop off the
+# bit-identical to an uninterrupted run; a set whose renames were cut
+# short (FILE.new on one rank) is finished and continued. A restart from a stop off the
 # checkpoint grid (--t-end on a step, a SIGTERM to rank 1 alone) ends
 # bit-identical too: the ranks keep the split their files hold. Skipped
 # without mpirun.
@@ -13,7 +14,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-checkpoint-set
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..10"
+echo "1..12"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -47,6 +48,25 @@ rc=$?
 ok $rc "the restart from the set kept continues"
 r=$( [ $rc = 0 ] && same_snapshot "$TMP/a/snap_0002.h5" "$(last_snap "$TMP/f")")
 [ "$r" = same ]; ok $? "and ends bit-identical to the uninterrupted run ($r)"
+
+# a set cut short between the ranks' renames (rank 1 stopped after the
+# agreement): rank 0's new file in place, rank 1's still FILE.new; and a
+# FILE.new left from a set that was never agreed
+mpi 2 run "$TMP/p.cfg" --output "$TMP/k" --t-end 0.25 2>>"$TMP/err" && cp -r "$TMP/k" "$TMP/k2" &&
+    mpi 2 run "$TMP/p.cfg" --output "$TMP/k2" --restart --t-end 0.375 2>>"$TMP/err"
+cp -r "$TMP/k" "$TMP/k3"; cp -r "$TMP/k" "$TMP/k4"
+cp "$TMP/k2/checkpoint.gpck.0of2" "$TMP/k3/checkpoint.gpck.0of2"
+cp "$TMP/k2/checkpoint.gpck.1of2" "$TMP/k3/checkpoint.gpck.1of2.new"
+cp "$TMP/k2/checkpoint.gpck.0of2" "$TMP/k4/checkpoint.gpck.0of2.new"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/k3" --restart 2>"$TMP/e4"
+rc=$?
+r=$( [ $rc = 0 ] && same_snapshot "$TMP/a/snap_0002.h5" "$(last_snap "$TMP/k3")")
+[ "$r" = same ] && grep -q "cut short between the ranks' renames" "$TMP/e4" && ! [ -e "$TMP/k3/checkpoint.gpck.1of2.new" ]
+ok $? "a set cut short between the renames: the restart finishes them, continues from t = 0.375, ends bit-identical ($r)"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/k4" --restart 2>>"$TMP/err"
+rc=$?
+r=$( [ $rc = 0 ] && same_snapshot "$TMP/a/snap_0002.h5" "$(last_snap "$TMP/k4")")
+[ "$r" = same ]; ok $? "a FILE.new of a set never agreed: the restart continues the complete set, bit-identical ($r)"
 
 # off the checkpoint grid: --t-end 19/64, a step of the integrator
 mpi 2 run "$TMP/p.cfg" --output "$TMP/t" --t-end 0.296875 2>>"$TMP/err" &&
