@@ -142,7 +142,6 @@ int write_snapshot(runner *r)
     }
     int rc = -1;
     if (gh_par_rank() != 0) {
-        r->st.snap_count++;
         rc = 0;
     } else if (pos && vel && mass && ids) {
         char name[512], path[4096];
@@ -151,17 +150,19 @@ int write_snapshot(runner *r)
         char comment[256];
         gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
         char err[512];
-        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
-            r->st.snap_count++;
+        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0)
             rc = 0;
-        } else {
+        else
             snprintf(r->err, sizeof r->err, "%s", err);
-        }
     } else {
         snprintf(r->err, sizeof r->err, "snapshot: out of memory");
     }
     free(pos); free(vel); free(mass); free(ids);
-    return gh_par_agree(rc, r->err, sizeof r->err);
+    /* counted on every rank only once rank 0's write is agreed: the run
+     * state in each rank's checkpoint must be the same (check_same_run) */
+    rc = gh_par_agree(rc, r->err, sizeof r->err);
+    if (rc == 0) r->st.snap_count++;
+    return rc;
 }
 
 /* Makes a rename in path's directory durable (0, or -1 with errno). */

@@ -14,7 +14,7 @@ MPIRUN='@MPIRUN@'
 NAME=mpi-checkpoint-set
 MPILIB='@MPILIB@'
 . "$MPILIB"
-echo "1..12"
+echo "1..14"
 
 cat > "$TMP/p.cfg" <<CFG
 solver = { plugin = "mpi-tree"; params = { eps = 0.05; theta = 0.5; }; };
@@ -48,6 +48,17 @@ rc=$?
 ok $rc "the restart from the set kept continues"
 r=$( [ $rc = 0 ] && same_snapshot "$TMP/a/snap_0002.h5" "$(last_snap "$TMP/f")")
 [ "$r" = same ]; ok $? "and ends bit-identical to the uninterrupted run ($r)"
+
+# rank 0 alone cannot write a snapshot: the checkpoint written on the
+# failure is a set every rank's run state agrees on, and continues
+mpi 2 run "$TMP/p.cfg" --output "$TMP/g" --t-end 0.25 2>>"$TMP/err"
+mkdir -p "$TMP/g/snap_0002.h5.tmp/x"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/g" --restart 2>"$TMP/e5"
+grep -q "^gravhost: Cannot write snapshot.*a checkpoint at t = 0.5 was written" "$TMP/e5"
+ok $? "rank 0 alone cannot write its snapshot: the run stops with a checkpoint"
+rm -r "$TMP/g/snap_0002.h5.tmp"
+mpi 2 run "$TMP/p.cfg" --output "$TMP/g" --restart 2>"$TMP/e6"
+ok $? "and that checkpoint set restarts (every rank counted the snapshots alike)"
 
 # a set cut short between the ranks' renames (rank 1 stopped after the
 # agreement): rank 0's new file in place, rank 1's still FILE.new; and a
