@@ -57,7 +57,13 @@
  *   two plugins, may be used from two threads at once. One instance is used
  *   by one thread at a time (the host serialises calls on it). A plugin may
  *   use threads (OpenMP) or a GPU inside a call; it never leaves work running
- *   after a call returns.
+ *   after a call returns. A GP_CAP_MPI plugin's instances pair up across the
+ *   ranks by the order of their init calls on the communicator given
+ *   (gp_init_args.mpi_comm): init them in the same order on every rank (one
+ *   thread at a time, or threads that each pass a communicator of their
+ *   own); once made, each talks over its own duplicate, and two may be used
+ *   from two threads at once (MPI_THREAD_MULTIPLE). Its init and set_param
+ *   refuse, on every rank, values that differ between the ranks.
  *
  * Errors
  *   Every function that can fail returns a gp_status. On failure the

@@ -134,23 +134,48 @@ static int agreed(runner *r, int failed)
     return gh_par_agree(gh_par_rc(r->sim, failed), r->err, sizeof r->err);
 }
 
+/* What handle_events does at t, each a rule of the run state alone.
+ * interval 0: only at the start (index 0) and at the end. */
+static int log_due(const runner *r, double t)
+{
+    const gh_config *c = r->cfg;
+    return c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0;
+}
+
+static int snap_due(const runner *r, double t)
+{
+    const gh_config *c = r->cfg;
+    return c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0;
+}
+
+static int switch_due(const runner *r, size_t i, double t)
+{
+    const gh_switch *w = &r->cfg->switches[i];
+    return w->by_time && !(r->st.switch_fired >> i & 1) && t >= w->at_time;
+}
+
+static int events_due(const runner *r, double t)
+{
+    int any = log_due(r, t) || snap_due(r, t) || due(t, r->cfg->ckpt_interval, r->st.ckpt_index);
+    for (size_t i = 0; i < r->cfg->n_switches; ++i) any |= switch_due(r, i, t);
+    return any;
+}
+
 /* Log, snapshot, time switches and checkpoint due at the current time. */
 static int handle_events(runner *r)
 {
     const gh_config *c = r->cfg;
     double t = gp_sim_time(r->sim);
-    /* interval 0: only at the start (index 0) and at the end */
-    if (c->log_interval > 0 ? due(t, c->log_interval, r->st.log_index) : r->st.log_index == 0) {
+    if (log_due(r, t)) {
         if (agreed(r, write_log(r) != 0) != 0) return -1;
         r->st.log_index = c->log_interval > 0 ? next_index(t, c->log_interval) : 1;
     }
-    if (c->snap_interval > 0 ? due(t, c->snap_interval, r->st.snap_index) : r->st.snap_index == 0) {
+    if (snap_due(r, t)) {
         if (write_snapshot(r) != 0) return -1;
         r->st.snap_index = c->snap_interval > 0 ? next_index(t, c->snap_interval) : 1;
     }
     for (size_t i = 0; i < c->n_switches; ++i)
-        if (c->switches[i].by_time && !(r->st.switch_fired >> i & 1) && t >= c->switches[i].at_time)
-            if (do_switch(r, i) != 0) return -1;
+        if (switch_due(r, i, t) && do_switch(r, i) != 0) return -1;
     if (due(t, c->ckpt_interval, r->st.ckpt_index)) {
         r->st.ckpt_index = next_index(t, c->ckpt_interval);
         if (write_checkpoint(r) != 0) return -1;
@@ -232,6 +257,45 @@ static int signal_stop(runner *r, gh_progress *prog)
                 "= %g s passed): the continuation agrees with an uninterrupted run to the solver's "
                 "accuracy, not bit for bit\n", cfg->signal_grace);
     return 1;
+}
+
+/* A checkpoint set whose renames were cut short (a rank stopped after the
+ * ranks agreed that every FILE.new was complete, before its own rename:
+ * write_checkpoint) holds the new set under FILE on some ranks and under
+ * FILE.new on the others. After the set under FILE was found mixed, each
+ * rank with a FILE.new loads it instead; when that set is one stop's, the
+ * renames are finished and the run continues from it. 0, or -1 with
+ * check_same_run's first sentence (collective). */
+static int take_cut_short_set(runner *r, const char *path)
+{
+    char mixed[sizeof r->err], staged[4300];
+    snprintf(mixed, sizeof mixed, "%s", r->err);
+    snprintf(staged, sizeof staged, "%s.new", path);
+    int have = access(staged, F_OK) == 0, rc = 0;
+    if (!gh_par_max_int(have)) return -1;
+    if (have) {
+        gh_state s;
+        size_t len = 0;
+        if (gp_sim_checkpoint_load(r->sim, staged, &s, sizeof s, &len) != GP_OK || len != sizeof s
+            || memcmp(s.magic, "GHSTATE1", 8) != 0)
+            rc = -1;
+        else {
+            snprintf(s.plugin, sizeof s.plugin, "%s", r->st.plugin);   /* the config's, as opened */
+            r->st = s;
+        }
+    }
+    if (agreed(r, rc) != 0 || agreed(r, check_same_run(r, have ? staged : path) != 0) != 0) {
+        snprintf(r->err, sizeof r->err, "%s", mixed);
+        return -1;
+    }
+    rc = have && rename(staged, path) != 0;
+    if (rc) snprintf(r->err, sizeof r->err, "cannot rename %s to %s: %s", staged, path, strerror(errno));
+    if (agreed(r, rc) != 0) return -1;
+    if (gh_par_rank() == 0)
+        fprintf(stderr, "gravhost: note: the checkpoint set %s was cut short between the ranks' renames; the new "
+                "set (t = %.10g) was complete on every rank, and the run continues from it\n", path,
+                gp_sim_time(r->sim));
+    return 0;
 }
 
 /* Sets up particles and the integrator from the config (a fresh run). */
@@ -378,7 +442,11 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
         if (AGREED(st)) goto out;
         if (AGREED(check_restart_integrator(r, ckpt_path))) goto out;
-        if (AGREED(check_same_run(r, ckpt_path))) goto out;
+        if (AGREED(check_same_run(r, ckpt_path)) && take_cut_short_set(r, ckpt_path) != 0) goto out;
+        /* each rank keeps the particles its file holds: the split the run
+         * that went on had at this step (no migration until its next one) */
+        r->migrated = 1;
+        gp_sim_counter(r->sim, "steps", &r->migrated_at);
     } else {
         if (AGREED(open_solver(r, cfg->plugin, &cfg->solver_params, 0, "solver", cfg->plugin_line))) goto out;
         if (AGREED(setup_fresh(r))) goto out;
@@ -422,8 +490,13 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
                 gp_sim_integrator(r->sim), gp_sim_solver_name(r->sim), gp_sim_time(r->sim), t_end, r->out_dir);
 
     for (;;) {
-        /* under MPI: particles migrate at every output time (synchronised) */
-        if (migrate(r) != 0) goto out;
+        /* under MPI: particles migrate at every output time (synchronised),
+         * but not at an end that is no output time: a run that goes on past
+         * it does not migrate there, and the checkpoint written at the end
+         * must hold the ranks' split that run has (mpi-tree's sums depend on
+         * it), so that the restart continues it bit for bit */
+        double t_now = gp_sim_time(r->sim);
+        if ((t_now < t_end || events_due(r, t_now)) && migrate(r) != 0) goto out;
         if (handle_events(r) != 0) { save_on_failure(r, 0); goto out; }
         int first = setting_up;   /* the same on every rank */
         setting_up = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,7 +197,6 @@ int write_snapshot(runner *r)
     }
     int rc = -1;
     if (gh_par_rank() != 0) {
-        r->st.snap_count++;
         rc = 0;
     } else if (pos && vel && mass && ids) {
         char name[512], path[4096];
@@ -205,24 +205,51 @@ int write_snapshot(runner *r)
         char comment[256];
         gp_snapshot_extra ex = snapshot_extra(r, comment, sizeof comment);
         char err[512];
-        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0) {
-            r->st.snap_count++;
+        if (gp_snapshot_write_ex(path, gp_sim_time(r->sim), n, pos, vel, mass, ids, &ex, err, sizeof err) == 0)
             rc = 0;
-        } else {
+        else
             snprintf(r->err, sizeof r->err, "%s", err);
-        }
     } else {
         snprintf(r->err, sizeof r->err, "snapshot: out of memory");
     }
     free(pos); free(vel); free(mass); free(ids);
-    return gh_par_agree(rc, r->err, sizeof r->err);
+    /* counted on every rank only once rank 0's write is agreed: the run
+     * state in each rank's checkpoint must be the same (check_same_run) */
+    rc = gh_par_agree(rc, r->err, sizeof r->err);
+    if (rc == 0) r->st.snap_count++;
+    return rc;
 }
 
+/* Makes a rename in path's directory durable (0, or -1 with errno). */
+static int sync_dir_of(const char *path)
+{
+    char dir[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Under MPI a checkpoint is a set of rank files, and a restart needs the
+ * whole set from one stop: the new set replaces the old only once every
+ * rank holds its new file in full. Each rank saves to FILE.new
+ * (gp_sim_checkpoint_save: a temporary file, fsync, rename), and checks
+ * that FILE itself can be replaced; the ranks agree; only then does each
+ * rename FILE.new over FILE. A failure on any rank before the agreement
+ * (a full disk, EIO, a rank killed) removes the FILE.new files and leaves
+ * the last complete set as it was. */
 int write_checkpoint(runner *r)
 {
-    char base[4096], path[4200];
+    char base[4096], path[4200], staged[4300];
     join(base, sizeof base, r->out_io, r->cfg->ckpt_name);
     gh_par_ckpt_path(base, 0, path, sizeof path, r->err, sizeof r->err);   /* one file per rank */
+    const int set = gh_par_size() > 1;
+    snprintf(staged, sizeof staged, set ? "%s.new" : "%s", path);
     gh_state s = r->st;
     /* the plugin by its short name only: a restart opens the config's */
     snprintf(s.plugin, sizeof s.plugin, "%s", gp_sim_solver_name(r->sim));
@@ -230,8 +257,24 @@ int write_checkpoint(runner *r)
     s.interactions = r->st.interactions + solver_interactions(r);
     /* the restarted run's new solver instance counts from zero */
     int rc = 0;
-    if (gp_sim_checkpoint_save(r->sim, path, &s, sizeof s) != GP_OK) {
+    char why[128];
+    if (gp_sim_checkpoint_save(r->sim, staged, &s, sizeof s) != GP_OK) {
         snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
+        rc = -1;
+    } else if (set && gp_file_output_ok(path, why, sizeof why) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot write the checkpoint %s: %s", path, why);
+        rc = -1;
+    }
+    if (!set) return gh_par_agree(rc, r->err, sizeof r->err);
+    if (gh_par_agree(rc, r->err, sizeof r->err) != 0) {
+        remove(staged);   /* the previous set stays whole */
+        return -1;
+    }
+    rc = 0;
+    if (rename(staged, path) != 0 || sync_dir_of(path) != 0) {
+        snprintf(r->err, sizeof r->err, "replacing the checkpoint %s by the complete %s failed: %s (every "
+                 "rank's new file was written: rename each FILE.new left over FILE by hand to continue from "
+                 "it)", path, staged, strerror(errno));
         rc = -1;
     }
     return gh_par_agree(rc, r->err, sizeof r->err);

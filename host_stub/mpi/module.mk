@@ -34,6 +34,15 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
 
+# tests/mpi-checkpoint-set.sh: P = 2 checkpoint sets replaced whole (rank 1
+# alone unable to write: the last complete set kept and restartable), and
+# restarts off the checkpoint grid (--t-end, SIGTERM to one rank) bit for bit.
+TESTS += $(BUILD)/t/mpi-checkpoint-set.t
+$(BUILD)/t/mpi-checkpoint-set.t: tests/mpi-checkpoint-set.sh tests/mpi-lib.sh $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
+	@chmod +x $@
+
 # tests/mpi-fuzz-cmdline.py: 2 ranks, rank 1 started with a mutated command
 # line or environment: no hang, both ranks stop, one sentence naming the
 # difference. `make test` runs 30 launches (about half a minute); the long
@@ -41,6 +50,17 @@ $(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI
 #   build/t/mpi-fuzz-cmdline.t 10000 [SEED]
 TESTS += $(BUILD)/t/mpi-fuzz-cmdline.t
 $(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	@chmod +x $@
+
+# tests/mpi-fuzz-failures.py: 2 ranks, one rank's write (a file size limit,
+# a name taken) or read (its checkpoint damaged) failing alone: no hang, a
+# sentence, and the set left restartable to a bit-identical end. `make
+# test` runs 6 cases; the long run is in bench/results/fuzz.md:
+# build/t/mpi-fuzz-failures.t CASES [SEED]
+TESTS += $(BUILD)/t/mpi-fuzz-failures.t
+$(BUILD)/t/mpi-fuzz-failures.t: tests/mpi-fuzz-failures.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
 	@chmod +x $@

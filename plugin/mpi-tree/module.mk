@@ -82,6 +82,23 @@ $(BUILD)/t/mpi-engine-trust.t: $(MPI_ENGINE_TRUST) $(MPI_TREE_SO) $(BUILD)/plugi
 	    '$(abspath $(MPI_ENGINE_TRUST))' '$(abspath $(MPI_TREE_SO))' '$(abspath $(BUILD)/plugins/gravplug-cpu-direct.so)' \
 	    '$(abspath $(BUILD)/tests/fixtures/gravplug-nullmember.so)' > $@
 	@chmod +x $@
+# tests/mpi-collectives.c (P = 2): parameters that differ between the ranks
+# (at init, by set_param) refused on every rank before any collective they
+# start; two threads making and using an instance each at once.
+MPI_COLL := $(BUILD)/tests/mpi-collectives
+$(BUILD)/obj/tests/mpi-collectives.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_COLL): $(BUILD)/obj/tests/mpi-collectives.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl -lpthread $(LDLIBS) -lm
+TESTS += $(BUILD)/t/mpi-collectives-p2.t
+$(BUILD)/t/mpi-collectives-p2.t: $(MPI_COLL) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
+	$(call mpi_run_test,2,$(MPI_COLL),$(abspath $(MPI_TREE_SO)))
+# its fuzz mode: 300 cases of one rank's parameter (name, value, at init or
+# by set_param) other than the rest; the long run is in bench/results/fuzz/raw/fuzz.md:
+# mpirun -np 2 build/tests/mpi-collectives build/plugins/gravplug-mpi-tree.so fuzz 10000 SEED
+TESTS += $(BUILD)/t/mpi-fuzz-params-p2.t
+$(BUILD)/t/mpi-fuzz-params-p2.t: $(MPI_COLL) $(MPI_TREE_SO) tests/mpi-run.sh plugin/mpi-tree/module.mk
+	$(call mpi_run_test,2,$(MPI_COLL),$(abspath $(MPI_TREE_SO)) fuzz 300 1)
 # extreme-scales on mpi-tree, a singleton (P = 1: each rank of a larger run
 # would hold its own copy of the test's particles): results that overflow
 # double are refused on every rank, not answered with inf.

@@ -66,9 +66,18 @@
  * Threads: each instance talks over its own duplicate communicator, so
  * two instances may be used from two threads at once when MPI runs at
  * MPI_THREAD_MULTIPLE (what the plugin asks for when it starts MPI; a host
- * that starts MPI itself decides).
+ * that starts MPI itself decides). init's calls over the parent
+ * communicator take turns in a process (parent_calls), and instances pair
+ * up across the ranks by the order of their init calls there: the same
+ * order on every rank, or a parent communicator per thread.
+ *
+ * Parameters: init and every set_param end with every rank holding the
+ * same values (agree_values: a hash of them all, compared with rank 0's)
+ * or refused on every rank, before engine = cuda-tree, or anything else a
+ * value starts, makes a collective call.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +93,12 @@
 #include "targets.h"
 
 #define PLUGIN_NAME "mpi-tree"
+
+/* init's collective calls over the parent communicator: MPI
+ * lets only one thread at a time make collective calls on one
+ * communicator, so two threads that create instances at once take turns
+ * here (the header comment, "Threads", says how instances pair up). */
+static pthread_mutex_t parent_calls = PTHREAD_MUTEX_INITIALIZER;
 
 
 static const gp_param_info params[] = {
@@ -255,6 +270,34 @@ static uint64_t param_hash(const gp_solver *s)
     return h;
 }
 
+/* param_hash and engine_plugin: every value a rank holds that may start a
+ * collective (engine = cuda-tree opens its engine on every rank) or shape
+ * the forces. */
+static uint64_t values_hash(const gp_solver *s)
+{
+    uint64_t h = param_hash(s);
+    for (const char *p = s->engine_plugin; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* After fn (init, a set_param) every rank holds the same values, or fn is
+ * refused on every rank with one sentence naming the first rank that
+ * differs: checked before anything the new values start, so that a rank
+ * given other values never enters a collective of its own alone. */
+static gp_status agree_values(gp_solver *s, const char *fn)
+{
+    if (s->size == 1) return GP_OK;
+    uint64_t mine = values_hash(s), first = mine;
+    MPI_Bcast(&first, 1, MPI_UINT64_T, 0, s->comm);
+    int me = mine != first ? s->rank : s->size, differs = s->size;
+    MPI_Allreduce(&me, &differs, 1, MPI_INT, MPI_MIN, s->comm);
+    if (differs == s->size) return GP_OK;
+    return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
+                   "%s: rank %d of %d then holds other parameter values than rank 0 (init and set_param "
+                   "are collective: every rank passes the same names and values); pass the same values "
+                   "on every rank", fn, differs, s->size);
+}
+
 /* Opens or closes the cuda-tree engine to match the engine parameter. */
 static gp_status engine_apply(gp_solver *s)
 {
@@ -343,6 +386,13 @@ static void mpi_tree_finalize(gp_solver *s)
     free(s);
 }
 
+/* An instance's sentence for gp_init_fail, which names the plugin itself. */
+static const char *unprefixed(const char *msg)
+{
+    static const char prefix[] = PLUGIN_NAME ": ";
+    return strncmp(msg, prefix, sizeof prefix - 1) == 0 ? msg + sizeof prefix - 1 : msg;
+}
+
 static gp_status mpi_tree_init(gp_solver **out, const gp_init_args *args)
 {
     char why[512];
@@ -393,17 +443,25 @@ static gp_status mpi_tree_init(gp_solver **out, const gp_init_args *args)
         else
             snprintf(s->engine_plugin, sizeof s->engine_plugin, "%s", plugin_path);
     }
+    /* the collectives over the parent, one thread of this process at a time */
+    pthread_mutex_lock(&parent_calls);
     st = mpi_tree_agree_init(args, parent, st, PLUGIN_NAME);
+    if (st == GP_OK) MPI_Comm_dup(parent, &s->comm);
+    pthread_mutex_unlock(&parent_calls);
     if (st != GP_OK) {
         if (s) { s->comm = MPI_COMM_NULL; mpi_tree_finalize(s); }
         if (out) *out = NULL;
         return st;
     }
-    MPI_Comm_dup(parent, &s->comm);
     MPI_Comm_rank(s->comm, &s->rank);
     MPI_Comm_size(s->comm, &s->size);
+    if ((st = agree_values(s, "init")) != GP_OK) {
+        st = gp_init_fail(args, PLUGIN_NAME, st, "%s", unprefixed(s->base.error));
+        mpi_tree_finalize(s);
+        return st;
+    }
     if (gp_param_enum(&s->base, P_ENGINE) == 1 && (st = engine_apply(s)) != GP_OK) {
-        st = gp_init_fail(args, PLUGIN_NAME, st, "%s", s->base.error);
+        st = gp_init_fail(args, PLUGIN_NAME, st, "%s", unprefixed(s->base.error));
         mpi_tree_finalize(s);
         return st;
     }
@@ -425,7 +483,9 @@ static gp_status set_engine_plugin(gp_solver *s, const char *value)
     char keep[sizeof s->engine_plugin];
     memcpy(keep, s->engine_plugin, sizeof keep);
     snprintf(s->engine_plugin, sizeof s->engine_plugin, "%s", value);
-    if (s->engine && (st = engine_apply(s)) != GP_OK) memcpy(s->engine_plugin, keep, sizeof keep);
+    st = agree_values(s, "set_param('engine_plugin')");
+    if (st == GP_OK && s->engine) st = engine_apply(s);
+    if (st != GP_OK) memcpy(s->engine_plugin, keep, sizeof keep);
     return st;
 }
 
@@ -437,6 +497,11 @@ static gp_status mpi_tree_set_param(gp_solver *s, const char *name, const char *
     gp_param_value keep[GP_MAX_PARAMS];
     memcpy(keep, s->base.param, sizeof keep);
     gp_status st = agree(s, gp_base_set_param(&s->base, name, value));
+    if (st == GP_OK) {
+        char fn[96];
+        snprintf(fn, sizeof fn, "set_param('%.64s')", name ? name : "");
+        st = agree_values(s, fn);
+    }
     if (st == GP_OK && name && !strcmp(name, "engine") &&
         (gp_param_enum(&s->base, P_ENGINE) == 1) != (s->engine != NULL))
         st = engine_apply(s);
