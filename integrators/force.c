@@ -196,13 +196,13 @@ gp_status gp_force_grouped(gp_sim *sim, const double *pos, size_t na, const uint
     if (st != GP_OK) return st;
     /* idx in its own order (a permutation of all, say): acc comes back in it */
     st = sim->api->set_active_subset(sim->solver, na, idx);
-    if (st != GP_OK) return refused(sim, st, "the active subset");
+    if (st != GP_OK) return gp_sim_solver_refused(sim, st, "the active subset");
     sim->subset_all = 0;
     int all_src = gp_sim_all_active(sim, ns);
     if (!all_src && (st = sim->api->set_source_subset(sim->solver, ns, src)) != GP_OK)
-        return refused(sim, st, "the source subset");
+        return gp_sim_solver_refused(sim, st, "the source subset");
     st = sim->api->set_source_groups(sim->solver, sim->n, group);
-    if (st != GP_OK) st = refused(sim, st, "the source groups");
+    if (st != GP_OK) st = gp_sim_solver_refused(sim, st, "the source groups");
     if (st == GP_OK) st = compute_raw(sim, acc, NULL);
     gp_status back = sim->api->set_source_groups(sim->solver, 0, NULL);
     if (back == GP_OK && !all_src) back = sim->api->set_source_subset(sim->solver, 0, NULL);
