@@ -1,3 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
+"""abi13-even-step.py — what ABI 1.3's even pair step costs beside 1.2's
+pair_step: one-thread CPU seconds of compute_forces_ex with acc alone, +
+pair_step, + pair_step_even, + both, on cpu-direct (N = 4096) and cpu-tree
+(N = 16384), best of 3 (bench/results/abi-outputs/raw/abi13.md).
+Run from the repository root after `make`: python3 bench/abi13-even-step.py
+"""
 import sys, time, numpy as np
 sys.path.insert(0, 'python')
 import gravplug as G
