@@ -120,15 +120,18 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
     AMUSE's stopping_conditions_*, and every other parameter of the plugin
     chosen here under its own name (theta, mac, order, precision, ...),
     typed from its describe_params. plugin_params={...} sets those at
-    construction. A wrong plugin, plugin parameter or value raises here, at
-    the call, with gravplug's sentence in the exception text."""
+    construction. stands_in_for="ph4" (or "hermite", "huayno") numbers the
+    particles as that code does (GravplugInterface). A wrong plugin, plugin
+    parameter or value raises here, at the call, with gravplug's sentence in
+    the exception text."""
 
     def __init__(self, unit_converter=None, solver="cpu-tree",
-                 integrator="leapfrog", plugin_params=None, **options):
+                 integrator="leapfrog", plugin_params=None, stands_in_for=None, **options):
         self.stopping_conditions = StoppingConditions(self)
         # solver and integrator straight to the worker, not through the
         # parameters: a new code stays UNINITIALIZED, as AMUSE's codes do
-        legacy = GravplugInterface(solver=solver, integrator=integrator, **options)
+        legacy = GravplugInterface(solver=solver, integrator=integrator,
+                                   stands_in_for=stands_in_for, **options)
         try:
             table, err = legacy.describe_plugin(str(solver))
             self._plugin_table = json.loads(table) if err == 0 else []
@@ -236,6 +239,10 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
 
     def define_methods(self, handler):
         GravitationalDynamics.define_methods(self, handler)
+        L, V = nbody_system.length, nbody_system.speed
+        # new_particle's optional id: kept as the index under stands_in_for="ph4"
+        handler.add_method("new_particle", (nbody_system.mass, L, L, L, V, V, V, L, handler.NO_UNIT),
+                           (handler.INDEX, handler.ERROR_CODE))
         handler.add_method("get_eps2", (), (nbody_system.length ** 2, handler.ERROR_CODE))
         handler.add_method("set_eps2", (nbody_system.length ** 2,), (handler.ERROR_CODE,))
         handler.add_method("get_time_step", (), (nbody_system.time, handler.ERROR_CODE))
