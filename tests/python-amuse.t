@@ -529,6 +529,17 @@ got, err = hi.new_particle([1.0, 2.0], 0, 0, 0, 0, 0, 0, 0.1)
 t.ok(list(got) == [0, 1] and hi.get_index_of_first_particle()["index_of_the_particle"] == 0,
      f"stands_in_for='huayno' numbers from 0 as Huayno does ({list(got)})")
 hi.stop()
+he = Gravplug(solver="cpu-direct", integrator="hermite", stands_in_for="hermite")
+he.parameters.end_time_accuracy_factor = 0.0
+t.ok(he.parameters.end_time_accuracy_factor == 0.0,
+     "stands_in_for='hermite': end_time_accuracy_factor 0 (end exactly at the time asked) is taken")
+t.raises(AmuseException, lambda: setattr(he.parameters, "end_time_accuracy_factor", 0.5),
+         "... any other value is refused, saying Gravplug ends exactly", lambda e: "ends exactly" in str(e))
+he.stop()
+plain = Gravplug(solver="cpu-direct")
+t.raises(AmuseException, lambda: plain.parameters.end_time_accuracy_factor,
+         "without stands_in_for there is no end_time_accuracy_factor", lambda e: "unknown parameter" in str(e))
+plain.stop()
 t.raises(AmuseException, lambda: GravplugInterface(stands_in_for="nbody6"),
          "an unknown stands_in_for is refused, naming those known", lambda e: "ph4" in str(e))
 # ---- the worker's start: forked from the warm fork server, or AMUSE's own script ----
