@@ -294,7 +294,7 @@ class GravplugImplementation:
         user = np.broadcast_to(np.asarray(id, np.int64), (k,)) if self.keeps_ids \
             else np.full(k, -1, np.int64)
         given = user[user >= 0]
-        taken = np.intersect1d(given, self.ids)
+        taken = np.intersect1d(given, self.ids) if len(given) else given
         if len(taken) or len(np.unique(given)) < len(given):
             srt = np.sort(given)
             dup = int(taken[0]) if len(taken) else int(srt[np.argmax(np.diff(srt) == 0)])
