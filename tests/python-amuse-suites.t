@@ -12,6 +12,9 @@ The swap (and nothing else: no assertion is changed):
   Huayno         -> Gravplug(solver="cpu-direct", integrator="hold")
   each legacy interface -> GravplugInterface with the same solver and
   integrator.
+  Each with stands_in_for= the original where Gravplug numbers particles
+  as it does (worker.NUMBERING: ph4 keeps user ids, Hermite and Huayno
+  count from 0); a documented option of the drop-in, no assertion changed.
 The stand-ins carry the original class names in the original modules (the
 tests print them in the error messages they expect). A test listed in the
 table of docs/AMUSE.md is not run: "skip" rows test the original code
@@ -84,20 +87,25 @@ def table(path=ROOT / "docs" / "AMUSE.md"):
 def install_swaps():
     """Puts the stand-ins where the test files import the originals."""
     from gravplug.amuse import Gravplug, GravplugInterface
+    from gravplug.amuse.worker import NUMBERING
     for module, cls, legacy, solver, integrator in SWAPS:
+        # numbered as the original, where Gravplug can (NUMBERING)
+        numbering = module if module in NUMBERING else None
         name = f"amuse.community.{module}.interface"
         mod = types.ModuleType(name)
 
-        def code_init(self, *args, _s=solver, _i=integrator, **kw):
+        def code_init(self, *args, _s=solver, _i=integrator, _n=numbering, **kw):
             kw.setdefault("solver", _s)
             kw.setdefault("integrator", _i)
+            kw.setdefault("stands_in_for", _n)
             Gravplug.__init__(self, *args, **kw)
 
         # a factory, not a subclass: AMUSE's worker script imports the
         # interface class by its module and name
-        def iface(*args, _s=solver, _i=integrator, **kw):
+        def iface(*args, _s=solver, _i=integrator, _n=numbering, **kw):
             kw.setdefault("solver", _s)
             kw.setdefault("integrator", _i)
+            kw.setdefault("stands_in_for", _n)
             return GravplugInterface(*args, **kw)
         code = type(cls, (Gravplug,), {"__init__": code_init, "__module__": name})
         setattr(mod, cls, code)

@@ -492,6 +492,56 @@ t.ok(abs(h.parameters.eta - 0.03) < 1e-15, "hold: timestep_parameter is Huayno's
 t.ok("Pelupessy, F. I., J" in h.legacy_interface.all_literature_references_string(),
      "literature_references name Pelupessy et al. for hold")
 h.stop()
+# ---- numbering as the code stood in for (stands_in_for=, worker.NUMBERING) ----
+from gravplug.amuse import GravplugInterface  # noqa: E402
+pi = GravplugInterface(solver="cpu-direct", integrator="hermite", stands_in_for="ph4")
+pi.initialize_code()
+got, err = pi.new_particle([1.0, 2.0, 3.0], [5.0, 3.0, 0.0], 0, 0, 0, 0, 0, 0.1, [7, 3, -1])
+t.ok(np.all(err == 0) and list(got) == [7, 3, 8],
+     f"stands_in_for='ph4': new_particle keeps the user's ids, -1 takes the next free one ({list(got)})")
+st = pi.get_state([3, 7, 8])
+t.ok(list(st["mass"]) == [2.0, 1.0, 3.0] and list(st["x"]) == [3.0, 5.0, 0.0],
+     f"... and each id reaches its own particle (mass {list(st['mass'])})")
+t.raises(AmuseException, lambda: pi.new_particle(4.0, 0, 0, 0, 0, 0, 0, 0.1, 3),
+         "... an id in use is refused, saying so", lambda e: "id 3 is already in use" in str(e))
+pi.delete_particle(7)
+got, err = pi.new_particle(4.0, 0, 0, 0, 0, 0, 0, 0.1, 7)
+t.ok(np.all(err == 0) and int(np.atleast_1d(got)[0]) == 7, f"... and a deleted particle's id may be given again ({got})")
+pi.set_eta(0.1)
+t.ok(abs(pi.get_timestep_parameter()["value"] - 0.1) < 1e-12
+     and abs(float(pi.get_integrator_parameter("eta")["value"]) - 0.01) < 1e-12,
+     "stands_in_for='ph4': set_eta is ph4's timestep_parameter (hermite's eta = 0.1^2)")
+pi.stop()
+di = GravplugInterface(solver="cpu-direct", integrator="hermite")
+di.initialize_code()
+got, err = di.new_particle([1.0, 2.0], 0, 0, 0, 0, 0, 0, 0.1, [7, 3])
+t.ok(list(got) == [1, 2], f"by default the ids passed are not kept: numbered from 1 ({list(got)})")
+t.raises(AmuseException, lambda: di.set_eta(0.1),
+         "... and set_eta (ph4's name) is refused, naming timestep_parameter",
+         lambda e: "set_timestep_parameter" in str(e))
+di.delete_particle(1)
+t.ok(di.get_index_of_next_particle(1)["__result"] == -1 and di.get_index_of_next_particle(2)["__result"] == 1,
+     "get_index_of_next_particle of a deleted index is -1 (not found), of the last 1")
+di.stop()
+hi = GravplugInterface(solver="cpu-direct", integrator="hold", stands_in_for="huayno")
+hi.initialize_code()
+got, err = hi.new_particle([1.0, 2.0], 0, 0, 0, 0, 0, 0, 0.1)
+t.ok(list(got) == [0, 1] and hi.get_index_of_first_particle()["index_of_the_particle"] == 0,
+     f"stands_in_for='huayno' numbers from 0 as Huayno does ({list(got)})")
+hi.stop()
+he = Gravplug(solver="cpu-direct", integrator="hermite", stands_in_for="hermite")
+he.parameters.end_time_accuracy_factor = 0.0
+t.ok(he.parameters.end_time_accuracy_factor == 0.0,
+     "stands_in_for='hermite': end_time_accuracy_factor 0 (end exactly at the time asked) is taken")
+t.raises(AmuseException, lambda: setattr(he.parameters, "end_time_accuracy_factor", 0.5),
+         "... any other value is refused, saying Gravplug ends exactly", lambda e: "ends exactly" in str(e))
+he.stop()
+plain = Gravplug(solver="cpu-direct")
+t.raises(AmuseException, lambda: plain.parameters.end_time_accuracy_factor,
+         "without stands_in_for there is no end_time_accuracy_factor", lambda e: "unknown parameter" in str(e))
+plain.stop()
+t.raises(AmuseException, lambda: GravplugInterface(stands_in_for="nbody6"),
+         "an unknown stands_in_for is refused, naming those known", lambda e: "ph4" in str(e))
 # ---- the worker's start: forked from the warm fork server, or AMUSE's own script ----
 from gravplug.amuse import forkserver  # noqa: E402
 wd = os.path.join(__import__("tempfile").gettempdir(), f"gravplug-amuse-{os.getuid()}")

@@ -11,6 +11,7 @@ from amuse.community.interface.gd import GravitationalDynamics, GravityFieldCode
 from amuse.community.interface.stopping_conditions import StoppingConditions
 from amuse.datamodel.parameters import ModuleMethodParameterDefinition
 from amuse.units import nbody_system
+from amuse.support.exceptions import AmuseException
 
 from .interface import GravplugInterface
 
@@ -110,6 +111,29 @@ class _IntegratorParameter(_PluginDefault):
         parameter.is_set = True
 
 
+class _ExactEndTime(_PluginDefault):
+    """Hermite's end_time_accuracy_factor, under stands_in_for="hermite":
+    how far past the requested time Hermite's last step may end, 0 for
+    exactly there, which is what every Gravplug integrator does. Reads 0;
+    any other value is refused, saying so."""
+
+    def __init__(self):
+        _PluginDefault.__init__(
+            self, None, None, "end_time_accuracy_factor",
+            "Hermite's: evolve_model ends exactly at the time asked for (0); "
+            "Gravplug has no other end", 0.0)
+
+    def get_value(self, parameter, object):
+        return 0.0
+
+    def set_value(self, parameter, object, value):
+        if float(value) != 0.0:
+            raise AmuseException(
+                f"end_time_accuracy_factor {value}: Gravplug's evolve_model ends exactly at the "
+                "time asked for, which is Hermite's 0; other values are not supported")
+        parameter.is_set = True
+
+
 class Gravplug(GravitationalDynamics, GravityFieldCode):
     """AMUSE gravity code: Gravplug(unit_converter=None, solver="cpu-tree",
     integrator="leapfrog", plugin_params=None, **options).
@@ -120,15 +144,19 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
     AMUSE's stopping_conditions_*, and every other parameter of the plugin
     chosen here under its own name (theta, mac, order, precision, ...),
     typed from its describe_params. plugin_params={...} sets those at
-    construction. A wrong plugin, plugin parameter or value raises here, at
-    the call, with gravplug's sentence in the exception text."""
+    construction. stands_in_for="ph4" (or "hermite", "huayno") numbers the
+    particles as that code does (GravplugInterface). A wrong plugin, plugin
+    parameter or value raises here, at the call, with gravplug's sentence in
+    the exception text."""
 
     def __init__(self, unit_converter=None, solver="cpu-tree",
-                 integrator="leapfrog", plugin_params=None, **options):
+                 integrator="leapfrog", plugin_params=None, stands_in_for=None, **options):
         self.stopping_conditions = StoppingConditions(self)
+        self._stands_in_for = stands_in_for
         # solver and integrator straight to the worker, not through the
         # parameters: a new code stays UNINITIALIZED, as AMUSE's codes do
-        legacy = GravplugInterface(solver=solver, integrator=integrator, **options)
+        legacy = GravplugInterface(solver=solver, integrator=integrator,
+                                   stands_in_for=stands_in_for, **options)
         try:
             table, err = legacy.describe_plugin(str(solver))
             self._plugin_table = json.loads(table) if err == 0 else []
@@ -218,6 +246,8 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
             "is_time_reversed_allowed",
             "evolve_model to an earlier time integrates backward (on by default where "
             "the integrator can; it cannot be turned on where it cannot)", default_value=True))
+        if self._stands_in_for == "hermite":
+            handler.definitions["parameters"].append(_ExactEndTime())
         self.stopping_conditions.define_parameters(handler)
         plugin_names = set()
         for name, kind, default, allowed, doc in getattr(self, "_plugin_table", []):
@@ -236,6 +266,10 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
 
     def define_methods(self, handler):
         GravitationalDynamics.define_methods(self, handler)
+        L, V = nbody_system.length, nbody_system.speed
+        # new_particle's optional id: kept as the index under stands_in_for="ph4"
+        handler.add_method("new_particle", (nbody_system.mass, L, L, L, V, V, V, L, handler.NO_UNIT),
+                           (handler.INDEX, handler.ERROR_CODE))
         handler.add_method("get_eps2", (), (nbody_system.length ** 2, handler.ERROR_CODE))
         handler.add_method("set_eps2", (nbody_system.length ** 2,), (handler.ERROR_CODE,))
         handler.add_method("get_time_step", (), (nbody_system.time, handler.ERROR_CODE))

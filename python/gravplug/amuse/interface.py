@@ -28,15 +28,18 @@ def _spec(*params):
     return f
 
 
-def _whole_arrays(base, name):
+def _whole_arrays(base, name, extra=()):
     """The legacy function `name` of `base`, made to take whole arrays: the
-    worker gets numpy arrays and answers in one message."""
+    worker gets numpy arrays and answers in one message. extra: optional
+    parameters (name, dtype, direction, default) appended to base's."""
     spec_of = base.__dict__[name].specification_function
 
     def spec():
         f = spec_of()
         f.can_handle_array = False
         f.must_handle_array = True
+        for pname, dtype, direction, default in extra:
+            f.addParameter(pname, dtype=dtype, direction=direction, default=default)
         return f
     spec.__name__ = name
     spec.__doc__ = spec_of.__doc__
@@ -74,9 +77,11 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
     """The low-level AMUSE interface; the code runs in a Python worker.
     solver= and integrator= (optional) choose the plugin and integrator
     at once, as set_solver/set_integrator would. literature_references
-    name the papers of the methods in use (REFERENCES)."""
+    name the papers of the methods in use (REFERENCES). stands_in_for=
+    (optional: a code of worker.NUMBERING, "ph4", "hermite", ...) numbers
+    the particles as that code does; by default from 1, never reused."""
 
-    def __init__(self, solver=None, integrator=None, **options):
+    def __init__(self, solver=None, integrator=None, stands_in_for=None, **options):
         options.setdefault("channel_type", "sockets")
         # One Python process needs no MPI: started directly, not through
         # mpiexec (faster, and immune to a system mpiexec AMUSE may have
@@ -98,7 +103,8 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         PythonCodeInterface.__init__(self, GravplugImplementation, name, **options)
         LiteratureReferencesMixIn.__init__(self)
         try:
-            for setter, value in ((self.set_solver, solver), (self.set_integrator, integrator)):
+            for setter, value in ((self.set_solver, solver), (self.set_integrator, integrator),
+                                  (self.set_stands_in_for, stands_in_for)):
                 if value is not None:
                     setter(str(value))
         except BaseException:
@@ -115,7 +121,8 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
 
     # GravitationalDynamicsInterface's per-particle functions, taking whole
     # arrays (one message for N particles)
-    new_particle = _whole_arrays(GravitationalDynamicsInterface, "new_particle")
+    new_particle = _whole_arrays(GravitationalDynamicsInterface, "new_particle",
+                                 extra=(("id", "int32", IN, -1),))
     delete_particle = _whole_arrays(GravitationalDynamicsInterface, "delete_particle")
     get_state = _whole_arrays(GravitationalDynamicsInterface, "get_state")
     set_state = _whole_arrays(GravitationalDynamicsInterface, "set_state")
@@ -171,6 +178,16 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
     def set_timestep_parameter():
         return _spec(("value", "float64", IN))
 
+    # ph4's names for timestep_parameter: only under stands_in_for="ph4"
+    # (elsewhere eta is Gravplug's integrator parameter, another number)
+    @legacy_function
+    def get_eta():
+        return _spec(("value", "float64", OUT))
+
+    @legacy_function
+    def set_eta():
+        return _spec(("value", "float64", IN))
+
     @legacy_function
     def describe_integrator():
         return _spec(("integrator", "string", IN), ("table", "string", OUT))
@@ -190,6 +207,10 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
     @legacy_function
     def set_is_time_reversed_allowed():
         return _spec(("value", "bool", IN))
+
+    @legacy_function
+    def set_stands_in_for():
+        return _spec(("code", "string", IN))
 
     @legacy_function
     def get_solver():

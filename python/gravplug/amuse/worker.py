@@ -75,6 +75,14 @@ _STOP_BITS = {_COLLISION: 1, _STEPS: 2, _TIMEOUT: 4, _OUT_OF_BOX: 8}
 AMUSE_PLUGIN_DEFAULTS = {"precision": "double"}
 
 
+# How the codes Gravplug can stand in for number their particles, for
+# GravplugInterface(stands_in_for=...): (first index, whether an id passed
+# to new_particle is kept as the particle's index, as ph4 keeps it). Only
+# codes whose numbering Gravplug reproduces; by default from 1, user ids
+# ignored. Indices are never reused after a delete.
+NUMBERING = {"ph4": (1, True), "hermite": (0, False), "huayno": (0, False)}
+
+
 def timestep_parameter_to_eta(integrator, value):
     """The integrator's eta for AMUSE's timestep_parameter, in the meaning
     of the code replaced: ph4's for hermite (eta = timestep_parameter^2,
@@ -113,6 +121,8 @@ class GravplugImplementation:
         self.time_reversed = None     # None: as the integrator's flags allow
         self.reported = {}            # attribute -> {particle id: value} last read
         self.stop_params = {}         # the gas conditions gravplug has no use for
+        self.first_index, self.keeps_ids = 1, False    # NUMBERING's, by default
+        self.stands_in_for = None
         self._empty()
 
     def _empty(self):
@@ -121,7 +131,7 @@ class GravplugImplementation:
         self.pos = np.zeros((0, 3))
         self.vel = np.zeros((0, 3))
         self.radius = np.zeros(0)
-        self.next_id = 1
+        self.next_id = self.first_index
         self.time = self.begin_time
         self.in_c = False        # the C simulation holds these particles
         self.structure = True    # particles added/removed: set_particles at the push
@@ -278,18 +288,40 @@ class GravplugImplementation:
         return OK
 
     # ---- particles (whole arrays per call) ----------------------------------
-    def new_particle(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius=0.0):
+    def _new_ids(self, k, id):
+        """The indices of k new particles: the next free ones, or where the
+        code keeps user ids (NUMBERING), each id >= 0 passed in `id`."""
+        user = np.broadcast_to(np.asarray(id, np.int64), (k,)) if self.keeps_ids \
+            else np.full(k, -1, np.int64)
+        given = user[user >= 0]
+        taken = np.intersect1d(given, self.ids) if len(given) else given
+        if len(taken) or len(np.unique(given)) < len(given):
+            srt = np.sort(given)
+            dup = int(taken[0]) if len(taken) else int(srt[np.argmax(np.diff(srt) == 0)])
+            self._fail(ValueError(f"particle id {dup} is already in use in this Gravplug code; "
+                                  "pass a free id, or -1 for the next free one"))
+        start = max(self.next_id, int(given.max()) + 1 if len(given) else 0)
+        new = user.copy()
+        new[user < 0] = np.arange(start, start + int((user < 0).sum()), dtype=np.int64)
+        if k:
+            self.next_id = max(self.next_id, int(new.max()) + 1)
+        return new
+
+    def new_particle(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius=0.0, id=-1):
         self._pull()
         m = np.atleast_1d(np.asarray(mass, np.float64))
         k = len(m)
         cols = [np.broadcast_to(np.asarray(v, np.float64), (k,)) for v in (x, y, z, vx, vy, vz, radius)]
-        new = np.arange(self.next_id, self.next_id + k, dtype=np.int64)
-        self.next_id += k
+        new = self._new_ids(k, id)
         self.ids = np.concatenate([self.ids, new])
         self.mass = np.concatenate([self.mass, m])
         self.pos = np.concatenate([self.pos, np.stack(cols[0:3], axis=1)])
         self.vel = np.concatenate([self.vel, np.stack(cols[3:6], axis=1)])
         self.radius = np.concatenate([self.radius, cols[6]])
+        if np.any(np.diff(self.ids) < 0):   # user ids out of order: ids stay ascending
+            o = np.argsort(self.ids, kind="stable")
+            self.ids, self.mass, self.radius = self.ids[o], self.mass[o], self.radius[o]
+            self.pos, self.vel = self.pos[o], self.vel[o]
         self.structure = True
         index_of_the_particle.value = new
         return OK
@@ -517,6 +549,21 @@ class GravplugImplementation:
                     repr(timestep_parameter_to_eta(self.integrator, v)))
         return OK
 
+    def _as_ph4(self, what):
+        if self.stands_in_for != "ph4":
+            self._fail(ValueError(
+                f"{what} is ph4's name for timestep_parameter, kept under stands_in_for='ph4' only "
+                "(Gravplug's own eta is the integrator parameter eta): use set_timestep_parameter, "
+                "or set_integrator_parameter('eta', ...)"))
+
+    def get_eta(self, value):
+        self._as_ph4("get_eta")
+        return self.get_timestep_parameter(value)
+
+    def set_eta(self, value):
+        self._as_ph4("set_eta")
+        return self.set_timestep_parameter(value)
+
     def describe_integrator(self, integrator, table):
         """JSON [[name, default, doc], ...] of an integrator's parameters."""
         info = self._guard(self._integrator_info, str(integrator))
@@ -595,14 +642,20 @@ class GravplugImplementation:
 
     def get_index_of_first_particle(self, index_of_the_particle):
         if not len(self.ids):
+            index_of_the_particle.value = 0
             return 1
         index_of_the_particle.value = int(self.ids[0])
         return OK
 
     def get_index_of_next_particle(self, index_of_the_particle, index_of_the_next_particle):
-        k = int(np.searchsorted(self.ids, int(index_of_the_particle), side="right"))
+        i = int(index_of_the_particle)
+        k = int(np.searchsorted(self.ids, i, side="right"))
+        if k == 0 or self.ids[k - 1] != i:
+            index_of_the_next_particle.value = 0
+            return ERROR     # GravitationalDynamicsInterface's "particle could not be found"
         if k >= len(self.ids):
-            return 1
+            index_of_the_next_particle.value = 0
+            return 1     # the last particle
         index_of_the_next_particle.value = int(self.ids[k])
         return OK
 
@@ -753,6 +806,20 @@ class GravplugImplementation:
     # ---- gravplug-specific settings ---------------------------------------------
     def get_solver(self, solver):
         solver.value = self.solver
+        return OK
+
+    def set_stands_in_for(self, code):
+        """Numbers particles as `code` does (NUMBERING); before any is added."""
+        name = str(code).lower()
+        if name not in NUMBERING:
+            self._fail(ValueError(f"Gravplug does not number particles as {code!r} does; "
+                                  f"choose one of {', '.join(sorted(NUMBERING))}"))
+        if len(self.ids):
+            self._fail(ValueError("set stands_in_for before adding particles: the indices "
+                                  "given out so far would change meaning"))
+        self.first_index, self.keeps_ids = NUMBERING[name]
+        self.stands_in_for = name
+        self.next_id = self.first_index
         return OK
 
     def set_solver(self, solver):
