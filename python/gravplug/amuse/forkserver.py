@@ -25,6 +25,7 @@ import hashlib
 import os
 import signal
 import socket
+import stat
 import sys
 
 IDLE_S = 300
@@ -59,6 +60,27 @@ except OSError:
 status = s.recv(1)
 sys.exit(status[0] if status else 1)
 '''
+
+
+def private_dir(path):
+    """path as a directory only this user can change (made 0700 if absent),
+    or None with the reason when it is a link, someone else's, or open to
+    others: the launcher, the fork server's socket and AMUSE's worker
+    scripts live there, and whoever can change it runs code as this user."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        return None, f"cannot make {path}: {e.strerror}"
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        return None, f"{path} is not a directory (a link or a file stands there)"
+    if st.st_uid != os.getuid():
+        return None, f"{path} belongs to uid {st.st_uid}, not to this user ({os.getuid()})"
+    if st.st_mode & 0o022:
+        return None, f"{path} can be written by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return path, None
 
 
 def launcher(worker_dir):

@@ -5,6 +5,7 @@ function-level interface AMUSE talks to, which starts the Python worker
 GravitationalDynamicsInterface's (solver, integrator, plugin parameters)."""
 import os
 import tempfile
+import warnings
 
 from amuse.community.interface.gd import GravitationalDynamicsInterface, GravityFieldInterface
 from amuse.community.interface.stopping_conditions import StoppingConditionInterface
@@ -89,9 +90,16 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         options.setdefault("initialize_mpi", False)
         # AMUSE writes the generated worker script into worker_dir (the
         # current directory by default): keep it out of the user's way.
+        # A folder of this user's alone: a shared temporary folder lets
+        # another user make that name first (forkserver.private_dir).
         if not options.get("worker_dir"):
-            wd = os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}")
-            os.makedirs(wd, exist_ok=True)
+            wd, why = forkserver.private_dir(
+                os.path.join(tempfile.gettempdir(), f"gravplug-amuse-{os.getuid()}"))
+            if wd is None:
+                wd = tempfile.mkdtemp(prefix="gravplug-amuse-")
+                warnings.warn(f"gravplug: not using the shared worker folder: {why}; "
+                              f"this code's workers start from {wd} (remove the folder, or pass "
+                              f"worker_dir=, to share one again)", RuntimeWarning, stacklevel=2)
             options["worker_dir"] = wd
         # The worker: forked from a warm fork server (forkserver.py) where the
         # sockets channel runs it without MPI; GRAVPLUG_AMUSE_FORKSERVER=0,
