@@ -36,4 +36,8 @@ int gp_h5_numeric(hid_t d, const char *path, char *err, size_t errlen);
  * file when the dataset carries a Fletcher-32 checksum. */
 void gp_h5_read_failed(hid_t d, const char *path, const char *reason, char *err, size_t errlen);
 
+/* The snapshot readers' one way to fail: the sentence into err (when
+ * errlen > 0), -1 returned. */
+int gp_h5_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif /* GP_H5_SOURCES_H */

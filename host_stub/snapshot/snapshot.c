@@ -20,17 +20,6 @@
 #include "file_checks.h"
 #include "h5_sources.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* HDF5 prints its error stack by default; silence it for one call. */
 typedef struct quiet {
@@ -339,14 +328,14 @@ static char *tmp_path_for(const char *path, char *err, size_t errlen)
     size_t len = strlen(path);
     char *tmp = malloc(len + 5);
     if (!tmp) {
-        fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+        gp_h5_fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
         return NULL;
     }
     snprintf(tmp, len + 5, "%s.tmp", path);
     char kind[128];
     const char *special = gp_file_rename_target_bad(path, tmp, kind, sizeof kind);
     if (special) {
-        fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
+        gp_h5_fail(err, errlen, "Cannot write snapshot '%s': %s.", special, kind);
         free(tmp);
         return NULL;
     }
@@ -365,7 +354,7 @@ static hid_t begin_file(const char *tmp, double time, size_t n, const gp_snapsho
      * snapshot in memory, and also writes by path) */
     int fd = gp_file_create_new(tmp, why, sizeof why);
     if (fd < 0) {
-        fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+        gp_h5_fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
                           "exists and is writable.", tmp, why);
         return -1;
     }
@@ -374,12 +363,12 @@ static hid_t begin_file(const char *tmp, double time, size_t n, const gp_snapsho
     hid_t file = H5Fcreate(by_fd, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     close(fd);   /* HDF5 holds its own descriptor of the file */
     if (file < 0) {
-        fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
+        gp_h5_fail(err, errlen, "Cannot create snapshot file '%s' (%s); check that the directory "
                           "exists and is writable.", tmp, h5_reason(why));
         return -1;
     }
     if (write_header(file, time, n, extra) != 0 || write_units(file, time, extra) != 0) {
-        fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
+        gp_h5_fail(err, errlen, "Cannot write the header of snapshot '%s': %s.", tmp, h5_reason(why));
         H5Fclose(file);
         return -1;
     }
@@ -391,10 +380,10 @@ static int finish_file(hid_t file, const char *tmp, const char *path, char *err,
 {
     char why[160];
     if (H5Fclose(file) < 0)
-        return fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
+        return gp_h5_fail(err, errlen, "Cannot finish snapshot file '%s' (%s); the disk may be full.", tmp,
                     h5_reason(why));
     if (rename(tmp, path) != 0)
-        return fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
+        return gp_h5_fail(err, errlen, "Cannot rename '%s' to '%s': %s.", tmp, path, strerror(errno));
     return 0;
 }
 
@@ -426,7 +415,7 @@ static int write_particle_file(const char *tmp, const char *path, double time, s
         H5Gclose(g);
     }
     if (drc != 0) {
-        rc = fail(err, errlen, "Cannot write %s of snapshot '%s' (%s)%s.", what, tmp, h5_reason(why), hint);
+        rc = gp_h5_fail(err, errlen, "Cannot write %s of snapshot '%s' (%s)%s.", what, tmp, h5_reason(why), hint);
         H5Fclose(file);
         goto out;
     }
@@ -451,11 +440,11 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
                                          char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
-    if (!path || !path[0]) return fail(err, errlen, "gp_snapshot_write needs a file path.");
+    if (!path || !path[0]) return gp_h5_fail(err, errlen, "gp_snapshot_write needs a file path.");
     if (n > 0 && (!pos || !mass))
-        return fail(err, errlen, "gp_snapshot_write needs positions and masses (pos or mass was NULL).");
+        return gp_h5_fail(err, errlen, "gp_snapshot_write needs positions and masses (pos or mass was NULL).");
     if (extra && extra->struct_size < sizeof(gp_snapshot_extra))
-        return fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
+        return gp_h5_fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
                                  "%zu; set it to sizeof(gp_snapshot_extra).",
                     extra->struct_size, sizeof(gp_snapshot_extra));
     char *tmp = tmp_path_for(path, err, errlen);
@@ -472,7 +461,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
         free(tmp);
         free(zeros);
         free(ids);
-        return fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
+        return gp_h5_fail(err, errlen, "Out of memory writing snapshot '%s'.", path);
     }
     /* HDF5 that fails to write (file size limit, full disk) leaves a file
      * id that crashes the library when the process exits: the room is
@@ -480,7 +469,7 @@ GRAVPLUG_EXPORT int gp_snapshot_write_ex(const char *path, double time, size_t n
     const double bytes = (double)n * (8.0 * (extra && extra->acc ? 11 : 8) + (extra && extra->pot ? 8 : 0)) + 65536.0;
     char room[256];
     if (snapshot_room(tmp, bytes, room, sizeof room) != 0) {
-        int r = fail(err, errlen, "Cannot write snapshot '%s': %s.", path, room);
+        int r = gp_h5_fail(err, errlen, "Cannot write snapshot '%s': %s.", path, room);
         free(tmp); free(zeros); free(ids);
         return r;
     }
@@ -550,15 +539,15 @@ GRAVPLUG_EXPORT int gp_snapshot_write_virtual(const char *path, double time, siz
 {
     if (err && errlen) err[0] = '\0';
     if (!path || !path[0] || !counts || !files || nfiles == 0)
-        return fail(err, errlen, "gp_snapshot_write_virtual needs a path and at least one part file.");
+        return gp_h5_fail(err, errlen, "gp_snapshot_write_virtual needs a path and at least one part file.");
     if (extra && extra->struct_size < sizeof(gp_snapshot_extra))
-        return fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
+        return gp_h5_fail(err, errlen, "gp_snapshot_extra.struct_size is %zu, smaller than this library's "
                                  "%zu; set it to sizeof(gp_snapshot_extra).",
                     extra->struct_size, sizeof(gp_snapshot_extra));
     uint64_t total = 0;
     for (size_t f = 0; f < nfiles; ++f) {
         if (!files[f] || !files[f][0])
-            return fail(err, errlen, "gp_snapshot_write_virtual: part file %zu has no name.", f);
+            return gp_h5_fail(err, errlen, "gp_snapshot_write_virtual: part file %zu has no name.", f);
         total += counts[f];
     }
     char *tmp = tmp_path_for(path, err, errlen);
@@ -590,7 +579,7 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     /* before HDF5 follows a link or opens what the dataset names */
     if (gp_h5_link_ok(grp, name, name, path, err, errlen) != 0) return -1;
     hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
-    if (d < 0) return fail(err, errlen, "Cannot open dataset %s in '%s'.", name, path);
+    if (d < 0) return gp_h5_fail(err, errlen, "Cannot open dataset %s in '%s'.", name, path);
     if (gp_h5_dataset_ok(d, path, err, errlen) != 0 || gp_h5_numeric(d, path, err, errlen) != 0) {
         H5Dclose(d);
         return -1;
@@ -603,12 +592,12 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     int want_rank = cols > 1 ? 2 : 1;
     if (rank != want_rank || (cols > 1 && dims[1] != (hsize_t)cols)) {
         H5Dclose(d);
-        return fail(err, errlen, "Dataset %s in '%s' has the wrong shape (rank %d); expected %s.", name,
+        return gp_h5_fail(err, errlen, "Dataset %s in '%s' has the wrong shape (rank %d); expected %s.", name,
                     path, rank, cols > 1 ? "n x 3" : "n values");
     }
     if (*n != (size_t)-1 && dims[0] != (hsize_t)*n) {
         H5Dclose(d);
-        return fail(err, errlen, "Dataset %s in '%s' has %llu rows but Coordinates has %zu.", name,
+        return gp_h5_fail(err, errlen, "Dataset %s in '%s' has %llu rows but Coordinates has %zu.", name,
                     path, (unsigned long long)dims[0], *n);
     }
     *n = (size_t)dims[0];
@@ -616,7 +605,7 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
     *buf = malloc(count ? count * elsize : 1);
     if (!*buf) {
         H5Dclose(d);
-        return fail(err, errlen, "Out of memory reading %s from '%s' (%zu values).", name, path, count);
+        return gp_h5_fail(err, errlen, "Out of memory reading %s from '%s' (%zu values).", name, path, count);
     }
     /* HDF5 converts a negative signed integer to an unsigned one as 0, so a
      * signed dataset read as uint64 is read signed and a negative refused */
@@ -642,7 +631,7 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
             long long v = ((const int64_t *)*buf)[i];
             free(*buf);
             *buf = NULL;
-            return fail(err, errlen, "%s in '%s' holds %lld at row %zu; it must be >= 0.", name, path, v,
+            return gp_h5_fail(err, errlen, "%s in '%s' holds %lld at row %zu; it must be >= 0.", name, path, v,
                         i / (size_t)cols);
         }
     for (size_t i = 0; float_to_unsigned && i < count; ++i) {
@@ -650,7 +639,7 @@ static int read_dataset(hid_t grp, const char *name, hid_t memtype, size_t elsiz
         if (!(v >= 0 && v < 18446744073709551616.0 && v == floor(v))) {
             free(*buf);
             *buf = NULL;
-            return fail(err, errlen, "%s in '%s' holds %.17g at row %zu; it must hold whole numbers from 0 to "
+            return gp_h5_fail(err, errlen, "%s in '%s' holds %.17g at row %zu; it must hold whole numbers from 0 to "
                         "2^64-1 (floats only when exactly integral).", name, path, v, i / (size_t)cols);
         }
         ((uint64_t *)*buf)[i] = (uint64_t)v;
@@ -684,11 +673,11 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
                                           double *time, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
-    if (!out) return fail(err, errlen, "gp_snapshot_read needs somewhere to put the particles (out was NULL).");
+    if (!out) return gp_h5_fail(err, errlen, "gp_snapshot_read needs somewhere to put the particles (out was NULL).");
     memset(out, 0, sizeof *out);
-    if (!path || !path[0]) return fail(err, errlen, "gp_snapshot_read needs a file path.");
+    if (!path || !path[0]) return gp_h5_fail(err, errlen, "gp_snapshot_read needs a file path.");
     if (part_type < 0 || part_type > 5)
-        return fail(err, errlen, "Particle type %d does not exist; Gadget/SWIFT types are 0 to 5.", part_type);
+        return gp_h5_fail(err, errlen, "Particle type %d does not exist; Gadget/SWIFT types are 0 to 5.", part_type);
     quiet q;
     quiet_begin(&q);
     char why[160];
@@ -700,16 +689,16 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     /* a FIFO or a device first: HDF5 would open it blocking */
     FILE *fp = gp_file_open_regular(path, "rb", why, sizeof why);
     if (!fp) {
-        rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, why);
+        rc = gp_h5_fail(err, errlen, "Cannot open snapshot '%s': %s.", path, why);
         goto out;
     }
     fclose(fp);
     if (H5Fis_hdf5(path) <= 0) {
         fp = fopen(path, "rb");
-        if (!fp) rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, strerror(errno));
+        if (!fp) rc = gp_h5_fail(err, errlen, "Cannot open snapshot '%s': %s.", path, strerror(errno));
         else {
             fclose(fp);
-            rc = fail(err, errlen, "'%s' is not an HDF5 file (expected a gravplug/Gadget/SWIFT snapshot).", path);
+            rc = gp_h5_fail(err, errlen, "'%s' is not an HDF5 file (expected a gravplug/Gadget/SWIFT snapshot).", path);
         }
         goto out;
     }
@@ -718,13 +707,13 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     H5PLset_loading_state(0);
     file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
-        rc = fail(err, errlen, "Cannot open snapshot '%s': %s.", path, h5_reason(why));
+        rc = gp_h5_fail(err, errlen, "Cannot open snapshot '%s': %s.", path, h5_reason(why));
         goto out;
     }
     char gname[16];
     snprintf(gname, sizeof gname, "PartType%d", part_type);
     if (H5Lexists(file, gname, H5P_DEFAULT) <= 0) {
-        rc = fail(err, errlen, "Snapshot '%s' has no group %s: it holds no particles of type %d, or "
+        rc = gp_h5_fail(err, errlen, "Snapshot '%s' has no group %s: it holds no particles of type %d, or "
                                "it is not a gravplug/Gadget/SWIFT snapshot.", path, gname, part_type);
         goto out;
     }
@@ -738,11 +727,11 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     size_t n = (size_t)-1;
     int r = read_dataset(grp, "Coordinates", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&pos,
                          path, err, errlen);
-    if (r == 1) rc = fail(err, errlen, "Snapshot '%s' has no %s/Coordinates.", path, gname);
+    if (r == 1) rc = gp_h5_fail(err, errlen, "Snapshot '%s' has no %s/Coordinates.", path, gname);
     if (r != 0) { rc = -1; goto out; }
     r = read_dataset(grp, "Velocities", H5T_NATIVE_DOUBLE, sizeof(double), 3, &n, (void **)&vel, path,
                      err, errlen);
-    if (r == 1) rc = fail(err, errlen, "Snapshot '%s' has no %s/Velocities.", path, gname);
+    if (r == 1) rc = gp_h5_fail(err, errlen, "Snapshot '%s' has no %s/Velocities.", path, gname);
     if (r != 0) { rc = -1; goto out; }
     r = read_dataset(grp, "Masses", H5T_NATIVE_DOUBLE, sizeof(double), 1, &n, (void **)&mass, path,
                      err, errlen);
@@ -750,12 +739,12 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     if (r == 1) {
         double table[6];
         if (hdr < 0 || read_attr_doubles(hdr, "MassTable", table, 6) != 6 || !(table[part_type] > 0)) {
-            rc = fail(err, errlen, "Snapshot '%s' has no %s/Masses and no positive Header/MassTable[%d].",
+            rc = gp_h5_fail(err, errlen, "Snapshot '%s' has no %s/Masses and no positive Header/MassTable[%d].",
                       path, gname, part_type);
             goto out;
         }
         mass = malloc((n ? n : 1) * sizeof(double));
-        if (!mass) { rc = fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
+        if (!mass) { rc = gp_h5_fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
         for (size_t i = 0; i < n; ++i) mass[i] = table[part_type];
     }
     r = read_dataset(grp, "ParticleIDs", H5T_NATIVE_UINT64, sizeof(uint64_t), 1, &n, (void **)&id, path,
@@ -763,13 +752,13 @@ GRAVPLUG_EXPORT int gp_snapshot_read_type(const char *path, int part_type, gp_ic
     if (r < 0) { rc = -1; goto out; }
     if (r == 1) {
         id = malloc((n ? n : 1) * sizeof(uint64_t));
-        if (!id) { rc = fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
+        if (!id) { rc = gp_h5_fail(err, errlen, "Out of memory reading '%s'.", path); goto out; }
         for (size_t i = 0; i < n; ++i) id[i] = i;
     }
     if (time) {
         double t = 0;
         if (hdr < 0 || read_attr_doubles(hdr, "Time", &t, 1) != 1) {
-            rc = fail(err, errlen, "Snapshot '%s' has no Header/Time.", path);
+            rc = gp_h5_fail(err, errlen, "Snapshot '%s' has no Header/Time.", path);
             goto out;
         }
         *time = t;
