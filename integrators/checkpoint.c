@@ -206,7 +206,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_save(gp_sim *sim, const char *path,
     if (sync_dir_of(path) != 0)
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "the checkpoint %s was written but its directory could not be synced: %m", path);
-    sim->solver_fresh = 0;   /* resync point */
+    gp_solver_cache_stale(sim);   /* resync point */
     return GP_OK;
 }
 
@@ -476,6 +476,6 @@ GRAVPLUG_EXPORT gp_status gp_sim_checkpoint_load(gp_sim *sim, const char *path,
             memcpy(user_buf, user, h.user_len < buflen ? h.user_len : buflen);
     }
     free(pos); free(vel); free(acc); free(mass); free(ids); free(level); free(t_last); free(particle); free(user);
-    sim->solver_fresh = 0;
+    gp_solver_cache_stale(sim);
     return st;
 }

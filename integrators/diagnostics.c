@@ -72,7 +72,7 @@ static void momentum_terms(const gp_sim *sim, size_t i, const double *vel, const
  * output intervals. */
 static void keep_resync(gp_sim *sim, int resync)
 {
-    if (resync) sim->solver_fresh = 0;
+    if (resync) gp_solver_cache_stale(sim);
 }
 
 /* An energy that is not finite: the scale of the masses and velocities

@@ -171,7 +171,7 @@ static gp_status start(gp_sim *sim)
     hermite_priv *p = PRIV(sim);
     anchor(sim, sim->time);
     memset(sim->acc, 0, 3 * sim->n * sizeof *sim->acc);
-    sim->state_fresh = 0;
+    gp_solver_state_stale(sim);
     st = force_all(sim, sim->time);
     if (st != GP_OK) return st;
     memcpy(sim->acc, sim->work2, 3 * sim->n * sizeof *sim->acc);
@@ -180,7 +180,7 @@ static gp_status start(gp_sim *sim)
     for (size_t i = 0; i < sim->n; ++i)
         sim->lv.level[i] = (uint8_t)level_for(&sim->lv, startup_dt(eta_s, sim->acc + 3 * i, p->jerk + 3 * i));
     gp_levels_touched(&sim->lv);
-    sim->state_fresh = 0;   /* the plugin holds a = j = 0: send the real state */
+    gp_solver_state_stale(sim);   /* the plugin holds a = j = 0: send the real state */
     return GP_OK;
 }
 
@@ -210,7 +210,7 @@ static gp_status sync_to(gp_sim *sim, double t)
     sim->syncs++;
     for (long long i = 0; i < n; ++i) sim->lv.level[i] = (uint8_t)level_for(&sim->lv, p->vp[3 * i]);
     gp_levels_touched(&sim->lv);
-    sim->state_fresh = 0;   /* everybody moved: the next call sends all */
+    gp_solver_state_stale(sim);   /* everybody moved: the next call sends all */
     return GP_OK;
 }
 

@@ -81,8 +81,8 @@ static void release_solver(gp_sim *sim)
     sim->solver = NULL;
     sim->plugin_handle = NULL;
     sim->own_solver = 0;
-    sim->solver_fresh = 0;
-    sim->state_fresh = 0;
+    gp_solver_cache_stale(sim);
+    gp_solver_state_stale(sim);
     sim->solver_name[0] = '\0';
 }
 
@@ -386,8 +386,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_particles(gp_sim *sim, size_t n,
     sim->n = n;
     sim->pos = p; sim->vel = v; sim->mass = m; sim->acc = a;
     sim->work = w; sim->work2 = w2; sim->ids = id; sim->active = act;
-    sim->solver_fresh = 0;
-    sim->state_fresh = 0;
+    gp_solver_cache_stale(sim);
+    gp_solver_state_stale(sim);
     return GP_OK;
 }
 
@@ -462,9 +462,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass)
         }
         free(idx);
         free(m);
-        if (st != GP_OK) sim->solver_fresh = 0;   /* fall back to a fresh set_particles */
+        if (st != GP_OK) gp_solver_cache_stale(sim);   /* fall back to a fresh set_particles */
     } else if (any) {
-        sim->solver_fresh = 0;
+        gp_solver_cache_stale(sim);
     }
     if (any) sim->mass_updates++;
     memcpy(sim->mass, mass, n * sizeof *mass);
@@ -597,7 +597,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_integrator_param(gp_sim *sim, const char *n
  * next state as it would have been without it. */
 static void mark_resync_point(gp_sim *sim)
 {
-    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) sim->solver_fresh = 0;
+    if (sim->lv.now % gp_levels_span(&sim->lv, 0) == 0) gp_solver_cache_stale(sim);
 }
 
 static gp_status ensure_started(gp_sim *sim)
