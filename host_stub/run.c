@@ -243,6 +243,11 @@ static int signal_stop(runner *r, gh_progress *prog)
         signal_count = gh_par_max_int(signal_count);
     }
     if (!got_signal || !stop_now(r, prog)) return 0;
+    /* A stop on an output time comes before the loop's top has migrated
+     * there: migrate as the run would have gone on to, so the checkpoint
+     * holds the split it steps on from (the restart does not migrate at
+     * the time it starts from) */
+    if (gh_par_size() > 1 && events_due(r, gp_sim_time(r->sim)) && migrate(r) != 0) return -1;
     gh_progress_finish(prog);
     int resync = gp_sim_at_resync_point(r->sim);
     if (write_checkpoint(r) != 0) return -1;
