@@ -184,9 +184,9 @@ test: all
 # suite run there with GP_SANITIZE=1 (the tests that cannot run instrumented
 # say why they skip), with LeakSanitizer on (tests/lsan.supp names the
 # libraries' own leaks). The tests that start MPI (those named mpi, and the
-# demo, which loads mpi-tree) run first, without leak checks: OpenMPI's
-# allocations are reachable by suppressions only through the full
-# unwinder, which made mpi-gravhost.t 2.3x slower and once crashed
+# demo, toy-scheme and tree-params, which load mpi-tree) run first, without
+# leak checks: OpenMPI's allocations are reachable by suppressions only
+# through the full unwinder, which made mpi-gravhost.t 2.3x slower and once crashed
 # LeakSanitizer's own tracer there (bench/results/sanitizers/raw/sanitizers.md).
 # The Python tests are left out: an interpreter loads instrumented libraries
 # only with the runtime preloaded into all it starts.
@@ -197,7 +197,7 @@ sanitize:
 	    $(MAKE) BUILD=$(BUILD)/sanitize NVCC= sanitize-run
 SAN_TESTS = $(filter-out $(BUILD)/t/python-%.t,$(sort $(TESTS)))
 SAN_MPI_TESTS = $(foreach t,$(SAN_TESTS),$(if $(findstring mpi,$(notdir $(t))),$(t))) \
-    $(filter $(BUILD)/t/examples-demo.t,$(SAN_TESTS))
+    $(filter $(addprefix $(BUILD)/t/,examples-demo.t toy-scheme.t tree-params.t),$(SAN_TESTS))
 sanitize-run: all
 	ASAN_OPTIONS=detect_leaks=0 GP_SANITIZE=1 GP_BUILD=$(abspath $(BUILD)) $(PROVE_RUN) $(SAN_MPI_TESTS)
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
