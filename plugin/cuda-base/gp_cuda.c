@@ -483,3 +483,17 @@ gp_status gp_cuda_unscale_results(gp_base *b, double G, double mass_scale, doubl
                        "choose units in which masses and distances are nearer 1", bad);
     return GP_OK;
 }
+
+gp_status gp_cuda_exact_sources(gp_solver *s, gp_base *b, gp_cuda *c, double G, double eps,
+                                gp_get_fn get_pos, gp_get_fn get_vel, gp_exact_sources *src,
+                                double **buf)
+{
+    gp_exact_sources e = { NULL, NULL, G, eps * eps, 0 };
+    *src = e;
+    gp_status st = gp_cuda_enter(b, c);
+    if (st != GP_OK) return st;
+    double t0 = gp_wtime();
+    st = gp_exact_fetch(s, b, get_pos, get_vel, src, buf);
+    b->stats.seconds_transfer += gp_wtime() - t0;
+    return st;
+}

@@ -59,6 +59,16 @@ void gp_cuda_close(gp_cuda *c);
  * this first: the current device is per thread in CUDA). */
 gp_status gp_cuda_enter(gp_base *b, gp_cuda *c);
 
+/* ABI 1.3's groups and outputs at points on a CUDA plugin: the exact pass
+ * on the host (base/exact_ex.c) over host copies of the device's positions
+ * and velocities (get_pos, get_vel: the plugin's own get_positions and
+ * get_velocities), with G and eps. Exact, but O(n) bytes each way per call,
+ * so no GP_CAP_SOURCE_GROUPS. *buf (free it) holds the copies. The copies'
+ * time counts as transfer. */
+gp_status gp_cuda_exact_sources(gp_solver *s, gp_base *b, gp_cuda *c, double G, double eps,
+                                gp_get_fn get_pos, gp_get_fn get_vel, gp_exact_sources *src,
+                                double **buf);
+
 /* Counts a host<->device copy made outside this file (upload: 1 for
  * host->device). */
 void gp_cuda_count(gp_cuda *c, int upload, size_t bytes);

@@ -774,20 +774,12 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 /* ---- ABI 1.3 ------------------------------------------------------------ */
 
 /* Groups, the even step or lists by it, and outputs at points: the exact
- * pass on the host (base/exact_ex.c), in double, over host copies of the
- * device's positions and velocities (24 n bytes each way down): exact, as
- * cuda-direct is, but O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
+ * pass on the host, in double, as cuda-direct is (gp_cuda_exact_sources). */
 static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
 {
-    const double eps = gp_param_double(&s->base, P_EPS);
-    gp_exact_sources e = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps, 0 };
-    *src = e;
-    gp_status st = gp_cuda_enter(&s->base, &s->cu);
-    if (st != GP_OK) return st;
-    double t0 = gp_wtime();
-    st = gp_exact_fetch(s, &s->base, cuda_direct_get_positions, cuda_direct_get_velocities, src, buf);
-    s->base.stats.seconds_transfer += gp_wtime() - t0;
-    return st;
+    return gp_cuda_exact_sources(s, &s->base, &s->cu, gp_param_double(&s->base, P_G),
+                                 gp_param_double(&s->base, P_EPS), cuda_direct_get_positions,
+                                 cuda_direct_get_velocities, src, buf);
 }
 
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)

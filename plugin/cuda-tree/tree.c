@@ -1169,21 +1169,14 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 /* ---- ABI 1.3 ------------------------------------------------------------ */
 
 /* Groups and outputs at points: the exact pass on the host
- * (base/exact_ex.c) over host copies of the device's positions and
- * velocities: exact, so never above the tree's bounds and never a cell
- * approximated across a group's exclusion, but O(n_active n) on the host
- * and O(n) bytes per call, so no GP_CAP_SOURCE_GROUPS. */
+ * (gp_cuda_exact_sources): exact, so never above the tree's bounds and
+ * never a cell approximated across a group's exclusion, but O(n_active n)
+ * on the host, so no GP_CAP_SOURCE_GROUPS. */
 static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
 {
-    const double eps = gp_param_double(&s->base, P_EPS);
-    gp_exact_sources e = { NULL, NULL, gp_param_double(&s->base, P_G), eps * eps, 0 };
-    *src = e;
-    gp_status r = gp_cuda_enter(&s->base, &s->cu);
-    if (r != GP_OK) return r;
-    double t0 = gp_wtime();
-    r = gp_exact_fetch(s, &s->base, get_positions_call, get_velocities_call, src, buf);
-    s->base.stats.seconds_transfer += gp_wtime() - t0;
-    return r;
+    return gp_cuda_exact_sources(s, &s->base, &s->cu, gp_param_double(&s->base, P_G),
+                                 gp_param_double(&s->base, P_EPS), get_positions_call,
+                                 get_velocities_call, src, buf);
 }
 
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
