@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tests/g6_clients.py DIR CPU_DIR N TEND — one Plummer sphere integrated
+"""tests/g6_clients.py DIR N TEND [CLIENTS] — one Plummer sphere integrated
 by a real GRAPE-6 client twice: on libgravplug-g6 (the workers in DIR,
 .ci/build-g6-workers) and in the client's own CPU mode (ph4's installed
-worker; phiGRAPE's worker on AMUSE's lib/g6 in CPU_DIR). Prints TAP lines
-(four per client, numbered from GP_TAP_FIRST) and, on stderr, one
-"RESULT client mode N dE/E wall" line per run for bench/g6-ph4.sh.
+worker; phiGRAPE's worker on AMUSE's lib/g6 in DIR/cpu). CLIENTS is a
+comma-separated list (default ph4,phigrape). Prints TAP lines (three per
+client, numbered from GP_TAP_FIRST) and, on stderr, one
+"RESULT client mode N dE/E wall" line per run for bench/g6-clients.sh.
 
 Checks: |dE/E| of the library run within a factor 2 of the CPU mode's
 (or both below 1e-12), and the final positions within GP_G6_MAXDX
@@ -20,9 +21,10 @@ from amuse.community.ph4.interface import ph4, ph4Interface
 from amuse.ic.plummer import new_plummer_model
 from amuse.units import nbody_system
 
-DIR, CPU_DIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-N, TEND = int(sys.argv[3]), float(sys.argv[4])
-CLIENTS = sys.argv[5].split(",") if len(sys.argv) > 5 else ["ph4", "phigrape"]
+DIR = os.path.abspath(sys.argv[1])
+CPU_DIR = os.path.join(DIR, "cpu")
+N, TEND = int(sys.argv[2]), float(sys.argv[3])
+CLIENTS = sys.argv[4].split(",") if len(sys.argv) > 4 else ["ph4", "phigrape"]
 MAXDX = float(os.environ.get("GP_G6_MAXDX", "1e-4"))
 EPS2 = (0.01 | nbody_system.length) ** 2
 
@@ -49,7 +51,11 @@ def run(client, on_library):
     if client == "ph4":
         code = ph4(mode="gpu") if on_library else ph4()
     else:
-        code = phigrape_class()(mode="g6lib-gravplug" if on_library else "g6lib")
+        # phiGRAPE's workers link an MPI other than mpi4py's, which cannot
+        # spawn them (.ci/build-g6-workers): the sockets channel starts
+        # each as a plain process, and without MPI_Init.
+        code = phigrape_class()(mode="g6lib-gravplug" if on_library else "g6lib", channel_type="sockets",
+                                initialize_mpi=False)
         code.parameters.initial_timestep_parameter = 0.01
         code.parameters.timestep_parameter = 0.02
     code.parameters.epsilon_squared = EPS2
