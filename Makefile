@@ -9,7 +9,7 @@ CC      ?= gcc
 PROVE   ?= prove
 # The version lives in the VERSION file alone: this Makefile, the Python
 # package (python/pyproject.toml reads it) and CITATION.cff agree with it
-# (tests/version-agree.sh).
+# (tests/build/version-agree.sh).
 VERSION := $(strip $(shell cat $(dir $(lastword $(MAKEFILE_LIST)))VERSION 2>/dev/null))
 ifeq ($(VERSION),)
 $(error the VERSION file is missing or empty)
@@ -109,10 +109,13 @@ HOSTLIB_REAL   := libgravplug.so.$(VERSION)
 all:
 
 # The floors first: what the plugins link (base, octree, cuda-base) defines
-# the object lists their rules name; then every other folder in name order.
+# the object lists their rules name; then every other code folder in name
+# order.
 FLOOR_MODULES := abi/module.mk plugin/base/module.mk plugin/octree/module.mk plugin/cuda-base/module.mk
 include $(FLOOR_MODULES)
-include $(filter-out $(FLOOR_MODULES),$(sort $(wildcard */module.mk */*/module.mk)))
+include $(filter-out $(FLOOR_MODULES) tests/%,$(sort $(wildcard */module.mk */*/module.mk)))
+# The tests last: tests/module.mk reads its sub-folders in its own order.
+include tests/module.mk
 
 all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 

@@ -29,7 +29,7 @@ for n in ${*:-1024 4096}; do
     for client in $(echo "$clients" | tr , ' '); do
         for threads in 1 "$(nproc)"; do
             PATH="$VENV/bin:$PATH" GRAVPLUG_G6_PLUGIN="$PLUGIN" OMP_NUM_THREADS=$threads GP_G6_MAXDX=1e9 \
-                "$VENV/bin/python" "$ROOT/tests/g6_clients.py" "$dir" "$n" "$tend" "$client" 2>&1 >/dev/null |
+                "$VENV/bin/python" "$ROOT/tests/lib/g6_clients.py" "$dir" "$n" "$tend" "$client" 2>&1 >/dev/null |
                 awk -v n="$n" -v t="$tend" -v th="$threads" '/^RESULT/ {
                     run = ($3 == "cpu") ? $2 " CPU mode" : $2 " library, " th " thread" (th > 1 ? "s" : "");
                     if ($3 == "cpu" && th > 1) next;  # the CPU mode once per N

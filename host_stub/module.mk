@@ -6,7 +6,7 @@ GRAVHOST_SRCS := $(wildcard host_stub/*.c)
 GRAVHOST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAVHOST_SRCS)) $(GP_FILE_CHECKS_OBJ)
 GRAVHOST := $(BUILD)/bin/gravhost
 BINS += $(GRAVHOST)
-# its manual page (tests/gravhost-help.sh holds it to each command's --help)
+# its manual page (tests/gravhost/gravhost-help.sh holds it to each command's --help)
 INSTALL_MAN1 += docs/gravhost.1
 
 $(GRAVHOST_OBJS): CPPFLAGS += -Iintegrators -Ihost_stub/ic -Ihost_stub/snapshot
@@ -17,22 +17,8 @@ $(GRAVHOST): $(GRAVHOST_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GRAVHOST_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig $(LDLIBS)
 
-# Tests: tests/gravhost-*.sh and *.py are TAP scripts (copied with their
-# shebang); they find gravhost through GP_BUILD (default: ../ of the script).
-GRAVHOST_TESTS := $(patsubst tests/%,$(BUILD)/t/%,$(basename $(filter-out tests/gravhost-lib.sh,$(wildcard tests/gravhost-*.sh tests/gravhost-*.py))))
-GRAVHOST_TESTS := $(addsuffix .t,$(GRAVHOST_TESTS))
-TESTS += $(GRAVHOST_TESTS)
-$(BUILD)/t/gravhost-%.t: tests/gravhost-%.sh tests/gravhost-lib.sh $(GRAVHOST)
-	@mkdir -p $(dir $@)
-	sed -e 's|@TESTLIB@|$(abspath tests/gravhost-lib.sh)|' $< > $@ && chmod +x $@
-$(BUILD)/t/gravhost-%.t: tests/gravhost-%.py $(GRAVHOST)
-	@mkdir -p $(dir $@)
-	cp $< $@ && chmod +x $@
-# gravhost-cli.t runs info and run on the loader's NULL-member fixture.
-$(BUILD)/t/gravhost-cli.t: $(GP_FIXTURES)
-
 .PHONY: gravhost run
-gravhost: $(GRAVHOST) $(GRAVHOST_TESTS)
+gravhost: $(GRAVHOST)
 
 # The main job: the default simulation on the best plugin this machine has
 # (plugin = "auto": cuda-tree with a GPU, else cpu-tree), then its plots.

@@ -363,7 +363,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
     memset(r, 0, sizeof *r);
     r->out_fd = -1;
     /* a run starts with no signal seen: a caller may run one after another
-     * in one process (tests/fuzz-gravhost-restart.c) */
+     * in one process (tests/fuzz/fuzz-gravhost-restart.c) */
     got_signal = 0;
     signal_count = 0;
     announced = 0;

@@ -128,7 +128,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_solver_param(gp_sim *sim, const char *name,
  * and predicts it: a block step sends the corrected particles (set_state),
  * predict(T), fetches the active positions (get_positions) and computes
  * their forces, O(n_active) data instead of O(n). With a CPU plugin both
- * paths give bit-identical trajectories (tests/integrators-path.c), so the
+ * paths give bit-identical trajectories (tests/integrators/integrators-path.c), so the
  * setting is not saved in checkpoints. The shared-step integrators always
  * use 1.0: every particle's velocity changes every step, so set_state would
  * move more data than update_positions. Takes effect at the next step. */
@@ -174,7 +174,7 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_state(gp_sim *sim, const double *pos,
  * solver, in place through ABI 1.1 update_masses (a tree plugin refits, the
  * state it holds stays); a plugin without update_masses, or the "1.0"
  * solver path, gets a fresh set_particles at the next force call instead.
- * With cpu-direct both give the same bits (tests/integrators-masses.c). */
+ * With cpu-direct both give the same bits (tests/integrators/integrators-masses.c). */
 GRAVPLUG_EXPORT gp_status gp_sim_set_masses(gp_sim *sim, const double *mass);
 
 /* Current simulation time, and setting it (only between runs: the

@@ -19,7 +19,7 @@
     X(rk8pd)
 
 /* A build may add its own line without editing this file, e.g.
- * -D'GP_EXTRA_SCHEMES(X)=X(toy_euler)' (tests/toy-scheme.sh's library:
+ * -D'GP_EXTRA_SCHEMES(X)=X(toy_euler)' (tests/integrators/toy-scheme.sh's library:
  * a scheme file and this one line, nothing else). */
 #ifndef GP_EXTRA_SCHEMES
 #define GP_EXTRA_SCHEMES(X)

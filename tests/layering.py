@@ -40,7 +40,8 @@ SOURCE_EXT = (".c", ".h", ".cu", ".cuh", ".cc")
 # Where #include "x.h" is looked for after the including file's own folder
 # (the -I flags the Makefiles pass).
 INCLUDE_ROOTS = [".", "abi", "plugin", "integrators", "host_stub", "host_stub/ic",
-                 "host_stub/particles", "host_stub/snapshot", "tests"]
+                 "host_stub/particles", "host_stub/snapshot", "tests", "tests/gpu",
+                 "tests/conformance"]
 
 # The folders that count as one unit each (the longest that holds a file
 # names its unit); every plugin/NAME/ is a unit of its own.
@@ -82,10 +83,10 @@ EXCEPTIONS = {
         "(nvcc compiles the kernels in the plugin's unit): cuda-base's own code",
     ("plugin/cuda-base", "plugin/cuda-tree"): "as for cuda-direct",
     ("plugin/cuda-base", "tests"):
-        "launch.cuh takes the CPU emulation of CUDA (tests/gpu-emu.h) in the "
+        "launch.cuh takes the CPU emulation of CUDA (tests/gpu/gpu-emu.h) in the "
         "emulated test builds only (GP_CUDA_EMULATE); never in a real build",
     ("plugin/cuda-tree", "tests"):
-        "tree_dev.cu takes CUB's CPU stand-in (tests/gpu-emu-cub.h) in the "
+        "tree_dev.cu takes CUB's CPU stand-in (tests/gpu/gpu-emu-cub.h) in the "
         "emulated test build only (GP_CUDA_EMULATE)",
 }
 
@@ -181,7 +182,7 @@ def nm_symbols(obj):
 
 def libc_symbols():
     """The C library's exported names: a test object that defines one
-    interposes it (as tests/dlopen-swap.c does dlopen), and a call to the
+    interposes it (as tests/lib/dlopen-swap.c does dlopen), and a call to the
     C library is no edge between folders."""
     names = set()
     for lib in ("libc.so.6", "libdl.so.2"):

@@ -25,62 +25,13 @@ $(GRAVHOST_MPI): $(GH_MPI_OBJS) $(HOSTLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GH_MPI_OBJS) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$$ORIGIN/../lib' -lconfig \
 	    $(GH_MPI_LIBS) $(LDLIBS)
 
-# tests/mpi-gravhost.sh: P = 4 against P = 1 (energy error, Lagrangian
-# radii), a restart at P = 2 bit-identical, refusals; skips without mpirun.
-TESTS += $(BUILD)/t/mpi-gravhost.t
-$(BUILD)/t/mpi-gravhost.t: tests/mpi-gravhost.sh tests/mpi-lib.sh $(GRAVHOST_MPI) $(BUILD)/tests/oom-inject.so \
-                           host_stub/mpi/module.mk
+# bench/ic-parallel.c: the same ICs made whole on every rank or in slices
+# (bench/results/ic/raw/ic-parallel.md).
+IC_PAR_BENCH := $(BUILD)/bench/ic-parallel
+BENCHES += $(IC_PAR_BENCH)
+$(BUILD)/obj/bench/ic-parallel.o: CPPFLAGS += -Ihost_stub/ic
+$(BUILD)/obj/bench/ic-parallel.o: CFLAGS += $(GH_MPI_CFLAGS)
+$(IC_PAR_BENCH): $(BUILD)/obj/bench/ic-parallel.o $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
-	@chmod +x $@
-
-# tests/mpi-checkpoint-set.sh: P = 2 checkpoint sets replaced whole (rank 1
-# alone unable to write: the last complete set kept and restartable), and
-# restarts off the checkpoint grid (--t-end, SIGTERM to one rank) bit for bit.
-TESTS += $(BUILD)/t/mpi-checkpoint-set.t
-$(BUILD)/t/mpi-checkpoint-set.t: tests/mpi-checkpoint-set.sh tests/mpi-lib.sh $(GRAVHOST_MPI) host_stub/mpi/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi-lib.sh)|' $< > $@
-	@chmod +x $@
-
-# tests/mpi-fuzz-cmdline.py: 2 ranks, rank 1 started with a mutated command
-# line or environment: no hang, both ranks stop, one sentence naming the
-# difference. `make test` runs 30 launches (about half a minute); the long
-# run is in bench/results/fuzz/raw/fuzz.md:
-#   build/t/mpi-fuzz-cmdline.t 10000 [SEED]
-TESTS += $(BUILD)/t/mpi-fuzz-cmdline.t
-$(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
-	@chmod +x $@
-
-# tests/mpi-fuzz-failures.py: 2 ranks, one rank's write (a file size limit,
-# a name taken) or read (its checkpoint damaged) failing alone: no hang, a
-# sentence, and the set left restartable to a bit-identical end. `make
-# test` runs 6 cases; the long run is in bench/results/fuzz.md:
-# build/t/mpi-fuzz-failures.t CASES [SEED]
-TESTS += $(BUILD)/t/mpi-fuzz-failures.t
-$(BUILD)/t/mpi-fuzz-failures.t: tests/mpi-fuzz-failures.py $(GRAVHOST_MPI) host_stub/mpi/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
-	@chmod +x $@
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) $(LDLIBS)
 endif
-
-# tests/mpi-blocksim.c: block-kdk and block-rk2 in gp_sim on every rank with
-# mpi-tree and the collective hook, migrating with their whole state at
-# dt_max boundaries (no extra force call; energy as without migration and
-# as cpu-tree alone; own rows re-imported bit for bit), P = 2 and 4.
-GH_BLOCKSIM := $(BUILD)/tests/mpi-blocksim
-$(BUILD)/obj/tests/mpi-blocksim.o: CFLAGS += -I. -Itests $(GH_MPI_CFLAGS)
-$(GH_BLOCKSIM): $(BUILD)/obj/tests/mpi-blocksim.o $(GH_DECOMP_OBJS) $(HOSTLIB)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/mpi-blocksim.o $(GH_DECOMP_OBJS) -L$(BUILD)/lib \
-	    -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' $(GH_MPI_LIBS) -ldl $(LDLIBS)
-GH_BLOCKSIM_TESTS := $(foreach p,2 4,$(BUILD)/t/mpi-blocksim-p$(p).t)
-TESTS += $(GH_BLOCKSIM_TESTS)
-$(BUILD)/t/mpi-blocksim-p%.t: $(GH_BLOCKSIM) $(BUILD)/plugins/gravplug-mpi-tree.so \
-                             $(BUILD)/plugins/gravplug-cpu-tree.so tests/mpi-run.sh host_stub/mpi/module.mk
-	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(GH_BLOCKSIM))|' \
-	     -e 's|@ARGS@||' tests/mpi-run.sh > $@
-	@chmod +x $@

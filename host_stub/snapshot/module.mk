@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # host_stub/snapshot — HDF5 snapshots (Gadget/SWIFT layout), linked into
-# libgravplug.so; plus the link rules of the ic-* and snapshot-* tests.
+# libgravplug.so; and gravic, the initial conditions from the shell.
 HDF5_CPPFLAGS := -I/usr/include/hdf5/serial
 HDF5_LDLIBS   := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
 SNAPSHOT_SRCS := $(wildcard host_stub/snapshot/*.c)
@@ -12,27 +12,14 @@ HOSTLIB_LDLIBS += $(HDF5_LDLIBS)
 INSTALL_HEADERS += host_stub/snapshot/snapshot.h
 $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapshot
 
-# The IC and snapshot tests link these objects directly, so they do not
-# depend on the rest of the host library being buildable at that moment.
+# The objects gravic links, and the IC and snapshot tests
+# (tests/lib/module.mk) too, so they do not depend on the rest of the host
+# library being buildable at that moment.
 ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS) $(PARTICLES_OBJS) $(GP_FILE_CHECKS_OBJ)
 ICSNAP_LIBS := -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
-ICSNAP_CTESTS := $(patsubst tests/%.c,$(BUILD)/t/%.t,$(wildcard tests/ic-*.c tests/snapshot-*.c))
-ICSNAP_PYTESTS := $(patsubst tests/%.py,$(BUILD)/t/%.t,$(wildcard tests/snapshot-*.py tests/plot-*.py))
-$(BUILD)/t/plot-gravplot.t: host_stub/plot/gravplot.py
-TESTS += $(ICSNAP_CTESTS) $(ICSNAP_PYTESTS)
-$(ICSNAP_CTESTS): $(BUILD)/t/%.t: tests/%.c $(ICSNAP_OBJS) tests/tap.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -Ihost_stub/ic -Ihost_stub/snapshot -o $@ $< \
-	    $(ICSNAP_OBJS) $(ICSNAP_LIBS) $(LDLIBS)
-# Python TAP scripts: copied with their shebang, @GP_SOURCE@ replaced by
-# the source tree; they find the build through GP_BUILD (default: the
-# script's ../).
-$(ICSNAP_PYTESTS): $(BUILD)/t/%.t: tests/%.py
-	@mkdir -p $(dir $@)
-	sed 's|@GP_SOURCE@|$(abspath .)|' $< > $@ && chmod +x $@
 
 .PHONY: ic snapshot
-ic snapshot: $(ICSNAP_OBJS) $(ICSNAP_CTESTS) $(ICSNAP_PYTESTS)
+ic snapshot: $(ICSNAP_OBJS)
 
 # gravic: initial conditions to a snapshot or text file from the shell.
 GRAVIC := $(BUILD)/bin/gravic

@@ -14,7 +14,7 @@
  * tau_ij = tau_ji. HUGE_VAL for a pair without mass or at zero softened
  * distance. Evaluated in Huayno's order, operation for operation (with
  * dt_param = 1, dir = +1, mu = G (m_i + m_j)), so that a transcription of
- * timestep_ij gives the same bits (tests/conformance_abi12.c).
+ * timestep_ij gives the same bits (tests/conformance/conformance_abi12.c).
  */
 #ifndef GP_PAIR_STEP_H
 #define GP_PAIR_STEP_H

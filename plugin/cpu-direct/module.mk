@@ -19,12 +19,5 @@ $(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) $(LDLIBS)
 
-# direct-step-prune: the pair_step bound and the fused kernel against brute force.
-TESTS += $(BUILD)/t/direct-step-prune.t
-$(BUILD)/obj/tests/direct-step-prune.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/direct-step-prune.t: $(BUILD)/obj/tests/direct-step-prune.o $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
 .PHONY: cpu-direct
 cpu-direct: $(CPU_DIRECT_SO)

@@ -15,17 +15,3 @@ $(CPU_TREE_SO): $(CPU_TREE_OBJS) $(GP_OCTREE_CPU_OBJS) $(GP_OCTREE_OBJS) $(GP_BA
 
 .PHONY: cpu-tree
 cpu-tree: $(CPU_TREE_SO)
-
-# tests/tree-accuracy.c: cpu-tree against cpu-direct through the loader.
-$(BUILD)/obj/tests/tree-accuracy.o: CFLAGS += -Itests
-$(BUILD)/t/tree-accuracy.t: $(BUILD)/obj/tests/tree-accuracy.o $(GP_LOADER_OBJ) $(CPU_TREE_SO) $(BUILD)/plugins/gravplug-cpu-direct.so
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-accuracy.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
-TESTS += $(BUILD)/t/tree-accuracy.t
-
-# tests/tree-jerk.c: cpu-tree's jerk is the derivative of its own acc.
-$(BUILD)/obj/tests/tree-jerk.o: CFLAGS += -Itests
-$(BUILD)/t/tree-jerk.t: $(BUILD)/obj/tests/tree-jerk.o $(GP_LOADER_OBJ) $(CPU_TREE_SO) $(BUILD)/plugins/gravplug-cpu-direct.so
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/tree-jerk.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
-TESTS += $(BUILD)/t/tree-jerk.t

@@ -2,7 +2,7 @@
 /*
  * launch.cuh — GP_LAUNCH, the one way the CUDA plugins start a kernel, so
  * that the same .cu source runs on a GPU (nvcc) and, in the tests, on the
- * CPU emulation of CUDA (g++ with GP_CUDA_EMULATE, tests/gpu-emu.h).
+ * CPU emulation of CUDA (g++ with GP_CUDA_EMULATE, tests/gpu/gpu-emu.h).
  * group: how many threads synchronise (only the CPU emulation uses it).
  */
 #ifndef GP_CUDA_LAUNCH_CUH

@@ -2,7 +2,7 @@
 /*
  * state_dev.cuh — the kernels of state_dev.h (ABI 1.1 state on the
  * device). Included once by each CUDA plugin's .cu (real CUDA, or the
- * CPU emulation of tests/gpu-emu.h: launch.cuh picks).
+ * CPU emulation of tests/gpu/gpu-emu.h: launch.cuh picks).
  *
  * The prediction and the velocities are gravplug_predict.h's, the host's
  * expressions: in device code they are built of __dmul_rn / __dadd_rn,

@@ -2,8 +2,8 @@
 /*
  * direct_kernel.cuh — the cuda-direct kernels themselves (see direct_dev.cu
  * for the scheme), in a header so that nvcc compiles them into
- * direct_dev.cu and g++ compiles the same source, through tests/gpu-emu.h
- * (a CUDA thread emulator), into tests/gpu-walk-emu.cc, which runs them on
+ * direct_dev.cu and g++ compiles the same source, through tests/gpu/gpu-emu.h
+ * (a CUDA thread emulator), into tests/gpu/gpu-walk-emu.cc, which runs them on
  * the CPU against a double-precision direct sum.
  */
 #ifndef GP_CUDA_DIRECT_KERNEL_CUH

@@ -1208,7 +1208,7 @@ static gp_status compute_field_ex_call(gp_solver *s, size_t n, const double *pos
 
 /* The entry points that may copy: each logs the bytes it moved each way
  * and its wall time (GP_LOG_DEBUG, "<call>: host->device N bytes,
- * device->host M bytes, T ms"), so a host (and tests/gpu-abi11.c) can
+ * device->host M bytes, T ms"), so a host (and tests/gpu/gpu-abi11.c) can
  * check that a block step moves O(n_active) bytes, and see where its time
  * goes. */
 #define BYTES_LOGGED(fn, params, args)                                                     \

@@ -2,8 +2,8 @@
 /*
  * walk.cuh — the cuda-tree walk kernel (GOTHIC 2.3) and the per-cell walk
  * record, in a header of their own so that the same source is compiled by
- * nvcc into tree_dev.cu and, through tests/gpu-emu.h (a warp emulator), by
- * g++ into tests/gpu-walk-emu.cc, which runs the kernel on the CPU against
+ * nvcc into tree_dev.cu and, through tests/gpu/gpu-emu.h (a warp emulator), by
+ * g++ into tests/gpu/gpu-walk-emu.cc, which runs the kernel on the CPU against
  * a direct sum. Everything here uses warp-synchronous primitives with the
  * full mask only, reached by all 32 lanes together (the emulator checks).
  */

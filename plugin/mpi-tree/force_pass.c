@@ -193,7 +193,7 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     ph[6] = gp_wtime();
     st = mpi_tree_agree(c->base, c->comm, st);
     ph[7] = gp_wtime();
-    /* the numbers bench/mpi-tree-scaling and tests/mpi-accuracy read: LET
+    /* the numbers bench/mpi-tree-scaling and tests/mpi/mpi-accuracy read: LET
      * bytes this rank sent and received, its domain's nodes and the bytes
      * of domain boxes it sent (the coarse tree to every rank, the
      * refinement rounds to its neighbours) */

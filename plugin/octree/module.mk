@@ -4,7 +4,7 @@
 # host_tree.c is the host driver of the build; tree_state.c and cpu_walk.c
 # are the CPU tree and group walk that cpu-tree and mpi-tree both run,
 # cpu_targets.c and cpu_driver.c what both drive them with.
-# Tests: build/t/octree-*.t and build/t/tree-build.t.
+# Tests: tests/plugin/octree/.
 GP_OCTREE_OBJS := $(BUILD)/obj/plugin/octree/host_tree.o
 
 # The per-element code is written to vectorise; -fno-math-errno lets sqrt
@@ -41,54 +41,3 @@ $(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
 $(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off
 # pair_search.c evaluates pair_step, the shared expression bit for bit.
 $(BUILD)/obj/plugin/octree/pair_search.o: CFLAGS += -ffp-contract=off
-
-OCTREE_TEST_NAMES := octree-keys octree-kernels tree-build
-OCTREE_TESTS := $(OCTREE_TEST_NAMES:%=$(BUILD)/t/%.t)
-TESTS += $(OCTREE_TESTS)
-
-# tree-search: the exact neighbour searches against brute force (the
-# brute-force pair_step compiled as the search is: no fused multiply-add).
-TESTS += $(BUILD)/t/tree-search.t
-$(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-# tree-prepare: the float cells the walks read, rounded outward and tight.
-TESTS += $(BUILD)/t/tree-prepare.t
-$(BUILD)/obj/tests/tree-prepare.o: CFLAGS += -Itests
-$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-# tree-cell-velocities: the cells' velocities and dS/dt that the tree jerk
-# moves cells with, against the sums over each cell's sources.
-TESTS += $(BUILD)/t/tree-cell-velocities.t
-$(BUILD)/obj/tests/tree-cell-velocities.o: CFLAGS += -Itests
-$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-# octree-lists: the AVX2 list kernel against double sums (skips without AVX2).
-TESTS += $(BUILD)/t/octree-lists.t
-$(BUILD)/obj/tests/octree-lists.o: CFLAGS += -Itests
-$(BUILD)/t/octree-lists.t: $(BUILD)/obj/tests/octree-lists.o $(BUILD)/obj/plugin/octree/cpu_lists_avx2.o
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-# tree-groups: a build's i-groups from its source tree (no second tree)
-# against a tree of group-size leaves, the build on 1-4 threads, and the
-# groups of active subsets (cpu_targets.c).
-TESTS += $(BUILD)/t/tree-groups.t
-$(BUILD)/obj/tests/tree-groups.o: CFLAGS += -Itests
-$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o cpu_targets.o) $(GP_OCTREE_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-$(OCTREE_TEST_NAMES:%=$(BUILD)/obj/tests/%.o): CFLAGS += -Itests
-$(OCTREE_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/%.o $(GP_OCTREE_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
-
-.PHONY: octree
-octree: $(OCTREE_TESTS)

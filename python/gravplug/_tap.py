@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A tiny TAP producer for the Python tests (tests/python-*.t), in the
+"""A tiny TAP producer for the Python tests (tests/python/python-*.t), in the
 spirit of tests/tap.h: ok, is_num (relative tolerance), raises, skip,
 skip_all, diag, done_testing, and stop_unless for a file's first steps.
 Not part of the public API."""

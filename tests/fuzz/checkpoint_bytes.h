@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checkpoint_bytes.h — a checkpoint file as bytes, for the fuzz drivers
- * that edit one (tests/fuzz-checkpoint-config.c, fuzz-gravhost-restart.c):
+ * that edit one (tests/fuzz/fuzz-checkpoint-config.c, fuzz-gravhost-restart.c):
  * the header's field offsets (integrators/checkpoint.c, format 4: 8 magic
  * bytes, 8 uint64, integrator[32], 9 doubles, 2 int64, 7 uint64, then
  * n_particle_saved: the per-particle block's doubles per particle, after

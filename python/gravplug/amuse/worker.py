@@ -18,7 +18,7 @@ OK, ERROR = 0, -1
 
 
 # The AMUSE releases whose worker internals the shim below was read against
-# and tested with (tests/python-amuse.t, in CI after .ci/install-amuse).
+# and tested with (tests/python/python-amuse.t, in CI after .ci/install-amuse).
 # Any other AMUSE runs the code unpatched: correct, about 40 ms slower a call.
 # 2024.6.0 is also the newest amuse-framework pip offers (checked November
 # 2026). AMUSE's later releases (v2025.9.0, tagged on GitHub) are not on
