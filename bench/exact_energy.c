@@ -103,6 +103,8 @@ bench_cost bench_run_cost(gp_sim *sim)
     gp_sim_counter(sim, "particle_forces", &c.particle_forces);
     gp_sim_counter(sim, "criterion_forces", &c.criterion_forces);
     gp_sim_counter(sim, "criterion_pairs", &c.criterion_pairs);
+    gp_sim_counter(sim, "criterion_calls", &c.criterion_calls);
+    gp_sim_counter(sim, "criterion_cpu_ns", &c.criterion_cpu_ns);
     c.stats.struct_size = sizeof c.stats;
     gp_sim_solver_stats(sim, &c.stats);
     c.interactions = c.stats.pp_interactions + c.stats.pc_interactions;

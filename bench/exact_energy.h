@@ -32,6 +32,7 @@ gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, co
 typedef struct bench_cost {
     uint64_t steps, force_calls, particle_forces, interactions;
     uint64_t criterion_forces, criterion_pairs;   /* time-step criterion calls' share */
+    uint64_t criterion_calls, criterion_cpu_ns;   /* of force_calls; CPU time in the criterion */
     size_t levels;
     gp_stats stats;
 } bench_cost;

@@ -23,7 +23,12 @@
  * criterion calls (hold's criterion, cc's step graph) in particle forces
  * and in active x source pairs, and the process's CPU seconds in evolve
  * (all threads: on a shared machine a one-thread run's cpu_s leaves out
- * the time other tenants held its core, which wall_s counts). Then, for
+ * the time other tenants held its core, which wall_s counts); last, what
+ * the criterion costs: its plugin calls, the force calls per top step
+ * (all, and the criterion's), its CPU seconds (calls, lists, host work)
+ * and their share of cpu_s, and its share of the pair work
+ * (criterion_pairs / interactions: on cpu-direct both count active x
+ * sources). Then, for
  * every run that is not a leapfrog run, the leapfrog cost at its max
  * error (log-log interpolation between the two bracketing leapfrog runs)
  * and the ratios (particle forces, wall time, interactions).
@@ -144,12 +149,16 @@ int main(int argc, char **argv)
     printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n", plugin, eps, theta,
            threads ? threads : "default", t_end, sample);
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
-           "\tcriterion_pf\tcriterion_pairs\tcpu_s\tpp\tbuilds\trefits\tbuild_s\tmoments_s\twalk_s\n");
+           "\tcriterion_pf\tcriterion_pairs\tcpu_s\tpp\tbuilds\trefits\tbuild_s\tmoments_s\twalk_s"
+           "\tcriterion_calls\tcalls_per_step\tcriterion_calls_per_step\tcriterion_cpu_s\tcriterion_cpu_share"
+           "\tcriterion_pair_share\n");
     result r[64];
     for (int i = 0; i < nr; ++i) {
         r[i] = run(&ic, runs[i], t_end, e0);
+        const bench_cost *c = &r[i].cost;
+        double steps = c->steps ? (double)c->steps : 1.0, crit_cpu = 1e-9 * (double)c->criterion_cpu_ns;
         printf("%s\t%.4e\t%.4e\t%+.3e\t%llu\t%llu\t%llu\t%llu\t%.0f\t%zu\t%.4f\t%llu\t%llu\t%.4f"
-               "\t%llu\t%llu\t%llu\t%.3f\t%.3f\t%.3f\n", r[i].spec, r[i].err,
+               "\t%llu\t%llu\t%llu\t%.3f\t%.3f\t%.3f\t%llu\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\n", r[i].spec, r[i].err,
                r[i].err_end, r[i].slope, (unsigned long long)r[i].cost.steps, (unsigned long long)r[i].cost.force_calls,
                (unsigned long long)r[i].cost.particle_forces, (unsigned long long)r[i].cost.interactions,
                (double)r[i].cost.interactions / (double)r[i].cost.particle_forces, r[i].cost.levels, r[i].wall,
@@ -157,7 +166,10 @@ int main(int argc, char **argv)
                r[i].cpu, (unsigned long long)r[i].cost.stats.pp_interactions,
                (unsigned long long)r[i].cost.stats.tree_builds,
                (unsigned long long)r[i].cost.stats.tree_refits, r[i].cost.stats.seconds_build,
-               r[i].cost.stats.seconds_moments, r[i].cost.stats.seconds_walk);
+               r[i].cost.stats.seconds_moments, r[i].cost.stats.seconds_walk,
+               (unsigned long long)c->criterion_calls, (double)c->force_calls / steps,
+               (double)c->criterion_calls / steps, crit_cpu, r[i].cpu > 0 ? crit_cpu / r[i].cpu : 0.0,
+               c->interactions ? (double)c->criterion_pairs / (double)c->interactions : 0.0);
         fflush(stdout);
     }
     printf("# against leapfrog at the same max error (leapfrog cost interpolated in log-log between the bracketing leapfrog runs)\n");

@@ -183,7 +183,8 @@ GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, ui
         { "last_active", sim->last_active }, { "solver_swaps", sim->solver_swaps },
         { "syncs", sim->syncs }, { "state_steps", sim->state_steps },
         { "state_resyncs", sim->state_resyncs }, { "criterion_forces", sim->criterion_forces },
-        { "criterion_pairs", sim->criterion_pairs },
+        { "criterion_pairs", sim->criterion_pairs }, { "criterion_calls", sim->criterion_calls },
+        { "criterion_cpu_ns", sim->criterion_cpu_ns },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i)
         if (strcmp(c[i].name, name) == 0) { *value = c[i].v; return GP_OK; }

@@ -117,6 +117,7 @@ static gp_status pair_call(gp_sim *sim, const double *pos, const double *vel, si
         gp_force_count_call(sim, na);
         sim->criterion_forces += na;
         sim->criterion_pairs += (uint64_t)na * ns;
+        sim->criterion_calls++;
     }
     return st;
 }
@@ -147,6 +148,7 @@ gp_status gp_pair_midpoint(gp_sim *sim, const uint32_t *s, size_t ns, double h, 
                            gp_pair_edge edge, void *ctx)
 {
     if (ns == 0) return GP_OK;
+    const uint64_t cpu0 = gp_sim_cpu_ns();
     size_t n = sim->n;
     double *x = malloc(3 * n * sizeof *x), *v = malloc(3 * n * sizeof *v);
     double *acc = malloc(3 * ns * sizeof *acc), *jerk = calloc(3 * ns, sizeof *jerk);
@@ -206,5 +208,6 @@ gp_status gp_pair_midpoint(gp_sim *sim, const uint32_t *s, size_t ns, double h, 
         for (size_t k = 0; k < ns; ++k) if (back[k] < step[k]) step[k] = back[k];
 out:
     free(x); free(v); free(acc); free(jerk); free(scratch); free(back); free(offset); free(list);
+    sim->criterion_cpu_ns += gp_sim_cpu_ns() - cpu0;
     return st;
 }

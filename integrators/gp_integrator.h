@@ -299,7 +299,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_field_at(gp_sim *sim, size_t m, const double *p
  *   criterion_forces  of particle_forces, those of time-step criterion calls
  *                     (hold's criterion, cc's step graph)
  *   criterion_pairs   their active x source products (the pair work on a
- *                     direct-summation plugin); both not kept in checkpoints */
+ *                     direct-summation plugin)
+ *   criterion_calls   of force_calls, those criterion calls
+ *   criterion_cpu_ns  process CPU nanoseconds spent in the criterion (its
+ *                     calls, cc's lists and components, all threads): its
+ *                     share of the run's CPU time; the criterion counters
+ *                     are not kept in checkpoints */
 GRAVPLUG_EXPORT gp_status gp_sim_counter(const gp_sim *sim, const char *name, uint64_t *value);
 
 /* Each particle's time step now into dt[0..n): dt_max / 2^level under

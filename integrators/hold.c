@@ -162,6 +162,7 @@ static gp_status load(gp_sim *sim, const double *in)
 static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size_t nf,
                               double tm, double *tau)
 {
+    const uint64_t cpu0 = gp_sim_cpu_ns();
     double *acc = malloc(3 * (nf ? nf : 1) * sizeof *acc);   /* a process may hold none of f */
     gp_status st = agreed(sim, acc ? GP_OK : oom(sim));
     if (st != GP_OK) { free(acc); return st; }
@@ -173,12 +174,14 @@ static gp_status criterion_at(gp_sim *sim, hold_priv *p, const uint32_t *f, size
     if (st == GP_OK) {
         sim->criterion_forces += nf;
         sim->criterion_pairs += (uint64_t)nf * sim->n;
+        sim->criterion_calls++;
     }
     if (st == GP_OK)
         for (size_t k = 0; k < nf; ++k)
             tau[k] = gp_criterion_dt(GP_BLOCK_SET(sim)->criterion, GP_BLOCK_SET(sim)->eta, p->eps, acc + 3 * k, NULL, 0.0,
                                      sim->vel + 3 * (size_t)f[k]);
     free(acc);
+    sim->criterion_cpu_ns += gp_sim_cpu_ns() - cpu0;
     return st;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_core.h"
 
@@ -53,6 +54,13 @@ gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what)
 {
     return gp_sim_fail(sim, st, "the %s solver refused %s: %s", sim->solver_name, what,
                        sim->api->last_error(sim->solver));
+}
+
+uint64_t gp_sim_cpu_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)

@@ -72,6 +72,9 @@ struct gp_sim {
                                    (hold's criterion, cc's graph) */
     uint64_t criterion_pairs;   /* their active x source counts (pair work on
                                    a direct plugin); not in checkpoints */
+    uint64_t criterion_calls;   /* of force_calls: those criterion calls */
+    uint64_t criterion_cpu_ns;  /* process CPU time inside the criterion
+                                   (its calls, lists and host work) */
 
     volatile int stop_requested;
     char err[512];
@@ -207,6 +210,10 @@ enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
 /* The softening a time-step criterion uses: the setting eps, or the
  * solver's eps when the setting is negative ("solver"). */
 gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);
+
+/* The process's CPU time in nanoseconds (all threads), for the
+ * criterion_cpu_ns counter; 0 where the clock is missing. */
+uint64_t gp_sim_cpu_ns(void);
 
 /* The first repeat among ids[0..n), in index order: 1 with *b the
  * smallest index whose id came before and *a that id's first index

@@ -9,14 +9,16 @@
  * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h), or
  * (ABI 1.3) its even step < nb_step_even.
  * The exact tau_ij is evaluated only for the pairs that
- * pair_step_bound.h cannot prove to have tau_ij >= nb_step. Lists are made
- * in two passes (count, then fill), so they need no reallocation and come
- * out in ascending index order. Compiled with -ffp-contract=off, so
+ * pair_step_bound.h cannot prove to have tau_ij >= nb_step. The loop runs
+ * over the sources only (gathered once per call), and once: each thread
+ * appends to its own buffer, and the lists are copied out in active order,
+ * each in ascending index order. Compiled with -ffp-contract=off, so
  * tau_ij is the shared expression bit for bit (module.mk).
  */
 #include "direct_lists.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,26 +63,50 @@ static int step_below(const list_pass *e, size_t i, size_t j, double rx, double 
     return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < e->out->nb_step;
 }
 
-/* One active particle (the k-th, particle i). With list != NULL writes
- * its neighbours there, else only counts them. */
-static size_t one(const list_pass *e, size_t k, size_t i, uint32_t *list)
+/* A growing list of neighbours, one per thread. */
+typedef struct list_buf {
+    uint32_t *v;
+    size_t n, cap;
+} list_buf;
+
+static int push(list_buf *b, uint32_t j)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        uint32_t *grown = realloc(b->v, cap * sizeof *grown);
+        if (!grown) return -1;
+        b->v = grown;
+        b->cap = cap;
+    }
+    b->v[b->n++] = j;
+    return 0;
+}
+
+/* One active particle (the k-th, particle i): its neighbours among the
+ * candidate sources cand[0..nc) appended to b, in index order. */
+static int one(const list_pass *e, size_t k, size_t i, const uint32_t *cand, size_t nc, list_buf *b)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
     const double *xi = &p->pos[3 * i];
     const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;
-    size_t nl = 0;
-    for (size_t j = 0; j < p->n; ++j) {
-        if (j == i || !is_source(e, j)) continue;
+    for (size_t c = 0; c < nc; ++c) {
+        size_t j = cand[c];
+        if (j == i) continue;
         double rx = p->pos[3 * j] - xi[0], ry = p->pos[3 * j + 1] - xi[1], rz = p->pos[3 * j + 2] - xi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
         if ((o->nb_radius && d2 < rad2) || (o->nb_step > 0 && step_below(e, i, j, rx, ry, rz, 0)) ||
-            (o->nb_step_even > 0 && step_below(e, i, j, rx, ry, rz, 1))) {
-            if (list) list[nl] = (uint32_t)j;
-            nl++;
-        }
+            (o->nb_step_even > 0 && step_below(e, i, j, rx, ry, rz, 1)))
+            if (push(b, (uint32_t)j) != 0) return -1;
     }
-    return nl;
+    return 0;
+}
+
+static gp_status no_memory(gp_base *b, size_t n)
+{
+    return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
+                   "compute_forces_ex: no memory for the neighbour lists of %zu particles; "
+                   "free memory or ask for fewer (a smaller nb_radius or nb_step)", n);
 }
 
 gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_src,
@@ -89,41 +115,59 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active;
     const int need_tau = out->nb_step > 0 || out->nb_step_even > 0;
+    /* Threads only for work worth waking them (each k is independent, so
+     * the results do not depend on it). */
+    const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
+    const int nt = par && nthreads > 1 ? nthreads : 1;
     double *vel = need_tau ? malloc(3 * (n ? n : 1) * sizeof *vel) : NULL;
-    uint64_t *offset = malloc((na + 1) * sizeof *offset);
-    if ((need_tau && !vel) || !offset) {
-        free(vel); free(offset);
-        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for the velocities of %zu particles; "
-                       "free memory or use fewer particles", n);
-    }
+    uint32_t *cand = malloc((n ? n : 1) * sizeof *cand);
+    uint64_t *offset = malloc((na + 1) * sizeof *offset), *start = malloc((na ? na : 1) * sizeof *start);
+    int *owner = malloc((na ? na : 1) * sizeof *owner);
+    list_buf *bufs = calloc((size_t)nt, sizeof *bufs);
+    uint32_t *list = NULL;
+    gp_status st = GP_OK;
+    if ((need_tau && !vel) || !cand || !offset || !start || !owner || !bufs) { st = no_memory(b, n); goto out; }
     if (vel)
         for (size_t i = 0; i < n; ++i) gp_state_velocity(p, i, &vel[3 * i]);
     list_pass e = { .p = p, .in_src = in_src, .vel = vel, .G = G, .eps2 = eps2, .out = out,
                   .bound = gp_step_bound_for(out->nb_step > 0 ? out->nb_step : HUGE_VAL),
                   .bound_even = gp_step_bound_for(out->nb_step_even > 0 ? out->nb_step_even : HUGE_VAL) };
+    /* the sources once, so a small subset costs its size, not n, per
+     * active particle */
+    size_t nc = 0;
+    for (size_t j = 0; j < n; ++j)
+        if (is_source(&e, j)) cand[nc++] = (uint32_t)j;
+    /* one pass: each pair's step evaluated once, each list kept in its
+     * thread's buffer, then copied in active order */
     const long long m = (long long)na;
-    /* Threads only for work worth waking them (each k is independent, so
-     * the results do not depend on it). */
-    const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
-    for (long long k = 0; k < m; ++k) {
-        offset[k + 1] = one(&e, (size_t)k, gp_active_index(b, (size_t)k), NULL);
+    int failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        list_buf *mine = &bufs[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 16)
+        for (long long k = 0; k < m; ++k) {
+            size_t s0 = mine->n;
+            if (one(&e, (size_t)k, gp_active_index(b, (size_t)k), cand, nc, mine) != 0) {
+#pragma omp atomic write
+                failed = 1;
+            }
+            owner[k] = omp_get_thread_num();
+            start[k] = s0;
+            offset[k + 1] = mine->n - s0;
+        }
     }
+    if (failed) { st = no_memory(b, n); goto out; }
     offset[0] = 0;
     for (size_t k = 0; k < na; ++k) offset[k + 1] += offset[k];
-    uint32_t *list = malloc((offset[na] ? offset[na] : 1) * sizeof *list);
-    if (!list) {
-        unsigned long long total = (unsigned long long)offset[na];
-        free(vel); free(offset);
-        return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for %llu neighbours; ask for fewer "
-                       "(a smaller nb_radius or nb_step)", total);
-    }
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (par)
-    for (long long k = 0; k < m; ++k)
-        one(&e, (size_t)k, gp_active_index(b, (size_t)k), list + offset[k]);
-    free(vel);
+    list = malloc((offset[na] ? offset[na] : 1) * sizeof *list);
+    if (!list) { st = no_memory(b, n); goto out; }
+    for (size_t k = 0; k < na; ++k)
+        memcpy(list + offset[k], bufs[owner[k]].v + start[k], (offset[k + 1] - offset[k]) * sizeof *list);
     gp_neighbours_keep(b, na, offset, list);
-    return GP_OK;
+    offset = NULL;   /* kept */
+    list = NULL;
+out:
+    for (int t = 0; bufs && t < nt; ++t) free(bufs[t].v);
+    free(bufs); free(owner); free(start); free(offset); free(list); free(cand); free(vel);
+    return st;
 }
