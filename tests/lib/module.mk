@@ -44,7 +44,9 @@ $(LIB_SH_TESTS:%=$(BUILD)/t/%.t): $(BUILD)/t/%.t: tests/lib/%.sh tests/tap-lib.s
 # ---- libgravplug-g6 (host_stub/g6) against GRAPE-6's formulas -------------
 # One program, linked with the static archive alone as a client would (and
 # the loader object, to name the route in TAP); one wrapper per plugin,
-# cpu-direct and mpi-tree once more forced onto the held-slot route.
+# cpu-direct, cpu-tree and mpi-tree once more forced onto the held-slot
+# route (the tree plugins' compute_field_ex is exact: the held route is
+# their tree).
 # mpi-tree runs as one process (a singleton, no mpirun): the library
 # refuses it at P > 1 (tests/mpi/mpi-g6-ranks.c); its field route is its
 # exact gather (plugin/mpi-tree/README.md, ABI 1.3), its held route the
@@ -55,6 +57,7 @@ $(G6_API_TEST): $(BUILD)/obj/tests/lib/g6-api.o $(G6_STATIC) $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(BUILD)/obj/tests/lib/g6-api.o $(GP_LOADER_OBJ) $(G6_STATIC) -ldl $(LDLIBS)
 G6_API_WRAPPERS := $(BUILD)/t/g6-api-cpu-direct.t $(BUILD)/t/g6-api-cpu-tree.t $(BUILD)/t/g6-api-held-cpu-direct.t \
+                   $(BUILD)/t/g6-api-held-cpu-tree.t \
                    $(if $(EMU),$(BUILD)/t/g6-api-emu-cuda-direct.t) \
                    $(if $(MPICC),$(BUILD)/t/g6-api-mpi-tree.t $(BUILD)/t/g6-api-held-mpi-tree.t)
 TESTS += $(G6_API_WRAPPERS)
@@ -63,12 +66,13 @@ G6_API_ENV_held-cpu-direct := $(G6_API_ENV_cpu-direct) GRAVPLUG_G6_ROUTE=held
 # the tree: forces (the jerk worst) within its opening-angle error, theta
 # set through GRAVPLUG_G6_PARAMS; nn and lists stay exact
 G6_API_ENV_cpu-tree := GRAVPLUG_G6_PLUGIN=$(abspath $(BUILD)/plugins/gravplug-cpu-tree.so) GRAVPLUG_G6_PARAMS=theta=0.3 GP_G6_TEST_REL=5e-2
+G6_API_ENV_held-cpu-tree := $(G6_API_ENV_cpu-tree) GRAVPLUG_G6_ROUTE=held
 G6_API_ENV_mpi-tree := GRAVPLUG_G6_PLUGIN=$(abspath $(MPI_TREE_SO)) GRAVPLUG_G6_PARAMS=theta=0.3 GP_G6_TEST_REL=5e-2 \
                       OMP_NUM_THREADS=1
 G6_API_ENV_held-mpi-tree := $(G6_API_ENV_mpi-tree) GRAVPLUG_G6_ROUTE=held
 G6_API_ENV_emu-cuda-direct := GRAVPLUG_G6_PLUGIN=$(abspath $(EMU)/plugins/gravplug-cuda-direct.so) GP_G6_TEST_REL=1e-4
 $(BUILD)/t/g6-api-cpu-direct.t $(BUILD)/t/g6-api-held-cpu-direct.t: $(BUILD)/plugins/gravplug-cpu-direct.so
-$(BUILD)/t/g6-api-cpu-tree.t: $(BUILD)/plugins/gravplug-cpu-tree.so
+$(BUILD)/t/g6-api-cpu-tree.t $(BUILD)/t/g6-api-held-cpu-tree.t: $(BUILD)/plugins/gravplug-cpu-tree.so
 $(BUILD)/t/g6-api-emu-cuda-direct.t: $(EMU)/plugins/gravplug-cuda-direct.so
 $(BUILD)/t/g6-api-mpi-tree.t $(BUILD)/t/g6-api-held-mpi-tree.t: $(MPI_TREE_SO)
 $(G6_API_WRAPPERS): $(BUILD)/t/g6-api-%.t: $(G6_API_TEST) tests/lib/module.mk
