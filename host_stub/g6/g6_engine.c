@@ -16,6 +16,40 @@ static int plugin_fail(g6_engine *e, const char *call, gp_status st)
                 e->api->last_error(e->s));
 }
 
+/* A GP_CAP_MPI plugin's particles on every rank are sources for every
+ * rank, so the one process's j-memory this library loads, given by P
+ * ranks making the same calls, would be summed P times. It drives such a
+ * plugin at P = 1 only. The ranks are counted through the ABI alone (the
+ * library links no MPI): each rank holds one particle at the origin, and
+ * the other ranks' copies are its neighbours (collective: every rank of
+ * an identical client refuses alike). */
+static int refuse_ranks(g6_engine *e)
+{
+    const gp_api *a = e->api;
+    if (!(a->capabilities & GP_CAP_MPI)) return 0;
+    double pos[3] = {0.0, 0.0, 0.0}, mass = 1.0, acc[3], radius = 1.0;
+    uint32_t self = 0;
+    uint64_t offset[2];
+    size_t others = 0;
+    gp_outputs out = {0};
+    out.struct_size = sizeof out;
+    out.acc = acc;
+    out.nb_radius = &radius;
+    gp_status st = a->set_param(e->s, "eps", "1");
+    if (st == GP_OK) st = a->set_particles(e->s, 1, pos, &mass);
+    if (st == GP_OK) st = a->set_active_subset(e->s, 1, &self);
+    if (st == GP_OK) st = a->compute_forces_ex(e->s, &out);
+    if (st == GP_OK) st = a->get_neighbours(e->s, 0, offset, NULL, &others);
+    if (st == GP_ERR_INVALID_ARGUMENT && others > 0)
+        return FAIL(e, "plugin %s runs on %zu MPI ranks, and this library gives it one process's "
+                       "j-memory: every rank's copy would be a source for every rank. Run the client as "
+                       "one process for %s, or, in a client that spreads j-particles over its ranks "
+                       "itself, give each rank a one-process plugin, one without GP_CAP_MPI (docs/GRAPE6.md, "
+                       "\"Under MPI\")",
+                    a->name, others + 1, a->name);
+    return st == GP_OK ? 0 : plugin_fail(e, "counting the MPI ranks: compute_forces_ex", st);
+}
+
 int g6_engine_open(g6_engine *e, const g6_config *cfg, int device)
 {
     memset(e, 0, sizeof *e);
@@ -57,6 +91,10 @@ int g6_engine_open(g6_engine *e, const g6_config *cfg, int device)
     st = a->init(&e->s, &args);
     if (st != GP_OK) {
         (void)FAIL(e, "plugin %s did not start (%s): %s", a->name, gp_status_name(st), a->last_error(NULL));
+        g6_engine_close(e);
+        return -1;
+    }
+    if (refuse_ranks(e)) {
         g6_engine_close(e);
         return -1;
     }

@@ -142,6 +142,19 @@ TESTS += $(BUILD)/t/mpi-predict-undo-p2.t
 $(BUILD)/t/mpi-predict-undo-p2.t: $(BUILD)/tests/mpi-predict-undo $(MPI_TREE_SO) tests/mpi/mpi-run.sh \
                                   tests/mpi/module.mk
 	$(call mpi_run_test,2,$(BUILD)/tests/mpi-predict-undo,)
+# tests/mpi/mpi-g6-ranks.c (P = 2): libgravplug-g6 on every rank, linked as a
+# client links it: mpi-tree refused on every rank with a sentence (the
+# library runs it at P = 1: tests/lib/module.mk's g6-api-mpi-tree.t), a
+# one-process plugin on each rank computing from its own j-memory.
+MPI_G6_RANKS := $(BUILD)/tests/mpi-g6-ranks
+$(BUILD)/obj/tests/mpi/mpi-g6-ranks.o: CFLAGS += -Itests -Ihost_stub/g6 $(MPI_CFLAGS)
+$(MPI_G6_RANKS): $(BUILD)/obj/tests/mpi/mpi-g6-ranks.o $(G6_STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS) -lm
+TESTS += $(BUILD)/t/mpi-g6-ranks-p2.t
+$(BUILD)/t/mpi-g6-ranks-p2.t: $(MPI_G6_RANKS) $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-direct.so \
+                              tests/mpi/mpi-run.sh tests/mpi/module.mk
+	$(call mpi_run_test,2,$(MPI_G6_RANKS),$(abspath $(MPI_TREE_SO)) $(abspath $(BUILD)/plugins/gravplug-cpu-direct.so))
 # tests/mpi/mpi-engine-cuda.c: engine = cuda-tree at P = 1, 2 with cuda-tree
 # built on the CPU emulation of CUDA ($(EMU), tests/gpu/module.mk),
 # and the real (device-less here) build's refusal. Needs the CUDA toolkit.
