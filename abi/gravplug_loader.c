@@ -289,6 +289,45 @@ static void shown_dlerror(const char *msg, const char *fdname, const char *path,
     else snprintf(out, len, "%.*s%s%s", (int)(at - msg), msg, path, at + strlen(fdname));
 }
 
+static void *open_checked_at(const char *path, int depth, char *err, size_t errlen, gp_status *st);
+
+/* A plugin is loaded through /proc/self/fd, so the dynamic linker takes
+ * "/proc/self/fd" for its $ORIGIN, and a library its RUNPATH finds beside
+ * it ($ORIGIN) is not found. When dlopen's msg names such a library
+ * ("LIB: cannot open shared object file") and a file LIB lies in the
+ * plugin's checked folder (real: the plugin's real path), that file is
+ * loaded first, through the same checks and descriptor: the plugin's
+ * NEEDED entry then matches its soname. 1 when it was loaded (and was not
+ * the one loaded last time, *last), else 0 with hint: what to do. */
+static int load_beside(const char *msg, const char *real, int depth, char *last, size_t last_len, char *hint,
+                       size_t hint_len)
+{
+    hint[0] = '\0';
+    const char *tail = msg ? strstr(msg, ": cannot open shared object file") : NULL;
+    if (!tail) return 0;
+    const char *lib = tail;
+    while (lib > msg && !(lib[-1] == ' ' && lib - 1 > msg && lib[-2] == ':')) --lib;
+    const char *slash = strrchr(real, '/');
+    char dir[GP_PATH_MAX], file[GP_PATH_MAX + 256];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - real) : 0, real);
+    snprintf(file, sizeof file, "%s/%.*s", dir, (int)(tail - lib), lib);
+    struct stat sb;
+    if (strchr(file + strlen(dir) + 1, '/') || stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    if (strcmp(file, last) != 0 && depth < 8) {
+        char why[GP_PATH_MAX + 512];
+        gp_status st;
+        snprintf(last, last_len, "%s", file);
+        if (open_checked_at(file, depth + 1, why, sizeof why, &st)) return 1;   /* stays loaded with the plugin */
+        snprintf(hint, hint_len, "; %.*s lies beside it, but loading it failed: %s", (int)(tail - lib), lib, why);
+        return 0;
+    }
+    snprintf(hint, hint_len, "; %.*s lies beside it, in %s, but has no soname that matches the plugin's "
+             "need for it (gravplug loads plugins through /proc/self/fd, where $ORIGIN is not their folder, "
+             "docs/TRUST.md): link the plugin with -Wl,-rpath,%s, or give the library the soname %.*s",
+             (int)(tail - lib), lib, dir, dir, (int)(tail - lib), lib);
+    return 0;
+}
+
 /* Opens path once, checks the file on that descriptor and every directory
  * above it, and dlopens that descriptor (glibc has no fdlopen: the
  * descriptor's /proc/self/fd entry under a name of its own, fd_name). The
@@ -298,6 +337,12 @@ static void shown_dlerror(const char *msg, const char *fdname, const char *path,
  * changes nothing. NULL with a sentence in
  * err and the status in *st. */
 static void *open_checked(const char *path, char *err, size_t errlen, gp_status *st)
+{
+    return open_checked_at(path, 0, err, errlen, st);
+}
+
+/* open_checked for a plugin (depth 0) or a library beside it (load_beside). */
+static void *open_checked_at(const char *path, int depth, char *err, size_t errlen, gp_status *st)
 {
     *st = GP_ERR_INVALID_ARGUMENT;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -332,6 +377,7 @@ static void *open_checked(const char *path, char *err, size_t errlen, gp_status 
      * its own serials). Such a name is skipped for the next one. */
     void *handle = NULL;
     int fresh = 0;
+    char last[GP_PATH_MAX + 256] = "", hint[3 * GP_PATH_MAX];
     for (int tries = 0; tries < 64 && !handle; ++tries) {
         fd_name(fdname, sizeof fdname, fd);
         handle = dlopen(fdname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -346,9 +392,11 @@ static void *open_checked(const char *path, char *err, size_t errlen, gp_status 
         if (!handle) {
             char msg[GP_PATH_MAX + 512];
             shown_dlerror(dlerror(), fdname, path, msg, sizeof msg);
+            if (load_beside(msg, real, depth, last, sizeof last, hint, sizeof hint)) continue;   /* again */
             close(fd);
-            say(err, errlen, *st = GP_ERR_UNSUPPORTED, "cannot load plugin '%s': %s; check that it was "
-                "built for this machine and that the libraries it needs are installed", path, msg);
+            say(err, errlen, *st = GP_ERR_UNSUPPORTED, "cannot load %s '%s': %s%s", depth ? "library" : "plugin",
+                path, msg, hint[0] ? hint : "; check that it was built for this machine and that the libraries "
+                "it needs are installed");
             return NULL;
         }
         fresh = 1;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "file_checks.h"
 #include "numfmt.h"
@@ -407,15 +409,10 @@ static int read_switches(reader *r, const config_setting_t *root, gh_config *cfg
     return 0;
 }
 
-int gh_config_read_text(const char *path, char **text, char *err, size_t errlen)
+/* What fp holds, read to its end into *text (malloc'd); closes fp. */
+static int read_stream(FILE *fp, const char *path, char **text, char *err, size_t errlen)
 {
     *text = NULL;
-    char why[128];
-    FILE *fp = gp_file_open_regular(path, "r", why, sizeof why);
-    if (!fp) {
-        snprintf(err, errlen, "%s: cannot read the file: %s", path, why);
-        return -1;
-    }
     size_t cap = 0;
     ssize_t got = getdelim(text, &cap, '\0', fp);
     int bad = ferror(fp);
@@ -433,6 +430,18 @@ int gh_config_read_text(const char *path, char **text, char *err, size_t errlen)
     return 0;
 }
 
+int gh_config_read_text(const char *path, char **text, char *err, size_t errlen)
+{
+    *text = NULL;
+    char why[128];
+    FILE *fp = gp_file_open_regular(path, "r", why, sizeof why);
+    if (!fp) {
+        snprintf(err, errlen, "%s: cannot read the file: %s", path, why);
+        return -1;
+    }
+    return read_stream(fp, path, text, err, errlen);
+}
+
 int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
 {
     char *text;
@@ -445,55 +454,113 @@ int gh_config_load(const char *path, gh_config *cfg, char *err, size_t errlen)
     return rc;
 }
 
-/* libconfig opens the files @include names itself (fopen: a FIFO would
- * block it for ever), from the include directory even when the name is
- * absolute before 1.7, and says "cannot open include file" without naming
- * it. So each include, nested ones too (at most libconfig's 10 deep), is
- * checked here first: a regular file that can be read, or a sentence
- * naming it. An @include inside a comment is checked as well. */
-static int check_includes(const char *path, const char *incdir, const char *text, int depth, char *err,
-                          size_t errlen)
+/* libconfig opens the files @include names itself, by name (fopen: a
+ * FIFO would block it for ever, and a file swapped in after any check
+ * gravhost made would be read), before 1.7 from the include directory even
+ * when the name is absolute, and says "cannot open include file" without
+ * naming it. So gravhost reads each include itself, nested ones too (at
+ * most MAX_INCLUDE_DEPTH deep): opened once, as a regular file (or a
+ * sentence naming it), its text, includes rewritten alike, copied into an
+ * anonymous memory file, and the @include line rewritten to name that copy
+ * by its descriptor. libconfig, given /proc/self/fd as its include
+ * directory, then parses the very bytes gravhost checked, and opens
+ * nothing else. An @include inside a comment is read as well (libconfig
+ * skips it). */
+enum { MAX_INCLUDES = 64, MAX_INCLUDE_DEPTH = 10 };
+typedef struct includes { int fd[MAX_INCLUDES]; size_t n; } includes;
+
+static void close_includes(includes *inc)
 {
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        const char *p = line + strspn(line, " \t");
-        if (strncmp(p, "@include", 8) != 0) continue;
-        p += 8;
-        p += strspn(p, " \t");
-        const char *close = *p == '"' ? strchr(p + 1, '"') : NULL;
-        const char *eol = strchr(p, '\n');
-        if (!close || (eol && close > eol)) continue;   /* libconfig's syntax error says it */
-        char name[1024], full[4096], why[128];
-        snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
-#if LIBCONFIG_VER_MAJOR == 1 && LIBCONFIG_VER_MINOR < 7
-        if (name[0] == '/') {
-            snprintf(err, errlen, "%s: @include \"%s\": the libconfig gravhost is built with (%d.%d) reads "
-                     "every include from the config's folder (%s), so an absolute path cannot be included: "
-                     "give it relative to that folder", path, name, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR,
-                     incdir);
-            return -1;
-        }
-        snprintf(full, sizeof full, "%s/%s", incdir, name);
-#else
-        if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
-        else snprintf(full, sizeof full, "%s/%s", incdir, name);
-#endif
-        FILE *fp = gp_file_open_regular(full, "r", why, sizeof why);
-        if (!fp) {
-            snprintf(err, errlen, "%s: @include \"%s\": cannot read %s: %s", path, name, full, why);
-            return -1;
-        }
-        fclose(fp);
-        if (depth >= 10) {
-            snprintf(err, errlen, "%s: @include \"%s\": includes are nested more than 10 deep", path, name);
-            return -1;
-        }
-        char *inner;
-        if (gh_config_read_text(full, &inner, err, errlen) != 0) return -1;
-        int rc = check_includes(full, incdir, inner, depth + 1, err, errlen);
-        free(inner);
-        if (rc != 0) return -1;
+    for (size_t i = 0; i < inc->n; ++i) close(inc->fd[i]);
+    inc->n = 0;
+}
+
+/* text into a new memory file: its descriptor, or -1 with errno. */
+static int memory_file(const char *text)
+{
+    int fd = memfd_create("gravhost-include", MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    for (size_t left = strlen(text); left; ) {
+        ssize_t k = write(fd, text, left);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { int e = errno; close(fd); errno = e; return -1; }
+        text += k;
+        left -= (size_t)k;
     }
-    return 0;
+    return fd;
+}
+
+/* A copy of text (path's) with every @include's name replaced by the
+ * descriptor of a memory file holding that include's text, rewritten
+ * alike (malloc'd; NULL with a sentence in err). dir: the top config's
+ * folder, which relative names are read from (as libconfig has them). */
+static char *read_includes(const char *path, const char *dir, const char *text, int depth, includes *inc,
+                           char *err, size_t errlen)
+{
+    size_t cap = strlen(text) + 1, len = 0;
+    char *out = malloc(cap);
+    if (!out) { snprintf(err, errlen, "%s: out of memory reading its includes", path); return NULL; }
+    for (const char *line = text; *line; ) {
+        const char *next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        const char *p = line + strspn(line, " \t"), *close = NULL;
+        if (strncmp(p, "@include", 8) == 0) {
+            p += 8;
+            p += strspn(p, " \t");
+            close = *p == '"' ? strchr(p + 1, '"') : NULL;
+            if (close && close >= next) close = NULL;   /* libconfig's syntax error says it */
+        }
+        char number[16] = "";
+        if (close) {
+            char name[1024], full[4096], why[128];
+            snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
+            if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
+            else snprintf(full, sizeof full, "%s/%s", dir, name);
+            FILE *fp = gp_file_open_regular(full, "r", why, sizeof why);
+            char *inner = NULL, *rewritten = NULL;
+            int fd = -1;
+            if (!fp) {
+                snprintf(err, errlen, "%s: @include \"%s\": cannot read %s: %s", path, name, full, why);
+            } else if (depth >= MAX_INCLUDE_DEPTH) {
+                fclose(fp);
+                snprintf(err, errlen, "%s: @include \"%s\": includes are nested more than %d deep", path, name,
+                         (int)MAX_INCLUDE_DEPTH);
+            } else if (inc->n == MAX_INCLUDES) {
+                fclose(fp);
+                snprintf(err, errlen, "%s: @include \"%s\": the config includes more than %d files; merge some",
+                         path, name, (int)MAX_INCLUDES);
+            } else if (read_stream(fp, full, &inner, err, errlen) == 0
+                       && (rewritten = read_includes(full, dir, inner, depth + 1, inc, err, errlen)) != NULL) {
+                fd = memory_file(rewritten);
+                if (fd < 0)
+                    snprintf(err, errlen, "%s: @include \"%s\": cannot copy %s for libconfig: %s", path, name, full,
+                             strerror(errno));
+            }
+            free(inner);
+            free(rewritten);
+            if (fd < 0) { free(out); return NULL; }
+            inc->fd[inc->n++] = fd;
+            snprintf(number, sizeof number, "%d", fd);
+        }
+        /* the line, its include's name (between p and close) replaced by the number */
+        size_t head = close ? (size_t)(p + 1 - line) : (size_t)(next - line);
+        size_t tail = close ? (size_t)(next - close) : 0;
+        if (len + head + strlen(number) + tail + 1 > cap) {
+            cap = 2 * (len + head + strlen(number) + tail + 1);
+            char *grown = realloc(out, cap);
+            if (!grown) { free(out); snprintf(err, errlen, "%s: out of memory reading its includes", path); return NULL; }
+            out = grown;
+        }
+        memcpy(out + len, line, head);
+        len += head;
+        memcpy(out + len, number, strlen(number));
+        len += strlen(number);
+        if (close) memcpy(out + len, close, tail);
+        len += tail;
+        line = next;
+    }
+    out[len] = '\0';
+    return out;
 }
 
 int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *err, size_t errlen)
@@ -509,17 +576,22 @@ int gh_config_parse(const char *path, const char *text, gh_config *cfg, char *er
         config_destroy(&lc);
         return -1;
     }
-    config_set_include_dir(&lc, dirname(incdir));
-    if (check_includes(path, config_get_include_dir(&lc), text, 1, err, errlen) != 0) {
-        free(incdir);
+    includes inc = { .n = 0 };
+    char *with_copies = read_includes(path, dirname(incdir), text, 1, &inc, err, errlen);
+    free(incdir);
+    if (!with_copies) {
+        close_includes(&inc);
         config_destroy(&lc);
         return -1;
     }
-    int parsed = config_read_string(&lc, text) == CONFIG_TRUE;
-    free(incdir);
+    config_set_include_dir(&lc, "/proc/self/fd");   /* where the copies are */
+    int parsed = config_read_string(&lc, with_copies) == CONFIG_TRUE;
+    free(with_copies);
+    close_includes(&inc);
     if (!parsed) {
         if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
-            snprintf(err, errlen, "%s: cannot read a file it includes: %s", path, config_error_text(&lc));
+            snprintf(err, errlen, "%s: cannot read a file it includes: %s (gravhost hands libconfig its includes "
+                     "through /proc/self/fd, which needs Linux's /proc)", path, config_error_text(&lc));
         else
             snprintf(err, errlen, "%s:%d: syntax error: %s", path, config_error_line(&lc), config_error_text(&lc));
         config_destroy(&lc);

@@ -122,15 +122,21 @@ static int truncate_after(const char *path, double t_keep, char *err, size_t err
     }
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, in) > 0) {
+    int failed = 0, e = 0;
+    while (!failed && getline(&line, &cap, in) > 0) {
         char *end;
         double t = strtod(line, &end);
-        if (line[0] == '#' || end == line || t <= t_keep) fputs(line, out);
+        if ((line[0] == '#' || end == line || t <= t_keep) && fputs(line, out) == EOF) { failed = 1; e = errno; }
     }
     free(line);
     fclose(in);
-    if (fclose(out) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot rewrite %s", path);
+    if (fclose(out) != 0 && !failed) { failed = 1; e = errno; }
+    if (!failed && rename(tmp, path) != 0) { failed = 1; e = errno; }
+    if (failed) {
+        remove(tmp);
+        snprintf(err, errlen, "cannot rewrite the diagnostics log %s (a restart keeps its lines up to the "
+                 "checkpoint's time): %s; free some space or raise the file size limit (ulimit -f), then restart "
+                 "again", path, strerror(e));
         return -1;
     }
     return 1;

@@ -417,6 +417,7 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         if (o->restart[0]) snprintf(base, sizeof base, "%s", o->restart);
         else join(base, sizeof base, r->out_io, cfg->ckpt_name);
         if (AGREED(gh_par_ckpt_path(base, 1, ckpt_path, sizeof ckpt_path, r->err, sizeof r->err))) goto out;
+        if (!o->restart[0] && AGREED(check_own_checkpoint(r, ckpt_path))) goto out;
         /* peek at the blob first: the solver in use at the checkpoint */
         gh_state s;
         size_t len = 0;
@@ -446,6 +447,8 @@ int gh_run(const gh_config *cfg, const gh_run_opts *o)
         st = gp_sim_checkpoint_load(r->sim, ckpt_path, NULL, 0, NULL);
         if (st != GP_OK) snprintf(r->err, sizeof r->err, "%s", gp_sim_last_error(r->sim));
         if (AGREED(st)) goto out;
+        /* and still none: a link swapped in while the file was read */
+        if (!o->restart[0] && AGREED(check_own_checkpoint(r, ckpt_path))) goto out;
         if (AGREED(check_restart_integrator(r, ckpt_path))) goto out;
         if (AGREED(check_same_run(r, ckpt_path)) && take_cut_short_set(r, ckpt_path) != 0) goto out;
         /* each rank keeps the particles its file holds: the split the run

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "file_checks.h"
@@ -319,6 +320,19 @@ static uint64_t fold(uint64_t h, const void *v, size_t len)
     const unsigned char *p = v;
     for (size_t i = 0; i < len; ++i) h = (h ^ p[i]) * 1099511628211ull;
     return h;
+}
+
+int check_own_checkpoint(runner *r, const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode)) return 0;   /* a missing file is the loader's to say */
+    char to[4096];
+    ssize_t k = readlink(path, to, sizeof to - 1);
+    to[k > 0 ? k : 0] = '\0';
+    snprintf(r->err, sizeof r->err, "the checkpoint %s is a symbolic link (to %s): gravhost never makes links in "
+             "its output directory, and a restart reads none found there (docs/TRUST.md); if you trust the file "
+             "it points to, name it: --restart FILE", path, k > 0 ? to : "?");
+    return -1;
 }
 
 int check_same_run(runner *r, const char *path)

@@ -100,6 +100,11 @@ int check_restart_integrator(runner *r, const char *path);
  * ranks). 0, or -1 with a sentence (call it on every rank; the callers
  * agree on it). */
 int check_same_run(runner *r, const char *path);
+/* On a restart from the output directory's own checkpoint (--restart
+ * without a file): path, this rank's file there, is no symbolic link
+ * (gravhost makes none there; one was put there by someone else). 0, or
+ * -1 with a sentence. */
+int check_own_checkpoint(runner *r, const char *path);
 /* Every check before t = 0: 0, or -1 with a sentence in r->err. */
 int preflight(runner *r);
 

@@ -31,3 +31,14 @@ TESTS += $(BUILD)/t/plot-gravplot.t
 $(BUILD)/t/plot-gravplot.t: tests/gravhost/plot-gravplot.py host_stub/plot/gravplot.py
 	@mkdir -p $(dir $@)
 	sed 's|@GP_SOURCE@|$(abspath .)|' $< > $@ && chmod +x $@
+
+# tests/gravhost/config-include-swap.c: an @include's file swapped (for other
+# settings, or a FIFO) right after gravhost's checked open changes nothing
+# (host_stub/config.c reads each include once, through that descriptor).
+# Its open() is config.c's: config.o and the file checks linked in.
+TESTS += $(BUILD)/t/config-include-swap.t
+$(BUILD)/obj/tests/gravhost/config-include-swap.o: CPPFLAGS += -Itests -Ihost_stub
+$(BUILD)/t/config-include-swap.t: $(BUILD)/obj/tests/gravhost/config-include-swap.o $(BUILD)/obj/host_stub/config.o \
+                                  $(BUILD)/obj/host_stub/numfmt.o $(GP_FILE_CHECKS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ -lconfig -ldl -lm $(LDLIBS)

@@ -211,15 +211,26 @@ $(BUILD)/t/mpi-fuzz-cmdline.t: tests/mpi/mpi-fuzz-cmdline.py $(GRAVHOST_MPI) tes
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
 	@chmod +x $@
 
-# tests/mpi/mpi-fuzz-failures.py: 2 ranks, one rank's write (a file size limit,
+# tests/mpi/mpi-fuzz-failures.c: 2 ranks, one rank's write (a file size limit,
 # a name taken) or read (its checkpoint damaged) failing alone: no hang, a
-# sentence, and the set left restartable to a bit-identical end. `make
-# test` runs 6 cases; the long run is in bench/results/fuzz.md:
-# build/t/mpi-fuzz-failures.t CASES [SEED]
-TESTS += $(BUILD)/t/mpi-fuzz-failures.t
-$(BUILD)/t/mpi-fuzz-failures.t: tests/mpi/mpi-fuzz-failures.py $(GRAVHOST_MPI) tests/mpi/module.mk
+# sentence, and the set left restartable to a bit-identical end. One MPI
+# job runs every case through gh_run (gravhost-mpi's objects but its
+# main), the driver injecting each failure on one rank. `make test` runs
+# 30 cases (seconds); the long run is in bench/results/fuzz/raw/fuzz.md:
+#   mpirun --oversubscribe -np 2 build/tests/mpi-fuzz-failures CASES [SEED]
+GH_FUZZ_FAILURES := $(BUILD)/tests/mpi-fuzz-failures
+$(BUILD)/obj/tests/mpi/mpi-fuzz-failures.o: CPPFLAGS += -Itests -Ihost_stub -Iintegrators -Ihost_stub/snapshot
+$(BUILD)/obj/tests/mpi/mpi-fuzz-failures.o: CFLAGS += $(GH_MPI_CFLAGS) $(NO_TRUNCATION_WARNING)
+$(GH_FUZZ_FAILURES): $(BUILD)/obj/tests/mpi/mpi-fuzz-failures.o $(filter-out %/gravhost.o,$(GH_MPI_OBJS)) $(HOSTLIB)
 	@mkdir -p $(dir $@)
-	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' $< > $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lgravplug -Wl,-rpath,'$(abspath $(BUILD))/lib' \
+	    -lconfig $(GH_MPI_LIBS) $(LDLIBS)
+TESTS += $(BUILD)/t/mpi-fuzz-failures.t
+$(BUILD)/t/mpi-fuzz-failures.t: $(GH_FUZZ_FAILURES) $(BUILD)/plugins/gravplug-mpi-tree.so tests/mpi/mpi-run.sh \
+                                tests/mpi/module.mk
+	@mkdir -p $(dir $@)
+	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@NP@|2|' -e 's|@PROGRAM@|$(abspath $(GH_FUZZ_FAILURES))|' \
+	     -e 's|@ARGS@|30 "$${GP_FUZZ_SEED:-1}"|' tests/mpi/mpi-run.sh > $@
 	@chmod +x $@
 # ---- tests/mpi/mpi-ic.sh: initial conditions made in slices under mpirun ------
 # (gravhost-mpi at P = 1, 2, 3 against gravhost); built with gravhost-mpi.
