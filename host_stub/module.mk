@@ -32,14 +32,3 @@ run: $(GRAVHOST) $(PLUGINS)
 	    python3 host_stub/plot/gravplot.py $(RUN_OUT) --extent 1.2 --axes xy,xz && \
 	    echo "plots written to $(RUN_OUT)/ (xy.png face-on, xz.png edge-on: the central 1.2 units)"; \
 	else echo "host_stub/plot/gravplot.py not found: no plots"; fi
-
-# tests/gravhost/config-include-swap.c: an @include's file swapped (for other
-# settings, or a FIFO) right after gravhost's checked open changes nothing
-# (host_stub/config.c reads each include once, through that descriptor).
-# Its open() is config.c's: config.o and the file checks linked in.
-TESTS += $(BUILD)/t/config-include-swap.t
-$(BUILD)/obj/tests/config-include-swap.o: CPPFLAGS += -Itests -Ihost_stub
-$(BUILD)/t/config-include-swap.t: $(BUILD)/obj/tests/config-include-swap.o $(BUILD)/obj/host_stub/config.o \
-                                  $(BUILD)/obj/host_stub/numfmt.o $(GP_FILE_CHECKS_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ -lconfig -ldl -lm $(LDLIBS)
