@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "diagnostics.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "gravplug_loader.h"
 #include "ic.h"
 #include "memory.h"
@@ -209,7 +209,7 @@ static int check_fraction_switches(runner *r)
 }
 
 /* After SIGINT/SIGTERM/SIGHUP: stop now if the run is at a solver resync
- * point (there the checkpoint continues bit for bit, gp_integrator.h), else
+ * point (there the checkpoint continues bit for bit, gp_sim.h), else
  * say once that it stops at the next one (at most one dt_max of simulated
  * time away). A second signal, or run.signal_grace seconds of wall time
  * without a resync point, stops at once: a batch scheduler's SIGKILL

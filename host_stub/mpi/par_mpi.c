@@ -18,7 +18,7 @@
  * shared step, at a dt_max boundary of a block scheme; run.c says which),
  * moving each particle's whole integrator state (position, velocity as
  * stored, mass, acceleration, level, t_last: gp_sim_export_state and
- * gp_sim_import_state, integrators/migrate.c) as rows of
+ * gp_sim_import_state, integrators/sim/migrate.c) as rows of
  * gp_sim_state_columns doubles: the integrator goes on without a restart
  * or an extra force call. The block schemes (block-rk2, block-kdk) agree
  * on the next block time and on every solver call through the collective
@@ -373,7 +373,7 @@ void gh_par_attach(gp_sim *sim)
     if (size_ > 1) gp_sim_set_collective(sim, reduce_world, NULL);
 }
 
-/* Migration: rows of the whole per-particle state (integrators/migrate.c)
+/* Migration: rows of the whole per-particle state (integrators/sim/migrate.c)
  * through the decomposition; only at resync points, where the solver gets
  * every particle afresh anyway, so nothing is lost but the old placement. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
