@@ -8,7 +8,3 @@ GP_FILE_CHECKS_OBJ := $(BUILD)/obj/abi/file_checks.o
 HOSTLIB_OBJS += $(GP_FILE_CHECKS_OBJ)
 # The installed plugin directory is the last place a short name is searched.
 $(GP_LOADER_OBJ): CPPFLAGS += -DGP_INSTALL_PLUGIN_DIR='"$(PREFIX)/lib/gravplug"'
-
-# Installed by `make install` into $(PREFIX)/include/gravplug (modules
-# append theirs).
-INSTALL_HEADERS += abi/gravplug.h abi/gravplug_loader.h abi/gravplug_predict.h

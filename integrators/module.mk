@@ -7,8 +7,6 @@ HOSTLIB_OBJS += $(INTEGRATOR_OBJS)
 # A file names a header of another sub-folder by it (core/sim_core.h).
 $(INTEGRATOR_OBJS): CPPFLAGS += -Iintegrators
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
-# The gp_sim API, which libgravplug.so exports (gp_sim_*, gp_integrator_*).
-INSTALL_HEADERS += integrators/gp_sim.h
 
 .PHONY: integrators
 integrators: $(HOSTLIB)
