@@ -98,7 +98,7 @@ INSTALL_MAN1 :=    # manual pages, installed into $(PREFIX)/share/man/man1
 # HOSTLIB_HEADERS; INSTALL_HEADERS adds those of the other library `make
 # install` ships (libgravplug-g6, host_stub/g6/module.mk).
 HOSTLIB_PARTS   := abi integrators host_stub/particles host_stub/snapshot host_stub/ic
-HOSTLIB_HEADERS := abi/gravplug.h abi/gravplug_loader.h abi/gravplug_predict.h \
+HOSTLIB_HEADERS := abi/gravplug.h abi/gravplug_loader.h abi/gravplug_predict.h abi/gravplug_params.h \
                    integrators/gp_sim.h integrators/gp_integrator.h \
                    host_stub/particles/particle_set.h host_stub/snapshot/snapshot.h host_stub/ic/ic.h
 HOSTLIB_OBJS    :=

@@ -83,8 +83,11 @@ GRAVPLUG_EXPORT const char *gp_sim_last_error(const gp_sim *sim);
 /* ---- the gravity solver ------------------------------------------------- */
 
 /* Opens a plugin by short name ("cpu-direct", "cpu-tree", "cuda-tree"), by
- * path to a .so, or "auto" (cuda-tree if its init succeeds, else cpu-tree,
- * else cpu-direct), creates an instance with the n_params name/value pairs
+ * path to a .so, or "auto": the first plugin on the search path whose init
+ * succeeds, in the loader's order of preference by capabilities
+ * (gp_plugin_list_preferred of gravplug_loader.h: a GPU tree, a CPU tree,
+ * a GPU then a CPU exact sum; one that spreads over MPI processes,
+ * GP_CAP_MPI, is opened by name only), creates an instance with the n_params name/value pairs
  * (unknown names are rejected with the plugin's own sentence) and makes it
  * the simulation's solver. The simulation owns both. Replaces (and frees)
  * any previous solver: usable mid-run to swap solvers seamlessly. */
@@ -108,6 +111,12 @@ GRAVPLUG_EXPORT gp_status gp_sim_set_solver(gp_sim *sim, const gp_api *api,
 
 /* The current solver's plugin name ("" if none). */
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim);
+/* The current solver's GP_CAP_* bits (0 if none). */
+GRAVPLUG_EXPORT uint64_t gp_sim_solver_capabilities(const gp_sim *sim);
+/* The current solver's softening (GP_PARAM_SOFTENING of
+ * gravplug_params.h) into *eps: 1, or 0 (*eps = 0) when there is no solver
+ * or it lists none. */
+GRAVPLUG_EXPORT int gp_sim_solver_softening(gp_sim *sim, double *eps);
 
 /* Passes a parameter to the current solver (its set_param). */
 GRAVPLUG_EXPORT gp_status gp_sim_set_solver_param(gp_sim *sim, const char *name,

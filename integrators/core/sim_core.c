@@ -55,20 +55,6 @@ gp_status gp_sim_solver_refused(gp_sim *sim, gp_status st, const char *what)
                        sim->api->last_error(sim->solver));
 }
 
-gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)
-{
-    if (setting >= 0.0) { *eps = setting; return GP_OK; }
-    char buf[64];
-    if (sim->api && sim->solver &&
-        sim->api->get_param(sim->solver, "eps", buf, sizeof buf) == GP_OK) {
-        char *end;
-        double v = strtod(buf, &end);
-        if (end != buf && isfinite(v) && v >= 0) { *eps = v; return GP_OK; }
-    }
-    *eps = 0.0;
-    return GP_OK;
-}
-
 /* Predicted state at sim->time (second order in position, as the block
  * integrator predicts j-particles; first order in velocity). */
 void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)

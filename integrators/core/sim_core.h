@@ -204,10 +204,6 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
 /* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
 
-/* The softening a time-step criterion uses: the setting eps, or the
- * solver's eps when the setting is negative ("solver"). */
-gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);
-
 /* The first repeat among ids[0..n), in index order: 1 with *b the
  * smallest index whose id came before and *a that id's first index
  * (*a < *b), 0 when all are distinct, -1 when out of memory. Particle

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 
 #include "gravplug_loader.h"
+#include "gravplug_params.h"
 #include "solver/force_held.h"
 #include "schemes/registry.h"
 #include "core/stopping.h"
@@ -172,6 +173,84 @@ static gp_status init_instance(gp_sim *sim, gp_plugin *plugin, gp_param *params,
     return GP_OK;
 }
 
+/* One plugin, by short name or path, opened, started with the parameters
+ * and attached. For "auto" (tried not NULL) a plugin that cannot be
+ * opened or started sets *next and adds its sentence to tried, so the
+ * next may be tried; a parameter it refuses is the user's error and ends
+ * the search. label names it in those sentences. */
+static gp_status open_one(gp_sim *sim, const char *name, const char *label, size_t n_params,
+                          const char *const *names, const char *const *values,
+                          char *tried, size_t triedlen, int *next)
+{
+    const int is_auto = tried != NULL;
+    char err[1024];
+    gp_plugin *p = NULL;
+    gp_param *params = NULL;
+    *next = 0;
+    gp_status st = gp_plugin_open(name, &p, err, sizeof err);
+    if (st == GP_OK) st = make_params(sim, p, n_params, names, values, &params);
+    else if (!is_auto) gp_sim_fail(sim, st, "%s", err);
+    /* A plugin shared by several processes starts collectively (its
+     * init takes part in their communication). */
+    if (!is_auto) st = gp_sim_agree(sim, st, "the solver was not started");
+    if (st != GP_OK) {
+        const int opened = p != NULL;
+        free(params);
+        if (p) gp_plugin_close(p);
+        if (!is_auto) return st;
+        size_t len = strlen(tried);
+        if (opened) snprintf(tried + len, triedlen - len, "%s%s", len ? "; " : "", sim->err);
+        else snprintf(tried + len, triedlen - len, "%s%s: %s", len ? "; " : "", label, err);
+        *next = 1;
+        return st;
+    }
+    gp_solver *s = NULL;
+    st = init_instance(sim, p, params, n_params, &s);
+    free(params);
+    if (st != GP_OK) {
+        gp_plugin_close(p);
+        /* A parameter the plugin rejects is the user's error, not a
+         * reason to fall back to another plugin. */
+        if (!is_auto || st == GP_ERR_UNKNOWN_PARAMETER || st == GP_ERR_INVALID_ARGUMENT)
+            return st;
+        size_t len = strlen(tried);
+        snprintf(tried + len, triedlen - len, "%s%s", len ? "; " : "", sim->err);
+        *next = 1;
+        return st;
+    }
+    st = gp_sim_set_solver(sim, gp_plugin_api(p), s, 1);
+    if (st != GP_OK) {
+        gp_plugin_api(p)->finalize(s);
+        gp_plugin_close(p);
+        return st;
+    }
+    sim->plugin_handle = p;
+    return GP_OK;
+}
+
+/* "auto": the plugins in the loader's order of preference (by their
+ * capabilities, gp_plugin_list_preferred), the first that starts. */
+typedef struct auto_search {
+    gp_sim *sim;
+    size_t n_params;
+    const char *const *names, *const *values;
+    gp_status st;
+    int done;
+    char listed[256], tried[1536];
+} auto_search;
+
+static int try_preferred(const char *path, const char *short_name, uint64_t capabilities, void *user)
+{
+    auto_search *a = user;
+    size_t len = strlen(a->listed);
+    snprintf(a->listed + len, sizeof a->listed - len, "%s%s", len ? ", " : "", short_name);
+    int next;
+    a->st = open_one(a->sim, path, short_name, a->n_params, a->names, a->values,
+                     a->tried, sizeof a->tried, &next);
+    a->done = !next;
+    return a->done;
+}
+
 GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
                                              size_t n_params,
                                              const char *const *names,
@@ -185,55 +264,21 @@ GRAVPLUG_EXPORT gp_status gp_sim_open_solver(gp_sim *sim, const char *plugin,
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                            "gp_sim_open_solver: %zu parameters announced but names or values is NULL",
                            n_params);
-    static const char *const auto_order[] = { "cuda-tree", "cpu-tree", "cpu-direct" };
-    int is_auto = strcmp(plugin, "auto") == 0;
-    size_t n_try = is_auto ? 3 : 1;
-    char err[1024], tried[1536] = "";
-    for (size_t k = 0; k < n_try; ++k) {
-        const char *name = is_auto ? auto_order[k] : plugin;
-        gp_plugin *p = NULL;
-        gp_param *params = NULL;
-        gp_status st = gp_plugin_open(name, &p, err, sizeof err);
-        if (st == GP_OK) st = make_params(sim, p, n_params, names, values, &params);
-        else if (!is_auto) gp_sim_fail(sim, st, "%s", err);
-        /* A plugin shared by several processes starts collectively (its
-         * init takes part in their communication). */
-        if (!is_auto) st = gp_sim_agree(sim, st, "the solver was not started");
-        if (st != GP_OK) {
-            const int opened = p != NULL;
-            free(params);
-            if (p) gp_plugin_close(p);
-            if (!is_auto) return st;
-            size_t len = strlen(tried);
-            if (opened) snprintf(tried + len, sizeof tried - len, "%s%s", len ? "; " : "", sim->err);
-            else snprintf(tried + len, sizeof tried - len, "%s%s: %s", len ? "; " : "", name, err);
-            continue;
-        }
-        gp_solver *s = NULL;
-        st = init_instance(sim, p, params, n_params, &s);
-        free(params);
-        if (st != GP_OK) {
-            gp_plugin_close(p);
-            /* A parameter the plugin rejects is the user's error, not a
-             * reason to fall back to another plugin. */
-            if (!is_auto || st == GP_ERR_UNKNOWN_PARAMETER || st == GP_ERR_INVALID_ARGUMENT)
-                return st;
-            size_t len = strlen(tried);
-            snprintf(tried + len, sizeof tried - len, "%s%s", len ? "; " : "", sim->err);
-            continue;
-        }
-        st = gp_sim_set_solver(sim, gp_plugin_api(p), s, 1);
-        if (st != GP_OK) {
-            gp_plugin_api(p)->finalize(s);
-            gp_plugin_close(p);
-            return st;
-        }
-        sim->plugin_handle = p;
-        return GP_OK;
-    }
-    return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
-                       "no plugin could be opened for \"auto\" (tried cuda-tree, cpu-tree, cpu-direct): %s",
-                       tried);
+    int next;
+    if (strcmp(plugin, "auto") != 0)
+        return open_one(sim, plugin, plugin, n_params, names, values, NULL, 0, &next);
+    /* a plugin that spreads one evaluation over processes (GP_CAP_MPI)
+     * is chosen by name, where its processes are started */
+    auto_search a = { sim, n_params, names, values, GP_ERR_UNSUPPORTED, 0, "", "" };
+    gp_plugin_list_preferred(0, GP_CAP_MPI, try_preferred, &a);
+    if (a.done) return a.st;
+    if (!a.listed[0])
+        return gp_sim_fail(sim, GP_ERR_UNSUPPORTED,
+                           "no plugin could be opened for \"auto\": none was found on the search "
+                           "path (GRAVPLUG_PATH, next to libgravplug.so, the build tree, the "
+                           "installed plugin directory)");
+    return gp_sim_fail(sim, GP_ERR_UNSUPPORTED, "no plugin could be opened for \"auto\" (tried %s): %s",
+                       a.listed, a.tried);
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_set_collective(gp_sim *sim,
@@ -254,6 +299,19 @@ GRAVPLUG_EXPORT int gp_sim_failed_elsewhere(const gp_sim *sim)
 GRAVPLUG_EXPORT const char *gp_sim_solver_name(const gp_sim *sim)
 {
     return sim ? sim->solver_name : "";
+}
+
+GRAVPLUG_EXPORT uint64_t gp_sim_solver_capabilities(const gp_sim *sim)
+{
+    return sim && sim->api ? sim->api->capabilities : 0;
+}
+
+GRAVPLUG_EXPORT int gp_sim_solver_softening(gp_sim *sim, double *eps)
+{
+    double e = 0.0;
+    int listed = sim && sim->api && sim->solver && gp_params_softening(sim->api, sim->solver, &e);
+    if (eps) *eps = e;
+    return listed;
 }
 
 static const char *const path_names[] = { "auto", "1.0", "1.1" };

@@ -13,30 +13,19 @@
 
 #include "force.h"
 #include "force_held.h"
+#include "gravplug_params.h"
 
-/* A tree's acceleration MAC (GADGET's relative criterion, `mac =
- * "acceleration"`) bounds each particle's error by a fraction of its
+/* A tree's relative opening criterion (GP_OPENING_RELATIVE of
+ * gravplug_params.h) bounds each particle's error by a fraction of its
  * previous |a|, which set_particles forgets. A shared-step scheme re-sends
  * its particles at every step (a resync point, so that restarts keep their
  * bits), and the plugin would pay a coarse extra pass before every force
- * call to find |a| again (cpu-tree, mpi-tree; cuda-tree instead walked
- * every group with bh at theta, so the criterion asked for never ran).
- * Where the plugin holds states (ABI 1.1) the last accelerations therefore
- * go with the positions, as set_state; a restarted run sends the same ones
- * from its checkpoint. */
+ * call to find |a| again. Where the plugin holds states (ABI 1.1) the last
+ * accelerations therefore go with the positions, as set_state; a
+ * restarted run sends the same ones from its checkpoint. */
 static int solver_reads_last_acc(gp_sim *sim)
 {
-    if (!sim->started || !gp_held_path(sim) || !sim->api->describe_params || !sim->api->get_param)
-        return 0;
-    /* a plugin without the parameter (cpu-direct) is not asked: a refused
-     * get_param would leave its sentence as the plugin's last error */
-    size_t np = 0;
-    const gp_param_info *info = sim->api->describe_params(&np);
-    int has = 0;
-    for (size_t k = 0; info && k < np && !has; ++k) has = info[k].name && strcmp(info[k].name, "mac") == 0;
-    char mac[32];
-    return has && sim->api->get_param(sim->solver, "mac", mac, sizeof mac) == GP_OK
-        && strcmp(mac, "acceleration") == 0;
+    return sim->started && gp_held_path(sim) && gp_params_reads_last_acc(sim->api, sim->solver);
 }
 
 gp_status gp_force_send_positions(gp_sim *sim, const double *pos)
@@ -211,4 +200,12 @@ gp_status gp_force_grouped(gp_sim *sim, const double *pos, size_t na, const uint
                          sim->solver_name, sim->api->last_error(sim->solver));
     if (st == GP_OK) gp_force_count_call(sim, na);
     return st;
+}
+
+gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps)
+{
+    if (setting >= 0.0) { *eps = setting; return GP_OK; }
+    *eps = 0.0;
+    if (sim->api && sim->solver) gp_params_softening(sim->api, sim->solver, eps);
+    return GP_OK;
 }

@@ -36,5 +36,9 @@ int gp_force_has_source_subset(const gp_sim *sim);
 gp_status gp_force_send_positions(gp_sim *sim, const double *pos);
 /* Counts a force call for na active particles as the integrator's cost. */
 void gp_force_count_call(gp_sim *sim, size_t na);
+/* The softening a time-step criterion uses: the setting eps, or, when
+ * the setting is negative ("solver"), the solver's softening
+ * (GP_PARAM_SOFTENING of gravplug_params.h; 0 for a solver without one). */
+gp_status gp_sim_criterion_eps(gp_sim *sim, double setting, double *eps);
 
 #endif /* GP_FORCE_H */
