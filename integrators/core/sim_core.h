@@ -27,9 +27,9 @@ struct gp_sim {
     gp_solver *solver;
     int own_solver;
     void *plugin_handle;      /* loader handle when the sim opened the plugin */
-    /* The solver cache, what the plugin holds of the particles: set and
-     * read by the force bridge (force*.c) alone; every other file only
-     * marks it stale (gp_solver_cache_stale, gp_solver_state_stale). */
+    /* The solver cache, what the plugin holds of the particles: owned by
+     * the force bridge (solver/solver_cache.h says how others mark it
+     * stale). */
     int solver_fresh;         /* 0: next force call must set_particles */
     int subset_all;           /* the solver's active subset is "all" */
     int solver_path;          /* GP_PATH_*: how block steps talk to it */
@@ -88,13 +88,6 @@ struct gp_sim {
 
 /* x reduced over the processes that share the solver (x itself for one
  * process): the decisions that decide whether a solver call happens. */
-/* The solver's copy of the particles is stale: the next force call sends
- * them all (set_particles), which also drops any state it held. */
-static inline void gp_solver_cache_stale(gp_sim *sim) { sim->solver_fresh = 0; }
-/* The state the solver holds (ABI 1.1) is stale: the next held-state call
- * sends every particle's. */
-static inline void gp_solver_state_stale(gp_sim *sim) { sim->state_fresh = 0; }
-
 static inline int64_t gp_sim_global_max(const gp_sim *sim, int64_t x)
 {
     return sim->reduce ? sim->reduce(sim->reduce_ctx, x, GP_SIM_REDUCE_MAX) : x;

@@ -37,6 +37,7 @@
 #include "core/sim_core.h"
 #include "solver/force_jerk.h"
 #include "block_step.h"
+#include "solver/solver_cache.h"
 
 typedef struct hermite_settings {
     double dt;          /* dt_max: level 0; level l steps dt_max / 2^l */

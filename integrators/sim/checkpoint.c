@@ -53,6 +53,7 @@
 #include "crc32c.h"
 #include "file_checks.h"
 #include "schemes/registry.h"
+#include "solver/solver_cache.h"
 
 #define CKPT_MAGIC "GPCKPT\0\1"
 #define CKPT_VERSION 4

@@ -13,6 +13,7 @@
 
 #include "core/sim_core.h"
 #include "solver/force.h"
+#include "solver/solver_cache.h"
 
 /* Sums over the particles, with OpenMP and yet the same bits for any
  * thread count: fixed blocks of SUM_BLOCK particles, each summed in order,

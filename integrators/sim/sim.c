@@ -21,6 +21,7 @@
 #include "solver/force_held.h"
 #include "schemes/registry.h"
 #include "core/stopping.h"
+#include "solver/solver_cache.h"
 
 static _Thread_local char new_error[256];
 
