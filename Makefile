@@ -83,10 +83,27 @@ BINS    :=   # host programs
 TESTS   :=   # TAP producers run by prove (executables under build/t/)
 BENCHES :=   # benchmark programs
 CPU_PLUGINS :=  # plugins also run under valgrind in the test suite
-INSTALL_HEADERS := # public headers, installed into $(PREFIX)/include/gravplug
 INSTALL_MAN1 :=    # manual pages, installed into $(PREFIX)/share/man/man1
-HOSTLIB_OBJS := # objects of build/lib/libgravplug.so (loader, integrators, ICs)
-HOSTLIB_LDLIBS := -ldl -lm
+
+# ---- libgravplug.so: its parts and its public headers, in one place -------
+# The host library (build/lib/libgravplug.so) is built from these folders,
+# each module.mk appending its objects to HOSTLIB_OBJS (an object from any
+# other folder stops the build, below the includes):
+#   abi/                  the loader, the choice of a plugin, file checks
+#   integrators/          gp_sim: the time integration
+#   host_stub/particles/  gp_ic, the particle set
+#   host_stub/snapshot/   HDF5 snapshots
+#   host_stub/ic/         the initial-condition models
+# Its public headers, installed into $(PREFIX)/include/gravplug, are
+# HOSTLIB_HEADERS; INSTALL_HEADERS adds those of the other library `make
+# install` ships (libgravplug-g6, host_stub/g6/module.mk).
+HOSTLIB_PARTS   := abi integrators host_stub/particles host_stub/snapshot host_stub/ic
+HOSTLIB_HEADERS := abi/gravplug.h abi/gravplug_loader.h abi/gravplug_predict.h abi/gravplug_params.h \
+                   integrators/gp_sim.h integrators/gp_integrator.h \
+                   host_stub/particles/particle_set.h host_stub/snapshot/snapshot.h host_stub/ic/ic.h
+HOSTLIB_OBJS    :=
+HOSTLIB_LDLIBS  := -ldl -lm
+INSTALL_HEADERS := $(HOSTLIB_HEADERS)
 
 # Every variable a module.mk may name in a rule's prerequisites is defined
 # here, above the includes: make expands prerequisites when it reads a rule,
@@ -116,6 +133,11 @@ include $(FLOOR_MODULES)
 include $(filter-out $(FLOOR_MODULES) tests/%,$(sort $(wildcard */module.mk */*/module.mk)))
 # The tests last: tests/module.mk reads its sub-folders in its own order.
 include tests/module.mk
+
+GP_HOSTLIB_STRAYS := $(filter-out $(foreach p,$(HOSTLIB_PARTS),$(BUILD)/obj/$(p)/%),$(HOSTLIB_OBJS))
+ifneq ($(GP_HOSTLIB_STRAYS),)
+$(error libgravplug.so is built from HOSTLIB_PARTS alone (Makefile), but a module.mk adds $(GP_HOSTLIB_STRAYS): add its folder there, or build it elsewhere)
+endif
 
 all: $(PLUGINS) $(LIBS) $(BINS) $(TESTS) $(BENCHES)
 
@@ -208,10 +230,10 @@ sanitize-run: all
 
 # ---- install ---------------------------------------------------------------
 # make install PREFIX=/some/prefix [DESTDIR=staging]:
-#   $(PREFIX)/include/gravplug/   the public headers (INSTALL_HEADERS: the ABI,
-#                                 the loader, gp_sim, initial conditions,
-#                                 snapshots); they include each other by
-#                                 their bare names, so they work from there
+#   $(PREFIX)/include/gravplug/   the public headers (INSTALL_HEADERS:
+#                                 libgravplug.so's HOSTLIB_HEADERS above, and
+#                                 g6.h); they include each other by their
+#                                 bare names, so they work from there
 #   $(PREFIX)/lib/libgravplug.so.$(VERSION), .so.$(HOSTLIB_MAJOR) and .so
 #                                 the host library, its SONAME link and its
 #                                 link-time name

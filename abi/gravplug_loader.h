@@ -54,6 +54,7 @@
 #define GRAVPLUG_LOADER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gravplug.h"
 
@@ -102,6 +103,27 @@ GRAVPLUG_EXPORT void gp_plugin_close(gp_plugin *p);
  * reported. Files are not opened: call gp_plugin_open to check them. */
 typedef int (*gp_plugin_visit_fn)(const char *path, const char *short_name, void *user);
 GRAVPLUG_EXPORT size_t gp_plugin_list(gp_plugin_visit_fn fn, void *user);
+
+/* Choosing a plugin by what it says it is, for a host that names none
+ * ("auto"): plugins are ranked by gp_plugin_preference of their
+ * gp_api.capabilities, higher first: an approximate (GP_CAP_TREE) solver
+ * before an exact one, since it wins at large n, then on a GPU
+ * (GP_CAP_GPU) before the CPU. Plugins of equal rank keep the search
+ * order. No host keeps a list of plugin names. */
+GRAVPLUG_EXPORT int gp_plugin_preference(uint64_t capabilities);
+
+/* Calls fn(path, short_name, capabilities, user) for every plugin on the
+ * search path (gp_plugin_list) whose capabilities hold every bit of need
+ * and none of refuse, best first as above; fn returns 0 to go on,
+ * non-zero to stop. Each file is opened (gp_plugin_open: its trust checks
+ * apply, a file that fails them is left out) to read its capabilities,
+ * and closed again; no instance is made, so a GPU plugin is listed on a
+ * machine without a GPU and fails at init. Returns how many were
+ * reported. */
+typedef int (*gp_plugin_choice_fn)(const char *path, const char *short_name, uint64_t capabilities,
+                                   void *user);
+GRAVPLUG_EXPORT size_t gp_plugin_list_preferred(uint64_t need, uint64_t refuse,
+                                                gp_plugin_choice_fn fn, void *user);
 
 /* Writes the search directories, colon-separated, into buf (buflen bytes).
  * Returns the length needed (like snprintf). */

@@ -8,8 +8,8 @@
  *              [--rounds R] [--model M] [--eps E] [--seed X] [--param k=v]...
  *              [--dtmax D] [--eta ETA]
  *
- * One block step is what block-rk2 does (integrators/block_rk2.c,
- * integrators/force_held.c), with exactly a fraction F (default 1%) of
+ * One block step is what block-rk2 does (integrators/schemes/block_rk2.c,
+ * integrators/solver/force_held.c), with exactly a fraction F (default 1%) of
  * the particles active, a fresh random subset each step (fixed seed, the
  * same sequence for both paths):
  *   1.0: the host predicts all n particles to T (OpenMP, the ABI's
@@ -42,7 +42,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "gravplug.h"
 #include "gravplug_loader.h"
 #include "ic.h"

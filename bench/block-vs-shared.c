@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "ic.h"
 #include "exact_energy.h"
 

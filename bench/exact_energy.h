@@ -8,7 +8,7 @@
 #ifndef GP_BENCH_EXACT_ENERGY_H
 #define GP_BENCH_EXACT_ENERGY_H
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "ic.h"
 
 /* Kinetic + potential energy of sim's state now, on a separate cpu-direct

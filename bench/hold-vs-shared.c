@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hold-vs-shared.c — energy error against force work for any integrators
- * on the same model and solver: HOLD (integrators/hold.c) against the
+ * on the same model and solver: HOLD (integrators/schemes/hold.c) against the
  * block schemes and the shared-step leapfrog/rk2
  * (bench/results/hold/raw/hold.md).
  *
@@ -43,7 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "ic.h"
 #include "exact_energy.h"
 

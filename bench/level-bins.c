@@ -2,7 +2,7 @@
 /*
  * level-bins.c — the host's bookkeeping of one block step: finding the
  * deepest occupied level and the active particles, with the particles
- * filed by level (integrators/timestep_levels.c) against the O(n) scans
+ * filed by level (integrators/core/timestep_levels.c) against the O(n) scans
  * that did it before (gp_levels_deepest_scan, gp_levels_active_scan), on
  * the same levels, in one run.
  *
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "timestep_levels.h"
+#include "core/timestep_levels.h"
 
 int main(int argc, char **argv)
 {

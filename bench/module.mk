@@ -22,7 +22,7 @@ $(BLOCK_STEP): $(BUILD)/obj/bench/block-step.o $(HOSTLIB)
 LEVEL_BINS := $(BUILD)/bench/level-bins
 BENCHES += $(LEVEL_BINS)
 $(BUILD)/obj/bench/level-bins.o: CFLAGS += -Iintegrators
-$(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/timestep_levels.o
+$(LEVEL_BINS): $(BUILD)/obj/bench/level-bins.o $(BUILD)/obj/integrators/core/timestep_levels.o
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS) -lm
 

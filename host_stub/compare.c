@@ -30,6 +30,33 @@ typedef struct solver_run {
     gp_stats stats;
 } solver_run;
 
+/* A default solver: the first plugin in the loader's order of preference
+ * (gp_plugin_list_preferred: by capabilities, never by name) with every
+ * bit of need and none of refuse that starts here with no parameters. */
+typedef struct default_choice {
+    char name[256];
+} default_choice;
+
+static int first_that_starts(const char *path, const char *short_name, uint64_t capabilities, void *user)
+{
+    default_choice *d = user;
+    gp_plugin *p;
+    if (gp_plugin_open(path, &p, NULL, 0) != GP_OK) return 0;
+    gp_solver *s = NULL;
+    int starts = gp_plugin_api(p)->init(&s, NULL) == GP_OK;
+    if (starts) gp_plugin_api(p)->finalize(s);
+    gp_plugin_close(p);
+    if (starts) snprintf(d->name, sizeof d->name, "%s", short_name);
+    return starts;
+}
+
+static const char *default_solver(uint64_t need, uint64_t refuse, default_choice *d)
+{
+    d->name[0] = '\0';
+    gp_plugin_list_preferred(need, refuse, first_that_starts, d);
+    return d->name[0] ? d->name : NULL;
+}
+
 static int add_kv(gp_param *kv, size_t *n, char *arg)
 {
     char *eq = strchr(arg, '=');
@@ -115,8 +142,9 @@ void gh_compare_usage(FILE *f)
             "                        [--option k=v]... [--repeat R]\n"
             "Force errors (median, 90th, 99th percentile, max) of a test solver against a\n"
             "reference on the same particles, and each solver's time.\n"
-            "  --ref PLUGIN            the reference solver (default cpu-direct)\n"
-            "  --test PLUGIN           the solver tested (default auto: cuda-tree, else cpu-tree)\n"
+            "  --ref PLUGIN            the reference solver (default: the exact CPU plugin, cpu-direct)\n"
+            "  --test PLUGIN           the solver tested (default: the preferred tree plugin that\n"
+            "                          starts here, cuda-tree with a GPU, else cpu-tree)\n"
             "  --model MODEL           the initial-conditions model (default plummer)\n"
             "  --n N                   number of particles (default 16384)\n"
             "  --seed S                the model's random seed (default 1)\n"
@@ -147,7 +175,7 @@ int gh_compare(int argc, char **argv)
         { "option", required_argument, NULL, O_OPTION },
         { 0, 0, 0, 0 }
     };
-    const char *ref_spec = "cpu-direct", *test_spec = NULL, *model = "plummer";
+    const char *ref_spec = NULL, *test_spec = NULL, *model = "plummer";
     size_t n = 16384;
     unsigned long long seed = 1;
     int repeat = 1;
@@ -197,24 +225,17 @@ int gh_compare(int argc, char **argv)
         return 1;
     }
     int rc = 1;
-    if (!test.spec) {
-        /* auto: the best tree plugin that starts here */
-        static const char *const order[] = { "cuda-tree", "cpu-tree" };
-        for (int k = 0; k < 2 && !test.s; ++k) {
-            solver_run probe = { .spec = order[k] };
-            gp_plugin *p;
-            if (gp_plugin_open(order[k], &p, err, sizeof err) != GP_OK) continue;
-            gp_solver *s = NULL;
-            if (gp_plugin_api(p)->init(&s, NULL) == GP_OK) {
-                gp_plugin_api(p)->finalize(s);
-                test.spec = order[k];
-            }
-            gp_plugin_close(p);
-            (void)probe;
-            if (test.spec) break;
-        }
-        if (!test.spec) test.spec = "cpu-direct";
+    /* the reference sums exactly in double: an exact plugin on the CPU (a
+     * GPU's exact sums may be in mixed precision) */
+    default_choice ref_choice, test_choice;
+    if (!ref.spec) ref.spec = default_solver(GP_CAP_EXACT, GP_CAP_GPU | GP_CAP_MPI, &ref_choice);
+    if (!ref.spec) {
+        fprintf(stderr, "gravhost compare: no exact CPU plugin (GP_CAP_EXACT) starts here: "
+                "name the reference with --ref\n");
+        goto out;
     }
+    if (!test.spec) test.spec = default_solver(GP_CAP_TREE, GP_CAP_MPI, &test_choice);
+    if (!test.spec) test.spec = ref.spec;
     if (run_solver(&ref, common, nc, refp, nr, &ic, repeat) != 0) goto out;
     if (run_solver(&test, common, nc, testp, nt, &ic, repeat) != 0) goto out;
 

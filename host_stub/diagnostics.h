@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 
 typedef struct gh_diag {
     FILE *f;

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "config.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "gravplug_loader.h"
 #include "par.h"
 #include "run.h"

@@ -3,7 +3,8 @@
  * memory.c — an up-front estimate of a run's memory, so that n = 3e8 on a
  * 23 GB machine is refused at once with the numbers instead of swapping
  * for an hour. The ABI has no call that asks a plugin for its needs, so the
- * plugin's share is a per-name figure of what it holds per particle.
+ * plugin's share is a figure of what a plugin of its kind (its GP_CAP_*
+ * bits, never its name) holds per particle.
  *
  * Per particle, at the run's peak (the IC arrays and the simulation's
  * arrays live together while the particles are handed over; the snapshot
@@ -11,17 +12,20 @@
  *   host  224 B: gp_sim pos, vel, acc, two 3n scratch arrays, mass, id,
  *         active list, levels and the integrator's own arrays (rk4 keeps
  *         three more 3n arrays), plus the IC or snapshot copy (64 B);
- *   cpu-direct   64 B (its copy of positions and masses, and the state),
- *   cpu-tree    192 B (particles in Peano-Hilbert order, keys, nodes with
- *                      multipoles, group lists),
- *   cuda-*       96 B on the host (staging; device memory is the plugin's
- *                      own check, it answers GP_ERR_OUT_OF_MEMORY),
- *   any other   256 B;
+ *   a GPU plugin       96 B on the host (staging; device memory is the
+ *                      plugin's own check, it answers GP_ERR_OUT_OF_MEMORY),
+ *   an MPI plugin     256 B (its tree and the other ranks' cells it imports),
+ *   a tree plugin     192 B (particles in Peano-Hilbert order, keys, nodes
+ *                      with multipoles, group lists; cpu-tree),
+ *   an exact plugin    64 B (its copy of positions and masses, and the
+ *                      state; cpu-direct),
+ *   any other         256 B;
  * plus 64 MiB for the program, libraries and thread stacks. The figures
  * come from max RSS of real runs (bench/results/cpu-tree/raw/cpu-tree.md, "gravhost's
  * memory estimate"); the estimate should stay within a few percent.
  */
 #include "memory.h"
+#include "gravplug.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,21 +35,18 @@
 #define HOST_BYTES 224
 #define BASE_BYTES (UINT64_C(64) << 20)
 
-static uint64_t plugin_bytes(const char *plugin)
+static uint64_t plugin_bytes(uint64_t caps)
 {
-    if (!plugin) return 256;
-    const char *slash = strrchr(plugin, '/');
-    const char *name = slash ? slash + 1 : plugin;
-    if (strncmp(name, "gravplug-", 9) == 0) name += 9;
-    if (strncmp(name, "cpu-direct", 10) == 0) return 64;
-    if (strncmp(name, "cpu-tree", 8) == 0) return 192;
-    if (strncmp(name, "cuda-", 5) == 0) return 96;
+    if (caps & GP_CAP_GPU) return 96;
+    if (caps & GP_CAP_MPI) return 256;
+    if (caps & GP_CAP_TREE) return 192;
+    if (caps & GP_CAP_EXACT) return 64;
     return 256;
 }
 
-uint64_t gh_memory_needed(uint64_t n, const char *plugin)
+uint64_t gh_memory_needed(uint64_t n, uint64_t caps)
 {
-    uint64_t per = HOST_BYTES + plugin_bytes(plugin);
+    uint64_t per = HOST_BYTES + plugin_bytes(caps);
     if (n > (UINT64_MAX - BASE_BYTES) / per) return UINT64_MAX;
     return BASE_BYTES + n * per;
 }
@@ -95,11 +96,11 @@ uint64_t gh_memory_available(char *what, size_t whatlen)
     return avail;
 }
 
-int gh_memory_check(uint64_t n, const char *plugin, char *err, size_t errlen)
+int gh_memory_check(uint64_t n, const char *plugin, uint64_t caps, char *err, size_t errlen)
 {
     char what[128];
     uint64_t avail = gh_memory_available(what, sizeof what);
-    uint64_t need = gh_memory_needed(n, plugin);
+    uint64_t need = gh_memory_needed(n, caps);
     if (avail == 0 || need <= avail) return 0;
     snprintf(err, errlen,
              "%" PRIu64 " particles on %s need about %.3g GB of memory (%" PRIu64 " bytes a particle, "

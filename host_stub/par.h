@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 
 int gh_par_init(int *argc, char ***argv);   /* 0 or -1 (message printed) */
 void gh_par_finalize(void);

@@ -103,7 +103,8 @@ int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const
 {
     gp_ic ic;
     if (gp_ic_make(model, n, seed, opts, &ic, err, errlen) != 0) return -1;
-    int rc = n == 0 ? gh_memory_check(ic.n, gp_sim_solver_name(sim), err, errlen) : 0;
+    int rc = n == 0 ? gh_memory_check(ic.n, gp_sim_solver_name(sim), gp_sim_solver_capabilities(sim),
+                                      err, errlen) : 0;
     if (rc == 0) rc = gh_par_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, errlen);
     gp_ic_free(&ic);
     return rc;

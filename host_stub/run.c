@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "diagnostics.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "gravplug_loader.h"
 #include "ic.h"
 #include "memory.h"
@@ -209,7 +209,7 @@ static int check_fraction_switches(runner *r)
 }
 
 /* After SIGINT/SIGTERM/SIGHUP: stop now if the run is at a solver resync
- * point (there the checkpoint continues bit for bit, gp_integrator.h), else
+ * point (there the checkpoint continues bit for bit, gp_sim.h), else
  * say once that it stops at the next one (at most one dt_max of simulated
  * time away). A second signal, or run.signal_grace seconds of wall time
  * without a resync point, stops at once: a batch scheduler's SIGKILL
@@ -328,7 +328,8 @@ static int setup_fresh(runner *r)
     /* refuse what cannot fit before allocating any of it (n = 0: the file's
      * count, checked once the file is read); under MPI a rank holds its share */
     size_t share = c->n > 0 ? ((size_t)c->n + (size_t)gh_par_size() - 1) / (size_t)gh_par_size() : 0;
-    if (c->n > 0 && gh_memory_check(share, gp_sim_solver_name(r->sim), err, sizeof err) != 0) {
+    if (c->n > 0 && gh_memory_check(share, gp_sim_solver_name(r->sim), gp_sim_solver_capabilities(r->sim),
+                                    err, sizeof err) != 0) {
         snprintf(r->err, sizeof r->err, "%s:%d: initial_conditions.n: %s", c->path, c->ic_line, err);
         for (size_t i = 0; i < c->ic_options.n; ++i) free(owned[i]);
         free(owned);

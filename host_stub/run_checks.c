@@ -209,13 +209,16 @@ static void warn_zero_eps(runner *r)
     if (strcmp(crit, "softening") != 0 && strcmp(crit, "min") != 0) return;
     if (gp_sim_get_integrator_param(r->sim, "eps", eps_s, sizeof eps_s) != GP_OK) return;
     const char *from = "integrator.params.eps";
+    double eps;
     if (strcmp(eps_s, "solver") == 0) {
         from = "the solver's eps";
-        if (gp_sim_get_solver_param(r->sim, "eps", eps_s, sizeof eps_s) != GP_OK) return;
+        if (!gp_sim_solver_softening(r->sim, &eps)) return;
+    } else {
+        char *end;
+        eps = strtod(eps_s, &end);
+        if (end == eps_s) return;
     }
-    char *end;
-    double eps = strtod(eps_s, &end);
-    if (end == eps_s || eps != 0) return;
+    if (eps != 0) return;
     fprintf(stderr, "gravhost: warning: %s is 0, so the time-step criterion \"%s\" uses eta*|v|/|a| in place "
             "of eta*sqrt(eps/|a|) (docs/CONFIG.md); set solver.params.eps (or integrator.params.eps), or "
             "criterion = \"velocity\" to choose it openly\n", from, crit);

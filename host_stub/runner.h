@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "diagnostics.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "run_opts.h"
 
 /* What gravhost itself needs to continue a run: stored in the checkpoint

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # integrators/ — time integration (part of libgravplug.so): the gp_sim API,
 # one file per scheme, time-step levels and criteria, checkpoints.
-INTEGRATOR_SRCS := $(wildcard integrators/*.c)
+INTEGRATOR_SRCS := $(wildcard integrators/*/*.c)
 INTEGRATOR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTEGRATOR_SRCS))
 HOSTLIB_OBJS += $(INTEGRATOR_OBJS)
+# A file names a header of another sub-folder by it (core/sim_core.h).
+$(INTEGRATOR_OBJS): CPPFLAGS += -Iintegrators
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
-# The gp_sim API, which libgravplug.so exports (gp_sim_*, gp_integrator_*).
-INSTALL_HEADERS += integrators/gp_integrator.h
 
 .PHONY: integrators
 integrators: $(HOSTLIB)

@@ -46,10 +46,15 @@ INCLUDE_ROOTS = [".", "abi", "plugin", "integrators", "host_stub", "host_stub/ic
 # The folders that count as one unit each (the longest that holds a file
 # names its unit); every plugin/NAME/ is a unit of its own.
 UNITS = ["abi", "plugin/base", "plugin/octree", "plugin/cuda-base", "integrators",
+         "integrators/core", "integrators/solver", "integrators/schemes", "integrators/sim",
          "host_stub/particles", "host_stub/snapshot", "host_stub/ic", "host_stub/mpi",
          "host_stub", "tests", "bench", "examples"]
 SHARED_PLUGIN_FOLDERS = {"plugin/base", "plugin/octree", "plugin/cuda-base"}
-HOST_LIB = {"abi", "integrators", "host_stub/particles", "host_stub/snapshot", "host_stub/ic"}
+# integrators/: gp_sim.h at its root; inside, bottom to top, the core, the
+# solver bridge, the schemes, the public calls (sim/).
+INTEGRATORS = {"integrators", "integrators/core", "integrators/solver", "integrators/schemes",
+               "integrators/sim"}
+HOST_LIB = INTEGRATORS | {"abi", "host_stub/particles", "host_stub/snapshot", "host_stub/ic"}
 # unit -> the units its files may include or call (besides its own).
 # "plugin/*" stands for every plugin/NAME/ folder.
 FOLDER_RULES = {
@@ -59,6 +64,10 @@ FOLDER_RULES = {
     "plugin/cuda-base": {"abi", "plugin/base"},
     "plugin/*": {"abi"} | SHARED_PLUGIN_FOLDERS,
     "integrators": {"abi"},
+    "integrators/core": {"abi", "integrators"},
+    "integrators/solver": {"abi", "integrators", "integrators/core"},
+    "integrators/schemes": {"abi", "integrators", "integrators/core", "integrators/solver"},
+    "integrators/sim": INTEGRATORS | {"abi"},
     "host_stub/particles": {"abi"},
     "host_stub/snapshot": {"abi", "host_stub/particles"},
     "host_stub/ic": {"abi", "host_stub/particles", "host_stub/snapshot"},
@@ -303,9 +312,12 @@ def planted_check():
         "plugin/octree/keys.h": "",
         "host_stub/ic/planted.c": '#include "particle_set.h"\n',           # legal
         "host_stub/particles/particle_set.h": "",
+        "integrators/core/planted.c": '#include "solver/force.h"\n',      # core -> bridge
+        "integrators/solver/force.h": '#include "core/sim_core.h"\n',     # legal
+        "integrators/core/sim_core.h": "",
     }
     want = {("abi", "integrators"), ("plugin/cpu-direct", "plugin/cpu-tree"),
-            ("host_stub", "plugin/octree")}
+            ("host_stub", "plugin/octree"), ("integrators/core", "integrators/solver")}
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         for rel, text in planted.items():

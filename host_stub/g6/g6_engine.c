@@ -2,6 +2,7 @@
 /* g6_engine.c — see g6_engine.h. */
 #include "g6_engine.h"
 #include "g6_massless.h"
+#include "gravplug_params.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -260,7 +261,7 @@ static int prepare(g6_engine *e, g6_jmem *jm, double ti, size_t nj, double eps2)
     if (!e->eps_set || e->eps2 != eps2) {
         char buf[64];
         snprintf(buf, sizeof buf, "%.17g", sqrt(eps2));
-        st = e->api->set_param(e->s, "eps", buf);
+        st = e->api->set_param(e->s, GP_PARAM_SOFTENING, buf);
         if (st != GP_OK) return plugin_fail(e, "set_param eps", st);
         e->eps2 = eps2;
         e->eps_set = 1;

@@ -7,6 +7,4 @@ IC_SRCS := $(wildcard host_stub/ic/*.c)
 IC_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(IC_SRCS))
 HOSTLIB_OBJS += $(IC_OBJS)
 HOSTLIB_LDLIBS += -lgsl -lgslcblas
-# gp_ic_*, exported by libgravplug.so (model.h and spherical.h stay private).
-INSTALL_HEADERS += host_stub/ic/ic.h
 $(IC_OBJS): CPPFLAGS += -Ihost_stub/ic -Ihost_stub/snapshot

@@ -18,7 +18,7 @@
  * shared step, at a dt_max boundary of a block scheme; run.c says which),
  * moving each particle's whole integrator state (position, velocity as
  * stored, mass, acceleration, level, t_last: gp_sim_export_state and
- * gp_sim_import_state, integrators/migrate.c) as rows of
+ * gp_sim_import_state, integrators/sim/migrate.c) as rows of
  * gp_sim_state_columns doubles: the integrator goes on without a restart
  * or an extra force call. The block schemes (block-rk2, block-kdk) agree
  * on the next block time and on every solver call through the collective
@@ -39,6 +39,7 @@
 #include "decomp.h"
 #include "ic.h"
 #include "memory.h"
+#include "gravplug_loader.h"
 
 enum { NCOL = 7 };   /* x y z vx vy vz m */
 static int rank_, size_ = 1;
@@ -332,7 +333,8 @@ int gh_par_set_ic(gp_sim *sim, const char *model, size_t n, uint64_t seed, const
     if (gp_ic_makes_ranges(model) != 1) {
         /* read or fixed (or an unknown name, which gp_ic_make words): whole on every rank */
         int rc = gp_ic_make(model, n, seed, opts, &ic, err, errlen);
-        if (rc == 0 && n == 0) rc = gh_memory_check(ic.n, gp_sim_solver_name(sim), err, errlen);
+        if (rc == 0 && n == 0)
+            rc = gh_memory_check(ic.n, gp_sim_solver_name(sim), gp_sim_solver_capabilities(sim), err, errlen);
         if (gh_par_agree(rc, err, errlen) != 0) { gp_ic_free(&ic); return -1; }
         rc = gh_par_set_particles(sim, ic.n, ic.pos, ic.vel, ic.mass, ic.id, err, errlen);
         gp_ic_free(&ic);
@@ -373,7 +375,7 @@ void gh_par_attach(gp_sim *sim)
     if (size_ > 1) gp_sim_set_collective(sim, reduce_world, NULL);
 }
 
-/* Migration: rows of the whole per-particle state (integrators/migrate.c)
+/* Migration: rows of the whole per-particle state (integrators/sim/migrate.c)
  * through the decomposition; only at resync points, where the solver gets
  * every particle afresh anyway, so nothing is lost but the old placement. */
 int gh_par_migrate(gp_sim *sim, char *err, size_t errlen)
@@ -481,12 +483,32 @@ fail:
     return -1;
 }
 
+/* Whether the plugin (a short name or a path; "auto" never is) says it
+ * spreads one force evaluation over the ranks (GP_CAP_MPI). */
+static int spreads_over_ranks(const char *plugin)
+{
+    gp_plugin *p;
+    if (gp_plugin_open(plugin, &p, NULL, 0) != GP_OK) return 0;
+    int spreads = (gp_plugin_api(p)->capabilities & GP_CAP_MPI) != 0;
+    gp_plugin_close(p);
+    return spreads;
+}
+
+static int first_name(const char *path, const char *short_name, uint64_t capabilities, void *user)
+{
+    snprintf(user, 64, "%s", short_name);
+    return 1;
+}
+
 int gh_par_check_run(const char *plugin, const char *integrator, size_t n_switches, char *err, size_t errlen)
 {
     if (size_ == 1) return 0;
-    if (!strstr(plugin, "mpi-tree")) {
+    if (!spreads_over_ranks(plugin)) {
+        char name[64] = "";
+        gp_plugin_list_preferred(GP_CAP_MPI, 0, first_name, name);
         snprintf(err, errlen, "solver.plugin is \"%s\", but a run on %d ranks needs a plugin that spreads one "
-                 "force evaluation over the ranks: use mpi-tree, or run gravhost without mpirun", plugin, size_);
+                 "force evaluation over the ranks: use %s, or run gravhost without mpirun", plugin, size_,
+                 name[0] ? name : "one with GP_CAP_MPI (none is on the plugin search path)");
         return -1;
     }
     unsigned flags = 0;

@@ -7,5 +7,4 @@
 PARTICLES_SRCS := host_stub/particles/particle_set.c
 PARTICLES_OBJS := $(PARTICLES_SRCS:%.c=$(BUILD)/obj/%.o)
 HOSTLIB_OBJS += $(PARTICLES_OBJS)
-INSTALL_HEADERS += host_stub/particles/particle_set.h
 CFLAGS += -Ihost_stub/particles

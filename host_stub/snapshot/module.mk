@@ -7,9 +7,6 @@ SNAPSHOT_SRCS := $(wildcard host_stub/snapshot/*.c)
 SNAPSHOT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SNAPSHOT_SRCS))
 HOSTLIB_OBJS += $(SNAPSHOT_OBJS)
 HOSTLIB_LDLIBS += $(HDF5_LDLIBS)
-# gp_snapshot_*, exported by libgravplug.so; it reads into a gp_ic
-# (host_stub/particles/particle_set.h).
-INSTALL_HEADERS += host_stub/snapshot/snapshot.h
 $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapshot
 
 # The objects gravic links, and the IC and snapshot tests

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ctypes bindings of the gp_sim stopping conditions (integrators/stopping.c,
-declared in gp_integrator.h): particle radii, enabling conditions, their
+"""ctypes bindings of the gp_sim stopping conditions (integrators/core/stopping.c,
+declared in gp_sim.h): particle radii, enabling conditions, their
 parameters, and what the last gp_sim_evolve met. Used on a Gravity
 object's simulation handle (gravplug.amuse drives it); kept apart from
 gravity.py so the two evolve independently.

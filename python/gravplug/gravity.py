@@ -18,7 +18,7 @@ are plain floats and numpy arrays in N-body units (G = 1 unless the solver's
 G says otherwise): no unit objects. gravplug.amuse.Gravplug is the real
 AMUSE code class, with units and converters, built on this one.
 
-Built on libgravplug.so's gp_sim C API (integrators/gp_integrator.h): time,
+Built on libgravplug.so's gp_sim C API (integrators/gp_sim.h): time,
 positions, velocities and time-step levels live in C; Python only passes
 arrays in and out.
 """
@@ -108,7 +108,7 @@ def integrators():
             for i in range(lib.gp_integrator_count())}
 
 
-# gp_integrator_flags' bits (integrators/gp_integrator.h)
+# gp_integrator_flags' bits (integrators/gp_sim.h)
 SCHEME_FLAGS = {"block_steps": 1 << 0, "top_steps": 1 << 1, "mpi": 1 << 2,
                 "needs_jerk": 1 << 3, "time_symmetric": 1 << 4, "backward": 1 << 5}
 

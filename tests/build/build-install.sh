@@ -82,6 +82,7 @@ cat > "$tmp/sim.c" <<'SIM'
 #include <stdio.h>
 #include <gravplug.h>
 #include <gravplug_loader.h>
+#include <gp_sim.h>
 #include <gp_integrator.h>
 #include <ic.h>
 #include <snapshot.h>

@@ -2,7 +2,7 @@
 /*
  * checkpoint_bytes.h — a checkpoint file as bytes, for the fuzz drivers
  * that edit one (tests/fuzz/fuzz-checkpoint-config.c, fuzz-gravhost-restart.c):
- * the header's field offsets (integrators/checkpoint.c, format 4: 8 magic
+ * the header's field offsets (integrators/sim/checkpoint.c, format 4: 8 magic
  * bytes, 8 uint64, integrator[32], 9 doubles, 2 int64, 7 uint64, then
  * n_particle_saved: the per-particle block's doubles per particle, after
  * t_last; format 3 ended before it, at byte 248) and the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c.h"
+#include "sim/crc32c.h"
 
 enum {
     H_VERSION = 8, H_CRC = 16, H_N = 24, H_USER_LEN = 56, H_N_SAVED = 64, H_INTEGRATOR = 72,

@@ -35,7 +35,7 @@
 
 #include "config.h"
 #include "checkpoint_bytes.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "testlib.h"
 
 #define CASE_SECONDS 10

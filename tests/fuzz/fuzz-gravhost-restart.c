@@ -48,7 +48,7 @@
 
 #include "config.h"
 #include "checkpoint_bytes.h"
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "ic.h"
 #include "run.h"
 #include "snapshot.h"
@@ -137,7 +137,7 @@ static void fingerprint(const char *dir, char *out, size_t len)
     }
 }
 
-/* ---- the checkpoint's layout (integrators/checkpoint.c, format 4) ------------- */
+/* ---- the checkpoint's layout (integrators/sim/checkpoint.c, format 4) ------------- */
 
 /* The header: tests/fuzz/checkpoint_bytes.h. gravhost's run state
  * (host_stub/runner.h), from the blob's start: */

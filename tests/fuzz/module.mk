@@ -11,7 +11,7 @@
 # longer run (bench/results/fuzz/raw/fuzz.md):
 #   build/tests/fuzz-checkpoint-config 200000 [SEED]
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c tests/fuzz/fuzz-checkpoint-config.c
+ASAN_SRCS := $(INTEGRATOR_SRCS) $(GP_LOADER_SRCS) abi/file_checks.c host_stub/config.c host_stub/numfmt.c tests/fuzz/fuzz-checkpoint-config.c
 ASAN_OBJS := $(ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
 FUZZ := $(BUILD)/tests/fuzz-checkpoint-config
 
@@ -50,7 +50,7 @@ fuzz: $(BUILD)/t/fuzz-checkpoint-config.t
 # objects, the ICs and the snapshot writer. `make test` runs 1,000 cases
 # (about a minute); the 10,000-case run is in bench/results/fuzz/raw/fuzz.md:
 #   build/tests/fuzz-gravhost-restart 10000 [SEED]
-RESTART_FUZZ_SRCS := $(INTEGRATOR_SRCS) abi/gravplug_loader.c abi/file_checks.c host_stub/config.c host_stub/numfmt.c \
+RESTART_FUZZ_SRCS := $(INTEGRATOR_SRCS) $(GP_LOADER_SRCS) abi/file_checks.c host_stub/config.c host_stub/numfmt.c \
     $(addprefix host_stub/,run.c run_checks.c run_output.c run_solver.c diagnostics.c par_serial.c ckpt_path.c progress.c memory.c) \
     $(IC_SRCS) $(SNAPSHOT_SRCS) $(PARTICLES_SRCS) tests/fuzz/fuzz-gravhost-restart.c
 RESTART_FUZZ_OBJS := $(RESTART_FUZZ_SRCS:%.c=$(BUILD)/asan/obj/%.o)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-cc.c — CC, the connected-components split
- * (integrators/cc.c), on cpu-direct: its components against a brute-force
+ * (integrators/schemes/cc.c), on cpu-direct: its components against a brute-force
  * search on an O(N^2) reference graph (pair steps from
  * plugin/base/pair_step.h's expression, here); second order on an
  * eccentric Kepler orbit; time-reversible over a top step; a restarted
@@ -13,8 +13,8 @@
 #include "gravplug_loader.h"
 #include "integrators-common.h"
 #include "integrators-pair-ref.h"
-#include "sim_core.h"
-#include "split_step.h"
+#include "core/sim_core.h"
+#include "schemes/split_step.h"
 
 #define N 64
 

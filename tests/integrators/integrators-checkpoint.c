@@ -7,7 +7,7 @@
  * Also: block-rk2 with every particle on level 0 is exactly rk2.
  */
 #include "integrators-common.h"
-#include "crc32c.h"
+#include "sim/crc32c.h"
 
 #define N 256
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_integrator.h"
+#include "gp_sim.h"
 #include "gravplug_loader.h"
 #include "tap.h"
 #include "testlib.h"

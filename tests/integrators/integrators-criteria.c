@@ -10,7 +10,7 @@
  * never binds, more forces where it does.
  */
 #include "integrators-common.h"
-#include "timestep_criteria.h"
+#include "schemes/timestep_criteria.h"
 
 #define N 64
 

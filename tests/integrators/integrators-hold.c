@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * integrators-hold.c — the HOLD integrator (integrators/hold.c) on
+ * integrators-hold.c — the HOLD integrator (integrators/schemes/hold.c) on
  * cpu-direct: its pairwise criterion (eta times the plugin's pair steps,
  * the default there) against an O(N^2) reference, in the function and in
  * the top step's split, and time-symmetric to third order; second order
@@ -18,8 +18,8 @@
 #include "gravplug_loader.h"
 #include "integrators-common.h"
 #include "integrators-pair-ref.h"
-#include "sim_core.h"
-#include "split_step.h"
+#include "core/sim_core.h"
+#include "schemes/split_step.h"
 
 #define N 64
 

@@ -7,7 +7,7 @@
  * first repeat in index order with its first holder, among 2^20 ids too.
  */
 #include "integrators-common.h"
-#include "sim_core.h"
+#include "core/sim_core.h"
 
 #include <stdint.h>
 

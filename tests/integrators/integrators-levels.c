@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * integrators-levels.c — the block time-step bookkeeping rules
- * (integrators/timestep_levels.c): level from a step, next block time,
+ * (integrators/core/timestep_levels.c): level from a step, next block time,
  * active sets, and the level-change rules (deeper at once, shallower only
  * where the levels synchronise), and the filing by level that finds the
  * active particles without scanning everyone, against the ordered scan
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "tap.h"
-#include "timestep_levels.h"
+#include "core/timestep_levels.h"
 
 /* Block steps with random level wishes, as the schemes make them: at each
  * block tick the active particles are corrected and adjusted; the filed

@@ -9,7 +9,7 @@
  * The schemes take the pairwise steps at the middle of a step of length h,
  * predicted from its start by Taylor series with the acceleration and
  * jerk there, once with the predicted velocities and once with their
- * opposites (integrators/force_pair.c): ref_midpoint builds that state,
+ * opposites (integrators/solver/force_pair.c): ref_midpoint builds that state,
  * ref_tau the pair's step as the smaller of the two.
  */
 #ifndef GP_INTEGRATORS_PAIR_REF_H

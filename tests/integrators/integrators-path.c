@@ -17,7 +17,7 @@
 
 #include "integrators-common.h"
 #include "gravplug_predict.h" /* gp_predict_coord: the ABI's prediction */
-#include "sim_core.h"
+#include "core/sim_core.h"
 
 #define N 512
 

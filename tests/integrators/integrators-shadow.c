@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "tap.h"
-#include "timestep_criteria.h"
+#include "schemes/timestep_criteria.h"
 
 /* A 1-D harmonic oscillator (omega 1) integrated with kick-drift-kick
  * leapfrog, its step switched between h and h/2 every few steps with the

@@ -9,9 +9,9 @@
  * brings its settings and its run back bit for bit.
  */
 #include "integrators-common.h"
-#include "sim_core.h"
-#include "force.h"
-#include "registry.h"
+#include "core/sim_core.h"
+#include "solver/force.h"
+#include "schemes/registry.h"
 
 #define N 64
 

@@ -40,13 +40,13 @@ $(BUILD)/t/integrators-hermite.t: CPPFLAGS += -DGP_CPU_DIRECT_SO='"$(abspath $(B
 # build/toy/lib (every other object is the real library's).
 TOY_LIB_DIR := $(BUILD)/toy/lib
 TOY_OBJS := $(BUILD)/toy/obj/registry.o $(BUILD)/toy/obj/scheme_toy.o
-$(BUILD)/toy/obj/registry.o: integrators/registry.c
+$(BUILD)/toy/obj/registry.o: integrators/schemes/registry.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -ffp-contract=off -Iintegrators '-DGP_EXTRA_SCHEMES(X)=X(toy_euler)' -c $< -o $@
 $(BUILD)/toy/obj/scheme_toy.o: tests/fixtures/scheme_toy.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -ffp-contract=off -Iintegrators -c $< -o $@
-$(TOY_LIB_DIR)/$(HOSTLIB_REAL): $(filter-out %/integrators/registry.o,$(HOSTLIB_OBJS)) $(TOY_OBJS) abi/libgravplug.map
+$(TOY_LIB_DIR)/$(HOSTLIB_REAL): $(filter-out %/integrators/schemes/registry.o,$(HOSTLIB_OBJS)) $(TOY_OBJS) abi/libgravplug.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fopenmp -Wl,-soname,$(HOSTLIB_SONAME) -Wl,--version-script=abi/libgravplug.map \
 	    $(LDFLAGS) -o $@ $(filter %.o,$^) $(HOSTLIB_LDLIBS)

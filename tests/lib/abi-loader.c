@@ -23,6 +23,26 @@ static int count_cb(const char *path, const char *name, void *user)
     return 0;
 }
 
+/* gp_plugin_list_preferred's order, as reported */
+typedef struct preferred_seen {
+    int n, ordered, tree_before_direct, refused_seen;
+    int last, at_tree, at_direct;
+    uint64_t refuse;
+} preferred_seen;
+
+static int preferred_cb(const char *path, const char *name, uint64_t caps, void *user)
+{
+    preferred_seen *p = user;
+    int pref = gp_plugin_preference(caps);
+    if (p->n > 0 && pref > p->last) p->ordered = 0;
+    if (caps & p->refuse) p->refused_seen = 1;
+    p->last = pref;
+    if (strcmp(name, "cpu-tree") == 0 && strstr(path, "gravplug-cpu-tree.so")) p->at_tree = p->n;
+    if (strcmp(name, "cpu-direct") == 0 && strstr(path, "gravplug-cpu-direct.so")) p->at_direct = p->n;
+    ++p->n;
+    return 0;
+}
+
 static int stop_cb(const char *path, const char *name, void *user)
 {
     (void)path; (void)name;
@@ -118,6 +138,20 @@ int main(void)
         ok(listed >= 3 && found, "gp_plugin_list reports the fixtures and cpu-direct (%zu files)", listed);
         int calls = 0;
         ok(gp_plugin_list(stop_cb, &calls) == 1 && calls == 1, "gp_plugin_list stops when asked");
+        /* a host that names no plugin: the order of their capabilities */
+        ok(gp_plugin_preference(GP_CAP_TREE | GP_CAP_GPU) > gp_plugin_preference(GP_CAP_TREE) &&
+           gp_plugin_preference(GP_CAP_TREE) > gp_plugin_preference(GP_CAP_EXACT | GP_CAP_GPU) &&
+           gp_plugin_preference(GP_CAP_EXACT | GP_CAP_GPU) > gp_plugin_preference(GP_CAP_EXACT),
+           "gp_plugin_preference: a GPU tree, a CPU tree, a GPU exact sum, a CPU one");
+        preferred_seen all = { 0, 1, 0, 0, 0, -1, -1, 0 };
+        size_t np = gp_plugin_list_preferred(0, 0, preferred_cb, &all);
+        ok(np == (size_t)all.n && all.ordered && all.at_tree >= 0 && all.at_direct > all.at_tree,
+           "gp_plugin_list_preferred: %zu plugins best first, cpu-tree (at %d) before cpu-direct (at %d)",
+           np, all.at_tree, all.at_direct);
+        preferred_seen trees = { 0, 1, 0, 0, 0, -1, -1, GP_CAP_EXACT };
+        gp_plugin_list_preferred(GP_CAP_TREE, GP_CAP_EXACT, preferred_cb, &trees);
+        ok(trees.n > 0 && !trees.refused_seen && trees.at_direct < 0 && trees.at_tree >= 0,
+           "gp_plugin_list_preferred keeps what is needed and leaves out what is refused (%d)", trees.n);
         unsetenv("GRAVPLUG_PATH");
 
         /* Loading runs a library's code: a plugin anyone could rewrite, or

@@ -30,7 +30,7 @@
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 #include "host_stub/mpi/decomp.h"
-#include "integrators/gp_integrator.h"
+#include "integrators/gp_sim.h"
 #include "tap.h"
 #include "mpi-testlib.h"
 

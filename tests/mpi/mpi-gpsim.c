@@ -10,7 +10,7 @@
  * rank's gp_sim_energies. Rank 0 runs the same in one process with
  * cpu-tree: the energy errors must agree within tree error. Twice: with
  * bmax, and with the acceleration MAC, under which every step also sends
- * the last accelerations (integrators/force.c), a collective set_state.
+ * the last accelerations (integrators/solver/force.c), a collective set_state.
  *
  * The block-step integrators, whose schedule follows each rank's own
  * particles, need the collective hook (gp_sim_set_collective) and are
@@ -25,7 +25,7 @@
 #include "gravplug_loader.h"
 #include "host_stub/ic/ic.h"
 #include "host_stub/mpi/decomp.h"
-#include "integrators/gp_integrator.h"
+#include "integrators/gp_sim.h"
 #include "tap.h"
 #include "mpi-testlib.h"
 
