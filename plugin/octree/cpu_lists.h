@@ -3,14 +3,14 @@
  * cpu_lists.h — the CPU walk's interaction lists, and the SIMD level their
  * float kernels run at.
  *
- * A walk (cpu_walk.c) appends the cells and particles it accepts to two
+ * A walk (cpu_walk*.c) appends the cells and particles it accepts to two
  * lists held as SoA arrays; a flush sums them for every target of the group.
  * The float lists are summed by one of three kernels, chosen once per
  * process from the CPU:
  *   portable  plain loops the compiler vectorises (cpu_walk.c); the 1/sqrt
  *             from a bit-level guess and three Newton steps
  *   avx2      intrinsics for x86-64 with AVX2 and FMA (cpu_lists_avx2.c)
- *   avx512    intrinsics and a vectorised traversal for AVX-512 (cpu_walk.c)
+ *   avx512    intrinsics and a vectorised traversal for AVX-512 (cpu_walk_avx512.c)
  * GRAVPLUG_CPU_TREE_SIMD=portable|avx2|avx512 caps the level (tests run the
  * lower paths that way; any other value caps nothing;
  * GRAVPLUG_CPU_TREE_NO_AVX512 caps it at avx2). Each

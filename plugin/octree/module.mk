@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/octree: the tree algorithms every tree plugin shares. The headers
 # are backend-neutral (GP_HD: compiled for the CPU and for the device);
-# host_tree.c is the host driver of the build; tree_state.c and cpu_walk.c
+# host_tree.c is the host driver of the build; tree_state.c and cpu_walk*.c
 # are the CPU tree and group walk that cpu-tree and mpi-tree both run,
 # cpu_targets.c and cpu_driver.c what both drive them with.
 # Tests: build/t/octree-*.t and build/t/tree-build.t.
@@ -20,22 +20,28 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # call bookkeeping): linked by cpu-tree and mpi-tree (with
 # GP_OCTREE_OBJS), so each rank of mpi-tree works as cpu-tree does.
 # Kernels: -O3 and -fno-math-errno so sqrt vectorises; portable baseline
-# x86-64-v2, and cpu_walk.c adds x86-64-v3/v4 clones
-# picked at load time (target_clones); cpu_lists_avx2.c's kernels carry
-# their own target attribute and run only where the CPU has AVX2 and FMA. No -ffast-math: sums stay in the
+# x86-64-v2, and cpu_walk_portable.c adds x86-64-v3/v4 clones
+# picked at load time (target_clones); cpu_walk_avx2.c, cpu_walk_avx512.c
+# and cpu_lists_avx2.c carry their own target attributes and run only
+# where the CPU has those instructions. No -ffast-math: sums stay in the
 # coded order.
-GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o \
+# The walk: the driver, one file per instruction set (cpu_traverse.h the
+# traversal they share), and the AVX2 list kernels.
+GP_OCTREE_WALK_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk.o cpu_walk_portable.o \
+                         cpu_walk_avx2.o cpu_walk_avx512.o cpu_lists_avx2.o)
+GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o \
                         cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o \
-                        pair_search.o)
+                        pair_search.o) $(GP_OCTREE_WALK_OBJS)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
 endif
 $(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
-# cpu_walk.c: fused multiply-adds where the clone has them (x86-64-v3/v4).
-# The rounding is then fixed per clone, so results stay bit-identical run to
-# run and across thread counts on one machine (not across CPU generations).
-$(BUILD)/obj/plugin/octree/cpu_walk.o: CFLAGS += -ffp-contract=fast
+# The walk's files: fused multiply-adds where the clone or the target has
+# them (x86-64-v3/v4, AVX2, AVX-512). The rounding is then fixed per clone,
+# so results stay bit-identical run to run and across thread counts on one
+# machine (not across CPU generations).
+$(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk.o cpu_walk_portable.o cpu_walk_avx2.o cpu_walk_avx512.o): CFLAGS += -ffp-contract=fast
 # outputs_ex.c: pair_step is the shared expression bit for bit (no fused
 # multiply-add).
 $(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off
@@ -50,14 +56,14 @@ TESTS += $(OCTREE_TESTS)
 # brute-force pair_step compiled as the search is: no fused multiply-add).
 TESTS += $(BUILD)/t/tree-search.t
 $(BUILD)/obj/tests/tree-search.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
 # tree-prepare: the float cells the walks read, rounded outward and tight.
 TESTS += $(BUILD)/t/tree-prepare.t
 $(BUILD)/obj/tests/tree-prepare.o: CFLAGS += -Itests
-$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -65,7 +71,7 @@ $(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/tree-prepare.o $(addprefix $(BUILD
 # moves cells with, against the sums over each cell's sources.
 TESTS += $(BUILD)/t/tree-cell-velocities.t
 $(BUILD)/obj/tests/tree-cell-velocities.o: CFLAGS += -Itests
-$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
+$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -81,7 +87,7 @@ $(BUILD)/t/octree-lists.t: $(BUILD)/obj/tests/octree-lists.o $(BUILD)/obj/plugin
 # groups of active subsets (cpu_targets.c).
 TESTS += $(BUILD)/t/tree-groups.t
 $(BUILD)/obj/tests/tree-groups.o: CFLAGS += -Itests
-$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o cpu_targets.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_targets.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
