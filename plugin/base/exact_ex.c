@@ -9,7 +9,10 @@
  * it. Compiled with -ffp-contract=off, so the pair steps have
  * base/pair_step.h's bits.
  */
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/outputs.h"
+#include "base/particles.h"
+#include "base/state.h"
 
 #include <math.h>
 #include <omp.h>

@@ -6,7 +6,10 @@
  * Every function checks everything before it changes anything, so a
  * rejected call leaves the instance exactly as it was (gravplug.h).
  */
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/outputs.h"
+#include "base/particles.h"
+#include "base/state.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,10 @@
  * Compiled with -ffp-contract=off (plugin/base/module.mk): predict must
  * equal the host's own evaluation of the ABI's expression bit for bit.
  */
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/params.h"
+#include "base/particles.h"
+#include "base/state.h"
 
 #include <float.h>
 #include <math.h>

@@ -5,7 +5,9 @@
  * (target) and source subsets, and the precondition they all share, that
  * set_particles came first.
  */
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/particles.h"
+#include "base/state.h"
 
 #include <stdlib.h>
 #include <string.h>

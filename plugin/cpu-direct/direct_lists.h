@@ -8,7 +8,7 @@
 #ifndef GP_DIRECT_LISTS_H
 #define GP_DIRECT_LISTS_H
 
-#include "base/plugin_base.h"
+#include "base/instance.h"
 
 /* The lists that out->nb_radius, out->nb_step and (read by
  * gp_outputs_read) out->nb_step_even ask for, for the active

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "cpu-direct/direct_kernel.h"
+#include "base/instance.h"
+#include "base/state.h"
 
 /* The massive sources (the subset's, when one is set) in the kernel's
  * form, with their velocities when jerk asks for them. Returns the source

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/plugin_base.h"
+#include "base/instance.h"
 
 /* The gathered sources, kept between calls so that a block step does not
  * allocate (and fault in) them each time. Zero-initialise; free with

@@ -16,7 +16,8 @@
 #define GP_CUDA_H
 
 #include <stddef.h>
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/outputs.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,6 +3,10 @@
  * exact_gather.c — see exact_gather.h.
  */
 #include "exact_gather.h"
+#include "base/instance.h"
+#include "base/outputs.h"
+#include "base/particles.h"
+#include "base/state.h"
 
 #include <limits.h>
 #include <stdlib.h>

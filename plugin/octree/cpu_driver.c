@@ -5,6 +5,9 @@
  * thread and count alike.
  */
 #include "octree/cpu_driver.h"
+#include "base/instance.h"
+#include "base/params.h"
+#include "base/particles.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/plugin_base.h"
+#include "base/instance.h"
+#include "base/state.h"
 #include "octree/cpu_traverse.h"
 #include "octree/mac.h"
 
