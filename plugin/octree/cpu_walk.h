@@ -14,7 +14,7 @@
  * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
  * two with fused multiply-adds). In the float modes intrinsics take over:
  * on AVX-512 machines the hardware 1/sqrt estimate plus one Newton step,
- * two targets per pass, float blocks of 16 terms (cpu_walk_avx512.c); on AVX2
+ * two targets per pass, float blocks of 16 terms (cpu_lists_avx512.c); on AVX2
  * machines the same scheme on 8 lanes with a correctly rounded 1/sqrt
  * (cpu_lists_avx2.c; the levels: cpu_lists.h). Each kernel's
  * order depends only on the group and
@@ -26,8 +26,8 @@
  * in the float modes on AVX2 and AVX-512 machines cpu_walk_avx2.c and
  * cpu_walk_avx512.c, where a cell's children are decided together from
  * cell columns (oct_cell_columns), with the same tests and answers as
- * oct_walk_accepts; cells then carry the traceless quadrupole. cpu_walk.c
- * drives a walk and picks the variant.
+ * oct_walk_accepts; cells then carry the traceless quadrupole.
+ * cpu_walk_group.c drives a walk and picks the variant.
  *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.

@@ -119,7 +119,8 @@ OCT_CLONES void oct_walk_flush(oct_workspace *ws, const oct_walk_params *p, cons
     if (ws->cells_q) {
         for (uint32_t j = C->n; j < nc; j++) C->et[j] = 0;
         if (oct_simd_level() >= OCT_SIMD_AVX512)
-            oct_flush_avx512(ws, p, g, quad, nc, np);
+            oct_avx512_flush(C, nc, quad, P, np, ws->tf, g->self, nt, eps2, p->prec == OCT_MIXED,
+                             ws->acc, ws->accf);
         else
             oct_avx2_flush(C, nc, quad, P, np, ws->tf, g->self, nt, eps2, p->prec == OCT_MIXED,
                            ws->acc, ws->accf);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cpu_walk_ws.h — what the force walk's files share (cpu_walk.c, the
+ * cpu_walk_ws.h — what the force walk's files share (cpu_walk_group.c, the
  * driver; cpu_walk_portable.c, cpu_walk_avx2.c, cpu_walk_avx512.c, one
  * instruction set each): the workspace, the record of a walk, and the
  * entry points of each variant. Private to those files.
@@ -112,7 +112,7 @@ static inline int oct_simd_root(const oct_walk_ctx *w)
 
 /* Evaluates the lists for every target of g and empties them
  * (cpu_walk_portable.c: the portable kernels, or the AVX2 or AVX-512
- * ones where the CPU has them). */
+ * ones where the CPU has them, cpu_lists_avx2.c, cpu_lists_avx512.c). */
 void oct_walk_flush(oct_workspace *ws, const oct_walk_params *p, const oct_group *g, int quad);
 
 /* Appends a leaf's particles one by one; returns 1 when a relative
@@ -128,9 +128,5 @@ int oct_push_particles(oct_workspace *ws, const oct_walk_params *p, const oct_gr
 int oct_walk_portable(oct_walk_ctx *w, uint64_t *ncell, uint64_t *npart);
 int oct_walk_avx2(oct_walk_ctx *w, uint64_t *ncell, uint64_t *npart);
 int oct_walk_avx512(oct_walk_ctx *w, uint64_t *ncell, uint64_t *npart);
-
-/* The AVX-512 list kernels' flush (cpu_walk_avx512.c). */
-void oct_flush_avx512(oct_workspace *ws, const oct_walk_params *p, const oct_group *g, int quad,
-                      uint32_t nc, uint32_t np);
 
 #endif /* GP_OCTREE_CPU_WALK_WS_H */

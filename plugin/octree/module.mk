@@ -26,9 +26,9 @@ $(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
 # where the CPU has those instructions. No -ffast-math: sums stay in the
 # coded order.
 # The walk: the driver, one file per instruction set (cpu_traverse.h the
-# traversal they share), and the AVX2 list kernels.
-GP_OCTREE_WALK_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk.o cpu_walk_portable.o \
-                         cpu_walk_avx2.o cpu_walk_avx512.o cpu_lists_avx2.o)
+# traversal they share), and the AVX2 and AVX-512 list kernels.
+GP_OCTREE_WALK_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk_group.o cpu_walk_portable.o \
+                         cpu_walk_avx2.o cpu_walk_avx512.o cpu_lists_avx2.o cpu_lists_avx512.o)
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o \
                         cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o \
                         pair_search.o) $(GP_OCTREE_WALK_OBJS)
@@ -41,7 +41,8 @@ $(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
 # them (x86-64-v3/v4, AVX2, AVX-512). The rounding is then fixed per clone,
 # so results stay bit-identical run to run and across thread counts on one
 # machine (not across CPU generations).
-$(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk.o cpu_walk_portable.o cpu_walk_avx2.o cpu_walk_avx512.o): CFLAGS += -ffp-contract=fast
+$(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk_group.o cpu_walk_portable.o cpu_walk_avx2.o cpu_walk_avx512.o \
+                                             cpu_lists_avx512.o): CFLAGS += -ffp-contract=fast
 # outputs_ex.c: pair_step is the shared expression bit for bit (no fused
 # multiply-add).
 $(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cpu_walk.c — the CPU group walk (see cpu_walk.h): its workspace, and one
+/* cpu_walk_group.c — the CPU group walk (see cpu_walk.h): its workspace, and one
  * walk of a group, which hands the traversal to the variant the CPU and the
  * precision allow (cpu_walk_portable.c, cpu_walk_avx2.c, cpu_walk_avx512.c)
  * and scales the sums back. */
