@@ -9,10 +9,10 @@
  * it. Compiled with -ffp-contract=off, so the pair steps have
  * base/pair_step.h's bits.
  */
-#include "base/instance.h"
-#include "base/outputs.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <math.h>
 #include <omp.h>

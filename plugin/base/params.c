@@ -9,8 +9,8 @@
  * answer is accepted by set_param unchanged (doubles in the shortest form
  * that round-trips exactly).
  */
-#include "base/instance.h"
-#include "base/params.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,10 +6,10 @@
  * Every function checks everything before it changes anything, so a
  * rejected call leaves the instance exactly as it was (gravplug.h).
  */
-#include "base/instance.h"
-#include "base/outputs.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,12 +11,12 @@
  * a copy of the particles and of the active index list, and statistics.
  * This file does all of that once so the plugins hold only their algorithm.
  *
- * The parts, one header each: base/instance.h (gp_base, its life cycle,
- * errors and statistics: instance.c, errors.c, stats.c), base/params.h
- * (the parameter table: params.c), base/particles.h (1.0's checks and
+ * The parts, one header each: base/base_instance.h (gp_base, its life cycle,
+ * errors and statistics: instance.c, errors.c, stats.c), base/base_params.h
+ * (the parameter table: params.c), base/base_particles.h (1.0's checks and
  * particle store, threaded scans: particles.c, subsets.c, scan.c),
- * base/state.h (1.1's held state, predict, subsets, masses: state.c,
- * subsets.c), base/outputs.h (results' checks, 1.2's outputs and
+ * base/base_state.h (1.1's held state, predict, subsets, masses: state.c,
+ * subsets.c), base/base_outputs.h (results' checks, 1.2's outputs and
  * neighbour lists, 1.3's groups and exact pass: outputs.c, neighbours.c,
  * groups.c, exact_ex.c).
  *
@@ -64,11 +64,11 @@
 #define GP_PLUGIN_BASE_H
 
 #include "gravplug.h"
-#include "base/instance.h"
-#include "base/outputs.h"
-#include "base/params.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_params.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 
 

@@ -5,9 +5,9 @@
  * (target) and source subsets, and the precondition they all share, that
  * set_particles came first.
  */
-#include "base/instance.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -22,10 +22,10 @@
 
 #include "base/pair_step.h"
 #include "base/pair_step_bound.h"
-#include "base/instance.h"
-#include "base/outputs.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 typedef struct list_pass {
     const gp_particles *p;

@@ -4,9 +4,9 @@
  */
 #include "cuda-base/dev_state.h"
 #include "cuda-base/state_dev.h"
-#include "base/instance.h"
-#include "base/particles.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

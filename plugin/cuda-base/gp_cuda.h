@@ -16,8 +16,8 @@
 #define GP_CUDA_H
 
 #include <stddef.h>
-#include "base/instance.h"
-#include "base/outputs.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
 
 #ifdef __cplusplus
 extern "C" {

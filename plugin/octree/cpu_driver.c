@@ -5,9 +5,9 @@
  * thread and count alike.
  */
 #include "octree/cpu_driver.h"
-#include "base/instance.h"
-#include "base/params.h"
-#include "base/particles.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
+#include "base/base_particles.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/instance.h"
-#include "base/state.h"
+#include "base/base_instance.h"
+#include "base/base_state.h"
 #include "octree/cpu_traverse.h"
 #include "octree/mac.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * outputs.h — what a compute call hands back (outputs.c, neighbours.c,
+ * base_outputs.h — what a compute call hands back (outputs.c, neighbours.c,
  * groups.c, exact_ex.c): the results' checks, ABI 1.2's outputs and
  * neighbour lists, ABI 1.3's source groups and exact pass.
  *
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "gravplug.h"
-#include "base/instance.h"
+#include "base/base_instance.h"
 
 #ifdef __cplusplus
 extern "C" {

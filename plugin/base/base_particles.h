@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * particles.h — the ABI 1.0 particle calls' checks and store
+ * base_particles.h — the ABI 1.0 particle calls' checks and store
  * (particles.c, subsets.c) and the threaded scans over large arrays they
  * use (scan.c). Every check validates completely before anything changes.
  *
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "gravplug.h"
-#include "base/instance.h"
+#include "base/base_instance.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * params.h — a plugin's parameters (params.c): set_param / get_param
+ * base_params.h — a plugin's parameters (params.c): set_param / get_param
  * with the ABI's rules from the plugin's gp_param_info[], the values by
  * index, parsing and formatting, and the rows every plugin shares.
  *
@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "gravplug.h"
-#include "base/instance.h"
+#include "base/base_instance.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * instance.h — the common part of every plugin instance (plugin/base).
+ * base_instance.h — the common part of every plugin instance (plugin/base).
  *
  * gp_base (the first member of every plugin's struct gp_solver) with its
  * parameter values and particle store; its life cycle (instance.c), its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * state.h — ABI 1.1 and 1.2's held state (state.c, subsets.c): set_state,
+ * base_state.h — ABI 1.1 and 1.2's held state (state.c, subsets.c): set_state,
  * predict and its undo, the jerk, velocities and positions of a subset,
  * source subsets, masses.
  *
@@ -14,7 +14,7 @@
 
 #include "gravplug.h"
 #include "gravplug_predict.h"
-#include "base/instance.h"
+#include "base/base_instance.h"
 
 #ifdef __cplusplus
 extern "C" {
