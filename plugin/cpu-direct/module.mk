@@ -1,17 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/cpu-direct: the exact O(N^2) reference solver (OpenMP, double).
 CPU_DIRECT_SO   := $(BUILD)/plugins/gravplug-cpu-direct.so
-CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_kernel.o direct_lists.o)
+CPU_DIRECT_OBJS := $(addprefix $(BUILD)/obj/plugin/cpu-direct/,cpu_direct.o direct_lists.o) \
+                   $(GP_DIRECT_KERNEL_OBJ)
 PLUGINS     += $(CPU_DIRECT_SO)
 CPU_PLUGINS += $(CPU_DIRECT_SO)
 
-# The kernel is written to vectorise: -O3, -fno-math-errno (sqrt as one
-# instruction) and -fno-trapping-math (branch-free selects) make it SIMD;
-# none of these changes a result. No -ffast-math: results stay as coded.
-# -ffp-contract=off (already implied by -std=c11, said here because the
-# kernel's pair steps must be pair_step.h's bits, and its bound's margin
-# assumes no fused multiply-add).
-$(BUILD)/obj/plugin/cpu-direct/direct_kernel.o: CFLAGS += -O3 -fno-math-errno -fno-trapping-math -ffp-contract=off
+# The force kernel is plugin/base's exact pairwise kernel
+# (GP_DIRECT_KERNEL_OBJ, with its own flags there).
 # pair_step is the shared expression bit for bit (no fused multiply-add).
 $(BUILD)/obj/plugin/cpu-direct/direct_lists.o: CFLAGS += -ffp-contract=off
 
@@ -22,7 +18,7 @@ $(CPU_DIRECT_SO): $(CPU_DIRECT_OBJS) $(GP_BASE_OBJS) plugin/plugin.map
 # direct-step-prune: the pair_step bound and the fused kernel against brute force.
 TESTS += $(BUILD)/t/direct-step-prune.t
 $(BUILD)/obj/tests/direct-step-prune.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/direct-step-prune.t: $(BUILD)/obj/tests/direct-step-prune.o $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o
+$(BUILD)/t/direct-step-prune.t: $(BUILD)/obj/tests/direct-step-prune.o $(GP_DIRECT_KERNEL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
