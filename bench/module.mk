@@ -42,6 +42,6 @@ $(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ) $(HOSTLIB)
 PAIR_SEARCH := $(BUILD)/bench/pair-search
 BENCHES += $(PAIR_SEARCH)
 $(BUILD)/obj/bench/pair-search.o: CFLAGS += -Ihost_stub/ic -ffp-contract=off
-$(PAIR_SEARCH): $(BUILD)/obj/bench/pair-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS) $(HOSTLIB)
+$(PAIR_SEARCH): $(BUILD)/obj/bench/pair-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) $(LDLIBS)

@@ -79,9 +79,6 @@ FOLDER_RULES = {
 # Edges the table's rows do not allow but the code has, each with why. A
 # new one is a decision: add it here with its reason, or fix the code.
 EXCEPTIONS = {
-    ("plugin/cpu-tree", "plugin/cpu-direct"):
-        "cpu-tree's exact_few.c sums a few active particles with cpu-direct's "
-        "kernel (direct_kernel.c, linked into cpu-tree): one exact sum, not two",
     ("host_stub/mpi", "plugin/octree"):
         "gravhost-mpi's decomposition (decomp.c) cuts the Peano-Hilbert curve with "
         "octree's keys and radix sort (GP_OCTREE_OBJS, linked in), so the ranks' "

@@ -4,7 +4,7 @@
  * thread before an instance exists) and its copy to the host's log
  * callback.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,10 @@
  * it. Compiled with -ffp-contract=off, so the pair steps have
  * base/pair_step.h's bits.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <math.h>
 #include <omp.h>

@@ -4,7 +4,9 @@
  * caller's group ids, one per particle, until cleared or set_particles.
  * The rule itself is gp_group_skips (plugin_base.h).
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
 
 #include <stdlib.h>
 #include <string.h>

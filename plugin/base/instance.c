@@ -5,7 +5,9 @@
  * device, parameter defaults then the caller's parameters), and freeing
  * what the base holds.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_params.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,8 @@
  * lists of the last compute_forces_ex that asked for them, kept in the
  * instance until get_neighbours copies them out.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * double (inputs whose scale puts G m / r^2 beyond 1.8e308) are refused
  * with a sentence instead of being returned as inf or NaN with GP_OK.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -9,7 +9,8 @@
  * answer is accepted by set_param unchanged (doubles in the shortest form
  * that round-trips exactly).
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,7 +6,10 @@
  * Every function checks everything before it changes anything, so a
  * rejected call leaves the instance exactly as it was (gravplug.h).
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <math.h>
 #include <stdlib.h>

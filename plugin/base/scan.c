@@ -4,7 +4,7 @@
  * the finite check, the mass check and the copy, spread over the threads
  * for large arrays with an answer that does not depend on the thread count.
  */
-#include "base/plugin_base.h"
+#include "base/base_particles.h"
 
 #include <math.h>
 #include <string.h>

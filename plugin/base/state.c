@@ -12,7 +12,10 @@
  * Compiled with -ffp-contract=off (plugin/base/module.mk): predict must
  * equal the host's own evaluation of the ABI's expression bit for bit.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <float.h>
 #include <math.h>

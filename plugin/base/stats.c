@@ -3,7 +3,7 @@
  * stats.c — get_stats's copy of the counters (only as far as the caller's
  * struct reaches) and the wall clock the plugins time their phases with.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 
 #include <string.h>
 #include <time.h>

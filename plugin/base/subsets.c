@@ -5,7 +5,9 @@
  * (target) and source subsets, and the precondition they all share, that
  * set_particles came first.
  */
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/direct_kernel.h"
+#include "base/pair_step_bound.h"
 #include "base/plugin_base.h"
 #include "direct_lists.h"
-#include "direct_kernel.h"
-#include "base/pair_step_bound.h"
 
 #define PLUGIN_NAME "cpu-direct"
 

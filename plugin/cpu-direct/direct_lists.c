@@ -24,6 +24,10 @@
 
 #include "base/pair_step.h"
 #include "base/pair_step_bound.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 typedef struct list_pass {
     const gp_particles *p;

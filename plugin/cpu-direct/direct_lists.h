@@ -3,12 +3,12 @@
  * direct_lists.h — cpu-direct's ABI 1.2 neighbour lists (nb_radius,
  * nb_step), exact, in one pass over the sources per active particle. (The
  * jerk, the nearest source and pair_step come with acc from
- * direct_kernel.c.)
+ * base/direct_kernel.c.)
  */
 #ifndef GP_DIRECT_LISTS_H
 #define GP_DIRECT_LISTS_H
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 
 /* The lists that out->nb_radius, out->nb_step and (read by
  * gp_outputs_read) out->nb_step_even ask for, for the active

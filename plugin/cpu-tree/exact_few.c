@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "cpu-direct/direct_kernel.h"
+#include "base/direct_kernel.h"
+#include "base/base_instance.h"
+#include "base/base_state.h"
 
 /* The massive sources (the subset's, when one is set) in the kernel's
  * form, with their velocities when jerk asks for them. Returns the source

@@ -11,8 +11,9 @@
  * active particles"). The forces are then exact (Plummer-softened, the
  * ABI's law), not the tree's approximation.
  *
- * The sum is cpu-direct's kernel (plugin/cpu-direct/direct_kernel.h), on
- * the sources gathered into its structure-of-arrays form.
+ * The sum is the exact pairwise kernel cpu-direct runs
+ * (plugin/base/direct_kernel.h), on the sources gathered into its
+ * structure-of-arrays form.
  */
 #ifndef GP_CPU_TREE_EXACT_FEW_H
 #define GP_CPU_TREE_EXACT_FEW_H
@@ -20,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 
 /* The gathered sources, kept between calls so that a block step does not
  * allocate (and fault in) them each time. Zero-initialise; free with

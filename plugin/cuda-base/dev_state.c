@@ -4,6 +4,9 @@
  */
 #include "cuda-base/dev_state.h"
 #include "cuda-base/state_dev.h"
+#include "base/base_instance.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -17,6 +17,7 @@
 #define GP_DEV_STATE_H
 
 #include "cuda-base/gp_cuda.h"
+#include "base/base_instance.h"
 
 #ifdef __cplusplus
 extern "C" {

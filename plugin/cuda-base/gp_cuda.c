@@ -4,6 +4,9 @@
  * growing device buffers, copies. See gp_cuda.h.
  */
 #include "cuda-base/gp_cuda.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
 
 #include <cuda_runtime_api.h>
 #include <float.h>

@@ -16,7 +16,8 @@
 #define GP_CUDA_H
 
 #include <stddef.h>
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
 
 #ifdef __cplusplus
 extern "C" {

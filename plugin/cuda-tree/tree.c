@@ -1210,34 +1210,117 @@ static gp_status compute_field_ex_call(gp_solver *s, size_t n, const double *pos
  * and its wall time (GP_LOG_DEBUG, "<call>: host->device N bytes,
  * device->host M bytes, T ms"), so a host (and tests/gpu/gpu-abi11.c) can
  * check that a block step moves O(n_active) bytes, and see where its time
- * goes. */
-#define BYTES_LOGGED(fn, params, args)                                                     \
-    static gp_status cuda_tree_##fn params                                                \
-    {                                                                                      \
-        if (!s) return fn##_call args;                                                     \
-        unsigned long long h0 = s->cu.bytes_h2d, d0 = s->cu.bytes_d2h;                     \
-        double t0 = gp_wtime();                                                            \
-        gp_status r = fn##_call args;                                                      \
-        return gp_cuda_log_bytes(&s->base, &s->cu, #fn, h0, d0, t0, r);                    \
-    }
-BYTES_LOGGED(set_particles, (gp_solver *s, size_t n, const double *pos, const double *mass), (s, n, pos, mass))
-BYTES_LOGGED(update_positions, (gp_solver *s, const double *pos), (s, pos))
-BYTES_LOGGED(compute_forces, (gp_solver *s, double *acc, double *pot), (s, acc, pot))
-BYTES_LOGGED(compute_field, (gp_solver *s, size_t m, const double *points, double *acc, double *pot),
-             (s, m, points, acc, pot))
-BYTES_LOGGED(set_state, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos, const double *vel,
-                         const double *acc, const double *t), (s, n_sub, index, pos, vel, acc, t))
-BYTES_LOGGED(predict, (gp_solver *s, double t), (s, t))
-BYTES_LOGGED(get_positions, (gp_solver *s, size_t n_sub, const uint32_t *index, double *pos), (s, n_sub, index, pos))
-BYTES_LOGGED(update_masses, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *mass),
-             (s, n_sub, index, mass))
-BYTES_LOGGED(set_state_jerk, (gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
-                              const double *vel, const double *acc, const double *jerk, const double *t),
-             (s, n_sub, index, pos, vel, acc, jerk, t))
-BYTES_LOGGED(get_velocities, (gp_solver *s, size_t n_sub, const uint32_t *index, double *vel), (s, n_sub, index, vel))
-BYTES_LOGGED(compute_forces_ex, (gp_solver *s, const gp_outputs *out), (s, out))
-BYTES_LOGGED(compute_field_ex, (gp_solver *s, size_t n, const double *pos, const double *vel,
-                                const uint32_t *exclude, const gp_outputs *out), (s, n, pos, vel, exclude, out))
+ * goes. Each is written out, so a search finds cuda_tree_<entry>: the
+ * counters before the call (bytes_mark_now), the call, the log line
+ * (bytes_logged). */
+typedef struct bytes_mark { unsigned long long h2d, d2h; double t0; } bytes_mark;
+
+static bytes_mark bytes_mark_now(const gp_solver *s)
+{
+    bytes_mark m = { s->cu.bytes_h2d, s->cu.bytes_d2h, 0.0 };
+    m.t0 = gp_wtime();
+    return m;
+}
+
+static gp_status bytes_logged(gp_solver *s, bytes_mark m, const char *fn, gp_status r)
+{
+    return gp_cuda_log_bytes(&s->base, &s->cu, fn, m.h2d, m.d2h, m.t0, r);
+}
+
+static gp_status cuda_tree_set_particles(gp_solver *s, size_t n, const double *pos,
+                                         const double *mass)
+{
+    if (!s) return set_particles_call(s, n, pos, mass);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "set_particles", set_particles_call(s, n, pos, mass));
+}
+
+static gp_status cuda_tree_update_positions(gp_solver *s, const double *pos)
+{
+    if (!s) return update_positions_call(s, pos);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "update_positions", update_positions_call(s, pos));
+}
+
+static gp_status cuda_tree_compute_forces(gp_solver *s, double *acc, double *pot)
+{
+    if (!s) return compute_forces_call(s, acc, pot);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "compute_forces", compute_forces_call(s, acc, pot));
+}
+
+static gp_status cuda_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+                                         double *pot)
+{
+    if (!s) return compute_field_call(s, m, points, acc, pot);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "compute_field", compute_field_call(s, m, points, acc, pot));
+}
+
+static gp_status cuda_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                     const double *pos, const double *vel, const double *acc,
+                                     const double *t)
+{
+    if (!s) return set_state_call(s, n_sub, index, pos, vel, acc, t);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "set_state", set_state_call(s, n_sub, index, pos, vel, acc, t));
+}
+
+static gp_status cuda_tree_predict(gp_solver *s, double t)
+{
+    if (!s) return predict_call(s, t);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "predict", predict_call(s, t));
+}
+
+static gp_status cuda_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         double *pos)
+{
+    if (!s) return get_positions_call(s, n_sub, index, pos);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "get_positions", get_positions_call(s, n_sub, index, pos));
+}
+
+static gp_status cuda_tree_update_masses(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         const double *mass)
+{
+    if (!s) return update_masses_call(s, n_sub, index, mass);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "update_masses", update_masses_call(s, n_sub, index, mass));
+}
+
+static gp_status cuda_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                          const double *pos, const double *vel, const double *acc,
+                                          const double *jerk, const double *t)
+{
+    if (!s) return set_state_jerk_call(s, n_sub, index, pos, vel, acc, jerk, t);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "set_state_jerk", set_state_jerk_call(s, n_sub, index, pos, vel, acc, jerk, t));
+}
+
+static gp_status cuda_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                          double *vel)
+{
+    if (!s) return get_velocities_call(s, n_sub, index, vel);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "get_velocities", get_velocities_call(s, n_sub, index, vel));
+}
+
+static gp_status cuda_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
+{
+    if (!s) return compute_forces_ex_call(s, out);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "compute_forces_ex", compute_forces_ex_call(s, out));
+}
+
+static gp_status cuda_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
+                                            const double *vel, const uint32_t *exclude,
+                                            const gp_outputs *out)
+{
+    if (!s) return compute_field_ex_call(s, n, pos, vel, exclude, out);
+    bytes_mark mark = bytes_mark_now(s);
+    return bytes_logged(s, mark, "compute_field_ex", compute_field_ex_call(s, n, pos, vel, exclude, out));
+}
 
 static const gp_api api = GP_PLUGIN_API_13(cuda_tree, PLUGIN_NAME,
     GP_CAP_GPU | GP_CAP_TREE | GP_CAP_ACTIVE_SUBSET | GP_CAP_FIELD |

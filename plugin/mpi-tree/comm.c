@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* comm.c — MPI start-up, collective agreement, LET exchange (see comm.h). */
 #include "comm.h"
+#include "base/base_instance.h"
 
 #include <limits.h>
 #include <stdio.h>

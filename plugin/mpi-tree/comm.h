@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 #include "let.h"
 
 /* One instance's place in MPI, as the collective steps need it: where its

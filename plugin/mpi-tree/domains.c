@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "octree/mac.h"
+#include "base/base_instance.h"
 
 /* The box around the group spheres of runs [r0, r1), padded outward by
  * a hair so that rounding in a sphere never pokes out. */

@@ -13,6 +13,8 @@
 #include "engine_cuda.h"
 #include "gravplug_loader.h"
 #include "mapped_file.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
 
 #define CUDA_TREE_FILE "gravplug-cuda-tree.so"
 

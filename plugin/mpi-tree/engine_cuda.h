@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 
 typedef struct mpi_tree_engine mpi_tree_engine;
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "octree/mac.h"
+#include "base/base_instance.h"
 
 const double *mpi_tree_source_masses(const gp_particles *p, const uint8_t *in_src, double **tmp)
 {

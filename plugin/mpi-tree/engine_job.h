@@ -14,6 +14,7 @@
 
 #include "comm.h"
 #include "engine_cuda.h"
+#include "base/base_instance.h"
 
 /* Masses the local tree and the engine see: p's, zero outside the source
  * subset in_src (NULL: all are sources). *tmp gets what to free (NULL when

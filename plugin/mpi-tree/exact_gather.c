@@ -3,6 +3,10 @@
  * exact_gather.c — see exact_gather.h.
  */
 #include "exact_gather.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 #include <limits.h>
 #include <stdlib.h>

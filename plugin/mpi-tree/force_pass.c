@@ -12,6 +12,7 @@
 
 #include "domains.h"
 #include "let.h"
+#include "base/base_instance.h"
 
 /* Walks every run over the local tree and then the LETs lets[0..nlet),
  * adding in that order; results to acc/pot by slot. lets_only: the LETs

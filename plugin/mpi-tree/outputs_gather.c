@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "octree/outputs_ex.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 /* Doubles per particle on the wire: x y z m source [vx vy vz]. */
 enum { W_POS = 0, W_MASS = 3, W_SRC = 4, W_VEL = 5 };

@@ -5,6 +5,9 @@
  * thread and count alike.
  */
 #include "octree/cpu_driver.h"
+#include "base/base_instance.h"
+#include "base/base_params.h"
+#include "base/base_particles.h"
 
 #include <float.h>
 #include <math.h>

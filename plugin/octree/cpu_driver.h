@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 #include "octree/cpu_walk.h"
 #include "octree/keys.h"
 #include "octree/tree_params.h"

@@ -3,14 +3,15 @@
  * cpu_lists.h — the CPU walk's interaction lists, and the SIMD level their
  * float kernels run at.
  *
- * A walk (cpu_walk.c) appends the cells and particles it accepts to two
+ * A walk (cpu_walk*.c) appends the cells and particles it accepts to two
  * lists held as SoA arrays; a flush sums them for every target of the group.
  * The float lists are summed by one of three kernels, chosen once per
  * process from the CPU:
- *   portable  plain loops the compiler vectorises (cpu_walk.c); the 1/sqrt
+ *   portable  plain loops the compiler vectorises (cpu_walk_portable.c); the 1/sqrt
  *             from a bit-level guess and three Newton steps
  *   avx2      intrinsics for x86-64 with AVX2 and FMA (cpu_lists_avx2.c)
- *   avx512    intrinsics and a vectorised traversal for AVX-512 (cpu_walk.c)
+ *   avx512    intrinsics for AVX-512 (cpu_lists_avx512.c; its vectorised
+ *             traversal: cpu_walk_avx512.c)
  * GRAVPLUG_CPU_TREE_SIMD=portable|avx2|avx512 caps the level (tests run the
  * lower paths that way; any other value caps nothing;
  * GRAVPLUG_CPU_TREE_NO_AVX512 caps it at avx2). Each
@@ -49,6 +50,14 @@ int oct_simd_level(void);
 void oct_avx2_flush(const list_f *C, uint32_t nc, int quad, const list_f *P, uint32_t np,
                     const float *tf, const int32_t *self, uint32_t nt, float eps2, int mixed,
                     double *acc, float *accf);
+
+/* The same on AVX-512 (cpu_lists_avx512.c): two targets per pass, the
+ * hardware 1/sqrt estimate and one Newton step, float blocks of 16 terms
+ * (nc and np multiples of 16). Only call it when oct_simd_level() >=
+ * OCT_SIMD_AVX512. */
+void oct_avx512_flush(const list_f *C, uint32_t nc, int quad, const list_f *P, uint32_t np,
+                      const float *tf, const int32_t *self, uint32_t nt, float eps2, int mixed,
+                      double *acc, float *accf);
 
 /* The cells of a list the portable walk filled (s: the second moment S)
  * into the SIMD form in place: s = 3 S - tr(S) I, et = eps^2 tr(S), for

@@ -14,18 +14,20 @@
  * (baseline, AVX2 and AVX-512 clones chosen once at load time, the latter
  * two with fused multiply-adds). In the float modes intrinsics take over:
  * on AVX-512 machines the hardware 1/sqrt estimate plus one Newton step,
- * two targets per pass, float blocks of 16 terms (cpu_walk.c); on AVX2
+ * two targets per pass, float blocks of 16 terms (cpu_lists_avx512.c); on AVX2
  * machines the same scheme on 8 lanes with a correctly rounded 1/sqrt
  * (cpu_lists_avx2.c; the levels: cpu_lists.h). Each kernel's
  * order depends only on the group and
  * the tree, never on threads: output is bit-identical whatever
  * OMP_NUM_THREADS is, on a given machine.
  *
- * In the float modes on AVX-512 and AVX2 machines the traversal itself is
- * vectorised too (walk512 and walk256 in cpu_walk.c): a cell's children
- * are decided together from cell columns (oct_cell_columns), with the same
- * tests and answers as the scalar loop; cells then carry the traceless
- * quadrupole.
+ * The traversal is written once (cpu_traverse.h) and visited three ways,
+ * one file each: cpu_walk_portable.c one cell at a time from the records;
+ * in the float modes on AVX2 and AVX-512 machines cpu_walk_avx2.c and
+ * cpu_walk_avx512.c, where a cell's children are decided together from
+ * cell columns (oct_cell_columns), with the same tests and answers as
+ * oct_walk_accepts; cells then carry the traceless quadrupole.
+ * cpu_walk_group.c drives a walk and picks the variant.
  *
  * Positions in the lists are relative to the group centre, so float
  * interactions (single, mixed) keep their precision far from the origin.
@@ -172,9 +174,9 @@ static inline double oct_walk_lcap(double theta_max)
 }
 
 /* The walk's one test: does the group sphere (gc, rg) accept cell wc?
- * d = com - gc and d2 = |d|^2 come back for the caller's list. (walk512's
- * vector form of it takes the same decisions; octree/tree_jerk.c takes
- * them through this.) */
+ * d = com - gc and d2 = |d|^2 come back for the caller's list. (The AVX
+ * walks' vector forms of it take the same decisions; octree/tree_jerk.c
+ * takes them through this.) */
 static inline int oct_walk_accepts(const oct_wcell *wc, const double gc[3], double rg, int accel,
                                    double gfac, double lcap, double d[3], double *d2)
 {

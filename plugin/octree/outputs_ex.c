@@ -19,6 +19,10 @@
 #include "base/pair_step.h"
 #include "octree/pair_search.h"
 #include "octree/tree_search.h"
+#include "base/base_instance.h"
+#include "base/base_outputs.h"
+#include "base/base_particles.h"
+#include "base/base_state.h"
 
 typedef struct hits {
     uint32_t *v;

@@ -10,7 +10,7 @@
 #ifndef GP_OCTREE_OUTPUTS_EX_H
 #define GP_OCTREE_OUTPUTS_EX_H
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
 #include "octree/tree_state.h"
 
 /* For the active particles of b: out->nn_index, nn_dist2, pair_step and

@@ -13,7 +13,7 @@
 
 /* The two loops that bound a cell's children and screen a leaf's pairs
  * run in SIMD lanes; x86-64-v3/v4 clones (picked at load time, as
- * cpu_walk.c's) give them 4 and 8. -ffp-contract=off for this file: no
+ * cpu_walk_portable.c's) give them 4 and 8. -ffp-contract=off for this file: no
  * clone fuses a multiply-add, so every clone computes the same bits. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define PAIR_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))

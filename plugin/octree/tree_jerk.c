@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/plugin_base.h"
+#include "base/base_instance.h"
+#include "base/base_state.h"
+#include "octree/cpu_traverse.h"
 #include "octree/mac.h"
 
 #define JERK_LANES 16   /* lists padded to 16: the float kernels' lanes, twice the double ones' */
-#define JERK_STACK 512   /* depth 21 x 8 children, as the force walk */
 
 void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
                          const double *z, const double *m, const double *vx, const double *vy,
@@ -89,7 +90,7 @@ struct oct_jerk_workspace {
     index_list ci, pi;          /* what the walk sums: cells, source particles */
     jerk_list cells, parts;
     jerk_list_f cf, pf;
-    uint32_t stack[JERK_STACK];
+    oct_batch stack[OCT_STACK_CAP];
 };
 
 oct_jerk_workspace *oct_jerk_workspace_new(void)
@@ -154,36 +155,50 @@ static uint32_t padded(uint32_t n)
     return (n + JERK_LANES - 1) / JERK_LANES * JERK_LANES;
 }
 
-/* The cells and particles the force walk of g sums, as indices: walk_once's
- * traversal (cpu_walk.c) with its test (oct_walk_accepts).
- * Returns 0, or -1 when out of memory. */
+/* The cells and particles the force walk of g sums, as indices: the
+ * portable walk's traversal (cpu_traverse.h, one cell a batch) with its
+ * test (oct_walk_accepts). */
+typedef struct gather_ctx {
+    const oct_sources *src;
+    const oct_group *g;
+    oct_jerk_workspace *ws;
+    int accel;
+    double gfac, lcap;
+} gather_ctx;
+
+static inline __attribute__((always_inline)) int gather_cell(void *ctx, uint32_t c, uint32_t n)
+{
+    (void)n;
+    const gather_ctx *x = ctx;
+    double d[3], d2;
+    if (!oct_walk_accepts(&x->src->cells[c], x->g->centre, x->g->radius, x->accel, x->gfac, x->lcap, d,
+                          &d2))
+        return 0;
+    index_list *C = &x->ws->ci;
+    if (index_reserve(C, C->n + 1)) return -1;
+    C->k[C->n++] = c;
+    return 1;
+}
+
+static inline __attribute__((always_inline)) int gather_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    const gather_ctx *x = ctx;
+    index_list *P = &x->ws->pi;
+    if (index_reserve(P, P->n + count)) return 1;
+    for (uint32_t k = first; k < first + count; k++) P->k[P->n++] = k;
+    return 0;
+}
+
+/* Returns 0, or -1 when out of memory. */
 static int gather(const oct_sources *src, const oct_walk_params *p, oct_jerk_workspace *ws,
                   const oct_group *g)
 {
-    index_list *C = &ws->ci, *P = &ws->pi;
-    C->n = P->n = 0;
+    ws->ci.n = ws->pi.n = 0;
     if (src->n == 0) return 0;
-    const double rg = g->radius;
-    const int accel = p->mac == GP_MAC_ACCELERATION;
-    const double gfac = oct_walk_gfac(p, g);
-    uint32_t sp = 0;
-    ws->stack[sp++] = 0;
-    while (sp > 0) {
-        uint32_t c = ws->stack[--sp];
-        const oct_wcell *wc = &src->cells[c];
-        double d[3], d2;
-        uint32_t nchild = wc->nchild;
-        if (oct_walk_accepts(wc, g->centre, rg, accel, gfac, p->lcap, d, &d2)) {
-            if (index_reserve(C, C->n + 1)) return -1;
-            C->k[C->n++] = c;
-        } else if (nchild == 0) {
-            if (index_reserve(P, P->n + wc->count)) return -1;
-            for (uint32_t k = wc->first; k < wc->first + wc->count; k++) P->k[P->n++] = k;
-        } else {
-            for (uint32_t k = nchild; k-- > 0;) ws->stack[sp++] = wc->first + k;
-        }
-    }
-    return 0;
+    gather_ctx x = { src, g, ws, p->mac == GP_MAC_ACCELERATION, oct_walk_gfac(p, g), p->lcap };
+    uint64_t ncell = 0, npart = 0;
+    return oct_traverse(src, ws->stack, OCT_BATCH_CELL, 0, gather_cell, gather_leaf, &x, &ncell, &npart)
+               ? -1 : 0;
 }
 
 /* The entries E (cells and particles, as indices) as lists of T:

@@ -33,6 +33,7 @@
 #include "octree/cpu_walk.h"
 #include "octree/host_tree.h"
 #include "octree/tree_state.h"
+#include "base/base_instance.h"
 
 /* Per cell in oct_jerk_sources.cv: its mass-weighted velocity (3), then
  * the time derivative of its second moment about the com (6, the order of

@@ -270,7 +270,7 @@ static void fill_sorted(oct_tree *t, const double *pos)
  * of two: cell masses and m x products in the moments then stay far from
  * overflow whatever the input's mass unit (1e300 or 1e-50), and the scaling
  * is exact (a power of two), so ordinary inputs give the same bits. The
- * walk multiplies its sums back (cpu_walk.c). */
+ * walk multiplies its sums back (cpu_walk_group.c). */
 static void scale_masses(oct_tree *t)
 {
     double mmax = 0;
@@ -435,7 +435,7 @@ static float round_down(double v)
  * (1e-30 or 1e30), and scaling by a power of two is exact. The typical
  * leaf, not the root box: a particle at 1e30 beside a bulk at 1 must not
  * push the bulk's separations below float's range (it is summed in double
- * instead: out of OCT_FLOAT_RANGE, cpu_walk.c). Float then covers any system
+ * instead: out of OCT_FLOAT_RANGE, cpu_walk_group.c). Float then covers any system
  * whose separations lie within ~1e+-18 of that unit. */
 static int length_exponent(const oct_tree *t)
 {
@@ -493,7 +493,7 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
         /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
          * same bits as with unscaled masses: a power of two), so the walk's
          * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
-         * (cpu_walk.c), not a divide and two square roots per visited cell;
+         * (cpu_walk_portable.c), not a divide and two square roots per visited cell;
          * where M l^2 overflows double, the root is taken first */
         if (mac == GP_MAC_ACCELERATION) {
             double m_in = rc * mscale;

@@ -13,7 +13,7 @@
 TESTS += $(BUILD)/t/let-wire.t
 $(BUILD)/obj/tests/mpi/let-wire.o: CFLAGS += -Itests
 $(BUILD)/t/let-wire.t: $(BUILD)/obj/tests/mpi/let-wire.o $(BUILD)/obj/plugin/mpi-tree/let.o \
-                       $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
+                       $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 

@@ -22,7 +22,7 @@
 
 #include "tap.h"
 #include "base/pair_step.h"
-#include "cpu-direct/direct_kernel.h"
+#include "base/direct_kernel.h"
 #include "base/pair_step_bound.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;

@@ -13,6 +13,6 @@ $(BUILD)/t/physics-direct.t: $(BUILD)/obj/tests/plugin/cpu-direct/physics-direct
 # direct-step-prune: the pair_step bound and the fused kernel against brute force.
 TESTS += $(BUILD)/t/direct-step-prune.t
 $(BUILD)/obj/tests/plugin/cpu-direct/direct-step-prune.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/direct-step-prune.t: $(BUILD)/obj/tests/plugin/cpu-direct/direct-step-prune.o $(BUILD)/obj/plugin/cpu-direct/direct_kernel.o
+$(BUILD)/t/direct-step-prune.t: $(BUILD)/obj/tests/plugin/cpu-direct/direct-step-prune.o $(GP_DIRECT_KERNEL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)

@@ -11,14 +11,14 @@ TESTS += $(OCTREE_TESTS)
 # brute-force pair_step compiled as the search is: no fused multiply-add).
 TESTS += $(BUILD)/t/tree-search.t
 $(BUILD)/obj/tests/plugin/octree/tree-search.o: CFLAGS += -Itests -ffp-contract=off
-$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/plugin/octree/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-search.t: $(BUILD)/obj/tests/plugin/octree/tree-search.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_search.o pair_search.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
 # tree-prepare: the float cells the walks read, rounded outward and tight.
 TESTS += $(BUILD)/t/tree-prepare.t
 $(BUILD)/obj/tests/plugin/octree/tree-prepare.o: CFLAGS += -Itests
-$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/plugin/octree/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/plugin/octree/tree-prepare.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -26,7 +26,7 @@ $(BUILD)/t/tree-prepare.t: $(BUILD)/obj/tests/plugin/octree/tree-prepare.o $(add
 # moves cells with, against the sums over each cell's sources.
 TESTS += $(BUILD)/t/tree-cell-velocities.t
 $(BUILD)/obj/tests/plugin/octree/tree-cell-velocities.o: CFLAGS += -Itests
-$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/plugin/octree/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o cpu_walk.o cpu_lists_avx2.o) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
+$(BUILD)/t/tree-cell-velocities.t: $(BUILD)/obj/tests/plugin/octree/tree-cell-velocities.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o tree_jerk.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS) $(GP_BASE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 
@@ -42,7 +42,7 @@ $(BUILD)/t/octree-lists.t: $(BUILD)/obj/tests/plugin/octree/octree-lists.o $(BUI
 # groups of active subsets (cpu_targets.c).
 TESTS += $(BUILD)/t/tree-groups.t
 $(BUILD)/obj/tests/plugin/octree/tree-groups.o: CFLAGS += -Itests
-$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/plugin/octree/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_walk.o cpu_lists_avx2.o cpu_targets.o) $(GP_OCTREE_OBJS)
+$(BUILD)/t/tree-groups.t: $(BUILD)/obj/tests/plugin/octree/tree-groups.o $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o cpu_targets.o) $(GP_OCTREE_WALK_OBJS) $(GP_OCTREE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(LDLIBS)
 

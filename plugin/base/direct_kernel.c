@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * direct_kernel.c — the vectorised, fixed-order pairwise sum (see
- * direct_kernel.h). Compiled with -O3 -fno-math-errno -fno-trapping-math
- * (module.mk) so GCC turns the lane loop into SIMD; -std=c11 keeps FMA
+ * direct_kernel.h): cpu-direct's force kernel and cpu-tree's exact sums for
+ * a few active particles. Compiled with -O3 -fno-math-errno
+ * -fno-trapping-math (plugin/base/module.mk) so GCC turns the lane loop into SIMD; -std=c11 keeps FMA
  * contraction off, and no -ffast-math: the arithmetic is exactly what is
  * written here.
  */
-#include "direct_kernel.h"
+#include "base/direct_kernel.h"
 
 #include <math.h>
 
