@@ -13,6 +13,8 @@
 #include <numeric>
 #include <vector>
 
+#include "gpu-emu-counts.h" /* each call that does the work is counted */
+
 namespace cub {
 struct DeviceRadixSort {
     template <class K, class V>
@@ -20,6 +22,7 @@ struct DeviceRadixSort {
                                  int n, int begin_bit, int end_bit, cudaStream_t = 0)
     {
         if (!tmp) { bytes = 16; return cudaSuccess; }
+        gp_emu_thread_counts()->cub_calls++;
         std::vector<int> o((size_t)n);
         std::iota(o.begin(), o.end(), 0);
         const int width = end_bit - begin_bit;
@@ -39,6 +42,7 @@ struct DeviceScan {
     static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, const T *in, T *out, int n, cudaStream_t = 0)
     {
         if (!tmp) { bytes = 16; return cudaSuccess; }
+        gp_emu_thread_counts()->cub_calls++;
         T sum = 0;
         for (int i = 0; i < n; ++i) { T v = in[i]; out[i] = sum; sum += v; }
         return cudaSuccess;

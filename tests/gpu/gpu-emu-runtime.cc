@@ -8,10 +8,15 @@
  * tests/gpu/gpu-emu.h. The declarations are the real cuda_runtime_api.h's, so
  * the plugins' host code is compiled exactly as for the GPU.
  *
+ * Every copy, memset and wait is counted for the calling thread
+ * (gpu-emu-counts.h), as emu::launch counts kernels.
+ *
  * GP_CUDA_EMU_DEVICES (default 1) sets how many devices it pretends to
  * have; 0 reproduces a machine without a GPU.
  */
 #include <cuda_runtime_api.h>
+
+#include "gpu-emu-counts.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +28,14 @@ static int emu_devices()
     return e ? atoi(e) : 1;
 }
 static thread_local int current_device = 0;
+
+static void count_copy(size_t bytes, enum cudaMemcpyKind kind)
+{
+    gp_emu_counts *c = gp_emu_thread_counts();
+    if (kind == cudaMemcpyHostToDevice) { c->copies_h2d++; c->bytes_h2d += bytes; }
+    else if (kind == cudaMemcpyDeviceToHost) { c->copies_d2h++; c->bytes_d2h += bytes; }
+    else c->copies_d2d++;
+}
 
 extern "C" {
 
@@ -85,13 +98,23 @@ cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free_b, size_t *total)
 cudaError_t CUDARTAPI cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                                       cudaStream_t stream)
 {
-    (void)kind; (void)stream;
+    (void)stream;
+    count_copy(count, kind);
+    if (count) memmove(dst, src, count);
+    return cudaSuccess;
+}
+/* the synchronous copy waits for the device as well */
+cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    count_copy(count, kind);
+    gp_emu_thread_counts()->device_syncs++;
     if (count) memmove(dst, src, count);
     return cudaSuccess;
 }
 cudaError_t CUDARTAPI cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
+    gp_emu_thread_counts()->memsets++;
     memset(dst, value, count);
     return cudaSuccess;
 }
@@ -111,7 +134,12 @@ cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flag
 }
 cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t e) { free((void *)e); return cudaSuccess; }
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t e, cudaStream_t s) { (void)e; (void)s; return cudaSuccess; }
-cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e) { (void)e; return cudaSuccess; }
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e)
+{
+    (void)e;
+    gp_emu_thread_counts()->event_syncs++;
+    return cudaSuccess;
+}
 cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     (void)flags;
@@ -119,7 +147,17 @@ cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int fl
     return *s ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t s) { free((void *)s); return cudaSuccess; }
-cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s) { (void)s; return cudaSuccess; }
+cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    gp_emu_thread_counts()->stream_syncs++;
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
+{
+    gp_emu_thread_counts()->device_syncs++;
+    return cudaSuccess;
+}
 cudaError_t CUDARTAPI cudaGetLastError(void) { return cudaSuccess; }
 const char *CUDARTAPI cudaGetErrorString(cudaError_t e)
 {

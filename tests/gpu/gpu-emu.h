@@ -67,6 +67,7 @@
  * functions; otherwise the few types the kernels need are defined here. */
 #ifdef GP_CUDA_EMU_RUNTIME
 #  include <cuda_runtime_api.h>
+#  include "gpu-emu-counts.h" /* launches counted, as the runtime counts copies */
 #endif
 #undef __global__
 #undef __device__
@@ -285,6 +286,9 @@ template <class T> inline T exchange(T v, int src)
  * time (32 for warp-level kernels, the block size for block-level ones). */
 inline void launch(dim3 grid, dim3 block, int group, std::function<void()> k)
 {
+#ifdef GP_CUDA_EMU_RUNTIME
+    gp_emu_thread_counts()->launches++;
+#endif
     grid_dim() = {grid.x, grid.y, grid.z};
     block_dim() = {block.x, block.y, block.z};
     for (unsigned by = 0; by < grid.y; ++by)

@@ -47,27 +47,39 @@ ifneq ($(GP_HAVE_CUDA),)
 EMU := $(BUILD)/emu
 EMU_CXXFLAGS := -std=c++17 -O2 -g -ffp-contract=off -fPIC -fvisibility=hidden -Wall -Wno-unknown-pragmas -Wno-unused-parameter \
                 -D_GNU_SOURCE -DGP_CUDA_EMULATE -DGP_CUDA_EMU_RUNTIME -Iabi -Iplugin -Itests/gpu $(CUDA_CFLAGS)
-EMU_HDRS := tests/gpu/gpu-emu.h tests/gpu/gpu-emu-cub.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h \
+EMU_HDRS := tests/gpu/gpu-emu.h tests/gpu/gpu-emu-cub.h tests/gpu/gpu-emu-counts.h plugin/cuda-base/state_dev.cuh plugin/cuda-base/state_dev.h \
             plugin/cuda-base/launch.cuh plugin/cuda-base/vec4.h
 $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@
-$(EMU)/obj/gpu-emu-runtime.o: tests/gpu/gpu-emu-runtime.cc
+$(EMU)/obj/gpu-emu-runtime.o: tests/gpu/gpu-emu-runtime.cc tests/gpu/gpu-emu-counts.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
 $(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h plugin/cuda-tree/tree_dev.h plugin/cuda-base/vec4.h
 $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h plugin/cuda-base/vec4.h
 $(EMU)/obj/cuda-direct/direct_nb.o: plugin/cuda-direct/direct_nb.h plugin/base/pair_step.h
 
+
+# the emulator's counters (gpu-emu-counts.h): a library of their own, which
+# the emulated plugins load by its soname through their rpath, so that a
+# plugin still defines gravplug_entry alone and a test reaches the counters
+# with dlsym on the plugin's handle
+EMU_COUNTS_DIR := $(abspath $(EMU)/lib)
+EMU_COUNTS_LIB := $(EMU)/lib/libgpemu-counts.so
+$(EMU_COUNTS_LIB): tests/gpu/gpu-emu-counts.cc tests/gpu/gpu-emu-counts.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -fPIC -shared -Wall -Wl,-soname,libgpemu-counts.so -o $@ $<
+EMU_LINK_COUNTS := -L$(EMU_COUNTS_DIR) -Wl,-rpath,$(EMU_COUNTS_DIR) -lgpemu-counts
+
 EMU_COMMON := $(EMU)/obj/gpu-emu-runtime.o $(GP_CUDA_BASE_OBJS) $(GP_BASE_OBJS)
 $(EMU)/plugins/gravplug-cuda-tree.so: $(BUILD)/obj/plugin/cuda-tree/tree.o $(EMU)/obj/cuda-tree/tree_dev.o \
-                                      $(CUDA_TREE_HOST_SEARCH_OBJS) $(EMU_COMMON)
+                                      $(CUDA_TREE_HOST_SEARCH_OBJS) $(EMU_COMMON) | $(EMU_COUNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
+	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ $(EMU_LINK_COUNTS) -lm
 $(EMU)/plugins/gravplug-cuda-direct.so: $(BUILD)/obj/plugin/cuda-direct/direct.o $(EMU)/obj/cuda-direct/direct_dev.o \
-                                        $(EMU)/obj/cuda-direct/direct_nb.o $(EMU_COMMON)
+                                        $(EMU)/obj/cuda-direct/direct_nb.o $(EMU_COMMON) | $(EMU_COUNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ -lm
+	$(CXX) $(PLUGIN_LDFLAGS) -fopenmp -o $@ $^ $(EMU_LINK_COUNTS) -lm
 $(EMU)/plugins/gravplug-cpu-direct.so: $(BUILD)/plugins/gravplug-cpu-direct.so
 	@mkdir -p $(dir $@)
 	ln -sf $(abspath $<) $@
@@ -105,6 +117,13 @@ $(BUILD)/t/gpu-emu-%.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-%.t tests/gpu/module.mk
 	@printf '#!/bin/sh\n# gpu-%s against the CPU emulation of CUDA\n%s GP_BUILD="%s" exec "%s"\n' \
 	    '$*' '$(GPU_EMU_ENV_$*)' '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-$*.t)' > $@
 	@chmod +x $@
+# a block step's fixed costs (launches, copies, waits) on emulated cuda-tree,
+# pinned; the figures are in bench/results/gpu/README.md
+$(BUILD)/t/gpu-emu-block-costs.t: tests/gpu/gpu-emu-block-costs.c tests/gpu/gpu-emu-counts.h tests/gpu/gpu-plugin.h \
+                                  tests/tap.h tests/testlib.h $(EMU_PLUGINS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -Itests/gpu -DGP_EMU_BUILD='"$(abspath $(EMU))"' -o $@ $< -ldl -lm $(LDLIBS)
+GPU_EMU_WRAPPERS += $(BUILD)/t/gpu-emu-block-costs.t
 TESTS += $(GPU_EMU_WRAPPERS)
 endif
 
