@@ -79,10 +79,6 @@ FOLDER_RULES = {
 # Edges the table's rows do not allow but the code has, each with why. A
 # new one is a decision: add it here with its reason, or fix the code.
 EXCEPTIONS = {
-    ("host_stub/mpi", "plugin/octree"):
-        "gravhost-mpi's decomposition (decomp.c) cuts the Peano-Hilbert curve with "
-        "octree's keys and radix sort (GP_OCTREE_OBJS, linked in), so the ranks' "
-        "slices follow the curve mpi-tree's trees use; plain functions, no plugin",
     ("plugin/cuda-base", "plugin/cuda-direct"):
         "cuda-base's device state (dev_state.c) calls gp_state_dev_*, which "
         "cuda-base/state_dev.cuh defines and each CUDA plugin's .cu includes once "

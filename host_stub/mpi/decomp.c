@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "octree/host_tree.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 
 typedef struct kid { uint64_t key, id; size_t row; } kid;
 
@@ -241,7 +240,7 @@ static int decompose(MPI_Comm comm, size_t *n_io, size_t ncol, int level_col, in
     MPI_Comm_size(comm, &P);
     size_t n = *n_io;
     const double *d = *data_io;
-    /* the cube around every particle (gp_host_root_cube's rule, globally:
+    /* the cube around every particle (gravplug_keys.h's root cube, globally:
      * the one mpi-tree's trees are built in, so the pieces are runs of
      * their keys) */
     double mn[3], mx[3];

@@ -12,9 +12,10 @@ BINS += $(GRAVHOST_MPI)
 GH_MPI_CFLAGS := $(shell $(GH_MPICC) --showme:compile 2>/dev/null)
 GH_MPI_LIBS   := $(shell $(GH_MPICC) --showme:link 2>/dev/null)
 GH_MPIRUN     := $(shell command -v mpirun 2>/dev/null)
-# The decomposition (decomp.o) takes its keys and radix sort from the tree
-# build's host driver (plugin/octree/host_tree.o): GH_DECOMP_OBJS.
-GH_DECOMP_OBJS := $(BUILD)/obj/host_stub/mpi/decomp.o $(GP_OCTREE_OBJS)
+# The decomposition (decomp.o) takes its keys and radix sort from the ABI's
+# key rule (abi/gravplug_keys.c, GP_KEYS_OBJ), the order the tree plugins
+# build in: GH_DECOMP_OBJS.
+GH_DECOMP_OBJS := $(BUILD)/obj/host_stub/mpi/decomp.o $(GP_KEYS_OBJ)
 GH_MPI_OBJS := $(filter-out %/par_serial.o,$(GRAVHOST_OBJS)) $(BUILD)/obj/host_stub/mpi/par_mpi.o \
                $(GH_DECOMP_OBJS)
 $(BUILD)/obj/host_stub/mpi/par_mpi.o: CPPFLAGS += -Iintegrators -Ihost_stub -Ihost_stub/mpi

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tree_dev.cu — the cuda-tree kernels. The per-element algorithms come from
- * plugin/octree (keys.h, tree.h, moments.h, mac.h, kernels.h), compiled here
+ * plugin/octree (tree.h, moments.h, mac.h, kernels.h), compiled here
  * for the device through GP_HD; this file adds the GPU parts around them:
  *
  *   bounding box      block reductions (min/max: order-independent)
- *   keys              octree/keys.h, one thread per particle
+ *   keys              gravplug_keys.h (abi/), one thread per particle
  *   sort              CUB DeviceRadixSort (stable)
  *   octree            octree/tree.h count -> CUB scan -> split, one level per
  *                     launch, one thread per cell
@@ -38,7 +38,7 @@
 #include <type_traits>
 
 #include "cuda-tree/tree_dev.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 #include "octree/mac.h"
 #include "octree/kernels.h"
 #include "cuda-tree/walk.cuh"

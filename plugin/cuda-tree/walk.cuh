@@ -18,7 +18,7 @@
 #include "octree/moments.h"
 #include "octree/mac.h"
 #include "octree/kernels.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 
 #define WALK_WARPS 4
 #define WALK_THREADS (WALK_WARPS * 32)

@@ -32,13 +32,16 @@ mpi-tree: $(MPI_TREE_SO)
 MPI_BENCH := $(BUILD)/bench/mpi-tree-scaling
 BENCHES += $(MPI_BENCH)
 $(BUILD)/obj/bench/mpi-tree-scaling.o: CFLAGS += -I. $(MPI_CFLAGS)
-$(MPI_BENCH): $(BUILD)/obj/bench/mpi-tree-scaling.o $(GH_DECOMP_OBJS) $(BUILD)/lib/libgravplug.so
+# It builds its own keys beside the decomposition's (GP_OCTREE_OBJS: host_tree.o's
+# root cube and the keys).
+MPI_BENCH_OBJS := $(BUILD)/obj/bench/mpi-tree-scaling.o $(BUILD)/obj/host_stub/mpi/decomp.o $(GP_OCTREE_OBJS)
+$(MPI_BENCH): $(MPI_BENCH_OBJS) $(BUILD)/lib/libgravplug.so
 	@mkdir -p $(dir $@)
-	$(CC) -fopenmp -o $@ $(BUILD)/obj/bench/mpi-tree-scaling.o $(GH_DECOMP_OBJS) -L$(BUILD)/lib -lgravplug \
+	$(CC) -fopenmp -o $@ $(MPI_BENCH_OBJS) -L$(BUILD)/lib -lgravplug \
 	    -Wl,-rpath,'$(abspath $(BUILD))/lib' $(MPI_LIBS) -ldl $(LDLIBS)
 # host_stub/mpi/decomp.c: the Peano-Hilbert decomposition that gives each
 # rank of gravhost-mpi its slice of the curve (host_stub/mpi/module.mk
-# links it, with the keys and sort of $(GP_OCTREE_OBJS)); tested in tests/mpi/.
+# links it, with the keys and sort of $(GP_KEYS_OBJ)); tested in tests/mpi/.
 MPI_DECOMP_OBJ := $(BUILD)/obj/host_stub/mpi/decomp.o
 $(MPI_DECOMP_OBJ): CFLAGS += $(MPI_CFLAGS)
 endif

@@ -17,7 +17,7 @@
 
 #include "base/base_instance.h"
 #include "octree/cpu_walk.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 #include "octree/tree_params.h"
 #include "octree/tree_state.h"
 

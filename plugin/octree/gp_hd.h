@@ -25,9 +25,6 @@
 #  define GP_RESTRICT restrict
 #endif
 
-/* Keys are 63 bits: 21 bits per axis, 3 bits per tree level. */
-#define GP_KEY_BITS_PER_AXIS 21
-#define GP_KEY_MAX_LEVEL     21
-#define GP_KEY_GRID          (1u << GP_KEY_BITS_PER_AXIS) /* cells per axis at the deepest level */
+/* The keys and their grid (GP_KEY_*) are the ABI's: gravplug_keys.h. */
 
 #endif /* GP_CORE_HD_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * host_tree.h — the host (CPU) driver of the tree build: root cube, keys,
- * radix sort, the level-by-level octree and bottom-up moments, each a loop
- * over the per-element steps of keys.h / tree.h / moments.h (OpenMP inside).
+ * host_tree.h — the host (CPU) driver of the tree build: root cube, the
+ * level-by-level octree and bottom-up moments, each a loop
+ * over the per-element steps of gravplug_keys.h / tree.h / moments.h (OpenMP inside).
  * The CUDA plugin drives the same steps with its own kernels.
  *
  * Memory is owned by the gp_host_tree; functions return 0 on success and -1
@@ -12,7 +12,7 @@
 #define GP_CORE_HOST_TREE_H
 
 #include <stddef.h>
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 #include "octree/tree.h"
 #include "octree/moments.h"
 
@@ -26,30 +26,11 @@ typedef struct gp_host_tree {
 } gp_host_tree;
 
 /* The root cube over n points (x/y/z strided by `stride` doubles): lower
- * corner lo[3] and inv_cell = 2^21 / side. Handles n = 1, coincident points
- * and extreme (finite) coordinates. It is gp_host_cube_of_bounds of
- * gp_host_bounds; the two halves let MPI ranks agree on one cube (the
- * bounds reduced over the ranks), so that their trees' cells are cells of
- * one octree. */
-void gp_host_bounds(size_t n, const double *x, const double *y, const double *z, size_t stride,
-                    double mn[3], double mx[3]);        /* n = 0: mn = DBL_MAX, mx = -DBL_MAX */
-void gp_host_cube_of_bounds(const double mn[3], const double mx[3], double lo[3], double *inv_cell);
+ * corner lo[3] and inv_cell = 2^21 / side. It is gp_host_cube_of_bounds of
+ * gp_host_bounds (gravplug_keys.h, with the keys and their radix sort). */
 typedef struct gp_cube { double lo[3], inv_cell; } gp_cube;   /* a root cube, as above */
 void gp_host_root_cube(size_t n, const double *x, const double *y, const double *z,
                        size_t stride, double lo[3], double *inv_cell);
-
-/* keys[i] of n points (strided like above), vectorised (baseline, AVX2 and
- * AVX-512 builds chosen at load time) and threaded: the same keys as
- * gp_key_of_position, one at a time. The tree builds and gravhost-mpi's
- * domain decomposition both take their keys from here. */
-void gp_host_make_keys(size_t n, const double *x, const double *y, const double *z,
-                       size_t stride, gp_key_kind kind, const double lo[3], double inv_cell,
-                       uint64_t *keys);
-
-/* Stable LSD radix sort of keys[0..n) carrying perm[] along, on OpenMP's
- * threads from 64k keys (the same result for any number). Returns -1 on
- * allocation failure (inputs untouched). */
-int gp_host_sort_keys(size_t n, uint64_t *keys, uint32_t *perm);
 
 /* The octree over n sorted keys with leaves of at most leaf_size particles
  * (except at the deepest level). n must be >= 1. */

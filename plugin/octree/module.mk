@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/octree: the tree algorithms every tree plugin shares. The headers
 # are backend-neutral (GP_HD: compiled for the CPU and for the device);
-# host_tree.c is the host driver of the build; tree_state.c and cpu_walk*.c
+# host_tree.c is the host driver of the build (with the keys and their sort
+# from abi/gravplug_keys.c, GP_KEYS_OBJ); tree_state.c and cpu_walk*.c
 # are the CPU tree and group walk that cpu-tree and mpi-tree both run,
 # cpu_targets.c and cpu_driver.c what both drive them with.
 # Tests: tests/plugin/octree/.
-GP_OCTREE_OBJS := $(BUILD)/obj/plugin/octree/host_tree.o
+GP_OCTREE_HOST_OBJ := $(BUILD)/obj/plugin/octree/host_tree.o
+GP_OCTREE_OBJS := $(GP_OCTREE_HOST_OBJ) $(GP_KEYS_OBJ)
 
 # The per-element code is written to vectorise; -fno-math-errno lets sqrt
 # become one instruction. Portable x86-64-v2 baseline, no -march=native.
@@ -13,7 +15,7 @@ GP_OCTREE_CFLAGS := -O3 -fno-math-errno
 ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CFLAGS += -march=x86-64-v2
 endif
-$(GP_OCTREE_OBJS): CFLAGS += $(GP_OCTREE_CFLAGS)
+$(GP_OCTREE_HOST_OBJ): CFLAGS += $(GP_OCTREE_CFLAGS)
 
 # The CPU tree and walk, the i-groups they walk (cpu_targets.c) and the
 # driver code around them (cpu_driver.c: shared parameters, rebuild policy,

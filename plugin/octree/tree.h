@@ -27,7 +27,7 @@
 #define GP_CORE_TREE_H
 
 #include "octree/gp_hd.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 
 typedef struct gp_cell {
     uint32_t begin;   /* first particle (key-sorted index)           */

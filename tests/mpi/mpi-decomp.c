@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 #include "host_stub/mpi/decomp.h"
 #include "tap.h"
 #include "testlib.h"

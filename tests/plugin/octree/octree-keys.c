@@ -9,7 +9,7 @@
 
 #include "tap.h"
 #include "octree/host_tree.h"
-#include "octree/keys.h"
+#include "gravplug_keys.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rng(void)
