@@ -2,7 +2,7 @@
 /*
  * cpu_tree.c — the cpu-tree plugin: a Barnes-Hut oct-tree on the CPU, built
  * from plugin/octree (keys, level-by-level tree, moments, MACs, kernels) and
- * driven with OpenMP over i-groups (octree/cpu_walk.c).
+ * driven with OpenMP over i-groups (octree/cpu_walk_group.c).
  *
  * One compute_forces call:
  *   0. an active subset of at most direct_max particles gets its exact
@@ -78,7 +78,7 @@
  * work in units of the typical leaf size and of the heaviest source mass
  * (octree/cpu_walk.h), so any input scale fits; a float-mode group that meets
  * coordinates or multipoles outside the float range is redone in double
- * (cpu_walk.c), so extreme coordinates cost time, never correctness. Results
+ * (cpu_walk_group.c), so extreme coordinates cost time, never correctness. Results
  * that overflow double are refused with a sentence (gp_check_outputs).
  * compute_field sorts the points along the same curve and walks them in
  * groups the same way.

@@ -41,7 +41,7 @@ static size_t moments_bytes(int closed)
 }
 
 /* Would every group whose sphere lies inside box accept this cell? The
- * walk's test (octree/cpu_walk.c) at the box's nearest point, with a margin. */
+ * walk's test (octree/cpu_traverse.h) at the box's nearest point, with a margin. */
 static int closed_for_box(const oct_wcell *wc, int accel, double lcap, const mpi_tree_box *box)
 {
     if (wc->count <= 1) return 0;

@@ -26,7 +26,7 @@
  *      that face it, refined towards single groups (domains.c, boxes.h);
  *   3. each rank packs, for every other rank, the cells of its tree that
  *      that box needs (let.c), and the ranks swap them (MPI_Alltoallv);
- *   4. each group is walked with cpu-tree's walk (octree/cpu_walk.c), over
+ *   4. each group is walked with cpu-tree's walk (octree/cpu_walk_group.c), over
  *      the local tree first and then over the received LETs in rank order
  *      (force_pass.c); the sums are added in that order, so results are
  *      deterministic for a fixed P and distribution of particles.
