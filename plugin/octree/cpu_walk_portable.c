@@ -87,8 +87,8 @@ DEFINE_LIST_KERNELS(double, double, d, kdd, list_d)  /* double              */
         }                                                                                       \
     } while (0)
 
-OCT_CLONES void oct_walk_flush(oct_workspace *ws, const oct_walk_params *p, const oct_group *g,
-                               int quad)
+OCT_CLONES static void walk_flush(oct_workspace *ws, const oct_walk_params *p, const oct_group *g,
+                                  int quad)
 {
     uint32_t nt = g->n;
     if (p->prec == OCT_DOUBLE) {
@@ -158,6 +158,14 @@ OCT_CLONES void oct_walk_flush(oct_workspace *ws, const oct_walk_params *p, cons
     C->n = P->n = 0;
 }
 
+/* The other walk files flush through this plain function: clang emits a
+ * target_clones function's dispatcher only in its own file, so an extern
+ * clone would not link there. One call per full list. */
+void oct_walk_flush(oct_workspace *ws, const oct_walk_params *p, const oct_group *g, int quad)
+{
+    walk_flush(ws, p, g, quad);
+}
+
 static inline void push_cell(oct_workspace *ws, const oct_walk_params *p, const oct_group *g,
                              int quad, const oct_sources *src, uint32_t c, double dx, double dy,
                              double dz)
@@ -165,7 +173,7 @@ static inline void push_cell(oct_workspace *ws, const oct_walk_params *p, const 
     if (p->prec == OCT_DOUBLE) {
         const gp_moments *mo = &src->mom[c];
         list_d *C = ws->cd;
-        if (C->n == OCT_LIST_CAP) oct_walk_flush(ws, p, g, quad);
+        if (C->n == OCT_LIST_CAP) walk_flush(ws, p, g, quad);
         uint32_t j = C->n++;
         C->x[j] = dx; C->y[j] = dy; C->z[j] = dz; C->m[j] = mo->m;
         for (int k = 0; k < 6; k++) C->s[k][j] = quad ? mo->s[k] : 0.0;
@@ -173,7 +181,7 @@ static inline void push_cell(oct_workspace *ws, const oct_walk_params *p, const 
     } else {
         const oct_payload_f *pf = &src->payf[c];
         list_f *C = ws->cf;
-        if (C->n == OCT_LIST_CAP) oct_walk_flush(ws, p, g, quad);
+        if (C->n == OCT_LIST_CAP) walk_flush(ws, p, g, quad);
         uint32_t j = C->n++;
         const double il = ws->il;
         C->x[j] = (float)(dx * il); C->y[j] = (float)(dy * il); C->z[j] = (float)(dz * il);
@@ -193,7 +201,7 @@ static inline int push_particles(oct_workspace *ws, const oct_walk_params *p, co
                dz = src->z[i] - g->centre[2];
         if (p->prec == OCT_DOUBLE) {
             list_d *P = ws->pd;
-            if (P->n == OCT_LIST_CAP) oct_walk_flush(ws, p, g, quad);
+            if (P->n == OCT_LIST_CAP) walk_flush(ws, p, g, quad);
             uint32_t j = P->n++;
             P->x[j] = dx; P->y[j] = dy; P->z[j] = dz; P->m[j] = src->m[i];
             P->id[j] = (int32_t)src->id[i];
@@ -202,7 +210,7 @@ static inline int push_particles(oct_workspace *ws, const oct_walk_params *p, co
             if (!(fabs(dx) < OCT_FLOAT_RANGE && fabs(dy) < OCT_FLOAT_RANGE && fabs(dz) < OCT_FLOAT_RANGE))
                 return 1;
             list_f *P = ws->pf;
-            if (P->n == OCT_LIST_CAP) oct_walk_flush(ws, p, g, quad);
+            if (P->n == OCT_LIST_CAP) walk_flush(ws, p, g, quad);
             uint32_t j = P->n++;
             P->x[j] = (float)dx; P->y[j] = (float)dy; P->z[j] = (float)dz;
             P->m[j] = (float)src->m[i];
