@@ -165,8 +165,9 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
     for (size_t k = 0; k < na; ++k) offset[k + 1] += offset[k];
     list = malloc((offset[na] ? offset[na] : 1) * sizeof *list);
     if (!list) { st = no_memory(b, n); goto out; }
-    for (size_t k = 0; k < na; ++k)
-        memcpy(list + offset[k], bufs[owner[k]].v + start[k], (offset[k + 1] - offset[k]) * sizeof *list);
+    for (size_t k = 0; k < na; ++k)   /* an empty list may have no buffer */
+        if (offset[k + 1] > offset[k])
+            memcpy(list + offset[k], bufs[owner[k]].v + start[k], (offset[k + 1] - offset[k]) * sizeof *list);
     gp_neighbours_keep(b, na, offset, list);
     offset = NULL;   /* kept */
     list = NULL;
