@@ -239,7 +239,6 @@ $(BUILD)/t/mpi-ic.t: tests/mpi/mpi-ic.sh tests/mpi/mpi-lib.sh $(GRAVHOST_MPI) $(
 	@mkdir -p $(dir $@)
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@MPILIB@|$(abspath tests/mpi/mpi-lib.sh)|' $< > $@
 	@chmod +x $@
-endif
 
 # tests/mpi/mpi-blocksim.c: block-kdk and block-rk2 in gp_sim on every rank with
 # mpi-tree and the collective hook, migrating with their whole state at
@@ -259,3 +258,4 @@ $(BUILD)/t/mpi-blocksim-p%.t: $(GH_BLOCKSIM) $(BUILD)/plugins/gravplug-mpi-tree.
 	@sed -e 's|@MPIRUN@|$(GH_MPIRUN)|' -e 's|@NP@|$*|' -e 's|@PROGRAM@|$(abspath $(GH_BLOCKSIM))|' \
 	     -e 's|@ARGS@||' tests/mpi/mpi-run.sh > $@
 	@chmod +x $@
+endif
