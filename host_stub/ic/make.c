@@ -332,6 +332,7 @@ GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed, const
     ic_vals v;
     if (begin(model, opts, out, &m, &v, err, errlen) != 0) return -1;
     if (!m->prepare) return make_whole(m, &v, n, seed, out, err, errlen);
+    if (n > BLOCK) return ic_make_on_threads(model, n, seed, opts, out, err, errlen);
     return make_blocks(m, &v, n, seed, 0, n, NULL, NULL, out, err, errlen);
 }
 

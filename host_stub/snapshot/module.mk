@@ -13,7 +13,7 @@ $(SNAPSHOT_OBJS): CPPFLAGS += $(HDF5_CPPFLAGS) -Ihost_stub/ic -Ihost_stub/snapsh
 # (tests/lib/module.mk) too, so they do not depend on the rest of the host
 # library being buildable at that moment.
 ICSNAP_OBJS := $(IC_OBJS) $(SNAPSHOT_OBJS) $(PARTICLES_OBJS) $(GP_FILE_CHECKS_OBJ)
-ICSNAP_LIBS := -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
+ICSNAP_LIBS := -fopenmp -lgsl -lgslcblas $(HDF5_LDLIBS) -lm
 
 .PHONY: ic snapshot
 ic snapshot: $(ICSNAP_OBJS)

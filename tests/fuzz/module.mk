@@ -76,7 +76,7 @@ GRAVIC_ASAN_OBJS := $(GRAVIC_ASAN_SRCS:%.c=$(BUILD)/asan/obj/%.o)
 GRAVIC_ASAN := $(BUILD)/tests/gravic-asan
 $(GRAVIC_ASAN): $(GRAVIC_ASAN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ -lgsl -lgslcblas $(HDF5_LDLIBS) -lm $(LDLIBS)
+	$(CC) $(ASAN_CFLAGS) -fopenmp -o $@ $^ -lgsl -lgslcblas $(HDF5_LDLIBS) -lm $(LDLIBS)
 -include $(GRAVIC_ASAN_OBJS:.o=.d)
 
 TESTS += $(BUILD)/t/fuzz-snapshot-ic.t
