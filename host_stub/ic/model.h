@@ -115,11 +115,6 @@ void ic_frame_shift(const double *total, int positions, size_t count, double *po
  * if out of memory. */
 int ic_find_duplicate_id(const uint64_t *id, size_t n, size_t *a, size_t *b);
 
-/* gp_ic_make of a sampled model on the OpenMP threads (make_threads.c):
- * the same set, bit for bit, for any thread count. */
-int ic_make_on_threads(const char *model, size_t n, uint64_t seed, const void *opts, gp_ic *out,
-                       char *err, size_t errlen);
-
 /* The usual check for sampled models: n >= 1. */
 int ic_require_n(const char *model, size_t n, char *err, size_t errlen);
 

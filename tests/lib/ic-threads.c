@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ic-threads.t — gp_ic_make draws a sampled model's blocks on the OpenMP
- * threads (host_stub/ic/make_threads.c): for every sampled model, at n
+ * threads (host_stub/ic/make.c): for every sampled model, at n
  * across several blocks, the set is bit for bit the one drawn on one
  * thread in one piece (gp_ic_make_range over [0, n) with no share), at
  * 2 and 3 threads, uniform with its second (virial) exchange too;
