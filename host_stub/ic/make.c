@@ -292,12 +292,12 @@ static int make_blocks(const ic_model *m, const ic_vals *v, size_t n, uint64_t s
 
 /* ---- a whole sampled set on the OpenMP threads ---------------------------------- */
 
-/* Each thread makes its run of whole blocks with gp_ic_make_range, the
- * threads share their block sums as MPI ranks do (a barrier instead of an
- * allgather), and the slices are joined in order. gp_ic_make_range's
- * contract (the same bits for any tiling) makes the set the same for any
- * thread count. Initial conditions of 2^20 particles and more are a
- * visible part of a run's setup otherwise. */
+/* Each thread makes its run of whole blocks with make_blocks, the threads
+ * share their block sums as MPI ranks do (a barrier instead of an
+ * allgather), and the slices are joined in order. make_blocks gives the
+ * same bits for any tiling, so the set is the same for any thread count.
+ * Initial conditions of 2^20 particles and more are a visible part of a
+ * run's setup otherwise. */
 typedef struct shared_sums {
     double *rows;      /* n_blocks x width, each thread writes the rows it owns */
     int *status;       /* one per thread */
@@ -305,7 +305,8 @@ typedef struct shared_sums {
 } shared_sums;
 
 /* gp_ic_share_fn over the threads of the enclosing parallel region; every
- * thread calls it the same number of times (gp_ic_make_range's rule). */
+ * thread calls it the same number of times (gp_ic_make_range's rule). A
+ * failed thread may have no sums at all, so they are read only on success. */
 static int share_by_barrier(void *ctx, int status, double *sums, size_t width, size_t n_blocks,
                             size_t own_first, size_t own_count, char *err, size_t errlen)
 {
@@ -313,7 +314,7 @@ static int share_by_barrier(void *ctx, int status, double *sums, size_t width, s
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     s->status[t] = status;
     if (status != 0) snprintf(s->errs[t], sizeof s->errs[t], "%s", err ? err : "");
-    memcpy(s->rows + own_first * width, sums + own_first * width, own_count * width * sizeof *sums);
+    else memcpy(s->rows + own_first * width, sums + own_first * width, own_count * width * sizeof *sums);
 #pragma omp barrier
     int failed = -1;
     for (int k = 0; k < nt && failed < 0; ++k)
@@ -328,12 +329,15 @@ static int share_by_barrier(void *ctx, int status, double *sums, size_t width, s
     return failed >= 0 ? -1 : 0;
 }
 
+/* The slices in thread order into out; a thread the runtime did not start
+ * left its slice empty. */
 static int join(gp_ic *parts, int nt, size_t n, gp_ic *out, char *err, size_t errlen)
 {
     if (ic_alloc(out, n, err, errlen) != 0) return -1;
     size_t at = 0;
     for (int t = 0; t < nt; ++t) {
         size_t k = parts[t].n;
+        if (!k) continue;
         memcpy(out->pos + 3 * at, parts[t].pos, 3 * k * sizeof *out->pos);
         memcpy(out->vel + 3 * at, parts[t].vel, 3 * k * sizeof *out->vel);
         memcpy(out->mass + at, parts[t].mass, k * sizeof *out->mass);
@@ -343,13 +347,13 @@ static int join(gp_ic *parts, int nt, size_t n, gp_ic *out, char *err, size_t er
     return 0;
 }
 
-static int make_on_threads(const char *model, size_t n, uint64_t seed, const void *opts, gp_ic *out,
-                       char *err, size_t errlen)
+static int make_on_threads(const ic_model *m, const ic_vals *v, size_t n, uint64_t seed, gp_ic *out,
+                           char *err, size_t errlen)
 {
-    size_t n_blocks = (n + GP_IC_BLOCK - 1) / GP_IC_BLOCK;
+    size_t n_blocks = (n + BLOCK - 1) / BLOCK;
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     if ((size_t)nt > n_blocks) nt = (int)n_blocks;
-    if (nt <= 1) return gp_ic_make_range(model, n, seed, opts, 0, n, NULL, NULL, out, err, errlen);
+    if (nt <= 1) return make_blocks(m, v, n, seed, 0, n, NULL, NULL, out, err, errlen);
 
     gp_ic *parts = calloc((size_t)nt, sizeof *parts);
     shared_sums s = { calloc(n_blocks * IC_FRAME_SUMS, sizeof(double)), calloc((size_t)nt, sizeof(int)),
@@ -362,27 +366,18 @@ static int make_on_threads(const char *model, size_t n, uint64_t seed, const voi
         {
             int t = omp_get_thread_num(), got = omp_get_num_threads();
             /* whole blocks per thread, so each block is drawn once */
-            size_t lo = n_blocks * (size_t)t / (size_t)got * GP_IC_BLOCK;
-            size_t hi = n_blocks * (size_t)(t + 1) / (size_t)got * GP_IC_BLOCK;
+            size_t lo = n_blocks * (size_t)t / (size_t)got * BLOCK;
+            size_t hi = n_blocks * (size_t)(t + 1) / (size_t)got * BLOCK;
             if (hi > n) hi = n;
-            if (lo > n) lo = n;
-            if (gp_ic_make_range(model, n, seed, opts, lo, hi, share_by_barrier, &s, &parts[t], s.errs[t],
-                                 sizeof s.errs[t]) != 0) {
+            char e[512]; /* its own: the exchange keeps the threads' sentences in s.errs */
+            if (make_blocks(m, v, n, seed, lo, hi, share_by_barrier, &s, &parts[t], e, sizeof e) != 0) {
+                /* a failure goes through the exchange, so every thread has the same sentence */
+                if (t == 0 && err && errlen) snprintf(err, errlen, "%s", e);
 #pragma omp atomic write
                 rc = -1;
             }
-#pragma omp single
-            nt = got;
         }
-        if (rc != 0) {
-            for (int t = 0; t < nt; ++t)
-                if (s.errs[t][0]) {
-                    if (err && errlen) snprintf(err, errlen, "%s", s.errs[t]);
-                    break;
-                }
-        } else {
-            rc = join(parts, nt, n, out, err, errlen);
-        }
+        if (rc == 0) rc = join(parts, nt, n, out, err, errlen);
     }
     for (int t = 0; parts && t < nt; ++t) gp_ic_free(&parts[t]);
     free(parts);
@@ -436,8 +431,7 @@ GRAVPLUG_EXPORT int gp_ic_make(const char *model, size_t n, uint64_t seed, const
     ic_vals v;
     if (begin(model, opts, out, &m, &v, err, errlen) != 0) return -1;
     if (!m->prepare) return make_whole(m, &v, n, seed, out, err, errlen);
-    if (n > BLOCK) return make_on_threads(model, n, seed, opts, out, err, errlen);
-    return make_blocks(m, &v, n, seed, 0, n, NULL, NULL, out, err, errlen);
+    return make_on_threads(m, &v, n, seed, out, err, errlen);
 }
 
 GRAVPLUG_EXPORT int gp_ic_make_range(const char *model, size_t n, uint64_t seed, const void *opts,

@@ -4,9 +4,11 @@
  * threads (host_stub/ic/make.c): for every sampled model, at n
  * across several blocks, the set is bit for bit the one drawn on one
  * thread in one piece (gp_ic_make_range over [0, n) with no share), at
- * 2 and 3 threads, uniform with its second (virial) exchange too;
- * a bad option gives the same sentence on several threads as on one, and
- * leaves the set empty.
+ * 2 and 3 threads, uniform with its second (virial) exchange too. A
+ * model that fails on the threads (hernquist refuses its rtrunc while it
+ * prepares, inside the threads' exchange) gives one thread's sentence on
+ * 2 and 3 threads, no hang, and an empty set; a bad option is refused
+ * before any thread starts, with the same sentence on 3 threads as on 1.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -54,6 +56,20 @@ int main(void)
     gp_param virial[] = { { "virial_ratio", "0.5" } };
     gp_ic_opts vopts = { virial, 1 };
     check_model("uniform", &vopts, "uniform virial_ratio = 0.5");
+
+    gp_param tiny[] = { { "rtrunc", "1e-6" } };
+    gp_ic_opts topts = { tiny, 1 };
+    char one[512];
+    gp_ic h;
+    omp_set_num_threads(1);
+    int r = gp_ic_make("hernquist", 3 * GP_IC_BLOCK, 1, &topts, &h, one, sizeof one);
+    for (int nt = 2; nt <= 3; ++nt) {
+        char e[512] = "";
+        omp_set_num_threads(nt);
+        int rt = gp_ic_make("hernquist", 3 * GP_IC_BLOCK, 1, &topts, &h, e, sizeof e);
+        ok(r == -1 && rt == -1 && one[0] && !strcmp(one, e) && h.n == 0 && !h.pos,
+           "a failure inside the threads, %d threads: one sentence, as on one thread, no particles (%s)", nt, e);
+    }
 
     gp_param bad[] = { { "no_such_option", "1" } };
     gp_ic_opts bopts = { bad, 1 };
