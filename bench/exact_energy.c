@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * exact_energy.c — see exact_energy.h. One cpu-direct simulation is kept
- * for the life of the program (the benchmarks measure runs of one size).
+ * exact_energy.c — see exact_energy.h. One measuring simulation (cpu-direct
+ * unless --energy names another) is kept for the life of the program (the
+ * benchmarks measure runs of one size).
  */
 #include "exact_energy.h"
 
@@ -13,6 +14,8 @@
 static gp_sim *meas;
 /* --solver's NAME=VALUE pairs, given to every measured run's plugin */
 static char solver_extra[512];
+/* --energy's PLUGIN[:NAME=VALUE,...]: what measures the energies */
+static char energy_spec[512] = "cpu-direct";
 static double *mpos, *mvel, *mmass;
 static size_t mcap;
 
@@ -52,9 +55,27 @@ double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
 {
     size_t n = gp_sim_count(sim);
     if (!meas) {
-        const char *nm[] = { "eps" }, *v[] = { eps };
-        gp_sim_new(&meas);
-        if (gp_sim_open_solver(meas, "cpu-direct", 1, nm, v) != GP_OK) bench_fail(prog, "cpu-direct", meas);
+        /* spec: the plugin, then its NAME=VALUE pairs after eps */
+        static char spec[sizeof energy_spec];
+        memcpy(spec, energy_spec, sizeof spec);
+        char *pairs = strchr(spec, ':');
+        if (pairs) *pairs++ = '\0';
+        const char *nm[17] = { "eps" }, *v[17] = { eps };
+        size_t np = 1;
+        for (char *save = NULL, *kv = pairs ? strtok_r(pairs, ",", &save) : NULL; kv;
+             kv = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(kv, '=');
+            if (!eq || np == 17) {
+                fprintf(stderr, "%s: --energy wants PLUGIN[:NAME=VALUE,...] (at most 16 pairs), got '%s'\n",
+                        prog, energy_spec);
+                exit(2);
+            }
+            *eq = '\0';
+            nm[np] = kv;
+            v[np++] = eq + 1;
+        }
+        if (gp_sim_new(&meas) != GP_OK) { fprintf(stderr, "%s: out of memory\n", prog); exit(1); }
+        if (gp_sim_open_solver(meas, spec, np, nm, v) != GP_OK) bench_fail(prog, spec, meas);
     }
     if (n > mcap) {
         free(mpos); free(mvel); free(mmass);
@@ -67,6 +88,11 @@ double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
     double k, w;
     if (gp_sim_energies(meas, &k, &w) != GP_OK) bench_fail(prog, "energies", meas);
     return k + w;
+}
+
+const char *bench_energy_spec(void)
+{
+    return energy_spec;
 }
 
 double bench_now(void)
@@ -123,6 +149,7 @@ int bench_common_option(const bench_options *o, const char *a, const char *v)
     else if (!strcmp(a, "--threads")) *o->threads = v;
     else if (!strcmp(a, "--seed")) *o->seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--solver")) snprintf(solver_extra, sizeof solver_extra, "%s", v);
+    else if (!strcmp(a, "--energy")) snprintf(energy_spec, sizeof energy_spec, "%s", v);
     else return 0;
     return 1;
 }

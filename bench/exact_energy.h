@@ -11,14 +11,18 @@
 #include "gp_sim.h"
 #include "ic.h"
 
-/* Kinetic + potential energy of sim's state now, on a separate cpu-direct
- * simulation with softening eps (a string, as the plugin parses it), so the
- * measured run's solver is not disturbed. On failure prints "prog: what:
- * sentence" and exits 1. */
+/* Kinetic + potential energy of sim's state now, on a separate simulation
+ * with softening eps (a string, as the plugin parses it), so the measured
+ * run's solver is not disturbed: cpu-direct, or what --energy named (where
+ * an O(N^2) sum is out of reach, a tree opened tighter than the run's). On
+ * failure prints "prog: what: sentence" and exits 1. */
 double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps);
 
 /* The same for the initial conditions ic themselves (E(0) of every run). */
 double bench_ic_energy(const char *prog, const gp_ic *ic, const char *eps);
+
+/* What measures the energies: "cpu-direct" or --energy's value. */
+const char *bench_energy_spec(void);
 
 /* A run to measure: a gp_sim with plugin opened (eps; theta for tree
  * plugins, which cpu-direct would reject; threads when not NULL), the
@@ -47,8 +51,9 @@ typedef struct bench_options {
 } bench_options;
 /* Takes option a with value v when it is one of --n --t --plugin --eps
  * --theta --threads --seed --solver (more plugin parameters,
- * NAME=VALUE[,NAME=VALUE...], for every run bench_open_run opens after it):
- * returns 1, else 0. */
+ * NAME=VALUE[,NAME=VALUE...], for every run bench_open_run opens after it)
+ * --energy (PLUGIN[:NAME=VALUE,...], what measures the energies; default
+ * cpu-direct): returns 1, else 0. */
 int bench_common_option(const bench_options *o, const char *a, const char *v);
 
 /* Prints "prog: what: sim's last error" and exits 1. */

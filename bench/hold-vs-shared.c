@@ -8,12 +8,13 @@
  *   hold-vs-shared [--n N] [--t T] [--plugin P] [--eps E] [--theta TH]
  *                  [--threads K] [--sample DT] [--model M] [--seed S]
  *                  [--ic NAME=VALUE[,NAME=VALUE...]] [--series FILE] [--ic-path FILE]
+ *                  [--solver NAME=VALUE,...] [--energy PLUGIN[:NAME=VALUE,...]]
  *                  --run SPEC [--run SPEC ...]
  *
  * SPEC: integrator[:name=value,name=value...], e.g. "hold:dt=0.125,eta=0.2"
  * or "leapfrog:dt=0.0078125". Each run evolves the model to T, sampling
- * |E(t) - E(0)| / |E(0)| every DT (energies from cpu-direct on a copy of
- * the state, outside the timing). Per run, one TSV row: the largest error
+ * |E(t) - E(0)| / |E(0)| every DT (energies from cpu-direct, or what
+ * --energy names, on a copy of the state, outside the timing). Per run, one TSV row: the largest error
  * ("max"), the error at T ("end"), the slope of a least-squares line
  * through the sampled errors (signed, per unit time: secular drift), the
  * force work (particle forces = the sum of active counts over the force
@@ -146,8 +147,8 @@ int main(int argc, char **argv)
     double e0 = bench_ic_energy("hold-vs-shared", &ic, eps);
     printf("# hold-vs-shared: %s n = %zu seed %llu", model, ic.n, seed);
     for (int k = 0; k < nic; ++k) printf("%s %s = %s", k ? "," : "", icopt[k].name, icopt[k].value);
-    printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g\n", plugin, eps, theta,
-           threads ? threads : "default", t_end, sample);
+    printf(", %s eps = %s theta = %s threads = %s, t = 0 .. %g, samples every %g, energies from %s\n", plugin,
+           eps, theta, threads ? threads : "default", t_end, sample, bench_energy_spec());
     printf("run\tdE_max\tdE_end\tdE_slope\tsteps\tforce_calls\tparticle_forces\tinteractions\tsrc_per_pf\tlevels\twall_s"
            "\tcriterion_pf\tcriterion_pairs\tcpu_s\tpp\tbuilds\trefits\tbuild_s\tmoments_s\twalk_s"
            "\tcriterion_calls\tcalls_per_step\tcriterion_calls_per_step\tcriterion_cpu_s\tcriterion_cpu_share"

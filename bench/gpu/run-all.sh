@@ -46,8 +46,15 @@
 #                 (MPI_N), a full call and a 1% block step's (gravhost-mpi's cut; MPI_RUNS=block
 #                 for the block steps alone); needs mpirun
 #                                                                    ~5-10 min
-#     (group-cells, ncu-step, hermite, cores and mpi are not in the default list; GPU_DIRECT and GPU_TREE
-#     swap the GPU plugin for a dry run on a machine without one)
+#     gothic      bench/gpu/gothic.py: make run's galaxy and settings at 2^20,
+#                 2^22, 2^24 (GOTHIC_N, log2 list), its block scheme against
+#                 leapfrog dt 1/32 .. 1/128 at equal max |dE/E| to t = 1
+#                 (GOTHIC_T), energies from a tighter cuda-tree; the same at
+#                 2^20 (GOTHIC_CORES_N) on cpu-tree with every host core; a
+#                 1% block step at 2^24 (GOTHIC_STEP_N) and a shared step at
+#                 2^24 (GOTHIC_SHARED_N) beside Bonsai's          ~5-8 min
+#     (group-cells, ncu-step, hermite, cores, mpi and gothic are not in the default list; GPU_DIRECT and
+#     GPU_TREE swap the GPU plugin for a dry run on a machine without one, GPU_OUT the results folder)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
 # TREE_SMALL / TREE_LARGE (the log2 N lists of the tree stages), NO_BUILD=1
@@ -60,7 +67,7 @@ if [ -n "${CUDA_ARCH:-}" ]; then MAKEARCH="CUDA_ARCH=$CUDA_ARCH"; else MAKEARCH=
 gpu_name=${GPU_NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)}
 [ -n "$gpu_name" ] || gpu_name="unknown-gpu"
 tag=$(printf '%s' "$gpu_name" | tr -c 'A-Za-z0-9._-' '-' | sed 's/--*/-/g; s/-$//')
-out=bench/results/gpu/raw
+out=${GPU_OUT:-bench/results/gpu/raw}
 mkdir -p "$out"
 
 header() { # what, file
@@ -349,6 +356,18 @@ stage_mpi() {
     echo "mpi: $f"
 }
 
+# GOTHIC's headline (block steps against shared ones at 2^20-2^24) on
+# make run's model, and the GPU against the host's cores; one results file
+stage_gothic() {
+    f="$out/gpu-$tag-gothic.txt"
+    header "block steps against leapfrog at equal error, GPU against the host's cores (bench/gpu/gothic.py)" "$f"
+    exps=$(echo ${GOTHIC_N:-20 22 24} | tr ' ' ',')
+    python3 bench/gpu/gothic.py --out "$f" --tree "${GPU_TREE:-cuda-tree}" --n "$exps" \
+        --cores-n "${GOTHIC_CORES_N:-20}" --t "${GOTHIC_T:-1}" --step-n "${GOTHIC_STEP_N:-24}" \
+        --shared-n "${GOTHIC_SHARED_N:-24}" --timeout "${GOTHIC_TIMEOUT:-240}" > /dev/null
+    echo "gothic: $f (exit $?)"
+}
+
 build
 stages=${*:-tests direct jerk tree-small tree-large block ncu block-pays}
 for s in $stages; do
@@ -366,6 +385,7 @@ for s in $stages; do
     hermite) stage_hermite ;;
     cores) stage_cores ;;
     mpi) stage_mpi ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu ncu-step block-pays hermite cores mpi)" >&2; exit 2 ;;
+    gothic) stage_gothic ;;
+    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu ncu-step block-pays hermite cores mpi gothic)" >&2; exit 2 ;;
     esac
 done

@@ -135,3 +135,10 @@ $(BUILD)/t/cudabench-emu.t: tests/gpu/cudabench-emu.sh tests/tap-lib.sh tests/gp
 
 # `make cuda` (plugin/cuda-tree/module.mk) builds the GPU tests too.
 cuda: $(GPU_TESTS) $(GPU_EMU_TEST) $(GPU_EMU_WRAPPERS)
+
+# bench/gpu/run-all.sh's gothic stage, dry, at toy sizes (emulated cuda-tree
+# where nvcc is, cpu-tree otherwise)
+TESTS += $(BUILD)/t/gothic-dry.t
+$(BUILD)/t/gothic-dry.t: tests/gpu/gothic-dry.sh tests/gpu/module.mk bench/gpu/run-all.sh bench/gpu/gothic.py \
+                         $(HOLD_VS_SHARED) $(CUDABENCH) $(EMU_PLUGINS) $(BUILD)/plugins/gravplug-cpu-tree.so
+	$(gp_sh_test)
