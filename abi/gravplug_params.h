@@ -28,6 +28,11 @@
  * softening reads it. */
 #define GP_PARAM_SOFTENING "eps"
 
+/* GP_PARAM_DOUBLE > 0: the gravitational constant the forces carry, in the
+ * host's units; a plugin that lists none computes with G = 1. A host that
+ * moves bodies by a closed-form orbit (a Kepler step) reads it. */
+#define GP_PARAM_GRAVITY "G"
+
 /* GP_PARAM_ENUM: the cell-opening criterion of a tree. Its word
  * GP_OPENING_RELATIVE (GADGET's relative criterion) bounds each particle's
  * error by a fraction of its previous |a|, which the plugin takes from the
@@ -67,6 +72,20 @@ static inline int gp_params_softening(const gp_api *api, gp_solver *s, double *e
     double v = strtod(buf, &end);
     if (end == buf || !isfinite(v) || v < 0.0) return 0;
     *eps = v;
+    return 1;
+}
+
+/* The instance's gravitational constant (GP_PARAM_GRAVITY) into *g: 1 when
+ * it lists one with a finite value > 0, else 0 (and *g = 1, the ABI's
+ * default units). */
+static inline int gp_params_gravity(const gp_api *api, gp_solver *s, double *g)
+{
+    char buf[64], *end;
+    *g = 1.0;
+    if (gp_params_read(api, s, GP_PARAM_GRAVITY, buf, sizeof buf) != GP_OK) return 0;
+    double v = strtod(buf, &end);
+    if (end == buf || !isfinite(v) || !(v > 0.0)) return 0;
+    *g = v;
     return 1;
 }
 

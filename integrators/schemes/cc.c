@@ -40,18 +40,36 @@
  * (update_positions), so a level with many components costs O(N) a call
  * on the host, and on a tree plugin a tree build per call.
  *
- * Huayno's CCC integrates two-body components with a Kepler solver; here
- * every component is split again (no Kepler step).
+ * Two-body components (two_body): "split" (the default) splits them again
+ * like any other; "kepler" moves each by its closed-form orbit over its
+ * step (kepler.c), as Huayno's CC_KEPLER does: exact for H_C, so the
+ * levels below it, their graphs and their kicks are not paid. The orbit is
+ * the unsoftened one, so it is refused on a solver with eps > 0 (Huayno
+ * applies it regardless); mu = G (m_1 + m_2), G from the solver
+ * (GP_PARAM_GRAVITY). Huayno's CCC, which integrates each component about
+ * its centre of mass, is not built: here a component's centre moves in the
+ * same sums as its members.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/sim_core.h"
+#include "core/stopping.h"
+#include "gravplug_params.h"
+#include "kepler.h"
 #include "solver/force.h"
 #include "solver/force_pair.h"
 #include "split_step.h"
 #include "timestep_criteria.h"
+
+/* The block rows first, so GP_BLOCK_SET reads them. */
+typedef struct cc_settings {
+    gp_block_settings block;
+    int two_body;       /* CC_TWO_BODY_* */
+} cc_settings;
+enum { CC_TWO_BODY_SPLIT, CC_TWO_BODY_KEPLER };
+static const char *const two_body_names[] = { "split", "kepler", NULL };
 
 static const gp_setting settings[] = {
     GP_BLOCK_SETTING_DT,
@@ -59,7 +77,16 @@ static const gp_setting settings[] = {
                         "accuracy parameter: a pair with eta * tau_ij < h (tau_ij its free-fall and "
                         "fly-by time, from the plugin) is resolved below the step h"),
     GP_BLOCK_SETTING_MAX_LEVEL,
+    { "two_body", GP_SETTING_CHOICE, "split",
+      "a component of two particles: \"split\" again like any other, or \"kepler\": moved by its exact "
+      "unsoftened orbit (Huayno's CC_KEPLER; needs the solver's eps = 0)",
+      offsetof(cc_settings, two_body), 0, 0, 0, two_body_names, NULL, 0 },
 };
+
+static int kepler_pairs(const gp_sim *sim)
+{
+    return ((const cc_settings *)sim->settings)->two_body == CC_TWO_BODY_KEPLER;
+}
 
 static gp_status oom(gp_sim *sim) { return gp_split_oom(sim, "cc"); }
 
@@ -72,6 +99,56 @@ static gp_status need_pairs(gp_sim *sim)
                        "compute_forces_ex and get_neighbours), which the %s solver does not offer%s; use "
                        "hold, or a plugin such as cpu-direct",
                        sim->solver_name, sim->reduce ? " to a solver shared by several processes" : "");
+}
+
+/* two_body = "kepler" solves the unsoftened two-body problem: refused
+ * where the forces are softened. */
+static gp_status need_unsoftened(gp_sim *sim)
+{
+    double eps = 0.0;
+    if (!kepler_pairs(sim) || !gp_params_softening(sim->api, sim->solver, &eps) || eps == 0.0) return GP_OK;
+    return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                       "cc's two_body = \"kepler\" moves a two-body component along its unsoftened Kepler "
+                       "orbit, but the %s solver softens the forces (eps = %g): set the solver's eps to 0, "
+                       "or two_body = \"split\"", sim->solver_name, eps);
+}
+
+/* H_C of a two-body component s over h from t, in closed form: the centre
+ * of mass drifts, the relative orbit takes a Kepler step. */
+static gp_status kepler_pair(gp_sim *sim, gp_split_priv *p, const uint32_t *s, double t, double h, int depth)
+{
+    size_t i = s[0], j = s[1];
+    double mi = sim->mass[i], mj = sim->mass[j], m = mi + mj, g;
+    double *xi = sim->pos + 3 * i, *xj = sim->pos + 3 * j, *vi = sim->vel + 3 * i, *vj = sim->vel + 3 * j;
+    if (m > 0.0) {
+        gp_params_gravity(sim->api, sim->solver, &g);
+        double dx[3], dv[3], xc[3], vc[3];
+        for (int c = 0; c < 3; ++c) {
+            dx[c] = xi[c] - xj[c];
+            dv[c] = vi[c] - vj[c];
+            vc[c] = (mi * vi[c] + mj * vj[c]) / m;
+            xc[c] = (mi * xi[c] + mj * xj[c]) / m + h * vc[c];
+        }
+        if (gp_kepler_step(g * m, dx, dv, h) != 0)
+            return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
+                               "cc: particles %zu and %zu have no Kepler orbit to follow over %g (they "
+                               "coincide, or a value is not finite): use two_body = \"split\"", i, j, h);
+        for (int c = 0; c < 3; ++c) {
+            xi[c] = xc[c] + (mj / m) * dx[c];
+            xj[c] = xc[c] - (mi / m) * dx[c];
+            vi[c] = vc[c] + (mj / m) * dv[c];
+            vj[c] = vc[c] - (mi / m) * dv[c];
+        }
+    } else {
+        for (int c = 0; c < 3; ++c) {   /* two massless bodies: no orbit */
+            xi[c] += h * vi[c];
+            xj[c] += h * vj[c];
+        }
+    }
+    p->ptime[i] = p->ptime[j] = t + h;
+    gp_split_levels(sim, s, 2, depth);
+    gp_stopping_after_drift(sim, s, 2);
+    return GP_OK;
 }
 
 static gp_status start(gp_sim *sim)
@@ -203,6 +280,7 @@ static gp_status cc(gp_sim *sim, gp_split_priv *p, const uint32_t *s, size_t ns,
                     int depth, int kdk)
 {
     if (ns == 0) return GP_OK;
+    if (ns == 2 && kepler_pairs(sim)) return kepler_pair(sim, p, s, t, h, depth);
     uint32_t *order = malloc(ns * sizeof *order);
     size_t *bounds = malloc((ns / 2 + 1) * sizeof *bounds), m = 0;
     double *acc = malloc(3 * ns * sizeof *acc);
@@ -260,6 +338,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
 {
     gp_split_priv *p = sim->priv;
     gp_status st = need_pairs(sim);
+    if (st == GP_OK) st = need_unsoftened(sim);
     if (st != GP_OK) return st;
     int partial;
     double h = gp_split_top_step(sim, t_end, &partial), t = sim->time;
@@ -277,7 +356,7 @@ const gp_integrator_def gp_scheme_cc = {
     /* not GP_SCHEME_MPI: its step graphs are built from each rank's own lists */
     .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS,
     .summary = "CC (Pelupessy et al. 2012, Huayno's CC_SPLIT): connected components of the pairwise time-step graph, each integrated on its own below dt; drift-kick-drift slow steps; needs ABI 1.2 pair steps",
-    GP_SETTINGS_TABLE(settings, gp_block_settings),
+    GP_SETTINGS_TABLE(settings, cc_settings),
     .start = start, .step = step_dkd, .stop = gp_split_stop, .load = load,
 };
 
@@ -285,6 +364,6 @@ const gp_integrator_def gp_scheme_cc_kdk = {
     .name = "cc-kdk",
     .flags = GP_SCHEME_BLOCK_STEPS | GP_SCHEME_TOP_STEPS,
     .summary = "CC with kick-drift-kick slow steps (Huayno's CC_KDK)",
-    GP_SETTINGS_TABLE(settings, gp_block_settings),
+    GP_SETTINGS_TABLE(settings, cc_settings),
     .start = start, .step = step_kdk, .stop = gp_split_stop, .load = load,
 };

@@ -6,7 +6,10 @@
  * plugin/base/pair_step.h's expression, here); second order on an
  * eccentric Kepler orbit; time-reversible over a top step; a restarted
  * run bit-identical to the uninterrupted one; a plugin without pair steps
- * refused with a sentence.
+ * refused with a sentence. two_body = "kepler" (unsoftened): a binary alone
+ * follows its exact orbit with no force call; on the cluster it converges
+ * to rk8pd's trajectory as the split does, in fewer force calls; reversible
+ * and restartable like it; refused on softened forces.
  */
 #include <stddef.h>
 
@@ -20,6 +23,8 @@
 
 static double pos0[3 * N], vel0[3 * N], mass0[N];
 static const char *integ = "cc";
+static const char *two_body;        /* NULL: the default */
+static const char *soft = "0.01";   /* the solver's eps */
 
 static gp_sim *make(gp_sim *sim, const char *eta, const char *dt)
 {
@@ -27,7 +32,8 @@ static gp_sim *make(gp_sim *sim, const char *eta, const char *dt)
     if (gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) != GP_OK
         || gp_sim_set_integrator(sim, integ) != GP_OK
         || gp_sim_set_integrator_param(sim, "eta", eta) != GP_OK
-        || gp_sim_set_integrator_param(sim, "dt", dt) != GP_OK) {
+        || gp_sim_set_integrator_param(sim, "dt", dt) != GP_OK
+        || (two_body && gp_sim_set_integrator_param(sim, "two_body", two_body) != GP_OK)) {
         diag("%s", gp_sim_last_error(sim));
         gp_sim_free(sim);
         return NULL;
@@ -104,7 +110,7 @@ static void check_components(void)
 static void check_reversible(void)
 {
     static double p[3 * N], v[3 * N];
-    gp_sim *sim = make(sim_on_direct("0.01"), "0.1", "0.25");
+    gp_sim *sim = make(sim_on_direct(soft), "0.1", "0.25");
     uint64_t counts[64];
     size_t nl = 0;
     int good = sim && gp_sim_evolve(sim, 0.25) == GP_OK && gp_sim_level_counts(sim, counts, 64, &nl) == GP_OK
@@ -117,8 +123,8 @@ static void check_reversible(void)
     if (!good && sim) diag("%s", gp_sim_last_error(sim));
     double dx = max_diff(p, pos0, 3 * N), dv = max_diff(v, vel0, 3 * N);
     ok(good && nl >= 3 && moved > 0.01 && dx < 1e-11 && dv < 1e-11,
-       "%s is time-reversible over a top step on %zu levels: forward, flipped, forward recovers the start "
-       "(%.1e, %.1e)", integ, nl, dx, dv);
+       "%s%s is time-reversible over a top step on %zu levels: forward, flipped, forward recovers the start "
+       "(%.1e, %.1e)", integ, two_body ? " two_body = kepler" : "", nl, dx, dv);
     gp_sim_free(sim);
 }
 
@@ -129,7 +135,7 @@ static void check_reversible(void)
 static double cluster_error(const char *eta, const double *ref)
 {
     static double p[3 * N];
-    gp_sim *sim = make(sim_on_direct("0.01"), eta, "0.125");
+    gp_sim *sim = make(sim_on_direct(soft), eta, "0.125");
     int good = sim && gp_sim_evolve(sim, 0.5) == GP_OK && gp_sim_get_particles(sim, p, NULL, NULL, NULL) == GP_OK;
     if (!good && sim) diag("%s", gp_sim_last_error(sim));
     gp_sim_free(sim);
@@ -139,7 +145,7 @@ static double cluster_error(const char *eta, const double *ref)
 static void check_cluster_order(void)
 {
     static double ref[3 * N];
-    gp_sim *e = sim_on_direct("0.01");
+    gp_sim *e = sim_on_direct(soft);
     int good = e && gp_sim_set_particles(e, N, pos0, vel0, mass0, NULL) == GP_OK
                && gp_sim_set_integrator(e, "rk8pd") == GP_OK && gp_sim_set_integrator_param(e, "rtol", "1e-13") == GP_OK
                && gp_sim_evolve(e, 0.5) == GP_OK && gp_sim_get_particles(e, ref, NULL, NULL, NULL) == GP_OK;
@@ -155,14 +161,15 @@ static void check_restart(void)
 {
     const char *path = "integrators-cc.tmp.ckpt";
     static double pa[3 * N], va[3 * N], pb[3 * N], vb[3 * N];
-    gp_sim *a = make(sim_on_direct("0.01"), "0.1", "0.25"), *b = sim_on_direct("0.01");
+    gp_sim *a = make(sim_on_direct(soft), "0.1", "0.25"), *b = sim_on_direct(soft);
     int good = a && b && gp_sim_evolve(a, 0.5) == GP_OK && gp_sim_checkpoint_save(a, path, NULL, 0) == GP_OK
                && gp_sim_evolve(a, 1.0) == GP_OK && gp_sim_checkpoint_load(b, path, NULL, 0, NULL) == GP_OK
                && gp_sim_evolve(b, 1.0) == GP_OK && gp_sim_get_particles(a, pa, va, NULL, NULL) == GP_OK
                && gp_sim_get_particles(b, pb, vb, NULL, NULL) == GP_OK;
     if (!good) diag("%s / %s", a ? gp_sim_last_error(a) : "", b ? gp_sim_last_error(b) : "");
     ok(good && memcmp(pa, pb, sizeof pa) == 0 && memcmp(va, vb, sizeof va) == 0 && gp_sim_time(a) == gp_sim_time(b),
-       "%s: a restarted run is bit-identical to the uninterrupted one", integ);
+       "%s%s: a restarted run is bit-identical to the uninterrupted one", integ,
+       two_body ? " two_body = kepler" : "");
     remove(path);
     gp_sim_free(a);
     gp_sim_free(b);
@@ -220,9 +227,87 @@ static void check_abi12(void)
     gp_plugin_close(plug);
 }
 
+/* A binary alone, unsoftened: one two-body component at the top, moved
+ * along its orbit in closed form: it closes after each period to rounding,
+ * with no force call at all. */
+static void check_kepler_binary(void)
+{
+    double pos[6], vel[6], mass[2], x0[3];
+    kepler_state(0.5, pos, vel, mass);
+    for (int k = 0; k < 3; ++k) x0[k] = pos[3 + k] - pos[k];
+    gp_sim *sim = sim_on_direct("0");
+    uint64_t calls = 1;
+    int good = sim && gp_sim_set_particles(sim, 2, pos, vel, mass, NULL) == GP_OK
+               && gp_sim_set_integrator(sim, integ) == GP_OK
+               && gp_sim_set_integrator_param(sim, "two_body", "kepler") == GP_OK
+               && gp_sim_set_integrator_param(sim, "dt", "0.5") == GP_OK
+               && gp_sim_evolve(sim, 20.0 * M_PI) == GP_OK && gp_sim_get_particles(sim, pos, vel, NULL, NULL) == GP_OK
+               && gp_sim_counter(sim, "force_calls", &calls) == GP_OK;
+    if (!good && sim) diag("%s", gp_sim_last_error(sim));
+    double d = 0;
+    for (int k = 0; k < 3; ++k) d = fmax(d, fabs(pos[3 + k] - pos[k] - x0[k]));
+    ok(good && d < 1e-11 && calls == 0,
+       "%s two_body = kepler: a binary (e = 0.5) closes after 10 periods to %.1e with %llu force calls", integ, d,
+       (unsigned long long)calls);
+    gp_sim_free(sim);
+}
+
+/* On the unsoftened cluster against rk8pd: the Kepler steps keep the
+ * split's accuracy (within 2x of its error at the same eta) in fewer force
+ * calls, since a pair's levels below its component are not walked. */
+static void check_kepler_cluster(void)
+{
+    static double ref[3 * N], p[3 * N];
+    gp_sim *e = sim_on_direct("0");
+    int good = e && gp_sim_set_particles(e, N, pos0, vel0, mass0, NULL) == GP_OK
+               && gp_sim_set_integrator(e, "rk8pd") == GP_OK && gp_sim_set_integrator_param(e, "rtol", "1e-13") == GP_OK
+               && gp_sim_evolve(e, 0.5) == GP_OK && gp_sim_get_particles(e, ref, NULL, NULL, NULL) == GP_OK;
+    gp_sim_free(e);
+    double err[2] = { -1, -1 };
+    uint64_t calls[2] = { 0, 0 };
+    const char *saved = two_body;
+    for (int k = 0; k < 2 && good; ++k) {
+        two_body = k ? "kepler" : "split";
+        gp_sim *sim = make(sim_on_direct("0"), "0.05", "0.125");
+        if (sim && gp_sim_evolve(sim, 0.5) == GP_OK && gp_sim_get_particles(sim, p, NULL, NULL, NULL) == GP_OK) {
+            err[k] = max_diff(p, ref, 3 * N);
+            gp_sim_counter(sim, "force_calls", &calls[k]);
+        } else if (sim) {
+            diag("%s", gp_sim_last_error(sim));
+        }
+        gp_sim_free(sim);
+    }
+    two_body = saved;
+    ok(err[0] > 0 && err[1] > 0 && err[1] < 2 * err[0] && calls[1] < calls[0],
+       "%s on the unsoftened cluster: two_body = kepler %.1e from rk8pd in %llu force calls, split %.1e in %llu",
+       integ, err[1], (unsigned long long)calls[1], err[0], (unsigned long long)calls[0]);
+}
+
+/* Softened forces: the Kepler orbit is not their two-body solution. */
+static void check_kepler_refusals(void)
+{
+    const char *saved = two_body;
+    two_body = "kepler";
+    gp_sim *sim = make(sim_on_direct("0.01"), "0.1", "0.25");
+    gp_status st = sim ? gp_sim_evolve(sim, 0.25) : GP_ERR_BAD_STATE;
+    ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "eps = 0.01")
+       && strstr(gp_sim_last_error(sim), "two_body = \"split\""),
+       "%s two_body = kepler on softened forces is refused with a sentence: %s", integ,
+       sim ? gp_sim_last_error(sim) : "");
+    gp_sim_free(sim);
+    two_body = saved;
+    sim = sim_on_direct("0");
+    st = sim && gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) == GP_OK
+         && gp_sim_set_integrator(sim, integ) == GP_OK ? gp_sim_set_integrator_param(sim, "two_body", "exact")
+                                                         : GP_ERR_BAD_STATE;
+    ok(st == GP_ERR_INVALID_ARGUMENT && strstr(gp_sim_last_error(sim), "kepler"),
+       "two_body = exact is refused, naming the choices: %s", sim ? gp_sim_last_error(sim) : "");
+    gp_sim_free(sim);
+}
+
 int main(void)
 {
-    plan(18);
+    plan(28);
     small_cluster(N, 11, pos0, vel0, mass0);
     check_components();
     static const char *const variants[] = { "cc", "cc-kdk" };
@@ -234,7 +319,19 @@ int main(void)
         check_restart();
         check_abi12();
     }
+    for (int v = 0; v < 2; ++v) {
+        integ = variants[v];
+        check_kepler_binary();
+        check_kepler_cluster();
+        two_body = "kepler";
+        soft = "0";
+        check_reversible();
+        check_restart();
+        two_body = NULL;
+        soft = "0.01";
+    }
     integ = "cc";
     check_refusal();
+    check_kepler_refusals();
     return done_testing();
 }
