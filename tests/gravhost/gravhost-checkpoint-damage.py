@@ -12,7 +12,7 @@
 # checks behind them; flipped bytes and trailing data keep the old ones.
 # The file layout is read from the header's version (1: no checksums), so
 # the same cases also run against a build that predates format 2.
-import os, shutil, struct, subprocess, sys, tempfile
+import os, shlex, shutil, struct, subprocess, sys, tempfile
 
 BUILD = os.environ.get("GP_BUILD") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAVHOST = os.path.join(BUILD, "bin", "gravhost")
@@ -142,8 +142,9 @@ def main():
         with open(src, "w") as f:
             f.write('#include <stdio.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void mark(void)'
                     '{ const char *p = getenv("GP_MARK"); FILE *f = p ? fopen(p, "w") : NULL; if (f) fclose(f); }\n')
-        cc = os.environ.get("CC", "cc")
-        built = subprocess.run([cc, "-shared", "-fPIC", "-o", so, src], capture_output=True).returncode == 0
+        # CC may carry a launcher or flags ("ccache gcc")
+        cc = shlex.split(os.environ.get("CC", "cc")) or ["cc"]
+        built = subprocess.run(cc + ["-shared", "-fPIC", "-o", so, src], capture_output=True).returncode == 0
         c = Ckpt(good)
         o = c.user_offset() + 76
         c.b[o:o + 512] = so.encode().ljust(512, b"\0")

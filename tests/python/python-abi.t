@@ -5,6 +5,7 @@ the C layout: every struct's size and every member's offset, the status
 codes and capability bits, checked against a C program compiled here from
 abi/gravplug.h and host_stub/ic/ic.h (gp_ic: host_stub/particles/particle_set.h)."""
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -18,8 +19,9 @@ from gravplug import _abi  # noqa: E402
 from gravplug import ic as gic  # noqa: E402
 from gravplug._tap import Tap  # noqa: E402
 
-cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-if not cc:
+# CC may carry a launcher or flags ("ccache gcc")
+cc = shlex.split(os.environ.get("CC") or "") or [shutil.which("cc") or shutil.which("gcc")]
+if not cc[0]:
     Tap.skip_all("no C compiler to compile the layout probe")
 
 STRUCTS = {  # C type name: its ctypes mirror
@@ -45,7 +47,7 @@ t = Tap()
 with tempfile.TemporaryDirectory() as tmp:
     src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
     Path(src).write_text("\n".join(lines) + "\n")
-    r = subprocess.run([cc, "-std=c11", f"-I{REPO / 'abi'}", f"-I{REPO / 'host_stub' / 'ic'}",
+    r = subprocess.run(cc + ["-std=c11", f"-I{REPO / 'abi'}", f"-I{REPO / 'host_stub' / 'ic'}",
                         f"-I{REPO / 'host_stub' / 'particles'}", src, "-o", exe],
                        capture_output=True, text=True)
     if not t.ok(r.returncode == 0, "the layout probe compiles", r.stderr[-2000:]):

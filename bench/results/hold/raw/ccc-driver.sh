@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Plummer N=1000 eps=0, T=2: ours cc split/kepler and Huayno CC/CC_KEPLER, alternated, one thread each
 V=/root/.local/share/gravplug/amuse-venv
 M=/work/main
