@@ -100,6 +100,7 @@ class Report:
         self.path = Path(path)
         self.rows = []
         self.failed = 0
+        self.timed_out = False
 
     def raw(self, text):
         with open(self.path, "a") as f:
@@ -118,7 +119,10 @@ class Report:
         self.raw(out + f"\n# {time.monotonic() - t0:.1f} s, exit {rc}")
         print(f"gothic: {title}: {time.monotonic() - t0:.1f} s, exit {rc}", file=sys.stderr)
         self.failed += rc != 0
-        return out if rc == 0 else None
+        # a part cut by the timeout keeps the runs it finished (the
+        # programs print each as it ends)
+        self.timed_out = rc is None
+        return out if rc == 0 or rc is None else None
 
     def row(self, *cells):
         self.rows.append(cells)
@@ -208,6 +212,7 @@ def main():
     for k in [int(x) for x in o.n.split(",") if x]:
         n = 1 << k
         rows = on_tree[n] = hvs(o.tree, n, [block_spec] + lf)
+        cut = "; the part timed out, later runs missing" if rep.timed_out else ""
         b = rows.get(block_spec)
         if not b:
             rep.row(f"{scheme} against leapfrog, {o.tree}", fmt_n(n), "did not finish", "", "")
@@ -220,7 +225,7 @@ def main():
                         for r in got)
         rep.row(f"{scheme} against leapfrog at equal max dE/E, {o.tree}", fmt_n(n),
                 f"{float(b['dE_max']):.2e} in {wall:.3g} s ({b['steps']} steps)",
-                f"leapfrog {lfs}" + ("" if eq else "; not bracketed"),
+                f"leapfrog {lfs}" + ("" if eq else "; not bracketed") + cut,
                 f"leapfrog takes {eq / wall:.2f}x the block run's wall" if eq else "")
 
     # the host's cores: the block run and the middle leapfrog, wall against --tree's
