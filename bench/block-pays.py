@@ -82,19 +82,24 @@ def run_once(o, specs):
     for s in specs:
         cmd += ["--run", s]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    rows = {}
-    header = None
-    for line in out.splitlines():
+    return cmd, hvs_rows(out)
+
+
+def hvs_rows(out):
+    """hold-vs-shared's TSV rows by run spec (those printed before its
+    summary; a run cut short leaves the ones it finished)."""
+    rows, header = {}, None
+    for line in (out or "").splitlines():
         if line.startswith("run\t"):
             header = line.split("\t")
             continue
+        if line.startswith("# against"):
+            break
         if header and line and not line.startswith("#"):
             f = line.split("\t")
             if len(f) == len(header):
                 rows[f[0]] = dict(zip(header, f))
-        if line.startswith("# against"):
-            break
-    return cmd, rows
+    return rows
 
 
 def interp(x, xs, ys):

@@ -25,6 +25,25 @@ void bench_fail(const char *prog, const char *what, gp_sim *sim)
     exit(1);
 }
 
+/* text's NAME=VALUE[,NAME=VALUE...] appended to n[], v[] (their strings
+ * in text, cut in place) up to max entries in all; a pair without '=' or one too
+ * many prints "prog: OPTION wants USAGE, got 'whole'" and exits 2. */
+static void add_pairs(const char *prog, const char *option, const char *usage, const char *whole, char *text,
+                      const char **n, const char **v, size_t *np, size_t max)
+{
+    size_t room = max - *np;
+    for (char *save = NULL, *kv = text ? strtok_r(text, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq || *np == max) {
+            fprintf(stderr, "%s: %s wants %s (at most %zu pairs), got '%s'\n", prog, option, usage, room, whole);
+            exit(2);
+        }
+        *eq = '\0';
+        n[*np] = kv;
+        v[(*np)++] = eq + 1;
+    }
+}
+
 gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, const char *eps,
                        const char *theta, const char *threads, const char *integrator)
 {
@@ -36,14 +55,7 @@ gp_sim *bench_open_run(const char *prog, const gp_ic *ic, const char *plugin, co
     if (threads) { n[np] = "threads"; v[np++] = threads; }
     char extra[sizeof solver_extra];
     memcpy(extra, solver_extra, sizeof extra);
-    for (char *save = NULL, *kv = strtok_r(extra, ",", &save); kv && np < 19;
-         kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq) { fprintf(stderr, "%s: --solver wants NAME=VALUE, got '%s'\n", prog, kv); exit(2); }
-        *eq = '\0';
-        n[np] = kv;
-        v[np++] = eq + 1;
-    }
+    add_pairs(prog, "--solver", "NAME=VALUE[,NAME=VALUE...]", solver_extra, extra, n, v, &np, 19);
     if (gp_sim_open_solver(sim, plugin, np, n, v) != GP_OK) bench_fail(prog, plugin, sim);
     if (gp_sim_set_particles(sim, ic->n, ic->pos, ic->vel, ic->mass, ic->id) != GP_OK)
         bench_fail(prog, "particles", sim);
@@ -62,18 +74,7 @@ double bench_exact_energy(const char *prog, gp_sim *sim, const char *eps)
         if (pairs) *pairs++ = '\0';
         const char *nm[17] = { "eps" }, *v[17] = { eps };
         size_t np = 1;
-        for (char *save = NULL, *kv = pairs ? strtok_r(pairs, ",", &save) : NULL; kv;
-             kv = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(kv, '=');
-            if (!eq || np == 17) {
-                fprintf(stderr, "%s: --energy wants PLUGIN[:NAME=VALUE,...] (at most 16 pairs), got '%s'\n",
-                        prog, energy_spec);
-                exit(2);
-            }
-            *eq = '\0';
-            nm[np] = kv;
-            v[np++] = eq + 1;
-        }
+        add_pairs(prog, "--energy", "PLUGIN[:NAME=VALUE,...]", energy_spec, pairs, nm, v, &np, 17);
         if (gp_sim_new(&meas) != GP_OK) { fprintf(stderr, "%s: out of memory\n", prog); exit(1); }
         if (gp_sim_open_solver(meas, spec, np, nm, v) != GP_OK) bench_fail(prog, spec, meas);
     }

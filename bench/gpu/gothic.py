@@ -20,7 +20,8 @@ comes (a part that runs out of --timeout seconds says so and the rest go on):
    theta 0.3, a second instance: an O(N^2) sum is out of reach at 2^24),
    outside the timing. Leapfrog's wall at the block run's max |dE/E| is
    interpolated in log-log between the bracketing leapfrog runs.
-2. The same block run and leapfrog at dt = 2^-6 at 2^--cores-n on --cores
+2. The same block run and the middle leapfrog of --leapfrog (dt 2^-6 by
+   default) at 2^--cores-n on --cores
    with --threads threads (default: every core): the GPU against the host.
 3. A 1% block step at 2^--step-n (bench/gpu/cudabench block, the largest
    |a|, through ABI 1.1): the plugin's calls per step, with make run's
@@ -51,7 +52,8 @@ CUDABENCH = BUILD / "cudabench"
 
 
 def block_pays():
-    """bench/block-pays.py as a module: its log-log interpolation."""
+    """bench/block-pays.py as a module: its log-log interpolation and its
+    reader of hold-vs-shared's rows."""
     spec = importlib.util.spec_from_file_location("block_pays", ROOT / "bench" / "block-pays.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -138,21 +140,6 @@ class Report:
         sys.stdout.write("".join(table))
 
 
-def hvs_rows(out):
-    """hold-vs-shared's TSV rows by run spec."""
-    rows, header = {}, None
-    for line in (out or "").splitlines():
-        if line.startswith("run\t"):
-            header = line.split("\t")
-        elif line.startswith("# against"):
-            break
-        elif header and line and not line.startswith("#"):
-            f = line.split("\t")
-            if len(f) == len(header):
-                rows[f[0]] = dict(zip(header, f))
-    return rows
-
-
 def fmt_n(n):
     k = int(math.log2(n))
     return f"2^{k}" if 1 << k == n else str(n)
@@ -206,7 +193,7 @@ def main():
         for r in runs:
             cmd += ["--run", r]
         title = f"{plugin}, {fmt_n(n)}" + (f", {threads} threads" if threads else "")
-        return hvs_rows(rep.run(title, cmd, o.timeout))
+        return bp.hvs_rows(rep.run(title, cmd, o.timeout))
 
     on_tree = {}   # N: hold-vs-shared's rows on --tree
     for k in [int(x) for x in o.n.split(",") if x]:
@@ -230,7 +217,7 @@ def main():
 
     # the host's cores: the block run and the middle leapfrog, wall against --tree's
     cn = 1 << int(o.cores_n)
-    lf_cores = f"leapfrog:dt={2.0 ** -6:.10g}"
+    lf_cores = lf[len(lf) // 2]
     rows = hvs(o.cores, cn, [block_spec, lf_cores], o.threads)
     for spec in (block_spec, lf_cores):
         what = f"{spec.split(':')[0]}{' dt ' + spec.split('=')[1] if spec == lf_cores else ''}, " \

@@ -46,7 +46,7 @@
  * levels below it, their graphs and their kicks are not paid. The orbit is
  * the unsoftened one, so it is refused on a solver with eps > 0 (Huayno
  * applies it regardless); mu = G (m_1 + m_2), G from the solver
- * (GP_PARAM_GRAVITY). Huayno's CCC, which integrates each component about
+ * (GP_PARAM_GRAVITY), read once a top step. Huayno's CCC, which integrates each component about
  * its centre of mass, is not built: here a component's centre moves in the
  * same sums as its members.
  */
@@ -118,10 +118,9 @@ static gp_status need_unsoftened(gp_sim *sim)
 static gp_status kepler_pair(gp_sim *sim, gp_split_priv *p, const uint32_t *s, double t, double h, int depth)
 {
     size_t i = s[0], j = s[1];
-    double mi = sim->mass[i], mj = sim->mass[j], m = mi + mj, g;
+    double mi = sim->mass[i], mj = sim->mass[j], m = mi + mj;
     double *xi = sim->pos + 3 * i, *xj = sim->pos + 3 * j, *vi = sim->vel + 3 * i, *vj = sim->vel + 3 * j;
     if (m > 0.0) {
-        gp_params_gravity(sim->api, sim->solver, &g);
         double dx[3], dv[3], xc[3], vc[3];
         for (int c = 0; c < 3; ++c) {
             dx[c] = xi[c] - xj[c];
@@ -129,7 +128,7 @@ static gp_status kepler_pair(gp_sim *sim, gp_split_priv *p, const uint32_t *s, d
             vc[c] = (mi * vi[c] + mj * vj[c]) / m;
             xc[c] = (mi * xi[c] + mj * xj[c]) / m + h * vc[c];
         }
-        if (gp_kepler_step(g * m, dx, dv, h) != 0)
+        if (gp_kepler_step(p->gravity * m, dx, dv, h) != 0)
             return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT,
                                "cc: particles %zu and %zu have no Kepler orbit to follow over %g (they "
                                "coincide, or a value is not finite): use two_body = \"split\"", i, j, h);
@@ -340,6 +339,7 @@ static gp_status step_either(gp_sim *sim, double t_end, int kdk)
     gp_status st = need_pairs(sim);
     if (st == GP_OK) st = need_unsoftened(sim);
     if (st != GP_OK) return st;
+    if (kepler_pairs(sim)) gp_params_gravity(sim->api, sim->solver, &p->gravity);
     int partial;
     double h = gp_split_top_step(sim, t_end, &partial), t = sim->time;
     for (size_t i = 0; i < sim->n; ++i) p->ptime[i] = t;

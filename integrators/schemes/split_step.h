@@ -18,6 +18,7 @@ typedef struct gp_split_priv {
     double *mask;       /* n: masked masses for a 1.0 plugin */
     uint32_t *all;      /* n: 0 .. n-1 */
     double eps;         /* per-particle criterion softening */
+    double gravity;     /* cc's Kepler pairs: the solver's G, read each top step */
     int pair;           /* this step splits with the plugin's pairwise steps */
     int acc_valid;      /* hold-kdk: sim->acc = a(all <- all) at the current positions */
     uint64_t acc_swaps, acc_masses;   /* sim's solver_swaps, mass_updates when it was */
