@@ -274,3 +274,74 @@ void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
         point_sum_ex(src, vel, t, eps2, 0, 0, 0, out, &evals);
     if (exact_evals) *exact_evals = evals;
 }
+
+/* One lane of gp_direct_list_candidates: flag[l] = 1 where source j may be
+ * listed (the test of direct_lists.c's pair). The range guards of
+ * gp_step_bound_holds that hold for the whole call are the caller's
+ * (t->prune), so only the pair's own are tested here, branch-free. */
+#define LANE_LIST(j, l)                                                     \
+    do {                                                                    \
+        double dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;              \
+        double dvx = vx[j] - vxi, dvy = vy[j] - vyi, dvz = vz[j] - vzi;     \
+        double d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + eps2;           \
+        /* no select (GCC then cannot vectorise the masks): r2 + 1e-300 is \
+         * r2 for every r2 >= 1e-40 that pair_ok accepts, and r2 = 0 gets  \
+         * c = 1e150, which it refuses */                                  \
+        double c = 1.0 / sqrt(r2 + 1e-300);                                 \
+        double s3 = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * c * c;         \
+        double v2 = dvx * dvx + dvy * dvy + dvz * dvz;                      \
+        double Gmu = G * (mi + m[j]);                                       \
+        long ok = gp_step_bound_pair_ok(c, v2);                             \
+        long far_odd = (!odd) | gp_step_bound_passes(&bo, c, s3, v2, Gmu);  \
+        long far_even = (!even) | (gp_step_bound_passes(&be, c, s3, v2, Gmu) & \
+                                   gp_step_bound_passes(&be, c, -s3, v2, Gmu)); \
+        long near = with_rad & (d2 < rad2);                                 \
+        flag[l] = (id[j] != self) & (near | (by_step & !(ok & far_odd & far_even))); \
+        any |= flag[l];                                                     \
+    } while (0)
+
+/* gp_direct_list_candidates for one kind of list (odd, even, with_rad:
+ * constants after inlining, so no lane tests what it does not need). */
+static inline __attribute__((always_inline)) size_t list_candidates(
+    const gp_direct_sources *src, const gp_direct_vel *vel, const gp_direct_list_target *t,
+    double eps2, uint32_t *q, const long odd, const long even, const long with_rad)
+{
+    enum { L = GP_DIRECT_LANES };
+    const double *restrict x = src->x, *restrict y = src->y, *restrict z = src->z;
+    const double *restrict m = src->m, *restrict id = src->id;
+    const double *restrict vx = vel->vx, *restrict vy = vel->vy, *restrict vz = vel->vz;
+    /* the target in locals, so the lanes read nothing through t */
+    const double xi = t->x, yi = t->y, zi = t->z, vxi = t->vx, vyi = t->vy, vzi = t->vz;
+    const double self = t->self, mi = t->m, G = t->G, rad2 = t->rad2;
+    const long by_step = odd | even;
+    const gp_step_bound bo = odd && t->prune ? gp_step_bound_for(t->nb_step) : gp_step_bound_none();
+    const gp_step_bound be = even && t->prune ? gp_step_bound_for(t->nb_step_even) : gp_step_bound_none();
+    long flag[L];
+    size_t n = src->n, nfull = n - n % L, k = 0;
+    for (size_t jb = 0; jb < nfull; jb += L) {
+        long any = 0;
+#pragma omp simd reduction(| : any)
+        for (int l = 0; l < L; ++l) LANE_LIST(jb + l, l);
+        if (!any) continue;
+        for (int l = 0; l < L; ++l)
+            if (flag[l]) q[k++] = (uint32_t)(jb + (size_t)l);
+    }
+    long any = 0;
+    for (size_t j = nfull; j < n; ++j) LANE_LIST(j, (int)(j - nfull));
+    for (size_t j = nfull; any && j < n; ++j)
+        if (flag[j - nfull]) q[k++] = (uint32_t)j;
+    return k;
+}
+
+GP_DIRECT_CLONES
+size_t gp_direct_list_candidates(const gp_direct_sources *src, const gp_direct_vel *vel,
+                                 const gp_direct_list_target *t, double eps2, uint32_t *q)
+{
+    const int odd = t->nb_step > 0, even = t->nb_step_even > 0, rad = t->rad2 >= 0.0;
+    /* one instance per kind that a scheme asks for; the rest share the
+     * general one */
+    if (even && !odd && !rad) return list_candidates(src, vel, t, eps2, q, 0, 1, 0);
+    if (odd && !even && !rad) return list_candidates(src, vel, t, eps2, q, 1, 0, 0);
+    if (rad && !odd && !even) return list_candidates(src, vel, t, eps2, q, 0, 0, 1);
+    return list_candidates(src, vel, t, eps2, q, odd, even, rad);
+}

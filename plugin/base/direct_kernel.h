@@ -13,6 +13,7 @@
 #define GP_DIRECT_KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GP_DIRECT_LANES 8
 
@@ -94,5 +95,28 @@ static inline void gp_direct_nn_merge(double *d2, double *id, double d2b, double
 void gp_direct_point_ex(const gp_direct_sources *src, const gp_direct_vel *vel,
                         const gp_direct_target *t, double eps2, int with_jerk, int with_step,
                         double out[GP_EX_W], size_t *exact_evals);
+
+/* ABI 1.2/1.3's neighbour lists: a target and what it lists by. */
+typedef struct gp_direct_list_target {
+    double x, y, z, vx, vy, vz;
+    double self;              /* its particle index as a double, or -1 */
+    double m, G;
+    double rad2;              /* nb_radius^2; < 0: no list by radius */
+    double nb_step;           /* > 0: list tau_ij < nb_step */
+    double nb_step_even;      /* > 0: list the even step < nb_step_even */
+    int prune;                /* gp_step_bound_range_ok held for the whole
+                                 call (else every pair's step is exact) */
+} gp_direct_list_target;
+
+/* The sources the target may list: the positions q (ascending) of every
+ * source but self that lies within the radius, or whose step (either
+ * asked) pair_step_bound.h cannot prove to be at least its threshold, or
+ * at zero softened distance. A superset of the list: the caller decides
+ * each candidate exactly. The bound's tests run branch-free over the
+ * lanes, so a pair that is proven far costs a few vector operations and
+ * no root or division of its own. Returns the count written to q (at
+ * most src->n). */
+size_t gp_direct_list_candidates(const gp_direct_sources *src, const gp_direct_vel *vel,
+                                 const gp_direct_list_target *t, double eps2, uint32_t *q);
 
 #endif /* GP_DIRECT_KERNEL_H */

@@ -53,6 +53,14 @@
 #define GP_STEP_BOUND_LO 1e-40   /* c^2, mu, v2: distances and speeds 1e-20 .. 1e20 */
 #define GP_STEP_BOUND_HI 1e40
 
+/* The per-pair tests are inlined into the lane loops that call them
+ * several times a pair (a call would keep a loop from vectorising). */
+#if defined(__GNUC__)
+#define GP_STEP_BOUND_LANE static inline __attribute__((always_inline))
+#else
+#define GP_STEP_BOUND_LANE static inline
+#endif
+
 /* The thresholds for a running minimum T: NaN (nothing passes) where T is
  * out of the trusted range; X = 0 for T = inf (nothing passes F1, since
  * mu c^3 > 0). */
@@ -84,7 +92,7 @@ static inline gp_step_bound gp_step_bound_for(double T)
  * G (m_i + m_j). With a = -s3/3: D = X + s3/4, 6E = 6 X v2 + s3 (v2 + mu c),
  * and B2 reads 36 v2^3 c^2 <= (6E)^2; D|D| and E|E| are the signed squares
  * (a negative D or E fails). Branch-free, so it vectorises over lanes. */
-static inline int gp_step_bound_passes(const gp_step_bound *b, double c, double s3, double v2,
+GP_STEP_BOUND_LANE int gp_step_bound_passes(const gp_step_bound *b, double c, double s3, double v2,
                                        double Gmu)
 {
     double c2 = c * c, mc = Gmu * c, mc3 = mc * c2;
@@ -109,7 +117,7 @@ static inline int gp_step_bound_range_ok(double xmax, double vmax, double eps2, 
            gm_max <= 0.5 * GP_STEP_BOUND_HI;
 }
 
-static inline int gp_step_bound_pair_ok(double c, double v2)
+GP_STEP_BOUND_LANE int gp_step_bound_pair_ok(double c, double v2)
 {
     return (c * c <= GP_STEP_BOUND_HI) & ((v2 >= GP_STEP_BOUND_LO) | (v2 == 0.0));
 }

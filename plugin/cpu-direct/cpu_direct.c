@@ -32,6 +32,8 @@ struct gp_solver {
     gp_base base;             /* first: errors, params, particle copy, stats */
     gp_direct_sources src;    /* massive particles as SoA, in index order    */
     uint8_t *in_src;          /* source-subset membership; NULL: all sources */
+    int src_stale;            /* src no longer matches the particles or the
+                                 source subset: filled at the next computation */
 };
 
 /* ---- sources (SoA copy of the massive particles) ------------------------ */
@@ -126,16 +128,27 @@ static gp_status cpu_direct_set_particles(gp_solver *s, size_t n, const double *
     sources_fill(&fresh, n, pos, mass, NULL);
     sources_free(&s->src);
     s->src = fresh;
+    s->src_stale = 0;
     free(s->in_src); /* set_particles restores all sources */
     s->in_src = NULL;
     return GP_OK;
 }
 
-/* The SoA sources again from the base copy (positions, masses or the source
- * subset changed). Never grows past the set_particles allocation. */
+/* The positions, masses or the source subset changed: the SoA sources are
+ * gathered again from the base copy when a computation next needs them, so
+ * a caller that sends positions, narrows the sources for one call and
+ * restores them pays one gather per computation, not one per call. Never
+ * grows past the set_particles allocation. */
 static void refill(gp_solver *s)
 {
+    s->src_stale = 1;
+}
+
+static void sources_ready(gp_solver *s)
+{
+    if (!s->src_stale) return;
     sources_fill(&s->src, s->base.p.n, s->base.p.pos, s->base.p.mass, s->in_src);
+    s->src_stale = 0;
 }
 
 static gp_status cpu_direct_update_positions(gp_solver *s, const double *pos)
@@ -453,6 +466,7 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
 static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces");
+    sources_ready(s);
     if (s->base.p.group) {   /* the groups' rule: through compute_forces_ex */
         gp_outputs o = gp_outputs_forces(acc, pot);
         return cpu_direct_compute_forces_ex(s, &o);
@@ -467,6 +481,7 @@ static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *
                                   double *acc, double *pot)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
+    sources_ready(s);
     gp_status st = gp_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
     targets t = {m, points, NULL, s->base.p.pos};
@@ -542,6 +557,7 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out);
 static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *out)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_forces_ex");
+    sources_ready(s);
     gp_status st = gp_check_outputs_ex(&s->base, out);
     if (st != GP_OK) return st;
     gp_outputs o = gp_outputs_read(out);

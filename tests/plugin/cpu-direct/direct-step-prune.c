@@ -15,7 +15,12 @@
  *     clustered sets with a hard binary, co-moving groups, slowly
  *     approaching pairs, massless targets and source counts that are not
  *     multiples of the lane width, whatever seed it is given, while
- *     evaluating few pairs exactly. */
+ *     evaluating few pairs exactly;
+ *   - the neighbour lists' lane kernel (gp_direct_list_candidates) keeps
+ *     every pair the brute force lists (by radius, by tau_ij < nb_step, by
+ *     the even step < nb_step_even), in ascending order without self, on
+ *     the same sets and on coincident and nearly coincident pairs, while
+ *     dropping most of the others. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -267,13 +272,99 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
            what, evals, pairs, (double)evals / (double)n);
 }
 
+/* gp_direct_list_candidates against the brute-force lists of the same
+ * cluster: by radius rad (< 0: none), by nb_step, by nb_step_even. */
+static void test_lists(const char *what, size_t n, int moving, double eps2, double rad,
+                       double nb_step, double nb_step_even)
+{
+    make_cluster(n, moving);
+    static double sx[NMAX], sy[NMAX], sz[NMAX], sm[NMAX], sid[NMAX], svx[NMAX], svy[NMAX], svz[NMAX];
+    static uint32_t q[NMAX];
+    static unsigned char want[NMAX];
+    size_t ns = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (!(M[i] > 0)) continue;
+        sx[ns] = X[i]; sy[ns] = Y[i]; sz[ns] = Z[i]; sm[ns] = M[i]; sid[ns] = ID[i];
+        svx[ns] = VX[i]; svy[ns] = VY[i]; svz[ns] = VZ[i];
+        ++ns;
+    }
+    gp_direct_sources src = { .n = ns, .x = sx, .y = sy, .z = sz, .m = sm, .id = sid };
+    gp_direct_vel vel = { svx, svy, svz };
+    const double G = 1.0;
+    size_t missed = 0, disorder = 0, kept = 0, pairs = 0, unpruned_missing = 0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t nw = 0;
+        for (size_t j = 0; j < ns; ++j) {
+            want[j] = 0;
+            if (sid[j] == (double)i) continue;
+            double dx = sx[j] - X[i], dy = sy[j] - Y[i], dz = sz[j] - Z[i];
+            double dvx = svx[j] - VX[i], dvy = svy[j] - VY[i], dvz = svz[j] - VZ[i];
+            double d2 = dx * dx + dy * dy + dz * dz, Gmu = G * (M[i] + sm[j]);
+            want[j] = (rad >= 0 && d2 < rad * rad) ||
+                      (nb_step > 0 && gp_pair_step(-dx, -dy, -dz, -dvx, -dvy, -dvz, eps2, Gmu) < nb_step) ||
+                      (nb_step_even > 0 &&
+                       gp_pair_step_even(-dx, -dy, -dz, -dvx, -dvy, -dvz, eps2, Gmu) < nb_step_even);
+            nw += want[j];
+        }
+        gp_direct_list_target t = { .x = X[i], .y = Y[i], .z = Z[i], .vx = VX[i], .vy = VY[i],
+                                    .vz = VZ[i], .self = (double)i, .m = M[i], .G = G,
+                                    .rad2 = rad >= 0 ? rad * rad : -1.0, .nb_step = nb_step,
+                                    .nb_step_even = nb_step_even, .prune = 1 };
+        size_t nq = gp_direct_list_candidates(&src, &vel, &t, eps2, q);
+        for (size_t c = 0; c < nq; ++c) {
+            if ((c && q[c] <= q[c - 1]) || q[c] >= ns || sid[q[c]] == (double)i) ++disorder;
+            else if (want[q[c]]) { want[q[c]] = 0; --nw; }
+        }
+        missed += nw;
+        kept += nq;
+        pairs += ns;
+        /* without pruning every source but self is a candidate */
+        t.prune = 0;
+        size_t all = gp_direct_list_candidates(&src, &vel, &t, eps2, q);
+        unpruned_missing += (nb_step > 0 || nb_step_even > 0) && all + (M[i] > 0) != ns;
+    }
+    ok(missed == 0 && disorder == 0, "%s: the candidates hold every listed pair, ascending, "
+       "without self (%zu missed, %zu out of order)", what, missed, disorder);
+    ok(unpruned_missing == 0, "%s: with prune = 0 every source but self is a candidate", what);
+    if (n >= 500)
+        ok(kept * 10 < pairs, "%s: %zu of %zu pairs left for the exact test", what, kept, pairs);
+}
+
+/* Coincident (r2 = 0 at eps 0) and nearly coincident sources are always
+ * candidates when lists by step are asked: the bound cannot be trusted
+ * there, and the exact test decides. The masses are the lightest the
+ * bound trusts (G m >= 1e-40), where a wrong 1/r for a tiny r2 would let
+ * the bound pass a pair whose free-fall time is 1e-15. */
+static void test_lists_coincident(void)
+{
+    double x[9] = {0}, y[9] = {0}, z[9] = {0}, m[9], id[9], vx[9] = {0}, vy[9] = {0}, vz[9] = {0};
+    for (int j = 0; j < 9; ++j) { m[j] = 5e-40; id[j] = j + 1; x[j] = 100.0 + j; }
+    x[0] = 0.0;             /* at the target */
+    x[1] = 1e-23;           /* r2 = 1e-46, below the bound's range */
+    x[2] = 1e-19;           /* r2 = 1e-38, inside it, close: listed */
+    gp_direct_sources src = { .n = 9, .x = x, .y = y, .z = z, .m = m, .id = id };
+    gp_direct_vel vel = { vx, vy, vz };
+    gp_direct_list_target t = { .self = -1, .m = 5e-40, .G = 1.0, .rad2 = -1.0,
+                                .nb_step_even = 1e-4, .prune = 1 };
+    uint32_t q[9];
+    size_t nq = gp_direct_list_candidates(&src, &vel, &t, 0.0, q);
+    ok(nq == 3 && q[0] == 0 && q[1] == 1 && q[2] == 2,
+       "coincident and nearly coincident sources are candidates, the far ones not (%zu)", nq);
+}
+
 int main(void)
 {
-    plan(4 + 3 * 6 + 5);
+    plan(4 + 3 * 6 + 5 + 3 * 3 + 2 * 2 + 1);
     test_bound();
     test_kernel("1003 moving, eps 0.01", 1003, 1, 1e-4);
     test_kernel("1003 at rest, eps 0.01", 1003, 0, 1e-4);
     test_kernel("517 moving, eps 0", 517, 1, 0.0);
     test_kernel("8 moving, eps 0.01", 8, 1, 1e-4);
+    test_lists("lists by the even step, 1003 moving, eps 0.01", 1003, 1, 1e-4, -1, 0, 0.05);
+    test_lists("lists by step, 517 moving, eps 0", 517, 1, 0.0, -1, 0.02, 0);
+    test_lists("lists by radius and both steps, 1003 at rest", 1003, 0, 1e-4, 0.05, 0.02, 0.05);
+    test_lists("lists by radius, 8 moving", 8, 1, 1e-4, 0.3, 0, 0);
+    test_lists("lists by step, 9 moving", 9, 1, 0.0, -1, 0.5, 0.5);
+    test_lists_coincident();
     return done_testing();
 }
