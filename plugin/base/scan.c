@@ -25,18 +25,32 @@ enum { SCAN_BLOCK = 1024, SCAN_PARALLEL = 1 << 20 };
  * (bench/results/gpu/raw/gpu-H100.md, "gp_copy_finite"). */
 enum { COPY_PARALLEL = 1 << 16 };
 
+/* Whether block b of v (count values) holds a value that is not finite. */
+static inline int block_bad(const double *v, size_t count, long long b)
+{
+    size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
+    double z = 0.0; /* NaN when a value is not finite */
+#pragma omp simd reduction(+ : z)
+    for (size_t k = s; k < e; ++k) z += v[k] * 0.0;
+    return z != z;
+}
+
+/* Small arrays never enter a parallel region: even with an if clause that
+ * is false, libgomp sets up and ends a team of one, a futex call each
+ * time, which cost integrators that call with a few thousand values at
+ * every step more than the scan itself. */
 static size_t first_bad_block(const double *v, size_t count)
 {
     const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
-    long long first = nb;
-#pragma omp parallel for schedule(static) reduction(min : first) if (count >= SCAN_PARALLEL)
-    for (long long b = 0; b < nb; ++b) {
-        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
-        double z = 0.0; /* NaN when a value is not finite */
-#pragma omp simd reduction(+ : z)
-        for (size_t k = s; k < e; ++k) z += v[k] * 0.0;
-        if (z != z && b < first) first = b;
+    if (count < SCAN_PARALLEL) {
+        for (long long b = 0; b < nb; ++b)
+            if (block_bad(v, count, b)) return (size_t)b;
+        return (size_t)nb;
     }
+    long long first = nb;
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (long long b = 0; b < nb; ++b)
+        if (block_bad(v, count, b) && b < first) first = b;
     return (size_t)first;
 }
 
@@ -48,31 +62,50 @@ size_t gp_first_nonfinite(const double *v, size_t count)
     return (size_t)-1;
 }
 
+static inline int mass_bad(double m)
+{
+    return !(isfinite(m) && m >= 0);
+}
+
 size_t gp_first_bad_mass(const double *mass, size_t n)
 {
+    if (n < SCAN_PARALLEL) {   /* serial: first_bad_block says why */
+        for (size_t i = 0; i < n; ++i)
+            if (mass_bad(mass[i])) return i;
+        return n;
+    }
     long long first = (long long)n;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n >= SCAN_PARALLEL)
+#pragma omp parallel for schedule(static) reduction(min : first)
     for (long long i = 0; i < (long long)n; ++i)
-        if (!(isfinite(mass[i]) && mass[i] >= 0) && i < first) first = i;
+        if (mass_bad(mass[i]) && i < first) first = i;
     return (size_t)first;
+}
+
+/* Copies block b of src to dst; returns whether it held a value that is
+ * not finite. */
+static inline int copy_block(double *dst, const double *src, size_t count, long long b)
+{
+    size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
+    double z = 0.0; /* NaN when a value is not finite */
+#pragma omp simd reduction(+ : z)
+    for (size_t k = s; k < e; ++k) {
+        double x = src[k];
+        dst[k] = x;
+        z += x * 0.0;
+    }
+    return z != z;
 }
 
 int gp_copy_finite(double *dst, const double *src, size_t count)
 {
     const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
     int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (count >= COPY_PARALLEL)
-    for (long long b = 0; b < nb; ++b) {
-        size_t s = (size_t)b * SCAN_BLOCK, e = s + SCAN_BLOCK < count ? s + SCAN_BLOCK : count;
-        double z = 0.0; /* NaN when a value is not finite */
-#pragma omp simd reduction(+ : z)
-        for (size_t k = s; k < e; ++k) {
-            double x = src[k];
-            dst[k] = x;
-            z += x * 0.0;
-        }
-        bad |= z != z;
+    if (count < COPY_PARALLEL) {   /* serial: first_bad_block says why */
+        for (long long b = 0; b < nb; ++b) bad |= copy_block(dst, src, count, b);
+        return !bad;
     }
+#pragma omp parallel for schedule(static) reduction(| : bad)
+    for (long long b = 0; b < nb; ++b) bad |= copy_block(dst, src, count, b);
     return !bad;
 }
 

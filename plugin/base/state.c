@@ -28,7 +28,8 @@
  * a few thousand, and set_state's copy is ~20 ns a particle (cpu-tree in
  * `make run`'s block run: 0.094 s for 5.0 M), so smaller ones stay on one
  * thread. */
-enum { SUBSET_PAR_MIN = 4096 };
+enum { SUBSET_PAR_MIN = 4096 };   /* below it no parallel region at all: even
+                                     a team of one costs libgomp a futex call */
 
 static gp_status check_finite(gp_base *base, const char *fn, const char *what,
                               const double *v, size_t count, size_t per)
@@ -87,6 +88,25 @@ gp_status gp_state_check(gp_base *base, size_t n_sub, const uint32_t *index,
     return GP_OK;
 }
 
+/* Entry k of a set_state into particle index[k] (k itself without an
+ * index); returns 1 when the particle had no state before. */
+static inline size_t set_one(gp_particles *p, size_t k, const uint32_t *index, const double *pos,
+                             const double *vel, const double *acc, const double *t)
+{
+    size_t i = index ? (size_t)index[k] : k;
+    for (int d = 0; d < 3; ++d) {
+        p->x0[3 * i + d] = pos[3 * k + d];
+        p->pos[3 * i + d] = pos[3 * k + d];
+        p->vel[3 * i + d] = vel[3 * k + d];
+        p->acc[3 * i + d] = acc[3 * k + d];
+    }
+    p->t[i] = t[k];
+    size_t added = p->stated[i] == 0;
+    p->stated[i] = 1;
+    if (p->third) p->third[i] = 0;   /* 1.1's state: second order */
+    return added;
+}
+
 gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
                        const double *pos, const double *vel, const double *acc,
                        const double *t)
@@ -100,20 +120,11 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
                        base->p.n, base->p.n * (10 * sizeof(double) + 1));
     gp_particles *p = &base->p;
     size_t added = 0;
-#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) reduction(+ : added) \
-    if (n_sub > SUBSET_PAR_MIN)
-    for (size_t k = 0; k < n_sub; ++k) {
-        size_t i = index ? (size_t)index[k] : k;
-        for (int d = 0; d < 3; ++d) {
-            p->x0[3 * i + d] = pos[3 * k + d];
-            p->pos[3 * i + d] = pos[3 * k + d];
-            p->vel[3 * i + d] = vel[3 * k + d];
-            p->acc[3 * i + d] = acc[3 * k + d];
-        }
-        p->t[i] = t[k];
-        added += p->stated[i] == 0;
-        p->stated[i] = 1;
-        if (p->third) p->third[i] = 0;   /* 1.1's state: second order */
+    if (n_sub > SUBSET_PAR_MIN) {
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) reduction(+ : added)
+        for (size_t k = 0; k < n_sub; ++k) added += set_one(p, k, index, pos, vel, acc, t);
+    } else {   /* no team of one: SUBSET_PAR_MIN says why */
+        for (size_t k = 0; k < n_sub; ++k) added += set_one(p, k, index, pos, vel, acc, t);
     }
     p->n_stated += added;
     return GP_OK;

@@ -382,6 +382,44 @@ static void store(double G, const double *f, const pass_kind *pk, size_t k, cons
     }
 }
 
+/* Target k against chunk c into out (the (target, chunk) split). */
+static inline void eval_part(const gp_direct_sources *src, const targets *t, const pass_kind *pk,
+                             double eps2, size_t nchunks, long long q, double *out)
+{
+    size_t k = (size_t)q / nchunks, c = (size_t)q % nchunks;
+    double self;
+    const double *x = target(t, k, &self);
+    sum_init(out, pk->W);
+    kernel(pk, src, c, k, x, self, eps2, out);
+}
+
+/* The targets of one tile over every chunk, chunk-major, stored. */
+static inline void eval_tile(const gp_direct_sources *src, const targets *t, const pass_kind *pk,
+                             const sink *o, double G, double eps2, size_t nchunks, long long tile)
+{
+    const int W = pk->W;
+    const size_t m = t->m;
+    size_t k0 = (size_t)tile * GP_TILE, k1 = k0 + GP_TILE < m ? k0 + GP_TILE : m;
+    double f[GP_TILE][GP_EX_W];
+    for (size_t k = k0; k < k1; ++k) sum_init(f[k - k0], W);
+    for (size_t c = 0; c < nchunks; ++c) {
+        for (size_t k = k0; k < k1; ++k) {
+            double self, partk[GP_EX_W];
+            const double *x = target(t, k, &self);
+            sum_init(partk, W);
+            /* the step so far seeds this chunk's pruning */
+            if (W == GP_EX_W) partk[GP_EX_STEP] = f[k - k0][GP_EX_STEP];
+            kernel(pk, src, c, k, x, self, eps2, partk);
+            sum_add(f[k - k0], partk, W);
+        }
+    }
+    for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], pk, k, o);
+}
+
+/* The loops enter a parallel region only with work for more than one
+ * thread: a team of one still costs libgomp a futex call, which calls on
+ * a few particles at every step of a split scheme pay by the hundred
+ * thousand. The order of the sums is the same either way. */
 static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, const sink *o)
 {
     const double G = gp_param_double(&s->base, P_G);
@@ -397,13 +435,13 @@ static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, 
         part = malloc(m * nchunks * (size_t)W * sizeof *part);
     if (part) {
         long long pairs = (long long)(m * nchunks);
+        if (nthreads > 1) {
 #pragma omp parallel for schedule(static) num_threads(nthreads)
-        for (long long q = 0; q < pairs; ++q) {
-            size_t k = (size_t)q / nchunks, c = (size_t)q % nchunks;
-            double self, *out = &part[(size_t)W * (size_t)q];
-            const double *x = target(t, k, &self);
-            sum_init(out, W);
-            kernel(pk, src, c, k, x, self, eps2, out);
+            for (long long q = 0; q < pairs; ++q)
+                eval_part(src, t, pk, eps2, nchunks, q, &part[(size_t)W * (size_t)q]);
+        } else {
+            for (long long q = 0; q < pairs; ++q)
+                eval_part(src, t, pk, eps2, nchunks, q, &part[(size_t)W * (size_t)q]);
         }
         for (size_t k = 0; k < m; ++k) {
             double f[GP_EX_W];
@@ -417,23 +455,13 @@ static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, 
 
     /* Many targets (or no memory for partials): tiles, chunk-major. */
     long long ntiles = (long long)((m + GP_TILE - 1) / GP_TILE);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (ntiles > 1)
-    for (long long tile = 0; tile < ntiles; ++tile) {
-        size_t k0 = (size_t)tile * GP_TILE, k1 = k0 + GP_TILE < m ? k0 + GP_TILE : m;
-        double f[GP_TILE][GP_EX_W];
-        for (size_t k = k0; k < k1; ++k) sum_init(f[k - k0], W);
-        for (size_t c = 0; c < nchunks; ++c) {
-            for (size_t k = k0; k < k1; ++k) {
-                double self, partk[GP_EX_W];
-                const double *x = target(t, k, &self);
-                sum_init(partk, W);
-                /* the step so far seeds this chunk's pruning */
-                if (W == GP_EX_W) partk[GP_EX_STEP] = f[k - k0][GP_EX_STEP];
-                kernel(pk, src, c, k, x, self, eps2, partk);
-                sum_add(f[k - k0], partk, W);
-            }
-        }
-        for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], pk, k, o);
+    if (ntiles > 1 && nthreads > 1) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+        for (long long tile = 0; tile < ntiles; ++tile)
+            eval_tile(src, t, pk, o, G, eps2, nchunks, tile);
+    } else {
+        for (long long tile = 0; tile < ntiles; ++tile)
+            eval_tile(src, t, pk, o, G, eps2, nchunks, tile);
     }
 }
 

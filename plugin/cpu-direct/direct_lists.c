@@ -117,6 +117,19 @@ static int one(const list_pass *e, size_t k, size_t i, list_buf *b)
     return 0;
 }
 
+/* The list of the k-th active particle, appended to thread me's buffer
+ * mine, with where it lies. Returns -1 when out of memory. */
+static int list_of(const list_pass *e, const gp_base *b, size_t k, int me, list_buf *mine,
+                   int *owner, uint64_t *start, uint64_t *offset)
+{
+    size_t s0 = mine->n;
+    int rc = one(e, k, gp_active_index(b, k), mine);
+    owner[k] = me;
+    start[k] = s0;
+    offset[k + 1] = mine->n - s0;
+    return rc;
+}
+
 /* Whether every pair of the call is in pair_step_bound.h's trusted range
  * (positions, velocities, masses, eps), so that the lanes may prune; if
  * not, every pair's step is evaluated exactly (slower, the same lists). */
@@ -197,20 +210,20 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
      * thread's buffer, then copied in active order */
     const long long m = (long long)na;
     int failed = 0;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        list_buf *mine = &bufs[omp_get_thread_num()];
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        {
+            const int me = omp_get_thread_num();
 #pragma omp for schedule(dynamic, 16)
-        for (long long k = 0; k < m; ++k) {
-            size_t s0 = mine->n;
-            if (one(&e, (size_t)k, gp_active_index(b, (size_t)k), mine) != 0) {
+            for (long long k = 0; k < m; ++k)
+                if (list_of(&e, b, (size_t)k, me, &bufs[me], owner, start, offset) != 0) {
 #pragma omp atomic write
-                failed = 1;
-            }
-            owner[k] = omp_get_thread_num();
-            start[k] = s0;
-            offset[k + 1] = mine->n - s0;
+                    failed = 1;
+                }
         }
+    } else {   /* no team of one: it costs libgomp a futex call */
+        for (long long k = 0; k < m; ++k)
+            if (list_of(&e, b, (size_t)k, 0, &bufs[0], owner, start, offset) != 0) failed = 1;
     }
     if (failed) { st = no_memory(b, n); goto out; }
     offset[0] = 0;
