@@ -228,6 +228,50 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
         out[d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d], dt);
 }
 
+/* Predictions of all n particles run on the threads from this many; below
+ * it they enter no parallel region at all (even a team of one costs
+ * libgomp a futex call, and a block step predicts every particle). */
+enum { PREDICT_PAR_MIN = 32768 };
+
+/* Particle i of an all-second-order set predicted to t into pos; returns
+ * whether its position or velocity there overflows. */
+static inline int plain_one(const double *x0, const double *v, const double *a, const double *tt,
+                            double *pos, double t, long long i)
+{
+    double dt = t - tt[i];
+    int bad = 0;
+    for (int d = 0; d < 3; ++d) {
+        double y = gp_predict_coord(x0[3 * i + d], v[3 * i + d], a[3 * i + d], dt);
+        double w = gp_predict_vel2(v[3 * i + d], a[3 * i + d], dt);
+        pos[3 * i + d] = y;
+        bad |= !(fabs(y) <= DBL_MAX) | !(fabs(w) <= DBL_MAX);
+    }
+    return bad;
+}
+
+/* Particle i of any mix predicted to t (unstated ones left); returns
+ * whether it overflows. */
+static inline int mixed_one(gp_particles *p, double t, long long i)
+{
+    if (!p->stated[i]) return 0;
+    double x[3], w[3];
+    predict_one(p, (size_t)i, t, x);
+    velocity_at(p, (size_t)i, t, w);
+    p->pos[3 * i] = x[0];
+    p->pos[3 * i + 1] = x[1];
+    p->pos[3 * i + 2] = x[2];
+    return !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]) | !isfinite(w[0]) |
+           !isfinite(w[1]) | !isfinite(w[2]);
+}
+
+/* Particle i's position back to x0 (stated 1) or its prediction to tp
+ * (stated 2). */
+static inline void undo_one(gp_particles *p, double tp, long long i)
+{
+    if (p->stated[i] == 1) memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
+    else if (p->stated[i] == 2) predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
+}
+
 /* Every particle with a second-order state (a block step's usual case):
  * one pass without branches, which the compiler vectorises;
  * gp_predict_coord as in predict_one, so the same bits. Returns
@@ -238,15 +282,11 @@ static int predict_plain(gp_particles *p, double t, int nthreads)
     const double *x0 = p->x0, *v = p->vel, *a = p->acc, *tt = p->t;
     double *pos = p->pos;
     int bad = 0;
-#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) if (n > 32768)
-    for (long long i = 0; i < n; ++i) {
-        double dt = t - tt[i];
-        for (int d = 0; d < 3; ++d) {
-            double y = gp_predict_coord(x0[3 * i + d], v[3 * i + d], a[3 * i + d], dt);
-            double w = gp_predict_vel2(v[3 * i + d], a[3 * i + d], dt);
-            pos[3 * i + d] = y;
-            bad |= !(fabs(y) <= DBL_MAX) | !(fabs(w) <= DBL_MAX);
-        }
+    if (n > PREDICT_PAR_MIN) {
+#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad)
+        for (long long i = 0; i < n; ++i) bad |= plain_one(x0, v, a, tt, pos, t, i);
+    } else {
+        for (long long i = 0; i < n; ++i) bad |= plain_one(x0, v, a, tt, pos, t, i);
     }
     if (!bad) memset(p->stated, 2, p->n);
     return bad;
@@ -258,21 +298,17 @@ static int predict_mixed(gp_particles *p, double t, int nthreads)
 {
     const long long n = (long long)p->n;
     int bad = 0;
-#pragma omp parallel num_threads(nthreads) if (n > 32768)
-    {
+    if (n > PREDICT_PAR_MIN) {
+#pragma omp parallel num_threads(nthreads)
+        {
 #pragma omp for schedule(static) reduction(| : bad)
-        for (long long i = 0; i < n; ++i) {
-            if (!p->stated[i]) continue;
-            double x[3], w[3];
-            predict_one(p, (size_t)i, t, x);
-            velocity_at(p, (size_t)i, t, w);
-            bad |= !isfinite(x[0]) | !isfinite(x[1]) | !isfinite(x[2]) |
-                   !isfinite(w[0]) | !isfinite(w[1]) | !isfinite(w[2]);
-            p->pos[3 * i] = x[0];
-            p->pos[3 * i + 1] = x[1];
-            p->pos[3 * i + 2] = x[2];
-        }
+            for (long long i = 0; i < n; ++i) bad |= mixed_one(p, t, i);
 #pragma omp for schedule(static)
+            for (long long i = 0; i < n; ++i)
+                if (!bad && p->stated[i]) p->stated[i] = 2;
+        }
+    } else {
+        for (long long i = 0; i < n; ++i) bad |= mixed_one(p, t, i);
         for (long long i = 0; i < n; ++i)
             if (!bad && p->stated[i]) p->stated[i] = 2;
     }
@@ -303,10 +339,11 @@ static size_t first_overflow(const gp_particles *p, double t, const char **what)
 static void predict_undo(gp_particles *p, double tp, int nthreads)
 {
     const long long n = (long long)p->n;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (n > 32768)
-    for (long long i = 0; i < n; ++i) {
-        if (p->stated[i] == 1) memcpy(&p->pos[3 * i], &p->x0[3 * i], 3 * sizeof(double));
-        else if (p->stated[i] == 2) predict_one(p, (size_t)i, tp, &p->pos[3 * i]);
+    if (n > PREDICT_PAR_MIN) {
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (long long i = 0; i < n; ++i) undo_one(p, tp, i);
+    } else {
+        for (long long i = 0; i < n; ++i) undo_one(p, tp, i);
     }
 }
 
