@@ -190,13 +190,11 @@ static void make_cluster(size_t n, int moving)
     }
 }
 
-static void test_kernel(const char *what, size_t n, int moving, double eps2)
+/* The cluster's sources: its massive particles, as cpu-direct keeps them. */
+static double sx[NMAX], sy[NMAX], sz[NMAX], sm[NMAX], sid[NMAX], svx[NMAX], svy[NMAX], svz[NMAX];
+
+static size_t gather_sources(size_t n)
 {
-    make_cluster(n, moving);
-    gp_direct_sources src = {0};
-    gp_direct_vel vel = {VX, VY, VZ};
-    /* sources: the massive ones, as cpu-direct keeps them */
-    static double sx[NMAX], sy[NMAX], sz[NMAX], sm[NMAX], sid[NMAX], svx[NMAX], svy[NMAX], svz[NMAX];
     size_t ns = 0;
     for (size_t i = 0; i < n; ++i) {
         if (!(M[i] > 0)) continue;
@@ -204,6 +202,15 @@ static void test_kernel(const char *what, size_t n, int moving, double eps2)
         svx[ns] = VX[i]; svy[ns] = VY[i]; svz[ns] = VZ[i];
         ++ns;
     }
+    return ns;
+}
+
+static void test_kernel(const char *what, size_t n, int moving, double eps2)
+{
+    make_cluster(n, moving);
+    gp_direct_sources src = {0};
+    gp_direct_vel vel = {VX, VY, VZ};
+    size_t ns = gather_sources(n);
     src.n = ns; src.x = sx; src.y = sy; src.z = sz; src.m = sm; src.id = sid;
     vel.vx = svx; vel.vy = svy; vel.vz = svz;
     const double G = 1.0;
@@ -278,16 +285,9 @@ static void test_lists(const char *what, size_t n, int moving, double eps2, doub
                        double nb_step, double nb_step_even)
 {
     make_cluster(n, moving);
-    static double sx[NMAX], sy[NMAX], sz[NMAX], sm[NMAX], sid[NMAX], svx[NMAX], svy[NMAX], svz[NMAX];
     static uint32_t q[NMAX];
     static unsigned char want[NMAX];
-    size_t ns = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (!(M[i] > 0)) continue;
-        sx[ns] = X[i]; sy[ns] = Y[i]; sz[ns] = Z[i]; sm[ns] = M[i]; sid[ns] = ID[i];
-        svx[ns] = VX[i]; svy[ns] = VY[i]; svz[ns] = VZ[i];
-        ++ns;
-    }
+    size_t ns = gather_sources(n);
     gp_direct_sources src = { .n = ns, .x = sx, .y = sy, .z = sz, .m = sm, .id = sid };
     gp_direct_vel vel = { svx, svy, svz };
     const double G = 1.0;
