@@ -35,7 +35,12 @@ gp_status gp_base_get_param(gp_base *base, const char *name, char *buf, size_t b
 int gp_param_index(const gp_base *base, const char *name);
 
 /* The OpenMP threads of one call: the plugin's `threads` parameter where it
- * has one and it is > 0, else OpenMP's default. */
+ * has one and it is > 0, else OpenMP's default.
+ * A loop too small for the threads runs serially, outside any parallel
+ * region: libgomp sets up and ends a team even for a region whose if
+ * clause is false or that has one thread, a futex call each time, and the
+ * split schemes call with a few hundred particles some 10^5 times a run
+ * (bench/results/hold/raw/huayno-lanes.md). */
 int gp_param_threads(const gp_base *base);
 
 /* Current values by index into the plugin's gp_param_info[]. */

@@ -35,10 +35,8 @@ static inline int block_bad(const double *v, size_t count, long long b)
     return z != z;
 }
 
-/* Small arrays never enter a parallel region: even with an if clause that
- * is false, libgomp sets up and ends a team of one, a futex call each
- * time, which cost integrators that call with a few thousand values at
- * every step more than the scan itself. */
+/* Small arrays are scanned serially, outside any parallel region
+ * (base_params.h says why). */
 static size_t first_bad_block(const double *v, size_t count)
 {
     const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
@@ -69,7 +67,7 @@ static inline int mass_bad(double m)
 
 size_t gp_first_bad_mass(const double *mass, size_t n)
 {
-    if (n < SCAN_PARALLEL) {   /* serial: first_bad_block says why */
+    if (n < SCAN_PARALLEL) {   /* serial: base_params.h says why */
         for (size_t i = 0; i < n; ++i)
             if (mass_bad(mass[i])) return i;
         return n;
@@ -100,7 +98,7 @@ int gp_copy_finite(double *dst, const double *src, size_t count)
 {
     const long long nb = (long long)((count + SCAN_BLOCK - 1) / SCAN_BLOCK);
     int bad = 0;
-    if (count < COPY_PARALLEL) {   /* serial: first_bad_block says why */
+    if (count < COPY_PARALLEL) {   /* serial: base_params.h says why */
         for (long long b = 0; b < nb; ++b) bad |= copy_block(dst, src, count, b);
         return !bad;
     }

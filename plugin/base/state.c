@@ -28,8 +28,7 @@
  * a few thousand, and set_state's copy is ~20 ns a particle (cpu-tree in
  * `make run`'s block run: 0.094 s for 5.0 M), so smaller ones stay on one
  * thread. */
-enum { SUBSET_PAR_MIN = 4096 };   /* below it no parallel region at all: even
-                                     a team of one costs libgomp a futex call */
+enum { SUBSET_PAR_MIN = 4096 };   /* below it serial (base_params.h) */
 
 static gp_status check_finite(gp_base *base, const char *fn, const char *what,
                               const double *v, size_t count, size_t per)
@@ -123,7 +122,7 @@ gp_status gp_state_set(gp_base *base, size_t n_sub, const uint32_t *index,
     if (n_sub > SUBSET_PAR_MIN) {
 #pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) reduction(+ : added)
         for (size_t k = 0; k < n_sub; ++k) added += set_one(p, k, index, pos, vel, acc, t);
-    } else {   /* no team of one: SUBSET_PAR_MIN says why */
+    } else {   /* serial below the threshold: base_params.h says why */
         for (size_t k = 0; k < n_sub; ++k) added += set_one(p, k, index, pos, vel, acc, t);
     }
     p->n_stated += added;
@@ -228,9 +227,8 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
         out[d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d], dt);
 }
 
-/* Predictions of all n particles run on the threads from this many; below
- * it they enter no parallel region at all (even a team of one costs
- * libgomp a futex call, and a block step predicts every particle). */
+/* Predictions of all n particles run on the threads from this many, and
+ * serially below it (base_params.h). */
 enum { PREDICT_PAR_MIN = 32768 };
 
 /* Particle i of an all-second-order set predicted to t into pos; returns

@@ -448,9 +448,8 @@ static inline void eval_tile(const gp_direct_sources *src, const targets *t, con
 }
 
 /* The loops enter a parallel region only with work for more than one
- * thread: a team of one still costs libgomp a futex call, which calls on
- * a few particles at every step of a split scheme pay by the hundred
- * thousand. The order of the sums is the same either way. */
+ * thread (base_params.h says why); the order of the sums is the same
+ * either way. */
 static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, const sink *o)
 {
     const double G = gp_param_double(&s->base, P_G);
@@ -575,38 +574,59 @@ static int prunable(const gp_solver *s, double G, const double *sv, const double
     return gp_step_bound_range_ok(xmax, vmax, eps * eps, gm_min, gm_max);
 }
 
-/* acc, pot and, from the same pass (direct_kernel.c; acc and pot keep
- * compute_forces' bits), the jerk and the nearest source and pairwise step
- * where asked, with every particle's velocity at the positions' time from
- * the held state (a particle without state: 0). */
-static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outputs *out,
-                                  int nbr, double *step_out, int even, uint64_t *calls)
+/* Every source's and active particle's velocity at the positions' time
+ * from the held state (a particle without state: 0), for the jerk, the
+ * pair steps and the lists, gathered once a call; with the bound's
+ * verdict on the call where a step is asked (prunable). */
+typedef struct call_vel {
+    double *sv, *tv;        /* 3 ns (vx of every source, then vy, vz); 3 m */
+    gp_direct_vel vel;
+    int prune;
+} call_vel;
+
+static void call_vel_free(call_vel *cv)
+{
+    free(cv->sv);
+    free(cv->tv);
+}
+
+static gp_status call_vel_make(gp_solver *s, int need_prune, call_vel *cv)
 {
     const gp_particles *p = &s->base.p;
-    const size_t ns = s->src.n, m = t->m;
-    double *sv = malloc(3 * (ns ? ns : 1) * sizeof *sv), *tv = malloc(3 * (m ? m : 1) * sizeof *tv);
-    if (!sv || !tv) {
-        free(sv); free(tv);
+    const size_t ns = s->src.n, m = p->n_active;
+    cv->sv = malloc(3 * (ns ? ns : 1) * sizeof *cv->sv);
+    cv->tv = malloc(3 * (m ? m : 1) * sizeof *cv->tv);
+    if (!cv->sv || !cv->tv) {
+        call_vel_free(cv);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "compute_forces_ex: no memory for the velocities of %zu sources; free "
                        "memory or use fewer particles", ns);
     }
-    /* SoA: vx of every source, then vy, then vz */
+    double *sv = cv->sv;
     for (size_t j = 0; j < ns; ++j) {
         double v[3];
         gp_state_velocity(p, (size_t)s->src.id[j], v);
         sv[j] = v[0]; sv[ns + j] = v[1]; sv[2 * ns + j] = v[2];
     }
-    for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &tv[3 * k]);
-    gp_direct_vel vel = {sv, sv + ns, sv + 2 * ns};
+    for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &cv->tv[3 * k]);
+    cv->vel = (gp_direct_vel){sv, sv + ns, sv + 2 * ns};
+    cv->prune = need_prune && prunable(s, gp_param_double(&s->base, P_G), sv, cv->tv, m);
+    return GP_OK;
+}
+
+/* acc, pot and, from the same pass (direct_kernel.c; acc and pot keep
+ * compute_forces' bits), the jerk and the nearest source and pairwise step
+ * where asked, with the velocities cv (cv->prune read with a step). */
+static gp_status compute_with_vel(gp_solver *s, const targets *t, const gp_outputs *out,
+                                  int nbr, double *step_out, int even, const call_vel *cv,
+                                  uint64_t *calls)
+{
     const double G = gp_param_double(&s->base, P_G);
     const int step = step_out != NULL;
-    const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step,
-                          step && prunable(s, G, sv, tv, m), even, &vel, tv, p->mass, G, NULL};
+    const pass_kind pk = {nbr ? GP_EX_W : 7, out->jerk != NULL, step, step && cv->prune, even,
+                          &cv->vel, cv->tv, s->base.p.mass, G, NULL};
     const sink o = {out->acc, out->pot, out->jerk, out->nn_dist2, step_out, out->nn_index};
-    gp_status st = compute_pass(s, t, &pk, "compute_forces_ex", &o, calls);
-    free(sv); free(tv);
-    return st;
+    return compute_pass(s, t, &pk, "compute_forces_ex", &o, calls);
 }
 
 /* 1.2's outputs alone, or with 1.3's (groups, even steps) */
@@ -635,25 +655,29 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     const int even = !out->pair_step && out->pair_step_even;
     double *step = even ? out->pair_step_even : out->pair_step;
     const int nbr = out->nn_index || out->nn_dist2 || step;
+    const int by_step = out->nb_step > 0 || out->nb_step_even > 0;
+    const int lists = out->nb_radius || by_step;
+    call_vel cv = {0};
+    if ((out->jerk || nbr || lists) && (st = call_vel_make(s, step || by_step, &cv)) != GP_OK)
+        return st;
     if (out->jerk || nbr) {
-        st = compute_with_vel(s, &t, out, nbr, step, even, &s->base.stats.force_calls);
+        st = compute_with_vel(s, &t, out, nbr, step, even, &cv, &s->base.stats.force_calls);
     } else {
         const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
         const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, NULL};
         st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
     }
-    if (st != GP_OK) return st;
     /* A successful call that asks for no lists forgets the last ones (a
      * failed one leaves them); gp_direct_lists replaces them when asked. */
-    if (!out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0)) {
-        gp_neighbours_forget(&s->base);
-        return GP_OK;
+    if (st == GP_OK && !lists) gp_neighbours_forget(&s->base);
+    if (st == GP_OK && lists) {
+        double t0 = gp_wtime();
+        double eps = gp_param_double(&s->base, P_EPS);
+        st = gp_direct_lists(&s->base, &s->src, &cv.vel, cv.tv, cv.prune,
+                             gp_param_double(&s->base, P_G), eps * eps, out, thread_count(s));
+        s->base.stats.seconds_walk += gp_wtime() - t0;
     }
-    double t0 = gp_wtime();
-    double eps = gp_param_double(&s->base, P_EPS);
-    st = gp_direct_lists(&s->base, gp_param_double(&s->base, P_G), eps * eps, s->in_src, out,
-                         thread_count(s));
-    s->base.stats.seconds_walk += gp_wtime() - t0;
+    call_vel_free(&cv);
     return st;
 }
 
@@ -736,7 +760,10 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
     e.pair_step_even = out->pair_step_even;
     targets t = {m, NULL, s->base.p.active, s->base.p.pos};
     uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
-    st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &same_call);
+    call_vel cv = {0};
+    st = call_vel_make(s, 1, &cv);
+    if (st == GP_OK) st = compute_with_vel(s, &t, &e, 1, e.pair_step_even, 1, &cv, &same_call);
+    call_vel_free(&cv);
     free(scratch);
     return st;
 }

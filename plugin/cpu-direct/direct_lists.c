@@ -7,9 +7,9 @@
  * with r = x_j - x_i and v = v_j - v_i at the positions' current time
  * (velocities from the held state, gp_state_velocity): j is listed when
  * |r|^2 < nb_radius_i^2 or tau_ij < nb_step (plugin/base/pair_step.h), or
- * (ABI 1.3) its even step < nb_step_even. The sources are gathered once
- * per call, as arrays the lane kernel reads (base/direct_kernel.c,
- * gp_direct_list_candidates); it drops, branch-free, the pairs that
+ * (ABI 1.3) its even step < nb_step_even. The sources are the plugin's
+ * own arrays, with their velocities, which the lane kernel reads
+ * (base/direct_kernel.c, gp_direct_list_candidates); it drops, branch-free, the pairs that
  * pair_step_bound.h proves to have tau_ij >= nb_step, and the exact tau_ij
  * is evaluated here only for the few it leaves, so the lists are the brute
  * force's. Each thread appends to its own buffer, and the lists are copied
@@ -26,33 +26,20 @@
 
 #include "base/direct_kernel.h"
 #include "base/pair_step.h"
-#include "base/pair_step_bound.h"
 #include "base/base_instance.h"
 #include "base/base_outputs.h"
 #include "base/base_particles.h"
 #include "base/base_state.h"
 
-/* The sources of one call as the lane kernel reads them: in candidate
- * order (ascending index), with their velocities. */
-typedef struct list_sources {
-    gp_direct_sources s;
-    gp_direct_vel v;
-    double *buf;             /* 8 nc doubles behind s and v */
-} list_sources;
-
 typedef struct list_pass {
     const gp_particles *p;
-    const list_sources *src;
-    const uint32_t *cand;    /* the sources' particle indices */
+    const gp_direct_sources *src;   /* the plugin's sources, index order */
+    const gp_direct_vel *vel;       /* their velocities */
+    const double *tv;               /* 3 n_active: the targets' velocities */
     double G, eps2;
     const gp_outputs *out;
-    int prune;               /* gp_step_bound_range_ok for this call */
+    int prune;                      /* the step bound may be trusted */
 } list_pass;
-
-static int is_source(const gp_particles *p, const uint8_t *in_src, size_t j)
-{
-    return p->mass[j] > 0.0 && (!in_src || in_src[j]);
-}
 
 /* tau_ij < T (even: the even step < T) for the pair of target i (at xi,
  * moving with vi) and source q, exactly: the shared expression of
@@ -60,9 +47,8 @@ static int is_source(const gp_particles *p, const uint8_t *in_src, size_t j)
 static int step_below(const list_pass *e, size_t i, const double vi[3], size_t q, double rx,
                       double ry, double rz, int even, double T)
 {
-    const list_sources *S = e->src;
-    double vx = S->v.vx[q] - vi[0], vy = S->v.vy[q] - vi[1], vz = S->v.vz[q] - vi[2];
-    double Gmu = e->G * (e->p->mass[i] + S->s.m[q]);
+    double vx = e->vel->vx[q] - vi[0], vy = e->vel->vy[q] - vi[1], vz = e->vel->vz[q] - vi[2];
+    double Gmu = e->G * (e->p->mass[i] + e->src->m[q]);
     if (even) return gp_pair_step_even(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < T;
     return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < T;
 }
@@ -95,19 +81,17 @@ static int one(const list_pass *e, size_t k, size_t i, list_buf *b)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
-    const list_sources *S = e->src;
-    const double *xi = &p->pos[3 * i];
-    double vi[3] = { 0.0, 0.0, 0.0 };
-    if (o->nb_step > 0 || o->nb_step_even > 0) gp_state_velocity(p, i, vi);
+    const gp_direct_sources *S = e->src;
+    const double *xi = &p->pos[3 * i], *vi = &e->tv[3 * k];
     const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;
     gp_direct_list_target t = { .x = xi[0], .y = xi[1], .z = xi[2], .vx = vi[0], .vy = vi[1],
                                 .vz = vi[2], .self = (double)i, .m = p->mass[i], .G = e->G,
                                 .rad2 = rad2, .nb_step = o->nb_step,
                                 .nb_step_even = o->nb_step_even, .prune = e->prune };
-    size_t nq = gp_direct_list_candidates(&S->s, &S->v, &t, e->eps2, b->q);
+    size_t nq = gp_direct_list_candidates(S, e->vel, &t, e->eps2, b->q);
     for (size_t c = 0; c < nq; ++c) {
-        size_t q = b->q[c], j = e->cand[q];
-        double rx = S->s.x[q] - xi[0], ry = S->s.y[q] - xi[1], rz = S->s.z[q] - xi[2];
+        size_t q = b->q[c], j = (size_t)S->id[q];
+        double rx = S->x[q] - xi[0], ry = S->y[q] - xi[1], rz = S->z[q] - xi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
         if ((o->nb_radius && d2 < rad2) ||
             (o->nb_step > 0 && step_below(e, i, vi, q, rx, ry, rz, 0, o->nb_step)) ||
@@ -130,33 +114,6 @@ static int list_of(const list_pass *e, const gp_base *b, size_t k, int me, list_
     return rc;
 }
 
-/* Whether every pair of the call is in pair_step_bound.h's trusted range
- * (positions, velocities, masses, eps), so that the lanes may prune; if
- * not, every pair's step is evaluated exactly (slower, the same lists). */
-static int prunable(const gp_base *b, const list_sources *S, double G, double eps2)
-{
-    const gp_particles *p = &b->p;
-    const size_t nc = S->s.n;
-    double xmax = 0.0, vmax = 0.0, gm_min = HUGE_VAL, gm_max = 0.0;
-    for (size_t q = 0; q < nc; ++q) {
-        xmax = fmax(xmax, fmax(fabs(S->s.x[q]), fmax(fabs(S->s.y[q]), fabs(S->s.z[q]))));
-        vmax = fmax(vmax, fmax(fabs(S->v.vx[q]), fmax(fabs(S->v.vy[q]), fabs(S->v.vz[q]))));
-        gm_min = fmin(gm_min, G * S->s.m[q]);
-        gm_max = fmax(gm_max, G * S->s.m[q]);
-    }
-    for (size_t k = 0; k < p->n_active; ++k) {
-        size_t i = gp_active_index(b, k);
-        double v[3];
-        gp_state_velocity(p, i, v);
-        for (int d = 0; d < 3; ++d) {
-            xmax = fmax(xmax, fabs(p->pos[3 * i + d]));
-            vmax = fmax(vmax, fabs(v[d]));
-        }
-        gm_max = fmax(gm_max, G * p->mass[i]);
-    }
-    return gp_step_bound_range_ok(xmax, vmax, eps2, gm_min, gm_max);
-}
-
 static gp_status no_memory(gp_base *b, size_t n)
 {
     return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
@@ -164,48 +121,26 @@ static gp_status no_memory(gp_base *b, size_t n)
                    "free memory or ask for fewer (a smaller nb_radius or nb_step)", n);
 }
 
-gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_src,
+gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_direct_vel *vel,
+                          const double *tv, int prune, double G, double eps2,
                           const gp_outputs *out, int nthreads)
 {
     const gp_particles *p = &b->p;
-    const size_t n = p->n, na = p->n_active;
+    const size_t n = p->n, na = p->n_active, nc = src->n;
     /* Threads only for work worth waking them (each k is independent, so
      * the results do not depend on it). */
     const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
     const int nt = par && nthreads > 1 ? nthreads : 1;
-    uint32_t *cand = malloc((n ? n : 1) * sizeof *cand);
     uint64_t *offset = malloc((na + 1) * sizeof *offset), *start = malloc((na ? na : 1) * sizeof *start);
     int *owner = malloc((na ? na : 1) * sizeof *owner);
     list_buf *bufs = calloc((size_t)nt, sizeof *bufs);
-    list_sources S = { .buf = NULL };
     uint32_t *list = NULL;
     gp_status st = GP_OK;
-    if (!cand || !offset || !start || !owner || !bufs) { st = no_memory(b, n); goto out; }
-    /* the sources once, in index order, as the lanes read them, so a small
-     * subset costs its size, not n, per active particle */
-    size_t nc = 0;
-    for (size_t j = 0; j < n; ++j)
-        if (is_source(p, in_src, j)) cand[nc++] = (uint32_t)j;
-    S.buf = malloc(8 * (nc ? nc : 1) * sizeof *S.buf);
-    if (!S.buf) { st = no_memory(b, n); goto out; }
-    {
-        double *f = S.buf;
-        S.s = (gp_direct_sources){ .n = nc, .x = f, .y = f + nc, .z = f + 2 * nc, .m = f + 3 * nc,
-                                   .id = f + 4 * nc };
-        S.v = (gp_direct_vel){ .vx = f + 5 * nc, .vy = f + 6 * nc, .vz = f + 7 * nc };
-        for (size_t q = 0; q < nc; ++q) {
-            size_t j = cand[q];
-            double v[3];
-            gp_state_velocity(p, j, v);
-            f[q] = p->pos[3 * j]; f[nc + q] = p->pos[3 * j + 1]; f[2 * nc + q] = p->pos[3 * j + 2];
-            f[3 * nc + q] = p->mass[j]; f[4 * nc + q] = (double)j;
-            f[5 * nc + q] = v[0]; f[6 * nc + q] = v[1]; f[7 * nc + q] = v[2];
-        }
-    }
+    if (!offset || !start || !owner || !bufs) { st = no_memory(b, n); goto out; }
     for (int t = 0; t < nt; ++t)
         if (!(bufs[t].q = malloc((nc ? nc : 1) * sizeof *bufs[t].q))) { st = no_memory(b, n); goto out; }
-    list_pass e = { .p = p, .src = &S, .cand = cand, .G = G, .eps2 = eps2, .out = out,
-                    .prune = prunable(b, &S, G, eps2) };
+    list_pass e = { .p = p, .src = src, .vel = vel, .tv = tv, .G = G, .eps2 = eps2, .out = out,
+                    .prune = prune };
     /* one pass: each pair's step evaluated once, each list kept in its
      * thread's buffer, then copied in active order */
     const long long m = (long long)na;
@@ -221,7 +156,7 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
                     failed = 1;
                 }
         }
-    } else {   /* no team of one: it costs libgomp a futex call */
+    } else {   /* serial below the threshold: base_params.h says why */
         for (long long k = 0; k < m; ++k)
             if (list_of(&e, b, (size_t)k, 0, &bufs[0], owner, start, offset) != 0) failed = 1;
     }
@@ -238,6 +173,6 @@ gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_s
     list = NULL;
 out:
     for (int t = 0; bufs && t < nt; ++t) { free(bufs[t].v); free(bufs[t].q); }
-    free(bufs); free(owner); free(start); free(offset); free(list); free(cand); free(S.buf);
+    free(bufs); free(owner); free(start); free(offset); free(list);
     return st;
 }

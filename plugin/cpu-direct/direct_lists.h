@@ -9,13 +9,18 @@
 #define GP_DIRECT_LISTS_H
 
 #include "base/base_instance.h"
+#include "base/direct_kernel.h"
 
 /* The lists that out->nb_radius, out->nb_step and (read by
- * gp_outputs_read) out->nb_step_even ask for, for the active
- * particles of b, over the massive particles of b->p (those with
- * in_src[i] != 0 when in_src is not NULL), kept in b (gp_neighbours_keep).
- * Returns GP_OK or GP_ERR_OUT_OF_MEMORY (sentence set; nothing kept). */
-gp_status gp_direct_lists(gp_base *b, double G, double eps2, const uint8_t *in_src,
+ * gp_outputs_read) out->nb_step_even ask for, for the active particles of
+ * b (their velocities tv, 3 each), over the sources src (cpu-direct's
+ * massive particles in index order, of the source subset if one is set)
+ * with velocities vel, kept in b (gp_neighbours_keep). prune: the step
+ * bound may be trusted for every pair (gp_step_bound_range_ok), else every
+ * pair's step is exact. Returns GP_OK or GP_ERR_OUT_OF_MEMORY (sentence
+ * set; nothing kept). */
+gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_direct_vel *vel,
+                          const double *tv, int prune, double G, double eps2,
                           const gp_outputs *out, int nthreads);
 
 #endif /* GP_DIRECT_LISTS_H */
