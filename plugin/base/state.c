@@ -142,6 +142,14 @@ gp_status gp_state_check_jerk(gp_base *base, size_t n_sub, const uint32_t *index
     return check_finite(base, "set_state_jerk", "a jerk", jerk, 3 * n_sub, 3);
 }
 
+static inline void set_jerk_one(gp_particles *p, size_t k, const uint32_t *index,
+                                const double *jerk)
+{
+    size_t i = index ? (size_t)index[k] : k;
+    memcpy(&p->jerk[3 * i], &jerk[3 * k], 3 * sizeof *jerk);
+    p->third[i] = 1;
+}
+
 gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
                             const double *pos, const double *vel, const double *acc,
                             const double *jerk, const double *t)
@@ -163,11 +171,11 @@ gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
     }
     st = gp_state_set(base, n_sub, index, pos, vel, acc, t);
     if (st != GP_OK) return st;
-#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
-    for (size_t k = 0; k < n_sub; ++k) {
-        size_t i = index ? (size_t)index[k] : k;
-        memcpy(&p->jerk[3 * i], &jerk[3 * k], 3 * sizeof *jerk);
-        p->third[i] = 1;
+    if (n_sub > SUBSET_PAR_MIN) {
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static)
+        for (size_t k = 0; k < n_sub; ++k) set_jerk_one(p, k, index, jerk);
+    } else {   /* serial below the threshold: base_params.h says why */
+        for (size_t k = 0; k < n_sub; ++k) set_jerk_one(p, k, index, jerk);
     }
     return GP_OK;
 }
@@ -207,9 +215,14 @@ gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, 
                        "get_velocities was given a NULL vel array; pass room for 3*%zu "
                        "doubles", n_sub);
     const gp_particles *p = &base->p;
-#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
-    for (size_t k = 0; k < n_sub; ++k)
-        gp_state_velocity(p, index ? (size_t)index[k] : k, &vel[3 * k]);
+    if (n_sub > SUBSET_PAR_MIN) {
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static)
+        for (size_t k = 0; k < n_sub; ++k)
+            gp_state_velocity(p, index ? (size_t)index[k] : k, &vel[3 * k]);
+    } else {   /* serial below the threshold: base_params.h says why */
+        for (size_t k = 0; k < n_sub; ++k)
+            gp_state_velocity(p, index ? (size_t)index[k] : k, &vel[3 * k]);
+    }
     return GP_OK;
 }
 
@@ -395,9 +408,14 @@ gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, d
         memcpy(pos, p->pos, 3 * n_sub * sizeof *pos);
         return GP_OK;
     }
-#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static) if (n_sub > SUBSET_PAR_MIN)
-    for (size_t k = 0; k < n_sub; ++k)
-        memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
+    if (n_sub > SUBSET_PAR_MIN) {
+#pragma omp parallel for num_threads(gp_param_threads(base)) schedule(static)
+        for (size_t k = 0; k < n_sub; ++k)
+            memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
+    } else {   /* serial below the threshold: base_params.h says why */
+        for (size_t k = 0; k < n_sub; ++k)
+            memcpy(&pos[3 * k], &p->pos[3 * (size_t)index[k]], 3 * sizeof *pos);
+    }
     return GP_OK;
 }
 
