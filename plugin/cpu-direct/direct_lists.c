@@ -127,9 +127,9 @@ gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_dir
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = p->n_active, nc = src->n;
-    /* Threads only for work worth waking them (each k is independent, so
-     * the results do not depend on it). */
-    const int par = (unsigned long long)na * (unsigned long long)n >= (1ull << 18) && na > 1;
+    /* Threads only for work worth waking them, na x nc pairs (each k is
+     * independent, so the results do not depend on it). */
+    const int par = (unsigned long long)na * (unsigned long long)nc >= (1ull << 18) && na > 1;
     const int nt = par && nthreads > 1 ? nthreads : 1;
     uint64_t *offset = malloc((na + 1) * sizeof *offset), *start = malloc((na ? na : 1) * sizeof *start);
     int *owner = malloc((na ? na : 1) * sizeof *owner);
