@@ -43,6 +43,17 @@ int gp_param_index(const gp_base *base, const char *name);
  * (bench/results/hold/raw/huayno-lanes.md). */
 int gp_param_threads(const gp_base *base);
 
+/* The threads of a loop over `items` independent pieces of work that
+ * evaluate `pairs` target-source pairs in all: `threads` (the call's, as
+ * gp_param_threads gives them) where that is worth waking a team (more than one item, at least GP_PAR_PAIRS_MIN
+ * pairs: about a tenth of a millisecond of one core's work), else 1, and
+ * the caller then runs the loop outside any parallel region. Under a
+ * client that keeps a core busy while it waits (AMUSE's, over MPI or
+ * sockets), every team woken for less costs a time slice
+ * (bench/results/grape6). */
+enum { GP_PAR_PAIRS_MIN = 1 << 18 };
+int gp_threads_for(int threads, size_t items, size_t pairs);
+
 /* Current values by index into the plugin's gp_param_info[]. */
 static inline double    gp_param_double(const gp_base *b, int idx) { return b->param[idx].d; }
 static inline long long gp_param_int(const gp_base *b, int idx)    { return b->param[idx].i; }

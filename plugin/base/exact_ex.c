@@ -11,6 +11,7 @@
  */
 #include "base/base_instance.h"
 #include "base/base_outputs.h"
+#include "base/base_params.h"
 #include "base/base_particles.h"
 #include "base/base_state.h"
 
@@ -142,13 +143,21 @@ gp_status gp_exact_ex(gp_base *b, const gp_exact_sources *src, const gp_exact_ta
     gp_exact_targets t = *tg;
     if (!need_vel) t.vel = NULL;
     const ask q = { o, forces, lists };
-    const int nt = src->nthreads > 0 ? src->nthreads : omp_get_max_threads();
+    const int nt = gp_threads_for(src->nthreads > 0 ? src->nthreads : omp_get_max_threads(), m, m * ns);
     const long long mm = (long long)m;
+    if (nt > 1) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nt)
-    for (long long kk = 0; kk < mm; ++kk) {
-        size_t c = 0;
-        one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, NULL, &c);
-        if (lists) cnt[kk] = c;
+        for (long long kk = 0; kk < mm; ++kk) {
+            size_t c = 0;
+            one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, NULL, &c);
+            if (lists) cnt[kk] = c;
+        }
+    } else {   /* serial below the threshold: base_params.h says why */
+        for (long long kk = 0; kk < mm; ++kk) {
+            size_t c = 0;
+            one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, NULL, &c);
+            if (lists) cnt[kk] = c;
+        }
     }
     b->stats.pp_interactions += (uint64_t)m * ns;
     if (!lists) {
@@ -169,9 +178,14 @@ gp_status gp_exact_ex(gp_base *b, const gp_exact_sources *src, const gp_exact_ta
                        "%s: no memory for the neighbour lists; ask for fewer (a smaller "
                        "nb_radius, nb_step or nb_step_even)", fn);
     }
+    if (nt > 1) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nt)
-    for (long long kk = 0; kk < mm; ++kk)
-        one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, list + offset[kk], NULL);
+        for (long long kk = 0; kk < mm; ++kk)
+            one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, list + offset[kk], NULL);
+    } else {
+        for (long long kk = 0; kk < mm; ++kk)
+            one_target(b, src, spos, svel, &t, (size_t)kk, sj, ns, &q, list + offset[kk], NULL);
+    }
     free(sj); free(held); free(cnt);
     gp_neighbours_keep(b, m, offset, list);
     return GP_OK;

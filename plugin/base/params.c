@@ -268,6 +268,11 @@ int gp_param_threads(const gp_base *base)
     return t > 0 ? (int)t : omp_get_max_threads();
 }
 
+int gp_threads_for(int threads, size_t items, size_t pairs)
+{
+    return items > 1 && pairs >= GP_PAR_PAIRS_MIN && threads > 1 ? threads : 1;
+}
+
 /* "G, eps, theta" into buf. */
 static void list_names(const gp_base *base, char *buf, size_t len)
 {

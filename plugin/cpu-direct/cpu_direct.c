@@ -306,12 +306,18 @@ typedef struct targets {
     const double *tpos;      /* field points, or NULL for particles      */
     const uint32_t *tidx;    /* active index list, or NULL for 0..m-1    */
     const double *ppos;      /* particle positions                       */
+    const uint32_t *texcl;   /* with tpos: the particle each point
+                                excludes (UINT32_MAX: none), or NULL     */
 } targets;
 
-/* Position and self id of target k. */
+/* Position and self id of target k (-1: it excludes no source). */
 static inline const double *target(const targets *t, size_t k, double *self)
 {
-    if (t->tpos) { *self = -1.0; return &t->tpos[3 * k]; }
+    if (t->tpos) {
+        const uint32_t e = t->texcl ? t->texcl[k] : UINT32_MAX;
+        *self = e == UINT32_MAX ? -1.0 : (double)e;
+        return &t->tpos[3 * k];
+    }
     size_t i = t->tidx ? (size_t)t->tidx[k] : k;
     *self = (double)i;
     return &t->ppos[3 * i];
@@ -393,7 +399,7 @@ static void kernel(const pass_kind *pk, const gp_direct_sources *src, size_t c, 
         return;
     }
     const gp_direct_target t = {x[0], x[1], x[2], u[0], u[1], u[2], self,
-                                pk->mass[(size_t)self], pk->G, pk->prune, pk->even};
+                                self >= 0.0 ? pk->mass[(size_t)self] : 0.0, pk->G, pk->prune, pk->even};
     gp_direct_point_ex(&v, &sv, &t, eps2, pk->jerk, pk->step, out, NULL);
 }
 
@@ -447,8 +453,8 @@ static inline void eval_tile(const gp_direct_sources *src, const targets *t, con
     for (size_t k = k0; k < k1; ++k) store(G, f[k - k0], pk, k, o);
 }
 
-/* The loops enter a parallel region only with work for more than one
- * thread (base_params.h says why); the order of the sums is the same
+/* The loops enter a parallel region only with work worth waking a team
+ * for (gp_threads_for, base_params.h); the order of the sums is the same
  * either way. */
 static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, const sink *o)
 {
@@ -457,22 +463,18 @@ static void evaluate(const gp_solver *s, const targets *t, const pass_kind *pk, 
     const double eps2 = eps * eps;
     const gp_direct_sources *src = &s->src;
     const size_t m = t->m, nchunks = (src->n + GP_CHUNK - 1) / GP_CHUNK;
-    const int nthreads = thread_count(s), W = pk->W;
+    const int nthreads = gp_threads_for(thread_count(s), m * (nchunks > 1 ? nchunks : 1), m * src->n);
+    const int W = pk->W;
 
     /* Few targets and several chunks: parallel over (target, chunk). */
     double *part = NULL;
-    if (nchunks > 1 && m < (size_t)nthreads * GP_TILE && m <= ((size_t)-1 / 64) / nchunks)
+    if (nthreads > 1 && nchunks > 1 && m < (size_t)nthreads * GP_TILE && m <= ((size_t)-1 / 64) / nchunks)
         part = malloc(m * nchunks * (size_t)W * sizeof *part);
     if (part) {
         long long pairs = (long long)(m * nchunks);
-        if (nthreads > 1) {
 #pragma omp parallel for schedule(static) num_threads(nthreads)
-            for (long long q = 0; q < pairs; ++q)
-                eval_part(src, t, pk, eps2, nchunks, q, &part[(size_t)W * (size_t)q]);
-        } else {
-            for (long long q = 0; q < pairs; ++q)
-                eval_part(src, t, pk, eps2, nchunks, q, &part[(size_t)W * (size_t)q]);
-        }
+        for (long long q = 0; q < pairs; ++q)
+            eval_part(src, t, pk, eps2, nchunks, q, &part[(size_t)W * (size_t)q]);
         for (size_t k = 0; k < m; ++k) {
             double f[GP_EX_W];
             sum_init(f, W);
@@ -531,7 +533,7 @@ static gp_status cpu_direct_compute_forces(gp_solver *s, double *acc, double *po
     }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
-    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos, NULL};
     return compute(s, &t, "compute_forces", acc, pot, &s->base.stats.force_calls);
 }
 
@@ -542,7 +544,7 @@ static gp_status cpu_direct_compute_field(gp_solver *s, size_t m, const double *
     sources_ready(s);
     gp_status st = gp_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
-    targets t = {m, points, NULL, s->base.p.pos};
+    targets t = {m, points, NULL, s->base.p.pos, NULL};
     return compute(s, &t, "compute_field", acc, pot, &s->base.stats.field_calls);
 }
 
@@ -590,17 +592,19 @@ static void call_vel_free(call_vel *cv)
     free(cv->tv);
 }
 
-static gp_status call_vel_make(gp_solver *s, int need_prune, call_vel *cv)
+/* cv's velocities for m targets: the sources' from the held state, and
+ * the targets' zeroed (tv NULL) or copied from tv (3 each). */
+static gp_status call_vel_alloc(gp_solver *s, size_t m, const double *tv, const char *fn, call_vel *cv)
 {
     const gp_particles *p = &s->base.p;
-    const size_t ns = s->src.n, m = p->n_active;
+    const size_t ns = s->src.n;
     cv->sv = malloc(3 * (ns ? ns : 1) * sizeof *cv->sv);
-    cv->tv = malloc(3 * (m ? m : 1) * sizeof *cv->tv);
+    cv->tv = tv ? malloc(3 * (m ? m : 1) * sizeof *cv->tv) : calloc(3 * (m ? m : 1), sizeof *cv->tv);
     if (!cv->sv || !cv->tv) {
         call_vel_free(cv);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for the velocities of %zu sources; free "
-                       "memory or use fewer particles", ns);
+                       "%s: no memory for the velocities of %zu sources; free "
+                       "memory or use fewer particles", fn, ns);
     }
     double *sv = cv->sv;
     for (size_t j = 0; j < ns; ++j) {
@@ -608,9 +612,20 @@ static gp_status call_vel_make(gp_solver *s, int need_prune, call_vel *cv)
         gp_state_velocity(p, (size_t)s->src.id[j], v);
         sv[j] = v[0]; sv[ns + j] = v[1]; sv[2 * ns + j] = v[2];
     }
-    for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &cv->tv[3 * k]);
+    if (tv) memcpy(cv->tv, tv, 3 * m * sizeof *cv->tv);
     cv->vel = (gp_direct_vel){sv, sv + ns, sv + 2 * ns};
-    cv->prune = need_prune && prunable(s, gp_param_double(&s->base, P_G), sv, cv->tv, m);
+    cv->prune = 0;
+    return GP_OK;
+}
+
+static gp_status call_vel_make(gp_solver *s, int need_prune, call_vel *cv)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t m = p->n_active;
+    gp_status st = call_vel_alloc(s, m, NULL, "compute_forces_ex", cv);
+    if (st != GP_OK) return st;
+    for (size_t k = 0; k < m; ++k) gp_state_velocity(p, gp_active_index(&s->base, k), &cv->tv[3 * k]);
+    cv->prune = need_prune && prunable(s, gp_param_double(&s->base, P_G), cv->sv, cv->tv, m);
     return GP_OK;
 }
 
@@ -649,7 +664,7 @@ static gp_status cpu_direct_compute_forces_ex(gp_solver *s, const gp_outputs *ou
 static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 {
     gp_status st;
-    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos, NULL};
     /* the kernel's one step: pair_step, or else (ABI 1.3, no groups, no
      * lists by it: forces_ex_13) the even one */
     const int even = !out->pair_step && out->pair_step_even;
@@ -674,7 +689,7 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
         double t0 = gp_wtime();
         double eps = gp_param_double(&s->base, P_EPS);
         st = gp_direct_lists(&s->base, &s->src, &cv.vel, cv.tv, cv.prune,
-                             gp_param_double(&s->base, P_G), eps * eps, out, thread_count(s));
+                             gp_param_double(&s->base, P_G), eps * eps, out, thread_count(s), NULL);
         s->base.stats.seconds_walk += gp_wtime() - t0;
     }
     call_vel_free(&cv);
@@ -706,7 +721,7 @@ static gp_status forces_grouped(gp_solver *s, const gp_outputs *out)
                        "compute_forces_ex: no memory for the groups of %zu sources; free memory", ns);
     for (size_t k = 0; k < ns; ++k) sg[k] = (double)s->base.p.group[(size_t)s->src.id[k]];
     s->src.g = sg;
-    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos};
+    targets t = {s->base.p.n_active, NULL, s->base.p.active, s->base.p.pos, NULL};
     const pass_kind pk = {4, 0, 0, 0, 0, NULL, NULL, NULL, 0.0, s->base.p.group};
     const sink o = {out->acc, out->pot, NULL, NULL, NULL, NULL};
     gp_status st = compute_pass(s, &t, &pk, "compute_forces_ex", &o, &s->base.stats.force_calls);
@@ -758,7 +773,7 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
     e.struct_size = sizeof e;
     e.acc = scratch;
     e.pair_step_even = out->pair_step_even;
-    targets t = {m, NULL, s->base.p.active, s->base.p.pos};
+    targets t = {m, NULL, s->base.p.active, s->base.p.pos, NULL};
     uint64_t same_call = 0;   /* one compute_forces_ex, counted once */
     call_vel cv = {0};
     st = call_vel_make(s, 1, &cv);
@@ -770,14 +785,51 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 
 GP_PLUGIN_13_ENTRIES(cpu_direct, PLUGIN_NAME)
 
-/* Exact at the points, over the same sources (base/exact_ex.c). */
+/* Whether the kernel makes every output o asks at points: acc, pot, the
+ * jerk, the nearest source and lists by radius (what the GRAPE-6 layer
+ * asks), with no groups. Pair steps and groups at points come from the
+ * exact pass. */
+static int field_by_kernel(const gp_solver *s, const gp_outputs *o)
+{
+    return !s->base.p.group && !o->pair_step && !o->pair_step_even && !(o->nb_step > 0) &&
+           !(o->nb_step_even > 0);
+}
+
+/* The points against the sources, each without the one it excludes: the
+ * kernel of compute_forces_ex where it makes every output asked, else the
+ * exact pass (base/exact_ex.c). */
 static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                          const double *vel, const uint32_t *exclude,
                                          const gp_outputs *out)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
-    const gp_exact_sources src = exact_sources(s);
-    return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    static const char fn[] = "compute_field_ex";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st != GP_OK) return st;
+    const gp_outputs o = gp_outputs_read(out);
+    if (!field_by_kernel(s, &o)) {
+        const gp_exact_sources src = exact_sources(s);
+        return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    }
+    sources_ready(s);
+    const int nbr = o.nn_index || o.nn_dist2;
+    call_vel cv = {0};
+    if ((o.jerk || nbr || o.nb_radius) && (st = call_vel_alloc(s, n, vel, fn, &cv)) != GP_OK) return st;
+    const targets t = {n, pos, NULL, s->base.p.pos, exclude};
+    const pass_kind pk = {nbr ? GP_EX_W : o.jerk ? 7 : 4, o.jerk != NULL, 0, 0, 0, &cv.vel, cv.tv,
+                          s->base.p.mass, gp_param_double(&s->base, P_G), NULL};
+    const sink so = {o.acc, o.pot, o.jerk, o.nn_dist2, NULL, o.nn_index};
+    st = compute_pass(s, &t, &pk, fn, &so, &s->base.stats.field_calls);
+    if (st == GP_OK && !o.nb_radius) gp_neighbours_forget(&s->base);
+    if (st == GP_OK && o.nb_radius) {
+        const double t0 = gp_wtime(), eps = gp_param_double(&s->base, P_EPS);
+        const gp_direct_points at = {n, pos, cv.tv, exclude};
+        st = gp_direct_lists(&s->base, &s->src, &cv.vel, NULL, 0, gp_param_double(&s->base, P_G),
+                             eps * eps, &o, thread_count(s), &at);
+        s->base.stats.seconds_walk += gp_wtime() - t0;
+    }
+    call_vel_free(&cv);
+    return st;
 }
 
 static const gp_api api = GP_PLUGIN_API_13(cpu_direct, PLUGIN_NAME,

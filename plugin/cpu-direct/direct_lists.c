@@ -27,6 +27,7 @@
 #include "base/direct_kernel.h"
 #include "base/pair_step.h"
 #include "base/base_instance.h"
+#include "base/base_params.h"
 #include "base/base_outputs.h"
 #include "base/base_particles.h"
 #include "base/base_state.h"
@@ -35,7 +36,9 @@ typedef struct list_pass {
     const gp_particles *p;
     const gp_direct_sources *src;   /* the plugin's sources, index order */
     const gp_direct_vel *vel;       /* their velocities */
-    const double *tv;               /* 3 n_active: the targets' velocities */
+    const double *tv;               /* 3 per target: their velocities */
+    const gp_direct_points *at;     /* explicit targets, or NULL: the
+                                       active particles */
     double G, eps2;
     const gp_outputs *out;
     int prune;                      /* the step bound may be trusted */
@@ -44,11 +47,11 @@ typedef struct list_pass {
 /* tau_ij < T (even: the even step < T) for the pair of target i (at xi,
  * moving with vi) and source q, exactly: the shared expression of
  * pair_step.h, with the pair's r and v as the lane kernel forms them. */
-static int step_below(const list_pass *e, size_t i, const double vi[3], size_t q, double rx,
+static int step_below(const list_pass *e, double mi, const double vi[3], size_t q, double rx,
                       double ry, double rz, int even, double T)
 {
     double vx = e->vel->vx[q] - vi[0], vy = e->vel->vy[q] - vi[1], vz = e->vel->vz[q] - vi[2];
-    double Gmu = e->G * (e->p->mass[i] + e->src->m[q]);
+    double Gmu = e->G * (mi + e->src->m[q]);
     if (even) return gp_pair_step_even(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < T;
     return gp_pair_step(-rx, -ry, -rz, -vx, -vy, -vz, e->eps2, Gmu) < T;
 }
@@ -74,18 +77,20 @@ static int push(list_buf *b, uint32_t j)
     return 0;
 }
 
-/* One active particle (the k-th, particle i): its neighbours among the
- * sources appended to b, in index order. The lane kernel drops the pairs
- * proven unlisted; each of the rest is decided exactly here. */
-static int one(const list_pass *e, size_t k, size_t i, list_buf *b)
+/* The k-th target (the k-th active particle, or point): its neighbours
+ * among the sources appended to b, in index order. The lane kernel drops
+ * the pairs proven unlisted; each of the rest is decided exactly here. */
+static int one(const list_pass *e, const gp_base *base, size_t k, list_buf *b)
 {
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
     const gp_direct_sources *S = e->src;
-    const double *xi = &p->pos[3 * i], *vi = &e->tv[3 * k];
+    const uint32_t self = e->at ? e->at->exclude[k] : (uint32_t)gp_active_index(base, k);
+    const double *xi = e->at ? &e->at->pos[3 * k] : &p->pos[3 * (size_t)self], *vi = &e->tv[3 * k];
+    const double mi = self != UINT32_MAX ? p->mass[self] : 0.0;
     const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;
     gp_direct_list_target t = { .x = xi[0], .y = xi[1], .z = xi[2], .vx = vi[0], .vy = vi[1],
-                                .vz = vi[2], .self = (double)i, .m = p->mass[i], .G = e->G,
+                                .vz = vi[2], .self = self != UINT32_MAX ? (double)self : -1.0, .m = mi, .G = e->G,
                                 .rad2 = rad2, .nb_step = o->nb_step,
                                 .nb_step_even = o->nb_step_even, .prune = e->prune };
     size_t nq = gp_direct_list_candidates(S, e->vel, &t, e->eps2, b->q);
@@ -94,20 +99,20 @@ static int one(const list_pass *e, size_t k, size_t i, list_buf *b)
         double rx = S->x[q] - xi[0], ry = S->y[q] - xi[1], rz = S->z[q] - xi[2];
         double d2 = rx * rx + ry * ry + rz * rz;
         if ((o->nb_radius && d2 < rad2) ||
-            (o->nb_step > 0 && step_below(e, i, vi, q, rx, ry, rz, 0, o->nb_step)) ||
-            (o->nb_step_even > 0 && step_below(e, i, vi, q, rx, ry, rz, 1, o->nb_step_even)))
+            (o->nb_step > 0 && step_below(e, mi, vi, q, rx, ry, rz, 0, o->nb_step)) ||
+            (o->nb_step_even > 0 && step_below(e, mi, vi, q, rx, ry, rz, 1, o->nb_step_even)))
             if (push(b, (uint32_t)j) != 0) return -1;
     }
     return 0;
 }
 
-/* The list of the k-th active particle, appended to thread me's buffer
- * mine, with where it lies. Returns -1 when out of memory. */
+/* The list of the k-th target, appended to thread me's buffer mine, with
+ * where it lies. Returns -1 when out of memory. */
 static int list_of(const list_pass *e, const gp_base *b, size_t k, int me, list_buf *mine,
                    int *owner, uint64_t *start, uint64_t *offset)
 {
     size_t s0 = mine->n;
-    int rc = one(e, k, gp_active_index(b, k), mine);
+    int rc = one(e, b, k, mine);
     owner[k] = me;
     start[k] = s0;
     offset[k + 1] = mine->n - s0;
@@ -123,14 +128,12 @@ static gp_status no_memory(gp_base *b, size_t n)
 
 gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_direct_vel *vel,
                           const double *tv, int prune, double G, double eps2,
-                          const gp_outputs *out, int nthreads)
+                          const gp_outputs *out, int nthreads, const gp_direct_points *at)
 {
     const gp_particles *p = &b->p;
-    const size_t n = p->n, na = p->n_active, nc = src->n;
-    /* Threads only for work worth waking them, na x nc pairs (each k is
-     * independent, so the results do not depend on it). */
-    const int par = (unsigned long long)na * (unsigned long long)nc >= (1ull << 18) && na > 1;
-    const int nt = par && nthreads > 1 ? nthreads : 1;
+    const size_t n = p->n, na = at ? at->n : p->n_active, nc = src->n;
+    /* each target is independent, so the results do not depend on nt */
+    const int nt = gp_threads_for(nthreads, na, na * nc);
     uint64_t *offset = malloc((na + 1) * sizeof *offset), *start = malloc((na ? na : 1) * sizeof *start);
     int *owner = malloc((na ? na : 1) * sizeof *owner);
     list_buf *bufs = calloc((size_t)nt, sizeof *bufs);
@@ -139,8 +142,8 @@ gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_dir
     if (!offset || !start || !owner || !bufs) { st = no_memory(b, n); goto out; }
     for (int t = 0; t < nt; ++t)
         if (!(bufs[t].q = malloc((nc ? nc : 1) * sizeof *bufs[t].q))) { st = no_memory(b, n); goto out; }
-    list_pass e = { .p = p, .src = src, .vel = vel, .tv = tv, .G = G, .eps2 = eps2, .out = out,
-                    .prune = prune };
+    list_pass e = { .p = p, .src = src, .vel = vel, .tv = at ? at->vel : tv, .at = at, .G = G,
+                    .eps2 = eps2, .out = out, .prune = prune };
     /* one pass: each pair's step evaluated once, each list kept in its
      * thread's buffer, then copied in active order */
     const long long m = (long long)na;
