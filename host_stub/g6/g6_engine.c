@@ -51,10 +51,23 @@ static int refuse_ranks(g6_engine *e)
     return st == GP_OK ? 0 : plugin_fail(e, "counting the MPI ranks: compute_forces_ex", st);
 }
 
+/* GRAPE-6 clients run as framework workers (AMUSE's over MPI or sockets)
+ * whose callers spin on a core while they wait for each call, and MPI
+ * workers spin between calls. OpenMP's default spin-waiting of the
+ * plugin's threads then fights them for the cores: ph4 on two cores took
+ * 6x longer with two threads than with passive waiting
+ * (bench/results/grape6). So the library asks for passive waiting unless
+ * the environment chose; libgomp reads it when the plugin loads it. */
+static void wait_passively_unless_set(void)
+{
+    (void)setenv("OMP_WAIT_POLICY", "passive", 0);
+}
+
 int g6_engine_open(g6_engine *e, const g6_config *cfg, int device)
 {
     memset(e, 0, sizeof *e);
     char err[1024];
+    wait_passively_unless_set();
     gp_status st = gp_plugin_open(cfg->plugin, &e->plugin, err, sizeof err);
     if (st != GP_OK) return FAIL(e, "cannot open plugin '%s': %s", cfg->plugin, err);
     e->api = gp_plugin_api(e->plugin);

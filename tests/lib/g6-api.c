@@ -197,8 +197,19 @@ int main(void)
         double t = 0;
         ok(g6_set_ti_(&clid, &t) == -1, "g6_set_ti before g6_open returns -1");
         setenv("GRAVPLUG_G6_PLUGIN", "no-such-plugin-g6", 1);
+        char *policy = getenv("OMP_WAIT_POLICY") ? strdup(getenv("OMP_WAIT_POLICY")) : NULL;
+        unsetenv("OMP_WAIT_POLICY");
         int id = 0;
         ok(g6_open_(&id) == -1, "g6_open of a missing plugin returns -1");
+        const char *now = getenv("OMP_WAIT_POLICY");
+        ok(now && strcmp(now, "passive") == 0, "g6_open sets OMP_WAIT_POLICY=passive where it is unset (%s)",
+           now ? now : "unset");
+        setenv("OMP_WAIT_POLICY", "active", 1);
+        ok(g6_open_(&id) == -1 && strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0,
+           "g6_open leaves an OMP_WAIT_POLICY the environment set");
+        if (policy) setenv("OMP_WAIT_POLICY", policy, 1);
+        else unsetenv("OMP_WAIT_POLICY");
+        free(policy);
         setenv("GRAVPLUG_G6_PLUGIN", plugin, 1);
     }
 
