@@ -56,6 +56,14 @@ gp_outputs gp_outputs_read(const gp_outputs *out);
 gp_status gp_check_field_ex(gp_base *base, size_t n, const double *pos, const double *vel,
                             const uint32_t *exclude, const gp_outputs *out);
 
+/* Whether out (as gp_outputs_read gives it) asks at points only for what
+ * a direct force kernel makes beside acc: pot, the jerk, the nearest
+ * source and lists by radius (what a GRAPE-6 call asks), with no source
+ * groups set. The direct plugins run such a compute_field_ex in their
+ * kernels, and the rest (pair steps, lists by step, groups) through
+ * gp_field_ex_exact. */
+int gp_field_ex_in_kernel(const gp_base *base, const gp_outputs *out);
+
 /* set_source_groups: particles set (BAD_STATE); group NULL clears; else n
  * must be the particle count; stores a copy. Nothing changes on failure. */
 gp_status gp_groups_set(gp_base *base, size_t n, const uint32_t *group);

@@ -134,3 +134,9 @@ gp_status gp_check_field_ex(gp_base *base, size_t n, const double *pos, const do
                                base->p.n);
     return GP_OK;
 }
+
+int gp_field_ex_in_kernel(const gp_base *base, const gp_outputs *out)
+{
+    return !base->p.group && !out->pair_step && !out->pair_step_even && !(out->nb_step > 0) &&
+           !(out->nb_step_even > 0);
+}

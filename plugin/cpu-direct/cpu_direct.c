@@ -785,19 +785,9 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 
 GP_PLUGIN_13_ENTRIES(cpu_direct, PLUGIN_NAME)
 
-/* Whether the kernel makes every output o asks at points: acc, pot, the
- * jerk, the nearest source and lists by radius (what the GRAPE-6 layer
- * asks), with no groups. Pair steps and groups at points come from the
- * exact pass. */
-static int field_by_kernel(const gp_solver *s, const gp_outputs *o)
-{
-    return !s->base.p.group && !o->pair_step && !o->pair_step_even && !(o->nb_step > 0) &&
-           !(o->nb_step_even > 0);
-}
-
 /* The points against the sources, each without the one it excludes: the
- * kernel of compute_forces_ex where it makes every output asked, else the
- * exact pass (base/exact_ex.c). */
+ * kernel of compute_forces_ex where it makes every output asked
+ * (gp_field_ex_in_kernel), else the exact pass (base/exact_ex.c). */
 static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                          const double *vel, const uint32_t *exclude,
                                          const gp_outputs *out)
@@ -807,7 +797,7 @@ static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const doubl
     gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
     if (st != GP_OK) return st;
     const gp_outputs o = gp_outputs_read(out);
-    if (!field_by_kernel(s, &o)) {
+    if (!gp_field_ex_in_kernel(&s->base, &o)) {
         const gp_exact_sources src = exact_sources(s);
         return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
     }

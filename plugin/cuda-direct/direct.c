@@ -36,6 +36,12 @@
  * nn_index, nn_dist2, pair_step and the neighbour lists come from
  * direct_nb.cu, exact and in double, on the device's double positions
  * and velocities; only the active results come back.
+ *
+ * ABI 1.3: compute_field_ex with what a GRAPE-6 call asks (acc, pot, the
+ * jerk, the nearest source, lists by radius) runs those kernels at the
+ * points (field_ex_device): the points and their velocity records go up,
+ * each skipping its excluded particle's record. Groups and pair steps go
+ * through the exact pass on the host.
  */
 #include "base/plugin_base.h"
 #include "cuda-base/gp_cuda.h"
@@ -86,6 +92,8 @@ struct gp_solver {
     gp_dbuf vel, jv, iv, jseg, jout; /* ABI 1.2: velocities, their records, the jerk */
     gp_hbuf jres;              /* the jerks, pinned */
     gp_dbuf nbo, nbl;          /* ABI 1.2: per-active neighbour outputs; the lists */
+    gp_dbuf fpt;               /* ABI 1.3: compute_field_ex's points, exclusions, their ranks */
+    uint32_t *rank_host;       /* with src_list: each particle's record (UINT32_MAX: none) */
 };
 
 static size_t rec_bytes(int prec) { return prec == PREC_DOUBLE ? sizeof(gp_d4) : sizeof(gp_f4); }
@@ -103,21 +111,22 @@ static gp_status host_reserve(gp_solver *s, void **p, size_t *have, size_t bytes
     return GP_OK;
 }
 
-/* Writes records {x - c, y - c, z - c, m} for count points into s->stage. */
+/* Writes records {x - c, y - c, z - c, m} / len_scale for count points
+ * into dst (host): positions with c the records' centre, velocities
+ * with c = 0 and mass NULL. */
 static void fill_records(gp_solver *s, int prec, const double *pos, const double *mass,
-                         size_t count)
+                         size_t count, const double c[3], void *dst)
 {
-    const double *c = s->center;
     const double il = 1.0 / s->len_scale;
     const long long m = (long long)count;
     if (prec == PREC_DOUBLE) {
-        gp_d4 *r = (gp_d4 *)s->stage;
+        gp_d4 *r = (gp_d4 *)dst;
 #pragma omp parallel for schedule(static) if (m > 65536)
         for (long long i = 0; i < m; ++i)
             r[i] = (gp_d4){(pos[3 * i] - c[0]) * il, (pos[3 * i + 1] - c[1]) * il,
                            (pos[3 * i + 2] - c[2]) * il, mass ? mass[i] : 0.0};
     } else {
-        gp_f4 *r = (gp_f4 *)s->stage;
+        gp_f4 *r = (gp_f4 *)dst;
 #pragma omp parallel for schedule(static) if (m > 65536)
         for (long long i = 0; i < m; ++i)
             r[i] = (gp_f4){(float)((pos[3 * i] - c[0]) * il), (float)((pos[3 * i + 1] - c[1]) * il),
@@ -232,6 +241,11 @@ static gp_status make_source_list(gp_solver *s)
     s->mass_scale = scale_for(mmax, 0x1p60); /* the mass unit of the records */
     s->src_list = nj != p->n;
     if (s->src_list) {
+        uint32_t *rank = realloc(s->rank_host, (p->n ? p->n : 1) * sizeof *rank);
+        if (!rank) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory for %zu source ranks; free memory", p->n);
+        s->rank_host = rank;
+        for (size_t i = 0; i < p->n; ++i) rank[i] = UINT32_MAX;
+        for (size_t q = 0; q < nj; ++q) rank[list[q]] = (uint32_t)q;
         if ((st = gp_dbuf_reserve(&s->base, &s->src, (nj ? nj : 1) * sizeof(uint32_t), "the source list")) != GP_OK) return st;
         if ((st = gp_dbuf_reserve(&s->base, &s->srank, p->n * sizeof(uint32_t), "the source ranks")) != GP_OK) return st;
         double t0 = gp_wtime();
@@ -352,7 +366,7 @@ static void cuda_direct_finalize(gp_solver *s)
         gp_dstate_free(&s->ds);
         gp_dbuf_free(&s->vel); gp_dbuf_free(&s->jv); gp_dbuf_free(&s->iv);
         gp_dbuf_free(&s->jseg); gp_dbuf_free(&s->jout);
-        gp_dbuf_free(&s->nbo); gp_dbuf_free(&s->nbl);
+        gp_dbuf_free(&s->nbo); gp_dbuf_free(&s->nbl); gp_dbuf_free(&s->fpt);
         gp_hbuf_free(&s->jres);
         gp_hbuf_free(&s->pinned);
         gp_hbuf_free(&s->res);
@@ -360,6 +374,7 @@ static void cuda_direct_finalize(gp_solver *s)
     }
     free(s->stage);
     free(s->scratch);
+    free(s->rank_host);
     gp_base_free(&s->base);
     free(s);
 }
@@ -550,7 +565,7 @@ static gp_status cuda_direct_compute_field(gp_solver *s, size_t m, const double 
     size_t bytes = m * rec_bytes(prec);
     if ((st = host_reserve(s, &s->stage, &s->stage_bytes, bytes)) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(&s->base, &s->ip, bytes, "the field points")) != GP_OK) return st;
-    fill_records(s, prec, points, NULL, m);
+    fill_records(s, prec, points, NULL, m, s->center, s->stage);
     double t0 = gp_wtime();
     if ((st = gp_cuda_upload(&s->base, &s->cu, s->ip.ptr, s->stage, bytes,
                              "copying the field points to the GPU")) != GP_OK) return st;
@@ -660,10 +675,13 @@ static gp_status cuda_direct_get_neighbours(gp_solver *s, size_t cap, uint64_t *
  * source list current. nbo holds, for ni active particles: nd2, step and
  * the radii (doubles), the CSR offsets (ni + 1 uint64), nn and the counts
  * (uint32). */
-static gp_status neighbours(gp_solver *s, const gp_outputs *out)
+/* The neighbour outputs of the ni active particles, or (ipos not NULL:
+ * device points, 3 doubles each, and the particle each excludes, iself)
+ * of compute_field_ex's points, for which no pair step is asked. */
+static gp_status neighbours_of(gp_solver *s, const gp_outputs *out, size_t ni, const double *ipos,
+                               const uint32_t *iself, const char *fn)
 {
     const gp_particles *p = &s->base.p;
-    const size_t ni = p->n_active;
     const int by_step = out->nb_step > 0, lists = out->nb_radius || by_step;
     const int need_tau = out->pair_step || by_step;
     gp_status st;
@@ -673,7 +691,7 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
             return st;
         if ((st = gp_dstate_velocities(&s->base, &s->cu, &s->ds, (double *)s->vel.ptr)) != GP_OK) return st;
     }
-    if (p->active && (st = upload_active_index(s, ni)) != GP_OK) return st;
+    if (!ipos && p->active && (st = upload_active_index(s, ni)) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(&s->base, &s->nbo, 40 * ni + 8, "the neighbour outputs")) != GP_OK) return st;
     double *nd2 = (double *)s->nbo.ptr, *step = nd2 + ni, *rad = step + ni;
     uint64_t *offset_dev = (uint64_t *)(rad + ni);
@@ -682,11 +700,11 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
                                                       ni * sizeof(double), "copying the radii to the GPU")) != GP_OK)
         return st;
     const double G = gp_param_double(&s->base, P_G), eps = gp_param_double(&s->base, P_EPS);
-    const uint32_t *src = s->src_list ? s->src.ptr : NULL, *idx = p->active ? s->idx.ptr : NULL;
+    const uint32_t *src = s->src_list ? s->src.ptr : NULL, *idx = !ipos && p->active ? s->idx.ptr : NULL;
     const double *vel = need_tau ? (const double *)s->vel.ptr : NULL;
     const double *radius = out->nb_radius ? rad : NULL;
-    int e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, (uint32_t)ni, G, eps * eps, radius,
-                         out->nb_step, nn, nd2, step, lists ? count : NULL, NULL, NULL, s->cu.stream);
+    int e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, ipos, iself, (uint32_t)ni, G, eps * eps,
+                         radius, out->nb_step, nn, nd2, step, lists ? count : NULL, NULL, NULL, s->cu.stream);
     if ((st = gp_cuda_check(&s->base, e, "finding the nearest neighbours")) != GP_OK) return st;
     struct { void *host; const void *dev; size_t bytes; } back[] = {
         {out->nn_index, nn, ni * sizeof(uint32_t)}, {out->nn_dist2, nd2, ni * sizeof(double)},
@@ -708,7 +726,7 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
     if (!offset || !c) {
         free(offset); free(c);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for the neighbour counts of %zu particles; free memory", ni);
+                       "%s: no memory for the neighbour counts of %zu particles; free memory", fn, ni);
     }
     st = ni ? gp_cuda_download_staged(&s->base, &s->cu, &s->pinned, c, count, ni * sizeof(uint32_t),
                                       "copying the neighbour counts from the GPU") : GP_OK;
@@ -718,16 +736,17 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
     size_t total = (size_t)offset[ni];
     if (st == GP_OK && !(list = malloc((total ? total : 1) * sizeof *list)))
         st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                     "compute_forces_ex: no memory for %zu neighbours; ask for fewer (a smaller nb_radius "
-                     "or nb_step)", total);
+                     "%s: no memory for %zu neighbours; ask for fewer (a smaller nb_radius "
+                     "or nb_step)", fn, total);
     if (st == GP_OK && total) {
         st = gp_dbuf_reserve(&s->base, &s->nbl, total * sizeof(uint32_t), "the neighbour lists");
         if (st == GP_OK)
             st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, offset_dev, offset, (ni + 1) * sizeof *offset,
                                        "copying the neighbour offsets to the GPU");
         if (st == GP_OK) {
-            e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, (uint32_t)ni, G, eps * eps, radius,
-                             out->nb_step, NULL, NULL, NULL, NULL, offset_dev, (uint32_t *)s->nbl.ptr, s->cu.stream);
+            e = gp_direct_nb(s->pos.ptr, vel, s->mass.ptr, src, s->nj, idx, ipos, iself, (uint32_t)ni, G,
+                             eps * eps, radius, out->nb_step, NULL, NULL, NULL, NULL, offset_dev,
+                             (uint32_t *)s->nbl.ptr, s->cu.stream);
             st = gp_cuda_check(&s->base, e, "listing the neighbours");
         }
         if (st == GP_OK)
@@ -741,6 +760,11 @@ static gp_status neighbours(gp_solver *s, const gp_outputs *out)
     gp_neighbours_keep(&s->base, ni, offset, list);
     s->base.stats.seconds_walk += gp_wtime() - t0;
     return GP_OK;
+}
+
+static gp_status neighbours(gp_solver *s, const gp_outputs *out)
+{
+    return neighbours_of(s, out, s->base.p.n_active, NULL, NULL, "compute_forces_ex");
 }
 
 /* acc and pot as compute_forces makes them (the same bits; with the jerk
@@ -773,8 +797,10 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 
 /* ---- ABI 1.3 ------------------------------------------------------------ */
 
-/* Groups, the even step or lists by it, and outputs at points: the exact
- * pass on the host, in double, as cuda-direct is (gp_cuda_exact_sources). */
+/* Groups, the even step or lists by it, and pair steps at points: the
+ * exact pass on the host, in double, as cuda-direct is
+ * (gp_cuda_exact_sources: every source's position and velocity comes
+ * down for it). */
 static gp_status exact_sources(gp_solver *s, gp_exact_sources *src, double **buf)
 {
     return gp_cuda_exact_sources(s, &s->base, &s->cu, gp_param_double(&s->base, P_G),
@@ -794,6 +820,74 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 
 GP_PLUGIN_13_ENTRIES(cuda_direct, PLUGIN_NAME)
 
+/* compute_field_ex on the device (gp_field_ex_in_kernel's outputs): the
+ * points as i-records beside their velocity records, each skipping its
+ * excluded particle's record, through the kernels of compute_forces_ex;
+ * the nearest source and the lists by radius from direct_nb.cu at the
+ * points' double positions. Only the points go up and their results
+ * come down. */
+static gp_status field_ex_device(gp_solver *s, size_t n, const double *pos, const double *vel,
+                                 const uint32_t *exclude, const gp_outputs *o)
+{
+    static const char fn[] = "compute_field_ex";
+    gp_status st;
+    if ((st = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return st;
+    if ((st = ensure_uploaded(s)) != GP_OK) return st;
+    const int prec = s->dev_prec, jerk = o->jerk != NULL;
+    const int nbr = o->nn_index || o->nn_dist2 || o->nb_radius;
+    const size_t rec = rec_bytes(prec), bytes = n * rec;
+    if ((st = host_reserve(s, &s->stage, &s->stage_bytes, 2 * bytes + 4 * n + 8)) != GP_OK) return st;
+    if ((st = gp_dbuf_reserve(&s->base, &s->ip, bytes, "the field points")) != GP_OK) return st;
+    if (jerk && (st = gp_dbuf_reserve(&s->base, &s->iv, bytes, "the field points' velocities")) != GP_OK) return st;
+    /* fpt: the points in double (3n), their exclusions (n), the records those skip (n) */
+    if ((st = gp_dbuf_reserve(&s->base, &s->fpt, 3 * n * sizeof(double) + 2 * n * sizeof(uint32_t),
+                              "the field points and their exclusions")) != GP_OK) return st;
+    double *fx = (double *)s->fpt.ptr;
+    uint32_t *fexcl = (uint32_t *)(fx + 3 * n), *fskip = fexcl + n;
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    fill_records(s, prec, pos, NULL, n, s->center, s->stage);
+    double t0 = gp_wtime();
+    st = gp_cuda_upload(&s->base, &s->cu, s->ip.ptr, s->stage, bytes, "copying the field points to the GPU");
+    if (st == GP_OK && jerk) {
+        void *vstage = (char *)s->stage + bytes;
+        fill_records(s, prec, vel, NULL, n, zero, vstage);
+        st = gp_cuda_upload(&s->base, &s->cu, s->iv.ptr, vstage, bytes,
+                            "copying the field points' velocities to the GPU");
+    }
+    const uint32_t *skip = NULL;
+    if (st == GP_OK && exclude) {
+        /* the record each point skips: its excluded particle's, if a source */
+        uint32_t *h = (uint32_t *)((char *)s->stage + 2 * bytes);
+        for (size_t k = 0; k < n; ++k)
+            h[k] = exclude[k] == UINT32_MAX ? UINT32_MAX : s->src_list ? s->rank_host[exclude[k]] : exclude[k];
+        st = gp_cuda_upload(&s->base, &s->cu, fskip, h, n * sizeof(uint32_t),
+                            "copying the points' exclusions to the GPU");
+        skip = fskip;
+    }
+    if (st == GP_OK && nbr) {
+        st = gp_cuda_upload(&s->base, &s->cu, fx, pos, 3 * n * sizeof(double), "copying the field points to the GPU");
+        if (st == GP_OK && exclude)
+            st = gp_cuda_upload(&s->base, &s->cu, fexcl, exclude, n * sizeof(uint32_t),
+                                "copying the points' exclusions to the GPU");
+    }
+    s->base.stats.seconds_transfer += gp_wtime() - t0;
+    if (st != GP_OK) return st;
+    const void *jv = NULL, *iv = jerk ? s->iv.ptr : NULL, *unused;
+    if (jerk && (st = velocity_records(s, 1, &jv, &unused)) != GP_OK) return st;
+    if ((st = run(s, s->ip.ptr, jv, iv, skip, 0, n)) != GP_OK) return st;
+    if ((st = scatter(s, n, o->acc, o->pot)) != GP_OK) return st;
+    if (jerk && (st = gp_cuda_unscale_results(&s->base, gp_param_double(&s->base, P_G), s->mass_scale, s->len_scale,
+                                              (const double *)s->jres.ptr, n, o->jerk, NULL)) != GP_OK)
+        return st;
+    if (!o->nb_radius) gp_neighbours_forget(&s->base);
+    if (nbr && (st = neighbours_of(s, o, n, fx, exclude ? fexcl : NULL, fn)) != GP_OK) return st;
+    s->base.stats.field_calls++;
+    s->base.stats.pp_interactions += (uint64_t)n * (uint64_t)s->nj;
+    return GP_OK;
+}
+
+/* At the points on the device where its kernels make every output asked,
+ * else by the exact pass on the host. */
 static gp_status cuda_direct_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                               const double *vel, const uint32_t *exclude,
                                               const gp_outputs *out)
@@ -801,6 +895,8 @@ static gp_status cuda_direct_compute_field_ex(gp_solver *s, size_t n, const doub
     if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
     gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
     if (st != GP_OK) return st;
+    const gp_outputs o = gp_outputs_read(out);
+    if (n > 0 && gp_field_ex_in_kernel(&s->base, &o)) return field_ex_device(s, n, pos, vel, exclude, &o);
     gp_exact_sources src;
     double *buf = NULL;
     if ((st = exact_sources(s, &src, &buf)) == GP_OK)

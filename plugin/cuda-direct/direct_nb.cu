@@ -26,16 +26,21 @@
 #include "cuda-direct/direct_nb.h"
 
 __global__ void direct_nb_kernel(const double *pos, const double *vel, const double *mass, const uint32_t *src,
-                                 uint32_t nj, const uint32_t *index, uint32_t ni, double G, double eps2,
-                                 const double *radius, double nb_step, uint32_t *nn, double *nd2, double *step,
-                                 uint32_t *count, const uint64_t *offset, uint32_t *list)
+                                 uint32_t nj, const uint32_t *index, const double *ipos, const uint32_t *iself,
+                                 uint32_t ni, double G, double eps2, const double *radius, double nb_step,
+                                 uint32_t *nn, double *nd2, double *step, uint32_t *count, const uint64_t *offset,
+                                 uint32_t *list)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= ni) return;
-    const size_t i = index ? (size_t)index[k] : (size_t)k;
-    const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
-    const double vxi = vel ? vel[3 * i] : 0.0, vyi = vel ? vel[3 * i + 1] : 0.0, vzi = vel ? vel[3 * i + 2] : 0.0;
-    const double mi = mass[i];
+    /* the target: active particle i, or point k excluding particle i */
+    const size_t i = ipos ? (iself ? (size_t)iself[k] : (size_t)UINT32_MAX) : index ? (size_t)index[k] : (size_t)k;
+    const double *xp = ipos ? &ipos[3 * (size_t)k] : &pos[3 * i];
+    const double xi = xp[0], yi = xp[1], zi = xp[2];
+    const int vi_known = vel && !ipos;
+    const double vxi = vi_known ? vel[3 * i] : 0.0, vyi = vi_known ? vel[3 * i + 1] : 0.0,
+                 vzi = vi_known ? vel[3 * i + 2] : 0.0;
+    const double mi = i != (size_t)UINT32_MAX ? mass[i] : 0.0;
     const double r2max = radius ? radius[k] * radius[k] : -1.0; /* -1: no list by radius */
     uint32_t *out = list ? list + offset[k] : NULL;
     double best = HUGE_VAL, smin = HUGE_VAL;
@@ -68,12 +73,13 @@ __global__ void direct_nb_kernel(const double *pos, const double *vel, const dou
 }
 
 extern "C" int gp_direct_nb(const double *pos, const double *vel, const double *mass, const uint32_t *src,
-                            uint32_t nj, const uint32_t *index, uint32_t ni, double G, double eps2,
+                            uint32_t nj, const uint32_t *index, const double *ipos, const uint32_t *iself,
+                            uint32_t ni, double G, double eps2,
                             const double *radius, double nb_step, uint32_t *nn, double *nd2, double *step,
                             uint32_t *count, const uint64_t *offset, uint32_t *list, void *stream)
 {
     if (ni == 0) return (int)cudaSuccess;
     GP_LAUNCH(direct_nb_kernel, (ni + 127) / 128, 128, 128, (cudaStream_t)stream, pos, vel, mass, src, nj, index,
-              ni, G, eps2, radius, nb_step, nn, nd2, step, count, offset, list);
+              ipos, iself, ni, G, eps2, radius, nb_step, nn, nd2, step, count, offset, list);
     return (int)cudaGetLastError();
 }

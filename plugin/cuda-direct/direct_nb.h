@@ -17,7 +17,10 @@ extern "C" {
 /* For active particle k < ni (particle index[k], k if NULL), over the
  * sources src[q] (q if NULL), q < nj, other than itself, with r = x_j -
  * x_i from pos (3 doubles a particle) and v = v_j - v_i from vel (NULL:
- * no pairwise step is asked for):
+ * no pairwise step is asked for); or, with ipos not NULL, for the point k
+ * at ipos[3k] (compute_field_ex's), other than the particle iself[k]
+ * (iself NULL or UINT32_MAX: none), and then with no pairwise step (vel
+ * must be NULL):
  *   nn[k], nd2[k]: the smallest |r|^2, ties to the lower index
  *                  (UINT32_MAX and HUGE_VAL: no other source);
  *   step[k]:       min tau_ij (base/pair_step.h, G (m_i + m_j));
@@ -27,7 +30,8 @@ extern "C" {
  * call is the fill pass instead: only the listed indices are written, to
  * list[offset[k] ..], ascending. */
 int gp_direct_nb(const double *pos, const double *vel, const double *mass, const uint32_t *src,
-                 uint32_t nj, const uint32_t *index, uint32_t ni, double G, double eps2,
+                 uint32_t nj, const uint32_t *index, const double *ipos, const uint32_t *iself,
+                 uint32_t ni, double G, double eps2,
                  const double *radius, double nb_step, uint32_t *nn, double *nd2, double *step,
                  uint32_t *count, const uint64_t *offset, uint32_t *list, void *stream);
 
