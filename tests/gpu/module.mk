@@ -124,6 +124,13 @@ $(BUILD)/t/gpu-emu-block-costs.t: tests/gpu/gpu-emu-block-costs.c tests/gpu/gpu-
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Itests/gpu -DGP_EMU_BUILD='"$(abspath $(EMU))"' -o $@ $< -ldl -lm $(LDLIBS)
 GPU_EMU_WRAPPERS += $(BUILD)/t/gpu-emu-block-costs.t
+# what a GRAPE-6 call moves on emulated cuda-direct: bytes that follow the
+# points, not the particles
+$(BUILD)/t/gpu-emu-field-costs.t: tests/gpu/gpu-emu-field-costs.c tests/gpu/gpu-emu-counts.h tests/gpu/gpu-plugin.h \
+                                  tests/tap.h tests/testlib.h $(EMU_PLUGINS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -Itests/gpu -DGP_EMU_BUILD='"$(abspath $(EMU))"' -o $@ $< -ldl -lm $(LDLIBS)
+GPU_EMU_WRAPPERS += $(BUILD)/t/gpu-emu-field-costs.t
 TESTS += $(GPU_EMU_WRAPPERS)
 endif
 
