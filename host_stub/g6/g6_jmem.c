@@ -54,6 +54,8 @@ int g6_jmem_set(g6_jmem *jm, uint32_t a, int index, double tj, double mass,
         jm->j[3 * a + k] = 6.0 * j6[k];
     }
     jm->t[a] = tj;
+    jm->n_massless -= jm->written[a] && jm->m[a] == 0.0;
+    jm->n_massless += mass == 0.0;
     jm->m[a] = mass;
     jm->index[a] = index;
     jm->written[a] = 1;
@@ -74,6 +76,7 @@ void g6_jmem_reset(g6_jmem *jm)
     if (jm->cap) memset(jm->written, 0, jm->cap);
     if (jm->cap) memset(jm->m, 0, jm->cap * sizeof(double));
     jm->n = 0;
+    jm->n_massless = 0;
     g6_index_map_free(&jm->map);
 }
 

@@ -23,6 +23,7 @@ typedef struct g6_jmem {
     unsigned char *pending; /* written since the last upload */
     uint32_t *pend;  /* the pending addresses, in order of writing */
     size_t n_pend;
+    size_t n_massless; /* written addresses whose mass is 0 */
     g6_index_map map;
 } g6_jmem;
 

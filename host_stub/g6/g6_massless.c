@@ -8,6 +8,7 @@ size_t g6_massless_find(const g6_jmem *jm, size_t jlim, uint32_t **addr)
 {
     size_t m = 0;
     *addr = NULL;
+    if (jm->n_massless == 0) return 0;   /* no scan of j-memory on every call */
     for (size_t q = 0; q < jlim; ++q) m += jm->written[q] && jm->m[q] == 0.0;
     if (m == 0) return 0;
     if (!(*addr = malloc(m * sizeof **addr))) return (size_t)-1;
