@@ -92,7 +92,7 @@ struct gp_solver {
     gp_dbuf vel, jv, iv, jseg, jout; /* ABI 1.2: velocities, their records, the jerk */
     gp_hbuf jres;              /* the jerks, pinned */
     gp_dbuf nbo, nbl;          /* ABI 1.2: per-active neighbour outputs; the lists */
-    gp_dbuf fpt;               /* ABI 1.3: compute_field_ex's points, exclusions, their ranks */
+    gp_dbuf fpt;               /* ABI 1.3: compute_field_ex's points (field_ex_device's block) */
     uint32_t *rank_host;       /* with src_list: each particle's record (UINT32_MAX: none) */
 };
 
@@ -824,8 +824,8 @@ GP_PLUGIN_13_ENTRIES(cuda_direct, PLUGIN_NAME)
  * points as i-records beside their velocity records, each skipping its
  * excluded particle's record, through the kernels of compute_forces_ex;
  * the nearest source and the lists by radius from direct_nb.cu at the
- * points' double positions. Only the points go up and their results
- * come down. */
+ * points' double positions. Everything about the points goes up in one
+ * copy, and only their results come down. */
 static gp_status field_ex_device(gp_solver *s, size_t n, const double *pos, const double *vel,
                                  const uint32_t *exclude, const gp_outputs *o)
 {
@@ -835,52 +835,42 @@ static gp_status field_ex_device(gp_solver *s, size_t n, const double *pos, cons
     if ((st = ensure_uploaded(s)) != GP_OK) return st;
     const int prec = s->dev_prec, jerk = o->jerk != NULL;
     const int nbr = o->nn_index || o->nn_dist2 || o->nb_radius;
-    const size_t rec = rec_bytes(prec), bytes = n * rec;
-    if ((st = host_reserve(s, &s->stage, &s->stage_bytes, 2 * bytes + 4 * n + 8)) != GP_OK) return st;
-    if ((st = gp_dbuf_reserve(&s->base, &s->ip, bytes, "the field points")) != GP_OK) return st;
-    if (jerk && (st = gp_dbuf_reserve(&s->base, &s->iv, bytes, "the field points' velocities")) != GP_OK) return st;
-    /* fpt: the points in double (3n), their exclusions (n), the records those skip (n) */
-    if ((st = gp_dbuf_reserve(&s->base, &s->fpt, 3 * n * sizeof(double) + 2 * n * sizeof(uint32_t),
-                              "the field points and their exclusions")) != GP_OK) return st;
-    double *fx = (double *)s->fpt.ptr;
-    uint32_t *fexcl = (uint32_t *)(fx + 3 * n), *fskip = fexcl + n;
+    /* one block, on the host and on the device: the position records, the
+     * velocity records (jerk), the double positions (nbr), the excluded
+     * particles (nbr) and the records they skip (exclude) */
+    const size_t rec = n * rec_bytes(prec);
+    const size_t o_iv = rec, o_x = o_iv + (jerk ? rec : 0), o_ex = o_x + (nbr ? 3 * n * sizeof(double) : 0);
+    const size_t o_skip = o_ex + (nbr && exclude ? n * sizeof(uint32_t) : 0);
+    const size_t total = o_skip + (exclude ? n * sizeof(uint32_t) : 0);
+    if ((st = host_reserve(s, &s->stage, &s->stage_bytes, total)) != GP_OK) return st;
+    if ((st = gp_dbuf_reserve(&s->base, &s->fpt, total, "the field points")) != GP_OK) return st;
+    char *h = s->stage, *d = s->fpt.ptr;
     static const double zero[3] = {0.0, 0.0, 0.0};
-    fill_records(s, prec, pos, NULL, n, s->center, s->stage);
-    double t0 = gp_wtime();
-    st = gp_cuda_upload(&s->base, &s->cu, s->ip.ptr, s->stage, bytes, "copying the field points to the GPU");
-    if (st == GP_OK && jerk) {
-        void *vstage = (char *)s->stage + bytes;
-        fill_records(s, prec, vel, NULL, n, zero, vstage);
-        st = gp_cuda_upload(&s->base, &s->cu, s->iv.ptr, vstage, bytes,
-                            "copying the field points' velocities to the GPU");
-    }
-    const uint32_t *skip = NULL;
-    if (st == GP_OK && exclude) {
-        /* the record each point skips: its excluded particle's, if a source */
-        uint32_t *h = (uint32_t *)((char *)s->stage + 2 * bytes);
+    fill_records(s, prec, pos, NULL, n, s->center, h);
+    if (jerk) fill_records(s, prec, vel, NULL, n, zero, h + o_iv);
+    if (nbr) memcpy(h + o_x, pos, 3 * n * sizeof(double));
+    if (nbr && exclude) memcpy(h + o_ex, exclude, n * sizeof(uint32_t));
+    if (exclude) {   /* the record each point skips: its excluded particle's, if a source */
+        uint32_t *skip = (uint32_t *)(h + o_skip);
         for (size_t k = 0; k < n; ++k)
-            h[k] = exclude[k] == UINT32_MAX ? UINT32_MAX : s->src_list ? s->rank_host[exclude[k]] : exclude[k];
-        st = gp_cuda_upload(&s->base, &s->cu, fskip, h, n * sizeof(uint32_t),
-                            "copying the points' exclusions to the GPU");
-        skip = fskip;
+            skip[k] = exclude[k] == UINT32_MAX ? UINT32_MAX : s->src_list ? s->rank_host[exclude[k]] : exclude[k];
     }
-    if (st == GP_OK && nbr) {
-        st = gp_cuda_upload(&s->base, &s->cu, fx, pos, 3 * n * sizeof(double), "copying the field points to the GPU");
-        if (st == GP_OK && exclude)
-            st = gp_cuda_upload(&s->base, &s->cu, fexcl, exclude, n * sizeof(uint32_t),
-                                "copying the points' exclusions to the GPU");
-    }
+    double t0 = gp_wtime();
+    st = gp_cuda_upload_staged(&s->base, &s->cu, &s->pinned, d, h, total, "copying the field points to the GPU");
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     if (st != GP_OK) return st;
-    const void *jv = NULL, *iv = jerk ? s->iv.ptr : NULL, *unused;
+    const void *jv = NULL, *unused;
     if (jerk && (st = velocity_records(s, 1, &jv, &unused)) != GP_OK) return st;
-    if ((st = run(s, s->ip.ptr, jv, iv, skip, 0, n)) != GP_OK) return st;
+    if ((st = run(s, d, jv, jerk ? d + o_iv : NULL, exclude ? (const uint32_t *)(d + o_skip) : NULL, 0, n)) != GP_OK)
+        return st;
     if ((st = scatter(s, n, o->acc, o->pot)) != GP_OK) return st;
     if (jerk && (st = gp_cuda_unscale_results(&s->base, gp_param_double(&s->base, P_G), s->mass_scale, s->len_scale,
                                               (const double *)s->jres.ptr, n, o->jerk, NULL)) != GP_OK)
         return st;
     if (!o->nb_radius) gp_neighbours_forget(&s->base);
-    if (nbr && (st = neighbours_of(s, o, n, fx, exclude ? fexcl : NULL, fn)) != GP_OK) return st;
+    if (nbr && (st = neighbours_of(s, o, n, (const double *)(d + o_x),
+                                   exclude ? (const uint32_t *)(d + o_ex) : NULL, fn)) != GP_OK)
+        return st;
     s->base.stats.field_calls++;
     s->base.stats.pp_interactions += (uint64_t)n * (uint64_t)s->nj;
     return GP_OK;
