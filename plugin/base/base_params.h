@@ -45,13 +45,14 @@ int gp_param_threads(const gp_base *base);
 
 /* The threads of a loop over `items` independent pieces of work that
  * evaluate `pairs` target-source pairs in all: `threads` (the call's, as
- * gp_param_threads gives them) where that is worth waking a team (more than one item, at least GP_PAR_PAIRS_MIN
- * pairs: about a tenth of a millisecond of one core's work), else 1, and
- * the caller then runs the loop outside any parallel region. Under a
- * client that keeps a core busy while it waits (AMUSE's, over MPI or
- * sockets), every team woken for less costs a time slice
+ * gp_param_threads gives them) where that is worth waking a team (more
+ * than one item and at least GP_PAR_PAIRS_MIN pairs, some tens of
+ * microseconds of one core's work), else 1, and the caller then runs the
+ * loop outside any parallel region. A higher bar (2^18) cost hold 35% of
+ * its wall time on two threads; none at all cost a GRAPE-6 client, whose
+ * calls can hold a single i-particle, a team per call
  * (bench/results/grape6). */
-enum { GP_PAR_PAIRS_MIN = 1 << 18 };
+enum { GP_PAR_PAIRS_MIN = 1 << 16 };
 int gp_threads_for(int threads, size_t items, size_t pairs);
 
 /* Current values by index into the plugin's gp_param_info[]. */
