@@ -208,12 +208,8 @@ static void count_steps(const gp_api *P, size_t n, int pin)
 
 int main(void)
 {
-    if (!getenv("GP_BUILD")) setenv("GP_BUILD", GP_EMU_BUILD, 1);
     gpu_plugin P;
-    char why[1200];
-    if (gpu_plugin_open(&P, "cuda-tree", why, sizeof why) != 0) skip_all(why);
-    counts_of = (gp_emu_counts_fn)dlsym(P.handle, GP_EMU_COUNTS_SYMBOL);
-    if (!counts_of) skip_all("cuda-tree is not the emulated build (no " GP_EMU_COUNTS_SYMBOL ")");
+    counts_of = gpu_emu_open_counted(&P, "cuda-tree");
     plan_lazy();
     count_steps(P.api, PINNED_N, 1);
     count_steps(P.api, 4 * PINNED_N, 0);

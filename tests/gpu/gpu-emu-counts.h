@@ -31,6 +31,24 @@ typedef struct gp_emu_counts {
 gp_emu_counts *gp_emu_thread_counts(void);
 typedef gp_emu_counts *(*gp_emu_counts_fn)(void);
 
+#if defined(GP_TEST_GPU_PLUGIN_H) && defined(GP_EMU_BUILD)
+/* For a test of counts (after gpu-plugin.h, built with GP_EMU_BUILD): the
+ * emulated build of plugin `name` (GP_BUILD, else GP_EMU_BUILD) in *p and
+ * its counters; skips the whole test, saying why, where that is not it. */
+static inline gp_emu_counts_fn gpu_emu_open_counted(gpu_plugin *p, const char *name)
+{
+    if (!getenv("GP_BUILD")) setenv("GP_BUILD", GP_EMU_BUILD, 1);
+    char why[1200];
+    if (gpu_plugin_open(p, name, why, sizeof why) != 0) skip_all(why);
+    gp_emu_counts_fn f = (gp_emu_counts_fn)dlsym(p->handle, GP_EMU_COUNTS_SYMBOL);
+    if (!f) {
+        snprintf(why, sizeof why, "%s is not the emulated build (no " GP_EMU_COUNTS_SYMBOL ")", name);
+        skip_all(why);
+    }
+    return f;
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,12 +88,8 @@ static int field_call(const gp_api *P, size_t n, moved *got)
 
 int main(void)
 {
-    if (!getenv("GP_BUILD")) setenv("GP_BUILD", GP_EMU_BUILD, 1);
     gpu_plugin P;
-    char why[1200];
-    if (gpu_plugin_open(&P, "cuda-direct", why, sizeof why) != 0) skip_all(why);
-    counts_of = (gp_emu_counts_fn)dlsym(P.handle, GP_EMU_COUNTS_SYMBOL);
-    if (!counts_of) skip_all("cuda-direct is not the emulated build (no " GP_EMU_COUNTS_SYMBOL ")");
+    counts_of = gpu_emu_open_counted(&P, "cuda-direct");
     plan_lazy();
     moved small, large;
     int ok1 = field_call(P.api, N0, &small) == 0, ok4 = field_call(P.api, 4 * N0, &large) == 0;
