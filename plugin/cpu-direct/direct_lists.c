@@ -85,7 +85,8 @@ static int one(const list_pass *e, const gp_base *base, size_t k, list_buf *b)
     const gp_particles *p = e->p;
     const gp_outputs *o = e->out;
     const gp_direct_sources *S = e->src;
-    const uint32_t self = e->at ? e->at->exclude[k] : (uint32_t)gp_active_index(base, k);
+    const uint32_t self = !e->at ? (uint32_t)gp_active_index(base, k)
+                          : e->at->exclude ? e->at->exclude[k] : UINT32_MAX;
     const double *xi = e->at ? &e->at->pos[3 * k] : &p->pos[3 * (size_t)self], *vi = &e->tv[3 * k];
     const double mi = self != UINT32_MAX ? p->mass[self] : 0.0;
     const double rad2 = o->nb_radius ? o->nb_radius[k] * o->nb_radius[k] : -1.0;

@@ -13,7 +13,7 @@
 
 /* Explicit targets (compute_field_ex's points): positions and velocities,
  * 3 each (vel never NULL), and the particle each excludes (UINT32_MAX:
- * none). */
+ * none; exclude NULL: none excludes any). */
 typedef struct gp_direct_points {
     size_t n;
     const double *pos, *vel;

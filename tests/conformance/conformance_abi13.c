@@ -636,6 +636,14 @@ static void test_points_grape6(size_t n)
        g1.total == g3.total && same_u32(g1.list, g3.list, g1.total),
        "%s: the same bits with 1 and 3 OpenMP threads", what);
     got_free(&g1); got_free(&g3); ref_free(&r);
+    /* exclude NULL: no point excludes a particle */
+    for (size_t k = 0; k < m; ++k) ex[k] = UINT32_MAX;
+    r = reference(&w, &t, rad, 0, 0);
+    targets tn = { m, x, v, NULL };
+    snprintf(what, sizeof what, "compute_field_ex with GRAPE-6's outputs, exclude NULL, %zu sources", n);
+    g1 = run_with(u.s, &tn, m, rad, 0, 0, 0);
+    judge(&g1, &r, m, 1, what);
+    got_free(&g1); ref_free(&r);
     free(x); free(v); free(ex);
     setup_free(&u);
 }
