@@ -51,13 +51,14 @@ static int refuse_ranks(g6_engine *e)
     return st == GP_OK ? 0 : plugin_fail(e, "counting the MPI ranks: compute_forces_ex", st);
 }
 
-/* GRAPE-6 clients run as framework workers (AMUSE's over MPI or sockets)
- * whose callers spin on a core while they wait for each call, and MPI
- * workers spin between calls. OpenMP's default spin-waiting of the
- * plugin's threads then fights them for the cores: ph4 on two cores took
- * 6x longer with two threads than with passive waiting
- * (bench/results/grape6). So the library asks for passive waiting unless
- * the environment chose; libgomp reads it when the plugin loads it. */
+/* GRAPE-6 clients run as framework workers. Over AMUSE's MPI channel the
+ * caller spins on a core while it waits for each call, and the worker
+ * spins between calls; OpenMP's default spin-waiting of the plugin's
+ * threads then fights them for the cores: ph4 on two cores took 6x longer
+ * with two threads than with passive waiting, while phiGRAPE over sockets
+ * (nothing spinning) ran alike either way (bench/results/grape6). So the
+ * library asks for passive waiting unless the environment chose; libgomp
+ * reads it when the plugin loads it. */
 static void wait_passively_unless_set(void)
 {
     (void)setenv("OMP_WAIT_POLICY", "passive", 0);
