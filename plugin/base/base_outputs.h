@@ -47,6 +47,15 @@ gp_status gp_neighbours_get(gp_base *base, size_t cap, uint64_t *offset, uint32_
  * nb_step_even) absent (NULL, 0). Call after gp_check_outputs_ex. */
 gp_outputs gp_outputs_read(const gp_outputs *out);
 
+/* compute_field_ex's points as targets: positions and velocities, 3 each
+ * (vel NULL where nothing asked needs it), and the particle each excludes
+ * (UINT32_MAX: none; exclude NULL: none excludes any). */
+typedef struct gp_field_points {
+    size_t n;
+    const double *pos, *vel;
+    const uint32_t *exclude;
+} gp_field_points;
+
 /* compute_field_ex's request, checked before anything runs: particles
  * set; n = 0 an empty call (pos, vel, exclude may then be NULL; out is
  * checked all the same); pos not NULL and finite; vel not NULL (and finite) when
@@ -60,8 +69,8 @@ gp_status gp_check_field_ex(gp_base *base, size_t n, const double *pos, const do
  * a direct force kernel makes beside acc: pot, the jerk, the nearest
  * source and lists by radius (what a GRAPE-6 call asks), with no source
  * groups set. The direct plugins run such a compute_field_ex in their
- * kernels, and the rest (pair steps, lists by step, groups) through
- * gp_field_ex_exact. */
+ * kernels, cpu-tree in its walk and tree searches, and the rest (pair
+ * steps, lists by step, groups) through gp_field_ex_exact. */
 int gp_field_ex_in_kernel(const gp_base *base, const gp_outputs *out);
 
 /* set_source_groups: particles set (BAD_STATE); group NULL clears; else n

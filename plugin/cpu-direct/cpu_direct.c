@@ -813,7 +813,7 @@ static gp_status cpu_direct_compute_field_ex(gp_solver *s, size_t n, const doubl
     if (st == GP_OK && !o.nb_radius) gp_neighbours_forget(&s->base);
     if (st == GP_OK && o.nb_radius) {
         const double t0 = gp_wtime(), eps = gp_param_double(&s->base, P_EPS);
-        const gp_direct_points at = {n, pos, cv.tv, exclude};
+        const gp_field_points at = {n, pos, cv.tv, exclude};
         st = gp_direct_lists(&s->base, &s->src, &cv.vel, NULL, 0, gp_param_double(&s->base, P_G),
                              eps * eps, &o, thread_count(s), &at);
         s->base.stats.seconds_walk += gp_wtime() - t0;

@@ -37,7 +37,7 @@ typedef struct list_pass {
     const gp_direct_sources *src;   /* the plugin's sources, index order */
     const gp_direct_vel *vel;       /* their velocities */
     const double *tv;               /* 3 per target: their velocities */
-    const gp_direct_points *at;     /* explicit targets, or NULL: the
+    const gp_field_points *at;     /* explicit targets, or NULL: the
                                        active particles */
     double G, eps2;
     const gp_outputs *out;
@@ -129,7 +129,7 @@ static gp_status no_memory(gp_base *b, size_t n)
 
 gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_direct_vel *vel,
                           const double *tv, int prune, double G, double eps2,
-                          const gp_outputs *out, int nthreads, const gp_direct_points *at)
+                          const gp_outputs *out, int nthreads, const gp_field_points *at)
 {
     const gp_particles *p = &b->p;
     const size_t n = p->n, na = at ? at->n : p->n_active, nc = src->n;

@@ -9,21 +9,13 @@
 #define GP_DIRECT_LISTS_H
 
 #include "base/base_instance.h"
+#include "base/base_outputs.h"
 #include "base/direct_kernel.h"
-
-/* Explicit targets (compute_field_ex's points): positions and velocities,
- * 3 each (vel never NULL), and the particle each excludes (UINT32_MAX:
- * none; exclude NULL: none excludes any). */
-typedef struct gp_direct_points {
-    size_t n;
-    const double *pos, *vel;
-    const uint32_t *exclude;
-} gp_direct_points;
 
 /* The lists that out->nb_radius, out->nb_step and (read by
  * gp_outputs_read) out->nb_step_even ask for, for the active particles of
  * b (their velocities tv, 3 each) or, when at is not NULL, for its points
- * (tv unread), over the sources src (cpu-direct's
+ * (vel never NULL there; tv unread), over the sources src (cpu-direct's
  * massive particles in index order, of the source subset if one is set)
  * with velocities vel, kept in b (gp_neighbours_keep). prune: the step
  * bound may be trusted for every pair (gp_step_bound_range_ok), else every
@@ -31,6 +23,6 @@ typedef struct gp_direct_points {
  * set; nothing kept). */
 gp_status gp_direct_lists(gp_base *b, const gp_direct_sources *src, const gp_direct_vel *vel,
                           const double *tv, int prune, double G, double eps2,
-                          const gp_outputs *out, int nthreads, const gp_direct_points *at);
+                          const gp_outputs *out, int nthreads, const gp_field_points *at);
 
 #endif /* GP_DIRECT_LISTS_H */
