@@ -93,21 +93,23 @@ A2_INL __m256 a2_sep(__m256 xj, __m256 yj, __m256 zj, __m256 xi, __m256 yi, __m2
     return a2_rinv(r2, soft);
 }
 
-/* One block of 8 particles against one target. The self entry has
- * d = +0 exactly, so it adds +0 to a (finite m/r^3); only phi needs the
- * mask. */
+/* One block of 8 particles against one target. The self entry's mass is
+ * masked to +0, so it adds +0 to a and phi wherever the target is (a
+ * field point may exclude a source away from it); a target on its own
+ * source gets the bits it got from masking phi alone (d = +0 there, and
+ * rinv finite: r2 >= eps^2 > 0, or 0 where r2 = 0). */
 A2_INL void a2_mono1(__m256 xj, __m256 yj, __m256 zj, __m256 mj, __m256i idj, __m256 xi,
                      __m256 yi, __m256 zi, __m256i self, __m256 eps2, __m256 b[4], const int soft)
 {
     __m256 dx, dy, dz;
     __m256 rinv = a2_sep(xj, yj, zj, xi, yi, zi, eps2, soft, &dx, &dy, &dz);
     __m256 isself = _mm256_castsi256_ps(_mm256_cmpeq_epi32(idj, self));
-    __m256 mr = _mm256_mul_ps(mj, rinv);
+    __m256 mr = _mm256_mul_ps(_mm256_andnot_ps(isself, mj), rinv);
     __m256 mr3 = _mm256_mul_ps(mr, _mm256_mul_ps(rinv, rinv));
     b[0] = _mm256_fmadd_ps(mr3, dx, b[0]);
     b[1] = _mm256_fmadd_ps(mr3, dy, b[1]);
     b[2] = _mm256_fmadd_ps(mr3, dz, b[2]);
-    b[3] = _mm256_sub_ps(b[3], _mm256_andnot_ps(isself, mr));
+    b[3] = _mm256_sub_ps(b[3], mr);
 }
 
 /* The same for 8 cells with the traceless Q and et = eps^2 tr(S): since

@@ -103,16 +103,17 @@ K512_INL void k512_mono1(__m512 xj, __m512 yj, __m512 zj, __m512 mj, __m512i idj
     __m512 dx, dy, dz;
     __m512 rinv = k512_sep(xj, yj, zj, xi, yi, zi, eps2, soft, &dx, &dy, &dz);
     __mmask16 notself = _mm512_cmpneq_epi32_mask(idj, self);
-    __m512 mr = _mm512_mul_ps(mj, rinv);
+    /* the self entry's m/r is +0 (a zero-masked product), so it adds +0 to
+     * a and phi wherever the target is (a field point may exclude a
+     * source away from it); a target on its own source gets the bits it
+     * got from masking phi alone (d = +0 there, and rinv finite: r2 >=
+     * eps^2 > 0, or 0 where r2 = 0) */
+    __m512 mr = _mm512_maskz_mul_ps(notself, mj, rinv);
     __m512 mr3 = _mm512_mul_ps(mr, _mm512_mul_ps(rinv, rinv));
-    /* the self entry has dx = dy = dz = +0 exactly (the same double
-     * position, rounded the same way), so it adds +0 to the accelerations
-     * (finite mr3: r2 >= eps^2 > 0, or rinv = 0 where r2 = 0); only the
-     * potential needs the mask */
     b[0] = _mm512_fmadd_ps(mr3, dx, b[0]);
     b[1] = _mm512_fmadd_ps(mr3, dy, b[1]);
     b[2] = _mm512_fmadd_ps(mr3, dz, b[2]);
-    b[3] = _mm512_mask_sub_ps(b[3], notself, b[3], mr);
+    b[3] = _mm512_sub_ps(b[3], mr);
 }
 
 /* The same for a cell with its traceless quadrupole Q = 3 S - tr(S) I (S
