@@ -81,7 +81,8 @@
  * (cpu_walk_group.c), so extreme coordinates cost time, never correctness. Results
  * that overflow double are refused with a sentence (gp_check_outputs).
  * compute_field sorts the points along the same curve and walks them in
- * groups the same way.
+ * groups the same way; so does compute_field_ex, whose points each skip
+ * the source they exclude (field_walk).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -698,16 +699,21 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     return compute(s, "compute_forces", acc, pot, NULL);
 }
 
-/* The field at m points: points sorted along the tree's curve and cut into
- * groups of group_size, then the same walk (bh in place of acceleration,
- * which has no previous |a| at a point), nothing excluded. */
-static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
-                                  double *pot)
+/* The field at the points of at (compute_field and compute_field_ex):
+ * points sorted along the tree's curve and cut into groups of group_size,
+ * then the same walk (bh in place of acceleration, which has no previous
+ * |a| at a point). A point that excludes a particle skips it as a target
+ * skips itself, by index in an opened leaf; its group's sphere reaches
+ * the excluded particle too, so that no accepted cell holds it (the MAC
+ * never accepts a cell whose box the sphere touches): a point far from
+ * the particle it excludes costs its group more cells, never accuracy.
+ * jerk (not NULL): the tree jerk at the points with their velocities. */
+static gp_status field_walk(gp_solver *s, const char *fn, const gp_field_points *at, double *acc,
+                            double *pot, double *jerk)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
-    gp_status st = gp_check_field(&s->base, m, points, acc);
-    if (st != GP_OK) return st;
-    st = ensure_tree(s);
+    const size_t m = at->n;
+    const double *points = at->pos;
+    gp_status st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
     oct_tree *t = &s->tree;
@@ -715,7 +721,7 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     if (!perm || m > UINT32_MAX) {
         free(perm);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_field: no memory to sort %zu points; pass fewer at a time", m);
+                       "%s: no memory to sort %zu points; pass fewer at a time", fn, m);
     }
     /* points in key order, cut into runs of G, loose runs split */
     const uint32_t G = t->max_group;
@@ -729,48 +735,100 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
         free(px); free(rb); free(rc); free(perm);
         if (grouped == -1)
             return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                           "compute_field: no memory to sort %zu points; pass fewer at a time", m);
+                           "%s: no memory to sort %zu points; pass fewer at a time", fn, m);
         if (grouped == -3)
-            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "compute_field: no memory to sort points");
+            return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory to sort points", fn);
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_field: no memory to group %zu points; pass fewer at a time", m);
+                       "%s: no memory to group %zu points; pass fewer at a time", fn, m);
+    }
+    jerk_input jin = { 0 };
+    if (jerk && jerk_sources_make(s, &jin)) {
+        free(px); free(rb); free(rc); free(perm);
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory for the velocities of the sources and cells; free "
+                       "memory", fn);
     }
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     if (mac == GP_MAC_ACCELERATION) mac = GP_MAC_BH;
-    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0);
+    const oct_sources src = walk_sources(s, mac, gp_param_double(&s->base, OCT_P_THETA), jerk != NULL);
     const oct_walk_params wp = oct_param_walk(&s->base, mac, 0);
+    /* the walk's self ids: key-sorted indices of the main tree, particle
+     * indices of a source subset's (cpu_walk.h) */
+    const uint32_t *ex = at->exclude;
+    const int pid_self = s->base.p.src != NULL;
+    const double *ppos = s->base.p.pos;
     uint64_t pp = 0, pc = 0;
     int failed = 0;
 #pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
     {
         oct_workspace *ws = oct_workspace_new(G);
-        double *buf = malloc(4 * (size_t)G * sizeof *buf);
-        int ok_mem = ws && buf;
+        /* results (4 G), the sphere's points (6 G: the targets and the
+         * particles they exclude), jerk velocities and results (6 G) */
+        double *buf = malloc((jerk ? 16 : 10) * (size_t)G * sizeof *buf);
+        int32_t *self = ex ? malloc((size_t)G * sizeof *self) : NULL;
+        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        int ok_mem = ws && buf && (!ex || self) && (!jerk || jws);
         if (!ok_mem) failed = 1;
+        else oct_workspace_record(ws, jerk != NULL);   /* the jerk reads the walk's lists */
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t g = 0; g < nruns; g++) {
             if (!ok_mem) continue;
             size_t b = rb[g];
-            uint32_t nt = rc[g];
+            uint32_t nt = rc[g], ns = nt;
             oct_group grp = { .n = nt, .x = px + b, .y = px + m + b, .z = px + 2 * m + b,
-                             .self = NULL, .amin = 0, .ax = buf, .ay = buf + G, .az = buf + 2 * G,
+                             .self = self, .amin = 0, .ax = buf, .ay = buf + G, .az = buf + 2 * G,
                              .pot = buf + 3 * G };
-            gp_group_sphere(grp.x, grp.y, grp.z, NULL, 0, nt, grp.centre, &grp.radius);
+            double *sx = buf + 4 * G, *sy = sx + 2 * G, *sz = sy + 2 * G;
+            for (uint32_t j = 0; j < nt; j++) {
+                sx[j] = grp.x[j]; sy[j] = grp.y[j]; sz[j] = grp.z[j];
+                if (!ex) continue;
+                const uint32_t i = ex[perm[b + j]];
+                self[j] = i == UINT32_MAX ? -1 : (int32_t)(pid_self ? i : t->rank[i]);
+                if (i == UINT32_MAX) continue;
+                sx[ns] = ppos[3 * (size_t)i]; sy[ns] = ppos[3 * (size_t)i + 1];
+                sz[ns] = ppos[3 * (size_t)i + 2];
+                ns++;
+            }
+            gp_group_sphere(sx, sy, sz, NULL, 0, ns, grp.centre, &grp.radius);
             oct_walk_group(&src, &wp, ws, &grp, &pp, &pc);
             for (uint32_t j = 0; j < nt; j++) {
                 size_t o = perm[b + j];
                 acc[3 * o] = grp.ax[j]; acc[3 * o + 1] = grp.ay[j]; acc[3 * o + 2] = grp.az[j];
                 if (pot) pot[o] = grp.pot[j];
             }
+            if (!jerk) continue;
+            /* the same group (sphere), so the same cells */
+            double *tv = buf + 10 * G, *jg = buf + 13 * G;
+            for (uint32_t j = 0; j < nt; j++)
+                memcpy(&tv[3 * j], &at->vel[3 * (size_t)perm[b + j]], 3 * sizeof *tv);
+            if (oct_jerk_group(&src, &jin.js, &wp, jws, &grp, oct_walk_recorded(ws, &src, &grp), tv, jg)) {
+                failed = 1;
+                continue;
+            }
+            for (uint32_t j = 0; j < nt; j++)
+                memcpy(&jerk[3 * (size_t)perm[b + j]], &jg[3 * j], 3 * sizeof *jg);
         }
         oct_workspace_free(ws);
-        free(buf);
+        oct_jerk_workspace_free(jws);
+        free(buf); free(self);
     }
     free(px); free(rb); free(rc);
     free(perm);
-    if ((st = walk_finished(s, "compute_field", failed, m, acc, pot)) != GP_OK) return st;
+    free(jin.buf);
+    if ((st = walk_finished(s, fn, failed, m, acc, pot)) != GP_OK) return st;
+    if (jerk && (st = gp_check_outputs(&s->base, fn, m, jerk, NULL)) != GP_OK) return st;
     oct_count_field_call(&s->base, pp, pc, t0);
     return GP_OK;
+}
+
+static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *points, double *acc,
+                                  double *pot)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field");
+    gp_status st = gp_check_field(&s->base, m, points, acc);
+    if (st != GP_OK) return st;
+    const gp_field_points at = { m, points, NULL, NULL };
+    return field_walk(s, "compute_field", &at, acc, pot, NULL);
 }
 
 /* ---- ABI 1.2 ------------------------------------------------------------- */
@@ -800,33 +858,45 @@ static gp_status cpu_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     return s->base.p.group ? forces_ex_13(s, &o) : forces_ex_12(s, &o);
 }
 
+/* The neighbour outputs (octree/outputs_ex.c) over the tree of the
+ * current sources, for the active particles (at NULL) or at points. */
+static gp_status tree_outputs_ex(gp_solver *s, const char *fn, const gp_outputs *out,
+                                 const gp_field_points *at)
+{
+    gp_status st;
+    if ((st = ensure_tree(s)) != GP_OK) return st;
+    double t0 = gp_wtime();
+    const oct_tree *t = s->base.p.src ? &s->sub : &s->tree;
+    uint32_t *pid = s->base.p.src ? NULL : malloc((t->nsrc ? t->nsrc : 1) * sizeof *pid);
+    if (!s->base.p.src && !pid)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory for %u source indices", fn,
+                       t->nsrc);
+    if (pid)
+        for (uint32_t k = 0; k < t->nsrc; k++) pid[k] = t->order[t->sid[k]];
+    double eps = gp_param_double(&s->base, OCT_P_EPS);
+    st = oct_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, NULL, out,
+                        gp_param_double(&s->base, OCT_P_G), eps * eps, oct_param_threads(&s->base),
+                        at);
+    free(pid);
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    return st;
+}
+
+static int asks_neighbours(const gp_outputs *out)
+{
+    return out->nn_index || out->nn_dist2 || out->pair_step || out->pair_step_even ||
+           out->nb_radius || out->nb_step > 0 || out->nb_step_even > 0;
+}
+
 /* 1.2's outputs */
 static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 {
     gp_status st;
     gp_neighbours_forget(&s->base);
     st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk);
-    if (st != GP_OK) return st;
-    if (!out->nn_index && !out->nn_dist2 && !out->pair_step && !out->pair_step_even &&
-        !out->nb_radius && !(out->nb_step > 0) && !(out->nb_step_even > 0))
-        return GP_OK;
+    if (st != GP_OK || !asks_neighbours(out)) return st;
     /* an exact call (exact_few) leaves the tree as it was */
-    if ((st = ensure_tree(s)) != GP_OK) return st;
-    double t0 = gp_wtime();
-    const oct_tree *t = s->base.p.src ? &s->sub : &s->tree;
-    uint32_t *pid = s->base.p.src ? NULL : malloc((t->nsrc ? t->nsrc : 1) * sizeof *pid);
-    if (!s->base.p.src && !pid)
-        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for %u source indices", t->nsrc);
-    if (pid)
-        for (uint32_t k = 0; k < t->nsrc; k++) pid[k] = t->order[t->sid[k]];
-    double eps = gp_param_double(&s->base, OCT_P_EPS);
-    st = oct_outputs_ex(&s->base, t, pid ? pid : s->sub_pid, NULL, out,
-                             gp_param_double(&s->base, OCT_P_G), eps * eps,
-                             oct_param_threads(&s->base));
-    free(pid);
-    s->base.stats.seconds_walk += gp_wtime() - t0;
-    return st;
+    return tree_outputs_ex(s, "compute_forces_ex", out, NULL);
 }
 
 /* ---- ABI 1.3 ------------------------------------------------------------- */
@@ -850,15 +920,26 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 
 GP_PLUGIN_13_ENTRIES(cpu_tree, PLUGIN_NAME)
 
-/* Exact at the points (base/exact_ex.c), as the neighbour outputs are:
- * the tree is not touched. */
+/* At the points through the tree (field_walk, then the tree searches)
+ * where that makes every output asked (gp_field_ex_in_kernel), else the
+ * exact pass (base/exact_ex.c: pair steps, lists by step, groups). */
 static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                          const double *vel, const uint32_t *exclude,
                                          const gp_outputs *out)
 {
-    if (!s) return gp_null_instance(PLUGIN_NAME, "compute_field_ex");
-    const gp_exact_sources src = exact_sources(s);
-    return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    static const char fn[] = "compute_field_ex";
+    if (!s) return gp_null_instance(PLUGIN_NAME, fn);
+    gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st != GP_OK) return st;
+    const gp_outputs o = gp_outputs_read(out);
+    if (!gp_field_ex_in_kernel(&s->base, &o)) {
+        const gp_exact_sources src = exact_sources(s);
+        return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
+    }
+    gp_neighbours_forget(&s->base);
+    const gp_field_points at = { n, pos, vel, exclude };
+    if (n > 0 && (st = field_walk(s, fn, &at, o.acc, o.pot, o.jerk)) != GP_OK) return st;
+    return asks_neighbours(&o) ? tree_outputs_ex(s, fn, &o, &at) : GP_OK;
 }
 
 static const gp_api api = GP_PLUGIN_API_13(cpu_tree, PLUGIN_NAME,

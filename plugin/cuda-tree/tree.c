@@ -1122,7 +1122,7 @@ static gp_status host_neighbours(gp_solver *s, const gp_outputs *out)
     for (uint32_t k = 0; k < t.nsrc; k++) pid[k] = (uint32_t)gp_source_index(&s->base, t.order[t.sid[k]]);
     const double eps = gp_param_double(&s->base, P_EPS);
     r = oct_outputs_ex(&s->base, &t, pid, vel, out, gp_param_double(&s->base, P_G), eps * eps,
-                            omp_get_max_threads());
+                            omp_get_max_threads(), NULL);
     oct_tree_free(&t);
     free(vel); free(spos); free(smass); free(pid);
     s->base.stats.seconds_walk += gp_wtime() - t0;

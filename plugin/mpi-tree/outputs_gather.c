@@ -136,7 +136,7 @@ gp_status mpi_tree_outputs_gather(const mpi_tree_comm *c, const uint8_t *in_src,
         g.p.stated = stated;
         g.p.n_stated = need_vel ? N : 0;
         g.p.n_src = N;
-        st = oct_outputs_ex(&g, &t, pid, NULL, out, G, eps2, oct_param_threads(b));
+        st = oct_outputs_ex(&g, &t, pid, NULL, out, G, eps2, oct_param_threads(b), NULL);
         if (st != GP_OK) memcpy(b->error, g.error, sizeof b->error);
         else if (g.nb_offset) gp_neighbours_keep(b, g.nb_rows, g.nb_offset, g.nb_list);
     }

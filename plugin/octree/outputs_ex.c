@@ -70,13 +70,19 @@ static void sort_unique(hits *h)
 }
 
 gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, const double *vel_in,
-                         const gp_outputs *out, double G, double eps2, int nthreads)
+                         const gp_outputs *out, double G, double eps2, int nthreads,
+                         const gp_field_points *at)
 {
     const gp_particles *p = &b->p;
-    const size_t n = p->n, na = p->n_active;
+    const size_t n = p->n, na = at ? at->n : p->n_active;
+    const char *fn = at ? "compute_field_ex" : "compute_forces_ex";
     const int by_step = out->nb_step > 0, by_even = out->nb_step_even > 0;
     const int lists = out->nb_radius || by_step || by_even;
     const int pass = out->pair_step || by_step, pass_even = out->pair_step_even || by_even;
+    if (at && (pass || pass_even))
+        return gp_fail(b, GP_ERR_UNSUPPORTED,
+                       "%s: the tree's pair-step search runs from particles, not points; "
+                       "take the exact pass (gp_field_ex_exact) for pair steps at points", fn);
     double *held = (pass || pass_even) && !vel_in ? malloc(3 * (n ? n : 1) * sizeof *held) : NULL;
     const double *vel = vel_in ? vel_in : held;
     oct_pair_index ix = { 0 };
@@ -90,15 +96,17 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, con
     if (((pass || pass_even) && (!vel || no_index)) || (lists && !h)) {
         free(held); free(h);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for the neighbour search of %zu particles; "
-                       "free memory or use fewer particles", na);
+                       "%s: no memory for the neighbour search of %zu particles; "
+                       "free memory or use fewer particles", fn, na);
     }
     int failed = 0;
     const long long m = (long long)na;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) reduction(| : failed)
     for (long long kk = 0; kk < m; ++kk) {
-        size_t k = (size_t)kk, i = gp_active_index(b, k);
-        const double *x = &p->pos[3 * i];
+        const size_t k = (size_t)kk;
+        /* i: the particle the target excludes (a point may exclude none) */
+        const size_t i = at ? (at->exclude ? at->exclude[k] : UINT32_MAX) : gp_active_index(b, k);
+        const double *x = at ? &at->pos[3 * k] : &p->pos[3 * i];
         uint32_t nn = UINT32_MAX;
         if (out->nn_index || out->nn_dist2) {
             double d2;
@@ -154,8 +162,8 @@ gp_status oct_outputs_ex(gp_base *b, const oct_tree *t, const uint32_t *pid, con
     if (!offset || !list) {
         free(offset); free(list);
         return gp_fail(b, GP_ERR_OUT_OF_MEMORY,
-                       "compute_forces_ex: no memory for the neighbour lists; ask for fewer "
-                       "(a smaller nb_radius or nb_step)");
+                       "%s: no memory for the neighbour lists; ask for fewer "
+                       "(a smaller nb_radius or nb_step)", fn);
     }
     gp_neighbours_keep(b, na, offset, list);
     return GP_OK;

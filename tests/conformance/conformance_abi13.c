@@ -648,6 +648,45 @@ static void test_points_grape6(size_t n)
     setup_free(&u);
 }
 
+/* compute_field_ex at points that exclude a heavy particle far from them,
+ * in a tight clump whose cell a tree would accept as a whole: the
+ * exclusion must hold all the same (a tree opens every cell that holds
+ * an excluded particle), so the points feel the clump without it. */
+static void test_points_far_exclusion(void)
+{
+    const size_t nb = 380, nc = 20, n = nb + nc, m = 12;
+    double *pos = malloc(3 * n * sizeof *pos), *vel = calloc(3 * n, sizeof *vel);
+    double *mass = malloc(n * sizeof *mass), *acc0 = calloc(3 * n, sizeof *acc0);
+    double *t0 = calloc(n, sizeof *t0);
+    make_set(nb, 1313, pos, mass);
+    tl_rng rng = {1317};
+    for (size_t i = nb; i < n; ++i) {   /* the clump at (8, 0, 0), the last particle heavy */
+        for (int d = 0; d < 3; ++d) pos[3 * i + d] = (d == 0 ? 8.0 : 0.0) + 0.05 * tl_uniform(&rng);
+        mass[i] = i == n - 1 ? 50.0 : 1.0 / (double)n;
+    }
+    gp_solver *s = solver_with_eps();
+    ok(api->set_particles(s, n, pos, mass) == GP_OK && api->set_state(s, n, NULL, pos, vel, acc0, t0) == GP_OK,
+       "set_particles and set_state: a sphere and a far clump with one heavy particle");
+    double x[3 * 12], v[3 * 12], rad[12];
+    uint32_t ex[12];
+    for (size_t k = 0; k < m; ++k) {   /* in the sphere, each excluding the heavy particle */
+        for (int d = 0; d < 3; ++d) {
+            x[3 * k + d] = 0.6 * tl_uniform(&rng) - 0.3;
+            v[3 * k + d] = 0.0;
+        }
+        ex[k] = (uint32_t)(n - 1);
+        rad[k] = 0.2;
+    }
+    world w = { n, pos, vel, mass, NULL, NULL };
+    targets tg = { m, x, v, ex };
+    ref13 r = reference(&w, &tg, rad, 0, 0);
+    got13 g = run_with(s, &tg, m, rad, 0, 0, 0);
+    judge(&g, &r, m, 1, "compute_field_ex excluding a heavy particle in a far clump");
+    got_free(&g); ref_free(&r);
+    api->finalize(s);
+    free(pos); free(vel); free(mass); free(acc0); free(t0);
+}
+
 /* Every rejection with a sentence, and nothing changed by one. */
 static void test_rejections13(setup *u)
 {
@@ -755,4 +794,5 @@ void test_abi13(void)
     test_points(&u);
     setup_free(&u);
     test_points_grape6(quick ? 1500 : 3000);
+    test_points_far_exclusion();
 }
