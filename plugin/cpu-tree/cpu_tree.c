@@ -120,9 +120,9 @@ static const gp_param_info params[] = {
      "are active (smooth in time between rebuilds: for Hermite; with mac = acceleration the "
      "group's |a_old| still comes from its active particles)"},
     {"direct_max", GP_PARAM_INT, "8", "[0,1024]",
-     "an active subset of at most this many particles gets exact forces, summed over every "
-     "source, instead of a tree refit that would cost more (0: always the tree; not with "
-     "subset_spheres = whole)"},
+     "an active subset of at most this many particles, or a compute_field_ex of at most this "
+     "many points, gets exact forces, summed over every source, instead of a tree refit that "
+     "would cost more (0: always the tree; an active subset not with subset_spheres = whole)"},
 };
 /* indices: octree/cpu_driver.h, then cpu-tree's own */
 enum { P_SPHERES = OCT_N_PARAMS, P_DIRECT, N_PARAMS };
@@ -922,7 +922,10 @@ GP_PLUGIN_13_ENTRIES(cpu_tree, PLUGIN_NAME)
 
 /* At the points through the tree (field_walk, then the tree searches)
  * where that makes every output asked (gp_field_ex_in_kernel), else the
- * exact pass (base/exact_ex.c: pair steps, lists by step, groups). */
+ * exact pass (base/exact_ex.c: pair steps, lists by step, groups); so are
+ * direct_max points or fewer, whose exact sums cost less than the refit a
+ * moved tree needs (a GRAPE-6 client's small blocks: the two cost the
+ * same at about a dozen points, at N = 1024 as at 16384). */
 static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                          const double *vel, const uint32_t *exclude,
                                          const gp_outputs *out)
@@ -932,7 +935,7 @@ static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double 
     gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
     if (st != GP_OK) return st;
     const gp_outputs o = gp_outputs_read(out);
-    if (!gp_field_ex_in_kernel(&s->base, &o)) {
+    if (!gp_field_ex_in_kernel(&s->base, &o) || n <= (size_t)gp_param_int(&s->base, P_DIRECT)) {
         const gp_exact_sources src = exact_sources(s);
         return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
     }
