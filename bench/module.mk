@@ -36,6 +36,15 @@ $(ABI12_OUTPUTS): $(BUILD)/obj/bench/abi12-outputs.o $(GP_LOADER_OBJ) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
 
+# bench/g6calc-cost: predict + compute_field_ex at ni points, what one
+# GRAPE-6 call costs a plugin (bench/results/grape6/).
+G6CALC_COST := $(BUILD)/bench/g6calc-cost
+BENCHES += $(G6CALC_COST)
+$(BUILD)/obj/bench/g6calc-cost.o: CFLAGS += -Ihost_stub/ic
+$(G6CALC_COST): $(BUILD)/obj/bench/g6calc-cost.o $(GP_LOADER_OBJ) $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
+
 # bench/pair-search: the pruned pair search against the pass over every
 # source, tau_ij evaluated per particle
 # (bench/results/abi-outputs/raw/abi12-outputs.md).
