@@ -42,6 +42,12 @@
 #define GP_PARAM_OPENING "mac"
 #define GP_OPENING_RELATIVE "acceleration"
 
+/* GP_PARAM_INT >= 0: the OpenMP threads of the plugin's calls (0: OpenMP's
+ * default, OMP_NUM_THREADS). A host whose own loops run in the same
+ * process (an integrator's corrector, the state it sends) reads it and
+ * takes as many, so that threads = 1 means one core. */
+#define GP_PARAM_THREADS "threads"
+
 /* Whether the plugin lists a parameter of this name. */
 static inline int gp_params_lists(const gp_api *api, const char *name)
 {
@@ -86,6 +92,20 @@ static inline int gp_params_gravity(const gp_api *api, gp_solver *s, double *g)
     double v = strtod(buf, &end);
     if (end == buf || !isfinite(v) || !(v > 0.0)) return 0;
     *g = v;
+    return 1;
+}
+
+/* The instance's threads (GP_PARAM_THREADS) into *threads: 1 when it lists
+ * the parameter with a value >= 1, else 0 (and *threads = 0: OpenMP's
+ * default). */
+static inline int gp_params_threads(const gp_api *api, gp_solver *s, int *threads)
+{
+    char buf[32], *end;
+    *threads = 0;
+    if (gp_params_read(api, s, GP_PARAM_THREADS, buf, sizeof buf) != GP_OK) return 0;
+    long v = strtol(buf, &end, 10);
+    if (end == buf || v < 1 || v > 1 << 20) return 0;
+    *threads = (int)v;
     return 1;
 }
 

@@ -16,6 +16,10 @@
 
 #include "sim_core.h"
 
+#include <omp.h>
+
+#include "gravplug_params.h"
+
 gp_status gp_sim_fail(gp_sim *sim, gp_status st, const char *fmt, ...)
 {
     va_list ap;
@@ -61,6 +65,21 @@ uint64_t gp_sim_cpu_ns(void)
     struct timespec t;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return 0;
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int gp_sim_threads_begin(const gp_sim *sim)
+{
+    int t;
+    if (!sim || !sim->api || !sim->solver || !gp_params_threads(sim->api, sim->solver, &t)) return 0;
+    const int prev = omp_get_max_threads();
+    if (t == prev) return 0;
+    omp_set_num_threads(t);
+    return prev;
+}
+
+void gp_sim_threads_end(int saved)
+{
+    if (saved > 0) omp_set_num_threads(saved);
 }
 
 /* Predicted state at sim->time (second order in position, as the block

@@ -197,6 +197,17 @@ void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel);
 void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const double *jerk,
                         double *out);
 
+/* The integrator's own OpenMP loops take the solver's threads
+ * (GP_PARAM_THREADS of abi/gravplug_params.h) between
+ * gp_sim_threads_begin and gp_sim_threads_end, which the public calls
+ * that run them (gp_sim_step, gp_sim_evolve, gp_sim_energies,
+ * gp_sim_get_particles) wrap: threads = 1 is then one core, not the
+ * plugin on one and the corrector on OpenMP's default. A solver that
+ * lists no such parameter, or leaves it at 0, changes nothing. begin
+ * returns what end restores (0: nothing). */
+int gp_sim_threads_begin(const gp_sim *sim);
+void gp_sim_threads_end(int saved);
+
 /* How block steps talk to the solver (gp_sim_set_solver_path). */
 enum { GP_PATH_AUTO = 0, GP_PATH_10 = 1, GP_PATH_11 = 2 };
 

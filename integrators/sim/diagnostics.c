@@ -88,9 +88,19 @@ static gp_status overflow(gp_sim *sim, const char *which, double value)
                        which, value, sim->time);
 }
 
+static gp_status energies(gp_sim *sim, double *kinetic, double *potential);
+
 GRAVPLUG_EXPORT gp_status gp_sim_energies(gp_sim *sim, double *kinetic, double *potential)
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    const int saved = gp_sim_threads_begin(sim);
+    gp_status st = energies(sim, kinetic, potential);
+    gp_sim_threads_end(saved);
+    return st;
+}
+
+static gp_status energies(gp_sim *sim, double *kinetic, double *potential)
+{
     if (sim->n == 0) return gp_sim_need_particles(sim);
     double *pos = sim->work, *vel = sim->work2;
     gp_sim_predict_state(sim, pos, vel);

@@ -458,7 +458,9 @@ GRAVPLUG_EXPORT gp_status gp_sim_get_particles(gp_sim *sim, double *pos, double 
 {
     if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (sim->n == 0) return gp_sim_need_particles(sim);
+    const int saved = gp_sim_threads_begin(sim);
     gp_sim_predict_state(sim, pos, vel);
+    gp_sim_threads_end(saved);
     if (mass) memcpy(mass, sim->mass, sim->n * sizeof *mass);
     if (ids) memcpy(ids, sim->ids, sim->n * sizeof *ids);
     return GP_OK;
@@ -694,9 +696,8 @@ GRAVPLUG_EXPORT int gp_sim_at_resync_point(const gp_sim *sim)
     return sim && sim->n && !sim->solver_fresh;
 }
 
-GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
+static gp_status step_to(gp_sim *sim, double t_end)
 {
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (!isfinite(t_end))
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the end time must be finite");
     gp_status st = ensure_started(sim);
@@ -708,6 +709,17 @@ GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
     if (st == GP_OK) { sim->steps++; mark_resync_point(sim); }
     return st;
 }
+
+GRAVPLUG_EXPORT gp_status gp_sim_step(gp_sim *sim, double t_end)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    const int saved = gp_sim_threads_begin(sim);
+    gp_status st = step_to(sim, t_end);
+    gp_sim_threads_end(saved);
+    return st;
+}
+
+static gp_status evolve_to(gp_sim *sim, double t_end);
 
 /* Time and every velocity negated: gravity depends on the positions
  * alone, so the run from the mirrored state forward over a span is the run
@@ -742,15 +754,14 @@ static gp_status evolve_backward(gp_sim *sim, double t_end)
     gp_status st = synchronise(sim);
     if (st != GP_OK) return st;
     mirror_time(sim);
-    st = gp_sim_evolve(sim, -t_end);
+    st = evolve_to(sim, -t_end);
     gp_status back = synchronise(sim);
     mirror_time(sim);
     return st != GP_OK ? st : back;
 }
 
-GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
+static gp_status evolve_to(gp_sim *sim, double t_end)
 {
-    if (!sim) return GP_ERR_INVALID_ARGUMENT;
     if (!isfinite(t_end))
         return gp_sim_fail(sim, GP_ERR_INVALID_ARGUMENT, "the end time must be finite");
     if (t_end < sim->time) {
@@ -773,6 +784,15 @@ GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
         if (gp_sim_global_max(sim, gp_stopping_after_step(sim))) break;
     }
     return GP_OK;
+}
+
+GRAVPLUG_EXPORT gp_status gp_sim_evolve(gp_sim *sim, double t_end)
+{
+    if (!sim) return GP_ERR_INVALID_ARGUMENT;
+    const int saved = gp_sim_threads_begin(sim);
+    gp_status st = evolve_to(sim, t_end);
+    gp_sim_threads_end(saved);
+    return st;
 }
 
 GRAVPLUG_EXPORT gp_status gp_sim_particle_timesteps(gp_sim *sim, double *dt)

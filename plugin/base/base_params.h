@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "gravplug.h"
+#include "gravplug_params.h"
 #include "base/base_instance.h"
 
 #ifdef __cplusplus
@@ -78,14 +79,15 @@ int gp_param_format(const gp_param_info *info, const gp_param_value *v, char *bu
  * Returns 1 on success. lo_open/hi_open: 1 for '(' / ')'. */
 int gp_range_parse(const char *allowed, double *lo, int *lo_open, double *hi, int *hi_open);
 
-/* Parameter rows that mean the same in every plugin, written once. */
+/* Parameter rows that mean the same in every plugin, written once, under
+ * the names abi/gravplug_params.h gives their roles. */
 #define GP_PARAM_ROW_G                                                                      \
-    {"G", GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"}
+    {GP_PARAM_GRAVITY, GP_PARAM_DOUBLE, "1", "(0,inf)", "gravitational constant, in the host's units"}
 #define GP_PARAM_ROW_EPS                                                                    \
-    {"eps", GP_PARAM_DOUBLE, "0", "[0,inf)",                                                \
+    {GP_PARAM_SOFTENING, GP_PARAM_DOUBLE, "0", "[0,inf)",                                   \
      "Plummer softening length: 1/r becomes 1/sqrt(r^2 + eps^2)"}
 #define GP_PARAM_ROW_THREADS                                                                \
-    {"threads", GP_PARAM_INT, "0", "[0,4096]",                                              \
+    {GP_PARAM_THREADS, GP_PARAM_INT, "0", "[0,4096]",                                       \
      "OpenMP threads per call; 0 uses the OpenMP default (OMP_NUM_THREADS)"}
 
 #ifdef __cplusplus

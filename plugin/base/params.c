@@ -263,7 +263,7 @@ int gp_param_index(const gp_base *base, const char *name)
 
 int gp_param_threads(const gp_base *base)
 {
-    int k = gp_param_index(base, "threads");
+    int k = gp_param_index(base, GP_PARAM_THREADS);
     long long t = k >= 0 ? base->param[k].i : 0;
     return t > 0 ? (int)t : omp_get_max_threads();
 }

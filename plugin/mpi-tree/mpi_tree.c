@@ -114,7 +114,7 @@ static const gp_param_info params[] = {
     OCT_PARAM_ROWS_GROUPS,
     {"keys", GP_PARAM_ENUM, "peano-hilbert", "peano-hilbert|morton",
      "space-filling curve each rank sorts its particles along"},
-    {"threads", GP_PARAM_INT, "0", "[0,4096]",
+    {GP_PARAM_THREADS, GP_PARAM_INT, "0", "[0,4096]",
      "OpenMP threads per call on each rank; 0 uses the OpenMP default (OMP_NUM_THREADS)"},
     {"engine", GP_PARAM_ENUM, "cpu-tree", "cpu-tree|cuda-tree",
      "the local force engine of each rank: cpu-tree, or cuda-tree (the local tree's forces "

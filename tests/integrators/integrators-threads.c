@@ -5,9 +5,12 @@
  * bits for any thread count: block-rk2 and block-kdk on cpu-tree with
  * 70000 particles (past every threshold where those loops go parallel),
  * run with 1, 2 and 3 threads, compared bit for bit: positions,
- * velocities, kinetic and potential energy, momenta.
+ * velocities, kinetic and potential energy, momenta. First, before any
+ * OpenMP team exists: a solver at threads = 1 keeps those passes on the
+ * calling thread too, so the process never starts a second thread.
  */
 #include <omp.h>
+#include <stdio.h>
 
 #include "integrators-common.h"
 
@@ -37,6 +40,46 @@ static void run(const char *integ, int threads, out *o)
     gp_sim_free(sim);
 }
 
+/* The process's threads, from /proc (-1 where it cannot be read). */
+static int process_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int t = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &t) == 1) break;
+    if (f) fclose(f);
+    return t;
+}
+
+/* block-kdk at threads = 1 with OpenMP's default of more threads than
+ * one: no team may start, in the plugin or in the integrator. */
+static void one_thread_is_one_core(void)
+{
+    if (omp_get_max_threads() < 2 || process_threads() != 1) {
+        skip(1, "OpenMP's default here is one thread (or this process already has more than "
+                "one), so threads = 1 cannot be told apart from it");
+        return;
+    }
+    gp_sim *sim = NULL;
+    const char *names[] = { "eps", "threads" }, *values[] = { "0.02", "1" };
+    int good = gp_sim_new(&sim) == GP_OK && gp_sim_open_solver(sim, "cpu-tree", 2, names, values) == GP_OK
+               && gp_sim_set_particles(sim, N, pos0, vel0, mass0, NULL) == GP_OK
+               && gp_sim_set_integrator(sim, "block-kdk") == GP_OK
+               && gp_sim_set_integrator_param(sim, "dt", "0.0625") == GP_OK
+               && gp_sim_set_integrator_param(sim, "eta", "0.05") == GP_OK;
+    for (int s = 0; good && s < 2; ++s) good = gp_sim_step(sim, 10.0) == GP_OK;
+    double k, w;
+    static double pos[3 * N];
+    good = good && gp_sim_energies(sim, &k, &w) == GP_OK && gp_sim_get_particles(sim, pos, NULL, NULL, NULL) == GP_OK;
+    if (!good) diag("threads = 1: %s", sim ? gp_sim_last_error(sim) : "gp_sim_new");
+    const int t = process_threads();
+    ok(good && t == 1 && omp_get_max_threads() > 1,
+       "solver threads = 1: block-kdk's steps, energies and positions of %d particles ran on one "
+       "thread (the process has %d), and OpenMP's default is restored after", N, t);
+    gp_sim_free(sim);
+}
+
 static int same(const out *a, const out *b)
 {
     return a->good && b->good && memcmp(a->pos, b->pos, sizeof a->pos) == 0
@@ -47,8 +90,9 @@ static int same(const out *a, const out *b)
 
 int main(void)
 {
-    plan(4);
+    plan(5);
     small_cluster(N, 13, pos0, vel0, mass0);
+    one_thread_is_one_core();
     static out o1, o2, o3;
     const char *integs[] = { "block-rk2", "block-kdk" };
     for (int k = 0; k < 2; ++k) {
