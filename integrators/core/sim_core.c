@@ -91,7 +91,7 @@ void gp_sim_predict_state(const gp_sim *sim, double *pos, double *vel)
         return;
     }
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double dt = 0.0;
         if (sim->started && sim->lv.t_last[i] != sim->lv.now)
@@ -112,7 +112,7 @@ GRAVPLUG_EXPORT int gp_sim_synchronised(const gp_sim *sim)
     if (!sim || !sim->started) return 1;
     const long long n = (long long)sim->n;
     int behind = 0;
-#pragma omp parallel for schedule(static) reduction(| : behind) if (n > 65536)
+#pragma omp parallel for schedule(static) reduction(| : behind) if (n > GP_PAR_SCAN_MIN)
     for (long long i = 0; i < n; ++i) behind |= sim->lv.t_last[i] != sim->lv.now;
     return !behind;
 }
@@ -122,7 +122,7 @@ void gp_sim_predict_all(const gp_sim *sim, double t, const double *acc, const do
 {
     const gp_levels *lv = &sim->lv;
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long j = 0; j < n; ++j) {
         double dt = t - gp_levels_time(lv, lv->t_last[j]);
         for (int k = 0; k < 3; ++k) {

@@ -16,6 +16,7 @@
 
 #include "gp_sim.h"
 #include "gravplug_predict.h"
+#include "par_min.h"
 #include "settings.h"
 #include "timestep_levels.h"
 
@@ -149,12 +150,6 @@ struct gp_integrator_def {
     double *(*particle_saved)(const gp_sim *sim);
 };
 
-/* A block step's loops over its active particles (corrector, criterion,
- * the state sent to the plugin) take OpenMP threads above this many: 1024
- * of them cost more than starting a team does, and a typical block step
- * has several times that many active (bench/results/abi11-block-step/raw/abi11-block-step.md,
- * "GP_PAR_ACTIVE_MIN"). */
-#define GP_PAR_ACTIVE_MIN 1024
 
 /* A descriptor's settings fields from its table and its settings struct. */
 #define GP_SETTINGS_TABLE(TABLE, STRUCT)                                                  \

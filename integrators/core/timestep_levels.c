@@ -17,6 +17,7 @@
  * level[] calls gp_levels_touched, and the bins are rebuilt (O(n)) at their
  * next use. */
 #include "timestep_levels.h"
+#include "par_min.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -210,7 +211,7 @@ int gp_levels_deepest_scan(const gp_levels *lv)
 {
     int deepest = 0;
     const long long n = (long long)lv->n;
-#pragma omp parallel for schedule(static) reduction(max : deepest) if (n > 65536)
+#pragma omp parallel for schedule(static) reduction(max : deepest) if (n > GP_PAR_SCAN_MIN)
     for (long long i = 0; i < n; ++i)
         if (lv->level[i] > deepest) deepest = lv->level[i];
     return deepest;

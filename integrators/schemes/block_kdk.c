@@ -59,7 +59,7 @@ static void open_all(gp_sim *sim)
     double eps;
     gp_sim_criterion_eps(sim, GP_BLOCK_SET(sim)->eps, &eps);
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, NULL, 0.0, sim->vel + 3 * i);
         open_kick(sim, (size_t)i);
@@ -98,7 +98,7 @@ static void sync_velocity(const gp_sim *sim, size_t i, double t, double *v)
 static void predict(const gp_sim *sim, double *pos, double *vel)
 {
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         if (pos) drift_to(sim, (size_t)i, sim->time, pos + 3 * i);
         if (vel) sync_velocity(sim, (size_t)i, sim->time, vel + 3 * i);
@@ -112,7 +112,7 @@ static void predict(const gp_sim *sim, double *pos, double *vel)
 static gp_status sync_to(gp_sim *sim, double t)
 {
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double h = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
         double dti = gp_levels_dt(&sim->lv, (size_t)i), x[3];
@@ -124,7 +124,7 @@ static gp_status sync_to(gp_sim *sim, double t)
     }
     gp_status st = gp_force_all(sim, sim->pos, sim->work2, NULL);
     if (st != GP_OK) return st;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double h = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
         double dti = gp_levels_dt(&sim->lv, (size_t)i);

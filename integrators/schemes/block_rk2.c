@@ -55,7 +55,7 @@ static int wanted_level(gp_sim *sim, double eps, size_t i, const double *a_old, 
 static void assign_levels(gp_sim *sim, double eps)
 {
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i)
         sim->lv.level[i] = (uint8_t)wanted_level(sim, eps, (size_t)i, NULL, 0.0);
     gp_levels_touched(&sim->lv);
@@ -96,7 +96,7 @@ static gp_status sync_to(gp_sim *sim, double t)
     double eps;
     criterion_setup(sim, &eps);
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]), a_old[3];
         if (dt == 0.0) {

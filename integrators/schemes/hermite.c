@@ -195,7 +195,7 @@ static gp_status sync_to(gp_sim *sim, double t)
     gp_status st = force_all(sim, t);
     if (st != GP_OK) return st;
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double dt = t - gp_levels_time(&sim->lv, sim->lv.t_last[i]), want;
         if (dt == 0.0) {
@@ -253,7 +253,7 @@ static void predict(const gp_sim *sim, double *pos, double *vel)
 {
     const hermite_priv *p = PRIV(sim);
     const long long n = (long long)sim->n;
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n > GP_PAR_ALL_MIN)
     for (long long i = 0; i < n; ++i) {
         double dt = 0.0;
         if (sim->lv.t_last[i] != sim->lv.now) dt = sim->time - gp_levels_time(&sim->lv, sim->lv.t_last[i]);
