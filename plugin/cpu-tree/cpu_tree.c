@@ -920,12 +920,37 @@ static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 
 GP_PLUGIN_13_ENTRIES(cpu_tree, PLUGIN_NAME)
 
+/* A few points' exact sums (exact_few_points): *done = 1 when it
+ * answered, 0 when a result left double's range (the caller's pass then
+ * says so). */
+static gp_status field_ex_few(gp_solver *s, const char *fn, const gp_field_points *at,
+                              const gp_outputs *o, int *done)
+{
+    double t0 = gp_wtime(), eps = gp_param_double(&s->base, OCT_P_EPS);
+    uint64_t pairs;
+    *done = 0;
+    int rc = exact_few_points(&s->exact, &s->base.p, at, gp_param_double(&s->base, OCT_P_G),
+                              eps * eps, oct_param_threads(&s->base), o->acc, o->pot, o->jerk,
+                              o->nn_index, o->nn_dist2, &pairs);
+    if (rc < 0)
+        return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
+                       "%s: no memory to gather %zu sources for their exact sums; free memory",
+                       fn, s->base.p.n);
+    if (rc > 0) return GP_OK;
+    gp_neighbours_forget(&s->base);
+    s->base.stats.field_calls += 1;
+    s->base.stats.pp_interactions += pairs;
+    s->base.stats.seconds_walk += gp_wtime() - t0;
+    *done = 1;
+    return GP_OK;
+}
+
 /* At the points through the tree (field_walk, then the tree searches)
  * where that makes every output asked (gp_field_ex_in_kernel), else the
- * exact pass (base/exact_ex.c: pair steps, lists by step, groups); so are
- * direct_max points or fewer, whose exact sums cost less than the refit a
- * moved tree needs (a GRAPE-6 client's small blocks: the two cost the
- * same at about a dozen points, at N = 1024 as at 16384). */
+ * exact pass (base/exact_ex.c: pair steps, lists by step, groups).
+ * direct_max points or fewer take exact sums, which cost less than the
+ * refit a moved tree needs (a GRAPE-6 client's small blocks): exact_few's
+ * vectorised kernel where no list is asked, else the exact pass. */
 static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double *pos,
                                          const double *vel, const uint32_t *exclude,
                                          const gp_outputs *out)
@@ -935,12 +960,18 @@ static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double 
     gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
     if (st != GP_OK) return st;
     const gp_outputs o = gp_outputs_read(out);
-    if (!gp_field_ex_in_kernel(&s->base, &o) || n <= (size_t)gp_param_int(&s->base, P_DIRECT)) {
+    const int in_tree = gp_field_ex_in_kernel(&s->base, &o);
+    const int few = n <= (size_t)gp_param_int(&s->base, P_DIRECT);
+    const gp_field_points at = { n, pos, vel, exclude };
+    if (in_tree && few && !o.nb_radius) {
+        int done;
+        if ((st = field_ex_few(s, fn, &at, &o, &done)) != GP_OK || done) return st;
+    }
+    if (!in_tree || few) {
         const gp_exact_sources src = exact_sources(s);
         return gp_field_ex_exact(&s->base, &src, n, pos, vel, exclude, out);
     }
     gp_neighbours_forget(&s->base);
-    const gp_field_points at = { n, pos, vel, exclude };
     if (n > 0 && (st = field_walk(s, fn, &at, o.acc, o.pot, o.jerk)) != GP_OK) return st;
     return asks_neighbours(&o) ? tree_outputs_ex(s, fn, &o, &at) : GP_OK;
 }

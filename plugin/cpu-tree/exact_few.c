@@ -89,6 +89,55 @@ int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double e
     return bad;
 }
 
+int exact_few_points(exact_few_ws *ws, const gp_particles *p, const gp_field_points *at, double G,
+                     double eps2, int nthreads, double *acc, double *pot, double *jerk,
+                     uint32_t *nn_index, double *nn_dist2, uint64_t *pairs)
+{
+    *pairs = 0;
+    if (at->n == 0) return 0;
+    gp_direct_sources s;
+    gp_direct_vel v;
+    size_t ns = gather(ws, p, jerk != NULL, &s, &v);
+    if (ns == (size_t)-1) return -1;
+    const size_t m = at->n;
+    const int nn = nn_index || nn_dist2;
+    *pairs = (uint64_t)m * ns;
+    int bad = 0;
+#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) \
+    if (m > 1 && ns * m > 65536)
+    for (size_t k = 0; k < m; k++) {
+        const uint32_t ex = at->exclude ? at->exclude[k] : UINT32_MAX;
+        const double self = ex == UINT32_MAX ? -1.0 : (double)ex;
+        const double *x = &at->pos[3 * k], *u = jerk ? &at->vel[3 * k] : NULL;
+        double o[GP_EX_W];
+        if (nn) {
+            const gp_direct_target tg = { x[0], x[1], x[2], u ? u[0] : 0.0, u ? u[1] : 0.0,
+                                          u ? u[2] : 0.0, self, 0.0, G, 0, 0 };
+            gp_direct_point_ex(&s, &v, &tg, eps2, jerk != NULL, 0, o, NULL);
+            const int none = o[GP_EX_NN_ID] < 0.0;
+            if (nn_index) nn_index[k] = none ? UINT32_MAX : (uint32_t)o[GP_EX_NN_ID];
+            if (nn_dist2) nn_dist2[k] = none ? HUGE_VAL : o[GP_EX_NN_D2];
+        } else if (jerk) {
+            gp_direct_point_jerk(&s, &v, x[0], x[1], x[2], u[0], u[1], u[2], self, eps2, o);
+        } else {
+            gp_direct_point(&s, x[0], x[1], x[2], self, eps2, o);
+        }
+        for (int d = 0; d < 3; d++) {
+            acc[3 * k + d] = G * o[d];
+            bad |= !isfinite(acc[3 * k + d]);
+            if (jerk) {
+                jerk[3 * k + d] = G * o[4 + d];
+                bad |= !isfinite(jerk[3 * k + d]);
+            }
+        }
+        if (pot) {
+            pot[k] = G * o[3];
+            bad |= !isfinite(pot[k]);
+        }
+    }
+    return bad;
+}
+
 void exact_few_free(exact_few_ws *ws)
 {
     free(ws->buf);

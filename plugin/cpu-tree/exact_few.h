@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "base/base_instance.h"
+#include "base/base_outputs.h"
 
 /* The gathered sources, kept between calls so that a block step does not
  * allocate (and fault in) them each time. Zero-initialise; free with
@@ -44,6 +45,16 @@ typedef struct exact_few_ws {
  * in units of its leaves); -1 when out of memory. */
 int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
                      int nthreads, double *acc, double *pot, double *jerk, uint64_t *pairs);
+
+/* The same sums at explicit points (compute_field_ex's: at->pos, at->vel
+ * where jerk asks, at->exclude), each skipping the particle it excludes,
+ * into acc, pot, jerk (3 per point; pot and jerk may be NULL) and, where
+ * not NULL, nn_index / nn_dist2: the nearest source (UINT32_MAX and
+ * HUGE_VAL for none; ties to the lower index), over the same sources.
+ * Returns as exact_few_forces. */
+int exact_few_points(exact_few_ws *ws, const gp_particles *p, const gp_field_points *at, double G,
+                     double eps2, int nthreads, double *acc, double *pot, double *jerk,
+                     uint32_t *nn_index, double *nn_dist2, uint64_t *pairs);
 
 void exact_few_free(exact_few_ws *ws);
 

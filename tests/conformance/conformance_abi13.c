@@ -636,6 +636,17 @@ static void test_points_grape6(size_t n)
        g1.total == g3.total && same_u32(g1.list, g3.list, g1.total),
        "%s: the same bits with 1 and 3 OpenMP threads", what);
     got_free(&g1); got_free(&g3); ref_free(&r);
+    /* a call of a few points (what a client's small block sends; a tree
+     * plugin may sum those exactly): the same outputs */
+    targets t5 = { 5, x, v, ex };
+    for (int lists = 0; lists < 2; ++lists) {
+        r = reference(&w, &t5, lists ? rad : NULL, 0, 0);
+        snprintf(what, sizeof what, "compute_field_ex with GRAPE-6's outputs at 5 points%s, %zu sources",
+                 lists ? "" : " (no lists)", n);
+        g1 = run_with(u.s, &t5, 5, lists ? rad : NULL, 0, 0, 0);
+        judge(&g1, &r, 5, 1, what);
+        got_free(&g1); ref_free(&r);
+    }
     /* exclude NULL: no point excludes a particle */
     for (size_t k = 0; k < m; ++k) ex[k] = UINT32_MAX;
     r = reference(&w, &t, rad, 0, 0);
