@@ -9,6 +9,7 @@
 
 #include "base/direct_kernel.h"
 #include "base/base_instance.h"
+#include "base/base_params.h"
 #include "base/base_state.h"
 
 /* The massive sources (the subset's, when one is set) in the kernel's
@@ -48,6 +49,26 @@ static size_t gather(exact_few_ws *ws, const gp_particles *p, int jerk, gp_direc
     return k;
 }
 
+/* Target k's sums o (G not applied: acc o[0..2], pot o[3], jerk o[4..6])
+ * into the outputs; 1 when one is not finite. */
+static int store(double G, const double *o, size_t k, double *acc, double *pot, double *jerk)
+{
+    int bad = 0;
+    for (int d = 0; d < 3; d++) {
+        acc[3 * k + d] = G * o[d];
+        bad |= !isfinite(acc[3 * k + d]);
+        if (jerk) {
+            jerk[3 * k + d] = G * o[4 + d];
+            bad |= !isfinite(jerk[3 * k + d]);
+        }
+    }
+    if (pot) {
+        pot[k] = G * o[3];
+        bad |= !isfinite(pot[k]);
+    }
+    return bad;
+}
+
 int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double eps2,
                      int nthreads, double *acc, double *pot, double *jerk, uint64_t *pairs)
 {
@@ -60,8 +81,8 @@ int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double e
     const size_t na = p->n_active;
     *pairs = (uint64_t)na * ns;
     int bad = 0;
-#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) \
-    if (na > 1 && ns * na > 65536)
+#pragma omp parallel for num_threads(gp_threads_for(nthreads, na, ns * na)) schedule(static) \
+    reduction(| : bad)
     for (size_t k = 0; k < na; k++) {
         size_t i = p->active ? (size_t)p->active[k] : k;
         const double *x = &p->pos[3 * i];
@@ -73,18 +94,7 @@ int exact_few_forces(exact_few_ws *ws, const gp_particles *p, double G, double e
         } else {
             gp_direct_point(&s, x[0], x[1], x[2], (double)i, eps2, o);
         }
-        for (int d = 0; d < 3; d++) {
-            acc[3 * k + d] = G * o[d];
-            bad |= !isfinite(acc[3 * k + d]);
-            if (jerk) {
-                jerk[3 * k + d] = G * o[4 + d];
-                bad |= !isfinite(jerk[3 * k + d]);
-            }
-        }
-        if (pot) {
-            pot[k] = G * o[3];
-            bad |= !isfinite(pot[k]);
-        }
+        bad |= store(G, o, k, acc, pot, jerk);
     }
     return bad;
 }
@@ -103,8 +113,8 @@ int exact_few_points(exact_few_ws *ws, const gp_particles *p, const gp_field_poi
     const int nn = nn_index || nn_dist2;
     *pairs = (uint64_t)m * ns;
     int bad = 0;
-#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad) \
-    if (m > 1 && ns * m > 65536)
+#pragma omp parallel for num_threads(gp_threads_for(nthreads, m, ns * m)) schedule(static) \
+    reduction(| : bad)
     for (size_t k = 0; k < m; k++) {
         const uint32_t ex = at->exclude ? at->exclude[k] : UINT32_MAX;
         const double self = ex == UINT32_MAX ? -1.0 : (double)ex;
@@ -122,18 +132,7 @@ int exact_few_points(exact_few_ws *ws, const gp_particles *p, const gp_field_poi
         } else {
             gp_direct_point(&s, x[0], x[1], x[2], self, eps2, o);
         }
-        for (int d = 0; d < 3; d++) {
-            acc[3 * k + d] = G * o[d];
-            bad |= !isfinite(acc[3 * k + d]);
-            if (jerk) {
-                jerk[3 * k + d] = G * o[4 + d];
-                bad |= !isfinite(jerk[3 * k + d]);
-            }
-        }
-        if (pot) {
-            pot[k] = G * o[3];
-            bad |= !isfinite(pot[k]);
-        }
+        bad |= store(G, o, k, acc, pot, jerk);
     }
     return bad;
 }
