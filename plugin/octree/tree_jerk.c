@@ -13,41 +13,100 @@
 
 #define JERK_LANES 16   /* lists padded to 16: the float kernels' lanes, twice the double ones' */
 
-void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
-                         const double *z, const double *m, const double *vx, const double *vy,
-                         const double *vz, int threads, double *cv)
+/* A leaf from its sources: the mass-weighted velocity (the plain mean when
+ * massless), dS/dt about the com and that velocity, and the first moments
+ * q = sum m (x - com), w = sum m (v - u), which rounding leaves nonzero and
+ * the parent's dS/dt needs (cell_combine). */
+static void leaf_of(const gp_cell *cl, const double *com, const double *x, const double *y,
+                    const double *z, const double *m, const double *vx, const double *vy,
+                    const double *vz, double *o, double *qw)
 {
-    /* each cell sums its own run of sources: O(n depth), a small part of a
-     * walk, and every sum in source order whatever the threads */
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (st->ncells > 4096)
-    for (uint32_t c = 0; c < st->ncells; c++) {
-        const gp_cell *cl = &st->cells[c];
-        const uint32_t b = cl->begin, e = cl->begin + cl->count;
-        double M = 0, px = 0, py = 0, pz = 0, sx = 0, sy = 0, sz = 0;
-        for (uint32_t k = b; k < e; k++) {
-            M += m[k];
-            px += m[k] * vx[k]; py += m[k] * vy[k]; pz += m[k] * vz[k];
-            sx += vx[k]; sy += vy[k]; sz += vz[k];
-        }
-        double *o = &cv[OCT_JERK_CELL * (size_t)c];
-        if (M > 0) {
-            o[0] = px / M; o[1] = py / M; o[2] = pz / M;
-        } else {
-            double n = cl->count ? (double)cl->count : 1.0;
-            o[0] = sx / n; o[1] = sy / n; o[2] = sz / n;
-        }
-        /* dS/dt = sum m (dx dv + dv dx) about the com and its velocity */
-        const double *com = st->mom[c].com;
-        double d[6] = { 0, 0, 0, 0, 0, 0 };
-        for (uint32_t k = b; k < e; k++) {
-            double ax = x[k] - com[0], ay = y[k] - com[1], az = z[k] - com[2];
-            double ux = vx[k] - o[0], uy = vy[k] - o[1], uz = vz[k] - o[2];
-            d[0] += m[k] * (2.0 * ax * ux); d[1] += m[k] * (2.0 * ay * uy);
-            d[2] += m[k] * (2.0 * az * uz); d[3] += m[k] * (ax * uy + ux * ay);
-            d[4] += m[k] * (ax * uz + ux * az); d[5] += m[k] * (ay * uz + uy * az);
-        }
-        for (int k = 0; k < 6; k++) o[3 + k] = d[k];
+    const uint32_t b = cl->begin, e = cl->begin + cl->count;
+    double M = 0, px = 0, py = 0, pz = 0, sx = 0, sy = 0, sz = 0;
+    for (uint32_t k = b; k < e; k++) {
+        M += m[k];
+        px += m[k] * vx[k]; py += m[k] * vy[k]; pz += m[k] * vz[k];
+        sx += vx[k]; sy += vy[k]; sz += vz[k];
     }
+    if (M > 0) {
+        o[0] = px / M; o[1] = py / M; o[2] = pz / M;
+    } else {
+        double n = cl->count ? (double)cl->count : 1.0;
+        o[0] = sx / n; o[1] = sy / n; o[2] = sz / n;
+    }
+    double d[6] = { 0, 0, 0, 0, 0, 0 }, q[6] = { 0, 0, 0, 0, 0, 0 };
+    for (uint32_t k = b; k < e; k++) {
+        double ax = x[k] - com[0], ay = y[k] - com[1], az = z[k] - com[2];
+        double ux = vx[k] - o[0], uy = vy[k] - o[1], uz = vz[k] - o[2];
+        d[0] += m[k] * (2.0 * ax * ux); d[1] += m[k] * (2.0 * ay * uy);
+        d[2] += m[k] * (2.0 * az * uz); d[3] += m[k] * (ax * uy + ux * ay);
+        d[4] += m[k] * (ax * uz + ux * az); d[5] += m[k] * (ay * uz + uy * az);
+        q[0] += m[k] * ax; q[1] += m[k] * ay; q[2] += m[k] * az;
+        q[3] += m[k] * ux; q[4] += m[k] * uy; q[5] += m[k] * uz;
+    }
+    for (int k = 0; k < 6; k++) { o[3 + k] = d[k]; qw[k] = q[k]; }
+}
+
+/* An internal cell from its children (done before it), exactly as the sums
+ * over its sources: with X = x - com_c, U = v - u_c, dx = com_c - com and
+ * du = u_c - u, sum m (x - com)_a (v - u)_b over a child is
+ * S'_ab + dx_a w_b + q_a du_b + M_c dx_a du_b. Carrying q and w (the
+ * children's rounding: their com and velocity are not exactly their
+ * sources' means) keeps the error at rounding of the cell's own scale,
+ * where dropping them lost digits in small cells far from the origin. */
+static void cell_combine(const gp_host_tree *st, uint32_t c, double *cv, double *qw)
+{
+    const gp_cell *cl = &st->cells[c];
+    const double *com = st->mom[c].com;
+    double M = 0, p[3] = { 0, 0, 0 }, sm[3] = { 0, 0, 0 };
+    for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) {
+        const double mc = st->mom[h].m, nc = (double)st->cells[h].count, *u = &cv[OCT_JERK_CELL * (size_t)h];
+        M += mc;
+        for (int a = 0; a < 3; a++) { p[a] += mc * u[a]; sm[a] += nc * u[a]; }
+    }
+    double *o = &cv[OCT_JERK_CELL * (size_t)c], *oq = &qw[6 * (size_t)c];
+    for (int a = 0; a < 3; a++)
+        o[a] = M > 0 ? p[a] / M : sm[a] / (cl->count ? (double)cl->count : 1.0);
+    double d[6] = { 0, 0, 0, 0, 0, 0 }, q[6] = { 0, 0, 0, 0, 0, 0 };
+    static const int ia[6] = { 0, 1, 2, 0, 0, 1 }, ib[6] = { 0, 1, 2, 1, 2, 2 };
+    for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) {
+        const double mc = st->mom[h].m, *u = &cv[OCT_JERK_CELL * (size_t)h], *hq = &qw[6 * (size_t)h];
+        const double dx[3] = { st->mom[h].com[0] - com[0], st->mom[h].com[1] - com[1],
+                               st->mom[h].com[2] - com[2] };
+        const double du[3] = { u[0] - o[0], u[1] - o[1], u[2] - o[2] };
+        for (int k = 0; k < 6; k++) {
+            const int a = ia[k], b = ib[k];
+            d[k] += u[3 + k] + (dx[a] * hq[3 + b] + hq[a] * du[b]) + (dx[b] * hq[3 + a] + hq[b] * du[a]) +
+                    mc * (dx[a] * du[b] + dx[b] * du[a]);
+        }
+        for (int a = 0; a < 3; a++) { q[a] += hq[a] + mc * dx[a]; q[3 + a] += hq[3 + a] + mc * du[a]; }
+    }
+    for (int k = 0; k < 6; k++) { o[3 + k] = d[k]; oq[k] = q[k]; }
+}
+
+int oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
+                        const double *z, const double *m, const double *vx, const double *vy,
+                        const double *vz, int threads, double *cv)
+{
+    /* bottom-up, a level at a time (children before parents): O(n) over the
+     * sources once, not once per level; each cell from the same inputs in
+     * the same order whatever the threads */
+    double *qw = malloc((6 * (size_t)st->ncells + 1) * sizeof *qw);
+    if (!qw) return -1;
+#pragma omp parallel num_threads(threads) if (st->ncells > 4096)
+    for (int level = (int)st->nlevels - 1; level >= 0; level--) {
+#pragma omp for schedule(dynamic, 64)
+        for (uint32_t c = st->level_start[level]; c < st->level_start[level + 1]; c++) {
+            const gp_cell *cl = &st->cells[c];
+            if (cl->nchild == 0)
+                leaf_of(cl, st->mom[c].com, x, y, z, m, vx, vy, vz, &cv[OCT_JERK_CELL * (size_t)c],
+                        &qw[6 * (size_t)c]);
+            else
+                cell_combine(st, c, cv, qw);
+        }
+    }
+    free(qw);
+    return 0;
 }
 
 int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_particles *p,
@@ -65,7 +124,11 @@ int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_parti
         gp_state_velocity(p, i, v);
         vx[k] = v[0]; vy[k] = v[1]; vz[k] = v[2];
     }
-    if (nc) oct_cell_velocities(&t->st, t->sx, t->sy, t->sz, t->sm, vx, vy, vz, threads, cv);
+    if (nc && oct_cell_velocities(&t->st, t->sx, t->sy, t->sz, t->sm, vx, vy, vz, threads, cv)) {
+        free(b);
+        *buf = NULL;
+        return -1;
+    }
     *js = (oct_jerk_sources){ vx, vy, vz, cv };
     return 0;
 }

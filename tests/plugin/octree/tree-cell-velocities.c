@@ -2,12 +2,13 @@
 /*
  * tree-cell-velocities.c — oct_cell_velocities (tree_jerk.c), which the
  * tree plugins' jerk moves cells with: each cell's mass-weighted velocity
- * and dS/dt = sum m (dx du + du dx) about its com and that velocity, made
- * each cell from its own sources. Checked for every cell against the same
- * sums in long double, on a clustered set far from the origin with tiny
- * cells in its clump (where the com's rounding, of order eps |x|, is large
- * against the cell: a recurrence over children, tried, lost five digits
- * there), and with 1 and 2 threads (the same bits).
+ * and dS/dt = sum m (dx du + du dx) about its com and that velocity, leaves
+ * from their sources, internal cells from their children. Checked for every
+ * cell against the same sums over its sources in long double, on a
+ * clustered set far from the origin with tiny cells in its clump (where the
+ * com's rounding, of order eps |x|, is large against the cell: a recurrence
+ * that drops the children's first moments loses five digits there), and
+ * with 1 and 2 threads (the same bits).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,8 +45,9 @@ int main(void)
         vz[k] = 2 * urand(&seed) - 1;
     }
     double *cv = malloc(OCT_JERK_CELL * (size_t)nc * sizeof *cv), *cv2 = malloc(OCT_JERK_CELL * (size_t)nc * sizeof *cv2);
-    oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 1, cv);
-    oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 2, cv2);
+    if (oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 1, cv) ||
+        oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 2, cv2))
+        bail("out of memory");
     ok(memcmp(cv, cv2, OCT_JERK_CELL * (size_t)nc * sizeof *cv) == 0, "the same bits with 1 and 2 threads (%u cells)", nc);
 
     double worst_v = 0, worst_d = 0;
