@@ -85,6 +85,7 @@
  * the source they exclude (field_walk).
  */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,7 @@
 #include "octree/mac.h"
 #include "octree/tree_state.h"
 #include "octree/cpu_walk.h"
+#include "octree/cpu_spaces.h"
 #include "octree/cpu_driver.h"
 #include "octree/cpu_targets.h"
 #include "octree/outputs_ex.h"
@@ -141,6 +143,7 @@ struct gp_solver {
     uint32_t *sub_pid;       /* particle index of each of sub's sources     */
     double *sub_pos, *sub_mass; /* the subset gathered (3 n_src, n_src)     */
     exact_few_ws exact;      /* sources of the exact sums (exact_few)       */
+    oct_spaces spaces;       /* the walks' per-thread workspaces            */
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
@@ -355,14 +358,16 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
     const double *aold = mac == GP_MAC_ACCELERATION ? s->aold : NULL;
     const uint32_t ng = T->nruns;
     const int whole = gp_param_enum(&s->base, P_SPHERES) == 1;
+    const int threads = oct_param_threads(&s->base);
+    if (oct_spaces_reserve(&s->spaces, threads, G)) return -1;
 
-#pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
+#pragma omp parallel num_threads(threads) reduction(+ : pp, pc) reduction(| : failed)
     {
-        oct_workspace *ws = oct_workspace_new(G);
+        oct_workspace *ws = oct_spaces_walk(&s->spaces, omp_get_thread_num());
         double *buf = malloc((jerk ? 13 : 7) * (size_t)G * sizeof *buf);
         int32_t *self = malloc((size_t)G * sizeof *self);
         size_t *out = malloc((size_t)G * sizeof *out);
-        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        oct_jerk_workspace *jws = jerk ? oct_spaces_jerk(&s->spaces, omp_get_thread_num()) : NULL;
         int ok_mem = ws && buf && self && out && (!jerk || jws);
         if (!ok_mem) failed = 1;
         else oct_workspace_record(ws, jerk != NULL);   /* the jerk reads the walk's lists */
@@ -409,8 +414,6 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
             for (uint32_t j = 0; j < nt; j++)
                 for (int d = 0; d < 3; d++) jerk[3 * out[j] + d] = jg[3 * j + d];
         }
-        oct_workspace_free(ws);
-        oct_jerk_workspace_free(jws);
         free(buf); free(self); free(out);
     }
     *pp_out += pp;
@@ -434,6 +437,7 @@ static void cpu_tree_finalize(gp_solver *s)
     oct_tree_free(&s->tree);
     sub_free(s);
     exact_few_free(&s->exact);
+    oct_spaces_free(&s->spaces);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
@@ -759,14 +763,17 @@ static gp_status field_walk(gp_solver *s, const char *fn, const gp_field_points 
     const double *ppos = s->base.p.pos;
     uint64_t pp = 0, pc = 0;
     int failed = 0;
-#pragma omp parallel num_threads(oct_param_threads(&s->base)) reduction(+ : pp, pc) reduction(| : failed)
+    const int threads = oct_param_threads(&s->base);
+    /* out of memory here leaves slots missing: their threads fail below */
+    (void)oct_spaces_reserve(&s->spaces, threads, G);
+#pragma omp parallel num_threads(threads) reduction(+ : pp, pc) reduction(| : failed)
     {
-        oct_workspace *ws = oct_workspace_new(G);
+        oct_workspace *ws = oct_spaces_walk(&s->spaces, omp_get_thread_num());
         /* results (4 G), the sphere's points (6 G: the targets and the
          * particles they exclude), jerk velocities and results (6 G) */
         double *buf = malloc((jerk ? 16 : 10) * (size_t)G * sizeof *buf);
         int32_t *self = ex ? malloc((size_t)G * sizeof *self) : NULL;
-        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        oct_jerk_workspace *jws = jerk ? oct_spaces_jerk(&s->spaces, omp_get_thread_num()) : NULL;
         int ok_mem = ws && buf && (!ex || self) && (!jerk || jws);
         if (!ok_mem) failed = 1;
         else oct_workspace_record(ws, jerk != NULL);   /* the jerk reads the walk's lists */
@@ -808,8 +815,6 @@ static gp_status field_walk(gp_solver *s, const char *fn, const gp_field_points 
             for (uint32_t j = 0; j < nt; j++)
                 memcpy(&jerk[3 * (size_t)perm[b + j]], &jg[3 * j], 3 * sizeof *jg);
         }
-        oct_workspace_free(ws);
-        oct_jerk_workspace_free(jws);
         free(buf); free(self);
     }
     free(px); free(rb); free(rc);

@@ -7,6 +7,7 @@
  */
 #include "force_pass.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +38,13 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
     for (int k = 0; k < nlet; k++) remote[k] = oct_tree_sources(&lets[k]);
     uint64_t pp = 0, pc = 0;
     int failed = 0;
+    /* out of memory here leaves slots missing: their threads fail below */
+    (void)oct_spaces_reserve(ps->spaces, threads, W);
 #pragma omp parallel num_threads(threads) reduction(+ : pp, pc) reduction(| : failed)
     {
-        oct_workspace *ws = oct_workspace_new(W);
+        oct_workspace *ws = oct_spaces_walk(ps->spaces, omp_get_thread_num());
         double *buf = malloc((jerk ? 14 : 8) * (size_t)W * sizeof *buf);
-        oct_jerk_workspace *jws = jerk ? oct_jerk_workspace_new() : NULL;
+        oct_jerk_workspace *jws = jerk ? oct_spaces_jerk(ps->spaces, omp_get_thread_num()) : NULL;
         int ok_mem = ws && buf && (!jerk || jws);
         if (!ok_mem) failed = 1;
         else oct_workspace_record(ws, jerk);   /* each jerk reads its set's walk */
@@ -95,8 +98,6 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
             for (uint32_t j = 0; j < nt; j++)
                 for (int d = 0; d < 3; d++) ps->jk.jerk[3 * T->slot[b + j] + d] = jsum[3 * j + d];
         }
-        oct_workspace_free(ws);
-        oct_jerk_workspace_free(jws);
         free(buf);
     }
     free(remote);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "comm.h"
+#include "octree/cpu_spaces.h"
 #include "octree/cpu_walk.h"
 #include "octree/tree_state.h"
 #include "octree/tree_jerk.h"
@@ -37,6 +38,7 @@ typedef struct mpi_tree_pass {
     uint64_t param_hash;       /* the parameters that shape forces         */
     int lets_only;             /* walk the LETs alone (engine = cuda-tree) */
     mpi_tree_jerk_io jk;       /* jk.js NULL: no jerk                      */
+    oct_spaces *spaces;        /* the instance's kept walk workspaces      */
 } mpi_tree_pass;
 
 /* LET bytes of the last pass and in total. */

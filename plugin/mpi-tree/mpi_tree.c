@@ -144,6 +144,7 @@ struct gp_solver {
     int rank, size;
     oct_tree tree;
     oct_tree_age age;          /* how it was built, how it has aged since    */
+    oct_spaces spaces;         /* the walks' per-thread workspaces           */
     int dirty;                 /* masses or sources changed: rebuild         */
     double *aold;              /* previous |a| per particle, < 0: none yet   */
     uint8_t *in_src;           /* source subset membership; NULL: all        */
@@ -316,7 +317,8 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          .wp = oct_param_walk(&s->base, mac, prepass),
                          .threads = oct_param_threads(&s->base),
                          .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
-                         .param_hash = param_hash(s), .lets_only = lets_only };
+                         .param_hash = param_hash(s), .lets_only = lets_only,
+                         .spaces = &s->spaces };
     if (jp) ps.jk = *jp;
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
@@ -377,6 +379,7 @@ static void mpi_tree_finalize(gp_solver *s)
     if (!s) return;
     mpi_tree_engine_close(s->engine);
     oct_tree_free(&s->tree);
+    oct_spaces_free(&s->spaces);
     free(s->aold);
     free(s->in_src);
     int done = 0;
