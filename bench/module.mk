@@ -45,6 +45,16 @@ $(G6CALC_COST): $(BUILD)/obj/bench/g6calc-cost.o $(GP_LOADER_OBJ) $(HOSTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $(filter %.o,$^) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
 
+# bench/g6-route-accuracy: one GRAPE-6 call's force errors through
+# libgravplug-g6 on the plugin and route the environment chooses
+# (bench/results/grape6/).
+G6_ROUTE_ACCURACY := $(BUILD)/bench/g6-route-accuracy
+BENCHES += $(G6_ROUTE_ACCURACY)
+$(BUILD)/obj/bench/g6-route-accuracy.o: CFLAGS += -Ihost_stub/ic -Ihost_stub/g6
+$(G6_ROUTE_ACCURACY): $(BUILD)/obj/bench/g6-route-accuracy.o $(G6_STATIC) $(HOSTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $< $(G6_STATIC) -L$(dir $(HOSTLIB)) -lgravplug -Wl,-rpath,$(abspath $(dir $(HOSTLIB))) -ldl $(LDLIBS)
+
 # bench/pair-search: the pruned pair search against the pass over every
 # source, tau_ij evaluated per particle
 # (bench/results/abi-outputs/raw/abi12-outputs.md).
