@@ -39,12 +39,13 @@ ifeq ($(shell uname -m),x86_64)
 GP_OCTREE_CPU_CFLAGS += -march=x86-64-v2
 endif
 $(GP_OCTREE_CPU_OBJS): CFLAGS += $(GP_OCTREE_CPU_CFLAGS)
-# The walk's files: fused multiply-adds where the clone or the target has
-# them (x86-64-v3/v4, AVX2, AVX-512). The rounding is then fixed per clone,
+# The walk's files and the jerk's kernels (tree_jerk.c): fused
+# multiply-adds where the clone or the target has them (x86-64-v3/v4,
+# AVX2, AVX-512). The rounding is then fixed per clone,
 # so results stay bit-identical run to run and across thread counts on one
 # machine (not across CPU generations).
 $(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk_group.o cpu_walk_portable.o cpu_walk_avx2.o cpu_walk_avx512.o \
-                                             cpu_lists_avx512.o): CFLAGS += -ffp-contract=fast
+                                             cpu_lists_avx512.o tree_jerk.o): CFLAGS += -ffp-contract=fast
 # outputs_ex.c: pair_step is the shared expression bit for bit (no fused
 # multiply-add).
 $(BUILD)/obj/plugin/octree/outputs_ex.o: CFLAGS += -ffp-contract=off
