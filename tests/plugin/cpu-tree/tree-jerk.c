@@ -244,6 +244,30 @@ int main(void)
     }
     ok(same && memcmp(j1, j2, sizeof(double) * 3 * (N / 3)) == 0,
        "a subset's jerk has the same bits with 1 and 2 threads");
+
+    /* One instance keeps its walk and jerk workspaces between calls
+     * (octree/cpu_spaces): changing the thread count and the group size
+     * between calls must give what a fresh instance gives, bit for bit
+     * (a tree built at every call: no refit history tells them apart). */
+    static const char *const settings[] = {"threads=2 group_size=64 rebuild=always",
+                                           "threads=1 group_size=16 rebuild=always",
+                                           "threads=2 group_size=256 rebuild=always",
+                                           "threads=1 group_size=64 rebuild=always"};
+    gp_solver *kept = tree("threads=1 rebuild=always");
+    int reused = kept != NULL;
+    for (size_t k = 0; reused && k < sizeof settings / sizeof *settings; ++k) {
+        gp_solver *fresh = tree(settings[k]);
+        tl_set_params(api, kept, settings[k]);
+        const double t = 0.01 * (double)(k + 1);
+        static double ak[3 * N], jr[3 * N], af[3 * N], jf[3 * N];
+        reused = fresh && jerk_at(kept, t, ak, jr) == GP_OK && jerk_at(fresh, t, af, jf) == GP_OK &&
+                 memcmp(ak, af, sizeof ak) == 0 && memcmp(jr, jf, sizeof jr) == 0;
+        if (!reused) diag("differs from a fresh instance with %s", settings[k]);
+        if (fresh) api->finalize(fresh);
+    }
+    if (kept) api->finalize(kept);
+    ok(reused, "one instance through thread counts 2, 1, 2, 1 and group sizes 64, 16, 256, 64: "
+               "a fresh instance's bits each time");
     edge_cases();
     done_testing();
 }
