@@ -64,13 +64,13 @@ static void cell_combine(const gp_host_tree *st, uint32_t c, double *cv, double 
         M += mc;
         for (int a = 0; a < 3; a++) { p[a] += mc * u[a]; sm[a] += nc * u[a]; }
     }
-    double *o = &cv[OCT_JERK_CELL * (size_t)c], *oq = &qw[6 * (size_t)c];
+    double *o = &cv[OCT_JERK_CELL * (size_t)c], *oq = &qw[OCT_JERK_SCRATCH * (size_t)c];
     for (int a = 0; a < 3; a++)
         o[a] = M > 0 ? p[a] / M : sm[a] / (cl->count ? (double)cl->count : 1.0);
     double d[6] = { 0, 0, 0, 0, 0, 0 }, q[6] = { 0, 0, 0, 0, 0, 0 };
     static const int ia[6] = { 0, 1, 2, 0, 0, 1 }, ib[6] = { 0, 1, 2, 1, 2, 2 };
     for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) {
-        const double mc = st->mom[h].m, *u = &cv[OCT_JERK_CELL * (size_t)h], *hq = &qw[6 * (size_t)h];
+        const double mc = st->mom[h].m, *u = &cv[OCT_JERK_CELL * (size_t)h], *hq = &qw[OCT_JERK_SCRATCH * (size_t)h];
         const double dx[3] = { st->mom[h].com[0] - com[0], st->mom[h].com[1] - com[1],
                                st->mom[h].com[2] - com[2] };
         const double du[3] = { u[0] - o[0], u[1] - o[1], u[2] - o[2] };
@@ -84,15 +84,13 @@ static void cell_combine(const gp_host_tree *st, uint32_t c, double *cv, double 
     for (int k = 0; k < 6; k++) { o[3 + k] = d[k]; oq[k] = q[k]; }
 }
 
-int oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
-                        const double *z, const double *m, const double *vx, const double *vy,
-                        const double *vz, int threads, double *cv)
+void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
+                         const double *z, const double *m, const double *vx, const double *vy,
+                         const double *vz, int threads, double *qw, double *cv)
 {
     /* bottom-up, a level at a time (children before parents): O(n) over the
      * sources once, not once per level; each cell from the same inputs in
      * the same order whatever the threads */
-    double *qw = malloc((6 * (size_t)st->ncells + 1) * sizeof *qw);
-    if (!qw) return -1;
 #pragma omp parallel num_threads(threads) if (st->ncells > 4096)
     for (int level = (int)st->nlevels - 1; level >= 0; level--) {
 #pragma omp for schedule(dynamic, 64)
@@ -100,20 +98,19 @@ int oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y
             const gp_cell *cl = &st->cells[c];
             if (cl->nchild == 0)
                 leaf_of(cl, st->mom[c].com, x, y, z, m, vx, vy, vz, &cv[OCT_JERK_CELL * (size_t)c],
-                        &qw[6 * (size_t)c]);
+                        &qw[OCT_JERK_SCRATCH * (size_t)c]);
             else
                 cell_combine(st, c, cv, qw);
         }
     }
-    free(qw);
-    return 0;
 }
 
 int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_particles *p,
                           int threads, double **buf, oct_jerk_sources *js)
 {
     const uint32_t ns = t->nsrc, nc = ns ? t->st.ncells : 0;
-    double *b = malloc((3 * (size_t)ns + OCT_JERK_CELL * (size_t)nc + 1) * sizeof *b);
+    /* the velocities, the cells' numbers, then oct_cell_velocities' scratch */
+    double *b = malloc((3 * (size_t)ns + (OCT_JERK_CELL + OCT_JERK_SCRATCH) * (size_t)nc + 1) * sizeof *b);
     *buf = b;
     if (!b) return -1;
     double *vx = b, *vy = vx + ns, *vz = vy + ns, *cv = vz + ns;
@@ -124,11 +121,9 @@ int oct_jerk_sources_make(const oct_tree *t, const uint32_t *pid, const gp_parti
         gp_state_velocity(p, i, v);
         vx[k] = v[0]; vy[k] = v[1]; vz[k] = v[2];
     }
-    if (nc && oct_cell_velocities(&t->st, t->sx, t->sy, t->sz, t->sm, vx, vy, vz, threads, cv)) {
-        free(b);
-        *buf = NULL;
-        return -1;
-    }
+    if (nc)
+        oct_cell_velocities(&t->st, t->sx, t->sy, t->sz, t->sm, vx, vy, vz, threads,
+                            cv + OCT_JERK_CELL * (size_t)nc, cv);
     *js = (oct_jerk_sources){ vx, vy, vz, cv };
     return 0;
 }

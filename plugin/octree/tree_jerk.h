@@ -47,14 +47,17 @@ typedef struct oct_jerk_sources {
     const double *cv;
 } oct_jerk_sources;
 
+/* Doubles of scratch oct_cell_velocities needs per cell. */
+#define OCT_JERK_SCRATCH 6
+
 /* cv[OCT_JERK_CELL * ncells] of tree st (moments current) over its
  * sources at (x, y, z) with masses m (any common unit) and velocities
  * (vx, vy, vz): leaves summed in source order, internal cells combined
- * from their children; a massless cell moves with the plain mean of its
- * sources. Returns 0, or -1 when out of memory. */
-int oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
-                        const double *z, const double *m, const double *vx, const double *vy,
-                        const double *vz, int threads, double *cv);
+ * from their children (through scratch[OCT_JERK_SCRATCH * ncells]); a
+ * massless cell moves with the plain mean of its sources. */
+void oct_cell_velocities(const gp_host_tree *st, const double *x, const double *y,
+                         const double *z, const double *m, const double *vx, const double *vy,
+                         const double *vz, int threads, double *scratch, double *cv);
 
 /* The jerk sources of tree t (moments current): every source's velocity at
  * the positions' time from the plugin's state (gp_state_velocity: zero for

@@ -45,9 +45,10 @@ int main(void)
         vz[k] = 2 * urand(&seed) - 1;
     }
     double *cv = malloc(OCT_JERK_CELL * (size_t)nc * sizeof *cv), *cv2 = malloc(OCT_JERK_CELL * (size_t)nc * sizeof *cv2);
-    if (oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 1, cv) ||
-        oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 2, cv2))
-        bail("out of memory");
+    double *scratch = malloc(OCT_JERK_SCRATCH * (size_t)nc * sizeof *scratch);
+    if (!cv || !cv2 || !scratch) bail("out of memory");
+    oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 1, scratch, cv);
+    oct_cell_velocities(&t.st, t.sx, t.sy, t.sz, t.sm, vx, vy, vz, 2, scratch, cv2);
     ok(memcmp(cv, cv2, OCT_JERK_CELL * (size_t)nc * sizeof *cv) == 0, "the same bits with 1 and 2 threads (%u cells)", nc);
 
     double worst_v = 0, worst_d = 0;
@@ -88,6 +89,6 @@ int main(void)
     ok(worst_v < 1e-13, "every cell's velocity is its sources' mass-weighted mean: %.3g", worst_v);
     ok(worst_d < 1e-12, "every cell's dS/dt is its sources' sum about its com and velocity: %.3g", worst_d);
     oct_tree_free(&t);
-    free(pos); free(mass); free(vx); free(vy); free(vz); free(cv); free(cv2);
+    free(pos); free(mass); free(vx); free(vy); free(vz); free(cv); free(cv2); free(scratch);
     done_testing();
 }
