@@ -87,6 +87,14 @@ gp_status gp_state_set_jerk(gp_base *base, size_t n_sub, const uint32_t *index,
  * or update_positions) does not move and has velocity 0. */
 void gp_state_velocity(const gp_particles *p, size_t i, double out[3]);
 
+/* Particle i's position and velocity at time tp from its held state,
+ * whatever the positions' current time: predict's expressions (bit for
+ * bit what predict to tp would give it) for a stated particle; an
+ * unstated one stays at its position with velocity 0. For a plugin that
+ * predicts only the particles it needs (base/predict_lazy.h). */
+void gp_state_position_at(const gp_particles *p, size_t i, double tp, double out[3]);
+void gp_state_velocity_at(const gp_particles *p, size_t i, double tp, double out[3]);
+
 /* get_velocities: gp_state_velocity of a subset (get_positions' rules). */
 gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, double *vel);
 

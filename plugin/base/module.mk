@@ -4,7 +4,7 @@
 # A plugin's link rule lists $(GP_BASE_OBJS) among its objects.
 GP_BASE_SRCS := $(addprefix plugin/base/,errors.c instance.c params.c scan.c subsets.c \
                   particles.c state.c outputs.c stats.c neighbours.c \
-                  groups.c exact_ex.c)
+                  groups.c exact_ex.c predict_lazy.c)
 GP_BASE_OBJS := $(GP_BASE_SRCS:%.c=$(BUILD)/obj/%.o)
 # The exact pairwise kernel (direct_kernel.c): cpu-direct's sums and
 # cpu-tree's exact sums for a few active particles; linked by those two

@@ -240,6 +240,18 @@ static inline void predict_one(const gp_particles *p, size_t i, double tp, doubl
         out[d] = gp_predict_coord(p->x0[3 * i + d], p->vel[3 * i + d], p->acc[3 * i + d], dt);
 }
 
+void gp_state_position_at(const gp_particles *p, size_t i, double tp, double out[3])
+{
+    if (p->stated && p->stated[i]) predict_one(p, i, tp, out);
+    else memcpy(out, &p->pos[3 * i], 3 * sizeof *out);
+}
+
+void gp_state_velocity_at(const gp_particles *p, size_t i, double tp, double out[3])
+{
+    if (p->stated && p->stated[i]) velocity_at(p, i, tp, out);
+    else out[0] = out[1] = out[2] = 0.0;
+}
+
 /* Predictions of all n particles run on the threads from this many, and
  * serially below it (base_params.h). */
 enum { PREDICT_PAR_MIN = 32768 };

@@ -98,6 +98,8 @@
 #include "octree/cpu_targets.h"
 #include "octree/outputs_ex.h"
 #include "octree/tree_jerk.h"
+#include "octree/tree_drift.h"
+#include "base/predict_lazy.h"
 #include "cpu-tree/exact_few.h"
 
 #define PLUGIN_NAME "cpu-tree"
@@ -125,9 +127,15 @@ static const gp_param_info params[] = {
      "an active subset of at most this many particles, or a compute_field_ex of at most this "
      "many points, gets exact forces, summed over every source, instead of a tree refit that "
      "would cost more (0: always the tree; an active subset not with subset_spheres = whole)"},
+    {"drift", GP_PARAM_ENUM, "off", "off|on",
+     "on: a block step through predict and an active subset touches only what its walk reads: "
+     "the tree is not refitted but drifted with the held velocities (cells moved with their "
+     "mass-weighted motion, boxes grown by bounds on their particles' departures from it, "
+     "sources predicted where the walk opens a leaf); forces within the tree's error of a "
+     "refitted tree's, not its bits, and not the ABI 1.0 path's"},
 };
 /* indices: octree/cpu_driver.h, then cpu-tree's own */
-enum { P_SPHERES = OCT_N_PARAMS, P_DIRECT, N_PARAMS };
+enum { P_SPHERES = OCT_N_PARAMS, P_DIRECT, P_DRIFT, N_PARAMS };
 
 struct gp_solver {
     gp_base base;            /* first: errors, params, particle copy, stats */
@@ -144,6 +152,9 @@ struct gp_solver {
     double *sub_pos, *sub_mass; /* the subset gathered (3 n_src, n_src)     */
     exact_few_ws exact;      /* sources of the exact sums (exact_few)       */
     oct_spaces spaces;       /* the walks' per-thread workspaces            */
+    gp_lazy_predict lazy;    /* predict owed (drift = on)                   */
+    oct_drift drift;         /* the tree drifted with the held state        */
+    int fast;                /* this call's walks read the drifted tree     */
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
@@ -163,6 +174,7 @@ static gp_status build_tree(gp_solver *s, size_t n, const double *pos, const dou
     oct_tree old = s->tree;
     s->tree = fresh;
     oct_tree_free(&old);
+    s->drift.anchored = 0;
     if (rebuilt) oct_tree_rebuilt(&s->age, &s->base);
     else oct_tree_built(&s->age, &s->base);
     s->mass_dirty = 0;
@@ -295,6 +307,7 @@ static gp_status ensure_main_tree(gp_solver *s)
     s->age.moved = 0;
     s->age.refitted = 1;
     s->mass_dirty = 0;
+    s->drift.anchored = 0;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
@@ -316,10 +329,18 @@ typedef struct cpu_tree_targets {
  * when asked: the jerk walk reads them). */
 static oct_sources walk_sources(gp_solver *s, int mac, double theta, int records)
 {
+    if (s->fast) {   /* cells made as the walk meets them (tree_drift.h) */
+        oct_drift_to(&s->drift, s->lazy.t, mac, theta);
+        oct_sources src = oct_tree_sources(&s->tree);
+        src.drift = &s->drift;
+        return src;
+    }
     oct_tree *st = s->base.p.src ? &s->sub : &s->tree;
+    /* a drifted tree makes its cells in both layouts */
+    const int both = s->drift.anchored ? OCT_PREPARE_RECORDS | OCT_PREPARE_COLUMNS : 0;
     oct_tree_prepare_cells(st, mac, theta,
                            oct_walk_layouts((oct_precision)gp_param_enum(&s->base, OCT_P_PREC)) |
-                               (records ? OCT_PREPARE_RECORDS : 0));
+                               (records ? OCT_PREPARE_RECORDS : 0) | both);
     oct_sources src = oct_tree_sources(st);
     if (s->base.p.src) src.id = s->sub_pid;
     return src;
@@ -424,7 +445,6 @@ static int force_pass(gp_solver *s, int mac, double theta, int prepass, const cp
 /* ---- the ABI entry points ----------------------------------------------- */
 
 GP_PLUGIN_COMMON_ENTRIES(cpu_tree, PLUGIN_NAME, params, N_PARAMS)
-GP_PLUGIN_12_ENTRIES(cpu_tree, PLUGIN_NAME)
 
 static gp_status cpu_tree_init(gp_solver **out, const gp_init_args *args)
 {
@@ -438,6 +458,8 @@ static void cpu_tree_finalize(gp_solver *s)
     sub_free(s);
     exact_few_free(&s->exact);
     oct_spaces_free(&s->spaces);
+    oct_drift_free(&s->drift);
+    gp_lazy_free(&s->lazy);
     free(s->aold);
     gp_base_free(&s->base);
     free(s);
@@ -475,6 +497,7 @@ static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *po
     s->aold = aold;
     sub_free(s);            /* set_particles restores all sources */
     s->mass_dirty = 0;
+    gp_lazy_reset(&s->lazy);
     return GP_OK;
 }
 
@@ -483,6 +506,8 @@ static gp_status cpu_tree_update_positions(gp_solver *s, const double *pos)
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_positions");
     gp_status st = gp_particles_update(&s->base, pos);
     if (st != GP_OK) return st;
+    gp_lazy_reset(&s->lazy);   /* every position given, the state forgotten */
+    s->drift.anchored = 0;
     mark_moved(s);
     return GP_OK;
 }
@@ -495,13 +520,41 @@ static gp_status cpu_tree_set_active_subset(gp_solver *s, size_t n_active, const
 
 /* ---- ABI 1.1 ------------------------------------------------------------- */
 
+static int drift_on(const gp_solver *s)
+{
+    return gp_param_enum(&s->base, P_DRIFT) == 1;
+}
+
+/* Pays an owed predict (drift = on) before anything that reads every
+ * position. */
+static gp_status settle(gp_solver *s)
+{
+    return gp_lazy_settle(&s->lazy, &s->base);
+}
+
+/* A state given to a subset: the positions moved; a drifted tree takes
+ * the new paths into its cells, or, for more than a quarter of the
+ * particles, is anchored anew at the next call (a refit costs less). */
+static void state_given(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                        const double *vel, const double *acc, const double *jerk,
+                        const double *t)
+{
+    gp_lazy_note_state(&s->lazy, n_sub, index, pos, vel, acc, jerk, t);
+    if (s->drift.anchored) {
+        if (!index || 4 * n_sub > s->base.p.n) s->drift.anchored = 0;
+        else oct_drift_update(&s->drift, n_sub, index);
+    }
+    mark_moved(s);
+}
+
 static gp_status cpu_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *index,
                               const double *pos, const double *vel, const double *acc,
                               const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
-    gp_status st = gp_state_set(&s->base, n_sub, index, pos, vel, acc, t);
-    if (st == GP_OK && n_sub) mark_moved(s);
+    gp_status st = gp_lazy_reserve(&s->lazy, &s->base, n_sub);
+    if (st == GP_OK) st = gp_state_set(&s->base, n_sub, index, pos, vel, acc, t);
+    if (st == GP_OK && n_sub) state_given(s, n_sub, index, pos, vel, acc, NULL, t);
     return st;
 }
 
@@ -512,15 +565,31 @@ static gp_status cpu_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *
 static gp_status cpu_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
-    gp_status st = gp_state_predict(&s->base, t, NULL);
+    gp_status st = gp_lazy_predict_to(&s->lazy, &s->base, t, drift_on(s));
     if (st == GP_OK) mark_moved(s);
     return st;
 }
 
+/* Under an owed predict, the subset's predictions alone. */
 static gp_status cpu_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
-    return gp_positions_get(&s->base, n_sub, index, pos);
+    return gp_lazy_positions(&s->lazy, &s->base, n_sub, index, pos);
+}
+
+static gp_status cpu_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index,
+                                         double *vel)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
+    gp_status st = settle(s);
+    return st != GP_OK ? st : gp_velocities_get(&s->base, n_sub, index, vel);
+}
+
+static gp_status cpu_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset,
+                                         uint32_t *list, size_t *needed)
+{
+    if (!s) return gp_null_instance(PLUGIN_NAME, "get_neighbours");
+    return gp_neighbours_get(&s->base, cap, offset, list, needed);
 }
 
 static gp_status cpu_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
@@ -625,15 +694,67 @@ static gp_status exact_few(gp_solver *s, const char *fn, double *acc, double *po
     return GP_OK;
 }
 
-/* compute_forces, and compute_forces_ex's acc, pot and jerk (jerk NULL:
- * none; the acc and pot are the same bits either way). */
-static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk)
+/* Whether this call can walk the drifted tree (drift = on): a block
+ * step's active subset (at most a quarter of the particles: more pay for a
+ * refit) after a predict with no state given since, acc and pot only, on
+ * a tree anchored and not due for a rebuild. Anything else settles the
+ * owed predict and refits, and anchors the tree anew (anchor_drift). */
+static int drift_fast(const gp_solver *s, const double *jerk)
 {
-    int done;
-    gp_status st = exact_few(s, fn, acc, pot, jerk, &done);
-    if (st != GP_OK || done) return st;
-    st = ensure_tree(s);
-    if (st != GP_OK) return st;
+    const gp_particles *p = &s->base.p;
+    return drift_on(s) && s->drift.anchored && !jerk && gp_lazy_all_predicted(&s->lazy) &&
+           p->active && 4 * p->n_active <= p->n && !p->src && !p->group && !s->mass_dirty &&
+           gp_param_enum(&s->base, P_SPHERES) == 0 && !oct_layout_changed(&s->age, &s->base) &&
+           !oct_rebuild_due(&s->base, &s->age, p->n);
+}
+
+/* After the normal path made the tree current: anchors the drift there
+ * when the next block steps can use it. Out of memory only leaves it
+ * unanchored (the normal path then serves). */
+static void anchor_drift(gp_solver *s, int mac, double theta)
+{
+    const gp_particles *p = &s->base.p;
+    if (!drift_on(s) || s->drift.anchored || !gp_lazy_all_predicted(&s->lazy) || p->src ||
+        !s->tree.src_alias)
+        return;
+    double t0 = gp_wtime();
+    (void)oct_drift_anchor(&s->drift, &s->tree, p, s->lazy.t, mac, theta);
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+}
+
+/* The drifted tree at the owed predict's time: the active particles'
+ * leaves made current (the targets read their positions). */
+static void drift_targets(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t na = p->n_active;
+    oct_drift *d = &s->drift;
+    oct_drift_to(d, s->lazy.t, gp_param_enum(&s->base, OCT_P_MAC),
+                 gp_param_double(&s->base, OCT_P_THETA));
+    const uint32_t *rank = s->tree.rank;
+#pragma omp parallel for schedule(static) num_threads(oct_param_threads(&s->base)) if (na > 4096)
+    for (size_t k = 0; k < na; k++) oct_drift_leaf(d, d->leaf_of[rank[p->active[k]]]);
+}
+
+/* compute_forces, and compute_forces_ex's acc, pot and jerk (jerk NULL:
+ * none; the acc and pot are the same bits either way). may_drift: the
+ * caller asks nothing the drifted tree cannot answer. */
+static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, double *jerk,
+                         int may_drift)
+{
+    gp_status st;
+    const int fast = may_drift && drift_fast(s, jerk);
+    if (fast) {
+        drift_targets(s);
+    } else {
+        if ((st = settle(s)) != GP_OK) return st;
+        int done;
+        st = exact_few(s, fn, acc, pot, jerk, &done);
+        if (st != GP_OK || done) return st;
+        st = ensure_tree(s);
+        if (st != GP_OK) return st;
+        anchor_drift(s, gp_param_enum(&s->base, OCT_P_MAC), gp_param_double(&s->base, OCT_P_THETA));
+    }
     double t0 = gp_wtime();
     jerk_input jin = { 0 };
     if (jerk && jerk_sources_make(s, &jin))
@@ -661,6 +782,7 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     uint64_t pp = 0, pc = 0;
     int rc = 0;
+    s->fast = fast;
     if (mac == GP_MAC_ACCELERATION) {
         if (oct_aold_from_state(&s->base, na, s->aold)) {
             /* GADGET-2's start, for particles with neither an earlier |a|
@@ -678,6 +800,11 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     if (!rc)
         rc = force_pass(s, mac, gp_param_double(&s->base, OCT_P_THETA), 0, &T, acc, pot, &jin,
                         jerk, &pp, &pc);
+    s->fast = 0;
+    /* the drifted tree's sources and cells are no longer the positions'
+     * moments: a normal call refits first (moved stays set), and this
+     * call's cost counts as an aged tree's */
+    if (fast) s->age.refitted = 1;
     subset_groups_free(&sub);
     free(jin.buf);
     if ((st = walk_finished(s, fn, rc, na, acc, pot)) != GP_OK) return st;
@@ -700,7 +827,7 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     }
     gp_status st = gp_check_compute(&s->base, acc);
     if (st != GP_OK) return st;
-    return compute(s, "compute_forces", acc, pot, NULL);
+    return compute(s, "compute_forces", acc, pot, NULL, 1);
 }
 
 /* The field at the points of at (compute_field and compute_field_ex):
@@ -717,7 +844,8 @@ static gp_status field_walk(gp_solver *s, const char *fn, const gp_field_points 
 {
     const size_t m = at->n;
     const double *points = at->pos;
-    gp_status st = ensure_tree(s);
+    gp_status st = settle(s);
+    if (st == GP_OK) st = ensure_tree(s);
     if (st != GP_OK) return st;
     double t0 = gp_wtime();
     oct_tree *t = &s->tree;
@@ -843,8 +971,9 @@ static gp_status cpu_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint3
                                          const double *jerk, const double *t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state_jerk");
-    gp_status st = gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
-    if (st == GP_OK && n_sub) mark_moved(s);
+    gp_status st = gp_lazy_reserve(&s->lazy, &s->base, n_sub);
+    if (st == GP_OK) st = gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
+    if (st == GP_OK && n_sub) state_given(s, n_sub, index, pos, vel, acc, jerk, t);
     return st;
 }
 
@@ -869,7 +998,7 @@ static gp_status tree_outputs_ex(gp_solver *s, const char *fn, const gp_outputs 
                                  const gp_field_points *at)
 {
     gp_status st;
-    if ((st = ensure_tree(s)) != GP_OK) return st;
+    if ((st = settle(s)) != GP_OK || (st = ensure_tree(s)) != GP_OK) return st;
     double t0 = gp_wtime();
     const oct_tree *t = s->base.p.src ? &s->sub : &s->tree;
     uint32_t *pid = s->base.p.src ? NULL : malloc((t->nsrc ? t->nsrc : 1) * sizeof *pid);
@@ -898,7 +1027,7 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
 {
     gp_status st;
     gp_neighbours_forget(&s->base);
-    st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk);
+    st = compute(s, "compute_forces_ex", out->acc, out->pot, out->jerk, !asks_neighbours(out));
     if (st != GP_OK || !asks_neighbours(out)) return st;
     /* an exact call (exact_few) leaves the tree as it was */
     return tree_outputs_ex(s, "compute_forces_ex", out, NULL);
@@ -919,6 +1048,8 @@ static gp_exact_sources exact_sources(const gp_solver *s)
  * approximated across a group's exclusion. */
 static gp_status forces_ex_13(gp_solver *s, const gp_outputs *out)
 {
+    gp_status st = settle(s);
+    if (st != GP_OK) return st;
     const gp_exact_sources src = exact_sources(s);
     return gp_forces_ex_13(s, &s->base, forces_ex_12, &src, out);
 }
@@ -963,6 +1094,7 @@ static gp_status cpu_tree_compute_field_ex(gp_solver *s, size_t n, const double 
     static const char fn[] = "compute_field_ex";
     if (!s) return gp_null_instance(PLUGIN_NAME, fn);
     gp_status st = gp_check_field_ex(&s->base, n, pos, vel, exclude, out);
+    if (st == GP_OK) st = settle(s);
     if (st != GP_OK) return st;
     const gp_outputs o = gp_outputs_read(out);
     const int in_tree = gp_field_ex_in_kernel(&s->base, &o);

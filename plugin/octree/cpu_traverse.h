@@ -21,6 +21,9 @@
  *                     ascending order, so popped last first (the AVX walks).
  * The root is a batch of one in both.
  *
+ * A drifted tree's cells are made current before they are decided, and
+ * a leaf's sources before the leaf is read (tree_drift.h).
+ *
  * decide and leaf are passed as constants into a function inlined into
  * its caller: the compiler calls (and inlines) them directly.
  */
@@ -30,6 +33,7 @@
 #include <stdint.h>
 
 #include "octree/cpu_walk.h"
+#include "octree/tree_drift.h"
 
 #define OCT_STACK_CAP 512   /* depth 21 x 8 children fits easily */
 
@@ -61,6 +65,7 @@ oct_traverse(const oct_sources *src, oct_batch stack[OCT_STACK_CAP], const int s
     while (sp > 0) {
         const oct_batch b = stack[--sp];
         const uint32_t n = shape == OCT_BATCH_CELL ? 1 : b.n;   /* a constant where it can be */
+        if (src->drift) oct_drift_cells(src->drift, b.first, n);
         const int acc = decide(ctx, b.first, n);
         if (acc < 0) return 1;
         *ncell += (uint64_t)__builtin_popcount((unsigned)acc);
@@ -69,6 +74,7 @@ oct_traverse(const oct_sources *src, oct_batch stack[OCT_STACK_CAP], const int s
             const uint32_t c = b.first + (uint32_t)__builtin_ctz(o);
             if (OCT_SHAPE(nchild, c)) continue;
             const uint32_t count = OCT_SHAPE(count, c);
+            if (src->drift) oct_drift_leaf(src->drift, c);
             if (leaf(ctx, OCT_SHAPE(first, c), count)) return 1;
             *npart += count;
         }

@@ -114,6 +114,9 @@ typedef struct oct_sources {
      * preparing both layouts for it every time costs every block step. */
     void (*prepare_records)(void *owner);
     void *owner;
+    /* A drifted tree (tree_drift.h): the walk makes each cell and leaf
+     * current before it reads it. NULL: everything is current. */
+    struct oct_drift *drift;
 } oct_sources;
 
 typedef struct oct_walk_params {

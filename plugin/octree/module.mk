@@ -32,7 +32,7 @@ $(GP_OCTREE_HOST_OBJ): CFLAGS += $(GP_OCTREE_CFLAGS)
 GP_OCTREE_WALK_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,cpu_walk_group.o cpu_walk_portable.o \
                          cpu_walk_avx2.o cpu_walk_avx512.o cpu_lists_avx2.o cpu_lists_avx512.o)
 GP_OCTREE_CPU_OBJS := $(addprefix $(BUILD)/obj/plugin/octree/,tree_state.o \
-                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o \
+                        cpu_targets.o cpu_driver.o tree_search.o outputs_ex.o tree_jerk.o tree_drift.o \
                         pair_search.o cpu_spaces.o) $(GP_OCTREE_WALK_OBJS)
 GP_OCTREE_CPU_CFLAGS := -O3 -fno-math-errno -fno-trapping-math
 ifeq ($(shell uname -m),x86_64)

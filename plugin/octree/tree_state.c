@@ -457,6 +457,71 @@ int oct_length_exponent(long long sum, long long count, double root_size)
     return e < -1000 ? -1000 : e > 1000 ? 1000 : (int)e;
 }
 
+/* Cell c's walk data from its moments mo: the record (rec) and the
+ * columns (columns). il: 2^-e_len; mscale: 2^e_mass. */
+static inline void prepare_cell(oct_tree *t, uint32_t c, const gp_moments *mo, int mac,
+                                double theta, double il, double mscale, int rec, int columns)
+{
+    const gp_cell *cl = &t->st.cells[c];
+    float blo[3], bhi[3];
+    for (int a = 0; a < 3; a++) {
+        double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
+        blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
+        bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
+    }
+    double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
+    /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
+     * same bits as with unscaled masses: a power of two), so the walk's
+     * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
+     * (cpu_walk_portable.c), not a divide and two square roots per visited cell;
+     * where M l^2 overflows double, the root is taken first */
+    if (mac == GP_MAC_ACCELERATION) {
+        double m_in = rc * mscale;
+        rc = isfinite(m_in) || !isfinite(rc) ? sqrt(sqrt(m_in))
+                                             : sqrt(sqrt(rc)) * pow(2.0, t->e_mass / 4.0);
+    }
+    const float rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
+    const uint32_t first = cl->nchild ? cl->child : cl->begin;
+    double smax = 0;
+    for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
+    double sl[6];   /* second moment in units of 2^e_mass L^2 */
+    for (int k = 0; k < 6; k++) sl[k] = mo->s[k] * il * il;
+    smax = smax * il * il;
+    /* float kernels form s d^2 and d^2 (d in units of L): both must stay
+     * below ~1e34 */
+    const int fits = mo->m < 1e30 && smax < 1e30;
+    const float d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
+    if (rec) {
+        oct_wcell *w = &t->wcells[c];
+        for (int a = 0; a < 3; a++) {
+            w->com[a] = mo->com[a];
+            w->blo[a] = blo[a];
+            w->bhi[a] = bhi[a];
+        }
+        w->rcrit = rcrit;
+        w->count = cl->count;
+        w->first = first;
+        w->nchild = cl->nchild;
+        oct_payload_f *pf = &t->payf[c];
+        pf->m = (float)mo->m;
+        for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
+        pf->d2max = d2max;
+    }
+    if (columns) {
+        oct_cell_columns *col = &t->col;
+        col->cx[c] = mo->com[0]; col->cy[c] = mo->com[1]; col->cz[c] = mo->com[2];
+        col->rcrit[c] = rcrit;
+        col->count[c] = cl->count; col->first[c] = first; col->nchild[c] = cl->nchild;
+        for (int a = 0; a < 3; a++) { col->blo[a][c] = blo[a]; col->bhi[a][c] = bhi[a]; }
+        col->m[c] = (float)mo->m;
+        /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
+        double tr = sl[0] + sl[1] + sl[2];
+        for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
+        col->tr[c] = (float)tr;
+        col->d2max[c] = d2max;
+    }
+}
+
 void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
 {
     /* columns only where they were allocated; the root's record always (the
@@ -480,71 +545,21 @@ void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts)
     const double il = ldexp(1.0, -t->e_len);
     const double mscale = ldexp(1.0, t->e_mass);
 #pragma omp parallel for schedule(static) if (nc > 4096)
-    for (uint32_t c = 0; c < nc; c++) {
-        const gp_moments *mo = &t->st.mom[c];
-        const gp_cell *cl = &t->st.cells[c];
-        float blo[3], bhi[3];
-        for (int a = 0; a < 3; a++) {
-            double pad = GP_MAC_BOX_MARGIN * (mo->hi[a] - mo->lo[a]);
-            blo[a] = round_down(mo->lo[a] - pad - mo->com[a]);
-            bhi[a] = round_up(mo->hi[a] + pad - mo->com[a]);
-        }
-        double rc = gp_mac_rcrit((gp_mac_kind)mac, theta, mo);
-        /* acceleration: store (M l^2)^(1/4) with M in the input's unit (the
-         * same bits as with unscaled masses: a power of two), so the walk's
-         * per-group r_crit is one multiply by (G / (delta_acc |a_old|))^(1/4)
-         * (cpu_walk_portable.c), not a divide and two square roots per visited cell;
-         * where M l^2 overflows double, the root is taken first */
-        if (mac == GP_MAC_ACCELERATION) {
-            double m_in = rc * mscale;
-            rc = isfinite(m_in) || !isfinite(rc) ? sqrt(sqrt(m_in))
-                                                 : sqrt(sqrt(rc)) * pow(2.0, t->e_mass / 4.0);
-        }
-        const float rcrit = rc < 1e38 ? round_up(rc) : HUGE_VALF;
-        const uint32_t first = cl->nchild ? cl->child : cl->begin;
-        double smax = 0;
-        for (int k = 0; k < 6; k++) smax = fabs(mo->s[k]) > smax ? fabs(mo->s[k]) : smax;
-        double sl[6];   /* second moment in units of 2^e_mass L^2 */
-        for (int k = 0; k < 6; k++) sl[k] = mo->s[k] * il * il;
-        smax = smax * il * il;
-        /* float kernels form s d^2 and d^2 (d in units of L): both must stay
-         * below ~1e34 */
-        const int fits = mo->m < 1e30 && smax < 1e30;
-        const float d2max = fits ? (float)fmin(1e34, 1e34 / fmax(smax, 1.0)) : 0.0f;
-        if (c == 0 ? !had : records) {
-            oct_wcell *w = &t->wcells[c];
-            for (int a = 0; a < 3; a++) {
-                w->com[a] = mo->com[a];
-                w->blo[a] = blo[a];
-                w->bhi[a] = bhi[a];
-            }
-            w->rcrit = rcrit;
-            w->count = cl->count;
-            w->first = first;
-            w->nchild = cl->nchild;
-            oct_payload_f *pf = &t->payf[c];
-            pf->m = (float)mo->m;
-            for (int k = 0; k < 6; k++) pf->s[k] = (float)sl[k];
-            pf->d2max = d2max;
-        }
-        if (columns) {
-            oct_cell_columns *col = &t->col;
-            col->cx[c] = mo->com[0]; col->cy[c] = mo->com[1]; col->cz[c] = mo->com[2];
-            col->rcrit[c] = rcrit;
-            col->count[c] = cl->count; col->first[c] = first; col->nchild[c] = cl->nchild;
-            for (int a = 0; a < 3; a++) { col->blo[a][c] = blo[a]; col->bhi[a][c] = bhi[a]; }
-            col->m[c] = (float)mo->m;
-            /* the AVX-512 kernels take the traceless quadrupole 3 S - tr(S) I */
-            double tr = sl[0] + sl[1] + sl[2];
-            for (int k = 0; k < 6; k++) col->s[k][c] = (float)(3.0 * sl[k] - (k < 3 ? tr : 0.0));
-            col->tr[c] = (float)tr;
-            col->d2max[c] = d2max;
-        }
-    }
+    for (uint32_t c = 0; c < nc; c++)
+        prepare_cell(t, c, &t->st.mom[c], mac, theta, il, mscale, c == 0 ? !had : records,
+                     columns);
     t->prepared = 1;
     t->prepared_mac = mac;
     t->prepared_theta = theta;
     t->prepared_layouts = had | layouts;
+}
+
+void oct_tree_prepare_cell(oct_tree *t, uint32_t c, const gp_moments *mo)
+{
+    const int layouts = t->prepared_layouts;
+    prepare_cell(t, c, mo, t->prepared_mac, t->prepared_theta, ldexp(1.0, -t->e_len),
+                 ldexp(1.0, t->e_mass), c == 0 || (layouts & OCT_PREPARE_RECORDS),
+                 (layouts & OCT_PREPARE_COLUMNS) && t->col_block);
 }
 
 static void prepare_records(void *owner)

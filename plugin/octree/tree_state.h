@@ -132,6 +132,11 @@ int oct_length_exponent(long long sum, long long count, double root_size);
  * theta. The walk reads the columns only when they were prepared. */
 void oct_tree_prepare_cells(oct_tree *t, int mac, double theta, int layouts);
 
+/* One cell's walk data again, from moments mo (a drifted cell's,
+ * tree_drift.h), for the mac, theta and layouts the cells were last
+ * prepared for; the length unit stays. */
+void oct_tree_prepare_cell(oct_tree *t, uint32_t c, const gp_moments *mo);
+
 /* Tuning shared by every driver of this tree (cpu-tree, and mpi-tree on
  * each rank, so a rank's local work is cpu-tree's):
  * rebuild=auto rebuilds once a refitted tree's extra interactions since

@@ -38,3 +38,9 @@ $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t): $(BUILD)/t/tree-accuracy-
 	    '$*' '$*' '$(abspath $<)' > $@
 	@chmod +x $@
 TESTS += $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/extreme-scales-%.t) $(CPU_TREE_SIMD_LOWER:%=$(BUILD)/t/tree-accuracy-%.t)
+# cpu-tree's drifted tree (drift = on) on the ABI 1.1 path
+$(BUILD)/obj/tests/plugin/cpu-tree/tree-drift.o: CFLAGS += -Itests
+$(BUILD)/t/tree-drift.t: $(BUILD)/obj/tests/plugin/cpu-tree/tree-drift.o $(GP_LOADER_OBJ) $(BUILD)/plugins/gravplug-cpu-direct.so $(BUILD)/plugins/gravplug-cpu-tree.so
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $(BUILD)/obj/tests/plugin/cpu-tree/tree-drift.o $(GP_LOADER_OBJ) -ldl $(LDLIBS)
+TESTS += $(BUILD)/t/tree-drift.t
