@@ -98,6 +98,11 @@ void gp_state_velocity_at(const gp_particles *p, size_t i, double tp, double out
 /* get_velocities: gp_state_velocity of a subset (get_positions' rules). */
 gp_status gp_velocities_get(gp_base *base, size_t n_sub, const uint32_t *index, double *vel);
 
+/* get_positions' checks alone (the subset rules, a pos array), with their
+ * sentences. */
+gp_status gp_positions_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                             const double *pos);
+
 /* get_positions: copies the current source positions of a subset. */
 gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos);
 

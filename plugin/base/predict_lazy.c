@@ -129,12 +129,8 @@ gp_status gp_lazy_positions(gp_lazy_predict *z, gp_base *base, size_t n_sub,
         if (st != GP_OK) return st;
         return gp_positions_get(base, n_sub, index, pos);
     }
-    gp_status st = gp_check_subset(base, "get_positions", n_sub, index);
+    gp_status st = gp_positions_check(base, n_sub, index, pos);
     if (st != GP_OK || n_sub == 0) return st;
-    if (!pos)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "get_positions was given a NULL pos array; pass room for 3*%zu "
-                       "doubles", n_sub);
     const gp_particles *p = &base->p;
     for (size_t k = 0; k < n_sub; ++k)
         gp_state_position_at(p, index ? (size_t)index[k] : k, z->t, &pos[3 * k]);

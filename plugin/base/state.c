@@ -407,14 +407,20 @@ gp_status gp_state_predict(gp_base *base, double t, size_t *moved)
     return GP_OK;
 }
 
-gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos)
+gp_status gp_positions_check(gp_base *base, size_t n_sub, const uint32_t *index,
+                             const double *pos)
 {
     gp_status st = gp_check_subset(base, "get_positions", n_sub, index);
+    if (st != GP_OK || n_sub == 0 || pos) return st;
+    return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
+                   "get_positions was given a NULL pos array; pass room for 3*%zu "
+                   "doubles", n_sub);
+}
+
+gp_status gp_positions_get(gp_base *base, size_t n_sub, const uint32_t *index, double *pos)
+{
+    gp_status st = gp_positions_check(base, n_sub, index, pos);
     if (st != GP_OK || n_sub == 0) return st;
-    if (!pos)
-        return gp_fail(base, GP_ERR_INVALID_ARGUMENT,
-                       "get_positions was given a NULL pos array; pass room for 3*%zu "
-                       "doubles", n_sub);
     const gp_particles *p = &base->p;
     if (!index) {
         memcpy(pos, p->pos, 3 * n_sub * sizeof *pos);

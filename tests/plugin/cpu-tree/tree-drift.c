@@ -11,20 +11,14 @@
  *   - get_velocities and compute_field after a drifted step settle the
  *     owed predict: the same answers as drift = off.
  * Plugins are found through GP_BUILD (default: the build tree). */
-#include "tap.h"
-
 #include <stdint.h>
 
-#include "gravplug.h"
-#include "gravplug_loader.h"
+#include "plugin-by-name.h"
 
 #define N 8000
 #define STEPS 8
 
 static double pos[3 * N], vel[3 * N], acc0[3 * N], mass[N], tt[N];
-static gp_plugin *plugins[2];
-static int nplugins;
-
 static uint64_t rs = 424242;
 static double urand(void)
 {
@@ -32,32 +26,11 @@ static double urand(void)
     return ((double)(rs >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-static const gp_api *load(const char *name)
-{
-    const char *b = getenv("GP_BUILD");
-    char path[4096], err[1024];
-    if (b) snprintf(path, sizeof path, "%s/plugins/gravplug-%s.so", b, name);
-    else snprintf(path, sizeof path, "%s/gravplug-%s.so", GP_BUILD_PLUGIN_DIR, name);
-    gp_plugin *pl;
-    if (gp_plugin_open(path, &pl, err, sizeof err) != GP_OK) {
-        diag("%s", err);
-        return NULL;
-    }
-    plugins[nplugins++] = pl;
-    return gp_plugin_api(pl);
-}
-
 static gp_solver *make(const gp_api *api, const char *kv)
 {
     gp_solver *s;
     if (api->init(&s, NULL) != GP_OK) bail("init failed");
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", kv);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        if (api->set_param(s, tok, eq + 1) != GP_OK) bail("set_param failed");
-    }
+    tl_set_params(api, s, kv);
     return s;
 }
 
@@ -78,7 +51,7 @@ static double rms_rel(size_t m, const double *a, const double *ref)
 
 int main(void)
 {
-    const gp_api *T = load("cpu-tree"), *X = load("cpu-direct");
+    const gp_api *T = tl_plugin_by_name("cpu-tree"), *X = tl_plugin_by_name("cpu-direct");
     if (!T || !X) bail("plugins not found");
     plan(8);
     for (size_t i = 0; i < N; i++) {
@@ -173,6 +146,5 @@ int main(void)
        "compute_field after a drifted step: drift = off's bits (the tree refitted)");
     for (int k = 0; k < 3; k++) T->finalize(tree[k]);
     X->finalize(x);
-    for (int k = 0; k < nplugins; k++) gp_plugin_close(plugins[k]);
     return done_testing();
 }
