@@ -332,6 +332,16 @@ pot_p = conv.to_nbody(gravity.particles.potential_in_code).value_in(nb.potential
 t.ok(np.allclose(ax_p, acc_ref[:, 0], rtol=1e-9, atol=1e-9 * np.abs(acc_ref).max())
      and np.allclose(pot_p, pot_ref, rtol=1e-9),
      "particles.ax and particles.potential_in_code = Solver.forces")
+store = gravity.particles._private.attribute_storage
+every = store.get_defined_attribute_names()
+chosen = store.select_getters_for(every)
+t.ok(len(chosen) == 1 and set(chosen[0].attribute_names) == set(every),
+     f"channel.copy() reads every attribute in one message ({len(chosen)} getter(s) for {len(every)})")
+t.ok(not any("potential_in_code" in x.attribute_names for x in store.select_getters_for(["x", "y", "z"])),
+     "... and a read of the positions alone computes no field")
+whole = gravity.particles.copy()
+t.ok(all(np.array_equal(getattr(whole, a).number, getattr(gravity.particles, a).number) for a in every),
+     "the one message's values are the attributes read one by one")
 gravity.stop()
 
 # ---- the TCP_NODELAY shim of worker.py: on exactly the AMUSE releases it names ---------
@@ -459,6 +469,15 @@ t.ok(True, "a copy of the code's particles (ax, potential_in_code read) copies b
 back.ax *= 2
 t.raises(AmuseException, lambda: back.copy_values_of_all_attributes_to(g.particles),
          "... but a changed ax is refused, saying so", lambda e: "computed by the code" in str(e))
+back = g.particles.copy()
+g.particles.remove_particle(g.particles[0])
+g.particles.add_particles(new_plummer_model(3))
+try:
+    back[1:].copy_values_of_all_attributes_to(g.particles)
+    why = ""
+except AmuseException as e:
+    why = f": {e}"
+t.ok(not why, f"... and still copies back after particles were removed and added{why}")
 t.ok(g.parameters.is_time_reversed_allowed, "hermite: is_time_reversed_allowed (it integrates backward)")
 g.evolve_model(0.05 | T)
 t.ok(abs(g.model_time - (0.05 | T)) < (1e-12 | T), f"hermite integrates backward to t = {g.model_time}")

@@ -185,6 +185,12 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
         handler.add_getter("particles", "get_acceleration", names=("ax", "ay", "az"))
         handler.add_getter("particles", "get_potential", names=("potential_in_code",))
         handler.add_getter("particles", "get_particle_timestep", names=("timestep",))
+        # all of them in one message when all are read (AMUSE takes a getter
+        # whose names are exactly, or within, the ones asked for, so a read
+        # of positions alone never computes the field through this one)
+        handler.add_getter("particles", "get_state_and_derived",
+                           names=("mass", "x", "y", "z", "vx", "vy", "vz", "radius", "ax", "ay",
+                                  "az", "potential_in_code", "timestep"))
         handler.add_setter("particles", "set_particle_timestep", names=("timestep",))
         # a copy of the particles copied back writes them: the values read are
         # taken as no change, others refused (worker.py, _derived)
@@ -304,4 +310,8 @@ class Gravplug(GravitationalDynamics, GravityFieldCode):
                            (nbody_system.time, handler.ERROR_CODE))
         handler.add_method("set_particle_timestep", (handler.INDEX, nbody_system.time),
                            (handler.ERROR_CODE,))
+        A = nbody_system.acceleration
+        handler.add_method("get_state_and_derived", (handler.INDEX,),
+                           (nbody_system.mass, L, L, L, V, V, V, L, A, A, A, nbody_system.potential,
+                            nbody_system.time, handler.ERROR_CODE))
         self.stopping_conditions.define_methods(handler)

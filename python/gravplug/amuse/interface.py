@@ -165,6 +165,18 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         return f
 
     @legacy_function
+    def get_state_and_derived():
+        """Every attribute of the code's particles in one message (what
+        channel.copy() and particles.copy() read): the state, then ax, ay,
+        az, the potential and the particle's step."""
+        f = _spec(("index_of_the_particle", "int32", IN),
+                  *((name, "float64", OUT) for name in
+                    ("mass", "x", "y", "z", "vx", "vy", "vz", "radius", "ax", "ay", "az",
+                     "potential", "timestep")))
+        f.must_handle_array = True
+        return f
+
+    @legacy_function
     def set_particle_timestep():
         f = _spec(("index_of_the_particle", "int32", IN), ("timestep", "float64", IN))
         f.must_handle_array = True

@@ -119,7 +119,6 @@ class GravplugImplementation:
         self.plugin_params = {}
         self.stop_enabled = set()
         self.time_reversed = None     # None: as the integrator's flags allow
-        self.reported = {}            # attribute -> {particle id: value} last read
         self.stop_params = {}         # the gas conditions gravplug has no use for
         self.first_index, self.keeps_ids = 1, False    # NUMBERING's, by default
         self.stands_in_for = None
@@ -127,6 +126,7 @@ class GravplugImplementation:
 
     def _empty(self):
         self.ids = np.zeros(0, np.int64)       # AMUSE indices, ascending; gp_sim ids
+        self.reported = {}            # attribute -> value last read, by row (NaN: none)
         self.mass = np.zeros(0)
         self.pos = np.zeros((0, 3))
         self.vel = np.zeros((0, 3))
@@ -318,10 +318,13 @@ class GravplugImplementation:
         self.pos = np.concatenate([self.pos, np.stack(cols[0:3], axis=1)])
         self.vel = np.concatenate([self.vel, np.stack(cols[3:6], axis=1)])
         self.radius = np.concatenate([self.radius, cols[6]])
+        self.reported = {name: np.concatenate([v, np.full(k, np.nan)])
+                         for name, v in self.reported.items()}
         if np.any(np.diff(self.ids) < 0):   # user ids out of order: ids stay ascending
             o = np.argsort(self.ids, kind="stable")
             self.ids, self.mass, self.radius = self.ids[o], self.mass[o], self.radius[o]
             self.pos, self.vel = self.pos[o], self.vel[o]
+            self.reported = {name: v[o] for name, v in self.reported.items()}
         self.structure = True
         index_of_the_particle.value = new
         return OK
@@ -333,6 +336,7 @@ class GravplugImplementation:
         keep[rows] = False
         self.ids, self.mass, self.radius = self.ids[keep], self.mass[keep], self.radius[keep]
         self.pos, self.vel = self.pos[keep], self.vel[keep]
+        self.reported = {name: v[keep] for name, v in self.reported.items()}
         self.structure = True
         return OK
 
@@ -419,9 +423,10 @@ class GravplugImplementation:
         return self.cache[name]
 
     def _report(self, rows, **values):
-        ids = self.ids[rows]
         for name, v in values.items():
-            self.reported.setdefault(name, {}).update(zip(ids.tolist(), np.asarray(v).tolist()))
+            if name not in self.reported:
+                self.reported[name] = np.full(len(self.ids), np.nan)
+            self.reported[name][rows] = v
 
     def get_acceleration(self, index_of_the_particle, ax, ay, az):
         rows = self._rows(index_of_the_particle)
@@ -444,6 +449,14 @@ class GravplugImplementation:
         self._report(rows, timestep=timestep.value)
         return OK
 
+    def get_state_and_derived(self, index_of_the_particle, mass, x, y, z, vx, vy, vz, radius,
+                              ax, ay, az, potential, timestep):
+        """All of the particles' attributes in one message (channel.copy())."""
+        i = index_of_the_particle
+        return (self.get_state(i, mass, x, y, z, vx, vy, vz, radius)
+                or self.get_acceleration(i, ax, ay, az) or self.get_potential(i, potential)
+                or self.get_particle_timestep(i, timestep))
+
     def set_particle_timestep(self, index_of_the_particle, timestep):
         return self._derived(index_of_the_particle, timestep=timestep)
 
@@ -452,15 +465,19 @@ class GravplugImplementation:
         timestep): the code computes them, so only the values it last
         reported are taken (a copy of its particles copied back), as no
         change; any other value is refused, saying why."""
-        ids = self.ids[self._rows(index)].tolist()
+        rows = self._rows(index)
         for name, v in values.items():
-            seen = self.reported.get(name, {})
-            for i, x in zip(ids, np.broadcast_to(np.asarray(v, np.float64), (len(ids),)).tolist()):
-                # a copy in other units comes back rounded: equal to 1e-12
-                if i not in seen or not abs(x - seen[i]) <= 1e-12 * max(abs(seen[i]), 1e-300):
-                    self._fail(ValueError(
-                        f"{name} of particle {i} is computed by the code and cannot be set "
-                        f"(got {x!r}); set positions, velocities or masses instead"))
+            seen = self.reported.get(name, np.full(len(self.ids), np.nan))[rows]
+            x = np.broadcast_to(np.asarray(v, np.float64), seen.shape)
+            # a copy in other units comes back rounded: equal to 1e-12; never
+            # read (NaN) is a change
+            ok = np.abs(x - seen) <= 1e-12 * np.maximum(np.abs(seen), 1e-300)
+            if not ok.all():
+                k = int(np.argmin(ok))
+                self._fail(ValueError(
+                    f"{name} of particle {int(self.ids[rows[k]])} is computed by the code and "
+                    f"cannot be set (got {float(x[k])!r}); set positions, velocities or masses "
+                    "instead"))
         return OK
 
     def set_acceleration(self, index_of_the_particle, ax, ay, az):
