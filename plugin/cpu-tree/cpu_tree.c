@@ -8,7 +8,8 @@
  *   0. an active subset of at most direct_max particles gets its exact
  *      sums over every source instead (exact_few.h): cheaper than the
  *      O(n) passes a moved tree needs, which wait for the next larger call;
- *   1. make the tree current: a full build after set_particles; after
+ *   1. make the tree current: a full build after set_particles (at the
+ *      first call that walks it, not in set_particles); after
  *      update_positions either a refit (moments on the old topology) or a
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
  *      aging tree costs pass a third of what a build costs, which measured
@@ -124,8 +125,8 @@ static const gp_param_info params[] = {
      "are active (smooth in time between rebuilds: for Hermite; with mac = acceleration the "
      "group's |a_old| still comes from its active particles)"},
     {"direct_max", GP_PARAM_INT, "8", "[0,1024]",
-     "an active subset of at most this many particles, or a compute_field_ex of at most this "
-     "many points, gets exact forces, summed over every source, instead of a tree refit that "
+     "an active subset of at most this many particles, or a compute_field or compute_field_ex "
+     "of at most this many points, gets exact forces, summed over every source, instead of a tree refit that "
      "would cost more (0: always the tree; an active subset not with subset_spheres = whole)"},
     {"drift", GP_PARAM_ENUM, "off", "off|on",
      "on: a block step through predict and an active subset touches only what its walk reads: "
@@ -478,20 +479,19 @@ static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *po
     if (!aold)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "set_particles: no memory for %zu particles; free memory or use fewer", n);
-    /* build aside first: a failure leaves the instance as it was */
-    oct_tree keep = s->tree;
-    int had = s->age.have;
-    memset(&s->tree, 0, sizeof s->tree);
-    st = build_tree(s, n, pos, mass, 0);
-    if (st == GP_OK) st = gp_particles_store(&s->base, n, pos, mass);
+    /* stored first: a failure leaves the instance as it was */
+    st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
-        oct_tree_free(&s->tree);
-        s->tree = keep;
-        s->age.have = had;
         free(aold);
         return st;
     }
-    oct_tree_free(&keep);
+    /* the tree is built by the first call that walks it: a few field
+     * points or active particles take exact sums and need none (a host
+     * that re-sends the particles before each field call, as gp_sim does
+     * between steps, would otherwise build one every time) */
+    oct_tree_free(&s->tree);
+    s->age.have = 0;
+    s->drift.anchored = 0;
     for (size_t i = 0; i < n; i++) aold[i] = -1;
     free(s->aold);
     s->aold = aold;
@@ -830,6 +830,9 @@ static gp_status cpu_tree_compute_forces(gp_solver *s, double *acc, double *pot)
     return compute(s, "compute_forces", acc, pot, NULL, 1);
 }
 
+static gp_status field_ex_few(gp_solver *s, const char *fn, const gp_field_points *at,
+                              const gp_outputs *o, int *done);
+
 /* The field at the points of at (compute_field and compute_field_ex):
  * points sorted along the tree's curve and cut into groups of group_size,
  * then the same walk (bh in place of acceleration, which has no previous
@@ -961,6 +964,12 @@ static gp_status cpu_tree_compute_field(gp_solver *s, size_t m, const double *po
     gp_status st = gp_check_field(&s->base, m, points, acc);
     if (st != GP_OK) return st;
     const gp_field_points at = { m, points, NULL, NULL };
+    if (m <= (size_t)gp_param_int(&s->base, P_DIRECT)) {   /* as compute_field_ex's few */
+        if ((st = settle(s)) != GP_OK) return st;
+        const gp_outputs o = { .struct_size = sizeof o, .acc = acc, .pot = pot };
+        int done;
+        if ((st = field_ex_few(s, "compute_field", &at, &o, &done)) != GP_OK || done) return st;
+    }
     return field_walk(s, "compute_field", &at, acc, pot, NULL);
 }
 
