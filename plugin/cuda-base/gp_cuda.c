@@ -119,6 +119,11 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
             return device_fail(b, e, "creating a CUDA event");
         }
         c->ev[k] = ev;
+        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) {
+            gp_cuda_close(c);
+            return device_fail(b, e, "creating a CUDA event");
+        }
+        c->tev[k] = ev;
     }
     c->open = 1;
     gp_log(b, GP_LOG_INFO, "using CUDA device %d: %s, %d SMs, compute %d.%d, %.1f GiB",
@@ -153,7 +158,8 @@ void gp_cuda_close(gp_cuda *c)
     (void)cudaSetDevice(c->device);
     for (int k = 0; k < 2; ++k) {
         if (c->ev[k]) (void)cudaEventDestroy((cudaEvent_t)c->ev[k]);
-        c->ev[k] = NULL;
+        if (c->tev[k]) (void)cudaEventDestroy((cudaEvent_t)c->tev[k]);
+        c->ev[k] = c->tev[k] = NULL;
     }
     if (c->stream) (void)cudaStreamDestroy((cudaStream_t)c->stream);
     c->stream = NULL;
@@ -274,6 +280,35 @@ gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
                            size_t bytes, const char *what)
 {
     return copy_and_wait(b, c, dst, src, bytes, cudaMemcpyDeviceToHost, what);
+}
+
+gp_status gp_cuda_fetch_begin(gp_base *b, gp_cuda *c, const char *what)
+{
+    cudaError_t e = cudaEventRecord((cudaEvent_t)c->tev[0], (cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_cuda_fetch(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
+                        const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)c->stream);
+    if (e != cudaSuccess) return device_fail(b, e, what);
+    gp_cuda_count(c, 0, bytes);
+    return GP_OK;
+}
+
+gp_status gp_cuda_fetch_wait(gp_base *b, gp_cuda *c, const char *what, double *copy_seconds)
+{
+    cudaError_t e = cudaEventRecord((cudaEvent_t)c->tev[1], (cudaStream_t)c->stream);
+    if (e == cudaSuccess) e = cudaEventSynchronize((cudaEvent_t)c->tev[1]);
+    if (e != cudaSuccess) return device_fail(b, e, what);
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, (cudaEvent_t)c->tev[0], (cudaEvent_t)c->tev[1]) != cudaSuccess) {
+        (void)cudaGetLastError(); /* untimed: not an error of the copies */
+        ms = 0;
+    }
+    *copy_seconds = 1e-3 * (double)ms;
+    return GP_OK;
 }
 
 gp_status gp_hbuf_reserve(gp_base *b, gp_hbuf *buf, size_t bytes, const char *what)
@@ -399,6 +434,9 @@ static gp_status copy_staged(gp_base *b, gp_cuda *c, gp_hbuf *stage, int upload,
             if (k + 2 < g.n) e = dma_piece(c, &g, 0, dev, k + 2);
         }
     }
+    /* a download has waited for its last piece's event, which reports the
+     * errors of the work before it too: no second wait */
+    if (!upload) return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
     return stage_end(b, &g, e, what);
 }
 

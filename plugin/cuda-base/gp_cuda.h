@@ -33,6 +33,7 @@ typedef struct gp_cuda {
     size_t total_mem;        /* bytes of device memory                       */
     int    open;             /* 1 after gp_cuda_open succeeded               */
     void  *ev[2];            /* cudaEvent_t: the two halves of the staging   */
+    void  *tev[2];           /* cudaEvent_t with timing: gp_cuda_fetch's copies */
     /* bytes copied between host and device since open: every copy of the
      * plugins goes through this file or gp_cuda_count */
     unsigned long long bytes_h2d, bytes_d2h;
@@ -128,6 +129,17 @@ gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
                          size_t bytes, const char *what);
 gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
                            size_t bytes, const char *what);
+
+/* Device->host copies enqueued behind the work already on the stream and
+ * waited for together, once: gp_cuda_fetch_begin, any number of
+ * gp_cuda_fetch, then gp_cuda_fetch_wait, which gives the copies' own
+ * seconds (timed on the device, so the work before them is not counted;
+ * 0 where the runtime cannot time them). dst should be pinned memory
+ * (gp_hbuf) for the copies to run asynchronously. */
+gp_status gp_cuda_fetch_begin(gp_base *b, gp_cuda *c, const char *what);
+gp_status gp_cuda_fetch(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
+                        const char *what);
+gp_status gp_cuda_fetch_wait(gp_base *b, gp_cuda *c, const char *what, double *copy_seconds);
 
 /* A host buffer in page-locked (pinned) memory, kept for the life of the
  * instance and grown only when it must: copies from it run at the bus's

@@ -150,6 +150,10 @@ struct gp_solver {
     int moved;           /* positions moved since the last rebuild decision */
     int idx_valid;       /* d.idx holds base.p.active                    */
     uint32_t ncells, nlevels;
+    uint32_t builds;     /* trees built by this instance: names the topology */
+    /* the ij-parallel walk's cut, kept while the topology stays (a refit
+     * moves no cell): the build it was made for, its level, parts, cells */
+    uint32_t cut_build, cut_level, cut_parts, cut_n;
     double root_lo[3], inv_cell;   /* the root cube of the last build   */
     uint32_t level_start[GP_KEY_MAX_LEVEL + 3];
     size_t cell_cap;
@@ -374,6 +378,7 @@ static gp_status build_tree(gp_solver *s)
     if ((r = gp_cuda_sync(&s->base, &s->cu, "building the tree")) != GP_OK) return r;
     s->base.stats.seconds_build += gp_wtime() - t0;
     s->base.stats.tree_builds++;
+    s->builds++;
     s->have_tree = 1;
     return GP_OK;
 }
@@ -544,7 +549,8 @@ static gp_status reserve_irecords(gp_solver *s, size_t ni)
     if ((r = reserve(s, &d->iorig, ni * 4, "the original indices")) != GP_OK) return r;
     if ((r = reserve(s, &d->iaold, ni * 4, "the previous accelerations")) != GP_OK) return r;
     if ((r = reserve(s, &d->out, ni * sizeof(gp_d4), "the results")) != GP_OK) return r;
-    return gp_hbuf_reserve(&s->base, &s->hout, ni * sizeof(gp_d4), "the results");
+    /* one record more: the walk's counters come back in it */
+    return gp_hbuf_reserve(&s->base, &s->hout, (ni + 1) * sizeof(gp_d4), "the results");
 }
 
 /* m targets (particle sel[k], or k without sel, of pos) in key order, so
@@ -644,7 +650,10 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
         else parts = 1;
     }
     uint32_t ncut = 0;
-    if (parts > 1) {
+    const int cut_kept = parts > 1 && s->cut_parts == parts && s->cut_level == level && s->cut_build == s->builds;
+    if (cut_kept) ncut = s->cut_n;
+    if (parts > 1 && !cut_kept) {
+        s->cut_parts = 0; /* no cut kept until this one is whole */
         uint32_t lend = s->level_start[level + 1];
         if ((r = reserve(s, &d->cut_flags, lend * 4, "the tree cut")) != GP_OK) return r;
         if ((r = reserve(s, &d->cut_offs, lend * 4, "the tree cut")) != GP_OK) return r;
@@ -666,6 +675,12 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
         if ((r = reserve(s, &d->cut_off, sizeof off, "the cut offsets")) != GP_OK) return r;
         if ((r = gp_cuda_upload(&s->base, &s->cu, d->cut_off.ptr, off, (parts + 1) * sizeof(uint32_t),
                                 "copying the cut offsets")) != GP_OK) return r;
+        s->cut_build = s->builds;
+        s->cut_level = level;
+        s->cut_parts = parts;
+        s->cut_n = ncut;
+    }
+    if (parts > 1) {
         if ((r = reserve(s, &d->seg, (size_t)parts * ni * sizeof(gp_d4), "the ij-parallel partial sums")) != GP_OK) return r;
         gp_log(&s->base, GP_LOG_DEBUG, "ij-parallel walk: %u groups x %u parts over a cut of %u cells at level %u",
                ngroups, parts, ncut, level);
@@ -707,20 +722,26 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     a.out = d->out.ptr;
     a.aold = for_forces ? d->aold.ptr : NULL;
 
-    double t0 = gp_wtime();
+    double t0 = gp_wtime(), copy_s = 0;
     if ((r = dev(s, gp_tree_walk(&a, s->cu.stream), "launching the tree walk")) != GP_OK) return r;
-    if ((r = gp_cuda_sync(&s->base, &s->cu, "walking the tree")) != GP_OK) return r;
-    double t1 = gp_wtime();
-    s->base.stats.seconds_walk += t1 - t0;
-    if ((r = gp_cuda_download(&s->base, &s->cu, cnt, d->counters.ptr, sizeof cnt, "reading the counters")) != GP_OK) return r;
+    /* the results and the counters (in the 32 bytes after them) come back
+     * behind the walk, with one wait for all three */
+    unsigned long long *hcnt = (unsigned long long *)((gp_d4 *)s->hout.ptr + ni);
+    if ((r = gp_cuda_fetch_begin(&s->base, &s->cu, "walking the tree")) != GP_OK ||
+        (r = gp_cuda_fetch(&s->base, &s->cu, s->hout.ptr, d->out.ptr, ni * sizeof(gp_d4),
+                           "copying the results from the GPU")) != GP_OK ||
+        (r = gp_cuda_fetch(&s->base, &s->cu, hcnt, d->counters.ptr, sizeof cnt, "reading the counters")) != GP_OK ||
+        (r = gp_cuda_fetch_wait(&s->base, &s->cu, "walking the tree", &copy_s)) != GP_OK)
+        return r;
+    memcpy(cnt, hcnt, sizeof cnt);
+    const double t1 = gp_wtime();
+    s->base.stats.seconds_walk += t1 - t0 - copy_s;
+    s->base.stats.seconds_transfer += copy_s;
     if (cnt[2] != 0)
         return gp_fail(&s->base, GP_ERR_INTERNAL,
                        "the tree walk ran out of its stack (%u entries per warp) in %llu group(s); "
                        "the results were discarded; please report this bug with n and the "
                        "particle distribution", GP_TREE_STACK, (unsigned long long)cnt[2]);
-    if ((r = gp_cuda_download(&s->base, &s->cu, s->hout.ptr, d->out.ptr, ni * sizeof(gp_d4),
-                              "copying the results from the GPU")) != GP_OK) return r;
-    s->base.stats.seconds_transfer += gp_wtime() - t1;
     gp_log(&s->base, GP_LOG_DEBUG, "walk: %u i-records in %u groups x %u parts, %.1f interactions per record, "
            "%.1f list entries per group (the warps' work)", (unsigned)ni, ngroups, parts,
            (double)(cnt[0] + cnt[1]) / (double)(ni ? ni : 1), (double)cnt[3] / (double)(ngroups ? ngroups : 1));
