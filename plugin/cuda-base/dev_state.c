@@ -203,8 +203,9 @@ static gp_status subset_to_host(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *
     size_t ibytes = index ? pad8(n_sub * sizeof(uint32_t)) : 0;
     gp_status st = gp_dbuf_reserve(b, &ds->in, ibytes + 3 * n_sub * sizeof(double), label);
     if (st != GP_OK) return st;
-    if (index && (st = gp_cuda_upload_staged(b, c, stage, ds->in.ptr, index, n_sub * sizeof(uint32_t),
-                                             "copying the index list to the GPU")) != GP_OK) return st;
+    /* the download's wait below covers the index list's copy too */
+    if (index && (st = gp_cuda_send(b, c, ds->in.ptr, index, n_sub * sizeof(uint32_t),
+                                    "copying the index list to the GPU")) != GP_OK) return st;
     double t1 = gp_wtime();
     double *out = (double *)((char *)ds->in.ptr + ibytes);
     int e = fill(ds, arg, index ? (const uint32_t *)ds->in.ptr : NULL, (uint32_t)n_sub, out, c->stream);

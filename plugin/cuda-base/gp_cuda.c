@@ -124,7 +124,13 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
             return device_fail(b, e, "creating a CUDA event");
         }
         c->tev[k] = ev;
+        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) {
+            gp_cuda_close(c);
+            return device_fail(b, e, "creating a CUDA event");
+        }
+        c->pev[k] = ev;
     }
+    c->phase_pending = 0;
     c->open = 1;
     gp_log(b, GP_LOG_INFO, "using CUDA device %d: %s, %d SMs, compute %d.%d, %.1f GiB",
            dev, c->name, c->sm_count, c->cc_major, c->cc_minor,
@@ -159,7 +165,8 @@ void gp_cuda_close(gp_cuda *c)
     for (int k = 0; k < 2; ++k) {
         if (c->ev[k]) (void)cudaEventDestroy((cudaEvent_t)c->ev[k]);
         if (c->tev[k]) (void)cudaEventDestroy((cudaEvent_t)c->tev[k]);
-        c->ev[k] = c->tev[k] = NULL;
+        if (c->pev[k]) (void)cudaEventDestroy((cudaEvent_t)c->pev[k]);
+        c->ev[k] = c->tev[k] = c->pev[k] = NULL;
     }
     if (c->stream) (void)cudaStreamDestroy((cudaStream_t)c->stream);
     c->stream = NULL;
@@ -282,6 +289,46 @@ gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
     return copy_and_wait(b, c, dst, src, bytes, cudaMemcpyDeviceToHost, what);
 }
 
+static double elapsed_seconds(void *from, void *to)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, (cudaEvent_t)from, (cudaEvent_t)to) != cudaSuccess) {
+        (void)cudaGetLastError(); /* untimed: not an error of the work */
+        return 0;
+    }
+    return 1e-3 * (double)ms;
+}
+
+gp_status gp_cuda_phase_begin(gp_base *b, gp_cuda *c, const char *what)
+{
+    c->phase_pending = 0;
+    cudaError_t e = cudaEventRecord((cudaEvent_t)c->pev[0], (cudaStream_t)c->stream);
+    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+}
+
+gp_status gp_cuda_phase_end(gp_base *b, gp_cuda *c, const char *what)
+{
+    cudaError_t e = cudaEventRecord((cudaEvent_t)c->pev[1], (cudaStream_t)c->stream);
+    if (e != cudaSuccess) return device_fail(b, e, what);
+    c->phase_pending = 1;
+    return GP_OK;
+}
+
+double gp_cuda_phase_seconds(gp_cuda *c)
+{
+    if (!c->phase_pending) return 0;
+    c->phase_pending = 0;
+    return elapsed_seconds(c->pev[0], c->pev[1]);
+}
+
+gp_status gp_cuda_send(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)c->stream);
+    if (e != cudaSuccess) return device_fail(b, e, what);
+    gp_cuda_count(c, 1, bytes);
+    return GP_OK;
+}
+
 gp_status gp_cuda_fetch_begin(gp_base *b, gp_cuda *c, const char *what)
 {
     cudaError_t e = cudaEventRecord((cudaEvent_t)c->tev[0], (cudaStream_t)c->stream);
@@ -302,12 +349,7 @@ gp_status gp_cuda_fetch_wait(gp_base *b, gp_cuda *c, const char *what, double *c
     cudaError_t e = cudaEventRecord((cudaEvent_t)c->tev[1], (cudaStream_t)c->stream);
     if (e == cudaSuccess) e = cudaEventSynchronize((cudaEvent_t)c->tev[1]);
     if (e != cudaSuccess) return device_fail(b, e, what);
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, (cudaEvent_t)c->tev[0], (cudaEvent_t)c->tev[1]) != cudaSuccess) {
-        (void)cudaGetLastError(); /* untimed: not an error of the copies */
-        ms = 0;
-    }
-    *copy_seconds = 1e-3 * (double)ms;
+    *copy_seconds = elapsed_seconds(c->tev[0], c->tev[1]);
     return GP_OK;
 }
 

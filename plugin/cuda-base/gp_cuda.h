@@ -34,6 +34,8 @@ typedef struct gp_cuda {
     int    open;             /* 1 after gp_cuda_open succeeded               */
     void  *ev[2];            /* cudaEvent_t: the two halves of the staging   */
     void  *tev[2];           /* cudaEvent_t with timing: gp_cuda_fetch's copies */
+    void  *pev[2];           /* cudaEvent_t with timing: gp_cuda_phase's work */
+    int    phase_pending;    /* pev holds a phase not yet read               */
     /* bytes copied between host and device since open: every copy of the
      * plugins goes through this file or gp_cuda_count */
     unsigned long long bytes_h2d, bytes_d2h;
@@ -129,6 +131,19 @@ gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
                          size_t bytes, const char *what);
 gp_status gp_cuda_download(gp_base *b, gp_cuda *c, void *dst, const void *src,
                            size_t bytes, const char *what);
+
+/* Work enqueued between gp_cuda_phase_begin and _end is timed on the
+ * device, with no wait of its own; gp_cuda_phase_seconds, called after a
+ * later wait on the stream, gives its seconds once (0 when none is
+ * pending or the runtime cannot time it). */
+gp_status gp_cuda_phase_begin(gp_base *b, gp_cuda *c, const char *what);
+gp_status gp_cuda_phase_end(gp_base *b, gp_cuda *c, const char *what);
+double gp_cuda_phase_seconds(gp_cuda *c);
+
+/* A host->device copy enqueued on the stream without a wait of its own,
+ * for a call that waits on the stream later (a fetch, a staged download,
+ * gp_cuda_sync) before it returns: src must stay unchanged until then. */
+gp_status gp_cuda_send(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes, const char *what);
 
 /* Device->host copies enqueued behind the work already on the stream and
  * waited for together, once: gp_cuda_fetch_begin, any number of

@@ -384,20 +384,18 @@ static gp_status build_tree(gp_solver *s)
 }
 
 /* Moments bottom-up: the deepest level first, each cell from its particles
- * (leaf) or its children (octree/moments.h). */
+ * (leaf) or its children (octree/moments.h). Enqueued only: the stream's
+ * order makes the walk see them. */
 static gp_status moments(gp_solver *s)
 {
     dev_buffers *d = &s->d;
     gp_status r;
-    double t0 = gp_wtime();
     if ((r = reserve(s, &d->mom, (size_t)s->ncells * sizeof(gp_moments), "the cell moments")) != GP_OK) return r;
     if ((r = reserve(s, &d->rec, (size_t)s->ncells * GP_WREC_BYTES, "the walk records")) != GP_OK) return r;
     for (int L = (int)s->nlevels - 1; L >= 0; --L)
         if ((r = dev(s, gp_tree_moments(d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->cells.ptr, s->level_start[L],
                                         s->level_start[L + 1], d->mom.ptr, s->cu.stream),
                      "computing the cell moments")) != GP_OK) return r;
-    if ((r = gp_cuda_sync(&s->base, &s->cu, "computing the cell moments")) != GP_OK) return r;
-    s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
 }
 
@@ -513,18 +511,24 @@ static gp_status ensure_tree(gp_solver *s)
     if (s->need_build || !s->have_tree) {
         s->have_tree = 0;
         if ((r = build_tree(s)) != GP_OK) return r;
-        if ((r = moments(s)) != GP_OK) { s->have_tree = 0; return r; }
+        double t0 = gp_wtime();
+        if ((r = moments(s)) != GP_OK || (r = gp_cuda_sync(&s->base, &s->cu, "computing the cell moments")) != GP_OK) {
+            s->have_tree = 0;
+            return r;
+        }
+        s->base.stats.seconds_moments += gp_wtime() - t0;
         s->need_build = s->need_refit = 0;
         model_reset(s);
     } else if (s->need_refit) {
-        double t0 = gp_wtime();
+        /* no wait: timed on the device, read after the walk's wait */
         dev_buffers *d = &s->d;
+        if ((r = gp_cuda_phase_begin(&s->base, &s->cu, "refitting the tree")) != GP_OK) return r;
         if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, s->n_tree, d->center.ptr,
                                        1.0 / s->len_scale, 1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr,
                                        d->m.ptr, d->f4.ptr, NULL, s->cu.stream),
                      "reordering the moved particles")) != GP_OK) return r;
-        s->base.stats.seconds_moments += gp_wtime() - t0;
         if ((r = moments(s)) != GP_OK) return r;
+        if ((r = gp_cuda_phase_end(&s->base, &s->cu, "refitting the tree")) != GP_OK) return r;
         s->need_refit = 0;
         s->base.stats.tree_refits++;
     }
@@ -737,6 +741,7 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     const double t1 = gp_wtime();
     s->base.stats.seconds_walk += t1 - t0 - copy_s;
     s->base.stats.seconds_transfer += copy_s;
+    s->base.stats.seconds_moments += gp_cuda_phase_seconds(&s->cu); /* a refit's, if one came before */
     if (cnt[2] != 0)
         return gp_fail(&s->base, GP_ERR_INTERNAL,
                        "the tree walk ran out of its stack (%u entries per warp) in %llu group(s); "
@@ -903,8 +908,9 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     if (p->active && !s->idx_valid) {
         if ((r = reserve(s, &d->idx, ni * 4, "the active index list")) != GP_OK) return r;
         double t0 = gp_wtime();
-        if ((r = gp_cuda_upload(&s->base, &s->cu, d->idx.ptr, p->active, ni * 4,
-                                "copying the active index list to the GPU")) != GP_OK) return r;
+        /* covered by the walk's wait before this call returns */
+        if ((r = gp_cuda_send(&s->base, &s->cu, d->idx.ptr, p->active, ni * 4,
+                              "copying the active index list to the GPU")) != GP_OK) return r;
         s->base.stats.seconds_transfer += gp_wtime() - t0;
         s->idx_valid = 1;
     }
