@@ -580,6 +580,19 @@ for mode in ("1", "0"):
          f"runs (started in {times[mode]:.2f} s)")
     c.stop()
 del os.environ["GRAVPLUG_AMUSE_FORKSERVER"]
+# ---- the worker asks OpenMP for passive waiting unless the environment chose ----
+from gravplug.amuse.worker import GravplugImplementation  # noqa: E402
+saved = os.environ.pop("OMP_WAIT_POLICY", None)
+GravplugImplementation()
+t.ok(os.environ.get("OMP_WAIT_POLICY") == "passive",
+     f"a worker sets OMP_WAIT_POLICY=passive where it is unset ({os.environ.get('OMP_WAIT_POLICY')})")
+os.environ["OMP_WAIT_POLICY"] = "active"
+GravplugImplementation()
+t.ok(os.environ.get("OMP_WAIT_POLICY") == "active", "a worker leaves an OMP_WAIT_POLICY the environment set")
+if saved is None:
+    del os.environ["OMP_WAIT_POLICY"]
+else:
+    os.environ["OMP_WAIT_POLICY"] = saved
 if have_tree:
     two = Particles(2)
     two.mass = 10.0 | nb.mass
