@@ -9,7 +9,10 @@
  *      sums over every source instead (exact_few.h): cheaper than the
  *      O(n) passes a moved tree needs, which wait for the next larger call;
  *   1. make the tree current: a full build after set_particles (at the
- *      first call that walks it, not in set_particles); after
+ *      first call that walks it, not in set_particles; none when
+ *      set_particles brought back, bit for bit, the particles the tree was
+ *      just built from, as a host re-sending them before each field call
+ *      does: the same tree is kept); after
  *      update_positions either a refit (moments on the old topology) or a
  *      rebuild, as `rebuild` says (auto: when the extra interactions the
  *      aging tree costs pass a third of what a build costs, which measured
@@ -156,6 +159,12 @@ struct gp_solver {
     gp_lazy_predict lazy;    /* predict owed (drift = on)                   */
     oct_drift drift;         /* the tree drifted with the held state        */
     int fast;                /* this call's walks read the drifted tree     */
+    /* set_particles given the particles the tree was just built from (a
+     * host re-sending them, as gp_sim does before each field call between
+     * steps) keeps the tree for the first call that walks one, instead of
+     * building the same tree again; kept_age: how it was built */
+    int tree_kept;
+    oct_tree_age kept_age;
 };
 enum { SUB_CURRENT = 0, SUB_REFIT = 1, SUB_BUILD = 2 };
 
@@ -286,13 +295,31 @@ static gp_status ensure_tree(gp_solver *s)
 static void mark_moved(gp_solver *s)
 {
     s->age.moved = 1;
+    s->tree_kept = 0;
     if (s->sub_state == SUB_CURRENT) s->sub_state = SUB_REFIT;
+}
+
+/* The kept tree as a fresh build would leave it (build_tree's state, with
+ * no build counted): the same particles and layout give the same tree. */
+static void reuse_kept_tree(gp_solver *s)
+{
+    s->tree_kept = 0;
+    s->drift.anchored = 0;
+    oct_tree_built(&s->age, &s->base);
+    s->mass_dirty = 0;
+    s->sub_state = SUB_BUILD;
 }
 
 static gp_status ensure_main_tree(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    if (oct_layout_changed(&s->age, &s->base)) return build_tree(s, p->n, p->pos, p->mass, 0);
+    if (oct_layout_changed(&s->age, &s->base)) {
+        if (s->tree_kept && !oct_layout_changed(&s->kept_age, &s->base)) {
+            reuse_kept_tree(s);
+            return GP_OK;
+        }
+        return build_tree(s, p->n, p->pos, p->mass, 0);
+    }
     if (!s->age.moved && !s->mass_dirty) return GP_OK;
     int rebuild = oct_rebuild_due(&s->base, &s->age, p->n);
     /* masses alone never rebuild: the moments are refitted */
@@ -466,6 +493,8 @@ static void cpu_tree_finalize(gp_solver *s)
     free(s);
 }
 
+static int drift_on(const gp_solver *s);
+
 static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
@@ -479,17 +508,27 @@ static gp_status cpu_tree_set_particles(gp_solver *s, size_t n, const double *po
     if (!aold)
         return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY,
                        "set_particles: no memory for %zu particles; free memory or use fewer", n);
+    /* the tree stays when it is what a build of these particles gives:
+     * made from the stored ones (not refitted, nothing moved or reweighed
+     * since) and they are these, bit for bit */
+    const gp_particles *p = &s->base.p;
+    const int fresh = (s->tree_kept || (s->age.have && !s->age.moved && !s->age.refitted)) && !s->mass_dirty &&
+                      !s->tree.moments_stale && !drift_on(s);
+    const int keep = fresh && p->have && p->n == n && memcmp(p->pos, pos, 3 * n * sizeof *pos) == 0 &&
+                     memcmp(p->mass, mass, n * sizeof *mass) == 0;
     /* stored first: a failure leaves the instance as it was */
     st = gp_particles_store(&s->base, n, pos, mass);
     if (st != GP_OK) {
         free(aold);
         return st;
     }
-    /* the tree is built by the first call that walks it: a few field
-     * points or active particles take exact sums and need none (a host
-     * that re-sends the particles before each field call, as gp_sim does
-     * between steps, would otherwise build one every time) */
-    oct_tree_free(&s->tree);
+    /* otherwise the tree is built by the first call that walks it: a few
+     * field points or active particles take exact sums and need none (a
+     * host that re-sends the particles before each field call, as gp_sim
+     * does between steps, would otherwise build one every time) */
+    if (keep && !s->tree_kept) s->kept_age = s->age;
+    s->tree_kept = keep;
+    if (!keep) oct_tree_free(&s->tree);
     s->age.have = 0;
     s->drift.anchored = 0;
     for (size_t i = 0; i < n; i++) aold[i] = -1;
@@ -608,6 +647,7 @@ static gp_status cpu_tree_update_masses(gp_solver *s, size_t n_sub, const uint32
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status st = gp_masses_update(&s->base, n_sub, index, mass);
     if (st == GP_OK && n_sub) {
+        s->tree_kept = 0;
         s->mass_dirty = 1;       /* moments refitted at the next call */
         s->sub_mass_dirty = 1;
     }

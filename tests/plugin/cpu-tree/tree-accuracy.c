@@ -6,7 +6,8 @@
  * error and its potentials' bias, theta = 0 in double is exact, results do not
  * depend on the thread count, refits track rebuilds, rebuild=N counts,
  * active subsets cost in proportion, massless particles source nothing,
- * compute_field goes through the tree, a few points take exact sums.
+ * compute_field goes through the tree, a few points take exact sums, the
+ * same particles sent again keep the tree.
  *
  * Plugins are found through GP_BUILD (default: build) as
  * $GP_BUILD/plugins/gravplug-NAME.so. */
@@ -123,7 +124,7 @@ int main(void)
     tree_api = tl_plugin_by_name("cpu-tree");
     direct_api = tl_plugin_by_name("cpu-direct");
     if (!tree_api || !direct_api) skip_all("cpu-tree or cpu-direct plugin not built");
-    plan(31);
+    plan(33);
     plummer(N, pos, mass);
     for (int k = 0; k < NS; k++) sample[k] = (uint32_t)(k * (N / NS) + (int)(urand() * (N / NS))); /* distinct */
     gp_solver *d;
@@ -488,6 +489,78 @@ int main(void)
         ok(sf.tree_builds == 1, "... and the first force call builds it (%llu)",
            (unsigned long long)sf.tree_builds);
         tree_api->finalize(s);
+    }
+
+    /* set_particles given the particles the tree was built from keeps the
+     * tree (gp_sim re-sends them before each field call between steps):
+     * no build, and the bits of a fresh instance; a change of one
+     * coordinate or one mass, or an update_positions, builds again */
+    {
+        enum { M = 64 };
+        static double pts[3 * M], fa[3 * M], fp[M], ga[3 * M], gp[M], p2[3 * N], m2[N];
+        for (int i = 0; i < 3 * M; i++) pts[i] = 2 * urand() - 1;
+        const char *kv = "eps=0.01 mac=acceleration delta_acc=0.002";
+        gp_solver *s = tree(kv), *f = tree(kv);
+        gp_stats st = { .struct_size = sizeof st };
+        tree_api->set_particles(f, N, pos, mass);
+        tree_api->compute_field(f, M, pts, ga, gp);
+        tree_api->set_particles(s, N, pos, mass);
+        tree_api->compute_field(s, M, pts, fa, fp);
+        int same = 1;
+        for (int round = 0; round < 3; round++) {
+            tree_api->set_particles(s, N, pos, mass);
+            same &= tree_api->compute_field(s, M, pts, fa, fp) == GP_OK &&
+                    memcmp(fa, ga, sizeof fa) == 0 && memcmp(fp, gp, sizeof fp) == 0;
+        }
+        tree_api->set_particles(s, N, pos, mass);
+        tree_api->compute_forces(s, acc, pot);
+        static double facc[3 * N], fpot[N];
+        tree_api->set_particles(f, N, pos, mass);
+        tree_api->compute_forces(f, facc, fpot);
+        same &= memcmp(acc, facc, sizeof acc) == 0 && memcmp(pot, fpot, sizeof pot) == 0;
+        tree_api->get_stats(s, &st);
+        ok(same && st.tree_builds == 1,
+           "set_particles of the same particles keeps the tree: %llu built for 5 field or force calls, "
+           "a fresh instance's bits", (unsigned long long)st.tree_builds);
+        memcpy(p2, pos, sizeof p2);
+        memcpy(m2, mass, sizeof m2);
+        p2[3 * 17 + 1] = nextafter(p2[3 * 17 + 1], 10.0);
+        uint64_t before = st.tree_builds;
+        tree_api->set_particles(s, N, p2, mass);
+        tree_api->compute_field(s, M, pts, fa, fp);
+        tree_api->get_stats(s, &st);
+        uint64_t moved = st.tree_builds - before;
+        m2[5] *= 1.5;
+        tree_api->set_particles(s, N, p2, m2);
+        tree_api->compute_field(s, M, pts, fa, fp);
+        tree_api->get_stats(s, &st);
+        uint64_t reweighed = st.tree_builds - before - moved;
+        /* kept, then moved before any walk: the build is of the moved ones */
+        static double p3[3 * N];
+        for (int i = 0; i < 3 * N; i++) p3[i] = p2[i] + 0.01 * (urand() - 0.5);
+        tree_api->set_particles(f, N, p3, m2);
+        tree_api->compute_field(f, M, pts, ga, gp);
+        tree_api->set_particles(s, N, p2, m2);
+        tree_api->update_positions(s, p3);
+        tree_api->compute_field(s, M, pts, fa, fp);
+        tree_api->get_stats(s, &st);
+        uint64_t updated = st.tree_builds - before - moved - reweighed;
+        int same_moved = memcmp(fa, ga, sizeof fa) == 0;
+        /* kept, then a mass updated before any walk */
+        const uint32_t i5 = 5;
+        const double m5 = 2 * m2[5];
+        tree_api->set_particles(s, N, p3, m2);
+        tree_api->update_masses(s, 1, &i5, &m5);
+        tree_api->compute_field(s, M, pts, fa, fp);
+        m2[5] = m5;
+        tree_api->set_particles(f, N, p3, m2);
+        tree_api->compute_field(f, M, pts, ga, gp);
+        ok(moved == 1 && reweighed == 1 && updated == 1 && same_moved && memcmp(fa, ga, sizeof fa) == 0,
+           "... and builds again after one coordinate moved by an ulp (%llu), one mass changed (%llu), "
+           "an update_positions (%llu), with a fresh instance's bits (after update_masses too)",
+           (unsigned long long)moved, (unsigned long long)reweighed, (unsigned long long)updated);
+        tree_api->finalize(s);
+        tree_api->finalize(f);
     }
     direct_api->finalize(d);
     return done_testing();
