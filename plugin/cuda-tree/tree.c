@@ -149,6 +149,12 @@ struct gp_solver {
     int need_refit;      /* positions moved since the moments            */
     int moved;           /* positions moved since the last rebuild decision */
     int idx_valid;       /* d.idx holds base.p.active                    */
+    int tree_fresh;      /* the tree was built from base.p's particles (all
+                          * of them), nothing moved, reweighed or refitted
+                          * since: set_particles of the same ones keeps it */
+    int tree_kept;       /* kept so, and not walked yet: a move or a new
+                          * mass before the walk builds, as after any
+                          * set_particles */
     uint32_t ncells, nlevels;
     uint32_t builds;     /* trees built by this instance: names the topology */
     /* the ij-parallel walk's cut, kept while the topology stays (a refit
@@ -433,6 +439,9 @@ static int model_wants_rebuild(const gp_solver *s)
  * per compute, so a block step's set_state + predict count as one update). */
 static void positions_moved(gp_solver *s)
 {
+    if (s->tree_kept) s->need_build = 1;
+    s->tree_kept = 0;
+    s->tree_fresh = 0;
     s->need_refit = 1;
     s->moved = 1;
 }
@@ -508,6 +517,7 @@ static gp_status ensure_tree(gp_solver *s)
         s->need_build = 1;
     }
     decide_rebuild(s);
+    s->tree_kept = 0; /* walked from here on */
     if (s->need_build || !s->have_tree) {
         s->have_tree = 0;
         if ((r = build_tree(s)) != GP_OK) return r;
@@ -518,10 +528,12 @@ static gp_status ensure_tree(gp_solver *s)
         }
         s->base.stats.seconds_moments += gp_wtime() - t0;
         s->need_build = s->need_refit = 0;
+        s->tree_fresh = s->base.p.src == NULL;
         model_reset(s);
     } else if (s->need_refit) {
         /* no wait: timed on the device, read after the walk's wait */
         dev_buffers *d = &s->d;
+        s->tree_fresh = 0;
         if ((r = gp_cuda_phase_begin(&s->base, &s->cu, "refitting the tree")) != GP_OK) return r;
         if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, s->n_tree, d->center.ptr,
                                        1.0 / s->len_scale, 1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr,
@@ -799,6 +811,35 @@ static gp_status cuda_tree_init(gp_solver **out, const gp_init_args *args)
     return st;
 }
 
+/* Whether set_particles brings back, bit for bit, the particles the
+ * device's tree was just built from (a host re-sending them before each
+ * field call, as gp_sim does between steps): then nothing goes up and the
+ * tree stays, as a build of the same particles would make it again. */
+static int keeps_tree(const gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    const gp_particles *p = &s->base.p;
+    return s->tree_fresh && s->have_tree && !s->need_build && !s->need_refit && !s->moved && s->dev_valid &&
+           !s->host_stale && p->have && p->n == n && memcmp(p->pos, pos, 3 * n * sizeof *pos) == 0 &&
+           memcmp(p->mass, mass, n * sizeof *mass) == 0;
+}
+
+/* set_particles' resets without the upload and the build (keeps_tree). */
+static gp_status set_same_particles(gp_solver *s, size_t n, const double *pos, const double *mass)
+{
+    gp_status r = gp_particles_store(&s->base, n, pos, mass);
+    if (r != GP_OK) return r;
+    s->idx_valid = 0;
+    s->src_dev_valid = 0;
+    model_reset(s);
+    if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
+    /* no previous accelerations: the acceleration MAC starts with bh */
+    int e = (int)cudaMemsetAsync(s->d.aold.ptr, 0, n * sizeof(float), (cudaStream_t)s->cu.stream);
+    if ((r = dev(s, e, "clearing the previous accelerations")) != GP_OK) return r;
+    s->tree_kept = 1;
+    gp_log(&s->base, GP_LOG_DEBUG, "set_particles n=%zu: the particles the tree was built from; it is kept", n);
+    return GP_OK;
+}
+
 static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, const double *mass)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_particles");
@@ -810,6 +851,7 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
         return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
                        "n = %zu is more than cuda-tree handles in one instance (2^31 - 1)", n);
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    if (keeps_tree(s, n, pos, mass)) return set_same_particles(s, n, pos, mass);
     size_t held = 0;
     for (size_t k = 0; k < sizeof s->d / sizeof(gp_dbuf); ++k) held += ((gp_dbuf *)&s->d)[k].bytes;
     size_t need = bytes_for(n, s->d.stacks.bytes ? 0 : (size_t)64 << 20);
@@ -833,6 +875,7 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
     double ph3 = gp_wtime();
     s->dev_valid = 0;
     s->have_tree = 0;
+    s->tree_fresh = s->tree_kept = 0;
     s->need_build = 1;
     s->moved = 0;
     s->idx_valid = 0;
@@ -1055,6 +1098,10 @@ static gp_status update_masses_call(gp_solver *s, size_t n_sub, const uint32_t *
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "update_masses");
     gp_status r;
+    if (n_sub) {
+        if (s->tree_kept) s->need_build = 1;
+        s->tree_kept = s->tree_fresh = 0;
+    }
     if (s->base.p.have && !s->dev_valid) { /* the next compute uploads everything from the host copy */
         r = gp_masses_update(&s->base, n_sub, index, mass);
         if (r == GP_OK) choose_mass_scale(s);

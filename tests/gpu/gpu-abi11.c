@@ -509,6 +509,85 @@ static void check_scales(const gp_api *T, const gp_api *R, const double *pos, co
     free(p); free(m); free(fa); free(fr); free(pa); free(pr);
 }
 
+/* set_particles of the particles the tree was just built from keeps it:
+ * no build, nothing uploaded, a fresh instance's bits; one coordinate moved
+ * by an ulp, an update_positions or an update_masses after the keep build
+ * again, with a fresh instance's bits */
+static void check_same_particles(const gp_api *T)
+{
+    enum { M = 48 };
+    size_t n = N;
+    byte_log bl = {0, 0, 0};
+    gp_param kv[2] = {{"eps", "0.01"}, {"mac", "bh"}};
+    gp_init_args ia;
+    memset(&ia, 0, sizeof ia);
+    ia.struct_size = sizeof ia;
+    ia.params = kv;
+    ia.n_params = 2;
+    ia.device = -1;
+    ia.log = count_bytes;
+    ia.log_user = &bl;
+    gp_solver *s = NULL, *f = NULL;
+    if (T->init(&s, &ia) != GP_OK || T->init(&f, &ia) != GP_OK) {
+        ok(0, "cuda-tree instances: %s", T->last_error(NULL));
+        return;
+    }
+    double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *p3 = malloc(3 * n * sizeof *p3);
+    double *acc = malloc(3 * n * sizeof *acc), *facc = malloc(3 * n * sizeof *facc);
+    double pts[3 * M], fa[3 * M], ga[3 * M];
+    if (!pos || !mass || !p3 || !acc || !facc) bail("out of memory");
+    tl_plummer(n, 20261204, 1.0, 30.0, pos, mass);
+    for (int i = 0; i < 3 * M; ++i) pts[i] = 0.37 * (double)((i * 7919) % 211) / 211.0 - 0.2;
+    int good = T->set_particles(f, n, pos, mass) == GP_OK && T->compute_field(f, M, pts, ga, NULL) == GP_OK &&
+               T->set_particles(s, n, pos, mass) == GP_OK && T->compute_field(s, M, pts, fa, NULL) == GP_OK;
+    const uint64_t b0 = stats(T, s).tree_builds;
+    int same = good;
+    unsigned long long up = 0;
+    for (int round = 0; round < 3 && good; ++round) {
+        bl.h2d = 0;
+        good = T->set_particles(s, n, pos, mass) == GP_OK;
+        up += bl.h2d;
+        good = good && T->compute_field(s, M, pts, fa, NULL) == GP_OK;
+        same = same && good && memcmp(fa, ga, sizeof fa) == 0;
+    }
+    good = good && T->set_particles(s, n, pos, mass) == GP_OK && T->compute_forces(s, acc, NULL) == GP_OK &&
+           T->set_particles(f, n, pos, mass) == GP_OK && T->compute_forces(f, facc, NULL) == GP_OK;
+    same = same && good && memcmp(acc, facc, 3 * n * sizeof *acc) == 0;
+    const uint64_t kept_builds = stats(T, s).tree_builds - b0;
+    if (!good) diag("cuda-tree: %s", T->last_error(s));
+    ok(same && kept_builds == 0 && up == 0,
+       "cuda-tree: set_particles of the same particles keeps the tree (%llu builds, %llu bytes up in 3 calls), "
+       "a fresh instance's bits", (unsigned long long)kept_builds, up);
+    /* one ulp moved */
+    memcpy(p3, pos, 3 * n * sizeof *p3);
+    p3[3 * 11 + 2] = nextafter(p3[3 * 11 + 2], 10.0);
+    uint64_t b1 = stats(T, s).tree_builds;
+    good = T->set_particles(s, n, p3, mass) == GP_OK && T->compute_field(s, M, pts, fa, NULL) == GP_OK;
+    const uint64_t ulp_builds = stats(T, s).tree_builds - b1;
+    /* kept, then moved or reweighed before any walk */
+    for (size_t k = 0; k < 3 * n; ++k) p3[k] = pos[k] + 0.001 * (double)((k * 104729) % 97) / 97.0;
+    good = good && T->set_particles(s, n, pos, mass) == GP_OK && T->compute_field(s, M, pts, fa, NULL) == GP_OK &&
+           T->set_particles(s, n, pos, mass) == GP_OK && T->update_positions(s, p3) == GP_OK &&
+           T->compute_field(s, M, pts, fa, NULL) == GP_OK && T->set_particles(f, n, p3, mass) == GP_OK &&
+           T->compute_field(f, M, pts, ga, NULL) == GP_OK;
+    int same_moved = good && memcmp(fa, ga, sizeof fa) == 0;
+    const uint32_t i7 = 7;
+    const double m7 = 3 * mass[7];
+    good = good && T->set_particles(s, n, p3, mass) == GP_OK && T->update_masses(s, 1, &i7, &m7) == GP_OK &&
+           T->compute_field(s, M, pts, fa, NULL) == GP_OK;
+    mass[7] = m7;
+    good = good && T->set_particles(f, n, p3, mass) == GP_OK && T->compute_field(f, M, pts, ga, NULL) == GP_OK;
+    int same_reweighed = good && memcmp(fa, ga, sizeof fa) == 0;
+    if (!good) diag("cuda-tree: %s", T->last_error(s));
+    ok(good && ulp_builds == 1 && same_moved && same_reweighed,
+       "... and builds again when a coordinate moves by an ulp (%llu), after an update_positions (%s) or "
+       "an update_masses (%s) following the keep: a fresh instance's bits", (unsigned long long)ulp_builds,
+       same_moved ? "same" : "differs", same_reweighed ? "same" : "differs");
+    T->finalize(s);
+    T->finalize(f);
+    free(pos); free(mass); free(p3); free(acc); free(facc);
+}
+
 int main(void)
 {
     gpu_plugin D, T, R;
@@ -539,6 +618,7 @@ int main(void)
     check_aold_from_state(T.api);
     check_aold_rescale(T.api);
     check_block_bytes(T.api);
+    check_same_particles(T.api);
     check_large_state(D.api);
     check_large_state(T.api);
     free(pos);
