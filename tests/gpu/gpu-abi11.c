@@ -291,6 +291,27 @@ static void count_bytes(void *user, int level, const char *msg)
     }
 }
 
+/* A cuda-tree instance (eps 0.01, bh) whose debug log adds its bytes to
+ * *bl; NULL (and a failed test line) when init refuses. */
+static gp_solver *logged_tree(const gp_api *T, byte_log *bl)
+{
+    gp_param kv[2] = {{"eps", "0.01"}, {"mac", "bh"}};
+    gp_init_args ia;
+    memset(&ia, 0, sizeof ia);
+    ia.struct_size = sizeof ia;
+    ia.params = kv;
+    ia.n_params = 2;
+    ia.device = -1;
+    ia.log = count_bytes;
+    ia.log_user = bl;
+    gp_solver *s = NULL;
+    if (T->init(&s, &ia) != GP_OK) {
+        ok(0, "cuda-tree with a log: %s", T->last_error(NULL));
+        return NULL;
+    }
+    return s;
+}
+
 /* Block steps through ABI 1.1 at 1% active (get_positions of the active,
  * set_state, predict, subset, compute_forces) move at most a fixed 2 KiB
  * plus 256 bytes per active particle (the copies themselves are ~150: index,
@@ -301,17 +322,8 @@ static void check_block_bytes(const gp_api *T)
 {
     size_t n = N > 4096 ? N : 4096;
     byte_log bl = {0, 0, 0};
-    gp_param kv[2] = {{"eps", "0.01"}, {"mac", "bh"}};
-    gp_init_args ia;
-    memset(&ia, 0, sizeof ia);
-    ia.struct_size = sizeof ia;
-    ia.params = kv;
-    ia.n_params = 2;
-    ia.device = -1;
-    ia.log = count_bytes;
-    ia.log_user = &bl;
-    gp_solver *s = NULL;
-    if (T->init(&s, &ia) != GP_OK) { ok(0, "cuda-tree with a log: %s", T->last_error(NULL)); return; }
+    gp_solver *s = logged_tree(T, &bl);
+    if (!s) return;
     double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *x = malloc(3 * n * sizeof *x);
     double *v = calloc(3 * n, sizeof *v), *a = calloc(3 * n, sizeof *a), *t = calloc(n, sizeof *t);
     double *acc = malloc(3 * n * sizeof *acc);
@@ -518,18 +530,9 @@ static void check_same_particles(const gp_api *T)
     enum { M = 48 };
     size_t n = N;
     byte_log bl = {0, 0, 0};
-    gp_param kv[2] = {{"eps", "0.01"}, {"mac", "bh"}};
-    gp_init_args ia;
-    memset(&ia, 0, sizeof ia);
-    ia.struct_size = sizeof ia;
-    ia.params = kv;
-    ia.n_params = 2;
-    ia.device = -1;
-    ia.log = count_bytes;
-    ia.log_user = &bl;
-    gp_solver *s = NULL, *f = NULL;
-    if (T->init(&s, &ia) != GP_OK || T->init(&f, &ia) != GP_OK) {
-        ok(0, "cuda-tree instances: %s", T->last_error(NULL));
+    gp_solver *s = logged_tree(T, &bl), *f = s ? logged_tree(T, &bl) : NULL;
+    if (!f) {
+        if (s) T->finalize(s);
         return;
     }
     double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass), *p3 = malloc(3 * n * sizeof *p3);
