@@ -586,10 +586,12 @@ typedef struct call_vel {
     int prune;
 } call_vel;
 
+/* Idempotent: call_vel_alloc frees on failure, and callers free again. */
 static void call_vel_free(call_vel *cv)
 {
     free(cv->sv);
     free(cv->tv);
+    cv->sv = cv->tv = NULL;
 }
 
 /* cv's velocities for m targets: the sources' from the held state, and
