@@ -119,16 +119,15 @@ gp_status gp_cuda_open(gp_base *b, gp_cuda *c, int (*probe)(void))
             return device_fail(b, e, "creating a CUDA event");
         }
         c->ev[k] = ev;
-        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) {
-            gp_cuda_close(c);
-            return device_fail(b, e, "creating a CUDA event");
+        /* timed ones: gp_cuda_fetch's copies, gp_cuda_phase's work */
+        void **timed[2] = {&c->tev[k], &c->pev[k]};
+        for (int q = 0; q < 2; ++q) {
+            if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) {
+                gp_cuda_close(c);
+                return device_fail(b, e, "creating a CUDA event");
+            }
+            *timed[q] = ev;
         }
-        c->tev[k] = ev;
-        if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) {
-            gp_cuda_close(c);
-            return device_fail(b, e, "creating a CUDA event");
-        }
-        c->pev[k] = ev;
     }
     c->phase_pending = 0;
     c->open = 1;
@@ -267,14 +266,22 @@ void gp_dbuf_free(gp_dbuf *buf)
     buf->bytes = 0;
 }
 
+/* One copy enqueued on the plugin's stream, counted. */
+static gp_status enqueue_copy(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
+                              enum cudaMemcpyKind kind, const char *what)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, (cudaStream_t)c->stream);
+    if (e != cudaSuccess) return device_fail(b, e, what);
+    gp_cuda_count(c, kind == cudaMemcpyHostToDevice, bytes);
+    return GP_OK;
+}
+
 /* One copy on the plugin's stream, waited for. */
 static gp_status copy_and_wait(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
                                enum cudaMemcpyKind kind, const char *what)
 {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, (cudaStream_t)c->stream);
-    if (e == cudaSuccess) gp_cuda_count(c, kind == cudaMemcpyHostToDevice, bytes);
-    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)c->stream);
-    return e == cudaSuccess ? GP_OK : device_fail(b, e, what);
+    gp_status st = enqueue_copy(b, c, dst, src, bytes, kind, what);
+    return st == GP_OK ? gp_cuda_sync(b, c, what) : st;
 }
 
 gp_status gp_cuda_upload(gp_base *b, gp_cuda *c, void *dst, const void *src,
@@ -323,10 +330,7 @@ double gp_cuda_phase_seconds(gp_cuda *c)
 
 gp_status gp_cuda_send(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes, const char *what)
 {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)c->stream);
-    if (e != cudaSuccess) return device_fail(b, e, what);
-    gp_cuda_count(c, 1, bytes);
-    return GP_OK;
+    return enqueue_copy(b, c, dst, src, bytes, cudaMemcpyHostToDevice, what);
 }
 
 gp_status gp_cuda_fetch_begin(gp_base *b, gp_cuda *c, const char *what)
@@ -338,10 +342,7 @@ gp_status gp_cuda_fetch_begin(gp_base *b, gp_cuda *c, const char *what)
 gp_status gp_cuda_fetch(gp_base *b, gp_cuda *c, void *dst, const void *src, size_t bytes,
                         const char *what)
 {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)c->stream);
-    if (e != cudaSuccess) return device_fail(b, e, what);
-    gp_cuda_count(c, 0, bytes);
-    return GP_OK;
+    return enqueue_copy(b, c, dst, src, bytes, cudaMemcpyDeviceToHost, what);
 }
 
 gp_status gp_cuda_fetch_wait(gp_base *b, gp_cuda *c, const char *what, double *copy_seconds)
