@@ -131,12 +131,7 @@ static const gp_param_info params[] = {
      "an active subset of at most this many particles, or a compute_field or compute_field_ex "
      "of at most this many points, gets exact forces, summed over every source, instead of a tree refit that "
      "would cost more (0: always the tree; an active subset not with subset_spheres = whole)"},
-    {"drift", GP_PARAM_ENUM, "off", "off|on",
-     "on: a block step through predict and an active subset touches only what its walk reads: "
-     "the tree is not refitted but drifted with the held velocities (cells moved with their "
-     "mass-weighted motion, boxes grown by bounds on their particles' departures from it, "
-     "sources predicted where the walk opens a leaf); forces within the tree's error of a "
-     "refitted tree's, not its bits, and not the ABI 1.0 path's"},
+    OCT_PARAM_ROW_DRIFT,
 };
 /* indices: octree/cpu_driver.h, then cpu-tree's own */
 enum { P_SPHERES = OCT_N_PARAMS, P_DIRECT, P_DRIFT, N_PARAMS };

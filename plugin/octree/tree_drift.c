@@ -81,49 +81,32 @@ static void next_epoch(oct_drift *d)
 static void combine(oct_drift *d, const oct_tree *t, uint32_t c)
 {
     const gp_cell *cl = &t->st.cells[c];
-    oct_drift_kin *K = &d->kin[c];
-    memset(K, 0, sizeof *K);
+    gp_drift_kin *K = &d->kin[c];
+    gp_drift_kin_zero(K);
     double M = 0;
     if (!cl->nchild) {
         for (uint32_t k = cl->begin; k < cl->begin + cl->count; k++) {
             d->leaf_of[k] = c;
             const double *q = &d->coef[12 * (size_t)k], w = t->sm[k];
             M += w;
-            for (int a = 0; a < 3; a++) {
-                K->u[a] += w * q[3 + a]; K->A[a] += w * q[6 + a]; K->J[a] += w * q[9 + a];
-            }
+            gp_drift_kin_add(K, w, q + 3, q + 6, q + 9);
         }
     } else {
         for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) {
             const double w = d->mom0[h].m;
             M += w;
-            for (int a = 0; a < 3; a++) {
-                K->u[a] += w * d->kin[h].u[a]; K->A[a] += w * d->kin[h].A[a];
-                K->J[a] += w * d->kin[h].J[a];
-            }
+            gp_drift_kin_add(K, w, d->kin[h].u, d->kin[h].A, d->kin[h].J);
         }
     }
-    if (M > 0)
-        for (int a = 0; a < 3; a++) { K->u[a] /= M; K->A[a] /= M; K->J[a] /= M; }
+    gp_drift_kin_mean(K, M);
     if (!cl->nchild) {
         for (uint32_t k = cl->begin; k < cl->begin + cl->count; k++) {
             const double *q = &d->coef[12 * (size_t)k];
-            for (int a = 0; a < 3; a++) {
-                K->vb[a] = dmax(K->vb[a], fabs(q[3 + a] - K->u[a]));
-                K->ab[a] = dmax(K->ab[a], fabs(q[6 + a] - K->A[a]));
-                K->jb[a] = dmax(K->jb[a], fabs(q[9 + a] - K->J[a]));
-            }
+            gp_drift_kin_bound_source(K, q + 3, q + 6, q + 9);
         }
         return;
     }
-    for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) {
-        const oct_drift_kin *C = &d->kin[h];
-        for (int a = 0; a < 3; a++) {
-            K->vb[a] = dmax(K->vb[a], C->vb[a] + fabs(C->u[a] - K->u[a]));
-            K->ab[a] = dmax(K->ab[a], C->ab[a] + fabs(C->A[a] - K->A[a]));
-            K->jb[a] = dmax(K->jb[a], C->jb[a] + fabs(C->J[a] - K->J[a]));
-        }
-    }
+    for (uint32_t h = cl->child; h < cl->child + cl->nchild; h++) gp_drift_kin_bound_child(K, &d->kin[h]);
 }
 
 int oct_drift_anchor(oct_drift *d, oct_tree *t, const gp_particles *p, double t0, int mac,
@@ -181,7 +164,7 @@ void oct_drift_update(oct_drift *d, size_t n_sub, const uint32_t *index)
         const double m = t->sm[s];
         for (uint32_t c = d->leaf_of[s];; c = cells[c].parent) {
             gp_moments *m0 = &d->mom0[c];
-            oct_drift_kin *K = &d->kin[c];
+            gp_drift_kin *K = &d->kin[c];
             const double w = m0->m > 0 ? m / m0->m : 0.0;
             double shift2 = 0, r2 = 0;
             for (int a = 0; a < 3; a++) {
@@ -240,19 +223,8 @@ void oct_drift_make_cell(oct_drift *d, uint32_t c)
 {
     const uint32_t e = d->epoch;
     if (!claim(&d->cell_at[c], e)) return;
-    const double tau = d->T - d->t0, at = fabs(tau);
     gp_moments mo = d->mom0[c];
-    const oct_drift_kin *K = &d->kin[c];
-    double g2 = 0;
-    for (int a = 0; a < 3; a++) {
-        const double dc = tau * (K->u[a] + tau * (K->A[a] + tau * K->J[a]));
-        const double g = at * (K->vb[a] + at * (K->ab[a] + at * K->jb[a]));
-        mo.com[a] += dc;
-        mo.lo[a] += dc - g;
-        mo.hi[a] += dc + g;
-        g2 += g * g;
-    }
-    mo.bmax += sqrt(g2);
+    gp_drift_moments_at(&mo, &d->kin[c], d->T - d->t0);
     oct_tree *t = d->tree;
     t->st.mom[c] = mo;   /* the double walk's payload */
     oct_tree_prepare_cell(t, c, &mo);

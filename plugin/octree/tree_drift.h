@@ -5,18 +5,10 @@
  * `drift` parameter).
  *
  * At an anchor (a build or refit at time t0, every source at its
- * prediction to t0) each source's predicted path is the cubic of its held
- * state, re-expanded about t0:
- *     x(t0 + tau) = c0 + c1 tau + c2 tau^2 + c3 tau^3
- * (c0 the position at t0, c1 the velocity, c2 = a/2, c3 = j/6, all at t0).
- * Each cell keeps the mass-weighted means of c1..c3 (u, A, J) and bounds
- * on its sources' departures from them per axis (vb, ab, jb). At time
- * t0 + tau the cell's centre of mass is then exactly the anchor's moved
- * by tau (u + tau (A + tau J)), and its sources lie in the anchor's box
- * moved with it and grown on each side by
- *     g = |tau| (vb + |tau| (ab + |tau| jb)),
- * bmax by |g|: bounds, not estimates, so the MACs (tested on the grown
- * box) keep their meaning. The second moment stays the anchor's (its
+ * prediction to t0) each source's path is the cubic of its held state
+ * re-expanded about t0, and each cell moves with its sources' mean path
+ * in a box grown by bounds on their departures (drift_kin.h, the rule
+ * cuda-tree's kernels share). The second moment stays the anchor's (its
  * change is of the order of g over the cell's size; the grown box opens
  * such cells sooner, and rebuild = auto weighs the extra interactions
  * against a rebuild as it does for a refitted tree).
@@ -46,14 +38,8 @@
 #include <stdint.h>
 
 #include "base/base_instance.h"
+#include "octree/drift_kin.h"
 #include "octree/tree_state.h"
-
-/* A cell's motion: the means of its sources' c1, c2, c3 and the bounds
- * on the departures from them, per axis. */
-typedef struct oct_drift_kin {
-    double u[3], A[3], J[3];
-    double vb[3], ab[3], jb[3];
-} oct_drift_kin;
 
 typedef struct oct_drift {
     int anchored;                 /* matches the tree and the held state    */
@@ -62,7 +48,7 @@ typedef struct oct_drift {
     uint32_t epoch;               /* stamps equal to it are current          */
     uint32_t ncells, nsrc, cap_cells, cap_src;
     gp_moments *mom0;             /* per cell: the anchor's moments          */
-    oct_drift_kin *kin;           /* per cell                                */
+    gp_drift_kin *kin;             /* per cell                                */
     double *coef;                 /* per source: c0 c1 c2 c3, 12 doubles     */
     uint32_t *leaf_of;            /* per source: its leaf                    */
     _Atomic uint32_t *cell_at;    /* per cell: the epoch its data were made for */

@@ -29,4 +29,13 @@
      "no bound"},                                                                           \
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"}
 
+/* drift (cpu-tree, cuda-tree): the drifted tree of octree/drift_kin.h. */
+#define OCT_PARAM_ROW_DRIFT                                                                    \
+    {"drift", GP_PARAM_ENUM, "off", "off|on",                                                  \
+     "on: a block step through predict and an active subset touches only what its walk reads: " \
+     "the tree is not refitted but drifted with the held velocities (cells moved with their "  \
+     "mass-weighted motion, boxes grown by bounds on their particles' departures from it, "    \
+     "sources predicted where the walk opens a leaf); forces within the tree's error of a "    \
+     "refitted tree's, not its bits, and not the ABI 1.0 path's"}
+
 #endif /* GP_OCTREE_TREE_PARAMS_H */
