@@ -114,7 +114,7 @@ void gp_dstate_free(gp_dstate *ds)
     ds->any = 0;
 }
 
-static gp_state_dev_ptrs ptrs(const gp_dstate *ds)
+gp_state_dev_ptrs gp_dstate_ptrs(const gp_dstate *ds)
 {
     gp_state_dev_ptrs p = {(double *)ds->x0.ptr, (double *)ds->vel.ptr, (double *)ds->acc.ptr,
                            (double *)ds->jerk.ptr, (double *)ds->t.ptr, (uint8_t *)ds->flag.ptr,
@@ -158,12 +158,13 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
     }
     double t2 = gp_wtime();
     int e = gp_state_dev_scatter(idx_dev, (uint32_t)n_sub, data, data + 3 * n_sub, data + 6 * n_sub,
-                                 jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, ptrs(ds), pos_dev,
+                                 jerk ? data + 10 * n_sub : NULL, data + 9 * n_sub, gp_dstate_ptrs(ds), pos_dev,
                                  c->stream);
     /* no wait: what reads the state comes after it on the stream, and a
      * device fault surfaces at the next wait (the values were checked) */
     if ((st = gp_cuda_check(b, e, "storing the state on the GPU")) != GP_OK) return st;
     ds->any = 1;
+    ds->index_dev = idx_dev;
     double t3 = gp_wtime();
     if (host_copy) {
         double *hp = b->p.pos;
@@ -182,7 +183,7 @@ gp_status gp_dstate_set(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, d
 gp_status gp_dstate_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, double *vel_dev)
 {
     size_t n = b->p.n;
-    int e = ds->any ? gp_state_dev_velocity(NULL, (uint32_t)n, ds->t_pred, ptrs(ds), vel_dev, c->stream)
+    int e = ds->any ? gp_state_dev_velocity(NULL, (uint32_t)n, ds->t_pred, gp_dstate_ptrs(ds), vel_dev, c->stream)
                     : (int)cudaMemsetAsync(vel_dev, 0, 3 * n * sizeof(double), (cudaStream_t)c->stream);
     return gp_cuda_check(b, e, "computing the velocities");
 }
@@ -224,7 +225,7 @@ static int fill_velocities(const gp_dstate *ds, const void *arg, const uint32_t 
                            double *out, void *stream)
 {
     (void)arg;
-    return gp_state_dev_velocity(index_dev, n_sub, ds->t_pred, ptrs(ds), out, stream);
+    return gp_state_dev_velocity(index_dev, n_sub, ds->t_pred, gp_dstate_ptrs(ds), out, stream);
 }
 
 static int fill_positions(const gp_dstate *ds, const void *arg, const uint32_t *index_dev, uint32_t n_sub,
@@ -264,7 +265,7 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(b, &ds->bad, 64, "the overflow flag")) != GP_OK) return st;
     uint32_t n = (uint32_t)ds->n;
-    int e = gp_state_dev_predict(n, t, ptrs(ds), pos_dev, (int *)ds->bad.ptr, c->stream);
+    int e = gp_state_dev_predict(n, t, gp_dstate_ptrs(ds), pos_dev, (int *)ds->bad.ptr, c->stream);
     if ((st = gp_cuda_check(b, e, "predicting the positions")) != GP_OK) return st;
     int flags[2] = {0, 0}; /* a position, a velocity overflowed */
     double t0 = gp_wtime();
@@ -272,7 +273,7 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     int bad = flags[0] || flags[1];
     b->stats.seconds_transfer += gp_wtime() - t0;
     if (st != GP_OK) return st;
-    e = gp_state_dev_finish(n, bad, ds->t_pred, ptrs(ds), pos_dev, c->stream);
+    e = gp_state_dev_finish(n, bad, ds->t_pred, gp_dstate_ptrs(ds), pos_dev, c->stream);
     if ((st = gp_cuda_check(b, e, "finishing the prediction")) != GP_OK) return st;
     if (bad) {
         if ((st = gp_cuda_sync(b, c, "undoing the prediction")) != GP_OK) return st;

@@ -17,6 +17,7 @@
 #define GP_DEV_STATE_H
 
 #include "cuda-base/gp_cuda.h"
+#include "cuda-base/state_dev.h"
 #include "base/base_instance.h"
 
 #ifdef __cplusplus
@@ -31,7 +32,12 @@ typedef struct gp_dstate {
     size_t n;                        /* particles the buffers hold                   */
     int any;                         /* some flag != 0 on the device                 */
     double t_pred;                   /* time of the last good predict                */
+    const uint32_t *index_dev;       /* the last set_state's index list on the device
+                                        (NULL: 0 .. n_sub - 1), until the next call here */
 } gp_dstate;
+
+/* The state's device arrays, as the kernels read them. */
+gp_state_dev_ptrs gp_dstate_ptrs(const gp_dstate *ds);
 
 /* set_particles / update_positions: every flag cleared (no transfer). */
 gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds);

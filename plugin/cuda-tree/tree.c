@@ -116,8 +116,10 @@ static const gp_param_info params[] = {
      "an i-group of <= 32 active particles is cut from the coarsest tree cell with at most this "
      "many sources: smaller keeps a sparse subset's groups tighter (fewer interactions each), "
      "larger fills more of them"},
+    OCT_PARAM_ROW_DRIFT,
 };
-enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_THETA_MAX, P_ORDER, P_REBUILD, P_PRECISION, P_GROUP_CELL };
+enum { P_G, P_EPS, P_THETA, P_MAC, P_DELTA_ACC, P_THETA_MAX, P_ORDER, P_REBUILD, P_PRECISION, P_GROUP_CELL,
+       P_DRIFT };
 
 typedef struct dev_buffers {
     gp_dbuf pos_in, mass_in;                /* unsorted, as the host gave them */
@@ -134,6 +136,7 @@ typedef struct dev_buffers {
     gp_dbuf cut, cut_flags, cut_offs, cut_keys, cut_ids, cut_off, seg; /* ij-parallel walks */
     gp_dbuf g_flag, g_off, g_run, g_gflag, g_goff, g_start;             /* i-groups          */
     gp_dbuf src, sample;                    /* source subset; length-scale sample  */
+    gp_dbuf cubic, kin, leaf_of, mark;      /* the drifted tree (drift = on)       */
 } dev_buffers;
 
 struct gp_solver {
@@ -178,6 +181,15 @@ struct gp_solver {
     size_t n_cap;               /* particles the per-particle buffers hold */
     double len_scale, mass_scale; /* powers of two; 1 for ordinary data    */
 
+    /* drift = on: the tree anchored at drift_t0 (octree/drift_kin.h);
+     * cells marked after epoch drift_clean have new states below them */
+    int drift_anchored;
+    int all_predicted;          /* no set_state since the last good predict */
+    int drift_marks;
+    int drifted;                /* this call walks the drifted tree        */
+    double drift_t0;
+    uint32_t drift_epoch, drift_clean;
+
     gp_hbuf hout;               /* the results, pinned                     */
     gp_dbuf vel;                /* ABI 1.2: every velocity, for pair_step  */
 };
@@ -213,6 +225,13 @@ static size_t bytes_for(size_t n, size_t stack_bytes)
                + 24                /* CUB temporaries (about)       */
                + 86;               /* cells: ~n/3 x 256 bytes       */
     return n * per + stack_bytes + ((size_t)64 << 20);
+}
+
+/* The drifted tree's bytes for n particles: cubics and leaves, and each
+ * cell's motion and mark (cells: ~n/3). */
+static size_t drift_bytes_for(size_t n)
+{
+    return n * (48 + 4 + (sizeof(gp_drift_kin) + 4) / 3);
 }
 
 /* ---- build, refit ------------------------------------------------------ */
@@ -507,7 +526,10 @@ static gp_status reserve_particles(gp_solver *s, size_t n)
     return GP_OK;
 }
 
-/* Makes the tree match the current positions: build or refit as decided. */
+static gp_status drift_anchor(gp_solver *s);
+
+/* Makes the tree match the current positions: build or refit as decided
+ * (and anchors the drifted tree there, drift = on). */
 static gp_status ensure_tree(gp_solver *s)
 {
     gp_status r;
@@ -520,9 +542,11 @@ static gp_status ensure_tree(gp_solver *s)
     s->tree_kept = 0; /* walked from here on */
     if (s->need_build || !s->have_tree) {
         s->have_tree = 0;
+        s->drift_anchored = 0;
         if ((r = build_tree(s)) != GP_OK) return r;
         double t0 = gp_wtime();
-        if ((r = moments(s)) != GP_OK || (r = gp_cuda_sync(&s->base, &s->cu, "computing the cell moments")) != GP_OK) {
+        if ((r = moments(s)) != GP_OK || (r = drift_anchor(s)) != GP_OK ||
+            (r = gp_cuda_sync(&s->base, &s->cu, "computing the cell moments")) != GP_OK) {
             s->have_tree = 0;
             return r;
         }
@@ -534,12 +558,13 @@ static gp_status ensure_tree(gp_solver *s)
         /* no wait: timed on the device, read after the walk's wait */
         dev_buffers *d = &s->d;
         s->tree_fresh = 0;
+        s->drift_anchored = 0;
         if ((r = gp_cuda_phase_begin(&s->base, &s->cu, "refitting the tree")) != GP_OK) return r;
         if ((r = dev(s, gp_tree_gather(d->pos_in.ptr, d->mass_in.ptr, d->perm.ptr, s->n_tree, d->center.ptr,
                                        1.0 / s->len_scale, 1.0 / s->mass_scale, d->x.ptr, d->y.ptr, d->z.ptr,
                                        d->m.ptr, d->f4.ptr, NULL, s->cu.stream),
                      "reordering the moved particles")) != GP_OK) return r;
-        if ((r = moments(s)) != GP_OK) return r;
+        if ((r = moments(s)) != GP_OK || (r = drift_anchor(s)) != GP_OK) return r;
         if ((r = gp_cuda_phase_end(&s->base, &s->cu, "refitting the tree")) != GP_OK) return r;
         s->need_refit = 0;
         s->base.stats.tree_refits++;
@@ -553,6 +578,131 @@ static gp_status records(gp_solver *s)
     return dev(s, gp_tree_records(s->d.mom.ptr, s->d.cells.ptr, s->ncells, gp_param_enum(&s->base, P_MAC),
                                   gp_param_double(&s->base, P_THETA), s->d.rec.ptr, s->cu.stream),
                "preparing the walk records");
+}
+
+/* ---- the drifted tree (drift = on, octree/drift_kin.h) ------------------ */
+/*
+ * A block step (set_state of the last active particles, predict, forces of
+ * the next ones) then costs no pass over the particles or their sources:
+ * the anchor's cells are moved by their mean motion and grown by their
+ * bounds in one O(cells) pass of records, the sources are predicted from
+ * their cubics where the walk opens a leaf, and a new state changes the
+ * cubic and position at t0 of its particle and, once before the next
+ * walk, the moments and motion of the cells above it (marked, level by
+ * level), as an anchor made with that state would have them. predict
+ * itself stays the kernel over every particle, for the positions the ABI
+ * hands out. Every other call refits, or builds, and anchors anew.
+ */
+
+static int drift_on(const gp_solver *s) { return gp_param_enum(&s->base, P_DRIFT) == 1; }
+
+/* Each cell's motion, deepest level first: all cells (mark NULL) or those
+ * marked since the last such pass. Enqueued only. */
+static gp_status drift_levels(gp_solver *s, const uint32_t *mark, const char *doing)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    for (int L = (int)s->nlevels - 1; L >= 0; --L)
+        if ((r = dev(s, gp_tree_drift_cells(d->x.ptr, d->y.ptr, d->z.ptr, d->m.ptr, d->cells.ptr, s->level_start[L],
+                                            s->level_start[L + 1], d->cubic.ptr, s->n_tree, d->mom.ptr, d->kin.ptr,
+                                            d->leaf_of.ptr, mark, s->drift_clean, s->cu.stream), doing)) != GP_OK)
+            return r;
+    return GP_OK;
+}
+
+/* The tree just built or refitted from every particle's prediction to
+ * t_pred, with no state given since: anchored there (drift = on, the tree
+ * of all particles). Enqueued only; out of memory only leaves the tree
+ * unanchored. */
+static gp_status drift_anchor(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    dev_buffers *d = &s->d;
+    if (!drift_on(s) || !s->all_predicted || p->src || !s->ds.any || s->ds.n != p->n) return GP_OK;
+    char error[sizeof s->base.error];
+    memcpy(error, s->base.error, sizeof error);
+    if (gp_dbuf_reserve(&s->base, &d->cubic, 3 * sizeof(gp_f4) * (size_t)s->n_tree, "the drifted sources") != GP_OK ||
+        gp_dbuf_reserve(&s->base, &d->kin, sizeof(gp_drift_kin) * (size_t)s->ncells, "the cells' motion") != GP_OK ||
+        gp_dbuf_reserve(&s->base, &d->leaf_of, sizeof(uint32_t) * (size_t)s->n_tree, "the sources' leaves") != GP_OK ||
+        gp_dbuf_reserve(&s->base, &d->mark, sizeof(uint32_t) * (size_t)s->ncells, "the cells' marks") != GP_OK) {
+        gp_log(&s->base, GP_LOG_DEBUG, "drift: no room for the drifted tree; block steps refit");
+        memcpy(s->base.error, error, sizeof error); /* not this call's failure */
+        return GP_OK;
+    }
+    gp_status r;
+    int e = (int)cudaMemsetAsync(d->mark.ptr, 0, sizeof(uint32_t) * (size_t)s->ncells, (cudaStream_t)s->cu.stream);
+    if ((r = dev(s, e, "clearing the cells' marks")) != GP_OK) return r;
+    if ((r = dev(s, gp_tree_drift_sources(d->perm.ptr, s->n_tree, gp_dstate_ptrs(&s->ds), s->ds.t_pred,
+                                          1.0 / s->len_scale, d->cubic.ptr, s->cu.stream),
+                 "anchoring the sources' paths")) != GP_OK) return r;
+    s->drift_epoch = s->drift_clean = 0;
+    if ((r = drift_levels(s, NULL, "anchoring the cells' motion")) != GP_OK) return r;
+    s->drift_t0 = s->ds.t_pred;
+    s->drift_marks = 0;
+    s->drift_anchored = 1;
+    return GP_OK;
+}
+
+/* After set_state of a subset: its new paths in the anchor, or for more
+ * than a quarter of the particles (a refit costs less) the anchor
+ * dropped. */
+static gp_status drift_state_given(gp_solver *s, size_t n_sub)
+{
+    s->all_predicted = 0;
+    if (!s->drift_anchored) return GP_OK;
+    const uint32_t *index = s->ds.index_dev;
+    if (!index || 4 * n_sub > s->base.p.n || s->drift_epoch == UINT32_MAX) {
+        s->drift_anchored = 0;
+        return GP_OK;
+    }
+    dev_buffers *d = &s->d;
+    gp_status r = dev(s, gp_tree_drift_update(index, (uint32_t)n_sub, d->rank.ptr, gp_dstate_ptrs(&s->ds),
+                                              s->drift_t0, d->center.ptr, 1.0 / s->len_scale, s->n_tree, d->x.ptr,
+                                              d->y.ptr, d->z.ptr, d->f4.ptr, d->cubic.ptr, d->cells.ptr,
+                                              d->leaf_of.ptr, d->mark.ptr, s->drift_epoch + 1, s->cu.stream),
+                      "taking the new states into the drifted tree");
+    if (r != GP_OK) {
+        s->drift_anchored = 0;
+        return r;
+    }
+    s->drift_epoch++;
+    s->drift_marks = 1;
+    return GP_OK;
+}
+
+/* Whether this compute_forces walks the drifted tree: an active subset of
+ * at most a quarter of the particles after a predict with no state given
+ * since, on an anchored tree that the rebuild policy keeps. */
+static int drift_fast(gp_solver *s)
+{
+    const gp_particles *p = &s->base.p;
+    if (!drift_on(s) || !s->drift_anchored || !s->all_predicted || !p->active || 4 * p->n_active > p->n || p->src ||
+        !s->dev_valid || !s->have_tree)
+        return 0;
+    decide_rebuild(s);
+    return !s->need_build;
+}
+
+/* The walk records of the drifted tree at the predict's time: the marked
+ * cells made again, then every record moved (O(cells)); timed on the
+ * device as a refit is. The moments stay the anchor's: need_refit stays,
+ * for the next call that refits. */
+static gp_status drift_records(gp_solver *s)
+{
+    dev_buffers *d = &s->d;
+    gp_status r;
+    if ((r = gp_cuda_phase_begin(&s->base, &s->cu, "drifting the tree")) != GP_OK) return r;
+    if (s->drift_marks) {
+        if ((r = drift_levels(s, d->mark.ptr, "updating the drifted cells")) != GP_OK) return r;
+        s->drift_clean = s->drift_epoch;
+        s->drift_marks = 0;
+    }
+    if ((r = dev(s, gp_tree_drift_records(d->mom.ptr, d->kin.ptr, d->cells.ptr, s->ncells, s->ds.t_pred - s->drift_t0,
+                                          gp_param_enum(&s->base, P_MAC), gp_param_double(&s->base, P_THETA),
+                                          d->rec.ptr, s->cu.stream), "drifting the walk records")) != GP_OK)
+        return r;
+    s->tree_kept = 0;
+    return gp_cuda_phase_end(&s->base, &s->cu, "drifting the tree");
 }
 
 static gp_status reserve_irecords(gp_solver *s, size_t ni)
@@ -717,6 +867,11 @@ static gp_status walk(gp_solver *s, size_t ni, int for_forces, const uint32_t *g
     a.iaold = for_forces ? d->iaold.ptr : NULL;
     a.ni = (uint32_t)ni;
     a.ppos = d->f4.ptr;
+    if (s->drifted) {
+        a.cub = d->cubic.ptr;
+        a.ncub = s->n_tree;
+        a.tau = (float)(s->ds.t_pred - s->drift_t0);
+    }
     a.cells = d->cells.ptr;
     a.rec = d->rec.ptr;
     a.ncells = s->ncells;
@@ -830,6 +985,7 @@ static gp_status set_same_particles(gp_solver *s, size_t n, const double *pos, c
     if (r != GP_OK) return r;
     s->idx_valid = 0;
     s->src_dev_valid = 0;
+    s->drift_anchored = s->all_predicted = 0;
     model_reset(s);
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     /* no previous accelerations: the acceleration MAC starts with bh */
@@ -855,6 +1011,7 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
     size_t held = 0;
     for (size_t k = 0; k < sizeof s->d / sizeof(gp_dbuf); ++k) held += ((gp_dbuf *)&s->d)[k].bytes;
     size_t need = bytes_for(n, s->d.stacks.bytes ? 0 : (size_t)64 << 20);
+    if (drift_on(s)) need += drift_bytes_for(n);
     char what[160];
     snprintf(what, sizeof what, "the tree buffers for n = %zu particles", n);
     if ((r = gp_cuda_fits(&s->base, &s->cu, need > held ? need - held : 0, what)) != GP_OK) return r;
@@ -881,6 +1038,7 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
     s->idx_valid = 0;
     s->host_stale = 0;
     s->src_dev_valid = 0;
+    s->drift_anchored = s->all_predicted = 0;
     model_reset(s);
     choose_mass_scale(s);
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
@@ -904,6 +1062,7 @@ static gp_status update_positions_call(gp_solver *s, const double *pos)
     gp_status r = gp_particles_update(&s->base, pos);
     if (r != GP_OK) return r;
     s->host_stale = 0;
+    s->drift_anchored = s->all_predicted = 0;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     positions_moved(s);
@@ -939,8 +1098,13 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     if (r != GP_OK) return r;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
     double ph[4], ph0 = gp_wtime(), tr0 = s->base.stats.seconds_transfer; /* host phases, for the debug log */
-    if ((r = ensure_tree(s)) != GP_OK) return r;
-    if ((r = records(s)) != GP_OK) return r;
+    s->drifted = drift_fast(s);
+    if (s->drifted) {
+        if ((r = drift_records(s)) != GP_OK) return r;
+    } else {
+        if ((r = ensure_tree(s)) != GP_OK) return r;
+        if ((r = records(s)) != GP_OK) return r;
+    }
     ph[0] = gp_wtime();
     const gp_particles *p = &s->base.p;
     dev_buffers *d = &s->d;
@@ -991,11 +1155,15 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
         tmp = d->cub.bytes;
         if ((r = dev(s, gp_tree_sort32(d->cub.ptr, &tmp, d->akey_a.ptr, d->akey_b.ptr, d->aval_a.ptr, d->aval_b.ptr,
                                        (uint32_t)ni, end_bit, st), "sorting the active particles")) != GP_OK) return r;
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, d->akey_b.ptr, d->aval_b.ptr,
+        /* on the drifted tree the sorted records are the anchor's: the
+         * targets come from their predicted positions */
+        const gp_ipos_from from = {d->pos_in.ptr, d->center.ptr, 1.0 / s->len_scale};
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, s->drifted ? &from : NULL, d->perm.ptr, d->aold.ptr, &as,
+                                           d->akey_b.ptr, d->aval_b.ptr,
                                            (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
                                            d->iaold.ptr, st), "gathering the active particles");
     } else {
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, NULL, NULL, n, d->ipos.ptr,
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, NULL, d->perm.ptr, d->aold.ptr, &as, NULL, NULL, n, d->ipos.ptr,
                                            d->islot.ptr, d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
                 "gathering the particles");
     }
@@ -1014,9 +1182,9 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     s->base.stats.force_calls++;
     model_observe(s, ni, inter);
     gp_log(&s->base, GP_LOG_DEBUG,
-           "compute_forces n=%u active=%zu: tree+records %.3f ms, i-records+groups %.3f ms, walk+download "
+           "compute_forces n=%u active=%zu%s: tree+records %.3f ms, i-records+groups %.3f ms, walk+download "
            "%.3f ms, scatter %.3f ms; transfers %.3f ms in all; excess %.3g of %.3g",
-           n, ni, 1e3 * (ph[0] - ph0), 1e3 * (ph[1] - ph[0]), 1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]),
+           n, ni, s->drifted ? " (drifted tree)" : "", 1e3 * (ph[0] - ph0), 1e3 * (ph[1] - ph[0]), 1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]),
            1e3 * (s->base.stats.seconds_transfer - tr0), s->excess, GP_TREE_BUILD_COST * (double)s->n_tree);
     return GP_OK;
 }
@@ -1027,6 +1195,7 @@ static gp_status compute_field_call(gp_solver *s, size_t m, const double *points
     gp_status r = gp_cuda_check_field(&s->base, m, points, acc);
     if (r != GP_OK) return r;
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
+    s->drifted = 0;
     if ((r = ensure_tree(s)) != GP_OK) return r;
     if ((r = records(s)) != GP_OK) return r;
     dev_buffers *d = &s->d;
@@ -1059,7 +1228,10 @@ static gp_status set_state_call(gp_solver *s, size_t n_sub, const uint32_t *inde
     if (!s) return gp_null_instance(PLUGIN_NAME, "set_state");
     gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
                                 pos, vel, acc, NULL, t);
-    if (r == GP_OK && n_sub) positions_moved(s);
+    if (r == GP_OK && n_sub) {
+        positions_moved(s);
+        r = drift_state_given(s, n_sub);
+    }
     return r;
 }
 
@@ -1068,6 +1240,7 @@ static gp_status predict_call(gp_solver *s, double t)
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     int moved = 0;
     gp_status r = gp_dstate_predict(&s->base, &s->cu, &s->ds, s->d.pos_in.ptr, t, &moved);
+    s->all_predicted = r == GP_OK;
     if (r == GP_OK && moved) {
         s->host_stale = 1;
         positions_moved(s);
@@ -1090,6 +1263,7 @@ static gp_status cuda_tree_set_source_subset(gp_solver *s, size_t n_src, const u
     if (changed) {
         s->src_dev_valid = 0;
         s->need_build = 1; /* a tree of the new sources alone */
+        s->drift_anchored = 0;
     }
     return r;
 }
@@ -1101,6 +1275,7 @@ static gp_status update_masses_call(gp_solver *s, size_t n_sub, const uint32_t *
     if (n_sub) {
         if (s->tree_kept) s->need_build = 1;
         s->tree_kept = s->tree_fresh = 0;
+        s->drift_anchored = 0; /* the moments change: refitted */
     }
     if (s->base.p.have && !s->dev_valid) { /* the next compute uploads everything from the host copy */
         r = gp_masses_update(&s->base, n_sub, index, mass);
@@ -1126,7 +1301,10 @@ static gp_status set_state_jerk_call(gp_solver *s, size_t n_sub, const uint32_t 
         return gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t);
     gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
                                 pos, vel, acc, jerk, t);
-    if (r == GP_OK && n_sub) positions_moved(s);
+    if (r == GP_OK && n_sub) {
+        positions_moved(s);
+        r = drift_state_given(s, n_sub);
+    }
     return r;
 }
 

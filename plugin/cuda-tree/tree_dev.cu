@@ -41,6 +41,7 @@
 #include "gravplug_keys.h"
 #include "octree/mac.h"
 #include "octree/kernels.h"
+#include "octree/drift_kin.h"
 #include "cuda-tree/walk.cuh"
 #include "cuda-base/state_dev.cuh"
 
@@ -182,6 +183,129 @@ __global__ void records_kernel(const gp_moments *mom, const gp_cell *cells, uint
     gp_wrec_store(rec, ncells, c, &w, &t);
 }
 
+/* ---- the drifted tree (octree/drift_kin.h) ------------------------------ */
+
+/* Particle o's path re-expanded about t0, in the walk's units: c1 the
+ * velocity, c2 = a/2, c3 = j/6 at t0 (zero for a particle with no state,
+ * which predict leaves where it is). */
+__device__ static inline void drift_cubic(const gp_state_dev_ptrs &S, uint32_t o, double t0, double inv_len,
+                                          gp_f4 &c1, gp_f4 &c2, gp_f4 &c3)
+{
+    c1 = c2 = c3 = gp_f4{0.f, 0.f, 0.f, 0.f};
+    if (!S.flag[o]) return;
+    const double dt = t0 - S.t[o];
+    const int third = S.third[o] != 0;
+    float q[3][3];
+    for (int a = 0; a < 3; ++a) {
+        const size_t c = 3 * (size_t)o + a;
+        const double j = third ? S.jerk[c] : 0.0;
+        const double v = third ? gp_predict_vel3(S.vel[c], S.acc[c], j, dt) : gp_predict_vel2(S.vel[c], S.acc[c], dt);
+        q[0][a] = (float)(v * inv_len);
+        q[1][a] = (float)(0.5 * (S.acc[c] + j * dt) * inv_len);
+        q[2][a] = (float)(j / 6.0 * inv_len);
+    }
+    c1 = gp_f4{q[0][0], q[0][1], q[0][2], 0.f};
+    c2 = gp_f4{q[1][0], q[1][1], q[1][2], 0.f};
+    c3 = gp_f4{q[2][0], q[2][1], q[2][2], 0.f};
+}
+
+__global__ void drift_sources_kernel(const uint32_t *perm, uint32_t n, gp_state_dev_ptrs S, double t0, double inv_len,
+                                     gp_f4 *cub)
+{
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    drift_cubic(S, perm[s], t0, inv_len, cub[s], cub[n + s], cub[2 * (size_t)n + s]);
+}
+
+/* A new state of particle index[k]: its position at t0 and its cubic, and
+ * its cells, the leaf up to the root, marked with epoch. A thread that
+ * meets a cell marked in this epoch stops: the thread that marked it marks
+ * the cells above. */
+__global__ void drift_update_kernel(const uint32_t *index, uint32_t n_sub, const uint32_t *rank, gp_state_dev_ptrs S,
+                                    double t0, const double *center, double inv_len, uint32_t n, double *x,
+                                    double *y, double *z, gp_f4 *f4, gp_f4 *cub, const gp_cell *cells,
+                                    const uint32_t *leaf_of, uint32_t *mark, uint32_t epoch)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_sub) return;
+    const uint32_t o = index[k], s = rank[o];
+    if (s >= n) return;
+    const double dt = t0 - S.t[o];
+    double p[3];
+    for (int a = 0; a < 3; ++a) p[a] = (gp_state_predict_one(S, o, a, dt) - center[a]) * inv_len;
+    x[s] = p[0]; y[s] = p[1]; z[s] = p[2];
+    f4[s] = gp_f4{(float)p[0], (float)p[1], (float)p[2], f4[s].w};
+    drift_cubic(S, o, t0, inv_len, cub[s], cub[n + s], cub[2 * (size_t)n + s]);
+    for (uint32_t c = leaf_of[s];; c = cells[c].parent) {
+        if (mark[c] == epoch) break;
+        mark[c] = epoch;
+        if (c == 0) break;
+    }
+}
+
+__device__ static inline void f4_xyz(gp_f4 v, double out[3])
+{
+    out[0] = v.x; out[1] = v.y; out[2] = v.z;
+}
+
+/* Cells [b, e) of one level, deeper levels done first: each cell's motion
+ * from its sources (a leaf, which also names itself their leaf) or its
+ * children. With mark: only the cells marked after epoch `clean`, their
+ * moments made again first (from the sources' positions at t0). */
+__global__ void drift_cells_kernel(const double *x, const double *y, const double *z, const double *m,
+                                   const gp_cell *cells, uint32_t b, uint32_t e, const gp_f4 *cub, uint32_t n,
+                                   gp_moments *mom, gp_drift_kin *kin, uint32_t *leaf_of, const uint32_t *mark,
+                                   uint32_t clean)
+{
+    uint32_t c = b + blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= e) return;
+    if (mark && mark[c] <= clean) return;
+    const gp_cell t = cells[c];
+    if (mark) {
+        gp_moments r;
+        if (t.nchild == 0) gp_moments_leaf(x, y, z, m, t.begin, t.count, &r);
+        else gp_moments_combine(&mom[t.child], t.nchild, &r);
+        mom[c] = r;
+    }
+    gp_drift_kin K;
+    gp_drift_kin_zero(&K);
+    double M = 0, c1[3], c2[3], c3[3];
+    if (t.nchild == 0) {
+        for (uint32_t k = t.begin; k < t.begin + t.count; ++k) {
+            leaf_of[k] = c;
+            f4_xyz(cub[k], c1); f4_xyz(cub[n + k], c2); f4_xyz(cub[2 * (size_t)n + k], c3);
+            M += m[k];
+            gp_drift_kin_add(&K, m[k], c1, c2, c3);
+        }
+        gp_drift_kin_mean(&K, M);
+        for (uint32_t k = t.begin; k < t.begin + t.count; ++k) {
+            f4_xyz(cub[k], c1); f4_xyz(cub[n + k], c2); f4_xyz(cub[2 * (size_t)n + k], c3);
+            gp_drift_kin_bound_source(&K, c1, c2, c3);
+        }
+    } else {
+        for (uint32_t h = t.child; h < t.child + t.nchild; ++h) {
+            M += mom[h].m;
+            gp_drift_kin_add(&K, mom[h].m, kin[h].u, kin[h].A, kin[h].J);
+        }
+        gp_drift_kin_mean(&K, M);
+        for (uint32_t h = t.child; h < t.child + t.nchild; ++h) gp_drift_kin_bound_child(&K, &kin[h]);
+    }
+    kin[c] = K;
+}
+
+/* Walk records of the anchor's cells moved tau ahead. */
+__global__ void drift_records_kernel(const gp_moments *mom, const gp_drift_kin *kin, const gp_cell *cells,
+                                     uint32_t ncells, double tau, int mac, double theta, gp_f4 *rec)
+{
+    uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncells) return;
+    gp_moments mo = mom[c];
+    gp_drift_moments_at(&mo, &kin[c], tau);
+    gp_cell t = cells[c];
+    gp_wcell w = gp_wcell_make(&mo, mac, theta);
+    gp_wrec_store(rec, ncells, c, &w, &t);
+}
+
 /* ---- i-records --------------------------------------------------------- */
 
 __global__ void scale_exp_kernel(float *a, uint32_t n, int e)
@@ -201,7 +325,8 @@ __device__ static inline float aold_of(const float *aold, gp_aold_state as, uint
     return m > 0 && m < (double)FLT_MAX ? (float)m : 0.f;
 }
 
-__global__ void irec_forces_kernel(const gp_f4 *f4, const uint32_t *perm, const float *aold,
+__global__ void irec_forces_kernel(const gp_f4 *f4, const double *pos, const double *center, double inv_len,
+                                   const uint32_t *perm, const float *aold,
                                    gp_aold_state as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                                    gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                                    float *iaold)
@@ -211,6 +336,10 @@ __global__ void irec_forces_kernel(const gp_f4 *f4, const uint32_t *perm, const 
     uint32_t s = ilist ? ilist[k] : k;
     uint32_t o = perm[s];
     gp_f4 p = f4[s];
+    if (pos) /* the drifted tree: the sorted records are the anchor's */
+        p = gp_f4{(float)((pos[3 * (size_t)o] - center[0]) * inv_len),
+                  (float)((pos[3 * (size_t)o + 1] - center[1]) * inv_len),
+                  (float)((pos[3 * (size_t)o + 2] - center[2]) * inv_len), 0.f};
     ipos[k] = gp_f4{p.x, p.y, p.z, 0.f};
     islot[k] = slot ? slot[k] : o;
     iself[k] = s;
@@ -405,13 +534,53 @@ int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells
     CHECK_LAUNCH();
 }
 
-int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
+int gp_tree_drift_sources(const uint32_t *perm, uint32_t n, gp_state_dev_ptrs S, double t0, double inv_len,
+                          gp_f4 *cub, void *stream)
+{
+    if (n == 0) return 0;
+    GP_LAUNCH(drift_sources_kernel, blocks_for(n, 256), 256, 256, (cudaStream_t)stream, perm, n, S, t0, inv_len, cub);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_drift_update(const uint32_t *index, uint32_t n_sub, const uint32_t *rank, gp_state_dev_ptrs S, double t0,
+                         const double *center, double inv_len, uint32_t n, double *x, double *y, double *z,
+                         gp_f4 *f4, gp_f4 *cub, const gp_cell *cells, const uint32_t *leaf_of, uint32_t *mark,
+                         uint32_t epoch, void *stream)
+{
+    if (n_sub == 0) return 0;
+    GP_LAUNCH(drift_update_kernel, blocks_for(n_sub, 128), 128, 128, (cudaStream_t)stream, index, n_sub, rank, S, t0,
+              center, inv_len, n, x, y, z, f4, cub, cells, leaf_of, mark, epoch);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_drift_cells(const double *x, const double *y, const double *z, const double *m, const gp_cell *cells,
+                        uint32_t b, uint32_t e, const gp_f4 *cub, uint32_t n, gp_moments *mom, gp_drift_kin *kin,
+                        uint32_t *leaf_of, const uint32_t *mark, uint32_t clean, void *stream)
+{
+    if (e <= b) return 0;
+    GP_LAUNCH(drift_cells_kernel, blocks_for(e - b, 128), 128, 128, (cudaStream_t)stream, x, y, z, m, cells, b, e,
+              cub, n, mom, kin, leaf_of, mark, clean);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_drift_records(const gp_moments *mom, const gp_drift_kin *kin, const gp_cell *cells, uint32_t ncells,
+                          double tau, int mac, double theta, void *rec, void *stream)
+{
+    if (ncells == 0) return 0;
+    GP_LAUNCH(drift_records_kernel, blocks_for(ncells, 128), 128, 128, (cudaStream_t)stream, mom, kin, cells, ncells,
+              tau, mac, theta, (gp_f4 *)rec);
+    CHECK_LAUNCH();
+}
+
+int gp_tree_irecords_forces(const gp_f4 *f4, const gp_ipos_from *from, const uint32_t *perm, const float *aold,
                             const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream)
 {
     if (ni == 0) return 0;
-    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, perm, aold, *as, ilist, slot, ni,
+    const gp_ipos_from none = {NULL, NULL, 1.0}, fr = from ? *from : none;
+    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, fr.pos, fr.center, fr.inv_len,
+              perm, aold, *as, ilist, slot, ni,
                                                                              ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }

@@ -29,7 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "octree/drift_kin.h"
 #include "octree/moments.h"
+#include "cuda-base/state_dev.h"
 #include "cuda-tree/walk_args.h"
 
 #ifdef __cplusplus
@@ -118,12 +120,46 @@ int gp_tree_moments(const double *x, const double *y, const double *z, const dou
 int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells, int mac, double theta,
                     void *rec, void *stream);
 
+/* Where i-records take their positions when not from the sorted records:
+ * (pos[perm[s]] - center) * inv_len (the drifted tree, whose records are
+ * the anchor's). */
+typedef struct gp_ipos_from {
+    const double *pos, *center;
+    double inv_len;
+} gp_ipos_from;
+
 /* i-records for compute_forces: k < ni takes sorted particle
- * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s]. */
-int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
+ * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s],
+ * its position from f4[s] or, with from, from the positions. */
+int gp_tree_irecords_forces(const gp_f4 *f4, const gp_ipos_from *from, const uint32_t *perm, const float *aold,
                             const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream);
+
+/* The drifted tree (octree/drift_kin.h), anchored at t0 on a tree built
+ * or refitted from every particle's prediction to t0. cub holds 3 n
+ * float4 (c1 of sorted particle s at cub[s], c2 at cub[n + s], c3 at
+ * cub[2 n + s], in the walk's units; w unused).
+ *
+ * The anchor's cubics, from the held state. */
+int gp_tree_drift_sources(const uint32_t *perm, uint32_t n, gp_state_dev_ptrs S, double t0, double inv_len,
+                          gp_f4 *cub, void *stream);
+/* After set_state of particles index[0 .. n_sub): their positions at t0
+ * (x, y, z, f4) and cubics from the new state, their cells up to the root
+ * marked with epoch (> every earlier epoch). */
+int gp_tree_drift_update(const uint32_t *index, uint32_t n_sub, const uint32_t *rank, gp_state_dev_ptrs S, double t0,
+                         const double *center, double inv_len, uint32_t n, double *x, double *y, double *z,
+                         gp_f4 *f4, gp_f4 *cub, const gp_cell *cells, const uint32_t *leaf_of, uint32_t *mark,
+                         uint32_t epoch, void *stream);
+/* The motion of the cells [b, e) of one level (deeper levels done first),
+ * leaf_of of their sources; with mark, only cells marked after epoch
+ * clean, and their moments made again first. */
+int gp_tree_drift_cells(const double *x, const double *y, const double *z, const double *m, const gp_cell *cells,
+                        uint32_t b, uint32_t e, const gp_f4 *cub, uint32_t n, gp_moments *mom, gp_drift_kin *kin,
+                        uint32_t *leaf_of, const uint32_t *mark, uint32_t clean, void *stream);
+/* Walk records (as gp_tree_records) of the anchor's cells tau ahead. */
+int gp_tree_drift_records(const gp_moments *mom, const gp_drift_kin *kin, const gp_cell *cells, uint32_t ncells,
+                          double tau, int mac, double theta, void *rec, void *stream);
 
 /* Active subset: key[k] = rank[index[k]], val[k] = k (then sorted). */
 int gp_tree_active_keys(const uint32_t *index, const uint32_t *rank, uint32_t ni,

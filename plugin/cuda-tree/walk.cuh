@@ -271,6 +271,21 @@ __device__ __forceinline__ void sum_particles(const gp_f4 *pb, uint32_t n, uint3
  * every i-particle within rg of (gx, gy, gz); the largest possible r^2,
  * with eps^2, must stay 4x below FLT_MAX (room for the rounding of the
  * loops' float r^2). Warp-uniform; inf or NaN anywhere answers false. */
+/* Sorted source j as the walk sums it: its record, or on the drifted tree
+ * its position tau after the anchor (the mass stays). */
+__device__ __forceinline__ gp_f4 source_at(const gp_walk_args &A, uint32_t j)
+{
+    gp_f4 q = A.ppos[j];
+    if (A.cub) {
+        const gp_f4 c1 = A.cub[j], c2 = A.cub[A.ncub + j], c3 = A.cub[2 * (size_t)A.ncub + j];
+        const float t = A.tau;
+        q.x += t * (c1.x + t * (c2.x + t * c3.x));
+        q.y += t * (c1.y + t * (c2.y + t * c3.y));
+        q.z += t * (c1.z + t * (c2.z + t * c3.z));
+    }
+    return q;
+}
+
 __device__ __forceinline__ bool walk_is_safe(const gp_f4 *rec, uint32_t ncells, float gx, float gy, float gz, float rg,
                                              float eps2)
 {
@@ -436,7 +451,7 @@ walk_kernel(gp_walk_args A)
                 const uint32_t cnt = __shfl_sync(FULL, c, src);
                 for (uint32_t c0 = 0; c0 < cnt; c0 += 32) {
                     const uint32_t mcount = min(32u, cnt - c0);
-                    if ((uint32_t)lane < mcount) pbuf[lane] = A.ppos[b0 + c0 + lane];
+                    if ((uint32_t)lane < mcount) pbuf[lane] = source_at(A, b0 + c0 + lane);
                     __syncwarp();
                     const uint32_t selfrel = G.self[lane] - (b0 + c0); /* GP_TREE_NONE: no match below 32 */
                     const bool safe = MODE == 2 || G.safe;

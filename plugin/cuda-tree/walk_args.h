@@ -48,6 +48,12 @@ typedef struct gp_walk_args {
     const float *iaold;                     /* previous |a| per i, or NULL  */
     uint32_t ni;
     const gp_f4 *ppos;                      /* sorted particles             */
+    /* the drifted tree: NULL, or the sources' cubics (tree_dev.h
+     * gp_tree_drift_sources' layout, ncub sources), a source then read
+     * at ppos + tau (c1 + tau (c2 + tau c3)) */
+    const gp_f4 *cub;
+    uint32_t ncub;
+    float tau;
     const gp_cell *cells;                   /* not read by the walk: rec holds the topology */
     const gp_f4 *rec;                       /* GP_WREC_FIELDS x ncells      */
     uint32_t ncells;

@@ -5,8 +5,9 @@
  * launches, CUB calls, copies, memsets and waits (stream, event, device)
  * of each call of a step through the ABI 1.1 path (set_state, predict,
  * get_positions, set_active_subset, compute_forces), for one shared step
- * (all active) and block steps at 1% and 10% active. A change that adds a
- * launch or a wait fails here; if it is meant, update `pinned` below and
+ * (all active) and block steps at 1% and 10% active, with drift = off and
+ * on (the drifted tree: no refit, the cells' records moved). A change
+ * that adds a launch or a wait fails here; if it is meant, update `pinned` below and
  * the table in bench/results/gpu/README.md. A second, larger N is counted
  * too (diag only), to show which counts follow N.
  * Only on the emulated build (build/emu/plugins): elsewhere 1..0 # SKIP.
@@ -35,13 +36,27 @@ static const char *const step_name[NSTEPS] = {"shared step", "1% block step", "1
 /* The counts at PINNED_N, per step, call and kind: the figures recorded in
  * bench/results/gpu/README.md ("Fixed costs of a step"). */
 #define PINNED_N 2048
-static const int pinned[NSTEPS][NCALLS][NKINDS] = {
+static const int pinned[2][NSTEPS][NCALLS][NKINDS] = {
     /* per call: launches, CUB calls, copies, memsets, syncs; in the order
      * set_state, predict, get_positions, set_active_subset, compute_forces */
-    [S_SHARED] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {0, 0, 1, 0, 1}, {0, 0, 0, 0, 0}, {18, 2, 3, 2, 2}},
-    [S_1PC] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {19, 3, 4, 2, 2}},
-    [S_10PC] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {19, 3, 4, 2, 2}},
+    [0] = {  /* drift = off */
+        [S_SHARED] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {0, 0, 1, 0, 1}, {0, 0, 0, 0, 0}, {18, 2, 3, 2, 2}},
+        [S_1PC] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {19, 3, 4, 2, 2}},
+        [S_10PC] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {19, 3, 4, 2, 2}},
+    },
+    /* drift = on: a shared step refits and anchors (the sources' cubics,
+     * the cells' motion a level at a time); a block step's set_state
+     * takes the new states in (one launch), and its compute_forces moves
+     * the records instead of gathering every particle and making every
+     * cell's moments (the cells above new states made again, a level at
+     * a time, then one pass over the cells) */
+    [1] = {
+        [S_SHARED] = {{1, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {0, 0, 1, 0, 1}, {0, 0, 0, 0, 0}, {27, 2, 3, 3, 2}},
+        [S_1PC] = {{2, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {18, 3, 4, 2, 2}},
+        [S_10PC] = {{2, 0, 1, 0, 1}, {2, 0, 1, 1, 1}, {1, 0, 2, 0, 1}, {0, 0, 0, 0, 0}, {18, 3, 4, 2, 2}},
+    },
 };
+static const char *const drift_name[2] = {"drift = off", "drift = on"};
 
 static gp_emu_counts_fn counts_of;
 
@@ -127,16 +142,17 @@ fail:
     return -1;
 }
 
-static void diag_step(const char *what, size_t n, const counted got[NCALLS])
+static void diag_step(const char *what, size_t n, int drift, const counted got[NCALLS])
 {
     for (int c = 0; c < NCALLS; ++c)
-        diag("n=%zu %-15s %-18s launches %3lld  CUB %2lld  copies %2lld  memsets %2lld  syncs %2lld  "
-             "bytes h2d %8llu d2h %8llu", n, what, call_name[c], got[c].k[K_LAUNCH], got[c].k[K_CUB],
+        diag("n=%zu %s %-15s %-18s launches %3lld  CUB %2lld  copies %2lld  memsets %2lld  syncs %2lld  "
+             "bytes h2d %8llu d2h %8llu", n, drift_name[drift], what, call_name[c], got[c].k[K_LAUNCH], got[c].k[K_CUB],
              got[c].k[K_COPY], got[c].k[K_MEMSET], got[c].k[K_SYNC], got[c].h2d, got[c].d2h);
 }
 
-/* Counts the steps at n; with pin, checks them against `pinned`. */
-static void count_steps(const gp_api *P, size_t n, int pin)
+/* Counts the steps at n with drift off (0) or on (1); with pin, checks
+ * them against `pinned`. */
+static void count_steps(const gp_api *P, size_t n, int drift, int pin)
 {
     run r = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     double *mass = malloc(n * sizeof *mass);
@@ -151,7 +167,7 @@ static void count_steps(const gp_api *P, size_t n, int pin)
     /* steps that refit, never rebuild (rebuild = auto may rebuild within
      * a few steps): a step's counts, not a build's, are pinned */
     gp_solver *s = gpu_plugin_make(P, "eps", "0.01", "rebuild", "100000");
-    if (!s) bail("cuda-tree init failed");
+    if (!s || P->set_param(s, "drift", drift ? "on" : "off") != GP_OK) bail("cuda-tree init failed");
     /* as integrators/force_held.c starts: the particles, every state, forces */
     for (size_t i = 0; i < n; ++i) r.t[i] = 0;
     int ready = P->set_particles(s, n, r.pos, mass) == GP_OK &&
@@ -159,7 +175,7 @@ static void count_steps(const gp_api *P, size_t n, int pin)
     counts_reset();
     ready = ready && P->compute_forces(s, r.acc, NULL) == GP_OK;
     if (!ready) diag("cuda-tree: %s", P->last_error(s));
-    if (pin) ok(ready, "n=%zu: set_particles, set_state and a first force call", n);
+    if (pin) ok(ready, "n=%zu %s: set_particles, set_state and a first force call", n, drift_name[drift]);
     if (!ready) bail("cuda-tree refused the particles");
     {
         counted build[NCALLS];
@@ -180,27 +196,28 @@ static void count_steps(const gp_api *P, size_t n, int pin)
             counted got[NCALLS];
             T += 1.0 / 1024;
             int done = one_step(P, s, &r, m, (size_t)rep * 7 + 1, T, got) == 0;
-            if (pin) ok(done, "n=%zu %s %d of %zu active", n, step_name[k], rep + 1, m);
+            if (pin) ok(done, "n=%zu %s %s %d of %zu active", n, drift_name[drift], step_name[k], rep + 1, m);
             if (!done) continue;
-            diag_step(step_name[k], n, got);
+            diag_step(step_name[k], n, drift, got);
             if (!pin) continue;
             int same = 1;
             for (int c = 0; c < NCALLS; ++c)
                 for (int q = 0; q < NKINDS; ++q)
-                    if (got[c].k[q] != pinned[k][c][q]) {
+                    if (got[c].k[q] != pinned[drift][k][c][q]) {
                         same = 0;
                         diag("%s %s: %lld %s, pinned %d", step_name[k], call_name[c], got[c].k[q], kind_name[q],
-                             pinned[k][c][q]);
+                             pinned[drift][k][c][q]);
                     }
-            ok(same, "n=%zu %s %d: launches, CUB calls, copies, memsets and syncs per call as pinned", n,
-               step_name[k], rep + 1);
+            ok(same, "n=%zu %s %s %d: launches, CUB calls, copies, memsets and syncs per call as pinned", n,
+               drift_name[drift], step_name[k], rep + 1);
             if (!same)
                 diag("a step's fixed costs changed: if that is meant, update `pinned` in "
                      "tests/gpu/gpu-emu-block-costs.c and the table in bench/results/gpu/README.md");
         }
     }
     /* a rebuild inside the steps would count a build, not a step */
-    if (pin) is_int((long long)(stats_of(P, s).tree_builds - builds), 0, "n=%zu: the steps refit, never rebuild", n);
+    if (pin) is_int((long long)(stats_of(P, s).tree_builds - builds), 0, "n=%zu %s: the steps never rebuild", n,
+                    drift_name[drift]);
     P->finalize(s);
     free(mass); free(r.pos); free(r.vel); free(r.acc); free(r.t); free(r.x); free(r.v); free(r.a); free(r.xp);
     free(r.idx);
@@ -211,7 +228,9 @@ int main(void)
     gpu_plugin P;
     counts_of = gpu_emu_open_counted(&P, "cuda-tree");
     plan_lazy();
-    count_steps(P.api, PINNED_N, 1);
-    count_steps(P.api, 4 * PINNED_N, 0);
+    for (int drift = 0; drift < 2; ++drift) {
+        count_steps(P.api, PINNED_N, drift, 1);
+        count_steps(P.api, 4 * PINNED_N, drift, 0);
+    }
     return done_testing();
 }

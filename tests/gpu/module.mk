@@ -7,7 +7,7 @@
 # They dlopen the plugins themselves; without a device gpu-accuracy prints
 # `1..0 # SKIP`, and gpu-nodevice checks the clean GP_ERR_DEVICE failure.
 ifneq ($(GP_HAVE_CUDA),)
-GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges gpu-abi11 gpu-groups
+GPU_TEST_NAMES := gpu-nodevice gpu-accuracy gpu-edges gpu-abi11 gpu-groups gpu-drift
 GPU_TESTS := $(GPU_TEST_NAMES:%=$(BUILD)/t/%.t)
 $(GPU_TEST_NAMES:%=$(BUILD)/obj/tests/gpu/%.o): CFLAGS += -Itests
 $(GPU_TESTS): $(BUILD)/t/%.t: $(BUILD)/obj/tests/gpu/%.o $(CUDA_PLUGINS_BUILT) $(BUILD)/plugins/gravplug-cpu-direct.so
@@ -55,7 +55,8 @@ $(EMU)/obj/%.o: plugin/%.cu $(EMU_HDRS)
 $(EMU)/obj/gpu-emu-runtime.o: tests/gpu/gpu-emu-runtime.cc tests/gpu/gpu-emu-counts.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
-$(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h plugin/cuda-tree/tree_dev.h plugin/cuda-base/vec4.h
+$(EMU)/obj/cuda-tree/tree_dev.o: plugin/cuda-tree/walk.cuh plugin/cuda-tree/walk_args.h plugin/cuda-tree/tree_dev.h plugin/cuda-base/vec4.h \
+                                 plugin/octree/drift_kin.h
 $(EMU)/obj/cuda-direct/direct_dev.o: plugin/cuda-direct/direct_kernel.cuh plugin/cuda-direct/direct_dev.h plugin/cuda-base/vec4.h
 $(EMU)/obj/cuda-direct/direct_nb.o: plugin/cuda-direct/direct_nb.h plugin/base/pair_step.h
 
@@ -88,7 +89,7 @@ EMU_PLUGINS := $(EMU)/plugins/gravplug-cuda-tree.so $(EMU)/plugins/gravplug-cuda
 GPU_EMU_WRAPPERS := $(BUILD)/t/gpu-emu-conformance-cuda-direct.t $(BUILD)/t/gpu-emu-conformance-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-valgrind-cuda-direct.t $(BUILD)/t/gpu-emu-valgrind-cuda-tree.t \
                     $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-nodevice.t $(BUILD)/t/gpu-emu-edges.t \
-                    $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-groups.t
+                    $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-groups.t $(BUILD)/t/gpu-emu-drift.t
 # the conformance program, linked by tests/conformance/module.mk (read later)
 GP_CONFORMANCE_BIN := $(BUILD)/tests/conformance
 $(BUILD)/t/gpu-emu-conformance-%.t: $(EMU_PLUGINS) $(GP_CONFORMANCE_BIN) tests/gpu/module.mk
@@ -111,8 +112,9 @@ GPU_EMU_ENV_edges :=
 GPU_EMU_ENV_abi11 := GP_GPU_TEST_N=512
 GPU_EMU_ENV_nodevice := GP_CUDA_EMU_DEVICES=0
 GPU_EMU_ENV_groups :=
+GPU_EMU_ENV_drift :=
 $(BUILD)/t/gpu-emu-accuracy.t $(BUILD)/t/gpu-emu-edges.t $(BUILD)/t/gpu-emu-abi11.t $(BUILD)/t/gpu-emu-nodevice.t \
-$(BUILD)/t/gpu-emu-groups.t: \
+$(BUILD)/t/gpu-emu-groups.t $(BUILD)/t/gpu-emu-drift.t: \
 $(BUILD)/t/gpu-emu-%.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-%.t tests/gpu/module.mk
 	@printf '#!/bin/sh\n# gpu-%s against the CPU emulation of CUDA\n%s GP_BUILD="%s" exec "%s"\n' \
 	    '$*' '$(GPU_EMU_ENV_$*)' '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-$*.t)' > $@
