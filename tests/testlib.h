@@ -130,6 +130,22 @@ static TL_UNUSED tl_errstat tl_relerr(size_t n, int dim, const double *a, const 
     return e;
 }
 
+/* Root mean square over n vectors of |a - ref|^2 / |ref|^2 (ref nonzero). */
+static TL_UNUSED double tl_rms_rel(size_t n, const double *a, const double *ref)
+{
+    double s = 0;
+    for (size_t k = 0; k < n; k++) {
+        double d2 = 0, r2 = 0;
+        for (int c = 0; c < 3; c++) {
+            double d = a[3 * k + c] - ref[3 * k + c];
+            d2 += d * d;
+            r2 += ref[3 * k + c] * ref[3 * k + c];
+        }
+        s += d2 / r2;
+    }
+    return sqrt(s / (double)n);
+}
+
 /* ---- memory ------------------------------------------------------------- */
 
 /* Resident set size in bytes from /proc/self/statm (0 if unavailable). */

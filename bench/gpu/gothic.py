@@ -6,7 +6,7 @@ beat shared ones on a GPU, at the sizes GOTHIC quotes?
     python3 bench/gpu/gothic.py --out FILE [--tree cuda-tree] [--cores cpu-tree]
         [--threads K] [--n 20,22,24] [--cores-n 20] [--t 1] [--sample 0.25]
         [--leapfrog 5,6,7] [--energy PLUGIN[:NAME=VALUE,...]]
-        [--step-n 24] [--shared-n 24] [--timeout 300]
+        [--step-n 24] [--shared-n 24] [--drift on] [--timeout 300]
 
 Four parts, each a program of build/bench, its output appended to FILE as it
 comes (a part that runs out of --timeout seconds says so and the rest go on):
@@ -19,13 +19,17 @@ comes (a part that runs out of --timeout seconds says so and the rest go on):
    every --sample from --energy (default: --tree opened tighter, bmax at
    theta 0.3, a second instance: an O(N^2) sum is out of reach at 2^24),
    outside the timing. Leapfrog's wall at the block run's max |dE/E| is
-   interpolated in log-log between the bracketing leapfrog runs.
+   interpolated in log-log between the bracketing leapfrog runs. Then the
+   block run again with the solver's `drift` at each value of --drift
+   (the drifted tree: no refit and no predict over every particle in a
+   block step; "" for none), against the same leapfrog runs.
 2. The same block run and the middle leapfrog of --leapfrog (dt 2^-6 by
    default) at 2^--cores-n on --cores
    with --threads threads (default: every core): the GPU against the host.
 3. A 1% block step at 2^--step-n (bench/gpu/cudabench block, the largest
    |a|, through ABI 1.1): the plugin's calls per step, with make run's
-   opening criterion and with bmax at theta 0.5.
+   opening criterion and with bmax at theta 0.5, each also with each
+   --drift value.
 4. A shared step at 2^--shared-n (cudabench block with every particle
    active: predict, get_positions, compute_forces and set_state through
    ABI 1.1), Plummer, bmax theta 0.5, beside Bonsai's whole step from
@@ -159,6 +163,7 @@ def main():
     a.add_argument("--energy", default=None)
     a.add_argument("--step-n", default="24")
     a.add_argument("--shared-n", default="24")
+    a.add_argument("--drift", default="on")
     a.add_argument("--timeout", type=float, default=300)
     a.add_argument("--config", default=str(ROOT / "host_stub" / "default.cfg"))
     o = a.parse_args()
@@ -181,19 +186,35 @@ def main():
     block_spec = f"{scheme}:{pairs(sparams)}"
     lf = [f"leapfrog:dt={2.0 ** -int(k):.10g}" for k in o.leapfrog.split(",") if k]
 
-    def hvs(plugin, n, runs, threads=None):
+    drifts = [d for d in o.drift.split(",") if d]
+
+    def hvs(plugin, n, runs, threads=None, drift=None):
         cmd = [HVS, "--model", ic.get("model", "galaxy"), "--n", n, "--seed", ic.get("seed", "42"),
                "--t", o.t, "--sample", o.sample, "--plugin", plugin, "--eps", eps, "--energy", energy]
         if ic.get("options"):
             cmd += ["--ic", pairs(ic["options"])]
-        if solver:
-            cmd += ["--solver", pairs(solver)]
+        sp = dict(solver, **({"drift": drift} if drift else {}))
+        if sp:
+            cmd += ["--solver", pairs(sp)]
         if threads:
             cmd += ["--threads", threads]
         for r in runs:
             cmd += ["--run", r]
-        title = f"{plugin}, {fmt_n(n)}" + (f", {threads} threads" if threads else "")
+        title = f"{plugin}, {fmt_n(n)}" + (f", {threads} threads" if threads else "") + \
+                (f", drift = {drift}" if drift else "")
         return bp.hvs_rows(rep.run(title, cmd, o.timeout))
+
+    def against_leapfrog(label, n, b, rows, cut):
+        """A row: block run b against the leapfrog runs in rows, at equal max |dE/E|."""
+        wall = float(b["wall_s"])
+        got = [r for r in lf if r in rows]
+        eq = bp.interp(float(b["dE_max"]), [float(rows[r]["dE_max"]) for r in got],
+                       [float(rows[r]["wall_s"]) for r in got])
+        lfs = ", ".join(f"dt {r.split('=')[1]}: {float(rows[r]['dE_max']):.2e} in {float(rows[r]['wall_s']):.3g} s"
+                        for r in got)
+        rep.row(label, fmt_n(n), f"{float(b['dE_max']):.2e} in {wall:.3g} s ({b['steps']} steps)",
+                f"leapfrog {lfs}" + ("" if eq else "; not bracketed") + cut,
+                f"leapfrog takes {eq / wall:.2f}x the block run's wall" if eq else "")
 
     on_tree = {}   # N: hold-vs-shared's rows on --tree
     for k in [int(x) for x in o.n.split(",") if x]:
@@ -204,16 +225,14 @@ def main():
         if not b:
             rep.row(f"{scheme} against leapfrog, {o.tree}", fmt_n(n), "did not finish", "", "")
             continue
-        wall = float(b["wall_s"])
-        got = [r for r in lf if r in rows]
-        eq = bp.interp(float(b["dE_max"]), [float(rows[r]["dE_max"]) for r in got],
-                       [float(rows[r]["wall_s"]) for r in got])
-        lfs = ", ".join(f"dt {r.split('=')[1]}: {float(rows[r]['dE_max']):.2e} in {float(rows[r]['wall_s']):.3g} s"
-                        for r in got)
-        rep.row(f"{scheme} against leapfrog at equal max dE/E, {o.tree}", fmt_n(n),
-                f"{float(b['dE_max']):.2e} in {wall:.3g} s ({b['steps']} steps)",
-                f"leapfrog {lfs}" + ("" if eq else "; not bracketed") + cut,
-                f"leapfrog takes {eq / wall:.2f}x the block run's wall" if eq else "")
+        against_leapfrog(f"{scheme} against leapfrog at equal max dE/E, {o.tree}", n, b, rows, cut)
+        for dv in drifts:
+            bd = hvs(o.tree, n, [block_spec], drift=dv).get(block_spec)
+            label = f"{scheme} with drift = {dv} against leapfrog at equal max dE/E, {o.tree}"
+            if bd:
+                against_leapfrog(label, n, bd, rows, "; the part timed out" if rep.timed_out else "")
+            else:
+                rep.row(label, fmt_n(n), "did not finish", "", "")
 
     # the host's cores: the block run and the middle leapfrog, wall against --tree's
     cn = 1 << int(o.cores_n)
@@ -238,7 +257,10 @@ def main():
         return 1 if rep.failed else 0
     sn = 1 << int(o.step_n)
     mac = " ".join(f"{k}={v}" for k, v in solver.items())
+    configs = [mac, "mac=bmax theta=0.5"]
     for config in (mac, "mac=bmax theta=0.5"):
+        configs += [f"{config} drift={dv}" for dv in drifts]
+    for config in configs:
         out = rep.run(f"1% block step, {o.tree}, galaxy {fmt_n(sn)}, {config}",
                       [CUDABENCH, "block", "--plugin", o.tree, "--model", "galaxy", "--n", sn, "--active", "0.01",
                        "--steps", "8", "--select", "accel", "--config", config], o.timeout)

@@ -75,8 +75,7 @@ void gp_lazy_note_state(gp_lazy_predict *z, size_t n_sub, const uint32_t *index,
     z->nfresh += n_sub;
 }
 
-/* Whether predicting every state to t provably stays finite. */
-static int safe_to_defer(const gp_lazy_predict *z, double t)
+int gp_lazy_safe_to_defer(const gp_lazy_predict *z, double t)
 {
     if (!isfinite(t)) return 0;
     if (!z->have_bounds) return 1;   /* nothing stated: nothing moves */
@@ -92,7 +91,7 @@ gp_status gp_lazy_predict_to(gp_lazy_predict *z, gp_base *base, double t, int al
 {
     gp_status st = gp_need_particles(base, "predict");
     if (st != GP_OK) return st;
-    if (allow && safe_to_defer(z, t)) {
+    if (allow && gp_lazy_safe_to_defer(z, t)) {
         z->pending = 1;
     } else {
         z->pending = 0;

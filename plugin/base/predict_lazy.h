@@ -55,6 +55,11 @@ void gp_lazy_note_state(gp_lazy_predict *z, size_t n_sub, const uint32_t *index,
                         const double *pos, const double *vel, const double *acc,
                         const double *jerk, const double *t);
 
+/* Whether predicting every state given since set_particles to t provably
+ * stays finite (so a deferred predict, which reports nothing, would not
+ * have been refused). cuda-tree keeps these bounds for its device state. */
+int gp_lazy_safe_to_defer(const gp_lazy_predict *z, double t);
+
 /* predict(t): owed when allowed and provably safe, else done now
  * (gp_state_predict, its checks and sentences). */
 gp_status gp_lazy_predict_to(gp_lazy_predict *z, gp_base *base, double t, int allow);

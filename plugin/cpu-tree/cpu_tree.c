@@ -567,15 +567,15 @@ static gp_status settle(gp_solver *s)
 }
 
 /* A state given to a subset: the positions moved; a drifted tree takes
- * the new paths into its cells, or, for more than a quarter of the
- * particles, is anchored anew at the next call (a refit costs less). */
+ * the new paths into its cells, or, for a subset it does not take
+ * (gp_drift_takes), is anchored anew at the next call. */
 static void state_given(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
                         const double *vel, const double *acc, const double *jerk,
                         const double *t)
 {
     gp_lazy_note_state(&s->lazy, n_sub, index, pos, vel, acc, jerk, t);
     if (s->drift.anchored) {
-        if (!index || 4 * n_sub > s->base.p.n) s->drift.anchored = 0;
+        if (!index || !gp_drift_takes(n_sub, s->base.p.n)) s->drift.anchored = 0;
         else oct_drift_update(&s->drift, n_sub, index);
     }
     mark_moved(s);
@@ -730,15 +730,15 @@ static gp_status exact_few(gp_solver *s, const char *fn, double *acc, double *po
 }
 
 /* Whether this call can walk the drifted tree (drift = on): a block
- * step's active subset (at most a quarter of the particles: more pay for a
- * refit) after a predict with no state given since, acc and pot only, on
+ * step's active subset (one gp_drift_takes) after a predict with no state
+ * given since, acc and pot only, on
  * a tree anchored and not due for a rebuild. Anything else settles the
  * owed predict and refits, and anchors the tree anew (anchor_drift). */
 static int drift_fast(const gp_solver *s, const double *jerk)
 {
     const gp_particles *p = &s->base.p;
     return drift_on(s) && s->drift.anchored && !jerk && gp_lazy_all_predicted(&s->lazy) &&
-           p->active && 4 * p->n_active <= p->n && !p->src && !p->group && !s->mass_dirty &&
+           p->active && gp_drift_takes(p->n_active, p->n) && !p->src && !p->group && !s->mass_dirty &&
            gp_param_enum(&s->base, P_SPHERES) == 0 && !oct_layout_changed(&s->age, &s->base) &&
            !oct_rebuild_due(&s->base, &s->age, p->n);
 }

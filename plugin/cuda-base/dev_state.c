@@ -83,17 +83,23 @@ static gp_status alloc_state(gp_base *b, gp_cuda *c, gp_dstate *ds, size_t n)
         (st = gp_dbuf_reserve(b, &ds->acc, 3 * n * sizeof(double), "the held accelerations")) != GP_OK ||
         (st = gp_dbuf_reserve(b, &ds->t, n * sizeof(double), "the held times")) != GP_OK ||
         (st = gp_dbuf_reserve(b, &ds->flag, n, "the state flags")) != GP_OK ||
-        (st = gp_dbuf_reserve(b, &ds->third, n, "the third-order flags")) != GP_OK)
+        (st = gp_dbuf_reserve(b, &ds->third, n, "the third-order flags")) != GP_OK ||
+        (st = gp_dbuf_reserve(b, &ds->owed_at, n * sizeof(uint32_t), "the owed predict's marks")) != GP_OK)
         return st;
     int e = (int)cudaMemsetAsync(ds->flag.ptr, 0, n, (cudaStream_t)c->stream);
     if ((st = gp_cuda_check(b, e, "clearing the state flags")) != GP_OK) return st;
+    e = (int)cudaMemsetAsync(ds->owed_at.ptr, 0, n * sizeof(uint32_t), (cudaStream_t)c->stream);
+    if ((st = gp_cuda_check(b, e, "clearing the owed predict's marks")) != GP_OK) return st;
     ds->n = n;
     ds->any = 0;
+    ds->owed = 0;
+    ds->epoch = 0;
     return GP_OK;
 }
 
 gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds)
 {
+    ds->owed = 0; /* positions given anew */
     if (!ds->any) return GP_OK;
     if (ds->n != b->p.n) { /* n changed: the buffers are resized at the next set_state */
         ds->n = 0;
@@ -102,6 +108,7 @@ gp_status gp_dstate_clear(gp_base *b, gp_cuda *c, gp_dstate *ds)
     }
     int e = (int)cudaMemsetAsync(ds->flag.ptr, 0, ds->n, (cudaStream_t)c->stream);
     ds->any = 0;
+    ds->owed = 0;
     return gp_cuda_check(b, e, "clearing the state flags");
 }
 
@@ -109,7 +116,8 @@ void gp_dstate_free(gp_dstate *ds)
 {
     gp_dbuf_free(&ds->x0); gp_dbuf_free(&ds->vel); gp_dbuf_free(&ds->acc);
     gp_dbuf_free(&ds->t); gp_dbuf_free(&ds->flag); gp_dbuf_free(&ds->in); gp_dbuf_free(&ds->bad);
-    gp_dbuf_free(&ds->third); gp_dbuf_free(&ds->jerk);
+    gp_dbuf_free(&ds->third); gp_dbuf_free(&ds->jerk); gp_dbuf_free(&ds->owed_at);
+    ds->owed = 0;
     ds->n = 0;
     ds->any = 0;
 }
@@ -118,7 +126,7 @@ gp_state_dev_ptrs gp_dstate_ptrs(const gp_dstate *ds)
 {
     gp_state_dev_ptrs p = {(double *)ds->x0.ptr, (double *)ds->vel.ptr, (double *)ds->acc.ptr,
                            (double *)ds->jerk.ptr, (double *)ds->t.ptr, (uint8_t *)ds->flag.ptr,
-                           (uint8_t *)ds->third.ptr};
+                           (uint8_t *)ds->third.ptr, ds->owed ? (uint32_t *)ds->owed_at.ptr : NULL, ds->epoch};
     return p;
 }
 
@@ -231,7 +239,10 @@ static int fill_velocities(const gp_dstate *ds, const void *arg, const uint32_t 
 static int fill_positions(const gp_dstate *ds, const void *arg, const uint32_t *index_dev, uint32_t n_sub,
                           double *out, void *stream)
 {
-    (void)ds;
+    if (ds->owed) { /* the subset's owed predictions first */
+        int e = gp_state_dev_owed(index_dev, n_sub, ds->t_pred, 0, gp_dstate_ptrs(ds), ds->owed_pos, stream);
+        if (e) return e;
+    }
     return gp_state_dev_gather((const double *)arg, index_dev, n_sub, out, stream);
 }
 
@@ -252,17 +263,26 @@ gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbu
                           "computing the velocities");
 }
 
-gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t, int *moved)
+/* predict's arguments, as plugin/base's gp_state_predict checks them */
+static gp_status check_predict(gp_base *b, double t)
 {
-    *moved = 0;
     if (!b->p.have)
         return gp_fail(b, GP_ERR_BAD_STATE, "predict was called before set_particles; call set_particles first");
     if (!isfinite(t))
         return gp_fail(b, GP_ERR_INVALID_ARGUMENT, "predict was given a time that is %s; pass a finite time",
                        isnan(t) ? "NaN" : "infinite");
+    return GP_OK;
+}
+
+gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t, int *moved)
+{
+    *moved = 0;
+    gp_status st = check_predict(b, t);
+    if (st != GP_OK) return st;
     if (!ds->any) return GP_OK;
-    gp_status st;
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    /* an owed predict first, so that an overflow below is undone to it */
+    if ((st = gp_dstate_settle(b, c, ds)) != GP_OK) return st;
     if ((st = gp_dbuf_reserve(b, &ds->bad, 64, "the overflow flag")) != GP_OK) return st;
     uint32_t n = (uint32_t)ds->n;
     int e = gp_state_dev_predict(n, t, gp_dstate_ptrs(ds), pos_dev, (int *)ds->bad.ptr, c->stream);
@@ -287,6 +307,42 @@ gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_d
     return GP_OK;
 }
 
+gp_status gp_dstate_defer(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t)
+{
+    gp_status st = check_predict(b, t);
+    if (st != GP_OK) return st;
+    if (!ds->any) return GP_OK;
+    if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
+    if (ds->epoch == UINT32_MAX) { /* epochs start afresh (once in 2^32 predicts) */
+        if ((st = gp_dstate_settle(b, c, ds)) != GP_OK) return st;
+        int e = (int)cudaMemsetAsync(ds->owed_at.ptr, 0, ds->n * sizeof(uint32_t), (cudaStream_t)c->stream);
+        if ((st = gp_cuda_check(b, e, "clearing the owed predict's marks")) != GP_OK) return st;
+        ds->epoch = 0;
+    }
+    ds->epoch++;
+    ds->owed = 1;
+    ds->owed_pos = pos_dev;
+    ds->t_pred = t;
+    return GP_OK;
+}
+
+gp_status gp_dstate_settle(gp_base *b, gp_cuda *c, gp_dstate *ds)
+{
+    if (!ds->owed) return GP_OK;
+    int e = gp_state_dev_owed(NULL, (uint32_t)ds->n, ds->t_pred, 1, gp_dstate_ptrs(ds), ds->owed_pos, c->stream);
+    gp_status st = gp_cuda_check(b, e, "paying the owed predict");
+    if (st == GP_OK) ds->owed = 0;
+    return st;
+}
+
+gp_status gp_dstate_current(gp_base *b, gp_cuda *c, gp_dstate *ds, const uint32_t *index_dev, size_t n_sub)
+{
+    if (!ds->owed || n_sub == 0) return GP_OK;
+    int e = gp_state_dev_owed(index_dev, (uint32_t)n_sub, ds->t_pred, 0, gp_dstate_ptrs(ds), ds->owed_pos,
+                              c->stream);
+    return gp_cuda_check(b, e, "predicting the subset's owed positions");
+}
+
 gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, const double *pos_dev,
                         size_t n_sub, const uint32_t *index, double *pos)
 {
@@ -297,6 +353,7 @@ gp_status gp_dstate_get(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbuf *stage, c
                        "get_positions was given a NULL pos array; pass room for 3*%zu doubles", n_sub);
     if ((st = gp_cuda_enter(b, c)) != GP_OK) return st;
     if (!index) { /* all of them: straight from the device positions */
+        if ((st = gp_dstate_settle(b, c, ds)) != GP_OK) return st;
         double t0 = gp_wtime();
         st = gp_cuda_download_staged(b, c, stage, pos, pos_dev, 3 * n_sub * sizeof(double),
                                      "copying the positions from the GPU");

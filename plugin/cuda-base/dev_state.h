@@ -34,6 +34,12 @@ typedef struct gp_dstate {
     double t_pred;                   /* time of the last good predict                */
     const uint32_t *index_dev;       /* the last set_state's index list on the device
                                         (NULL: 0 .. n_sub - 1), until the next call here */
+    /* a predict to t_pred owed (gp_dstate_defer), of epoch `epoch`, to the
+     * positions owed_pos; owed_at: state_dev.h's rule */
+    gp_dbuf owed_at;
+    uint32_t epoch;
+    int owed;
+    double *owed_pos;
 } gp_dstate;
 
 /* The state's device arrays, as the kernels read them. */
@@ -70,6 +76,25 @@ gp_status gp_dstate_get_velocities(gp_base *b, gp_cuda *c, gp_dstate *ds, gp_hbu
  * overflow is undone exactly and reported. */
 gp_status gp_dstate_predict(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t,
                             int *moved);
+
+/* predict owed rather than done: a plugin whose force pass reads only some
+ * positions (cuda-tree's drifted tree) defers the kernel over every
+ * particle. The caller has proved that predicting to t cannot overflow
+ * (base/predict_lazy.h's bounds), since a deferred predict reports
+ * nothing. The same checks as predict; the positions in pos_dev are then
+ * what state_dev.h's rule says, and every call here answers as after the
+ * done predict: get_positions and get_velocities evaluate the rule for
+ * their subset, set_state marks its particles, predict and clear pay or
+ * drop what is owed. */
+gp_status gp_dstate_defer(gp_base *b, gp_cuda *c, gp_dstate *ds, double *pos_dev, double t);
+
+/* Pays an owed predict: every position and flag as the done predict
+ * leaves them (one kernel, no wait). Before anything reads every position. */
+gp_status gp_dstate_settle(gp_base *b, gp_cuda *c, gp_dstate *ds);
+
+/* Under an owed predict, the positions of particles index_dev[0 .. n_sub)
+ * (a device list) made current (one kernel, no wait). */
+gp_status gp_dstate_current(gp_base *b, gp_cuda *c, gp_dstate *ds, const uint32_t *index_dev, size_t n_sub);
 
 /* get_positions from pos_dev: validates, gathers the subset on the device
  * and downloads 3*n_sub doubles. */

@@ -29,6 +29,7 @@ __global__ void gp_state_scatter_kernel(const uint32_t *index, uint32_t n_sub, c
     }
     s.t[i] = in_t[k];
     s.flag[i] = 1;
+    if (s.owed_at) s.owed_at[i] = s.epoch;
     s.third[i] = in_jerk != NULL; /* set_state: second order again */
 }
 
@@ -76,6 +77,20 @@ __global__ void gp_state_finish_kernel(uint32_t n, int undo, double t_prev, gp_s
     }
 }
 
+/* The owed predict's position of particle i (state_dev.h's rule); with
+ * settle, its flag as the done predict leaves it. */
+__global__ void gp_state_owed_kernel(const uint32_t *index, uint32_t n_sub, double tp, int settle,
+                                     gp_state_dev_ptrs s, double *pos)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_sub) return;
+    size_t i = index ? (size_t)index[k] : (size_t)k;
+    if (!s.flag[i] || s.owed_at[i] == s.epoch) return;
+    double dt = __dsub_rn(tp, s.t[i]);
+    for (int d = 0; d < 3; ++d) pos[3 * i + d] = gp_state_predict_one(s, i, d, dt);
+    if (settle) s.flag[i] = 2;
+}
+
 /* gp_state_velocity of plugin/base (gp_predict_vel2 / _vel3) */
 __global__ void gp_state_velocity_kernel(const uint32_t *index, uint32_t n_sub, double t_pred,
                                          gp_state_dev_ptrs s, double *out)
@@ -89,8 +104,8 @@ __global__ void gp_state_velocity_kernel(const uint32_t *index, uint32_t n_sub, 
         double v;
         if (s.flag[i] == 0) {
             v = 0.0;
-        } else if (s.flag[i] == 1) {
-            v = s.vel[c];
+        } else if (s.flag[i] == 1 && (!s.owed_at || s.owed_at[i] == s.epoch)) {
+            v = s.vel[c]; /* a state given since the last predict, owed or done */
         } else {
             v = s.third[i] ? gp_predict_vel3(s.vel[c], s.acc[c], s.jerk[c], dt)
                            : gp_predict_vel2(s.vel[c], s.acc[c], dt);
@@ -150,6 +165,15 @@ int gp_state_dev_velocity(const uint32_t *index, uint32_t n_sub, double t_pred, 
     if (n_sub == 0) return 0;
     GP_LAUNCH(gp_state_velocity_kernel, (n_sub + 255) / 256, 256, 256, (cudaStream_t)stream, index, n_sub,
               t_pred, s, out);
+    return (int)cudaGetLastError();
+}
+
+int gp_state_dev_owed(const uint32_t *index, uint32_t n_sub, double tp, int settle, gp_state_dev_ptrs s,
+                      double *pos, void *stream)
+{
+    if (n_sub == 0) return 0;
+    GP_LAUNCH(gp_state_owed_kernel, (n_sub + 255) / 256, 256, 256, (cudaStream_t)stream, index, n_sub, tp,
+              settle, s, pos);
     return (int)cudaGetLastError();
 }
 

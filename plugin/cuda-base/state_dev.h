@@ -14,6 +14,13 @@
  * predict is undone exactly. third[i] (ABI 1.2): 1 when particle i was
  * given a jerk (set_state_jerk), so it is predicted to third order; jerk
  * may be NULL while no third[i] is 1.
+ *
+ * A predict may be owed rather than done (dev_state.h, gp_dstate_defer):
+ * while predict to `t` of epoch E is owed, particle i's position is
+ *     pos[i]                     flag 0 (no state: it does not move);
+ *     x0 (= pos[i])              owed_at[i] == E (a state given since);
+ *     its prediction to t        otherwise,
+ * the bits the done predict would have stored, and settling stores them.
  */
 #ifndef GP_STATE_DEV_H
 #define GP_STATE_DEV_H
@@ -29,11 +36,14 @@ extern "C" {
 typedef struct gp_state_dev_ptrs {
     double *x0, *vel, *acc, *jerk, *t; /* jerk: NULL until a set_state_jerk */
     uint8_t *flag, *third;
+    uint32_t *owed_at;                 /* NULL: no predict owed            */
+    uint32_t epoch;                    /* the owed predict's epoch         */
 } gp_state_dev_ptrs;
 
 /* Particle index[k] (k if index is NULL) takes x0 = pos = in_pos[k], vel,
- * acc, t, flag 1 and, with in_jerk (NULL: set_state, zero jerk), its jerk
- * and third = 1 (else third = 0). in_* are packed in subset order (3
+ * acc, t, flag 1 (owed_at = epoch while a predict is owed) and, with
+ * in_jerk (NULL: set_state, zero jerk), its jerk and third = 1 (else
+ * third = 0). in_* are packed in subset order (3
  * doubles each, t 1). */
 int gp_state_dev_scatter(const uint32_t *index, uint32_t n_sub, const double *in_pos,
                          const double *in_vel, const double *in_acc, const double *in_jerk,
@@ -59,6 +69,13 @@ int gp_state_dev_finish(uint32_t n, int undo, double t_prev, gp_state_dev_ptrs s
  * t_pred - t — unfused, exactly plugin/base's gp_state_velocity. */
 int gp_state_dev_velocity(const uint32_t *index, uint32_t n_sub, double t_pred, gp_state_dev_ptrs s,
                           double *out, void *stream);
+
+/* While a predict to tp is owed (s.owed_at): pos[index[k]] (index NULL:
+ * every particle, k < n_sub) made what the owed predict gives it (the rule
+ * above), and with settle (index NULL) the flags too: 2 where predicted,
+ * 1 where a state was given since. */
+int gp_state_dev_owed(const uint32_t *index, uint32_t n_sub, double tp, int settle, gp_state_dev_ptrs s,
+                      double *pos, void *stream);
 
 /* out[k] = pos[index[k]] (3 doubles), k < n_sub. */
 int gp_state_dev_gather(const double *pos, const uint32_t *index, uint32_t n_sub, double *out,

@@ -62,6 +62,7 @@
  * error, never a silent 0 or inf.
  */
 #include "base/plugin_base.h"
+#include "base/predict_lazy.h"
 #include "cuda-base/gp_cuda.h"
 #include "cuda-base/dev_state.h"
 #include "cuda-tree/tree_dev.h"
@@ -187,6 +188,7 @@ struct gp_solver {
     int all_predicted;          /* no set_state since the last good predict */
     int drift_marks;
     int drifted;                /* this call walks the drifted tree        */
+    gp_lazy_predict bounds;     /* the states' bounds: may predict be owed */
     double drift_t0;
     uint32_t drift_epoch, drift_clean;
 
@@ -484,9 +486,11 @@ static void decide_rebuild(gp_solver *s)
 static gp_status sync_host_positions(gp_solver *s)
 {
     if (!s->host_stale) return GP_OK;
+    gp_status r = gp_dstate_settle(&s->base, &s->cu, &s->ds);
+    if (r != GP_OK) return r;
     double t0 = gp_wtime();
-    gp_status r = gp_cuda_download_staged(&s->base, &s->cu, &s->stage, s->base.p.pos, s->d.pos_in.ptr,
-                                          s->base.p.n * 3 * sizeof(double), "copying the positions from the GPU");
+    r = gp_cuda_download_staged(&s->base, &s->cu, &s->stage, s->base.p.pos, s->d.pos_in.ptr,
+                                s->base.p.n * 3 * sizeof(double), "copying the positions from the GPU");
     s->base.stats.seconds_transfer += gp_wtime() - t0;
     if (r == GP_OK) s->host_stale = 0;
     return r;
@@ -533,6 +537,7 @@ static gp_status drift_anchor(gp_solver *s);
 static gp_status ensure_tree(gp_solver *s)
 {
     gp_status r;
+    if ((r = gp_dstate_settle(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     if (!s->dev_valid) {
         if ((r = upload_particles(s, 1)) != GP_OK) return r;
         s->dev_valid = 1;
@@ -643,15 +648,14 @@ static gp_status drift_anchor(gp_solver *s)
     return GP_OK;
 }
 
-/* After set_state of a subset: its new paths in the anchor, or for more
- * than a quarter of the particles (a refit costs less) the anchor
- * dropped. */
+/* After set_state of a subset: its new paths in the anchor, or, for a
+ * subset the anchor does not take (gp_drift_takes), the anchor dropped. */
 static gp_status drift_state_given(gp_solver *s, size_t n_sub)
 {
     s->all_predicted = 0;
     if (!s->drift_anchored) return GP_OK;
     const uint32_t *index = s->ds.index_dev;
-    if (!index || 4 * n_sub > s->base.p.n || s->drift_epoch == UINT32_MAX) {
+    if (!index || !gp_drift_takes(n_sub, s->base.p.n) || s->drift_epoch == UINT32_MAX) {
         s->drift_anchored = 0;
         return GP_OK;
     }
@@ -670,13 +674,13 @@ static gp_status drift_state_given(gp_solver *s, size_t n_sub)
     return GP_OK;
 }
 
-/* Whether this compute_forces walks the drifted tree: an active subset of
- * at most a quarter of the particles after a predict with no state given
- * since, on an anchored tree that the rebuild policy keeps. */
+/* Whether this compute_forces walks the drifted tree: an active subset it
+ * takes (gp_drift_takes) after a predict with no state given since, on an
+ * anchored tree that the rebuild policy keeps. */
 static int drift_fast(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    if (!drift_on(s) || !s->drift_anchored || !s->all_predicted || !p->active || 4 * p->n_active > p->n || p->src ||
+    if (!drift_on(s) || !s->drift_anchored || !s->all_predicted || !p->active || !gp_drift_takes(p->n_active, p->n) || p->src ||
         !s->dev_valid || !s->have_tree)
         return 0;
     decide_rebuild(s);
@@ -948,6 +952,7 @@ static void cuda_tree_finalize(gp_solver *s)
         gp_hbuf_free(&s->hout);
         gp_cuda_close(&s->cu);
     }
+    gp_lazy_free(&s->bounds);
     gp_base_free(&s->base);
     free(s);
 }
@@ -986,6 +991,7 @@ static gp_status set_same_particles(gp_solver *s, size_t n, const double *pos, c
     s->idx_valid = 0;
     s->src_dev_valid = 0;
     s->drift_anchored = s->all_predicted = 0;
+    gp_lazy_reset(&s->bounds);
     model_reset(s);
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     /* no previous accelerations: the acceleration MAC starts with bh */
@@ -1039,6 +1045,7 @@ static gp_status set_particles_call(gp_solver *s, size_t n, const double *pos, c
     s->host_stale = 0;
     s->src_dev_valid = 0;
     s->drift_anchored = s->all_predicted = 0;
+    gp_lazy_reset(&s->bounds);
     model_reset(s);
     choose_mass_scale(s);
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
@@ -1063,6 +1070,7 @@ static gp_status update_positions_call(gp_solver *s, const double *pos)
     if (r != GP_OK) return r;
     s->host_stale = 0;
     s->drift_anchored = s->all_predicted = 0;
+    gp_lazy_reset(&s->bounds);
     if ((r = gp_cuda_enter(&s->base, &s->cu)) != GP_OK) return r;
     if ((r = gp_dstate_clear(&s->base, &s->cu, &s->ds)) != GP_OK) return r;
     positions_moved(s);
@@ -1156,8 +1164,9 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
         if ((r = dev(s, gp_tree_sort32(d->cub.ptr, &tmp, d->akey_a.ptr, d->akey_b.ptr, d->aval_a.ptr, d->aval_b.ptr,
                                        (uint32_t)ni, end_bit, st), "sorting the active particles")) != GP_OK) return r;
         /* on the drifted tree the sorted records are the anchor's: the
-         * targets come from their predicted positions */
+         * targets come from their predicted positions (owed ones made) */
         const gp_ipos_from from = {d->pos_in.ptr, d->center.ptr, 1.0 / s->len_scale};
+        if (s->drifted && (r = gp_dstate_current(&s->base, &s->cu, &s->ds, d->idx.ptr, ni)) != GP_OK) return r;
         r = dev(s, gp_tree_irecords_forces(d->f4.ptr, s->drifted ? &from : NULL, d->perm.ptr, d->aold.ptr, &as,
                                            d->akey_b.ptr, d->aval_b.ptr,
                                            (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
@@ -1229,6 +1238,7 @@ static gp_status set_state_call(gp_solver *s, size_t n_sub, const uint32_t *inde
     gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
                                 pos, vel, acc, NULL, t);
     if (r == GP_OK && n_sub) {
+        gp_lazy_note_state(&s->bounds, n_sub, index, pos, vel, acc, NULL, t);
         positions_moved(s);
         r = drift_state_given(s, n_sub);
     }
@@ -1239,7 +1249,15 @@ static gp_status predict_call(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     int moved = 0;
-    gp_status r = gp_dstate_predict(&s->base, &s->cu, &s->ds, s->d.pos_in.ptr, t, &moved);
+    gp_status r;
+    /* on an anchored drifted tree the kernel over every particle is owed:
+     * a block step reads only its active particles' positions */
+    if (drift_on(s) && s->drift_anchored && s->ds.any && gp_lazy_safe_to_defer(&s->bounds, t)) {
+        r = gp_dstate_defer(&s->base, &s->cu, &s->ds, s->d.pos_in.ptr, t);
+        moved = r == GP_OK;
+    } else {
+        r = gp_dstate_predict(&s->base, &s->cu, &s->ds, s->d.pos_in.ptr, t, &moved);
+    }
     s->all_predicted = r == GP_OK;
     if (r == GP_OK && moved) {
         s->host_stale = 1;
@@ -1302,6 +1320,7 @@ static gp_status set_state_jerk_call(gp_solver *s, size_t n_sub, const uint32_t 
     gp_status r = gp_dstate_set(&s->base, &s->cu, &s->ds, &s->stage, s->d.pos_in.ptr, !s->host_stale, n_sub, index,
                                 pos, vel, acc, jerk, t);
     if (r == GP_OK && n_sub) {
+        gp_lazy_note_state(&s->bounds, n_sub, index, pos, vel, acc, jerk, t);
         positions_moved(s);
         r = drift_state_given(s, n_sub);
     }

@@ -19,9 +19,16 @@
 #define GP_OCTREE_DRIFT_KIN_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "octree/gp_hd.h"
 #include "octree/moments.h"
+
+/* Whether a subset of n_sub of n particles (a set_state, an active
+ * subset) is taken on the drifted tree: up to a quarter; for more a refit
+ * and a new anchor cost less (and the drifted boxes of big steps age the
+ * energy error: bench/results/block-steps/raw/block-pays.md). */
+static inline GP_HD int gp_drift_takes(size_t n_sub, size_t n) { return 4 * n_sub <= n; }
 
 /* A cell's motion: the means of its sources' c1, c2, c3 and the bounds on
  * the departures from them, per axis. */

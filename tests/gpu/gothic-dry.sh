@@ -17,7 +17,7 @@ tree=cuda-tree
 [ -e "$emu/gravplug-cuda-tree.so" ] || tree=cpu-tree
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo 1..8
+echo 1..9
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; [ -f "$2" ] && sed 's/^/# /' "$2"; }
@@ -55,17 +55,25 @@ for e in 9 10; do
 done
 if [ $good -eq 0 ]; then ok "block against leapfrog at equal error, both sizes, every run read"
 else nok "block against leapfrog at equal error, both sizes, every run read" "$f"; fi
+# the block run again on the drifted tree, against the same leapfrog runs
+good=0
+for e in 9 10; do
+    grep -q "^| $scheme with drift = on against leapfrog at equal max dE/E, $tree | 2^$e | [0-9.e+-]* in [0-9.e+-]* s ([0-9]* steps) | leapfrog dt 0.03125: .* |" "$f" ||
+        good=1
+done
+if [ $good -eq 0 ]; then ok "the block run with drift = on against the same leapfrog runs, both sizes"
+else nok "the block run with drift = on against the same leapfrog runs, both sizes" "$f"; fi
 if grep -q "^| $scheme, cpu-tree on 2 threads | 2^9 | [0-9.e+-]* s, max dE/E [0-9.e+-]* | $tree [0-9.e+-]* s, max dE/E [0-9.e+-]* | $tree [0-9.e+-]*x as fast |$" "$f" &&
         grep -q "^| leapfrog dt 0.015625, cpu-tree on 2 threads | 2^9 | .* | $tree .* | $tree [0-9.e+-]*x as fast |$" "$f"; then
     ok "the host's cores against $tree: the block run and leapfrog, with ratios"
 else
     nok "the host's cores against $tree: the block run and leapfrog, with ratios" "$f"
 fi
-if [ "$(grep -c "^| 1% block step (largest |a|), the plugin's calls, .* | 2^10 | [0-9.]* ms |" "$f")" -eq 2 ] &&
+if [ "$(grep -c "^| 1% block step (largest |a|), the plugin's calls, .* | 2^10 | [0-9.]* ms |" "$f")" -eq 4 ] &&
         grep -q "^| shared step through ABI 1.1 (predict, forces, state), bmax theta 0.5 | 2^10 | [0-9.]* ms | no Bonsai figure at this N |" "$f"; then
-    ok "the 1% block step (two opening criteria) and the shared step, in ms"
+    ok "the 1% block step (two opening criteria, drift off and on) and the shared step, in ms"
 else
-    nok "the 1% block step (two opening criteria) and the shared step, in ms" "$f"
+    nok "the 1% block step (two opening criteria, drift off and on) and the shared step, in ms" "$f"
 fi
 # a plugin that is not there: every part says it did not finish, and the raw
 # output keeps the loader's sentence naming it

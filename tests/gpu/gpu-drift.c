@@ -7,7 +7,10 @@
  *     that rebuild = N asks for (drift = off refits at every step);
  *   - its forces are within the tree's error of exact sums: rms relative
  *     error at most 2x the refitted tree's, and below 1e-2;
- *   - predict's positions stay drift = off's bits (predict is unchanged);
+ *   - predict is owed, not done, but every position and velocity read
+ *     back is drift = off's bits: the active ones', a subset given a
+ *     state since, every particle's, and a predict that would overflow
+ *     is refused as drift = off refuses it;
  *   - two instances give the same bits (nothing depends on memory left
  *     from an earlier call);
  *   - a full call and compute_field after drifted steps refit: drift =
@@ -41,30 +44,6 @@ static gp_solver *make(const gp_api *api, const char *drift)
     return s;
 }
 
-static double rms_rel(size_t m, const double *a, const double *ref)
-{
-    double s = 0;
-    for (size_t k = 0; k < m; k++) {
-        double d2 = 0, r2 = 0;
-        for (int c = 0; c < 3; c++) {
-            double d = a[3 * k + c] - ref[3 * k + c];
-            d2 += d * d;
-            r2 += ref[3 * k + c] * ref[3 * k + c];
-        }
-        s += d2 / r2;
-    }
-    return sqrt(s / (double)m);
-}
-
-static gp_stats stats_of(const gp_api *a, gp_solver *s)
-{
-    gp_stats st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    a->get_stats(s, &st);
-    return st;
-}
-
 int main(void)
 {
     gpu_plugin T, X;
@@ -83,7 +62,7 @@ int main(void)
     size_t n = 4096;
     if (getenv("GP_GPU_TEST_N")) n = (size_t)atol(getenv("GP_GPU_TEST_N"));
     if (n < 512) n = 512;
-    plan(7);
+    plan(10);
 
     double *pos = malloc(3 * n * sizeof *pos), *vel = malloc(3 * n * sizeof *vel), *acc = calloc(3 * n, sizeof *acc),
            *mass = malloc(n * sizeof *mass), *tt = calloc(n, sizeof *tt), *all = malloc(3 * n * sizeof *all),
@@ -114,8 +93,8 @@ int main(void)
     }
     memcpy(acc, a[2], 3 * n * sizeof *acc);
 
-    const uint64_t refits0 = stats_of(P, s[0]).tree_refits;
-    int pos_same = 1, bits_same = 1;
+    const uint64_t refits0 = gpu_plugin_stats(P, s[0]).tree_refits;
+    int pos_same = 1, bits_same = 1, fresh_same = 1;
     double worst_ratio = 0, worst_err = 0;
     for (int step = 1; step <= STEPS; step++) {
         const double t = 0.01 * step;
@@ -134,23 +113,28 @@ int main(void)
         calls_ok &= P->get_positions(s[2], n, NULL, all) == GP_OK;
         calls_ok &= R->set_particles(x, n, all, mass) == GP_OK && R->set_active_subset(x, m, idx) == GP_OK &&
                     R->compute_forces(x, ax, NULL) == GP_OK;
-        const double ed = rms_rel(m, a[0], ax), er = rms_rel(m, a[2], ax);
+        const double ed = tl_rms_rel(m, a[0], ax), er = tl_rms_rel(m, a[2], ax);
         diag("step %d, %zu active: rms relative error %.3e drifted, %.3e refitted", step, m, ed, er);
         worst_ratio = fmax(worst_ratio, ed / er);
         worst_err = fmax(worst_err, ed);
-        /* the corrector: a kick with drift = off's force, a new state at t */
+        /* the corrector: a kick with drift = off's force, a new state,
+         * stamped a little before t so that its position (x0 until the
+         * next predict) is not its prediction to t */
         for (size_t k = 0; k < m; k++) {
             for (int c = 0; c < 3; c++) {
                 nv[3 * k + c] = vel[3 * (size_t)idx[k] + c] + 0.01 * a[2][3 * k + c];
                 na[3 * k + c] = a[2][3 * k + c];
             }
-            nt[k] = t;
+            nt[k] = t - 0.001;
         }
         for (int k = 0; k < 3; k++) calls_ok &= P->set_state(s[k], m, idx, p[2], nv, na, nt) == GP_OK;
+        /* a state given under the owed predict holds its position */
+        for (int k = 0; k < 3; k += 2) calls_ok &= P->get_positions(s[k], m, idx, p[k]) == GP_OK;
+        fresh_same &= memcmp(p[0], p[2], 3 * m * sizeof(double)) == 0;
     }
     if (!calls_ok) diag("%s / %s", P->last_error(s[0]), P->last_error(s[2]));
     ok(calls_ok, "every call of %d block steps succeeds", STEPS);
-    const gp_stats sd = stats_of(P, s[0]), sr = stats_of(P, s[2]);
+    const gp_stats sd = gpu_plugin_stats(P, s[0]), sr = gpu_plugin_stats(P, s[2]);
     ok(sd.tree_refits == refits0 && sd.tree_builds == sr.tree_builds && sr.tree_refits > refits0,
        "the block steps walk the drifted tree: %llu refits (drift = off %llu), %llu builds as drift = off's",
        (unsigned long long)(sd.tree_refits - refits0), (unsigned long long)(sr.tree_refits - refits0),
@@ -158,7 +142,8 @@ int main(void)
     ok(worst_ratio <= 2.0 && worst_err < 1e-2,
        "drifted tree's rms force error at most 2x a refitted tree's (worst %.3f) and below 1e-2 (worst %.2e)",
        worst_ratio, worst_err);
-    ok(pos_same, "predict's positions: drift = off's bits");
+    ok(pos_same, "the active particles' positions under the owed predict: drift = off's bits");
+    ok(fresh_same, "positions of particles given a state since the owed predict: drift = off's bits");
     ok(bits_same, "two drifted instances: the same bits");
 
     /* a drifted step, then a full call and a field call: both refit */
@@ -168,6 +153,9 @@ int main(void)
         P->set_active_subset(s[k], 16, idx);
         P->compute_forces(s[k], a[k], NULL);
     }
+    ok(P->get_velocities(s[0], n, NULL, nv) == GP_OK && P->get_velocities(s[2], n, NULL, na) == GP_OK &&
+           memcmp(nv, na, 3 * n * sizeof(double)) == 0,
+       "every velocity under the owed predict: drift = off's bits");
     const double pts[6] = {0.1, 0.2, 0.3, -1.0, 0.5, 2.0};
     double f0[6], f2[6];
     ok(P->compute_field(s[0], 2, pts, f0, NULL) == GP_OK && P->compute_field(s[2], 2, pts, f2, NULL) == GP_OK &&
@@ -177,6 +165,17 @@ int main(void)
     for (int k = 0; k < 3; k += 2)
         full &= P->set_active_subset(s[k], 0, NULL) == GP_OK && P->compute_forces(s[k], a[k], NULL) == GP_OK;
     ok(full && memcmp(a[0], a[2], 3 * n * sizeof(double)) == 0, "a full call after drifted steps: drift = off's bits");
+
+    /* a drifted step, then a predict that overflows: refused, nothing moved */
+    for (int k = 0; k < 3; k += 2) {
+        P->predict(s[k], t + 0.01);
+        P->set_active_subset(s[k], 16, idx);
+        P->compute_forces(s[k], a[k], NULL);
+    }
+    const gp_status r0 = P->predict(s[0], 1e300), r2 = P->predict(s[2], 1e300);
+    ok(r0 == r2 && r0 != GP_OK && P->get_positions(s[0], n, NULL, p[0]) == GP_OK &&
+           P->get_positions(s[2], n, NULL, p[2]) == GP_OK && memcmp(p[0], p[2], 3 * n * sizeof(double)) == 0,
+       "a predict that overflows after an owed one: refused as drift = off refuses it, every position as there");
 
     for (int k = 0; k < 3; k++) P->finalize(s[k]);
     R->finalize(x);

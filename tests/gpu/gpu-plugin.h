@@ -71,4 +71,14 @@ static inline gp_solver *gpu_plugin_make(const gp_api *api, const char *k1, cons
     return s;
 }
 
+/* The instance's statistics (zeros where the plugin keeps none). */
+static inline gp_stats gpu_plugin_stats(const gp_api *api, gp_solver *s)
+{
+    gp_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    api->get_stats(s, &st);
+    return st;
+}
+
 #endif /* GP_TEST_GPU_PLUGIN_H */

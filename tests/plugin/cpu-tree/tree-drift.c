@@ -34,21 +34,6 @@ static gp_solver *make(const gp_api *api, const char *kv)
     return s;
 }
 
-static double rms_rel(size_t m, const double *a, const double *ref)
-{
-    double s = 0;
-    for (size_t k = 0; k < m; k++) {
-        double d2 = 0, r2 = 0;
-        for (int c = 0; c < 3; c++) {
-            double d = a[3 * k + c] - ref[3 * k + c];
-            d2 += d * d;
-            r2 += ref[3 * k + c] * ref[3 * k + c];
-        }
-        s += d2 / r2;
-    }
-    return sqrt(s / (double)m);
-}
-
 int main(void)
 {
     const gp_api *T = tl_plugin_by_name("cpu-tree"), *X = tl_plugin_by_name("cpu-direct");
@@ -102,7 +87,7 @@ int main(void)
         calls_ok &= X->set_particles(x, N, all, mass) == GP_OK;
         calls_ok &= X->set_active_subset(x, m, idx) == GP_OK;
         calls_ok &= X->compute_forces(x, ax, NULL) == GP_OK;
-        double ed = rms_rel(m, a[0], ax), er = rms_rel(m, a[2], ax);
+        double ed = tl_rms_rel(m, a[0], ax), er = tl_rms_rel(m, a[2], ax);
         worst_ratio = fmax(worst_ratio, ed / er);
         worst_err = fmax(worst_err, ed);
         /* the corrector: a kick with the new force, a new state at t */
