@@ -7,8 +7,12 @@
 #   bench/gpu/run-all.sh            every stage below, in order
 #   bench/gpu/run-all.sh STAGE...   only these stages:
 #     tests       conformance (cuda-direct, cuda-tree), gpu-accuracy,
-#                 gpu-edges, gpu-abi11, gpu-nodevice, gpu-walk-emu (prove)
-#                                                                  ~1-2 min
+#                 gpu-edges, gpu-abi11, gpu-groups, gpu-drift, gpu-nodevice,
+#                 gpu-walk-emu (prove)                             ~1-2 min
+#     sanitize    compute-sanitizer memcheck, racecheck and synccheck over
+#                 gpu-abi11, gpu-drift and gpu-edges at N = 2048 (SAN_N):
+#                 the asynchronous copies and kernels the emulator runs in
+#                 order                                            ~3-6 min
 #     direct      cuda-direct interactions/s, N = 2^14 .. 2^20      ~1 min
 #     jerk        cuda-direct acc + jerk (ABI 1.2 compute_forces_ex) against
 #                 acc alone, interactions/s, N = 2^16 and 2^18, mixed and
@@ -52,8 +56,10 @@
 #                 (GOTHIC_T), energies from a tighter cuda-tree; the same at
 #                 2^20 (GOTHIC_CORES_N) on cpu-tree with every host core; a
 #                 1% block step at 2^24 (GOTHIC_STEP_N) and a shared step at
-#                 2^24 (GOTHIC_SHARED_N) beside Bonsai's          ~5-8 min
-#     (group-cells, ncu-step, hermite, cores, mpi and gothic are not in the default list; GPU_DIRECT and
+#                 2^24 (GOTHIC_SHARED_N) beside Bonsai's; the block runs
+#                 and the 1% step again with drift = on (GOTHIC_DRIFT,
+#                 "" for none)                                    ~6-9 min
+#     (sanitize, group-cells, ncu-step, hermite, cores, mpi and gothic are not in the default list; GPU_DIRECT and
 #     GPU_TREE swap the GPU plugin for a dry run on a machine without one, GPU_OUT the results folder)
 # Each stage fits in a 10-minute command. Environment: JOBS (make -j),
 # CUDA_ARCH (passed to make), GPU_NAME (overrides the name in file names),
@@ -95,9 +101,32 @@ stage_tests() {
     f="$out/gpu-$tag-tests.txt"
     header "GPU tests (prove)" "$f"
     prove -v -e '' build/t/conformance-cuda-direct.t build/t/conformance-cuda-tree.t \
-        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-abi11.t build/t/gpu-groups.t build/t/gpu-nodevice.t \
-        build/t/gpu-walk-emu.t >> "$f" 2>&1
+        build/t/gpu-accuracy.t build/t/gpu-edges.t build/t/gpu-abi11.t build/t/gpu-groups.t build/t/gpu-drift.t \
+        build/t/gpu-nodevice.t build/t/gpu-walk-emu.t >> "$f" 2>&1
     echo "tests: $f (exit $?)"
+}
+
+# what the emulator cannot see: every copy and kernel runs there in
+# order, so an ordering fault of the asynchronous runtime shows only here
+stage_sanitize() {
+    f="$out/gpu-$tag-sanitize.txt"
+    header "compute-sanitizer over the device tests" "$f"
+    cs=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
+    if [ ! -x "$cs" ]; then
+        echo "# no compute-sanitizer on PATH or in CUDA_HOME/bin: nothing checked" >> "$f"
+        echo "sanitize: $f (no compute-sanitizer)"
+        return
+    fi
+    bad=0
+    for tool in memcheck racecheck synccheck; do
+        for t in gpu-abi11 gpu-drift gpu-edges; do
+            GP_GPU_TEST_N=${SAN_N:-2048} timeout 300 "$cs" --tool "$tool" --error-exitcode 9 "build/t/$t.t" >> "$f" 2>&1
+            rc=$?
+            echo "# $tool $t: exit $rc" >> "$f"
+            [ $rc = 0 ] || bad=1
+        done
+    done
+    echo "sanitize: $f (exit $bad)"
 }
 
 stage_direct() {
@@ -364,7 +393,7 @@ stage_gothic() {
     exps=$(echo ${GOTHIC_N:-20 22 24} | tr ' ' ',')
     python3 bench/gpu/gothic.py --out "$f" --tree "${GPU_TREE:-cuda-tree}" --n "$exps" \
         --cores-n "${GOTHIC_CORES_N:-20}" --t "${GOTHIC_T:-1}" --step-n "${GOTHIC_STEP_N:-24}" \
-        --shared-n "${GOTHIC_SHARED_N:-24}" --timeout "${GOTHIC_TIMEOUT:-240}" > /dev/null
+        --shared-n "${GOTHIC_SHARED_N:-24}" --drift "${GOTHIC_DRIFT-on}" --timeout "${GOTHIC_TIMEOUT:-240}" > /dev/null
     echo "gothic: $f (exit $?)"
 }
 
@@ -373,6 +402,7 @@ stages=${*:-tests direct jerk tree-small tree-large block ncu block-pays}
 for s in $stages; do
     case "$s" in
     tests) stage_tests ;;
+    sanitize) stage_sanitize ;;
     direct) stage_direct ;;
     jerk) stage_jerk ;;
     tree-small) tree_stage tree-small "${TREE_SMALL:-16 18 20}" ;;
@@ -386,6 +416,6 @@ for s in $stages; do
     cores) stage_cores ;;
     mpi) stage_mpi ;;
     gothic) stage_gothic ;;
-    *) echo "run-all: unknown stage '$s' (tests direct jerk tree-small tree-large block group-cells ncu ncu-step block-pays hermite cores mpi gothic)" >&2; exit 2 ;;
+    *) echo "run-all: unknown stage '$s' (tests sanitize direct jerk tree-small tree-large block group-cells ncu ncu-step block-pays hermite cores mpi gothic)" >&2; exit 2 ;;
     esac
 done
