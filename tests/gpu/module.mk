@@ -119,6 +119,15 @@ $(BUILD)/t/gpu-emu-%.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-%.t tests/gpu/module.mk
 	@printf '#!/bin/sh\n# gpu-%s against the CPU emulation of CUDA\n%s GP_BUILD="%s" exec "%s"\n' \
 	    '$*' '$(GPU_EMU_ENV_$*)' '$(abspath $(EMU))' '$(abspath $(BUILD)/t/gpu-$*.t)' > $@
 	@chmod +x $@
+# the drifted tree's kernels and host code under memcheck (the emulated
+# kernels run on the CPU, so their reads and writes are checked too)
+$(BUILD)/t/gpu-emu-valgrind-drift.t: $(EMU_PLUGINS) $(BUILD)/t/gpu-drift.t tests/conformance/valgrind.supp tests/gpu/module.mk
+	@printf '#!/bin/sh\n# gpu-drift on the emulated cuda-tree under valgrind memcheck\n%s\n%s\nGP_GPU_TEST_N=512 GP_BUILD="%s" exec valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --suppressions="%s" "%s"\n' \
+	    'if [ -n "$${GP_SANITIZE:-}" ]; then echo "1..0 # SKIP built with AddressSanitizer (make sanitize), which valgrind cannot run"; exit 0; fi' \
+	    'command -v valgrind >/dev/null 2>&1 || { echo "1..0 # SKIP valgrind is not installed (sudo .ci/install-deps)"; exit 0; }' \
+	    '$(abspath $(EMU))' '$(abspath tests/conformance/valgrind.supp)' '$(abspath $(BUILD)/t/gpu-drift.t)' > $@
+	@chmod +x $@
+GPU_EMU_WRAPPERS += $(BUILD)/t/gpu-emu-valgrind-drift.t
 # a block step's fixed costs (launches, copies, waits) on emulated cuda-tree,
 # pinned; the figures are in bench/results/gpu/README.md
 $(BUILD)/t/gpu-emu-block-costs.t: tests/gpu/gpu-emu-block-costs.c tests/gpu/gpu-emu-counts.h tests/gpu/gpu-plugin.h \
