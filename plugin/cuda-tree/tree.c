@@ -680,8 +680,8 @@ static gp_status drift_state_given(gp_solver *s, size_t n_sub)
 static int drift_fast(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    if (!drift_on(s) || !s->drift_anchored || !s->all_predicted || !p->active || !gp_drift_takes(p->n_active, p->n) || p->src ||
-        !s->dev_valid || !s->have_tree)
+    if (!drift_on(s) || !s->drift_anchored || !s->all_predicted || !p->active ||
+        !gp_drift_takes(p->n_active, p->n) || p->src || !s->dev_valid || !s->have_tree)
         return 0;
     decide_rebuild(s);
     return !s->need_build;
@@ -1193,7 +1193,8 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
     gp_log(&s->base, GP_LOG_DEBUG,
            "compute_forces n=%u active=%zu%s: tree+records %.3f ms, i-records+groups %.3f ms, walk+download "
            "%.3f ms, scatter %.3f ms; transfers %.3f ms in all; excess %.3g of %.3g",
-           n, ni, s->drifted ? " (drifted tree)" : "", 1e3 * (ph[0] - ph0), 1e3 * (ph[1] - ph[0]), 1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]),
+           n, ni, s->drifted ? " (drifted tree)" : "", 1e3 * (ph[0] - ph0), 1e3 * (ph[1] - ph[0]),
+           1e3 * (ph[2] - ph[1]), 1e3 * (ph[3] - ph[2]),
            1e3 * (s->base.stats.seconds_transfer - tr0), s->excess, GP_TREE_BUILD_COST * (double)s->n_tree);
     return GP_OK;
 }

@@ -579,9 +579,8 @@ int gp_tree_irecords_forces(const gp_f4 *f4, const gp_ipos_from *from, const uin
 {
     if (ni == 0) return 0;
     const gp_ipos_from none = {NULL, NULL, 1.0}, fr = from ? *from : none;
-    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, fr.pos, fr.center, fr.inv_len,
-              perm, aold, *as, ilist, slot, ni,
-                                                                             ipos, islot, iself, iorig, iaold);
+    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, fr.pos, fr.center,
+              fr.inv_len, perm, aold, *as, ilist, slot, ni, ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }
 

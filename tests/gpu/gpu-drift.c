@@ -81,12 +81,14 @@ int main(void)
     for (size_t i = 0; i < 3 * n; i++) vel[i] = 0.5 * (tl_uniform(&g) - 0.5);
 
     /* [0], [1]: drift = on twice; [2]: drift = off */
-    gp_solver *s[3] = {make(P, "on"), make(P, "on"), make(P, "off")}, *x = gpu_plugin_make(R, "eps", "0.01", NULL, NULL);
+    gp_solver *s[3] = {make(P, "on"), make(P, "on"), make(P, "off")};
+    gp_solver *x = gpu_plugin_make(R, "eps", "0.01", NULL, NULL);
     if (!x) bail("cpu-direct init failed");
     int calls_ok = 1;
     for (int k = 0; k < 3; k++)
-        calls_ok &= P->set_particles(s[k], n, pos, mass) == GP_OK && P->set_state(s[k], n, NULL, pos, vel, acc, tt) == GP_OK &&
-                    P->predict(s[k], 0.0) == GP_OK && P->compute_forces(s[k], a[k], NULL) == GP_OK;
+        calls_ok &= P->set_particles(s[k], n, pos, mass) == GP_OK &&
+                    P->set_state(s[k], n, NULL, pos, vel, acc, tt) == GP_OK && P->predict(s[k], 0.0) == GP_OK &&
+                    P->compute_forces(s[k], a[k], NULL) == GP_OK;
     if (!calls_ok) {
         diag("%s", P->last_error(s[0]));
         bail("setup failed");
