@@ -1163,16 +1163,21 @@ static gp_status compute_forces_call(gp_solver *s, double *acc, double *pot)
         tmp = d->cub.bytes;
         if ((r = dev(s, gp_tree_sort32(d->cub.ptr, &tmp, d->akey_a.ptr, d->akey_b.ptr, d->aval_a.ptr, d->aval_b.ptr,
                                        (uint32_t)ni, end_bit, st), "sorting the active particles")) != GP_OK) return r;
-        /* on the drifted tree the sorted records are the anchor's: the
-         * targets come from their predicted positions (owed ones made) */
-        const gp_ipos_from from = {d->pos_in.ptr, d->center.ptr, 1.0 / s->len_scale};
-        if (s->drifted && (r = gp_dstate_current(&s->base, &s->cu, &s->ds, d->idx.ptr, ni)) != GP_OK) return r;
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, s->drifted ? &from : NULL, d->perm.ptr, d->aold.ptr, &as,
-                                           d->akey_b.ptr, d->aval_b.ptr,
-                                           (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
-                                           d->iaold.ptr, st), "gathering the active particles");
+        if (s->drifted) {
+            /* the sorted records are the anchor's: the targets come from
+             * their predicted positions (owed ones made), in key order */
+            if ((r = gp_dstate_current(&s->base, &s->cu, &s->ds, d->idx.ptr, ni)) != GP_OK) return r;
+            r = dev(s, gp_tree_irecords_any(d->pos_in.ptr, d->idx.ptr, d->aval_b.ptr, (uint32_t)ni, d->center.ptr,
+                                            1.0 / s->len_scale, d->rank.ptr, d->aold.ptr, &as, d->ipos.ptr,
+                                            d->islot.ptr, d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
+                    "gathering the active particles");
+        } else {
+            r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, d->akey_b.ptr, d->aval_b.ptr,
+                                               (uint32_t)ni, d->ipos.ptr, d->islot.ptr, d->iself.ptr, d->iorig.ptr,
+                                               d->iaold.ptr, st), "gathering the active particles");
+        }
     } else {
-        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, NULL, d->perm.ptr, d->aold.ptr, &as, NULL, NULL, n, d->ipos.ptr,
+        r = dev(s, gp_tree_irecords_forces(d->f4.ptr, d->perm.ptr, d->aold.ptr, &as, NULL, NULL, n, d->ipos.ptr,
                                            d->islot.ptr, d->iself.ptr, d->iorig.ptr, d->iaold.ptr, st),
                 "gathering the particles");
     }

@@ -325,8 +325,7 @@ __device__ static inline float aold_of(const float *aold, gp_aold_state as, uint
     return m > 0 && m < (double)FLT_MAX ? (float)m : 0.f;
 }
 
-__global__ void irec_forces_kernel(const gp_f4 *f4, const double *pos, const double *center, double inv_len,
-                                   const uint32_t *perm, const float *aold,
+__global__ void irec_forces_kernel(const gp_f4 *f4, const uint32_t *perm, const float *aold,
                                    gp_aold_state as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                                    gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                                    float *iaold)
@@ -336,10 +335,6 @@ __global__ void irec_forces_kernel(const gp_f4 *f4, const double *pos, const dou
     uint32_t s = ilist ? ilist[k] : k;
     uint32_t o = perm[s];
     gp_f4 p = f4[s];
-    if (pos) /* the drifted tree: the sorted records are the anchor's */
-        p = gp_f4{(float)((pos[3 * (size_t)o] - center[0]) * inv_len),
-                  (float)((pos[3 * (size_t)o + 1] - center[1]) * inv_len),
-                  (float)((pos[3 * (size_t)o + 2] - center[2]) * inv_len), 0.f};
     ipos[k] = gp_f4{p.x, p.y, p.z, 0.f};
     islot[k] = slot ? slot[k] : o;
     iself[k] = s;
@@ -572,15 +567,14 @@ int gp_tree_drift_records(const gp_moments *mom, const gp_drift_kin *kin, const 
     CHECK_LAUNCH();
 }
 
-int gp_tree_irecords_forces(const gp_f4 *f4, const gp_ipos_from *from, const uint32_t *perm, const float *aold,
+int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
                             const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream)
 {
     if (ni == 0) return 0;
-    const gp_ipos_from none = {NULL, NULL, 1.0}, fr = from ? *from : none;
-    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, fr.pos, fr.center,
-              fr.inv_len, perm, aold, *as, ilist, slot, ni, ipos, islot, iself, iorig, iaold);
+    GP_LAUNCH(irec_forces_kernel, blocks_for(ni, 256), 256, 256, (cudaStream_t)stream, f4, perm, aold, *as, ilist, slot, ni,
+                                                                             ipos, islot, iself, iorig, iaold);
     CHECK_LAUNCH();
 }
 

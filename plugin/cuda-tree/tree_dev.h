@@ -120,18 +120,9 @@ int gp_tree_moments(const double *x, const double *y, const double *z, const dou
 int gp_tree_records(const gp_moments *mom, const gp_cell *cells, uint32_t ncells, int mac, double theta,
                     void *rec, void *stream);
 
-/* Where i-records take their positions when not from the sorted records:
- * (pos[perm[s]] - center) * inv_len (the drifted tree, whose records are
- * the anchor's). */
-typedef struct gp_ipos_from {
-    const double *pos, *center;
-    double inv_len;
-} gp_ipos_from;
-
 /* i-records for compute_forces: k < ni takes sorted particle
- * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s],
- * its position from f4[s] or, with from, from the positions. */
-int gp_tree_irecords_forces(const gp_f4 *f4, const gp_ipos_from *from, const uint32_t *perm, const float *aold,
+ * s = ilist ? ilist[k] : k, with output slot slot ? slot[k] : perm[s]. */
+int gp_tree_irecords_forces(const gp_f4 *f4, const uint32_t *perm, const float *aold,
                             const gp_aold_state *as, const uint32_t *ilist, const uint32_t *slot, uint32_t ni,
                             gp_f4 *ipos, uint32_t *islot, uint32_t *iself, uint32_t *iorig,
                             float *iaold, void *stream);

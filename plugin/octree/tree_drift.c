@@ -14,8 +14,7 @@
 /* Stamps: an epoch, or an epoch with BUSY while one thread makes it. */
 #define BUSY 0x80000000u
 
-/* fmax without libm's call (no NaN here: every value is finite) */
-static inline double dmax(double a, double b) { return a > b ? a : b; }
+/* fmin without libm's call, as drift_kin.h's gp_drift_max (every value is finite) */
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 void oct_drift_free(oct_drift *d)
@@ -173,15 +172,15 @@ void oct_drift_update(oct_drift *d, size_t n_sub, const uint32_t *index)
                 m0->com[a] += dc;
                 K->u[a] += du; K->A[a] += dA; K->J[a] += dJ;
                 m0->lo[a] = dmin(m0->lo[a], nw[a]);
-                m0->hi[a] = dmax(m0->hi[a], nw[a]);
-                K->vb[a] = dmax(K->vb[a] + fabs(du), fabs(nw[3 + a] - K->u[a]));
-                K->ab[a] = dmax(K->ab[a] + fabs(dA), fabs(nw[6 + a] - K->A[a]));
-                K->jb[a] = dmax(K->jb[a] + fabs(dJ), fabs(nw[9 + a] - K->J[a]));
+                m0->hi[a] = gp_drift_max(m0->hi[a], nw[a]);
+                K->vb[a] = gp_drift_max(K->vb[a] + fabs(du), fabs(nw[3 + a] - K->u[a]));
+                K->ab[a] = gp_drift_max(K->ab[a] + fabs(dA), fabs(nw[6 + a] - K->A[a]));
+                K->jb[a] = gp_drift_max(K->jb[a] + fabs(dJ), fabs(nw[9 + a] - K->J[a]));
                 shift2 += dc * dc;
                 const double r = nw[a] - m0->com[a];
                 r2 += r * r;
             }
-            m0->bmax = dmax(m0->bmax + sqrt(shift2), sqrt(r2));
+            m0->bmax = gp_drift_max(m0->bmax + sqrt(shift2), sqrt(r2));
             if (c == 0) break;
         }
         memcpy(old, nw, sizeof nw);
