@@ -91,17 +91,20 @@ gp_status gp_lazy_predict_to(gp_lazy_predict *z, gp_base *base, double t, int al
 {
     gp_status st = gp_need_particles(base, "predict");
     if (st != GP_OK) return st;
-    if (allow && gp_lazy_safe_to_defer(z, t)) {
-        z->pending = 1;
-    } else {
-        z->pending = 0;
-        st = gp_state_predict(base, t, NULL);
-        if (st != GP_OK) return st;
-    }
+    const int defer = allow && gp_lazy_safe_to_defer(z, t);
+    z->pending = 0;
+    if (!defer && (st = gp_state_predict(base, t, NULL)) != GP_OK) return st;
+    gp_lazy_predicted(z, t);
+    z->pending = defer;
+    return GP_OK;
+}
+
+void gp_lazy_predicted(gp_lazy_predict *z, double t)
+{
+    z->pending = 0;
     z->t = t;
     z->have_t = 1;
     z->nfresh = 0;
-    return GP_OK;
 }
 
 gp_status gp_lazy_settle(gp_lazy_predict *z, gp_base *base)

@@ -64,6 +64,11 @@ int gp_lazy_safe_to_defer(const gp_lazy_predict *z, double t);
  * (gp_state_predict, its checks and sentences). */
 gp_status gp_lazy_predict_to(gp_lazy_predict *z, gp_base *base, double t, int allow);
 
+/* After an eager predict to t that the caller made itself (gp_state_predict,
+ * where it must be undoable, as over MPI ranks): nothing owed, every
+ * stated particle at its prediction to t. */
+void gp_lazy_predicted(gp_lazy_predict *z, double t);
+
 /* Pays what is owed: base->p.pos and the state's marks become exactly
  * what the eager calls would have left. */
 gp_status gp_lazy_settle(gp_lazy_predict *z, gp_base *base);

@@ -574,10 +574,7 @@ static void state_given(gp_solver *s, size_t n_sub, const uint32_t *index, const
                         const double *t)
 {
     gp_lazy_note_state(&s->lazy, n_sub, index, pos, vel, acc, jerk, t);
-    if (s->drift.anchored) {
-        if (!index || !gp_drift_takes(n_sub, s->base.p.n)) s->drift.anchored = 0;
-        else oct_drift_update(&s->drift, n_sub, index);
-    }
+    oct_drift_update(&s->drift, n_sub, index);
     mark_moved(s);
 }
 
@@ -762,13 +759,9 @@ static void anchor_drift(gp_solver *s, int mac, double theta)
 static void drift_targets(gp_solver *s)
 {
     const gp_particles *p = &s->base.p;
-    const size_t na = p->n_active;
-    oct_drift *d = &s->drift;
-    oct_drift_to(d, s->lazy.t, gp_param_enum(&s->base, OCT_P_MAC),
-                 gp_param_double(&s->base, OCT_P_THETA));
-    const uint32_t *rank = s->tree.rank;
-#pragma omp parallel for schedule(static) num_threads(oct_param_threads(&s->base)) if (na > 4096)
-    for (size_t k = 0; k < na; k++) oct_drift_leaf(d, d->leaf_of[rank[p->active[k]]]);
+    oct_drift_targets(&s->drift, s->lazy.t, gp_param_enum(&s->base, OCT_P_MAC),
+                      gp_param_double(&s->base, OCT_P_THETA), p->n_active, p->active,
+                      oct_param_threads(&s->base));
 }
 
 /* compute_forces, and compute_forces_ex's acc, pot and jerk (jerk NULL:

@@ -151,6 +151,10 @@ int oct_drift_anchor(oct_drift *d, oct_tree *t, const gp_particles *p, double t0
 void oct_drift_update(oct_drift *d, size_t n_sub, const uint32_t *index)
 {
     if (!d->anchored || n_sub == 0) return;
+    if (!index || !gp_drift_takes(n_sub, d->p->n)) {
+        d->anchored = 0;
+        return;
+    }
     oct_tree *t = d->tree;
     const gp_cell *cells = t->st.cells;
     for (size_t k = 0; k < n_sub; k++) {
@@ -196,6 +200,15 @@ void oct_drift_to(oct_drift *d, double T, int mac, double theta)
     t->prepared_theta = theta;
     d->T = T;
     next_epoch(d);
+}
+
+void oct_drift_targets(oct_drift *d, double T, int mac, double theta, size_t na,
+                       const uint32_t *active, int threads)
+{
+    oct_drift_to(d, T, mac, theta);
+    const uint32_t *rank = d->tree->rank;
+#pragma omp parallel for schedule(static) num_threads(threads) if (na > 4096)
+    for (size_t k = 0; k < na; k++) oct_drift_leaf(d, d->leaf_of[rank[active[k]]]);
 }
 
 /* Claims stamp *at for this epoch: 1 when the caller must make it (and

@@ -69,12 +69,19 @@ int oct_drift_anchor(oct_drift *d, oct_tree *t, const gp_particles *p, double t0
                      double theta);
 
 /* After set_state of a subset (index NULL: all n_sub = n): its cubics
- * replaced in the cells above each particle. */
+ * replaced in the cells above each particle, when the drifted tree takes
+ * the subset (gp_drift_takes); otherwise d is no longer anchored (the
+ * next call refits and anchors anew). Nothing when d is not anchored. */
 void oct_drift_update(oct_drift *d, size_t n_sub, const uint32_t *index);
 
 /* The next walks are at time T, for mac and theta: cells and leaves made
  * for anything else become stale. */
 void oct_drift_to(oct_drift *d, double T, int mac, double theta);
+
+/* oct_drift_to, then the leaves of the na particles active[] made current
+ * (a force call's targets read their positions), on up to threads threads. */
+void oct_drift_targets(oct_drift *d, double T, int mac, double theta, size_t na,
+                       const uint32_t *active, int threads);
 
 void oct_drift_free(oct_drift *d);
 
