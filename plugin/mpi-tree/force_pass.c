@@ -33,6 +33,7 @@ static int walk_all(oct_tree *tree, const mpi_tree_pass *ps, const mpi_tree_targ
     for (uint32_t r = 0; r < T->nruns; r++) maxrun = T->rc[r] > maxrun ? T->rc[r] : maxrun;
     const uint32_t W = maxrun > G ? maxrun : G;
     oct_sources local = oct_tree_sources(tree);
+    local.drift = ps->drift;
     oct_sources *remote = malloc((size_t)(nlet ? nlet : 1) * sizeof *remote);
     if (!remote) return -1;
     for (int k = 0; k < nlet; k++) remote[k] = oct_tree_sources(&lets[k]);
@@ -119,9 +120,11 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
     double ph[8];
     ph[0] = gp_wtime();
     /* the layout the walk reads (the LETs are cut from either), and the
-     * records the jerk walks */
-    oct_tree_prepare_cells(tree, mac, ps->theta,
-                           oct_walk_layouts(ps->wp.prec) | (ps->jk.js ? OCT_PREPARE_RECORDS : 0));
+     * records the jerk walks; a drifted tree's cells are made on demand */
+    if (!ps->drift)
+        oct_tree_prepare_cells(tree, mac, ps->theta,
+                               oct_walk_layouts(ps->wp.prec) | (ps->jk.js ? OCT_PREPARE_RECORDS : 0) |
+                                   (ps->both_layouts ? OCT_PREPARE_RECORDS | OCT_PREPARE_COLUMNS : 0));
     ph[1] = gp_wtime();
     /* the coarse tree; exchange_domains refines it per neighbour */
     const int maxbox = 2 * ps->let_boxes + 2;
@@ -149,7 +152,8 @@ gp_status mpi_tree_force_pass(const mpi_tree_comm *c, oct_tree *tree, const mpi_
         uint32_t nc, np;
         /* rank r's domain: refined where it faces another, when r counted
          * this rank as a neighbour; else its coarse tree */
-        if (mpi_tree_let_pack(tree, mac, ps->wp.lcap, dom[r].b, dom[r].n, ps->jk.js, &send[r], &nc, &np))
+        if (mpi_tree_let_pack(tree, ps->drift, mac, ps->wp.lcap, dom[r].b, dom[r].n, ps->jk.js,
+                              &send[r], &nc, &np))
             st = gp_fail(c->base, GP_ERR_OUT_OF_MEMORY,
                          "%s: no memory for the local essential tree of rank %d; use more "
                          "ranks or a smaller theta", fn, r);

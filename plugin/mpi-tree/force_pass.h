@@ -14,6 +14,7 @@
 #include "comm.h"
 #include "octree/cpu_spaces.h"
 #include "octree/cpu_walk.h"
+#include "octree/tree_drift.h"
 #include "octree/tree_state.h"
 #include "octree/tree_jerk.h"
 #include "targets.h"
@@ -39,6 +40,11 @@ typedef struct mpi_tree_pass {
     int lets_only;             /* walk the LETs alone (engine = cuda-tree) */
     mpi_tree_jerk_io jk;       /* jk.js NULL: no jerk                      */
     oct_spaces *spaces;        /* the instance's kept walk workspaces      */
+    oct_drift *drift;          /* the local tree drifted (drift = on's block
+                                  step, made for this mac and theta): its
+                                  cells and leaves made as the LET packer
+                                  and the walk meet them; NULL: prepared    */
+    int both_layouts;          /* an anchored tree keeps both cell layouts */
 } mpi_tree_pass;
 
 /* LET bytes of the last pass and in total. */

@@ -103,9 +103,9 @@ static oct_wcell cell_geometry(const oct_tree *t, uint32_t c)
     return w;
 }
 
-int mpi_tree_let_pack(const oct_tree *t, int mac, double lcap, const mpi_tree_box *box, int nbox,
-                      const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,
-                      uint32_t *npart)
+int mpi_tree_let_pack(const oct_tree *t, oct_drift *drift, int mac, double lcap,
+                      const mpi_tree_box *box, int nbox, const oct_jerk_sources *js,
+                      mpi_tree_buf *out, uint32_t *ncells, uint32_t *npart)
 {
     *ncells = *npart = 0;
     if (!box->has || t->nsrc == 0) return 0;
@@ -119,12 +119,14 @@ int mpi_tree_let_pack(const oct_tree *t, int mac, double lcap, const mpi_tree_bo
     queue[0] = 0;
     for (size_t q = 0; q < qn; q++) {
         uint32_t c = queue[q];
+        if (drift) oct_drift_cells(drift, c, 1);
         const oct_wcell wc = cell_geometry(t, c);
         const gp_cell *cl = &t->st.cells[c];
         mpi_tree_let_cell lc = { .mo = t->st.mom[c], .count = cl->count };
         if (closed_for_domain(&wc, accel, lcap, box, nbox)) {
             lc.closed = 1;
         } else if (cl->nchild == 0) {
+            if (drift) oct_drift_leaf(drift, c);
             lc.first = *npart;
             if (buf_reserve(&parts, (size_t)cl->count * 4 * sizeof(double))) goto oom;
             double *d = (double *)(parts.p + parts.n);

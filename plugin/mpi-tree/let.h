@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "octree/tree_drift.h"
 #include "octree/tree_state.h"
 #include "octree/tree_jerk.h"
 
@@ -89,15 +90,17 @@ typedef struct mpi_tree_buf {
 
 void mpi_tree_buf_free(mpi_tree_buf *b);
 
-/* The LET of tree t (cells prepared for mac by oct_tree_prepare_cells) for
+/* The LET of tree t (cells prepared for mac by oct_tree_prepare_cells, or
+ * drifted by drift, which makes each cell current before it is read and
+ * each sent leaf's sources) for
  * the domain tree box[0..nbox), appended to out; lcap is the walk's
  * (oct_walk_params: the acceleration MAC's theta_max bound, 0 for none).
  * With js (a jerk pass, the jerk sources of t) also each LET cell's
  * OCT_JERK_CELL numbers and each particle's velocity. *ncells / *npart get what was packed. Returns 0, or
  * -1 when out of memory. */
-int mpi_tree_let_pack(const oct_tree *t, int mac, double lcap, const mpi_tree_box *box, int nbox,
-                      const oct_jerk_sources *js, mpi_tree_buf *out, uint32_t *ncells,
-                      uint32_t *npart);
+int mpi_tree_let_pack(const oct_tree *t, oct_drift *drift, int mac, double lcap,
+                      const mpi_tree_box *box, int nbox, const oct_jerk_sources *js,
+                      mpi_tree_buf *out, uint32_t *ncells, uint32_t *npart);
 
 /* Builds a source-only oct_tree (sx/sy/sz/sm/sid, st, wcells, payf,
  * columns) from one received buffer; ids are -4 (never a local target).

@@ -83,11 +83,14 @@
 #include <string.h>
 
 #include "base/plugin_base.h"
+#include "base/predict_lazy.h"
 #include "comm.h"
 #include "engine_job.h"
 #include "force_pass.h"
 #include "octree/cpu_driver.h"
 #include "octree/mac.h"
+#include "octree/tree_drift.h"
+#include "octree/tree_params.h"
 #include "exact_gather.h"
 #include "outputs_gather.h"
 #include "targets.h"
@@ -134,9 +137,10 @@ static const gp_param_info params[] = {
      "around its whole tree group, so that a particle's force does not depend on which others "
      "are active (for Hermite; wide_split then does not apply; with mac = acceleration the "
      "group's |a_old| still comes from its active particles)"},
+    OCT_PARAM_ROW_DRIFT,   /* each rank's own tree; with engine = cpu-tree only */
 };
 /* cpu-tree's parameters first (indices: octree/cpu_driver.h), then ours */
-enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, P_SPHERES, N_PARAMS };
+enum { P_ENGINE = OCT_N_PARAMS, P_BOXES, P_WIDE, P_SPHERES, P_DRIFT, N_PARAMS };
 
 struct gp_solver {
     gp_base base;              /* first: errors, params, particle copy, stats */
@@ -153,6 +157,9 @@ struct gp_solver {
     mpi_tree_engine *engine;   /* engine = cuda-tree: the local forces' solver */
     char engine_plugin[4096];  /* engine_plugin = PATH ("" : the default)     */
     mpi_tree_let_traffic let;  /* LET bytes of the last call and in total   */
+    gp_lazy_predict lazy;      /* predict owed (drift = on)                  */
+    oct_drift drift;           /* the local tree drifted with the held state */
+    int fast;                  /* this call's passes read the drifted tree  */
 };
 
 static gp_status agree(gp_solver *s, gp_status mine)
@@ -193,6 +200,7 @@ static gp_status build_tree(gp_solver *s, int rebuilt, const gp_cube *cube)
 {
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
+    s->drift.anchored = 0;      /* a new tree: anchored anew (anchor_drift) */
     if (p->n == 0) {            /* an empty rank: an empty tree */
         oct_tree_free(&s->tree);
         oct_tree_built(&s->age, &s->base);
@@ -223,10 +231,16 @@ static gp_status build_tree(gp_solver *s, int rebuilt, const gp_cube *cube)
     return GP_OK;
 }
 
+static gp_status settle(gp_solver *s);
+
 /* Makes this rank's tree current (cpu-tree's policy). Collective: when
  * any rank needs a build, every rank builds, in one agreed cube; a refit
- * keeps the cube of the last build. */
-static gp_status ensure_tree(gp_solver *s)
+ * keeps the cube of the last build. *fast: this rank's block step walks
+ * its drifted tree (drift_fast, decided by each rank alone: it needs no
+ * build of its own), which is then neither refitted nor rebuilt, unless
+ * another rank's build makes every rank build: *fast is then cleared and
+ * the owed predict paid first. */
+static gp_status ensure_tree(gp_solver *s, int *fast)
 {
     const gp_particles *p = &s->base.p;
     int fresh = s->dirty || oct_layout_changed(&s->age, &s->base);
@@ -234,10 +248,14 @@ static gp_status ensure_tree(gp_solver *s)
     int any = mine;
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, s->comm);
     if (any) {
+        /* settled before the cube; a failure still takes part in it */
+        gp_status st = *fast ? settle(s) : GP_OK;
+        *fast = 0;
         gp_cube c;
         agree_cube(s, p->n, p->pos, &c);
-        return build_tree(s, !fresh, &c);
+        return st != GP_OK ? st : build_tree(s, !fresh, &c);
     }
+    if (*fast) return GP_OK;
     if (!s->age.moved) return GP_OK;
     if (p->n == 0) { s->age.moved = 0; return GP_OK; }
     double t0 = gp_wtime();
@@ -245,11 +263,67 @@ static gp_status ensure_tree(gp_solver *s)
     gp_cube last = { { s->tree.lo[0], s->tree.lo[1], s->tree.lo[2] }, s->tree.inv_cell };
     if (rc == 1) return build_tree(s, 0, &last);   /* cannot happen without new masses */
     if (rc) return gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "no memory to refit the tree");
+    s->drift.anchored = 0;
     s->age.moved = 0;
     s->age.refitted = 1;
     s->base.stats.tree_refits += 1;
     s->base.stats.seconds_moments += gp_wtime() - t0;
     return GP_OK;
+}
+
+/* ---- the drifted tree (drift = on: octree/tree_drift.h) ------------------ */
+
+static int drift_on(const gp_solver *s)
+{
+    return gp_param_enum(&s->base, P_DRIFT) == 1 && !s->engine;
+}
+
+/* Pays an owed predict (drift = on) before anything that reads every
+ * position. Local. */
+static gp_status settle(gp_solver *s)
+{
+    return gp_lazy_settle(&s->lazy, &s->base);
+}
+
+/* Whether this rank's force call can walk its drifted tree, decided by
+ * the rank alone (its cells, sources and targets are its own; only a
+ * build is collective, ensure_tree): cpu-tree's rule, a block step's
+ * active subset (one gp_drift_takes) after a predict with no state given
+ * since, acc and pot only, on a tree anchored and not due for a rebuild,
+ * with no source subset or groups. */
+static int drift_fast(const gp_solver *s, int jerk_pass_on)
+{
+    const gp_particles *p = &s->base.p;
+    const size_t na = s->none_active ? 0 : p->n_active;
+    return drift_on(s) && s->drift.anchored && !jerk_pass_on && gp_lazy_all_predicted(&s->lazy) &&
+           (p->active || s->none_active) && gp_drift_takes(na, p->n) && !s->in_src && !s->dirty &&
+           !s->any_groups && gp_param_enum(&s->base, P_SPHERES) == 0 &&
+           !oct_layout_changed(&s->age, &s->base) && !oct_rebuild_due(&s->base, &s->age, p->n);
+}
+
+/* After the normal path made the tree current: anchors the drift there
+ * when the next block steps can use it. Out of memory only leaves it
+ * unanchored (the normal path then serves). */
+static void anchor_drift(gp_solver *s, int mac, double theta)
+{
+    if (!drift_on(s) || s->drift.anchored || !gp_lazy_all_predicted(&s->lazy) || s->in_src ||
+        !s->tree.src_alias || s->base.p.n == 0)
+        return;
+    double t0 = gp_wtime();
+    (void)oct_drift_anchor(&s->drift, &s->tree, &s->base.p, s->lazy.t, mac, theta);
+    s->base.stats.seconds_moments += gp_wtime() - t0;
+}
+
+/* A state given to a subset: the positions moved; the drifted tree takes
+ * the new paths into its cells, or is anchored anew at the next call. */
+static void state_given(gp_solver *s, size_t n_sub, const uint32_t *index, const double *pos,
+                        const double *vel, const double *acc, const double *jerk,
+                        const double *t)
+{
+    gp_lazy_note_state(&s->lazy, n_sub, index, pos, vel, acc, jerk, t);
+    oct_drift_update(&s->drift, n_sub, index);
+    s->age.moved = 1;
+    mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
 }
 
 /* ---- what a pass needs from the instance --------------------------------- */
@@ -318,7 +392,9 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
                          .threads = oct_param_threads(&s->base),
                          .let_boxes = (int)gp_param_int(&s->base, P_BOXES),
                          .param_hash = param_hash(s), .lets_only = lets_only,
-                         .spaces = &s->spaces };
+                         .spaces = &s->spaces, .drift = s->fast ? &s->drift : NULL,
+                         .both_layouts = s->drift.anchored };
+    if (s->fast) oct_drift_to(&s->drift, s->lazy.t, mac, theta);
     if (jp) ps.jk = *jp;
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
@@ -380,6 +456,8 @@ static void mpi_tree_finalize(gp_solver *s)
     mpi_tree_engine_close(s->engine);
     oct_tree_free(&s->tree);
     oct_spaces_free(&s->spaces);
+    oct_drift_free(&s->drift);
+    gp_lazy_free(&s->lazy);
     free(s->aold);
     free(s->in_src);
     int done = 0;
@@ -576,6 +654,7 @@ static gp_status mpi_tree_set_particles(gp_solver *s, size_t n, const double *po
     s->aold = aold;
     s->none_active = 0;
     s->any_groups = 0;         /* set_particles clears the groups, on every rank */
+    gp_lazy_reset(&s->lazy);   /* positions given anew, the state forgotten */
     mpi_tree_engine_mark(s->engine, MTE_PARTICLES);
     return GP_OK;
 }
@@ -589,6 +668,8 @@ static gp_status mpi_tree_update_positions(gp_solver *s, const double *pos)
     st = empty ? GP_OK : gp_particles_update(&s->base, pos);   /* validated: cannot fail now */
     if (st == GP_OK) {
         gp_state_clear(&s->base);
+        gp_lazy_reset(&s->lazy);
+        s->drift.anchored = 0;
         s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
@@ -607,8 +688,8 @@ static gp_status mpi_tree_set_active_subset(gp_solver *s, size_t n_active, const
 
 /* compute_forces, and compute_forces_ex's acc, pot and (jerk_pass, agreed
  * by every rank) jerk: the same acc and pot bits either way. */
-static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, int jerk_pass_on,
-                         double *jerk)
+static gp_status compute_pass(gp_solver *s, const char *fn, double *acc, double *pot,
+                              int jerk_pass_on, double *jerk)
 {
     gp_status st = GP_OK;
     int nothing = s->base.p.have && (s->none_active || s->base.p.n == 0);
@@ -616,13 +697,21 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
     if (st == GP_OK) st = mpi_tree_engine_check_mac(s->engine, gp_param_enum(&s->base, OCT_P_MAC), &s->base, fn);
     if ((st = agree(s, st)) != GP_OK) return st;
     const double tt = gp_wtime();   /* the tree's build or refit, for the debug line */
-    if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
+    int fast = drift_fast(s, jerk_pass_on);
+    if ((st = agree(s, fast ? GP_OK : settle(s))) != GP_OK) return st;
+    if ((st = agree(s, ensure_tree(s, &fast))) != GP_OK) return st;
     double t0 = gp_wtime();
     const gp_particles *p = &s->base.p;
     size_t na = s->none_active ? 0 : p->n_active;
     mpi_tree_targets T;
     int mac = gp_param_enum(&s->base, OCT_P_MAC);
     int accel = mac == GP_MAC_ACCELERATION;
+    const double theta = gp_param_double(&s->base, OCT_P_THETA);
+    if (fast)
+        oct_drift_targets(&s->drift, s->lazy.t, mac, theta, na, p->active,
+                          oct_param_threads(&s->base));
+    else
+        anchor_drift(s, mac, theta);
     if (mpi_tree_targets_forces(&s->tree, s->none_active, p->n_active, p->active,
                                 gp_param_double(&s->base, P_WIDE),
                                 gp_param_enum(&s->base, P_SPHERES) == 1,
@@ -634,9 +723,11 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
         if (!T.amin) st = gp_fail(&s->base, GP_ERR_OUT_OF_MEMORY, "%s: no memory", fn);
     }
     if ((st = agree(s, st)) != GP_OK) { mpi_tree_targets_free(&T); return st; }
-    gp_log(&s->base, GP_LOG_DEBUG, "%s: tree (build or refit, with the wait for the slowest rank) "
-           "%.3f ms, active groups %.3f ms", fn, 1e3 * (t0 - tt), 1e3 * (gp_wtime() - t0));
+    gp_log(&s->base, GP_LOG_DEBUG, "%s: tree (%s, with the wait for the slowest rank) "
+           "%.3f ms, active groups %.3f ms", fn, fast ? "drifted" : "build or refit",
+           1e3 * (t0 - tt), 1e3 * (gp_wtime() - t0));
     uint64_t pp = 0, pc = 0;
+    s->fast = fast;
     if (accel) {
         /* GADGET-2's start, on every rank when any rank lacks an |a| */
         int missing = oct_aold_from_state(&s->base, na, s->aold) > 0, any = 0;
@@ -690,8 +781,21 @@ static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot,
         st = agree(s, gp_check_outputs(&s->base, fn, na, jerk, NULL));
     if (st != GP_OK) return st;
     oct_store_abs_acc(&s->base, na, acc, s->aold);
+    /* the drifted tree's cells are no longer the positions' moments: a
+     * normal call refits first (moved stays set), and this call's cost
+     * counts as an aged tree's */
+    if (fast) s->age.refitted = 1;
     oct_count_force_call(&s->base, &s->age, 0, pp, pc, na, t0);
     return GP_OK;
+}
+
+/* compute_pass, its passes on the drifted tree when it chose so. */
+static gp_status compute(gp_solver *s, const char *fn, double *acc, double *pot, int jerk_pass_on,
+                         double *jerk)
+{
+    gp_status st = compute_pass(s, fn, acc, pot, jerk_pass_on, jerk);
+    s->fast = 0;
+    return st;
 }
 
 static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out);
@@ -729,7 +833,9 @@ static gp_status mpi_tree_compute_field(gp_solver *s, size_t m, const double *po
         return gp_fail(&s->base, GP_ERR_INVALID_ARGUMENT,
                        "compute_field was given m = 0 points on every rank; pass at least one "
                        "point (a rank may pass m = 0 when another passes points)");
-    if ((st = agree(s, ensure_tree(s))) != GP_OK) return st;
+    int fast = 0;
+    if ((st = agree(s, settle(s))) != GP_OK) return st;
+    if ((st = agree(s, ensure_tree(s, &fast))) != GP_OK) return st;
     double t0 = gp_wtime();
     mpi_tree_targets T;
     if (mpi_tree_targets_field(&s->tree, m, points, gp_param_double(&s->base, P_WIDE), &T))
@@ -758,21 +864,32 @@ static gp_status mpi_tree_set_state(gp_solver *s, size_t n_sub, const uint32_t *
     if (st != GP_OK) return st;
     /* only an allocation can fail now; the ranks that succeeded keep the
      * new state (there is nothing to roll back to cheaply) */
-    st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
-    if (st == GP_OK && n_sub) {
-        s->age.moved = 1;
-        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
-    }
+    st = agree(s, gp_lazy_reserve(&s->lazy, &s->base, n_sub));
+    if (st == GP_OK) st = agree(s, gp_state_set(&s->base, n_sub, index, pos, vel, acc, t));
+    if (st == GP_OK && n_sub) state_given(s, n_sub, index, pos, vel, acc, NULL, t);
     return st;
 }
 
+/* drift = on: owed (predict_lazy.h) when every rank may defer it, which
+ * cannot fail, else paid and done at once on every rank. */
 static gp_status mpi_tree_predict(gp_solver *s, double t)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "predict");
     gp_particles *p = &s->base.p;
+    int may = drift_on(s) && p->have && gp_lazy_safe_to_defer(&s->lazy, t), defer = 0;
+    MPI_Allreduce(&may, &defer, 1, MPI_INT, MPI_MIN, s->comm);
+    if (defer) {
+        gp_status st = agree(s, gp_lazy_predict_to(&s->lazy, &s->base, t, 1));
+        if (st == GP_OK && p->n_stated) {
+            s->age.moved = 1;
+            mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
+        }
+        return st;
+    }
+    gp_status st = agree(s, settle(s));
+    if (st != GP_OK) return st;
     /* keep what undoing needs: which particles were stated how, and t_pred */
     uint8_t *was = NULL;
-    gp_status st = GP_OK;
     if (p->have && p->n_stated) {
         was = malloc(p->n);
         if (!was)
@@ -792,6 +909,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
         s->age.moved = 1;
         mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
     }
+    if (st == GP_OK) gp_lazy_predicted(&s->lazy, t);
     free(was);
     return st;
 }
@@ -799,7 +917,7 @@ static gp_status mpi_tree_predict(gp_solver *s, double t)
 static gp_status mpi_tree_get_positions(gp_solver *s, size_t n_sub, const uint32_t *index, double *pos)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_positions");
-    return agree(s, gp_positions_get(&s->base, n_sub, index, pos));
+    return agree(s, gp_lazy_positions(&s->lazy, &s->base, n_sub, index, pos));
 }
 
 static gp_status mpi_tree_set_source_subset(gp_solver *s, size_t n_src, const uint32_t *index)
@@ -861,18 +979,17 @@ static gp_status mpi_tree_set_state_jerk(gp_solver *s, size_t n_sub, const uint3
     /* validated on every rank first, then applied */
     gp_status st = agree(s, gp_state_check_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t));
     if (st != GP_OK) return st;
-    st = agree(s, gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t));
-    if (st == GP_OK && n_sub) {
-        s->age.moved = 1;
-        mpi_tree_engine_mark(s->engine, MTE_POSITIONS);
-    }
+    st = agree(s, gp_lazy_reserve(&s->lazy, &s->base, n_sub));
+    if (st == GP_OK) st = agree(s, gp_state_set_jerk(&s->base, n_sub, index, pos, vel, acc, jerk, t));
+    if (st == GP_OK && n_sub) state_given(s, n_sub, index, pos, vel, acc, jerk, t);
     return st;
 }
 
 static gp_status mpi_tree_get_velocities(gp_solver *s, size_t n_sub, const uint32_t *index, double *vel)
 {
     if (!s) return gp_null_instance(PLUGIN_NAME, "get_velocities");
-    return agree(s, gp_velocities_get(&s->base, n_sub, index, vel));
+    gp_status st = settle(s);
+    return agree(s, st != GP_OK ? st : gp_velocities_get(&s->base, n_sub, index, vel));
 }
 
 static gp_status mpi_tree_get_neighbours(gp_solver *s, size_t cap, uint64_t *offset, uint32_t *list,
@@ -917,6 +1034,7 @@ static gp_status mpi_tree_compute_forces_ex(gp_solver *s, const gp_outputs *out)
     int grouped = s->base.p.group != NULL, any_grouped = 0;
     MPI_Allreduce(&grouped, &any_grouped, 1, MPI_INT, MPI_MAX, s->comm);
     if (!any_grouped) return forces_ex_12(s, &o);
+    if ((st = agree(s, settle(s))) != GP_OK) return st;
     double t0 = gp_wtime();
     mpi_tree_comm c = comm_of(s);
     double eps = gp_param_double(&s->base, OCT_P_EPS);
@@ -959,6 +1077,7 @@ static gp_status forces_ex_12(gp_solver *s, const gp_outputs *out)
     int any[2] = { 0, 0 };
     MPI_Allreduce(want, any, 2, MPI_INT, MPI_MAX, s->comm);
     if (!any[0]) return GP_OK;
+    if ((st = agree(s, settle(s))) != GP_OK) return st;   /* the gather reads every position */
     double t0 = gp_wtime();
     mpi_tree_comm c = comm_of(s);
     double eps = gp_param_double(&s->base, OCT_P_EPS);
@@ -997,6 +1116,7 @@ static gp_status mpi_tree_compute_field_ex(gp_solver *s, size_t n, const double 
                      "%s: with engine = cuda-tree mpi-tree computes no jerk (cuda-tree's cells "
                      "carry no velocities); leave jerk NULL, or use engine = cpu-tree", fn);
     if ((st = agree(s, st)) != GP_OK) return st;
+    if ((st = agree(s, settle(s))) != GP_OK) return st;
     gp_outputs o = gp_outputs_read(out);
     double t0 = gp_wtime();
     mpi_tree_comm c = comm_of(s);

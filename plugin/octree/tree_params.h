@@ -29,7 +29,7 @@
      "no bound"},                                                                           \
     {"order", GP_PARAM_ENUM, "quadrupole", "monopole|quadrupole", "multipole order of cells"}
 
-/* drift (cpu-tree, cuda-tree): the drifted tree of octree/drift_kin.h. */
+/* drift (cpu-tree, cuda-tree, mpi-tree): the drifted tree of octree/drift_kin.h. */
 #define OCT_PARAM_ROW_DRIFT                                                                    \
     {"drift", GP_PARAM_ENUM, "off", "off|on",                                                  \
      "on: a block step through predict and an active subset touches only what its walk reads: " \

@@ -430,7 +430,7 @@ static void check_jerk(oct_tree *t, int mac, const mpi_tree_box *box, int nbox,
     mpi_tree_buf b = { 0 };
     uint32_t nc = 0, np = 0;
     int bad = 0;
-    if (mpi_tree_let_pack(t, mac, 0.0, box, nbox, &js, &b, &nc, &np)) bail("out of memory");
+    if (mpi_tree_let_pack(t, NULL, mac, 0.0, box, nbox, &js, &b, &nc, &np)) bail("out of memory");
     const size_t jerk_bytes = (OCT_JERK_CELL * (size_t)nc + 3 * (size_t)np) * sizeof(double);
     if (b.n != plain_bytes + jerk_bytes) bad++, diag("jerk LET %zu bytes, want %zu", b.n, plain_bytes + jerk_bytes);
     if (b.n >= plain_bytes && !same(b.p, plain, plain_bytes)) bad++, diag("the jerk LET's first part differs");
@@ -508,7 +508,7 @@ static void run_case(const char *name, size_t n, const double *pos, const double
         oct_tree_prepare_cells(&t, mac, THETA, OCT_PREPARE_RECORDS);
         mpi_tree_buf b = { 0 };
         uint32_t nc = 0, np = 0;
-        if (mpi_tree_let_pack(&t, mac, 0.0, box, nbox, NULL, &b, &nc, &np)) bail("out of memory");
+        if (mpi_tree_let_pack(&t, NULL, mac, 0.0, box, nbox, NULL, &b, &nc, &np)) bail("out of memory");
         oct_tree let;
         int rc = mpi_tree_let_unpack(b.p, b.n, &let, NULL, NULL);
         if (rc) {
@@ -584,7 +584,7 @@ static void run_case(const char *name, size_t n, const double *pos, const double
                     pp == pp_full && pc == pc_full;
         mpi_tree_buf b2 = { 0 };
         uint32_t nc2 = 0, np2 = 0;
-        if (mpi_tree_let_pack(&t, mac, 0.0, box, nbox, NULL, &b2, &nc2, &np2)) bail("out of memory");
+        if (mpi_tree_let_pack(&t, NULL, mac, 0.0, box, nbox, NULL, &b2, &nc2, &np2)) bail("out of memory");
         int same_bytes = b2.n == b.n && nc2 == nc && np2 == np && same(b2.p, b.p, b.n);
         oct_tree let2;
         int rc2 = mpi_tree_let_unpack(b2.p, b2.n, &let2, NULL, NULL);
@@ -602,7 +602,7 @@ static void run_case(const char *name, size_t n, const double *pos, const double
             /* the children close what node 0 alone cannot */
             mpi_tree_buf b0 = { 0 };
             uint32_t nc0 = 0, np0 = 0;
-            if (mpi_tree_let_pack(&t, mac, 0.0, box, 1, NULL, &b0, &nc0, &np0)) bail("out of memory");
+            if (mpi_tree_let_pack(&t, NULL, mac, 0.0, box, 1, NULL, &b0, &nc0, &np0)) bail("out of memory");
             ok(b.n < b0.n && np <= np0,
                "%s, %s: node 0 and its children: %zu bytes (%u particles); node 0 alone: %zu (%u)",
                name, mn, b.n, np, b0.n, np0);
@@ -754,7 +754,7 @@ static void check_rejections(const char *buf, size_t bytes)
                           .left = -1, .right = -1, .parent = -1 };
     mpi_tree_buf b = { 0 };
     uint32_t nc = 7, np = 7;
-    int rc_pack = mpi_tree_let_pack(keep_tree, GP_MAC_BMAX, 0.0, &none, 1, NULL, &b, &nc, &np);
+    int rc_pack = mpi_tree_let_pack(keep_tree, NULL, GP_MAC_BMAX, 0.0, &none, 1, NULL, &b, &nc, &np);
     oct_tree let;
     int rc_empty = mpi_tree_let_unpack("", 0, &let, NULL, NULL);
     ok(rc_pack == 0 && b.n == 0 && nc == 0 && np == 0 && rc_empty == 0 && let.nsrc == 0 &&

@@ -142,6 +142,19 @@ TESTS += $(BUILD)/t/mpi-predict-undo-p2.t
 $(BUILD)/t/mpi-predict-undo-p2.t: $(BUILD)/tests/mpi-predict-undo $(MPI_TREE_SO) tests/mpi/mpi-run.sh \
                                   tests/mpi/module.mk
 	$(call mpi_run_test,2,$(BUILD)/tests/mpi-predict-undo,)
+# tests/mpi/mpi-drift.c: drift = on's block steps over slabs at P = 1..3 (the
+# eager predict's positions, fewer refits, forces within 2x the refitted
+# trees' error of exact sums, thread-count independent, cpu-tree's bits at P = 1).
+MPI_DRIFT := $(BUILD)/tests/mpi-drift
+$(BUILD)/obj/tests/mpi/mpi-drift.o: CFLAGS += -Itests $(MPI_CFLAGS)
+$(MPI_DRIFT): $(BUILD)/obj/tests/mpi/mpi-drift.o $(GP_LOADER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS) -lm
+MPI_DRIFT_TESTS := $(foreach p,1 2 3,$(BUILD)/t/mpi-drift-p$(p).t)
+TESTS += $(MPI_DRIFT_TESTS)
+$(BUILD)/t/mpi-drift-p%.t: $(MPI_DRIFT) $(MPI_TREE_SO) $(BUILD)/plugins/gravplug-cpu-tree.so \
+                           $(BUILD)/plugins/gravplug-cpu-direct.so tests/mpi/mpi-run.sh tests/mpi/module.mk
+	$(call mpi_run_test,$*,$(MPI_DRIFT),)
 # tests/mpi/mpi-g6-ranks.c (P = 2): libgravplug-g6 on every rank, linked as a
 # client links it: mpi-tree refused on every rank with a sentence (the
 # library runs it at P = 1: tests/lib/module.mk's g6-api-mpi-tree.t), a
