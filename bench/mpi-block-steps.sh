@@ -10,7 +10,8 @@
 # those in migrations, interactions)
 # and, last, each pair's ratio and the median ratio: the number
 # bench/results/mpi-tree/raw/mpi-tree.md quotes as "P = 1 over P = 2".
-# Usage: bench/mpi-block-steps.sh [REPEATS]   (BUILD, CONFIG, PMAX=2)
+# DRIFT=on runs the config with the solver's drift = on (the drifted trees).
+# Usage: bench/mpi-block-steps.sh [REPEATS]   (BUILD, CONFIG, PMAX=2, DRIFT)
 set -eu
 GH=${BUILD:-build}/bin/gravhost-mpi
 CONFIG=${CONFIG:-bench/mpi-galaxy-block.cfg}
@@ -20,7 +21,12 @@ PMAX=${PMAX:-2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-echo "# $CONFIG; $(nproc --all) cores; $(uname -m); P = 1 and $PMAX alternated $REPEATS times"
+if [ -n "${DRIFT:-}" ]; then
+    sed "/^solver/s/params = {/params = { drift = \"$DRIFT\";/" "$CONFIG" > "$OUT/run.cfg"
+    grep -q "drift = \"$DRIFT\"" "$OUT/run.cfg" || { echo "mpi-block-steps: no solver params in $CONFIG" >&2; exit 1; }
+    CONFIG=$OUT/run.cfg
+fi
+echo "# $CONFIG (drift ${DRIFT:-as configured}); $(nproc --all) cores; $(uname -m); P = 1 and $PMAX alternated $REPEATS times"
 printf '# time\tload\tP\tsteps_s\tmigrations_s\tinteractions\n'
 ratios=""
 r=1

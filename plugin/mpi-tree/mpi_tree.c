@@ -63,6 +63,14 @@
  * source in nn_index and the lists is named by its global index: its
  * index on its rank plus the particle counts of all lower ranks.
  *
+ * drift = on (with engine = cpu-tree): each rank's tree is drifted
+ * through block steps as cpu-tree's (octree/tree_drift.h), and its LETs
+ * are cut from the drifted cells (let.h). predict is owed on every rank
+ * or on none (when every rank's states prove it safe, so it cannot fail);
+ * whether a force call drifts is each rank's own choice (drift_fast); a
+ * build stays collective, and a rank that drifted pays its owed predict
+ * first.
+ *
  * Threads: each instance talks over its own duplicate communicator, so
  * two instances may be used from two threads at once when MPI runs at
  * MPI_THREAD_MULTIPLE (what the plugin asks for when it starts MPI; a host
