@@ -133,15 +133,19 @@ $(BUILD)/t/mpi-gpsim-p%.t: $(BUILD)/tests/mpi-gpsim $(MPI_TREE_SO) $(BUILD)/plug
                           tests/mpi/mpi-run.sh tests/mpi/module.mk
 	$(call mpi_run_test,$*,$(BUILD)/tests/mpi-gpsim,)
 # tests/mpi/mpi-predict-undo.c: a predict that fails on one rank is undone on
-# the others, bit for bit, jerked particles included (P = 2).
+# the others, bit for bit, jerked particles included (P = 2), drift off and on.
 $(BUILD)/obj/tests/mpi/mpi-predict-undo.o: CFLAGS += -Itests $(MPI_CFLAGS)
 $(BUILD)/tests/mpi-predict-undo: $(BUILD)/obj/tests/mpi/mpi-predict-undo.o $(GP_LOADER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -fopenmp -o $@ $^ $(MPI_LIBS) -ldl $(LDLIBS)
-TESTS += $(BUILD)/t/mpi-predict-undo-p2.t
+TESTS += $(BUILD)/t/mpi-predict-undo-p2.t $(BUILD)/t/mpi-predict-undo-drift-p2.t
 $(BUILD)/t/mpi-predict-undo-p2.t: $(BUILD)/tests/mpi-predict-undo $(MPI_TREE_SO) tests/mpi/mpi-run.sh \
                                   tests/mpi/module.mk
 	$(call mpi_run_test,2,$(BUILD)/tests/mpi-predict-undo,)
+# the same with drift = on: the first predict owed, the failing one paid and undone
+$(BUILD)/t/mpi-predict-undo-drift-p2.t: $(BUILD)/tests/mpi-predict-undo $(MPI_TREE_SO) tests/mpi/mpi-run.sh \
+                                        tests/mpi/module.mk
+	$(call mpi_run_test,2,$(BUILD)/tests/mpi-predict-undo,drift=on)
 # tests/mpi/mpi-drift.c: drift = on's block steps over slabs at P = 1..3 (the
 # eager predict's positions, fewer refits, forces within 2x the refitted
 # trees' error of exact sums, thread-count independent, cpu-tree's bits at P = 1).
