@@ -562,9 +562,9 @@ plain.stop()
 t.raises(AmuseException, lambda: GravplugInterface(stands_in_for="nbody6"),
          "an unknown stands_in_for is refused, naming those known", lambda e: "ph4" in str(e))
 # ---- the worker's start: forked from the warm fork server, or AMUSE's own script ----
-from gravplug.amuse import forkserver  # noqa: E402
+from gravplug.amuse.interface import worker_launcher  # noqa: E402
 wd = os.path.join(__import__("tempfile").gettempdir(), f"gravplug-amuse-{os.getuid()}")
-launcher = forkserver.launcher(wd)
+launcher = worker_launcher(wd)
 sock = open(launcher).read().split("SOCK, PY, SERVER, PATH = ")[1].split(",")[0].strip("'\" ")
 t.ok(os.path.exists(sock), f"the codes above started a fork server ({os.path.basename(sock)})")
 times = {}

@@ -9,8 +9,8 @@ launcher(), run with `python -S`: no site, no imports beyond the standard
 library). It connects to the fork server's Unix socket in the worker
 directory and sends its arguments, environment, working directory and its
 standard streams; the server forks a child that takes them over and runs
-the usual Python worker (GravplugImplementation behind AMUSE's
-PythonImplementation, over AMUSE's socket); the launcher waits for the
+the worker (the entry script's run function: worker_start.py's, the usual
+Python worker over AMUSE's socket); the launcher waits for the
 child's end and exits with its status, so AMUSE sees one process as
 before. When no server answers, the launcher starts one for the next
 worker and runs this worker itself, as AMUSE would (no slower than
@@ -19,6 +19,10 @@ worker to start. The server has
 AMUSE's and gravplug's Python modules imported (a change to gravplug's
 files gives a new server), never the library or a plugin: those load in
 the child, with the caller's environment (GRAVPLUG_PATH, OMP_*).
+
+This file is the mechanism alone (standard library only): the entry
+script, which knows what a worker is, runs serve() and names itself to
+launcher().
 """
 import ast
 import hashlib
@@ -30,8 +34,8 @@ import sys
 
 IDLE_S = 300
 
-# The launcher: stdlib only, run with -S. {python}, {server}, {socket},
-# {path} are filled in by launcher().
+# The launcher: stdlib only, run with -S. {python}, {server} (the entry
+# script), {socket}, {path} are filled in by launcher().
 _LAUNCHER = r'''#!{python} -S
 # Written by gravplug.amuse.forkserver: starts a Gravplug AMUSE worker by
 # asking the fork server ({socket}) for one, or runs it here.
@@ -83,9 +87,11 @@ def private_dir(path):
     return path, None
 
 
-def launcher(worker_dir):
+def launcher(worker_dir, entry):
     """Writes the launcher into worker_dir (once per Python and gravplug
-    location) and returns its path: the worker AMUSE is to start."""
+    location) and returns its path: the worker AMUSE is to start. entry:
+    the script it runs, as `entry SOCK` to serve and as `entry --worker
+    ARGS` to run one worker itself."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # a changed gravplug (its Python files) gets a new server: the old one
     # has them imported
@@ -95,7 +101,7 @@ def launcher(worker_dir):
     key = hashlib.sha1(repr((sys.executable, here, sys.path, stamps)).encode()).hexdigest()[:12]
     sock = os.path.join(worker_dir, f"forkserver-{key}.sock")
     path = [here] + [p for p in sys.path if p and os.path.isdir(p) and p != here]
-    text = _LAUNCHER.format(python=sys.executable, server=os.path.abspath(__file__),
+    text = _LAUNCHER.format(python=sys.executable, server=os.path.abspath(entry),
                             socket=sock, path=path)
     script = os.path.join(worker_dir, f"worker-{key}")
     try:
@@ -112,22 +118,7 @@ def launcher(worker_dir):
     return script
 
 
-def run_worker(argv):
-    """The usual AMUSE Python worker over sockets: argv = port, host,
-    usempi (as AMUSE's generated worker script takes them)."""
-    from amuse.rfi.python_code import PythonImplementation
-    from gravplug.amuse.interface import GravplugInterface
-    from gravplug.amuse.worker import GravplugImplementation
-    x = PythonImplementation(GravplugImplementation(), GravplugInterface)
-    if argv[2:3] == ["true"]:
-        from amuse.rfi.channel import MpiChannel
-        MpiChannel.ensure_mpi_initialized()
-        x.start_socket_mpi(int(argv[0]), argv[1])
-    else:
-        x.start_socket(int(argv[0]), argv[1])
-
-
-def _child(conn, fds, request):
+def _child(conn, fds, request, run):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)   # the server's, not a worker's
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for fd, target in zip(fds, (0, 1, 2)):
@@ -141,7 +132,7 @@ def _child(conn, fds, request):
     os.chdir(request["cwd"])
     status = 0
     try:
-        run_worker(request["argv"])
+        run(request["argv"])
     except BaseException:  # noqa: BLE001 — the launcher exits with the status
         import traceback
         traceback.print_exc()
@@ -154,13 +145,10 @@ def _child(conn, fds, request):
         os._exit(status)
 
 
-def serve(sock_path):
-    """Listens on sock_path, forks a worker per request; exits when idle."""
-    import amuse.rfi.python_code  # noqa: F401 — the imports a worker would pay
-    import gravplug.amuse.interface  # noqa: F401 — Python only: the library
-    import gravplug.amuse.worker  # noqa: F401   and plugins load in the child
-    from amuse.support.literature import TrackLiteratureReferences
-    TrackLiteratureReferences.suppress_output()      # no citation list at its exit
+def serve(sock_path, run):
+    """Listens on sock_path, forks a child per request that calls
+    run(argv) with the launcher's arguments; exits when idle. The caller
+    has imported what a worker needs: the children share it."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.bind(sock_path)
@@ -206,7 +194,7 @@ def serve(sock_path):
                 continue
             if os.fork() == 0:
                 server.close()
-                _child(conn, fds, request)
+                _child(conn, fds, request, run)
             conn.close()
             for fd in fds:
                 os.close(fd)
@@ -218,9 +206,3 @@ def serve(sock_path):
             except OSError:
                 pass
 
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--worker"]:
-        run_worker(sys.argv[2:])
-    else:
-        serve(sys.argv[1])

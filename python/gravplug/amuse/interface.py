@@ -15,6 +15,14 @@ from amuse.support.literature import LiteratureReferencesMixIn
 from . import forkserver
 from .worker import GravplugImplementation
 
+# The script the launcher runs (a path, not an import: it imports this module).
+WORKER_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_start.py")
+
+
+def worker_launcher(worker_dir):
+    """This gravplug's worker launcher in worker_dir (forkserver.launcher)."""
+    return forkserver.launcher(worker_dir, WORKER_START)
+
 
 IN, OUT = LegacyFunctionSpecification.IN, LegacyFunctionSpecification.OUT
 
@@ -107,7 +115,7 @@ class GravplugInterface(PythonCodeInterface, GravitationalDynamicsInterface,
         name = None
         if (options["channel_type"] == "sockets" and not options["initialize_mpi"]
                 and os.environ.get("GRAVPLUG_AMUSE_FORKSERVER", "1") != "0"):
-            name = forkserver.launcher(options["worker_dir"])
+            name = worker_launcher(options["worker_dir"])
         PythonCodeInterface.__init__(self, GravplugImplementation, name, **options)
         LiteratureReferencesMixIn.__init__(self)
         try:
