@@ -407,6 +407,16 @@ static gp_status force_pass(gp_solver *s, const char *fn, int mac, double theta,
     return mpi_tree_force_pass(&c, &s->tree, &ps, T, acc, pot, pp, pc, &s->let);
 }
 
+/* drift = on drifts the ranks' own trees, which engine = cuda-tree does
+ * not walk: said once whenever the two meet, as the values are set. */
+static void note_drift_engine(gp_solver *s)
+{
+    if (gp_param_enum(&s->base, P_DRIFT) == 1 && gp_param_enum(&s->base, P_ENGINE) == 1)
+        gp_log(&s->base, GP_LOG_WARNING,
+               "drift = on has no effect with engine = cuda-tree (its local trees are cuda-tree's "
+               "own, refitted each call); use engine = cpu-tree to drift them");
+}
+
 /* ---- the ABI entry points ----------------------------------------------- */
 
 static const gp_param_info *mpi_tree_describe_params(size_t *count)
@@ -554,6 +564,7 @@ static gp_status mpi_tree_init(gp_solver **out, const gp_init_args *args)
         mpi_tree_finalize(s);
         return st;
     }
+    note_drift_engine(s);
     *out = s;
     return GP_OK;
 }
@@ -595,6 +606,7 @@ static gp_status mpi_tree_set_param(gp_solver *s, const char *name, const char *
         (gp_param_enum(&s->base, P_ENGINE) == 1) != (s->engine != NULL))
         st = engine_apply(s);
     if (st != GP_OK) memcpy(s->base.param, keep, sizeof keep);
+    else if (name && (!strcmp(name, "drift") || !strcmp(name, "engine"))) note_drift_engine(s);
     return st;
 }
 

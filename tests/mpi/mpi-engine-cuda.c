@@ -12,7 +12,8 @@
  * given by rank 0 only; mac = acceleration refused. Then the real
  * cuda-tree build without a device (argv[2]) and a missing file: the
  * engine is refused on every rank with a sentence saying what to do, by
- * set_param and by init, and the instance still works as cpu-tree.
+ * set_param and by init, and the instance still works as cpu-tree; and
+ * drift = on with this engine is said to have no effect.
  */
 #include <math.h>
 #include <mpi.h>
@@ -34,6 +35,12 @@ static const char *emu_path, *real_path;
 static void check(int pass, const char *fmt, const char *what)
 {
     mpi_test_ok(rank, pass, fmt, what);
+}
+
+/* a log callback keeping the last warning */
+static void keep_warning(void *user, int level, const char *message)
+{
+    if (level == GP_LOG_WARNING) snprintf(user, 512, "%s", message);
 }
 
 static gp_solver *make(const gp_api *api, const char *engine, const char *plugin)
@@ -111,7 +118,7 @@ int main(int argc, char **argv)
     real_path = argv[2];
     gp_plugin *pt = NULL, *pd = NULL, *pm = NULL;
     mpi_test_open_solvers(&pt, &pd, &pm, &tree_api, &direct_api, &mpi_api);
-    if (rank == 0) plan(17);
+    if (rank == 0) plan(18);
 
     double *pos = malloc(3 * N * sizeof *pos), *mass = malloc(N * sizeof *mass);
     tl_plummer(N, 14, 1.0, 20.0, pos, mass);
@@ -305,6 +312,19 @@ int main(int argc, char **argv)
     st = mpi_api->set_param(c, "engine", "gpu");
     check(st == GP_ERR_INVALID_ARGUMENT, "%s", "engine = gpu (not a choice) is rejected");
     mpi_api->finalize(c);
+
+    /* 18: drift = on with engine = cuda-tree is said to have no effect */
+    static char said[512];
+    gp_param kd[] = { { "engine_plugin", emu_path }, { "engine", "cuda-tree" } };
+    gp_init_args ad = { .struct_size = sizeof ad, .params = kd, .n_params = 2, .device = -1,
+                        .log = keep_warning, .log_user = said };
+    gp_solver *w = NULL;
+    st = mpi_api->init(&w, &ad);
+    if (st == GP_OK) st = mpi_api->set_param(w, "drift", "on");
+    if (rank == 0) diag("%s", said);
+    check(st == GP_OK && strstr(said, "no effect with engine = cuda-tree") && strstr(said, "engine = cpu-tree"),
+          "%s", "drift = on with engine = cuda-tree: a warning says it has no effect and what to use");
+    if (w) mpi_api->finalize(w);
 
     free(pos); free(mass); free(gidx); free(lpos); free(lmass); free(dacc); free(dpot); free(tacc);
     free(tpot); free(acc); free(pot); free(acc2); free(pot2); free(act); free(pos2);
